@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything kopt needs on a fresh Debian machine, then builds kopt and its tests into build/.
+# Usage: bash scripts/setup.sh        (idempotent; re-running only rebuilds what changed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+need_apt=()
+for pkg in g++ cmake ninja-build pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev \
+           python3 python3-pip; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+# The CUDA toolkit (nvcc and cuda.h) is not a Debian package of a usable version; it must be present.
+NVCC="$(command -v nvcc || true)"
+[ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+if [ -z "$NVCC" ]; then
+  echo "setup: nvcc not found. Install the CUDA 13 toolkit (nvcc, cuda.h) or put it on PATH, then re-run." >&2
+  exit 4
+fi
+export PATH="$(dirname "$NVCC"):$PATH"
+
+PY="${KOPT_PYTHON:-python3}"
+echo "setup: installing Python packages with $($PY --version 2>&1)"
+PIP_FLAGS=(-q --disable-pip-version-check)
+# Debian's system python refuses global installs (PEP 668); pyenv or a venv python accepts them.
+if ! $PY -m pip install "${PIP_FLAGS[@]}" -r python/requirements.txt 2>/tmp/kopt-pip.err; then
+  if grep -q externally-managed /tmp/kopt-pip.err; then
+    $PY -m pip install "${PIP_FLAGS[@]}" --break-system-packages -r python/requirements.txt
+  else
+    cat /tmp/kopt-pip.err >&2
+    exit 1
+  fi
+fi
+
+BUILD_TYPE="${KOPT_BUILD_TYPE:-RelWithDebInfo}"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython3_EXECUTABLE="$(command -v $PY)"
+cmake --build build -j"$(nproc)"
+echo "setup: done. kopt is build/kopt; run the tests with: ctest --test-dir build --output-on-failure"

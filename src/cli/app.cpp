@@ -1,0 +1,91 @@
+#include "cli/app.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/exit_code.h"
+#include "util/process.h"
+#include "util/strings.h"
+
+namespace kopt::cli {
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> table = {
+      {"optimize", "run the roofline-guided branch-and-select loop on a kernel", cmd_optimize},
+      {"bench", "check a kernel's correctness on every seed and time it", cmd_bench},
+      {"profile", "profile one solve() call with Nsight Compute (adaptive sections)", cmd_profile},
+      {"sass", "compile a kernel, show its resources and instruction mix, verify methods in SASS", cmd_sass},
+      {"roofline", "measure device ceilings and place a kernel on the roofline", cmd_roofline},
+      {"doctor", "check the GPU, drivers and tools kopt needs (the hardware gate)", cmd_doctor},
+      {"report", "re-render a run directory's summary from its JSON", cmd_report},
+      {"methods", "list the optimization method registry", cmd_methods},
+  };
+  return table;
+}
+
+std::string help_text() {
+  std::string s = fmt::format(
+      "kopt {} — makes CUDA, CUTLASS and Triton kernels faster, with evidence.\n\n"
+      "Usage: kopt <command> [options]\n       kopt <command> --help\n\nCommands:\n",
+      KOPT_VERSION);
+  for (const auto& c : subcommands()) s += fmt::format("  {:<10} {}\n", c.name, c.summary);
+  s += "\nDimensions are given as --NAME=VALUE, e.g. kopt bench k.cu --ref ref.py --M=4096 --N=4096 --K=4096\n"
+       "\nExit codes:\n";
+  for (ExitCode c : {ExitCode::kOk, ExitCode::kOther, ExitCode::kValidation, ExitCode::kGate, ExitCode::kInput,
+                     ExitCode::kInterrupted})
+    s += fmt::format("  {:<4} {}\n", to_int(c), describe(c));
+  return s;
+}
+
+std::string suggest_subcommand(std::string_view typed) {
+  std::string best;
+  size_t best_d = 3;  // suggest only within distance 2
+  for (const auto& c : subcommands()) {
+    size_t d = util::edit_distance(typed, c.name);
+    if (d < best_d || (d <= 2 && util::starts_with(c.name, typed) && typed.size() >= 3)) {
+      best_d = d;
+      best = std::string(c.name);
+    }
+  }
+  if (best.empty()) {  // a unique prefix also counts ("opt" -> optimize)
+    for (const auto& c : subcommands())
+      if (typed.size() >= 3 && util::starts_with(c.name, typed)) return std::string(c.name);
+  }
+  return best;
+}
+
+int not_available(const std::string& name, const std::string& where) {
+  std::fprintf(stderr, "kopt %s: not available yet in this version of kopt (%s).\n", name.c_str(), where.c_str());
+  return to_int(ExitCode::kOther);
+}
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(help_text().c_str(), stdout);
+    return args.empty() ? to_int(ExitCode::kInput) : 0;
+  }
+  if (args[0] == "--version" || args[0] == "-V") {
+    std::printf("kopt %s\n", KOPT_VERSION);
+    return 0;
+  }
+  util::install_interrupt_handler();
+  const std::string& name = args[0];
+  for (const auto& c : subcommands()) {
+    if (c.name == name) {
+      std::vector<std::string> rest(args.begin() + 1, args.end());
+      return c.handler(rest);
+    }
+  }
+  std::string hint = suggest_subcommand(name);
+  if (!hint.empty()) {
+    std::fprintf(stderr, "kopt: unknown command '%s'. Did you mean '%s'?\n", name.c_str(), hint.c_str());
+  } else {
+    std::fprintf(stderr, "kopt: unknown command '%s'. Run 'kopt --help' for the list.\n", name.c_str());
+  }
+  return to_int(ExitCode::kInput);
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,32 @@
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/parse.h"
+#include "doctor/doctor.h"
+
+namespace kopt::cli {
+
+int cmd_doctor(const Args& args) {
+  CLI::App app{"kopt doctor: check the GPU, driver and tools kopt needs (the hardware gate)", "kopt doctor"};
+  std::string json_path;
+  bool no_counters = false;
+  app.add_option("--json", json_path, "write the report as JSON (the env.json of a run directory)");
+  app.add_flag("--no-counters", no_counters, "do not profile a probe kernel to test counter access");
+  if (auto rc = parse_args(app, args); rc) return *rc;
+
+  doctor::Options opts;
+  opts.check_ncu_counters = !no_counters;
+  auto report = doctor::run_doctor(opts);
+  std::fputs(doctor::format_table(report).c_str(), stdout);
+  if (!json_path.empty()) {
+    auto st = util::write_json_atomic(json_path, "doctor", doctor::to_json(report));
+    if (!st) {
+      std::fprintf(stderr, "kopt doctor: %s\n", st.error().message.c_str());
+      return to_int(ExitCode::kOther);
+    }
+  }
+  return report.passed() ? 0 : to_int(ExitCode::kGate);
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,20 @@
+#pragma once
+// Problem dimensions given on the command line as --NAME=VALUE (any identifier NAME, positive integer VALUE).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace kopt::cli {
+
+using Dims = std::map<std::string, int64_t>;
+
+// Parses the arguments an option parser did not recognise. Each must be --NAME=VALUE. `known_options`
+// (without dashes) lets a near-miss such as --iteration=3 be reported as a mistyped option.
+Result<Dims> parse_dims(const std::vector<std::string>& args, const std::vector<std::string>& known_options = {});
+
+std::string format_dims(const Dims& dims);  // "M=4096 N=4096"
+
+}  // namespace kopt::cli

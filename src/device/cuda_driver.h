@@ -1,0 +1,54 @@
+#pragma once
+// The CUDA driver library (libcuda.so.1), loaded at run time so one kopt binary works on machines with and
+// without a GPU. Only cuda.h's types are used at compile time; nothing links against libcuda.
+#include <cuda.h>
+
+#include <string>
+
+#include "core/result.h"
+
+namespace kopt::device {
+
+struct DriverApi {
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice);
+  CUresult (*cuDeviceGetUuid)(CUuuid*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemGetInfo)(size_t*, size_t*);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemsetD32)(CUdeviceptr, unsigned int, size_t);
+  CUresult (*cuEventCreate)(CUevent*, unsigned int);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuProfilerStart)();
+  CUresult (*cuProfilerStop)();
+  CUresult (*cuModuleLoad)(CUmodule*, const char*);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+};
+
+// Loads libcuda.so.1 once and resolves the table. Error (exit 3) when no driver is installed.
+Result<const DriverApi*> load_driver();
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"
+std::string error_text(const DriverApi& api, CUresult r);
+
+}  // namespace kopt::device

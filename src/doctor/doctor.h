@@ -1,0 +1,45 @@
+#pragma once
+// `kopt doctor`: the hardware gate. Usable alone and as a library function that `optimize` calls first.
+#include <string>
+#include <vector>
+
+#include "core/exit_code.h"
+#include "device/gpu_info.h"
+#include "util/json_io.h"
+
+namespace kopt::doctor {
+
+enum class CheckStatus { kPass, kWarn, kFail, kSkip };
+std::string_view describe(CheckStatus s);
+
+struct Check {
+  std::string name;      // "gpu", "nvcc", "ncu", "ncu_counters", "cuobjdump", ...
+  CheckStatus status = CheckStatus::kSkip;
+  bool required = true;  // a failed required check fails the gate
+  std::string summary;   // one line for the table
+  std::string fix;       // how to fix, when failing
+  util::Json details = util::Json::object();
+};
+
+struct Report {
+  std::vector<Check> checks;
+  std::vector<device::GpuInfo> gpus;
+  std::string driver_version;
+  bool passed() const;
+  std::vector<std::string> failed_required() const;
+};
+
+struct Options {
+  bool check_ncu_counters = true;  // profile a tiny kernel to prove counters are readable
+  std::string cache_dir;           // where the tiny probe kernel is built (default ~/.cache/kopt/doctor)
+};
+
+Report run_doctor(const Options& opts);
+util::Json to_json(const Report& r);
+std::string format_table(const Report& r);
+
+// Recognises Nsight Compute's "no permission to read counters" message (ERR_NVGPUCTRPERM).
+bool is_counter_permission_error(const std::string& ncu_output);
+std::string counter_permission_fix();
+
+}  // namespace kopt::doctor

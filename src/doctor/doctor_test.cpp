@@ -1,0 +1,51 @@
+#include "doctor/doctor.h"
+
+#include <gtest/gtest.h>
+
+#include "device/cuda_driver.h"
+#include "util/process.h"
+
+namespace kopt::doctor {
+
+TEST(Doctor, RecognisesTheCounterPermissionError) {
+  // The message Nsight Compute prints when counters are restricted to admin users.
+  std::string out =
+      "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters "
+      "on the target device 0. For instructions on enabling permissions and to get more information see "
+      "https://developer.nvidia.com/ERR_NVGPUCTRPERM";
+  EXPECT_TRUE(is_counter_permission_error(out));
+  EXPECT_FALSE(is_counter_permission_error("==PROF== Disconnected from process 749"));
+  EXPECT_NE(counter_permission_fix().find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
+}
+
+TEST(Doctor, ReportFailsWhenARequiredCheckFails) {
+  Report r;
+  r.checks.push_back({"gpu", CheckStatus::kFail, true, "no GPU"});
+  r.checks.push_back({"cutlass", CheckStatus::kWarn, false, "not set"});
+  r.checks.push_back({"nvcc", CheckStatus::kPass, true, "ok"});
+  EXPECT_FALSE(r.passed());
+  EXPECT_EQ(r.failed_required(), std::vector<std::string>{"gpu"});
+  auto j = to_json(r);
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_EQ(j["checks"][1]["status"], "warn");
+  EXPECT_NE(format_table(r).find("FAILED — missing or broken: gpu"), std::string::npos);
+}
+
+TEST(Doctor, OnAMachineWithoutAGpuExitsThreeNamingTheGpu) {
+  if (device::query_gpus().ok()) GTEST_SKIP() << "this machine has a GPU";
+  auto r = util::run_process({{KOPT_BINARY, "doctor", "--no-counters"}, "", {}, 300});
+  EXPECT_EQ(r.exit_code, 3) << r.stdout_text << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("FAIL  gpu"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("missing or broken: gpu"), std::string::npos) << r.stdout_text;
+}
+
+TEST(DoctorGpu, PassesEveryRequiredCheckOnAGpuMachine) {
+  if (!device::query_gpus().ok()) GTEST_SKIP() << "no GPU on this machine";
+  auto report = run_doctor({});
+  EXPECT_TRUE(report.passed()) << format_table(report);
+  ASSERT_FALSE(report.gpus.empty());
+  EXPECT_GT(report.gpus[0].sm_count, 0);
+  EXPECT_FALSE(report.gpus[0].uuid.empty());
+}
+
+}  // namespace kopt::doctor

@@ -1,0 +1,37 @@
+#pragma once
+// Finding the external tools kopt drives (nvcc, ncu, cuobjdump, nvdisasm, python3) and reading their versions.
+// Parsers are pure functions over the tools' own text, tested on captured output.
+#include <optional>
+#include <tuple>
+#include <string>
+#include <vector>
+
+namespace kopt::toolchain {
+
+struct Version {
+  int major = 0, minor = 0, patch = 0;
+  std::string text;  // as printed, e.g. "13.0.88" or "2025.3.1.0"
+  bool operator<(const Version& o) const {
+    return std::tie(major, minor, patch) < std::tie(o.major, o.minor, o.patch);
+  }
+};
+
+// "Cuda compilation tools, release 13.0, V13.0.88" (nvcc, cuobjdump, nvdisasm print this line).
+std::optional<Version> parse_cuda_tool_version(const std::string& text);
+// "Version 2025.3.1.0 (build 36398880) (public-release)"
+std::optional<Version> parse_ncu_version(const std::string& text);
+// nvcc --list-gpu-arch: "compute_75\ncompute_80..." -> can it build for sm_XY?
+bool arch_supported(const std::string& list_gpu_arch, int cc_major, int cc_minor);
+
+// Locations: PATH first, then the usual install folders (CUDA_HOME, /usr/local/cuda, Nsight Compute,
+// the nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm / triton wheels of the python3 in use).
+std::string find_nvcc();
+std::string find_ncu();
+std::string find_cuobjdump();
+std::string find_nvdisasm();
+std::string find_python();  // $KOPT_PYTHON or python3
+// The directory holding kopt's Python harness (python/kopt_harness), found next to the executable or in
+// the source tree. Empty when missing.
+std::string python_harness_dir();
+
+}  // namespace kopt::toolchain

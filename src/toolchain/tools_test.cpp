@@ -1,0 +1,51 @@
+#include "toolchain/tools.h"
+
+#include <gtest/gtest.h>
+
+#include "util/fs.h"
+
+namespace kopt::toolchain {
+
+static std::string data(const std::string& name) { return util::read_file(std::string(KOPT_TEST_DATA) + "/tools/" + name).value(); }
+
+TEST(ToolVersions, ParsesNvccCuobjdumpAndNvdisasm) {
+  auto nvcc = parse_cuda_tool_version(data("nvcc_13.0_version.txt"));
+  ASSERT_TRUE(nvcc);
+  EXPECT_EQ(nvcc->major, 13);
+  EXPECT_EQ(nvcc->minor, 0);
+  EXPECT_EQ(nvcc->patch, 88);
+  EXPECT_EQ(nvcc->text, "13.0.88");
+  auto cuobjdump = parse_cuda_tool_version(data("cuobjdump_13.5_version.txt"));
+  ASSERT_TRUE(cuobjdump);
+  EXPECT_EQ(cuobjdump->text, "13.5.37");
+  auto nvdisasm = parse_cuda_tool_version(data("nvdisasm_13.5_version.txt"));
+  ASSERT_TRUE(nvdisasm);
+  EXPECT_EQ(nvdisasm->minor, 5);
+  EXPECT_FALSE(parse_cuda_tool_version("gcc (Debian 12.2.0-14) 12.2.0"));
+}
+
+TEST(ToolVersions, ParsesNcuVersionFromRealH200Output) {
+  auto v = parse_ncu_version(data("ncu_2025.3.1_version_h200.txt"));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->major, 2025);
+  EXPECT_EQ(v->minor, 3);
+  EXPECT_EQ(v->patch, 1);
+  EXPECT_EQ(v->text, "2025.3.1.0");
+  EXPECT_FALSE(parse_ncu_version("ncu: command not found"));
+}
+
+TEST(ToolVersions, ArchSupportFromListGpuArch) {
+  std::string list = data("nvcc_13.0_list_gpu_arch.txt");
+  EXPECT_TRUE(arch_supported(list, 9, 0));
+  EXPECT_TRUE(arch_supported(list, 8, 0));
+  EXPECT_FALSE(arch_supported(list, 7, 0));  // sm_70 dropped in CUDA 13
+  EXPECT_FALSE(arch_supported(list, 9, 9));
+}
+
+TEST(ToolVersions, VersionOrdering) {
+  Version a{13, 0, 88, ""}, b{13, 5, 37, ""};
+  EXPECT_TRUE(a < b);
+  EXPECT_FALSE(b < a);
+}
+
+}  // namespace kopt::toolchain

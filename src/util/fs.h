@@ -1,0 +1,15 @@
+#pragma once
+// Disk side effects: whole-file reads and atomic writes (temporary file + rename; never half a file).
+#include <filesystem>
+#include <string>
+
+#include "core/result.h"
+
+namespace kopt::util {
+
+Result<std::string> read_file(const std::filesystem::path& path);
+Status write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// Directory of the running executable (from /proc/self/exe).
+std::filesystem::path executable_dir();
+
+}  // namespace kopt::util

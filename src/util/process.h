@@ -1,0 +1,57 @@
+#pragma once
+// The one subprocess runner. Each child gets /dev/null on stdin and its own process group; on timeout
+// or interrupt the whole group is killed (SIGTERM, then SIGKILL after a grace period).
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kopt::util {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;          // argv[0] is looked up in PATH
+  std::string cwd;                        // empty: inherit
+  std::map<std::string, std::string> env; // added to / overriding the parent's environment
+  double timeout_s = 0;                   // 0: no timeout
+  size_t max_output_bytes = 64u << 20;    // per stream; the rest is dropped (and flagged)
+  bool merge_stderr = false;              // stderr goes into stdout_text
+};
+
+struct ProcessResult {
+  bool started = false;        // false: exec failed (start_error says why)
+  std::string start_error;
+  int exit_code = -1;          // valid when exited normally
+  int term_signal = 0;         // non-zero when killed by a signal
+  bool timed_out = false;
+  bool interrupted = false;    // kopt received SIGINT while it ran
+  bool output_truncated = false;
+  std::string stdout_text, stderr_text;
+  double wall_ms = 0;
+  bool success() const { return started && !timed_out && term_signal == 0 && exit_code == 0; }
+  std::string describe() const;  // "exit 0", "killed by SIGSEGV", "timed out after 3.0 s", ...
+};
+
+// Narrow interface so the logic above it can be tested with a fake.
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  virtual ProcessResult run(const ProcessSpec& spec) = 0;
+};
+
+class SystemRunner : public CommandRunner {
+ public:
+  ProcessResult run(const ProcessSpec& spec) override;
+};
+
+ProcessResult run_process(const ProcessSpec& spec);
+
+// Looks a program up in PATH; empty when not found.
+std::string find_in_path(const std::string& name);
+
+// SIGINT handling: install once in main; children's groups are killed on interrupt.
+void install_interrupt_handler();
+bool interrupted();
+void reset_interrupted_for_tests();
+
+}  // namespace kopt::util
