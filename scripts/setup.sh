@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
-for pkg in g++ cmake ninja-build pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev \
+for pkg in g++ cmake ninja-build pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libffi-dev \
            python3 python3-pip; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/exit_code.h"
+#include "runner/child.h"
 #include "util/process.h"
 #include "util/strings.h"
 
@@ -73,6 +74,9 @@ int run(int argc, char** argv) {
   }
   util::install_interrupt_handler();
   const std::string& name = args[0];
+  if (name == "__runner") {  // internal: the measuring child process (not listed in --help)
+    return runner::child_main(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   for (const auto& c : subcommands()) {
     if (c.name == name) {
       std::vector<std::string> rest(args.begin() + 1, args.end());

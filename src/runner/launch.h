@@ -1,0 +1,36 @@
+#pragma once
+// The parent side of the runner: starts `kopt __runner` as a child with a timeout and turns what happened
+// (a result file, or the way the child died) into a RunOutcome. kopt never runs candidate code in-process.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/compare.h"
+#include "runner/outcome.h"
+#include "util/process.h"
+
+namespace kopt::runner {
+
+struct RunRequest {
+  std::vector<std::filesystem::path> libs;  // one, or several for mode "paired"
+  std::filesystem::path golden_dir;
+  std::filesystem::path result_json;  // where the child writes its result
+  std::string mode = "check";         // check | time | paired | profile
+  std::optional<Tolerance> tol;       // overrides the golden manifest's
+  double timeout_s = 120;
+  double max_time_s = 5;              // timing budget inside the child
+  double target_ci = 0.01;
+  int min_samples = 10;
+  int rounds = 40;                    // paired mode
+};
+
+// The argv that runs the child (`<kopt> __runner ...`); `kopt_exe` defaults to this executable.
+std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe = "");
+
+// Interprets a finished child: its result file if present, else its death (signal, timeout).
+RunOutcome interpret(const util::ProcessResult& proc, const std::optional<util::Json>& result_json);
+
+RunOutcome run_candidate(const RunRequest& req, util::CommandRunner& runner);
+
+}  // namespace kopt::runner

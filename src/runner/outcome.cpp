@@ -1,0 +1,43 @@
+#include "runner/outcome.h"
+
+#include <array>
+
+namespace kopt::runner {
+
+namespace {
+struct Row {
+  RunStatus s;
+  std::string_view name, text;
+};
+constexpr std::array<Row, 10> kRows = {{
+    {RunStatus::kOk, "ok", "correct"},
+    {RunStatus::kWrongResult, "wrong_result", "an output differs from the reference beyond tolerance"},
+    {RunStatus::kUnwrittenOutput, "unwritten_output", "an output element was never written (still poisoned)"},
+    {RunStatus::kInputModified, "input_modified", "an input buffer was modified by the kernel"},
+    {RunStatus::kCudaError, "cuda_error", "a CUDA error occurred during the call"},
+    {RunStatus::kCrashed, "crashed", "the measuring process crashed"},
+    {RunStatus::kTimedOut, "timed_out", "the kernel did not return in time (killed)"},
+    {RunStatus::kLoadError, "load_error", "the kernel library or the golden data could not be loaded"},
+    {RunStatus::kInterrupted, "interrupted", "interrupted"},
+    {RunStatus::kInternal, "internal_error", "internal error in the runner"},
+}};
+static_assert(kRows.size() == static_cast<size_t>(RunStatus::kInternal) + 1, "one row per status");
+}  // namespace
+
+std::string_view describe(RunStatus s) { return kRows[static_cast<size_t>(s)].text; }
+std::string_view status_name(RunStatus s) { return kRows[static_cast<size_t>(s)].name; }
+std::optional<RunStatus> parse_status(std::string_view name) {
+  for (const auto& r : kRows)
+    if (r.name == name) return r.s;
+  return std::nullopt;
+}
+bool is_correct(RunStatus s) { return s == RunStatus::kOk; }
+
+util::Json to_json(const RunOutcome& o) {
+  util::Json j = {{"status", status_name(o.status)}, {"message", o.message}, {"wall_ms", o.wall_ms}};
+  if (o.timing) j["timing"] = to_json(*o.timing);
+  j["details"] = o.details;
+  return j;
+}
+
+}  // namespace kopt::runner

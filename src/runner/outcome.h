@@ -1,0 +1,41 @@
+#pragma once
+// What one measurement of a candidate came to: a status (one enum, one description table) and its evidence.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/stats.h"
+#include "util/json_io.h"
+
+namespace kopt::runner {
+
+enum class RunStatus {
+  kOk,               // correct on every seed (and timed, in time mode)
+  kWrongResult,      // an output differs from the reference beyond tolerance
+  kUnwrittenOutput,  // an output kept the poison pattern: the kernel never wrote it
+  kInputModified,    // an input buffer changed during the call
+  kCudaError,        // a CUDA error (illegal address, launch failure, ...) during the call
+  kCrashed,          // the child died from a signal (segfault, abort, ...)
+  kTimedOut,         // the child did not finish in time and was killed
+  kLoadError,        // the library or its solve() could not be loaded, or golden data was unreadable
+  kInterrupted,      // kopt was interrupted
+  kInternal          // anything else
+};
+std::string_view describe(RunStatus s);
+std::string_view status_name(RunStatus s);  // snake_case, for JSON
+std::optional<RunStatus> parse_status(std::string_view name);
+bool is_correct(RunStatus s);  // kOk
+
+struct RunOutcome {
+  RunStatus status = RunStatus::kInternal;
+  std::string message;               // human-readable reason, e.g. the first bad index with both values
+  util::Json details;                // the child's full result.json (per-seed comparisons, samples, ...)
+  std::optional<TimingStats> timing; // time mode, when correct
+  std::vector<double> samples_ms;    // raw samples (time mode)
+  double wall_ms = 0;                // the child's wall time, process start included
+};
+
+util::Json to_json(const RunOutcome& o);
+
+}  // namespace kopt::runner

@@ -1,0 +1,233 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "contract/safetensors.h"
+#include "contract/signature.h"
+#include "device/gpu_info.h"
+#include "runner/golden.h"
+#include "runner/launch.h"
+#include "toolchain/tools.h"
+#include "util/fs.h"
+#include "util/json_io.h"
+
+namespace kopt::runner {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Golden data for solve(const float* a, const float* b, float* c, int n), made without Python.
+fs::path make_vadd_golden(const fs::path& dir, int n, int seeds = 2) {
+  fs::create_directories(dir);
+  auto sig = contract::parse_solve_signature(
+      "extern \"C\" void solve(const float* a, const float* b, float* c, int n);");
+  EXPECT_TRUE(util::write_json_atomic(dir / "signature.json", "signature", {{"signature", contract::to_json(*sig)}}).ok());
+  util::Json buffers = util::Json::array();
+  for (const char* name : {"a", "b", "c"})
+    buffers.push_back({{"name", name}, {"role", std::string(name) == "c" ? "output" : "input"}, {"dtype", "float32"},
+                       {"shape", {n}}, {"nbytes", 4 * n}});
+  util::Json seed_list = util::Json::array();
+  for (int s = 0; s < seeds; ++s) seed_list.push_back(s);
+  util::Json manifest = {{"seeds", seed_list}, {"buffers", buffers}, {"scalars", {{"n", n}}},
+                         {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}}, {"sizes_guessed", false}};
+  EXPECT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", manifest).ok());
+  for (int s = 0; s < seeds; ++s) {
+    std::mt19937 rng(static_cast<unsigned>(s + 1));
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> a(static_cast<size_t>(n)), b(a.size()), c(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = u(rng);
+      b[i] = u(rng);
+      c[i] = a[i] + b[i];
+    }
+    auto tensor = [&](const std::vector<float>& v) {
+      contract::Tensor t;
+      t.shape = {n};
+      t.data.resize(v.size() * 4);
+      std::memcpy(t.data.data(), v.data(), t.data.size());
+      return t;
+    };
+    contract::TensorMap m = {{"in.a", tensor(a)}, {"in.b", tensor(b)}, {"out.c", tensor(c)}};
+    EXPECT_TRUE(util::write_file_atomic(dir / ("seed_" + std::to_string(s) + ".safetensors"),
+                                        contract::serialize_safetensors(m)).ok());
+  }
+  return dir;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::path(::testing::TempDir()) / ("kopt_runner_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(RunnerInterpret, ChildDeathsBecomeStatuses) {
+  util::ProcessResult timed;
+  timed.started = true;
+  timed.timed_out = true;
+  EXPECT_EQ(interpret(timed, std::nullopt).status, RunStatus::kTimedOut);
+  util::ProcessResult segv;
+  segv.started = true;
+  segv.term_signal = 11;
+  segv.stderr_text = "boom";
+  auto o = interpret(segv, std::nullopt);
+  EXPECT_EQ(o.status, RunStatus::kCrashed);
+  EXPECT_NE(o.message.find("SIGSEGV"), std::string::npos) << o.message;
+  util::ProcessResult exited;
+  exited.started = true;
+  exited.exit_code = 3;
+  util::Json r = {{"status", "cuda_error"}, {"message", "solve: CUDA_ERROR_ILLEGAL_ADDRESS"}};
+  auto c = interpret(exited, r);
+  EXPECT_EQ(c.status, RunStatus::kCudaError);
+  EXPECT_EQ(c.message, "solve: CUDA_ERROR_ILLEGAL_ADDRESS");
+  util::Json ok = {{"status", "ok"}, {"timing", {{"median_ms", 0.5}, {"samples", 20}, {"stability", "stable"}}},
+                   {"samples_ms", {0.5, 0.5}}};
+  auto t = interpret(exited, ok);
+  ASSERT_TRUE(t.timing.has_value());
+  EXPECT_DOUBLE_EQ(t.timing->median_ms, 0.5);
+  EXPECT_EQ(t.timing->stability, Stability::kStable);
+  EXPECT_EQ(t.samples_ms.size(), 2u);
+}
+
+TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
+  for (int i = 0; i <= static_cast<int>(RunStatus::kInternal); ++i) {
+    auto s = static_cast<RunStatus>(i);
+    EXPECT_FALSE(describe(s).empty());
+    EXPECT_EQ(parse_status(status_name(s)), s);
+  }
+}
+
+TEST(RunnerGolden, LoadsAndCrossChecksTheSignature) {
+  auto dir = make_vadd_golden(temp_dir("golden"), 64);
+  auto g = load_golden(dir);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->seeds.size(), 2u);
+  EXPECT_EQ(g->buffers.at("c").role, "output");
+  EXPECT_EQ(g->scalars.at("n"), 64);
+  auto seed = load_seed(*g, 1);
+  ASSERT_TRUE(seed.ok());
+  EXPECT_EQ(seed->at("out.c").numel(), 64);
+  // A manifest lacking a scalar is an error that names it.
+  auto m = util::read_json(dir / "manifest.json").value();
+  m["scalars"] = util::Json::object();
+  ASSERT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", m).ok());
+  auto bad = load_golden(dir);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("scalar parameter 'n'"), std::string::npos) << bad.error().message;
+}
+
+TEST(RunnerChild, WithoutADriverTheChildReportsItCleanly) {
+  if (device::query_gpus().ok()) GTEST_SKIP() << "this machine has a GPU";
+  auto dir = temp_dir("nodriver");
+  make_vadd_golden(dir / "golden", 64);
+  util::SystemRunner sys;
+  RunRequest req;
+  req.libs = {dir / "missing.so"};
+  req.golden_dir = dir / "golden";
+  req.result_json = dir / "result.json";
+  req.timeout_s = 60;
+  // Run the kopt binary under test, not the test binary.
+  util::ProcessSpec spec{child_argv(req, KOPT_BINARY)};
+  spec.timeout_s = 60;
+  auto proc = sys.run(spec);
+  auto out = interpret(proc, util::read_json(req.result_json).ok() ? std::optional(util::read_json(req.result_json).value()) : std::nullopt);
+  EXPECT_EQ(out.status, RunStatus::kCudaError) << out.message;
+  EXPECT_NE(out.message.find("libcuda"), std::string::npos) << out.message;
+}
+
+// ---- On a GPU: the runner against deliberately broken kernels -----------------------------------------
+
+class RunnerGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!device::query_gpus().ok()) GTEST_SKIP() << "no GPU on this machine";
+    nvcc_ = toolchain::find_nvcc();
+    if (nvcc_.empty()) GTEST_SKIP() << "nvcc not found";
+    dir_ = temp_dir("gpu");
+    make_vadd_golden(dir_ / "golden", 1 << 20, 3);
+  }
+  fs::path build(const std::string& name) {
+    fs::path src = fs::path(KOPT_TEST_DATA) / "kernels" / (name + ".cu");
+    fs::path lib = dir_ / (name + ".so");
+    auto r = util::run_process({{nvcc_, "-shared", "-Xcompiler", "-fPIC", "-O3", "-arch=sm_90", "-o", lib.string(), src.string()},
+                                "", {}, 300, 1 << 20, true});
+    EXPECT_TRUE(r.success()) << r.stdout_text;
+    return lib;
+  }
+  RunOutcome run(const std::string& name, const std::string& mode = "check", double timeout_s = 60) {
+    util::SystemRunner sys;
+    RunRequest req;
+    req.libs = {build(name)};
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / (name + "_" + mode + ".json");
+    req.mode = mode;
+    req.timeout_s = timeout_s;
+    req.max_time_s = 2;
+    util::ProcessSpec spec{child_argv(req, KOPT_BINARY)};
+    spec.timeout_s = timeout_s;
+    auto proc = sys.run(spec);
+    std::optional<util::Json> j;
+    if (auto r = util::read_json(req.result_json); r.ok()) j = r.value();
+    auto o = interpret(proc, j);
+    std::printf("[runner] %-22s %-6s -> %s: %s (%.0f ms)\n", name.c_str(), mode.c_str(),
+                std::string(status_name(o.status)).c_str(), o.message.c_str(), o.wall_ms);
+    return o;
+  }
+  std::string nvcc_;
+  fs::path dir_;
+};
+
+TEST_F(RunnerGpu, CorrectKernelPassesAndIsTimed) {
+  auto o = run("vadd_ok", "time");
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  ASSERT_TRUE(o.timing.has_value());
+  EXPECT_GT(o.timing->median_ms, 0);
+  EXPECT_GE(o.timing->samples, 10);
+  EXPECT_EQ(o.details["seeds"].size(), 3u);
+  EXPECT_TRUE(o.details["recheck"]["outputs"]["c"]["ok"].get<bool>());
+  std::printf("[runner] vadd 1M: median %.4f ms, robust CV %.4f, CI half-width %.4f, %d samples\n",
+              o.timing->median_ms, o.timing->robust_cv, o.timing->ci95_rel_halfwidth, o.timing->samples);
+}
+
+TEST_F(RunnerGpu, WrongKernelFailsWithTheFirstBadIndex) {
+  auto o = run("vadd_wrong");
+  EXPECT_EQ(o.status, RunStatus::kWrongResult);
+  EXPECT_NE(o.message.find("first bad index 524288"), std::string::npos) << o.message;
+}
+
+TEST_F(RunnerGpu, UnwrittenOutputFails) {
+  auto o = run("vadd_unwritten");
+  EXPECT_EQ(o.status, RunStatus::kUnwrittenOutput);
+  EXPECT_NE(o.message.find("100 elements never written"), std::string::npos) << o.message;
+}
+
+TEST_F(RunnerGpu, ModifiedInputFails) {
+  auto o = run("vadd_modifies_input");
+  EXPECT_EQ(o.status, RunStatus::kInputModified);
+  EXPECT_NE(o.message.find("input a"), std::string::npos) << o.message;
+}
+
+TEST_F(RunnerGpu, IllegalAddressIsReportedAndKoptGoesOn) {
+  auto o = run("vadd_illegal_address");
+  EXPECT_TRUE(o.status == RunStatus::kCudaError || o.status == RunStatus::kCrashed) << status_name(o.status);
+  EXPECT_NE(o.message.find("ILLEGAL_ADDRESS"), std::string::npos) << o.message;
+}
+
+TEST_F(RunnerGpu, HangIsKilledAtTheTimeout) {
+  auto o = run("vadd_hang", "check", 10);
+  EXPECT_EQ(o.status, RunStatus::kTimedOut);
+  EXPECT_LT(o.wall_ms, 20000);
+}
+
+TEST_F(RunnerGpu, WorkOnANonBlockingStreamIsStillTimedAndChecked) {
+  auto o = run("vadd_side_stream", "time");
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  EXPECT_TRUE(o.details["timing_info"].value("work_outside_default_stream", false));
+  EXPECT_EQ(o.details["timing_info"]["timing_method"], "events_with_device_sync_before_stop");
+}
+
+}  // namespace kopt::runner

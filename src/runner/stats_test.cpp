@@ -1,0 +1,130 @@
+#include "runner/stats.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "runner/compare.h"
+
+namespace kopt::runner {
+
+TEST(Stats, KnownValues) {
+  auto s = compute_stats({5, 1, 3, 2, 4});
+  EXPECT_EQ(s.samples, 5);
+  EXPECT_DOUBLE_EQ(s.median_ms, 3);
+  EXPECT_DOUBLE_EQ(s.mean_ms, 3);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1);
+  EXPECT_DOUBLE_EQ(s.max_ms, 5);
+  EXPECT_DOUBLE_EQ(s.p10_ms, 1.4);
+  EXPECT_DOUBLE_EQ(s.p90_ms, 4.6);
+  EXPECT_DOUBLE_EQ(s.mad_ms, 1);
+  EXPECT_NEAR(s.robust_cv, 1.4826 / 3, 1e-12);
+  EXPECT_LE(s.ci95_low_ms, s.median_ms);
+  EXPECT_GE(s.ci95_high_ms, s.median_ms);
+}
+
+TEST(Stats, MedianCiRanksCoverTheMedianAndNarrowWithN) {
+  auto [lo10, hi10] = median_ci_ranks(10);
+  EXPECT_LE(lo10, 4u);
+  EXPECT_GE(hi10, 5u);
+  auto [lo1000, hi1000] = median_ci_ranks(1000);
+  // About 1.96*sqrt(1000)/2 = 31 ranks either side of 500.
+  EXPECT_NEAR(static_cast<double>(lo1000), 468, 3);
+  EXPECT_NEAR(static_cast<double>(hi1000), 531, 3);
+}
+
+TEST(Stats, StabilityClassification) {
+  std::mt19937 rng(1);
+  std::normal_distribution<double> tight(1.0, 0.002), wide(1.0, 0.2);
+  std::vector<double> a, b;
+  for (int i = 0; i < 200; ++i) {
+    a.push_back(tight(rng));
+    b.push_back(wide(rng));
+  }
+  EXPECT_EQ(compute_stats(a).stability, Stability::kStable);
+  EXPECT_EQ(compute_stats(b).stability, Stability::kUnstable);
+  EXPECT_EQ(compute_stats({1, 1, 1}).stability, Stability::kUnstable);  // too few samples
+}
+
+TEST(Stats, PairedVerdictsExceedTheNoise) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 0.01);
+  std::vector<double> inc, faster, same, slower, noisy;
+  for (int i = 0; i < 60; ++i) {
+    double base = 1.0 + noise(rng);
+    inc.push_back(base);
+    faster.push_back(0.90 * base + noise(rng) * 0.1);
+    same.push_back(base * (1 + noise(rng) * 0.2));
+    slower.push_back(1.10 * base);
+    noisy.push_back(base * (1 + 10 * noise(rng)));
+  }
+  EXPECT_EQ(compare_paired(inc, faster).verdict, Verdict::kFaster);
+  EXPECT_EQ(compare_paired(inc, same).verdict, Verdict::kSame);
+  EXPECT_EQ(compare_paired(inc, slower).verdict, Verdict::kSlower);
+  EXPECT_EQ(compare_paired(inc, noisy).verdict, Verdict::kAmbiguous);
+  EXPECT_EQ(compare_paired({1, 1}, {0.5, 0.5}).verdict, Verdict::kAmbiguous);  // too few rounds
+  auto f = compare_paired(inc, faster);
+  EXPECT_NEAR(f.median_ratio, 0.9, 0.01);
+  EXPECT_GT(f.diff_ci95_low_ms, 0);
+}
+
+namespace {
+std::vector<unsigned char> floats(std::vector<float> v) {
+  std::vector<unsigned char> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+}  // namespace
+
+TEST(Compare, AllcloseWithErrorsAndFirstBadIndex) {
+  auto e = floats({1, 2, 3, 4, 5, 6});
+  auto a = floats({1, 2.00001f, 3, 4, 7, 6});
+  auto r = compare(contract::DType::kF32, {2, 3}, e.data(), a.data(), 6, {1e-4, 1e-4});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_EQ(r.first_bad_index, 4);
+  EXPECT_EQ(r.first_bad_coords, (std::vector<int64_t>{1, 1}));
+  EXPECT_DOUBLE_EQ(r.expected_at_first_bad, 5);
+  EXPECT_DOUBLE_EQ(r.actual_at_first_bad, 7);
+  EXPECT_DOUBLE_EQ(r.max_abs_err, 2);
+  EXPECT_NEAR(r.max_rel_err, 0.4, 1e-9);
+  EXPECT_GT(r.rel_l2_err, 0);
+  EXPECT_NE(r.summary().find("first bad index 4 [1,1]: expected 5, got 7"), std::string::npos) << r.summary();
+  auto ok = compare(contract::DType::kF32, {6}, e.data(), e.data(), 6, {0, 0});
+  EXPECT_TRUE(ok.ok);
+  EXPECT_TRUE(ok.bitwise_equal);
+}
+
+TEST(Compare, NanInfAndPoison) {
+  float nan = std::nanf(""), inf = INFINITY;
+  auto e = floats({nan, inf, 1, 2});
+  auto a = floats({nan, inf, 1, 2});
+  EXPECT_TRUE(compare(contract::DType::kF32, {4}, e.data(), a.data(), 4, {0, 0}).ok);
+  auto b = floats({1, -inf, 1, nan});
+  auto r = compare(contract::DType::kF32, {4}, e.data(), b.data(), 4, {1, 1});
+  EXPECT_EQ(r.mismatches, 3);
+  EXPECT_EQ(r.nan_or_inf_mismatches, 3);
+  // An element left at the poison pattern (0xFF bytes = NaN) is reported as never written.
+  std::vector<unsigned char> poisoned = floats({1, 2, 3, 4});
+  std::memset(poisoned.data() + 8, poison_byte(contract::DType::kF32), 4);
+  auto e2 = floats({1, 2, 3, 4});
+  auto p = compare(contract::DType::kF32, {4}, e2.data(), poisoned.data(), 4, {1e-4, 1e-4});
+  EXPECT_FALSE(p.ok);
+  EXPECT_EQ(p.still_poisoned, 1);
+  EXPECT_NE(p.summary().find("never written"), std::string::npos);
+}
+
+TEST(Compare, HalfBfloatAndIntegers) {
+  uint16_t h[2] = {0x3C00, 0xC000};  // 1.0, -2.0
+  EXPECT_DOUBLE_EQ(element_as_double(contract::DType::kF16, reinterpret_cast<unsigned char*>(h), 0), 1.0);
+  EXPECT_DOUBLE_EQ(element_as_double(contract::DType::kF16, reinterpret_cast<unsigned char*>(h), 1), -2.0);
+  uint16_t bf[1] = {0x3F80};  // 1.0
+  EXPECT_DOUBLE_EQ(element_as_double(contract::DType::kBF16, reinterpret_cast<unsigned char*>(bf), 0), 1.0);
+  int32_t ie[3] = {1, -5, 7}, ia[3] = {1, -5, 8};
+  auto r = compare(contract::DType::kI32, {3}, reinterpret_cast<unsigned char*>(ie), reinterpret_cast<unsigned char*>(ia),
+                   3, default_tolerance(contract::DType::kI32));
+  EXPECT_EQ(r.mismatches, 1);  // integers compare exactly by default
+  EXPECT_EQ(default_tolerance(contract::DType::kBF16).atol, 2e-2);
+}
+
+}  // namespace kopt::runner

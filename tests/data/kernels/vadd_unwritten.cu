@@ -1,0 +1,6 @@
+// Forgets the last 100 elements.
+__global__ void vadd(const float* a, const float* b, float* c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n - 100) c[i] = a[i] + b[i];
+}
+extern "C" void solve(const float* a, const float* b, float* c, int n) { vadd<<<(n + 255) / 256, 256>>>(a, b, c, n); }
