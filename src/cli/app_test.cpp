@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/test_support.h"
+
 #include "util/process.h"
 
 namespace kopt::cli {
@@ -22,13 +24,13 @@ TEST(App, SuggestsTheClosestSubcommand) {
 }
 
 TEST(App, BinaryHelpVersionAndDidYouMean) {
-  auto help = util::run_process({{KOPT_BINARY, "--help"}, "", {}, 30});
+  auto help = util::run_process({{testing_support::kopt_binary(), "--help"}, "", {}, 30});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.stdout_text.find("optimize"), std::string::npos);
-  auto version = util::run_process({{KOPT_BINARY, "--version"}, "", {}, 30});
+  auto version = util::run_process({{testing_support::kopt_binary(), "--version"}, "", {}, 30});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.stdout_text, std::string("kopt ") + KOPT_VERSION + "\n");
-  auto typo = util::run_process({{KOPT_BINARY, "optmize"}, "", {}, 30});
+  auto typo = util::run_process({{testing_support::kopt_binary(), "optmize"}, "", {}, 30});
   EXPECT_EQ(typo.exit_code, 4);
   EXPECT_NE(typo.stderr_text.find("Did you mean 'optimize'?"), std::string::npos) << typo.stderr_text;
 }

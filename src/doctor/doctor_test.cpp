@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/test_support.h"
+
 #include "device/cuda_driver.h"
 #include "util/process.h"
 
@@ -33,7 +35,7 @@ TEST(Doctor, ReportFailsWhenARequiredCheckFails) {
 
 TEST(Doctor, OnAMachineWithoutAGpuExitsThreeNamingTheGpu) {
   if (device::query_gpus().ok()) GTEST_SKIP() << "this machine has a GPU";
-  auto r = util::run_process({{KOPT_BINARY, "doctor", "--no-counters"}, "", {}, 300});
+  auto r = util::run_process({{testing_support::kopt_binary(), "doctor", "--no-counters"}, "", {}, 300});
   EXPECT_EQ(r.exit_code, 3) << r.stdout_text << r.stderr_text;
   EXPECT_NE(r.stdout_text.find("FAIL  gpu"), std::string::npos) << r.stdout_text;
   EXPECT_NE(r.stdout_text.find("missing or broken: gpu"), std::string::npos) << r.stdout_text;

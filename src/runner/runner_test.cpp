@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "testing/test_support.h"
+
 #include <filesystem>
 #include <random>
 
@@ -131,7 +133,7 @@ TEST(RunnerChild, WithoutADriverTheChildReportsItCleanly) {
   req.result_json = dir / "result.json";
   req.timeout_s = 60;
   // Run the kopt binary under test, not the test binary.
-  util::ProcessSpec spec{child_argv(req, KOPT_BINARY)};
+  util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
   spec.timeout_s = 60;
   auto proc = sys.run(spec);
   auto out = interpret(proc, util::read_json(req.result_json).ok() ? std::optional(util::read_json(req.result_json).value()) : std::nullopt);
@@ -151,7 +153,7 @@ class RunnerGpu : public ::testing::Test {
     make_vadd_golden(dir_ / "golden", 1 << 20, 3);
   }
   fs::path build(const std::string& name) {
-    fs::path src = fs::path(KOPT_TEST_DATA) / "kernels" / (name + ".cu");
+    fs::path src = fs::path(testing_support::test_data_dir()) / "kernels" / (name + ".cu");
     fs::path lib = dir_ / (name + ".so");
     auto r = util::run_process({{nvcc_, "-shared", "-Xcompiler", "-fPIC", "-O3", "-arch=sm_90", "-o", lib.string(), src.string()},
                                 "", {}, 300, 1 << 20, true});
@@ -167,7 +169,7 @@ class RunnerGpu : public ::testing::Test {
     req.mode = mode;
     req.timeout_s = timeout_s;
     req.max_time_s = 2;
-    util::ProcessSpec spec{child_argv(req, KOPT_BINARY)};
+    util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
     spec.timeout_s = timeout_s;
     auto proc = sys.run(spec);
     std::optional<util::Json> j;

@@ -130,7 +130,7 @@ std::string find_python() {
 }
 
 std::string python_harness_dir() {
-  std::vector<fs::path> cands = {util::executable_dir() / ".." / "python", util::executable_dir() / "python",
+  std::vector<fs::path> cands = {util::find_upwards(util::executable_dir(), "python/kopt_harness").parent_path(),
                                  fs::path(KOPT_SOURCE_DIR) / "python"};
   if (const char* v = std::getenv("KOPT_PYTHON_DIR"); v && *v) cands.insert(cands.begin(), v);
   for (const auto& c : cands) {

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/test_support.h"
+
 #include "util/fs.h"
 
 namespace kopt::toolchain {
 
-static std::string data(const std::string& name) { return util::read_file(std::string(KOPT_TEST_DATA) + "/tools/" + name).value(); }
+static std::string data(const std::string& name) { return util::read_file(testing_support::test_data_dir() + "/tools/" + name).value(); }
 
 TEST(ToolVersions, ParsesNvccCuobjdumpAndNvdisasm) {
   auto nvcc = parse_cuda_tool_version(data("nvcc_13.0_version.txt"));

@@ -55,4 +55,15 @@ std::filesystem::path executable_dir() {
   return p.parent_path();
 }
 
+std::filesystem::path find_upwards(const std::filesystem::path& start, const std::filesystem::path& relative, int levels) {
+  std::filesystem::path dir = start;
+  for (int i = 0; i <= levels; ++i) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir / relative, ec)) return dir / relative;
+    if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+    dir = dir.parent_path();
+  }
+  return {};
+}
+
 }  // namespace kopt::util

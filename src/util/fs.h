@@ -11,5 +11,7 @@ Result<std::string> read_file(const std::filesystem::path& path);
 Status write_file_atomic(const std::filesystem::path& path, const std::string& content);
 // Directory of the running executable (from /proc/self/exe).
 std::filesystem::path executable_dir();
+// The first `start/relative`, `start/../relative`, ... (up to `levels` parents) that exists; empty if none.
+std::filesystem::path find_upwards(const std::filesystem::path& start, const std::filesystem::path& relative, int levels = 4);
 
 }  // namespace kopt::util
