@@ -1,0 +1,142 @@
+#include "loop/decisions.h"
+
+#include <algorithm>
+
+namespace kopt::loop {
+
+std::vector<Contender> pick_finalists(std::vector<Contender> all, size_t k) {
+  std::vector<Contender> ok;
+  for (auto& c : all)
+    if (c.correct && c.median_ms > 0) ok.push_back(c);
+  std::stable_sort(ok.begin(), ok.end(), [](const Contender& a, const Contender& b) {
+    if (a.median_ms != b.median_ms) return a.median_ms < b.median_ms;
+    return a.method_count < b.method_count;
+  });
+  if (ok.size() > k) ok.resize(k);
+  return ok;
+}
+
+SelectionOutcome decide(const Contender& inc, const Contender& fin, const runner::PairedComparison& cmp) {
+  SelectionOutcome out;
+  out.champion_id = inc.id;
+  auto pct = [](double r) { return std::to_string(static_cast<int>((1 - r) * 1000) / 10.0).substr(0, 5); };
+  switch (cmp.verdict) {
+    case runner::Verdict::kFaster:
+      out.decision = ChampionDecision::kNewChampion;
+      out.champion_id = fin.id;
+      out.reason = fin.id + " is significantly faster (median ratio " + std::to_string(cmp.median_ratio) +
+                   ", 95% CI [" + std::to_string(cmp.ci95_low) + ", " + std::to_string(cmp.ci95_high) + "], " +
+                   pct(cmp.median_ratio) + "% less time)";
+      break;
+    case runner::Verdict::kSame:
+      if (fin.method_count < inc.method_count) {
+        out.decision = ChampionDecision::kNewChampion;
+        out.champion_id = fin.id;
+        out.reason = "same speed within the noise; " + fin.id + " uses fewer methods";
+      } else {
+        out.reason = "same speed within the noise; the incumbent keeps its place";
+      }
+      break;
+    case runner::Verdict::kSlower:
+      out.reason = fin.id + " is significantly slower";
+      break;
+    case runner::Verdict::kAmbiguous:
+      out.reason = fin.id + ": difference not larger than the noise (ambiguous); the incumbent keeps its place";
+      break;
+  }
+  return out;
+}
+
+std::string_view describe(SassEvidence e) {
+  switch (e) {
+    case SassEvidence::kPass: return "pass";
+    case SassEvidence::kFail: return "fail";
+    case SassEvidence::kInconclusive: return "inconclusive";
+    case SassEvidence::kNotApplicable: return "not_applicable";
+    case SassEvidence::kToolError: return "tool_error";
+  }
+  return "?";
+}
+
+std::string_view verdict_name(MethodVerdict v) {
+  switch (v) {
+    case MethodVerdict::kEffective: return "effective";
+    case MethodVerdict::kIneffective: return "ineffective";
+    case MethodVerdict::kImplementationFailed: return "implementation_failed";
+    case MethodVerdict::kUnverified: return "unverified";
+    case MethodVerdict::kNotAblatable: return "not_ablatable";
+  }
+  return "?";
+}
+
+std::string_view describe(MethodVerdict v) {
+  switch (v) {
+    case MethodVerdict::kEffective: return "present in the SASS and saves time beyond the noise";
+    case MethodVerdict::kIneffective: return "present in the SASS but its effect is not significant";
+    case MethodVerdict::kImplementationFailed: return "claimed, but its SASS signature is not there";
+    case MethodVerdict::kUnverified: return "its presence could not be checked in the SASS";
+    case MethodVerdict::kNotAblatable: return "no KOPT_<ID> guard, so it cannot be switched off to measure it";
+  }
+  return "?";
+}
+
+Attribution attribution_from(const runner::PairedComparison& c) {
+  // The comparison's "saved" is incumbent - candidate = champion - ablated; attribution is its negation.
+  return {-c.median_diff_ms, -c.diff_ci95_high_ms, -c.diff_ci95_low_ms};
+}
+
+MethodVerdict classify(bool has_guard, SassEvidence sass, const std::optional<Attribution>& a) {
+  if (sass == SassEvidence::kFail) return MethodVerdict::kImplementationFailed;
+  if (!has_guard) return MethodVerdict::kNotAblatable;
+  if (sass != SassEvidence::kPass) return MethodVerdict::kUnverified;
+  if (!a) return MethodVerdict::kUnverified;
+  return a->significant() ? MethodVerdict::kEffective : MethodVerdict::kIneffective;
+}
+
+std::string_view stop_name(StopReason r) {
+  switch (r) {
+    case StopReason::kNone: return "none";
+    case StopReason::kMaxIterations: return "max_iterations";
+    case StopReason::kNearPeak: return "near_peak";
+    case StopReason::kNoImprovement: return "no_improvement";
+    case StopReason::kGeneratorExhausted: return "generator_exhausted";
+    case StopReason::kGateFailed: return "gate_failed";
+    case StopReason::kInterrupted: return "interrupted";
+    case StopReason::kGeneratorFailed: return "generator_failed";
+    case StopReason::kNoValidCandidate: return "no_valid_candidate";
+  }
+  return "?";
+}
+
+std::string_view describe(StopReason r) {
+  switch (r) {
+    case StopReason::kNone: return "still running";
+    case StopReason::kMaxIterations: return "reached the maximum number of iterations";
+    case StopReason::kNearPeak: return "the champion is near the roofline peak";
+    case StopReason::kNoImprovement: return "no significant improvement within the patience";
+    case StopReason::kGeneratorExhausted: return "the generator has nothing new to propose";
+    case StopReason::kGateFailed: return "a gate failed before any candidate was generated";
+    case StopReason::kInterrupted: return "interrupted by the user";
+    case StopReason::kGeneratorFailed: return "the generator failed or wrote invalid candidates";
+    case StopReason::kNoValidCandidate: return "no valid candidate";
+  }
+  return "?";
+}
+
+StopReason should_stop(const StopState& s) {
+  if (s.workload_model && s.near_peak) return StopReason::kNearPeak;
+  if (s.generator_exhausted) return StopReason::kGeneratorExhausted;
+  if (s.iterations_done >= s.max_iterations) return StopReason::kMaxIterations;
+  if (s.patience > 0 && s.iterations_without_gain >= s.patience) return StopReason::kNoImprovement;
+  return StopReason::kNone;
+}
+
+StopState after_iteration(StopState s, bool improved, bool near_peak, bool exhausted) {
+  ++s.iterations_done;
+  s.iterations_without_gain = improved ? 0 : s.iterations_without_gain + 1;
+  s.near_peak = near_peak;
+  s.generator_exhausted = exhausted;
+  return s;
+}
+
+}  // namespace kopt::loop

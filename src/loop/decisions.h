@@ -1,0 +1,80 @@
+#pragma once
+// The loop's decisions as pure functions over recorded measurements: which candidate becomes champion,
+// what each method of the champion contributed, and when to stop. No I/O, so they are tested with recorded
+// numbers and replayable without a GPU.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/stats.h"
+#include "util/json_io.h"
+
+namespace kopt::loop {
+
+// ---- Selection ------------------------------------------------------------------------------------------
+struct Contender {
+  std::string id;
+  bool correct = false;
+  double median_ms = 0;
+  int method_count = 0;
+};
+
+// Correct contenders, fastest first (ties: fewer methods first); at most `k`.
+std::vector<Contender> pick_finalists(std::vector<Contender> all, size_t k);
+
+enum class ChampionDecision { kKeepIncumbent, kNewChampion };
+struct SelectionOutcome {
+  ChampionDecision decision = ChampionDecision::kKeepIncumbent;
+  std::string champion_id;
+  std::string reason;
+};
+
+// One finalist against the incumbent, from an interleaved paired comparison (ratio = finalist/incumbent).
+// The champion changes only when the finalist is significantly faster; when they are the same, the one with
+// fewer methods wins (so a method that buys nothing is dropped).
+SelectionOutcome decide(const Contender& incumbent, const Contender& finalist, const runner::PairedComparison& cmp);
+
+// ---- Ablation -------------------------------------------------------------------------------------------
+enum class SassEvidence { kPass, kFail, kInconclusive, kNotApplicable, kToolError };
+std::string_view describe(SassEvidence e);
+
+enum class MethodVerdict { kEffective, kIneffective, kImplementationFailed, kUnverified, kNotAblatable };
+std::string_view describe(MethodVerdict v);
+std::string_view verdict_name(MethodVerdict v);
+
+struct Attribution {
+  // time without the method - time with it (ms): positive means the method saves time.
+  double median_ms = 0, ci95_low_ms = 0, ci95_high_ms = 0;
+  bool significant() const { return ci95_low_ms > 0; }
+};
+
+// From a paired comparison where the incumbent is the champion and the candidate is the champion with the
+// method's guard off.
+Attribution attribution_from(const runner::PairedComparison& champion_vs_ablated);
+
+// effective: SASS pass and attribution significantly above zero; ineffective: SASS pass, not significant;
+// implementation_failed: SASS fail; unverified: SASS inconclusive, tool error or no signature;
+// not_ablatable: the method has no guard.
+MethodVerdict classify(bool has_guard, SassEvidence sass, const std::optional<Attribution>& attribution);
+
+// ---- Stopping -------------------------------------------------------------------------------------------
+enum class StopReason { kNone, kMaxIterations, kNearPeak, kNoImprovement, kGeneratorExhausted, kGateFailed,
+                        kInterrupted, kGeneratorFailed, kNoValidCandidate };
+std::string_view describe(StopReason r);
+std::string_view stop_name(StopReason r);
+
+struct StopState {
+  int iterations_done = 0;
+  int max_iterations = 3;
+  int patience = 1;                 // iterations in a row without a significant improvement
+  int iterations_without_gain = 0;
+  bool workload_model = false;      // near_peak counts only with a real roofline
+  bool near_peak = false;
+  bool generator_exhausted = false;
+};
+StopReason should_stop(const StopState& s);
+// Updates the bookkeeping after an iteration.
+StopState after_iteration(StopState s, bool champion_improved, bool near_peak, bool generator_exhausted);
+
+}  // namespace kopt::loop

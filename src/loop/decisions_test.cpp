@@ -1,0 +1,90 @@
+#include "loop/decisions.h"
+
+#include <gtest/gtest.h>
+
+namespace kopt::loop {
+
+namespace {
+runner::PairedComparison cmp(runner::Verdict v, double ratio = 1.0, double lo = 0.99, double hi = 1.01) {
+  runner::PairedComparison c;
+  c.rounds = 40;
+  c.verdict = v;
+  c.median_ratio = ratio;
+  c.ci95_low = lo;
+  c.ci95_high = hi;
+  return c;
+}
+}  // namespace
+
+TEST(Selection, FinalistsAreTheFastestCorrectOnes) {
+  std::vector<Contender> all = {{"a", true, 2.0, 1}, {"b", false, 0.5, 0}, {"c", true, 1.0, 3},
+                                {"d", true, 1.0, 1}, {"e", true, 3.0, 0}};
+  auto f = pick_finalists(all, 2);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].id, "d");  // tie on time: fewer methods first
+  EXPECT_EQ(f[1].id, "c");
+  EXPECT_TRUE(pick_finalists({{"x", false, 1, 0}}, 3).empty());
+}
+
+TEST(Selection, ChampionChangesOnlyWhenSignificantlyFaster) {
+  Contender inc{"base", true, 1.0, 0}, fin{"cand", true, 0.9, 2};
+  auto faster = decide(inc, fin, cmp(runner::Verdict::kFaster, 0.9, 0.88, 0.92));
+  EXPECT_EQ(faster.decision, ChampionDecision::kNewChampion);
+  EXPECT_EQ(faster.champion_id, "cand");
+  EXPECT_EQ(decide(inc, fin, cmp(runner::Verdict::kAmbiguous)).champion_id, "base");
+  EXPECT_EQ(decide(inc, fin, cmp(runner::Verdict::kSlower)).champion_id, "base");
+  // Among equals, fewer methods win, in either direction.
+  EXPECT_EQ(decide(inc, fin, cmp(runner::Verdict::kSame)).champion_id, "base");
+  Contender heavy{"heavy", true, 1.0, 3}, light{"light", true, 1.0, 1};
+  EXPECT_EQ(decide(heavy, light, cmp(runner::Verdict::kSame)).champion_id, "light");
+}
+
+TEST(Ablation, Classification) {
+  Attribution sig{0.2, 0.1, 0.3}, noise{0.01, -0.02, 0.04};
+  EXPECT_EQ(classify(true, SassEvidence::kPass, sig), MethodVerdict::kEffective);
+  EXPECT_EQ(classify(true, SassEvidence::kPass, noise), MethodVerdict::kIneffective);
+  EXPECT_EQ(classify(true, SassEvidence::kFail, sig), MethodVerdict::kImplementationFailed);
+  EXPECT_EQ(classify(true, SassEvidence::kInconclusive, sig), MethodVerdict::kUnverified);
+  EXPECT_EQ(classify(true, SassEvidence::kToolError, sig), MethodVerdict::kUnverified);
+  EXPECT_EQ(classify(false, SassEvidence::kPass, std::nullopt), MethodVerdict::kNotAblatable);
+  EXPECT_EQ(classify(false, SassEvidence::kFail, std::nullopt), MethodVerdict::kImplementationFailed);
+}
+
+TEST(Ablation, AttributionIsTimeWithoutMinusTimeWith) {
+  // Champion 1.0 ms, champion without the method 1.25 ms: the method saves 0.25 ms.
+  std::vector<double> champ, ablated;
+  for (int i = 0; i < 30; ++i) {
+    champ.push_back(1.0 + 0.001 * (i % 3));
+    ablated.push_back(1.25 + 0.001 * (i % 5));
+  }
+  auto c = runner::compare_paired(champ, ablated);
+  auto a = attribution_from(c);
+  EXPECT_NEAR(a.median_ms, 0.25, 0.01);
+  EXPECT_TRUE(a.significant());
+  EXPECT_LE(a.ci95_low_ms, a.median_ms);
+  EXPECT_GE(a.ci95_high_ms, a.median_ms);
+}
+
+TEST(Stopping, EarlyStops) {
+  StopState s;
+  s.max_iterations = 3;
+  s.patience = 1;
+  EXPECT_EQ(should_stop(s), StopReason::kNone);
+  s = after_iteration(s, true, false, false);
+  EXPECT_EQ(should_stop(s), StopReason::kNone);
+  auto no_gain = after_iteration(s, false, false, false);
+  EXPECT_EQ(should_stop(no_gain), StopReason::kNoImprovement);
+  auto exhausted = after_iteration(s, true, false, true);
+  EXPECT_EQ(should_stop(exhausted), StopReason::kGeneratorExhausted);
+  // near_peak counts only with a workload model.
+  auto peak = after_iteration(s, true, true, false);
+  EXPECT_EQ(should_stop(peak), StopReason::kNone);
+  peak.workload_model = true;
+  EXPECT_EQ(should_stop(peak), StopReason::kNearPeak);
+  StopState m;
+  m.max_iterations = 1;
+  m.patience = 0;
+  EXPECT_EQ(should_stop(after_iteration(m, true, false, false)), StopReason::kMaxIterations);
+}
+
+}  // namespace kopt::loop
