@@ -1,0 +1,90 @@
+#include "report/summary.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "util/fs.h"
+
+namespace kopt::report {
+
+namespace {
+std::string num(const util::Json& j, const char* key, const char* fmtstr = "{:.4f}") {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return "n/a";
+  return fmt::format(fmt::runtime(fmtstr), j[key].get<double>());
+}
+std::string str(const util::Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "n/a";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+std::string list(const util::Json& j) {
+  if (!j.is_array() || j.empty()) return "—";
+  std::string s;
+  for (const auto& x : j) s += (s.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
+  return s;
+}
+}  // namespace
+
+std::string render_markdown(const util::Json& s) {
+  std::string md = "# kopt run summary\n\n";
+  md += fmt::format("- kernel: `{}`\n- dims: {}\n- GPU: {}\n- numerics mode: {}\n- generator: {}\n", str(s, "kernel"),
+                    str(s, "dims"), s.contains("meta") ? str(s["meta"], "gpu") : "n/a", str(s, "numerics_mode"),
+                    str(s, "generator"));
+  if (s.value("sizes_guessed", false)) md += "- **buffer sizes were guessed** (no setup() or shapes in ref.py)\n";
+  const auto& stop = s.contains("stop") ? s["stop"] : util::Json::object();
+  md += fmt::format("- stopped: **{}** — {}\n\n", str(stop, "reason"), str(stop, "detail"));
+
+  md += "## Headline\n\n| | median ms | speedup |\n| --- | --- | --- |\n";
+  const auto& h = s.contains("headline") ? s["headline"] : util::Json::object();
+  md += fmt::format("| baseline | {} | 1.00x |\n", num(h, "baseline_ms"));
+  md += fmt::format("| champion (`{}`) | {} | {} vs baseline |\n", str(h, "champion_id"), num(h, "champion_ms"),
+                    h.contains("speedup_vs_baseline") ? num(h, "speedup_vs_baseline", "{:.2f}x") : "n/a");
+  md += fmt::format("| reference (ref.py) | {} | {} vs reference |\n\n", num(h, "reference_ms"),
+                    h.contains("speedup_vs_reference") ? num(h, "speedup_vs_reference", "{:.2f}x") : "n/a");
+
+  const auto& r = s.contains("roofline") ? s["roofline"] : util::Json::object();
+  md += "## Roofline\n\n";
+  if (r.empty()) {
+    md += "n/a\n\n";
+  } else {
+    md += fmt::format("- mode: {}\n- floor: {} ms ({}-bound)\n- efficiency: {}\n- near peak: {}\n\n", str(r, "mode"),
+                      num(r, "floor_ms"), str(r, "bound"), num(r, "efficiency", "{:.1%}"), str(r, "near_peak"));
+  }
+
+  md += "## Timeline\n\n| iteration | champion | median ms | improved | candidates | correct | note |\n"
+        "| --- | --- | --- | --- | --- | --- | --- |\n";
+  if (s.contains("timeline"))
+    for (const auto& t : s["timeline"])
+      md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n", str(t, "iteration"), str(t, "champion_id"),
+                        num(t, "champion_ms"), str(t, "improved"), str(t, "candidates"), str(t, "correct"),
+                        str(t, "note"));
+
+  md += "\n## Methods\n\n| verdict | methods |\n| --- | --- |\n";
+  const auto& m = s.contains("methods") ? s["methods"] : util::Json::object();
+  for (const char* k : {"effective", "ineffective", "implementation_failed", "unverified", "not_ablatable"})
+    md += fmt::format("| {} | {} |\n", k, m.contains(k) ? list(m[k]) : "—");
+
+  md += "\n## Frontier (runners-up)\n\n| candidate | median ms | methods |\n| --- | --- | --- |\n";
+  if (s.contains("frontier"))
+    for (const auto& f : s["frontier"])
+      md += fmt::format("| `{}` | {} | {} |\n", str(f, "id"), num(f, "median_ms"), f.contains("methods") ? list(f["methods"]) : "—");
+
+  md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";
+  if (s.contains("phase_seconds"))
+    for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)
+      md += fmt::format("| {} | {:.1f} |\n", it.key(), it.value().get<double>());
+  md += fmt::format("\nChampion source: `{}`\n", s.contains("champion_path") ? str(s, "champion_path") : "n/a");
+  return md;
+}
+
+Result<std::string> rerender(const std::string& run_dir) {
+  std::filesystem::path dir(run_dir);
+  KOPT_TRY_ASSIGN(util::Json s, util::read_json(dir / "summary.json"));
+  if (s.value("schema", std::string()) != kSummarySchema)
+    return input_error((dir / "summary.json").string() + " is not a kopt summary (schema " + kSummarySchema + ")");
+  std::string md = render_markdown(s);
+  KOPT_TRY(util::write_file_atomic(dir / "summary.md", md));
+  return md;
+}
+
+}  // namespace kopt::report

@@ -1,0 +1,19 @@
+#pragma once
+// summary.md rendered from summary.json (schema "kopt.summary/1"): a pure function, so `kopt report RUN_DIR`
+// re-renders exactly what the run wrote.
+#include <string>
+
+#include "core/result.h"
+#include "util/json_io.h"
+
+namespace kopt::report {
+
+inline constexpr const char* kSummarySchema = "kopt.summary/1";
+
+// Renders the Markdown summary. Missing optional parts are shown as "n/a", never invented.
+std::string render_markdown(const util::Json& summary);
+
+// Reads RUN_DIR/summary.json, validates its schema, writes RUN_DIR/summary.md atomically.
+Result<std::string> rerender(const std::string& run_dir);
+
+}  // namespace kopt::report
