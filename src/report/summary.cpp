@@ -48,7 +48,7 @@ std::string render_markdown(const util::Json& s) {
     md += "n/a\n\n";
   } else {
     md += fmt::format("- mode: {}\n- floor: {} ms ({}-bound)\n- efficiency: {}\n- near peak: {}\n\n", str(r, "mode"),
-                      num(r, "floor_ms"), str(r, "bound"), num(r, "efficiency", "{:.1%}"), str(r, "near_peak"));
+                      num(r, "floor_ms"), str(r, "bound"), (r.contains("efficiency") && r["efficiency"].is_number() ? fmt::format("{:.1f}%", 100 * r["efficiency"].get<double>()) : std::string("n/a")), str(r, "near_peak"));
   }
 
   md += "## Timeline\n\n| iteration | champion | median ms | improved | candidates | correct | note |\n"
