@@ -1,0 +1,32 @@
+#pragma once
+// Making golden data once per run: writes the signature, runs the Python harness
+// (`python3 -m kopt_harness golden ...`) on ref.py, and reads back its manifest.
+#include <filesystem>
+#include <string>
+
+#include "cli/dims.h"
+#include "contract/signature.h"
+#include "core/result.h"
+#include "util/json_io.h"
+#include "util/process.h"
+
+namespace kopt::contract {
+
+struct GoldenRequest {
+  std::filesystem::path ref_py;
+  KernelSignature signature;
+  cli::Dims dims;
+  int seeds = 3;
+  std::filesystem::path out_dir;
+  long long ptr_size = 0;        // 0: guess from dims when ref.py gives no shapes
+  bool time_reference = true;
+  double timeout_s = 900;
+};
+
+// The harness argv (python3 -m kopt_harness golden ...). Pure.
+std::vector<std::string> harness_argv(const GoldenRequest& req, const std::string& python);
+
+// Runs the harness. Errors inside ref.py come back with their traceback (exit 4).
+Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner);
+
+}  // namespace kopt::contract
