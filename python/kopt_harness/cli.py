@@ -1,5 +1,5 @@
 """Command line: `golden` and `inspect`. Exit codes follow kopt's table: 0 success, 4 input/contract error
-(bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an internal error."""
+(bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an internal error, 130 Ctrl-C."""
 
 import argparse
 import contextlib
@@ -12,7 +12,7 @@ from . import golden, inspect_cmd, signature
 from .plan import parse_dims
 from .errors import RefError, UsageError
 
-EXIT_OK, EXIT_OTHER, EXIT_INPUT = 0, 1, 4
+EXIT_OK, EXIT_OTHER, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 4, 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,6 +85,9 @@ def main(argv=None):
         print(f"kopt_harness: error in ref.py: {e}", file=sys.stderr)
         traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)
         return EXIT_INPUT
+    except KeyboardInterrupt:
+        print("kopt_harness: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception:  # a bug in the harness itself
         print("kopt_harness: internal error:", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)

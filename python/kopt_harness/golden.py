@@ -138,6 +138,10 @@ class _Run:
         if plan.resolve_scalars(self.params, self.o.dims, setup_scalars) != self.scalars:
             raise UsageError(f"ref.py: setup(seed={seed}) returns different scalars than the first seed; "
                              f"scalars must not depend on the seed")
+        planned = {b.name for b in self.buffers if b.source == "setup"}
+        if set(setup_bufs) != planned:
+            raise UsageError(f"ref.py: setup(seed={seed}) returns buffers {sorted(setup_bufs)}, but the first seed "
+                             f"returned {sorted(planned)}; every seed must return the same names")
         bufs = {}
         for b in self.buffers:
             d = dtypes.lookup(b.dtype)

@@ -452,3 +452,14 @@ def test_non_finite_expected_outputs_warn(harness):
         warnings.simplefilter("ignore")
         _, m, _ = harness.generate(text, VECADD, {"n": 4}, seeds=1)
     assert any("'c' has 4 NaN/Inf values" in w for w in m["warnings"])
+
+
+@pytest.mark.parametrize("body,match", [
+    ("return {'a': np.ones(n + seed, np.float32)}", "with shape \\[5\\], but the first seed's was \\[4\\]"),
+    ("return {'a': np.ones(n, np.float32)} if seed == 0 else {'b': np.ones(n, np.float32)}", "same names"),
+])
+def test_setup_must_agree_across_seeds(harness, body, match):
+    text = (f"import numpy as np\nshapes = {{'b': ('n',), 'c': ('n',)}}\ndef setup(*, seed, n):\n    {body}\n"
+            + VECADD_PLAIN)
+    with pytest.raises(UsageError, match=match):
+        harness.generate(text, VECADD, {"n": 4}, seeds=2)
