@@ -1,0 +1,174 @@
+"""The array library ref.py works with: numpy, or torch (on CPU or CUDA).
+
+Values are always drawn with numpy (so a seed gives the same inputs under both) and handed to the reference
+as the backend's arrays. Stored copies are CPU and contiguous: numpy arrays, or CPU torch tensors.
+"""
+
+import importlib.util
+import sys
+import types
+
+import numpy as np
+
+from . import dtypes
+from .errors import UsageError
+
+
+def torch_available():
+    return "torch" in sys.modules or importlib.util.find_spec("torch") is not None
+
+
+def import_torch():
+    import torch  # noqa: PLC0415 (imported only where it is used: it takes seconds)
+
+    return torch
+
+
+def is_torch_tensor(x):
+    t = sys.modules.get("torch")
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def is_array(x):
+    return isinstance(x, np.ndarray) or is_torch_tensor(x)
+
+
+def dtype_name(x):
+    """Canonical dtype of a numpy array or torch tensor, or a description of why it has none."""
+    if isinstance(x, np.ndarray):
+        return dtypes.from_numpy_dtype(x.dtype) or f"numpy {x.dtype}"
+    return dtypes.from_torch_dtype(x.dtype) or str(x.dtype)
+
+
+def module_uses_torch(module):
+    """True when ref.py binds torch, a torch submodule or something defined in torch at module level."""
+    for value in vars(module).values():
+        if isinstance(value, types.ModuleType):
+            name = value.__name__
+        else:
+            name = getattr(value, "__module__", None) or ""
+            if not isinstance(name, str):
+                continue
+        if name == "torch" or name.startswith("torch."):
+            return True
+    return False
+
+
+class NumpyBackend:
+    name = "numpy"
+
+    def __init__(self):
+        self.device = "cpu"
+
+    def adopt(self, x):
+        """A contiguous array of this backend holding x (a copy where x is not already one)."""
+        if is_torch_tensor(x):
+            x = x.detach().cpu().numpy()
+        return np.ascontiguousarray(x)
+
+    def from_draw(self, arr, d):
+        if d.name == "bfloat16":
+            raise UsageError("bfloat16 needs torch (numpy has no bfloat16): install torch and use it in ref.py")
+        return np.ascontiguousarray(arr)
+
+    def zeros(self, shape, d):
+        npd = dtypes.numpy_dtype(d)
+        if npd is None:
+            raise UsageError(f"{d.name} needs torch (numpy has no {d.name}): install torch and use it in ref.py")
+        return np.zeros(shape, dtype=npd)
+
+    def stored(self, x):
+        """A CPU, contiguous copy for the golden file."""
+        return np.array(x, copy=True, order="C")
+
+    def copy_into(self, dst, src):
+        np.copyto(dst, np.asarray(src).reshape(dst.shape), casting="unsafe")
+
+    def fill_zero(self, x):
+        x.fill(0)
+
+    def save_bytes(self, tensors, metadata):
+        from safetensors.numpy import save  # noqa: PLC0415
+
+        return save(tensors, metadata=metadata)
+
+    def synchronize(self):
+        pass
+
+
+class TorchBackend:
+    name = "torch"
+
+    def __init__(self, device):
+        self.torch = import_torch()
+        self.device = device  # "cpu" or "cuda"
+
+    def tdtype(self, d):
+        return getattr(self.torch, d.torch_name)
+
+    def adopt(self, x):
+        t = self.torch
+        if isinstance(x, np.ndarray):
+            x = t.from_numpy(np.ascontiguousarray(x))
+        return x.detach().to(self.device).contiguous()
+
+    def from_draw(self, arr, d):
+        t = self.torch.from_numpy(np.ascontiguousarray(arr))
+        if d.name == "bfloat16":
+            t = t.to(self.torch.bfloat16)
+        return t.to(self.device)
+
+    def zeros(self, shape, d):
+        return self.torch.zeros(shape, dtype=self.tdtype(d), device=self.device)
+
+    def stored(self, x):
+        return x.detach().to("cpu", copy=True).contiguous()
+
+    def copy_into(self, dst, src):
+        if isinstance(src, np.ndarray):
+            src = self.torch.from_numpy(np.ascontiguousarray(src))
+        dst.copy_(src.reshape(dst.shape))
+
+    def fill_zero(self, x):
+        x.zero_()
+
+    def save_bytes(self, tensors, metadata):
+        from safetensors.torch import save  # noqa: PLC0415
+
+        return save(tensors, metadata=metadata)
+
+    def synchronize(self):
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
+
+
+def stored_bytes(x):
+    """The raw bytes of a stored (CPU, contiguous) array, as a flat uint8 numpy array."""
+    if isinstance(x, np.ndarray):
+        return x.reshape(-1).view(np.uint8)
+    torch = sys.modules["torch"]
+    return x.reshape(-1).view(torch.uint8).numpy()
+
+
+def numel(x):
+    return int(x.size) if isinstance(x, np.ndarray) else int(x.numel())
+
+
+def shape_of(x):
+    return tuple(int(s) for s in x.shape)
+
+
+def choose(module, setup_arrays, device_arg):
+    """The backend for this ref.py: torch when it uses torch or setup returns torch tensors, else numpy.
+    device_arg is "auto", "cpu" or "cuda"."""
+    wants_torch = module_uses_torch(module) or any(is_torch_tensor(v) for v in setup_arrays.values())
+    if not wants_torch:
+        if device_arg == "cuda":
+            raise UsageError("--device cuda needs a ref.py that uses torch; this one uses numpy (use --device auto)")
+        return NumpyBackend()
+    torch = import_torch()
+    has_cuda = bool(torch.cuda.is_available())
+    if device_arg == "cuda" and not has_cuda:
+        raise UsageError("--device cuda: torch sees no CUDA device (use --device auto or cpu)")
+    device = "cuda" if (device_arg in ("auto", "cuda") and has_cuda) else "cpu"
+    return TorchBackend(device)

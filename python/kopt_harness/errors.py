@@ -1,0 +1,15 @@
+"""The two kinds of failure the harness reports. Both exit 4 (input, contract or configuration error)."""
+
+
+class UsageError(Exception):
+    """Bad usage or a ref.py that breaks the contract: the message names what to fix."""
+
+
+class RefError(Exception):
+    """Code in ref.py raised. `where` names the function ("setup", "reference", ...); the original
+    exception is the __cause__, whose traceback the CLI prints."""
+
+    def __init__(self, where, cause):
+        super().__init__(f"{where} raised {type(cause).__name__}: {cause}")
+        self.where = where
+        self.cause = cause

@@ -1,0 +1,309 @@
+"""`golden`: inputs and expected outputs from ref.py, for several seeds (docs/HARNESS.md)."""
+
+import datetime
+import glob
+import hashlib
+import os
+import platform
+import random
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import MANIFEST_VERSION, arrays, draw, dtypes, plan, refmod, timing, tolerances, workload
+from .store import write_atomic, write_json_atomic
+from .errors import UsageError
+
+
+@dataclass
+class Options:
+    ref: str
+    params: list  # [signature.Param] in solve()'s order
+    dims: dict
+    seeds: int = 3
+    out: str = "golden"
+    ptr_size: int = None
+    device: str = "auto"  # auto | cpu | cuda
+    time_reference: bool = False
+    seed_base: int = 0
+    time_budget_s: float = 10.0
+
+
+def warn(warnings, text):
+    warnings.append(text)
+    print(f"kopt_harness: warning: {text}", file=sys.stderr, flush=True)
+
+
+def _seed_globals(seed):
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    t = sys.modules.get("torch")
+    if t is not None:
+        t.manual_seed(seed)
+
+
+def _check_options(o):
+    if o.seeds < 1:
+        raise UsageError(f"--seeds {o.seeds}: need at least 1")
+    if o.seed_base < 0:
+        raise UsageError(f"--seed-base {o.seed_base}: seeds are integers >= 0")
+    if o.ptr_size is not None and o.ptr_size < 1:
+        raise UsageError(f"--ptr-size {o.ptr_size}: need at least 1 element")
+    if o.device not in ("auto", "cpu", "cuda"):
+        raise UsageError(f"--device {o.device}: expected auto, cpu or cuda")
+    if not o.time_budget_s > 0:
+        raise UsageError(f"--time-budget-s {o.time_budget_s}: need a positive number of seconds")
+
+
+def _adopt_returned(backend, bufs, role_of, value):
+    """Copies what reference() returned into the output buffers: a tensor (exactly one output) or a dict."""
+    outputs = [n for n, r in role_of.items() if r != plan.INPUT]
+    if arrays.is_array(value):
+        if len(outputs) != 1:
+            raise UsageError(f"ref.py: reference() returned one tensor, but solve() has {len(outputs)} outputs "
+                             f"({', '.join(outputs) or 'none'}); return a dict name -> tensor or write in place")
+        value = {outputs[0]: value}
+    if not isinstance(value, dict):
+        raise UsageError(f"ref.py: reference() returned {type(value).__name__}; it must write its outputs in "
+                         f"place and return None, or return a tensor (one output) or a dict name -> tensor")
+    for name, v in value.items():
+        if name not in outputs:
+            raise UsageError(f"ref.py: reference() returned {name!r}, which is not an output of solve() "
+                             f"(outputs: {', '.join(outputs) or 'none'})")
+        if not arrays.is_array(v):
+            raise UsageError(f"ref.py: reference() returned {type(v).__name__} for output {name!r}; expected a tensor")
+        dst = bufs[name]
+        if arrays.numel(v) != arrays.numel(dst):
+            raise UsageError(f"ref.py: reference() returned {name!r} with shape {list(arrays.shape_of(v))}, but its "
+                             f"buffer has shape {list(arrays.shape_of(dst))}; fix setup()/shapes or the reference")
+        got, want = arrays.dtype_name(v), arrays.dtype_name(dst)
+        kg, kw = dtypes.lookup(got), dtypes.lookup(want)
+        if kg is None or kw is None or (kg.kind != kw.kind and {kg.kind, kw.kind} != {"signed", "unsigned"}):
+            raise UsageError(f"ref.py: reference() returned {name!r} as {got}, but solve() declares it {want}")
+        backend.copy_into(dst, v)
+
+
+def _nonfinite_count(x):
+    if isinstance(x, np.ndarray):
+        return int(x.size - np.count_nonzero(np.isfinite(x))) if x.dtype.kind == "f" else 0
+    if not x.dtype.is_floating_point:
+        return 0
+    return int(x.numel() - sys.modules["torch"].isfinite(x).sum().item())
+
+
+class _Run:
+    """State shared across seeds: the plan made from the first seed, and what later seeds must agree with."""
+
+    def __init__(self, o, module):
+        self.o, self.module = o, module
+        self.params = o.params
+        self.role_of = plan.roles(o.params, getattr(module, "inout", None))
+        self.setup_fn = getattr(module, "setup", None)
+        if self.setup_fn is not None and not callable(self.setup_fn):
+            raise UsageError("ref.py: setup is defined but is not a function")
+        self.backend = None
+        self.buffers = None
+        self.sizes_guessed = False
+        self.scalars = None
+        self.warnings = []
+        self.input_digests = []
+        self.files = []
+
+    def setup(self, seed):
+        if self.setup_fn is None:
+            return {}, {}
+        # setup's `seed` is always the harness's seed, even where solve() has a scalar named seed
+        res = refmod.call(self.setup_fn, "setup()", {**self.o.dims, "seed": seed})
+        return plan.split_setup(res, self.params)
+
+    def plan_once(self, setup_bufs, setup_scalars):
+        o = self.o
+        self.backend = arrays.choose(self.module, setup_bufs, o.device)
+        self.buffers, self.sizes_guessed = plan.plan_buffers(
+            self.params, o.dims, self.role_of, getattr(self.module, "shapes", None), setup_bufs, o.ptr_size)
+        self.scalars = plan.resolve_scalars(self.params, o.dims, setup_scalars)
+        if self.backend.name == "numpy":
+            for b in self.buffers:
+                if dtypes.numpy_dtype(dtypes.lookup(b.dtype)) is None:
+                    raise UsageError(f"parameter {b.name!r} is {b.dtype}: numpy has no {b.dtype}, so ref.py must "
+                                     f"use torch ({'import torch' if arrays.torch_available() else 'install torch'})")
+        if self.sizes_guessed:
+            warn(self.warnings, "sizes were guessed (no setup() or shapes in ref.py): "
+                 + ", ".join(f"{b.name}[{b.numel}]" for b in self.buffers if b.source == "guessed"))
+
+    def values(self, seed, setup_bufs, setup_scalars):
+        """The backend arrays for every pointer, in solve()'s order."""
+        if plan.resolve_scalars(self.params, self.o.dims, setup_scalars) != self.scalars:
+            raise UsageError(f"ref.py: setup(seed={seed}) returns different scalars than the first seed; "
+                             f"scalars must not depend on the seed")
+        planned = {b.name for b in self.buffers if b.source == "setup"}
+        if set(setup_bufs) != planned:
+            raise UsageError(f"ref.py: setup(seed={seed}) returns buffers {sorted(setup_bufs)}, but the first seed "
+                             f"returned {sorted(planned)}; every seed must return the same names")
+        bufs = {}
+        for b in self.buffers:
+            d = dtypes.lookup(b.dtype)
+            if b.name in setup_bufs:
+                v = setup_bufs[b.name]
+                if arrays.shape_of(v) != b.shape:
+                    raise UsageError(f"ref.py: setup(seed={seed}) returns {b.name!r} with shape "
+                                     f"{list(arrays.shape_of(v))}, but the first seed's was {list(b.shape)}")
+                v = self.backend.adopt(v)
+                if b.role == plan.OUTPUT:
+                    self.backend.fill_zero(v)
+            elif b.role == plan.OUTPUT:
+                v = self.backend.zeros(b.shape, d)
+            else:
+                v = self.backend.from_draw(draw.draw(d, b.shape, seed, b.name), d)
+            bufs[b.name] = v
+        return bufs
+
+    def reference_kwargs(self, bufs):
+        return {**bufs, **self.scalars}
+
+    def call_reference(self, bufs):
+        ref = self.module.reference
+        kwargs = refmod.accepted_kwargs(ref, "reference()", self.reference_kwargs(bufs))
+        returned = refmod.call(ref, "reference()", kwargs)
+        if returned is not None:
+            _adopt_returned(self.backend, bufs, self.role_of, returned)
+        self.backend.synchronize()
+
+    def one_seed(self, seed, setup_bufs, setup_scalars):
+        bk = self.backend
+        bufs = self.values(seed, setup_bufs, setup_scalars)
+        stored = {}
+        digest = hashlib.sha256()
+        for b in self.buffers:
+            if b.role != plan.OUTPUT:
+                stored["in." + b.name] = bk.stored(bufs[b.name])
+                raw = arrays.stored_bytes(stored["in." + b.name])
+                digest.update(raw.tobytes())
+                if not raw.any():  # drawn values never are; setup's may be
+                    warn(self.warnings, f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
+                         f"that ignores it would still pass")
+        self.input_digests.append(digest.hexdigest())
+        self.call_reference(bufs)
+        for b in self.buffers:
+            if b.role == plan.INPUT:
+                now = arrays.stored_bytes(bk.stored(bufs[b.name]))
+                if not np.array_equal(now, arrays.stored_bytes(stored["in." + b.name])):
+                    raise UsageError(f"ref.py: reference() modified {b.name!r}, which solve() declares const "
+                                     f"(an input); write only the outputs")
+        for b in self.buffers:
+            if b.role != plan.INPUT:
+                out = bk.stored(bufs[b.name])
+                stored["out." + b.name] = out
+                bad = _nonfinite_count(out)
+                if bad:
+                    warn(self.warnings, f"seed {seed}: expected output {b.name!r} has {bad} NaN/Inf values")
+        data = bk.save_bytes(stored, {"seed": str(seed), "producer": "kopt_harness"})
+        name = f"seed_{seed}.safetensors"
+        write_atomic(os.path.join(self.o.out, name), data)
+        self.files.append({"seed": seed, "file": name, "sha256": hashlib.sha256(data).hexdigest()})
+        return bufs, stored
+
+    def time_reference(self, bufs, stored):
+        """Times the reference on this seed's buffers; `stored` holds the in-out initial values."""
+        initial = {b.name: self.backend.adopt(stored["in." + b.name]) for b in self.buffers if b.role == plan.INOUT}
+        ref = self.module.reference
+        kwargs = refmod.accepted_kwargs(ref, "reference()", self.reference_kwargs(bufs))
+
+        def restore():
+            for n, v in initial.items():
+                self.backend.copy_into(bufs[n], v)
+
+        def call():
+            refmod.call(ref, "reference()", kwargs)
+
+        restore()
+        return timing.time_reference(call, self.backend, restore, self.o.time_budget_s)
+
+
+def _meta(backend):
+    t = sys.modules.get("torch")
+    import safetensors  # noqa: PLC0415
+
+    meta = {"kind": "golden", "producer": "kopt_harness",
+            "time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "python": platform.python_version(), "numpy": np.__version__,
+            "safetensors": getattr(safetensors, "__version__", "?"),
+            "torch": getattr(t, "__version__", None) if t is not None else None}
+    if backend.name == "torch" and backend.device == "cuda":
+        meta["gpu"] = t.cuda.get_device_name(0)
+        meta["torch_allow_tf32_matmul"] = bool(t.backends.cuda.matmul.allow_tf32)
+    return meta
+
+
+def _remove_stale(out_dir, keep):
+    for path in glob.glob(os.path.join(out_dir, "seed_*.safetensors")):
+        if os.path.basename(path) not in keep:
+            os.unlink(path)
+
+
+def generate(o):
+    """Writes the golden files; returns the one-line summary. Raises UsageError / RefError."""
+    t_start = time.monotonic()
+    _check_options(o)
+    module = refmod.load(o.ref)
+    run = _Run(o, module)
+    seeds = [o.seed_base + k for k in range(o.seeds)]
+    os.makedirs(o.out, exist_ok=True)
+    reference_timing = None
+    for i, seed in enumerate(seeds):
+        _seed_globals(seed)
+        setup_bufs, setup_scalars = run.setup(seed)
+        if i == 0:
+            run.plan_once(setup_bufs, setup_scalars)
+            _seed_globals(seed)  # torch may have been imported just now; draws below do not depend on it
+        bufs, stored = run.one_seed(seed, setup_bufs, setup_scalars)
+        del setup_bufs
+        if i == 0 and o.time_reference:
+            reference_timing = run.time_reference(bufs, stored)
+        del bufs, stored
+    if len(seeds) > 1 and len(set(run.input_digests)) == 1 and any(b.role != plan.OUTPUT for b in run.buffers):
+        warn(run.warnings, "every seed has the same inputs: does setup() ignore its seed?")
+
+    model = None
+    wm = getattr(module, "workload_model", None)
+    if wm is not None:
+        if not callable(wm):
+            raise UsageError("ref.py: workload_model is defined but is not a function")
+        model = workload.validate(refmod.call(wm, "workload_model()", {**o.dims, **run.scalars}))
+
+    tol = tolerances.resolve(module, sorted({b.dtype for b in run.buffers if b.role != plan.INPUT}))
+    manifest = {
+        "meta": _meta(run.backend),
+        "version": MANIFEST_VERSION,
+        "reference_module": os.path.abspath(o.ref),
+        "backend": run.backend.name,
+        "device": run.backend.device,
+        "seeds": seeds,
+        "files": run.files,
+        "dims": o.dims,
+        "params": [{"name": p.name, "kind": p.kind, "dtype": p.dtype, "const": p.const} for p in o.params],
+        "buffers": [b.manifest() for b in run.buffers],
+        "scalars": run.scalars,
+        "sizes_guessed": run.sizes_guessed,
+        "tolerances": tol,
+        "workload_model": model,
+        "reference_timing": reference_timing,
+        "warnings": run.warnings,
+    }
+    write_json_atomic(os.path.join(o.out, "manifest.json"), manifest)
+    _remove_stale(o.out, {f["file"] for f in run.files})
+    return {
+        "status": "ok",
+        "out": os.path.abspath(o.out),
+        "manifest": os.path.abspath(os.path.join(o.out, "manifest.json")),
+        "seeds": seeds,
+        "backend": run.backend.name,
+        "device": run.backend.device,
+        "buffers": [b.name for b in run.buffers],
+        "sizes_guessed": run.sizes_guessed,
+        "reference_median_ms": reference_timing["median_ms"] if reference_timing else None,
+        "warnings": len(run.warnings),
+        "elapsed_s": round(time.monotonic() - t_start, 3),
+    }

@@ -1,0 +1,70 @@
+"""Importing the user's ref.py and calling the functions it defines."""
+
+import importlib.util
+import inspect
+import os
+import sys
+
+from .errors import RefError, UsageError
+
+MODULE_NAME = "kopt_ref"
+
+
+def load(path):
+    """Imports ref.py as module `kopt_ref`, with its folder first on sys.path so it can import siblings."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise UsageError(f"--ref {path}: no such file")
+    folder = os.path.dirname(path)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"--ref {path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as e:  # SystemExit and KeyboardInterrupt in ref.py are its errors too
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        sys.modules.pop(MODULE_NAME, None)
+        raise RefError("importing ref.py", e) from e
+    if not callable(getattr(module, "reference", None)):
+        raise UsageError(f"{path}: defines no function reference(**params); kopt needs one to make expected outputs")
+    return module
+
+
+def accepted_kwargs(fn, where, available):
+    """The subset of `available` (a dict) that `fn` takes by keyword: all of it when fn has **kwargs.
+    A required parameter that `available` lacks is an error naming it."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return dict(available)
+    params = sig.parameters.values()
+    if any(p.kind == p.VAR_KEYWORD for p in params):
+        return dict(available)
+    out = {}
+    for p in params:
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            if p.name in available:
+                out[p.name] = available[p.name]
+            elif p.default is p.empty:
+                known = ", ".join(sorted(available)) or "none"
+                raise UsageError(f"{where} requires argument {p.name!r}, which kopt cannot supply "
+                                 f"(available: {known}); give a dimension --{p.name}=N or give it a default")
+        elif p.kind == p.POSITIONAL_ONLY and p.default is p.empty:
+            raise UsageError(f"{where} has a positional-only parameter {p.name!r}; kopt passes everything by keyword")
+    return out
+
+
+def call(fn, where, available):
+    """Calls a ref.py function by keyword; an exception inside it becomes RefError (exit 4, traceback)."""
+    kwargs = accepted_kwargs(fn, where, available)
+    try:
+        return fn(**kwargs)
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        raise RefError(where, e) from e

@@ -1,0 +1,66 @@
+"""Files: atomic writes, and a numpy-only safetensors reader (bfloat16 included) for `inspect` and tests."""
+
+import json
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+# safetensors dtype tags -> canonical names (https://github.com/huggingface/safetensors, format.md)
+ST_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
+             "I32": "int32", "I16": "int16", "I8": "int8", "U64": "uint64", "U32": "uint32", "U16": "uint16",
+             "U8": "uint8", "BOOL": "bool"}
+
+
+def write_atomic(path, data):
+    """Writes bytes to path via a temporary file in the same folder and os.replace (never half a file)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json_atomic(path, obj):
+    write_atomic(path, (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+
+
+def read_header(path):
+    """(header dict without __metadata__, metadata dict, data offset) of a safetensors file."""
+    with open(path, "rb") as f:
+        raw = f.read(8)
+        if len(raw) != 8:
+            raise ValueError(f"{path}: not a safetensors file (too short)")
+        (n,) = struct.unpack("<Q", raw)
+        header = json.loads(f.read(n).decode("utf-8"))
+    meta = header.pop("__metadata__", None) or {}
+    return header, meta, 8 + n
+
+
+def read_tensors(path):
+    """name -> numpy array; bfloat16 tensors come back as float32 (exact: bfloat16 is float32's top half)."""
+    header, _, offset = read_header(path)
+    with open(path, "rb") as f:
+        f.seek(offset)
+        blob = f.read()
+    out = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        canon = ST_DTYPES[info["dtype"]]
+        raw = blob[begin:end]
+        if canon == "bfloat16":
+            arr = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+        else:
+            arr = np.frombuffer(raw, dtype=np.dtype(canon).newbyteorder("<"))
+        out[name] = arr.reshape(info["shape"])
+    return out

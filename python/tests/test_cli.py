@@ -1,0 +1,104 @@
+"""`python3 -m kopt_harness` as kopt runs it: exit codes, stdout, tracebacks on stderr, inspect."""
+
+import json
+
+import pytest
+from conftest import VECADD
+
+GOOD = """
+shapes = {"a": ("n",), "b": ("n",), "c": ("n",)}
+def reference(*, a, b, c, n):
+    print("chatty reference")   # must not reach stdout
+    c[:] = a + b
+"""
+
+
+def golden_args(harness, ref_text, params=VECADD, dims='{"n": 16}', *extra):
+    ref = harness.ref(ref_text)
+    return ["golden", "--ref", ref, "--signature", harness.sig_file(params), "--dims", dims,
+            "--out", harness.out(f"g{harness.count}"), "--seeds", "2", *extra]
+
+
+def test_success_prints_one_json_line(harness):
+    r = harness.cli(*golden_args(harness, GOOD))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 1
+    summary = json.loads(lines[0])
+    assert summary["status"] == "ok" and summary["seeds"] == [0, 1] and summary["buffers"] == ["a", "b", "c"]
+    assert "chatty reference" in r.stderr
+
+
+@pytest.mark.parametrize("where,text", [
+    ("importing ref.py", "import no_such_module_anywhere\ndef reference(**kw):\n    pass\n"),
+    ("importing ref.py", "def reference(**kw)\n    pass\n"),  # a syntax error
+    ("setup()", "def setup(*, seed, n):\n    raise RuntimeError('setup broke')\ndef reference(**kw):\n    pass\n"),
+    ("reference()", "shapes = {'a': ('n',), 'b': ('n',), 'c': ('n',)}\ndef helper(x):\n    return x / 0\n"
+                    "def reference(*, a, b, c, n):\n    helper(1)\n"),
+    ("workload_model()", GOOD + "def workload_model(*, n):\n    return {'flops': undefined_name}\n"),
+])
+def test_errors_inside_ref_py_exit_4_with_a_traceback(harness, where, text):
+    r = harness.cli(*golden_args(harness, text))
+    assert r.returncode == 4, (r.stdout, r.stderr)
+    assert r.stdout == ""
+    assert f"kopt_harness: error in ref.py: {where} raised" in r.stderr
+    assert "Traceback (most recent call last)" in r.stderr and "ref.py" in r.stderr
+
+
+def test_reference_traceback_points_at_the_failing_line(harness):
+    text = "shapes = {'a': ('n',), 'b': ('n',), 'c': ('n',)}\ndef reference(*, a, b, c, n):\n    c[:] = a @ b @ b\n"
+    r = harness.cli(*golden_args(harness, text))
+    assert r.returncode == 4
+    assert 'line 3, in reference' in r.stderr and "c[:] = a @ b @ b" in r.stderr
+
+
+def test_sys_exit_inside_ref_py_is_its_error(harness):
+    r = harness.cli(*golden_args(harness, "import sys\nsys.exit(0)\n"))
+    assert r.returncode == 4 and "SystemExit" in r.stderr
+
+
+@pytest.mark.parametrize("args,match", [
+    (["golden", "--signature", "s.json", "--out", "o"], "--ref"),
+    (["golden", "--ref", "nowhere.py", "--signature", "nowhere.json", "--out", "o"], "nowhere.json"),
+    (["frobnicate"], "invalid choice"),
+    ([], "required"),
+])
+def test_bad_usage_exits_4_naming_what_to_fix(harness, args, match):
+    r = harness.cli(*args)
+    assert r.returncode == 4 and match in r.stderr and "kopt_harness: error:" in r.stderr
+
+
+def test_bad_dims_and_missing_ref(harness):
+    r = harness.cli(*golden_args(harness, GOOD, VECADD, "{n: 3}"))
+    assert r.returncode == 4 and "--dims is not valid JSON" in r.stderr
+    args = golden_args(harness, GOOD)
+    args[2] = args[2] + ".missing"
+    r = harness.cli(*args)
+    assert r.returncode == 4 and "no such file" in r.stderr
+
+
+def test_ref_without_reference_function(harness):
+    r = harness.cli(*golden_args(harness, "atol = 1e-3\n"))
+    assert r.returncode == 4 and "defines no function reference" in r.stderr
+
+
+def test_contract_violation_exits_4_without_a_traceback(harness):
+    text = GOOD.replace('shapes = {"a": ("n",), "b": ("n",), "c": ("n",)}', 'shapes = {"a": ("n",)}')
+    r = harness.cli(*golden_args(harness, text))
+    assert r.returncode == 4 and "have no buffer" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_inspect_prints_manifest_and_tensor_shapes(harness):
+    args = golden_args(harness, GOOD)
+    assert harness.cli(*args).returncode == 0
+    out_dir = args[args.index("--out") + 1]
+    r = harness.cli("inspect", out_dir)
+    assert r.returncode == 0, r.stderr
+    assert '"version": 1' in r.stdout and "seed_1.safetensors" in r.stdout
+    assert "out.c" in r.stdout and "[16]" in r.stdout
+    r = harness.cli("inspect", out_dir, "--json")
+    j = json.loads(r.stdout)
+    assert [t["name"] for t in j["files"][0]["tensors"]] == ["in.a", "in.b", "out.c"]
+    assert j["files"][0]["tensors"][2]["shape"] == [16] and j["files"][0]["tensors"][2]["nbytes"] == 64
+    r = harness.cli("inspect", str(harness.root / "nothing"))
+    assert r.returncode == 4 and "golden folder" in r.stderr

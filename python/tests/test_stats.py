@@ -1,0 +1,133 @@
+"""stats.py on known data, and the timing loop's stopping rule with a fake clock."""
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from kopt_harness import stats, timing
+
+DATA = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0]  # sorted: 1 1 2 3 3 4 5 5 6 9
+
+
+def test_quantiles_match_numpys_linear_rule():
+    assert stats.median(DATA) == 3.5
+    assert stats.quantile(DATA, 0.0) == 1.0 and stats.quantile(DATA, 1.0) == 9.0
+    assert stats.quantile(DATA, 0.10) == pytest.approx(1.0)  # position 0.9 between 1 and 1
+    assert stats.quantile(DATA, 0.90) == pytest.approx(6.3)  # position 8.1: 6 + 0.1 * 3
+    rng = np.random.default_rng(3)
+    xs = list(rng.exponential(size=37))
+    for q in (0.1, 0.25, 0.5, 0.9):
+        assert stats.quantile(xs, q) == pytest.approx(float(np.percentile(xs, 100 * q)), rel=1e-12)
+
+
+def test_mean_mad_and_robust_cv():
+    assert stats.mean(DATA) == pytest.approx(3.9)
+    xs = [1.0, 2.0, 3.0, 4.0, 100.0]  # median 3, deviations 2 1 0 1 97: MAD 1
+    assert stats.mad(xs) == 1.0
+    assert stats.robust_cv(xs) == pytest.approx(1.4826 / 3)
+    assert stats.robust_cv([2.0] * 7) == 0.0
+
+
+def test_empty_samples_raise():
+    with pytest.raises(ValueError):
+        stats.median([])
+
+
+@pytest.mark.parametrize("n,ranks", [(6, (1, 6)), (10, (2, 9)), (20, (6, 15)), (100, (40, 61)),
+                                     (1000, (469, 532))])
+def test_median_ci_ranks_match_published_tables(n, ranks):
+    l, u, coverage = stats.median_ci_ranks(n)
+    assert (l, u) == ranks
+    exact = 1 - 2 * sum(math.comb(n, i) for i in range(l)) / 2**n
+    assert coverage == pytest.approx(exact, rel=1e-9) and coverage >= 0.95
+
+
+def test_median_ci_below_six_samples_cannot_reach_95_percent():
+    assert stats.median_ci_ranks(5) == (1, 5, 0.9375)
+    assert stats.median_ci([3.0, 1.0, 2.0]) == (1.0, 3.0, 0.75)
+    assert not stats.ci_within([1.0, 1.0, 1.0], 0.5)  # even identical samples: coverage too low
+
+
+def test_median_ci_covers_the_true_median_as_often_as_claimed():
+    rng = random.Random(11)
+    n, trials, hits = 20, 4000, 0
+    true_median = math.log(2.0)  # of Exp(1): skewed, and the interval is distribution-free
+    for _ in range(trials):
+        lo, hi, coverage = stats.median_ci([rng.expovariate(1.0) for _ in range(n)])
+        hits += lo <= true_median <= hi
+    assert coverage == pytest.approx(0.9586, abs=1e-4)
+    assert abs(hits / trials - coverage) < 0.012  # ~4 standard errors
+
+
+def test_ci_within_relative_width():
+    tight = [1.0 + 0.001 * ((i * 7) % 11) for i in range(50)]  # spread 1%: CI well inside +-1%
+    wide = [1.0 + 0.1 * ((i * 7) % 11) for i in range(50)]
+    assert stats.ci_within(tight, 0.01)
+    assert not stats.ci_within(wide, 0.01)
+
+
+def test_summarize_fields():
+    s = stats.summarize(DATA)
+    assert s["median_ms"] == 3.5 and s["min_ms"] == 1.0 and s["samples"] == 10
+    assert (s["ci95_low_ms"], s["ci95_high_ms"]) == (1.0, 6.0)  # ranks 2 and 9 of the sorted data
+    assert s["p10_ms"] <= s["median_ms"] <= s["p90_ms"]
+
+
+class FakeClock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_sampling_stops_once_the_ci_is_within_one_percent():
+    clock = FakeClock()
+
+    def sample():
+        clock.t += 0.001
+        return 2.0
+
+    samples, converged = timing.sample_until_stable(sample, budget_s=10.0, clock=clock)
+    assert converged and len(samples) == timing.MIN_SAMPLES
+
+
+def test_sampling_stops_at_the_budget_when_noisy():
+    clock = FakeClock()
+    rng = random.Random(5)
+
+    def sample():
+        clock.t += 0.1
+        return rng.uniform(1.0, 3.0)
+
+    samples, converged = timing.sample_until_stable(sample, budget_s=3.0, clock=clock)
+    assert not converged and 29 <= len(samples) <= 31
+
+
+def test_sampling_takes_the_minimum_even_past_the_budget():
+    clock = FakeClock()
+
+    def sample():
+        clock.t += 5.0
+        return 1.0 + clock.t
+
+    samples, _ = timing.sample_until_stable(sample, budget_s=1.0, clock=clock)
+    assert len(samples) == timing.MIN_SAMPLES
+
+
+def test_warm_up_bounds():
+    clock = FakeClock()
+    calls = []
+
+    def slow():
+        calls.append(1)
+        clock.t += 1.0
+
+    assert timing.warm_up(slow, clock=clock) == 1  # one slow call is enough
+
+    def fast():
+        clock.t += 1e-6
+
+    assert timing.warm_up(fast, clock=clock) == timing.WARMUP_MAX_CALLS
