@@ -21,7 +21,12 @@ class Param:
 
 
 def parse(obj, where="signature"):
-    """Params from {"params": [{"name", "kind", "dtype", "const"}, ...]}, in solve()'s order."""
+    """Params from {"params": [{"name", "kind", "dtype", "const"}, ...]}, in solve()'s order.
+
+    kopt writes the signature wrapped as {"meta": ..., "signature": {"params": [...]}}; both forms are accepted.
+    """
+    if isinstance(obj, dict) and isinstance(obj.get("signature"), dict):
+        obj = obj["signature"]
     if not isinstance(obj, dict) or not isinstance(obj.get("params"), list):
         raise UsageError(f'{where}: expected an object {{"params": [...]}}')
     params, seen = [], set()

@@ -96,3 +96,10 @@ def test_workload_model_validation():
     for obj, match in cases:
         with pytest.raises(UsageError, match=match):
             workload.validate(obj)
+
+
+def test_signature_accepts_kopts_wrapped_form():
+    from kopt_harness import signature
+    inner = {"params": [{"name": "x", "kind": "pointer", "dtype": "float32", "const": True}]}
+    wrapped = {"meta": {"kind": "signature"}, "signature": inner}
+    assert [p.name for p in signature.parse(wrapped)] == [p.name for p in signature.parse(inner)] == ["x"]
