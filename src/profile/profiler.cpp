@@ -130,7 +130,6 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
                       "); check that it is Nsight Compute's ncu");
 
   std::vector<std::string> notes;
-  std::vector<MissingMetric> missing;
   ProfilePlan working = plan;
   Attempt chosen;
 
@@ -149,7 +148,6 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
         MetricCheck c = check_metrics(all_requested_metrics(), chip_metrics);
         available = c.available;
         working.unavailable = c.missing;
-        for (const auto& m : c.missing) missing.push_back({m, "query-metrics"});
       }
     } else {
       notes.push_back("no chip given: requested metrics were not checked with --query-metrics");
@@ -217,7 +215,9 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
   }
 
   ProfileResult result = analyse(chosen.page, rules, working, top_n);
-  result.missing.insert(result.missing.begin(), missing.begin(), missing.end());
+  std::vector<MissingMetric> on_chip;
+  for (const auto& m : working.unavailable) on_chip.push_back({m, "query-metrics"});
+  result.missing.insert(result.missing.begin(), on_chip.begin(), on_chip.end());
   result.notes = notes;
   result.ncu_version = version->text;
   result.cache_control = std::string(describe(req.cache_control));

@@ -39,6 +39,18 @@ bool listed_by_query_metrics(const std::string& metric) {
   return true;
 }
 
+std::string chip_for_compute_capability(int major, int minor) {
+  struct Chip {
+    int major, minor;
+    const char* name;
+  };
+  // Only compute capabilities that one chip has; 7.5, 8.6, 8.9, ... span several chips (tu102/tu104, ...).
+  static constexpr Chip kChips[] = {{7, 0, "gv100"}, {8, 0, "ga100"}, {9, 0, "gh100"}};
+  for (const auto& c : kChips)
+    if (c.major == major && c.minor == minor) return c.name;
+  return "";
+}
+
 MetricCheck check_metrics(const std::vector<std::string>& requested, const std::set<std::string>& chip_metrics) {
   MetricCheck c;
   for (const auto& m : requested) {

@@ -20,6 +20,10 @@ std::string metric_base_name(const std::string& metric);
 // hardware counters and --query-metrics does not list them: they are checked in the report only.
 bool listed_by_query_metrics(const std::string& metric);
 
+// The --chip name of a compute capability that only one chip has (7.0 gv100, 8.0 ga100, 9.0 gh100); empty
+// otherwise (the metrics are then not checked with --query-metrics, and the summary says so).
+std::string chip_for_compute_capability(int major, int minor);
+
 struct MetricCheck {
   std::vector<std::string> available;  // listed by the chip
   std::vector<std::string> missing;    // hardware metric the chip does not list

@@ -39,6 +39,13 @@ TEST(NcuQueryMetrics, MissingMetricsAreReportedNotDropped) {
   EXPECT_EQ(c.unchecked, (std::vector<std::string>{"launch__registers_per_thread"}));
 }
 
+TEST(NcuQueryMetrics, ChipOfAComputeCapability) {
+  EXPECT_EQ(chip_for_compute_capability(9, 0), "gh100");  // H200 (the captures' GPU)
+  EXPECT_EQ(chip_for_compute_capability(8, 0), "ga100");
+  EXPECT_EQ(chip_for_compute_capability(8, 6), "");  // several chips: not guessed
+  EXPECT_EQ(chip_for_compute_capability(6, 1), "");
+}
+
 TEST(NcuQueryMetrics, BaseNames) {
   EXPECT_EQ(metric_base_name("sm__throughput.avg.pct_of_peak_sustained_elapsed"), "sm__throughput");
   EXPECT_EQ(metric_base_name("lts__t_sector_hit_rate.pct"), "lts__t_sector_hit_rate");
