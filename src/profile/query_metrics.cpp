@@ -36,6 +36,11 @@ bool listed_by_query_metrics(const std::string& metric) {
       "launch__", "device__", "profiler__", "derived__", "numa__", "nvlink__", "sass__", "c2clink__"};
   for (auto p : kNotCounters)
     if (util::starts_with(metric, p)) return false;
+  // Section-computed ratios that the Occupancy section reports but --query-metrics does not list
+  // (seen on the H200 with ncu 2025.3.1: present in the raw page, absent from the gh100 listing).
+  static constexpr std::array<std::string_view, 1> kSectionComputed = {"sm__maximum_warps_per_active_cycle_pct"};
+  for (auto p : kSectionComputed)
+    if (metric == p) return false;
   return true;
 }
 
