@@ -1,0 +1,124 @@
+#include "roofline/gaps.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "util/json_io.h"
+
+namespace kopt::roofline {
+
+namespace {
+
+// Metrics of a saxpy-like kernel profiled by ncu 2025.3.1 on the H200 (/work/shared/h200-captures).
+std::map<std::string, double> saxpy_h200() {
+  auto j = util::read_json(std::string(KOPT_TEST_DATA) + "/roofline/ncu-2025.3.1/saxpy_h200_metrics.json");
+  EXPECT_TRUE(j);
+  return (*j)["metrics"].get<std::map<std::string, double>>();
+}
+
+Utilisation util_of(std::optional<double> c, std::optional<double> m, std::optional<double> issue = std::nullopt) {
+  Utilisation u;
+  u.compute = c;
+  u.memory = m;
+  u.issue = issue;
+  return u;
+}
+
+}  // namespace
+
+TEST(Utilisation, ReadsTheH200Capture) {
+  auto u = utilisation_from_ncu(saxpy_h200());
+  ASSERT_TRUE(u) << u.error().message;
+  EXPECT_NEAR(*u->compute, 0.3479, 1e-9);  // sm__throughput
+  EXPECT_EQ(u->sources.at("compute"), ncu::kSmThroughput);
+  EXPECT_NEAR(*u->memory, 0.7081, 1e-9);   // gpu__compute_memory_throughput (= dram__throughput here)
+  EXPECT_NEAR(*u->dram, 0.7081, 1e-9);
+  EXPECT_NEAR(*u->issue, 0.17, 1e-9);      // smsp__issue_active.avg.per_cycle_active, the first present
+  EXPECT_EQ(u->sources.at("issue"), ncu::kIssueActivePerCycle);
+  EXPECT_NEAR(*u->occupancy, 0.7418, 1e-9);
+  EXPECT_DOUBLE_EQ(*u->dram_bytes, 536877312.0 + 249896192.0);  // read + write
+  EXPECT_EQ(u->top_stall, "long_scoreboard");
+  EXPECT_NEAR(*u->top_stall_ratio, 59.35, 1e-9);
+}
+
+TEST(Utilisation, DramAgainstTheMeasuredCeilingRatherThanTheTheoreticalPeak) {
+  // 3.407 TB/s achieved: 70.8% of ncu's theoretical 4.81 TB/s, 79.2% of a measured 4.3 TB/s copy.
+  auto u = utilisation_from_ncu(saxpy_h200(), 4300.0);
+  ASSERT_TRUE(u);
+  EXPECT_NEAR(*u->dram, 3407243902439.02 / 4300e9, 1e-9);
+  EXPECT_NEAR(*u->memory, *u->dram, 1e-12);
+  EXPECT_NE(u->sources.at("memory").find("dram__bytes.sum.per_second / the DRAM ceiling (4300 GB/s)"),
+            std::string::npos);
+  // Without .per_second, from the bytes and the duration.
+  auto m = saxpy_h200();
+  m.erase(ncu::kDramBytesPerSecond);
+  auto v = utilisation_from_ncu(m, 4300.0);
+  EXPECT_NEAR(*v->dram, (536877312.0 + 249896192.0) / 230912e-9 / 4300e9, 1e-9);
+  // Above the ceiling: clamped to 1.
+  auto w = utilisation_from_ncu(saxpy_h200(), 3000.0);
+  EXPECT_DOUBLE_EQ(*w->dram, 1.0);
+}
+
+TEST(Utilisation, PrefersTheIssueMetricsInOrder) {
+  auto u = utilisation_from_ncu({{ncu::kSmIssueActive, 16.52}, {ncu::kIssueActive, 40}});
+  EXPECT_NEAR(*u->issue, 0.40, 1e-12);
+  EXPECT_EQ(u->sources.at("issue"), ncu::kIssueActive);
+  auto v = utilisation_from_ncu({{ncu::kSmIssueActive, 16.52}});
+  EXPECT_NEAR(*v->issue, 0.1652, 1e-12);
+}
+
+TEST(Utilisation, MissingMetricsAreUnknownNeverZero) {
+  auto u = utilisation_from_ncu({});
+  ASSERT_TRUE(u);
+  EXPECT_FALSE(u->compute);
+  EXPECT_FALSE(u->memory);
+  EXPECT_FALSE(u->issue);
+  EXPECT_FALSE(u->dram_bytes);
+  EXPECT_FALSE(u->top_stall);
+  // Read bytes without write bytes are not the traffic.
+  auto v = utilisation_from_ncu({{ncu::kDramBytesRead, 1e6}});
+  EXPECT_FALSE(v->dram_bytes);
+  Gaps g = axis_gaps(*u);
+  EXPECT_FALSE(g.compute);
+  EXPECT_FALSE(g.memory);
+  EXPECT_FALSE(g.latency);
+}
+
+TEST(Utilisation, RejectsNegativeNonFiniteAndImpossiblePercentages) {
+  auto a = utilisation_from_ncu({{ncu::kSmThroughput, -3}});
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, ExitCode::kInput);
+  EXPECT_NE(a.error().message.find(ncu::kSmThroughput), std::string::npos);
+  EXPECT_FALSE(utilisation_from_ncu({{ncu::kDramBytes, std::numeric_limits<double>::infinity()}}));
+  EXPECT_NE(utilisation_from_ncu({{ncu::kDramThroughput, 250}}).error().message.find("expected 0..100"),
+            std::string::npos);
+  auto slightly_over = utilisation_from_ncu({{ncu::kDramThroughput, 100.4}});  // ncu does this: clamped
+  EXPECT_DOUBLE_EQ(*slightly_over->memory, 1.0);
+}
+
+TEST(Gaps, AreOneMinusUtilisationPerAxis) {
+  auto u = utilisation_from_ncu(saxpy_h200());
+  Gaps g = axis_gaps(*u);
+  EXPECT_NEAR(*g.compute, 1 - 0.3479, 1e-9);
+  EXPECT_NEAR(*g.memory, 1 - 0.7081, 1e-9);
+  EXPECT_NEAR(*g.latency, 1 - 0.17, 1e-9);
+  Gaps partial = axis_gaps(util_of(std::nullopt, 0.9));
+  EXPECT_FALSE(partial.compute);
+  EXPECT_NEAR(*partial.memory, 0.1, 1e-12);
+}
+
+TEST(Bound, IsTheResourceNearestSaturationNotTheLargestGap) {
+  auto u = utilisation_from_ncu(saxpy_h200());
+  EXPECT_EQ(bound_axis(*u), Axis::kMemory);  // memory 70.8% > compute 34.8%, though Δc is the larger gap
+  EXPECT_EQ(bound_axis(util_of(0.92, 0.40)), Axis::kCompute);
+  EXPECT_EQ(bound_axis(util_of(0.65, 0.65)), Axis::kMemory);   // a tie goes to memory
+  EXPECT_EQ(bound_axis(util_of(0.30, 0.25, 0.1)), Axis::kLatency);  // nothing near its peak
+  EXPECT_EQ(bound_axis(util_of(0.30, 0.59)), Axis::kLatency);
+  EXPECT_EQ(bound_axis(util_of(0.30, 0.60)), Axis::kMemory);   // the threshold is inclusive
+  EXPECT_EQ(bound_axis(util_of(0.30, 0.59), 0.5), Axis::kMemory);
+  EXPECT_FALSE(bound_axis(util_of(std::nullopt, 0.95)));       // compute unknown: could be nearer
+  EXPECT_FALSE(bound_axis(util_of(0.2, std::nullopt)));
+}
+
+}  // namespace kopt::roofline

@@ -1,0 +1,79 @@
+#pragma once
+// The roofline with a workload model: which compute roof applies (dtype rules), the floor time, efficiency,
+// the binding resource, near_peak and below_floor. Pure functions; formulas in docs/ROOFLINE.md.
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/axis.h"
+#include "core/result.h"
+#include "roofline/ceilings.h"
+#include "util/json_io.h"
+
+namespace kopt::roofline {
+
+// ref.py's workload_model(**dims): {"flops": N, "bytes_min": N, "dtype": "bfloat16"?} or, for work in several
+// dtypes, {"flops": {"bfloat16": N, "float32": N}, "bytes_min": N}.
+struct WorkloadModel {
+  std::map<std::string, double> flops_by_dtype;  // key "" when the model names no dtype (inferred from buffers)
+  double bytes_min = 0;                          // the least DRAM traffic the computation needs, read + written
+};
+Result<WorkloadModel> parse_workload_model(const util::Json& j);
+
+struct RoofChoice {
+  Roof roof;
+  std::string rule;  // why this roof, in words
+};
+// A dtype the workload model names: float32 -> fp32 FMA, tf32 -> tf32 tensor, float64 -> fp64 FMA,
+// float64_tensor -> fp64 tensor, float16/bfloat16/float8*/int8 -> that tensor-core roof.
+Result<RoofChoice> roof_for_dtype(std::string_view dtype);
+// No dtype in the model: from the kernel's buffers' dtypes (canonical names). The lowest-precision
+// floating-point dtype present decides (fp8 > float16/bfloat16 > float32 > float64); float32 stays on the
+// FP32 FMA roof; integer-only kernels with int8/uint8 buffers take the int8 tensor roof.
+Result<RoofChoice> infer_roof_from_buffers(const std::vector<std::string>& buffer_dtypes);
+
+// Units that run concurrently: the compute floor is the largest of their times (the work on one unit adds up).
+enum class Pipe { kFp32Cores, kFp64Cores, kTensorCores };
+Pipe pipe_of(Roof r);
+
+struct ComputeTerm {
+  std::string dtype;  // as the model named it ("" when inferred)
+  RoofChoice choice;
+  double flops = 0;
+  double peak_tflops = 0;
+  CeilingSource source = CeilingSource::kMeasured;
+  double time_ms = 0;  // flops / peak
+};
+
+struct Floor {
+  std::vector<ComputeTerm> terms;
+  double flops = 0, bytes_min = 0;
+  double compute_floor_ms = 0, memory_floor_ms = 0, floor_ms = 0;
+  Axis binding = Axis::kMemory;  // kCompute or kMemory: whichever floor is larger (memory on a tie)
+  Roof dram_roof = Roof::kDramCopy;
+  double dram_gbps = 0;
+  CeilingSource dram_source = CeilingSource::kMeasured;
+  std::optional<double> arithmetic_intensity;  // flops / bytes_min; nullopt when bytes_min is 0
+};
+Result<Floor> compute_floor(const Ceilings& c, const WorkloadModel& m, const std::vector<std::string>& buffer_dtypes);
+
+// A timed kernel: the median and its noise (a confidence-interval half-width or the spread), both in ms.
+struct TimeMeasurement {
+  double median_ms = 0;
+  double noise_ms = 0;
+};
+Status validate(const TimeMeasurement& t);
+
+struct Efficiency {
+  double achieved_tflops = 0;  // model FLOPs / measured time
+  double achieved_gbps = 0;    // bytes_min / measured time (a lower bound on the real DRAM bandwidth)
+  double efficiency = 0;       // floor / measured time (1 = at the floor)
+  bool below_floor = false;    // measured more than noise_ms below the floor: a measurement or correctness problem
+  bool near_peak = false;      // efficiency >= threshold and not below_floor
+};
+inline constexpr double kNearPeakEfficiency = 0.80;
+Result<Efficiency> assess(const Floor& f, const TimeMeasurement& t, double near_peak_efficiency = kNearPeakEfficiency);
+
+}  // namespace kopt::roofline
