@@ -20,9 +20,12 @@ Result<std::string> run_cuobjdump(const std::string& flag, const std::filesystem
   // "cuobjdump info    : File 'x.so' does not contain device code" (exit 255): nothing to list.
   if (r.started && !r.timed_out && r.stderr_text.find("does not contain device code") != std::string::npos)
     return std::string();
-  if (!r.success())
-    return gate_error("cuobjdump " + flag + " " + binary.string() + " failed (" + r.describe() + "): " +
-                      (r.stderr_text.empty() ? r.stdout_text.substr(0, 500) : r.stderr_text.substr(0, 500)));
+  if (!r.success()) {
+    std::string out = r.stderr_text.empty() ? r.stdout_text.substr(0, 500) : r.stderr_text.substr(0, 500);
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return gate_error("cuobjdump " + flag + " " + binary.string() + " failed (" + r.describe() + ")" +
+                      (out.empty() ? "" : ": " + out));
+  }
   return r.stdout_text;
 }
 

@@ -69,14 +69,17 @@ std::string format_text(const SassReport& r) {
     for (const auto& m : r.methods) {
       const auto& v = m.verification;
       s += fmt::format("  {:<16} {:<14} {}\n", m.method, to_string(v.status), v.message);
+      bool any_ok = false;  // require_any passes as a rule when one of its patterns is found
+      for (const auto& c : v.checks) any_ok = any_ok || (c.rule == "require_any" && c.ok);
       for (const auto& c : v.checks) {
+        std::string mark = c.ok ? "ok" : (c.rule == "require_any" && any_ok) ? "--" : "NO";
         std::string count = c.rule == "min_count" ? fmt::format("x{} (need {})", c.count, c.min_count)
                                                   : fmt::format("x{}", c.count);
         std::string first;
         if (!c.examples.empty())
           first = fmt::format("{} /*{:04x}*/ {}", base_name(c.examples[0].function), c.examples[0].address,
                               c.examples[0].instruction);
-        std::string row = fmt::format("      {:<3} {:<12} {:<18} {:<12} {}", c.ok ? "ok" : "NO", c.rule, c.pattern, count, first);
+        std::string row = fmt::format("      {:<3} {:<12} {:<18} {:<12} {}", mark, c.rule, c.pattern, count, first);
         s += util::trim(row).empty() ? "\n" : row.substr(0, row.find_last_not_of(' ') + 1) + "\n";
       }
     }
