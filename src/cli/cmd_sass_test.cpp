@@ -35,7 +35,10 @@ class CmdSass : public ::testing::Test {
   static std::string kernel(const std::string& name) {
     return std::string(KOPT_TEST_DATA) + "/compile/kernels/" + name;
   }
-  static bool tools_missing() { return toolchain::find_nvcc().empty() || toolchain::find_cuobjdump().empty(); }
+  static bool tools_missing() {
+    auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
+    return !usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump());
+  }
   fs::path dir_;
 };
 

@@ -19,7 +19,10 @@ using compile::CompileResult;
 
 fs::path kernel(const std::string& name) { return fs::path(KOPT_TEST_DATA) / "compile" / "kernels" / name; }
 
-bool tools_missing() { return toolchain::find_nvcc().empty() || toolchain::find_cuobjdump().empty(); }
+bool tools_missing() {
+  auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
+  return !usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump());
+}
 
 // CTest runs each test in its own process, so each test compiles only the kernels it reads (memoized within
 // the process, in a private build cache).
