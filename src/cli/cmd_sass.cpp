@@ -1,7 +1,130 @@
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
 #include "cli/commands.h"
+#include "cli/parse.h"
+#include "compile/pool.h"
+#include "compile/resources.h"
+#include "sass/dump.h"
+#include "sass/report.h"
+#include "sass/signature_lookup.h"
+#include "util/strings.h"
 
 namespace kopt::cli {
 
-int cmd_sass(const Args&) { return not_available("sass", "planned in issue #4"); }
+namespace {
+
+// Where the method registry plugs in: return a lookup that answers a method id with its signature from
+// search/registry. Until it exists, only --signature FILE.json provides signatures.
+sass::SignatureLookup registry_lookup() {
+  return [](const std::string& id) -> Result<sass::Signature> {
+    return input_error("the method registry is not available in this build, so '" + id +
+                       "' has no known signature; give --signature FILE.json ({\"" + id + "\": {...}})");
+  };
+}
+
+int fail(const Error& e) {
+  std::fprintf(stderr, "kopt sass: %s\n", e.message.c_str());
+  return to_int(e.code);
+}
+
+}  // namespace
+
+int cmd_sass(const Args& args) {
+  CLI::App app{"kopt sass: compile a kernel, show its resources and instruction mix, verify methods in its SASS",
+               "kopt sass"};
+  std::string source, lib, json_path, signature_file, cache_dir, arch = "sm_90";
+  std::vector<std::string> methods, defines, includes, kernels, nvcc_flags;
+  app.add_option("kernel", source, "the kernel source (.cu); its __global__ functions are the ones checked");
+  app.add_option("--methods", methods, "methods to verify, comma-separated (each is also compiled with -DKOPT_<ID>=1)")
+      ->delimiter(',');
+  app.add_option("--signature", signature_file, "JSON file {\"method-id\": {require_any, require_all, forbid, min_counts}}");
+  app.add_option("--arch", arch, "target, e.g. sm_90 or sm_90a (default sm_90); with --lib, only functions of this arch")
+      ->capture_default_str();
+  app.add_option("-D,--define", defines, "a define for nvcc, NAME=VALUE (repeatable)");
+  app.add_option("-I,--include", includes, "an include directory for nvcc (repeatable)");
+  app.add_option("--nvcc-flag", nvcc_flags, "an extra nvcc flag, e.g. --nvcc-flag=-maxrregcount=32 (repeatable)");
+  app.add_option("--kernel-name", kernels, "check this kernel function (name, qualified name or mangled; repeatable)");
+  app.add_option("--lib", lib, "read this shared library or cubin instead of compiling");
+  app.add_option("--json", json_path, "also write the report as JSON");
+  app.add_option("--cache-dir", cache_dir, "build cache folder (default $XDG_CACHE_HOME/kopt/build)");
+  if (auto rc = parse_args(app, args); rc) return *rc;
+  bool arch_given = app.count("--arch") > 0;
+
+  if (source.empty() && lib.empty()) return fail(input_error("give a kernel source (KERNEL.cu) or --lib FILE"));
+  if (!source.empty() && !std::filesystem::is_regular_file(source))
+    return fail(input_error("no such kernel source: " + source));
+
+  // Signatures first: a bad file or an unknown method stops before any compile.
+  sass::SignatureLookup lookup = registry_lookup();
+  if (!signature_file.empty()) {
+    auto j = util::read_json(signature_file);
+    if (!j) return fail(j.error());
+    auto from_file = sass::lookup_from_json(*j);
+    if (!from_file) return fail(from_file.error());
+    lookup = sass::first_then(*from_file, lookup);
+  }
+  std::vector<std::pair<std::string, sass::Signature>> sigs;
+  for (const auto& m : methods) {
+    auto s = lookup(util::trim(m));
+    if (!s) return fail(s.error());
+    sigs.emplace_back(util::trim(m), *s);
+  }
+
+  sass::SassReport report;
+  report.source = source;
+  report.arch = lib.empty() || arch_given ? arch : "";
+  util::SystemRunner runner;
+  std::filesystem::path binary = lib;
+  if (lib.empty()) {
+    compile::CompileRequest req;
+    req.name = std::filesystem::path(source).stem().string();
+    req.source = source;
+    req.arch = arch;
+    req.include_dirs = includes;
+    req.extra_flags = nvcc_flags;
+    req.cache_dir = cache_dir;
+    for (const auto& d : defines) {
+      auto eq = d.find('=');
+      req.defines[d.substr(0, eq)] = eq == std::string::npos ? "" : d.substr(eq + 1);
+    }
+    for (const auto& [m, s] : sigs) req.defines[compile::method_guard(m)] = "1";
+    auto res = compile::compile_batch({req}, {1, ""}, runner).at(0);
+    if (!res.ok()) {
+      std::fputs(res.log_text.c_str(), stderr);
+      std::fprintf(stderr, "kopt sass: compile %s: %s\n", std::string(compile::to_string(res.status)).c_str(),
+                   std::string(compile::describe(res.status)).c_str());
+      return to_int(res.status == compile::CompileStatus::kFailed ? ExitCode::kInput : ExitCode::kGate);
+    }
+    binary = res.library;
+    report.resources = res.resources;
+    report.compile = std::move(res);
+  } else if (!std::filesystem::is_regular_file(lib)) {
+    return fail(input_error("no such library: " + lib));
+  }
+
+  std::vector<std::string> names = kernels;
+  if (names.empty() && !source.empty()) names = sass::kernel_names_from_source(source);
+  report.analysis = sass::analyze(binary, names, report.arch, runner);
+  if (!report.compile && report.analysis.tool_error.empty()) {
+    if (auto text = sass::dump_resource_usage(binary, runner)) report.resources = compile::parse_cuobjdump_resource_usage(*text);
+  }
+
+  bool any_fail = false;
+  for (const auto& [m, s] : sigs) {
+    auto v = sass::verify_method(report.analysis, s);
+    if (!v) return fail(v.error());
+    any_fail = any_fail || v->status == sass::VerifyStatus::kFail;
+    report.methods.push_back({m, std::move(v).value()});
+  }
+
+  std::fputs(sass::format_text(report).c_str(), stdout);
+  if (!json_path.empty()) {
+    auto st = util::write_json_atomic(json_path, "sass", sass::to_json(report));
+    if (!st) return fail(st.error());
+  }
+  if (!report.analysis.tool_error.empty()) return to_int(ExitCode::kGate);
+  return any_fail ? to_int(ExitCode::kValidation) : 0;
+}
 
 }  // namespace kopt::cli

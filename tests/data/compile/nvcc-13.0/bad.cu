@@ -1,0 +1,1 @@
+x __global__ void k( { }
