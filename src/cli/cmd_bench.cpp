@@ -1,7 +1,137 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
 #include "cli/commands.h"
+#include "cli/kernel_options.h"
+#include "cli/parse.h"
+#include "device/gpu_info.h"
+#include "pipeline/prepare.h"
+#include "runner/launch.h"
 
 namespace kopt::cli {
 
-int cmd_bench(const Args&) { return not_available("bench", "planned in issue #3"); }
+namespace {
+
+std::string fmt_rate(double per_s, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (per_s >= 1000 && i < 5) {
+    per_s /= 1000;
+    ++i;
+  }
+  return fmt::format("{:.2f} {}{}", per_s, prefixes[i], unit);
+}
+
+}  // namespace
+
+int cmd_bench(const Args& args) {
+  CLI::App app{"kopt bench: check a kernel's correctness on every seed and time it (and the reference)", "kopt bench"};
+  pipeline::KernelJob job;
+  KernelOptionValues v;
+  std::string json_path;
+  double max_time_s = 5;
+  bool no_ref_timing = false;
+  add_kernel_options(app, job, v);
+  app.add_option("--json", json_path, "write the results as JSON");
+  app.add_option("--max-time-s", max_time_s, "timing budget per kernel in seconds (default 5)");
+  app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
+  Dims dims;
+  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (auto st = finish_kernel_job(job, v, dims); !st) {
+    std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
+    return to_int(st.error().code);
+  }
+  if (max_time_s <= 0) {
+    std::fprintf(stderr, "kopt bench: --max-time-s must be positive\n");
+    return to_int(ExitCode::kInput);
+  }
+  auto gpus = device::query_gpus();
+  if (!gpus) {
+    std::fprintf(stderr, "kopt bench: needs a GPU: %s\n", gpus.error().message.c_str());
+    return to_int(ExitCode::kGate);
+  }
+  auto dir = pipeline::make_run_dir(v.out, "bench");
+  if (!dir) {
+    std::fprintf(stderr, "kopt bench: %s\n", dir.error().message.c_str());
+    return to_int(dir.error().code);
+  }
+  auto say = [](const std::string& s) { std::fprintf(stderr, "  %s\n", s.c_str()); };
+  std::fprintf(stderr, "kopt bench %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),
+               gpus->gpus[0].name.c_str(), dir->c_str());
+  util::SystemRunner sys;
+  auto prep = pipeline::prepare(job, *dir, sys, !no_ref_timing, say);
+  if (!prep) {
+    std::fprintf(stderr, "kopt bench: %s\n", prep.error().message.c_str());
+    return to_int(prep.error().code);
+  }
+  runner::RunRequest req;
+  req.libs = {prep->build.library};
+  req.golden_dir = prep->golden_dir;
+  req.result_json = *dir / "result.json";
+  req.mode = "time";
+  req.tol = prep->tol;
+  req.timeout_s = job.run_timeout_s + max_time_s * 2;
+  req.max_time_s = max_time_s;
+  auto out = runner::run_candidate(req, sys);
+
+  const auto& m = prep->manifest;
+  std::string report = fmt::format("\nkopt bench: {}  [{}]  on {}\n", job.kernel.string(), format_dims(dims), gpus->gpus[0].name);
+  report += fmt::format("contract  {}\n", prep->signature.normalised);
+  report += fmt::format("golden    {} seeds; tolerance atol={:g} rtol={:g} ({}; numerics mode {})\n",
+                        m.value("seeds", util::Json::array()).size(), prep->tol.atol, prep->tol.rtol, prep->tol_source,
+                        pipeline::numerics_name(job.numerics));
+  if (prep->sizes_guessed) report += "WARNING   buffer sizes were guessed (ref.py has no setup() or shapes)\n";
+  report += "\ncorrectness\n";
+  report += fmt::format("  {:<6} {:<10} {:<18} {:>10} {:>10} {:>10}\n", "seed", "output", "status", "max_abs", "max_rel", "rel_l2");
+  if (out.details.contains("seeds"))
+    for (const auto& s : out.details["seeds"])
+      for (auto it = s["outputs"].begin(); it != s["outputs"].end(); ++it) {
+        const auto& c = it.value();
+        auto num = [&](const char* k) { return c[k].is_number() ? fmt::format("{:.3g}", c[k].get<double>()) : c[k].dump(); };
+        report += fmt::format("  {:<6} {:<10} {:<18} {:>10} {:>10} {:>10}\n", s.value("seed", 0), it.key(),
+                              c.value("ok", false) ? (c.value("bitwise_equal", false) ? "ok (bitwise)" : "ok") : "MISMATCH",
+                              num("max_abs_err"), num("max_rel_err"), num("rel_l2_err"));
+      }
+  report += fmt::format("  => {}{}\n", runner::status_name(out.status), out.message.empty() ? "" : ": " + out.message);
+  util::Json result = {{"kernel", job.kernel.string()}, {"dims", dims}, {"gpu", gpus->gpus[0].name},
+                       {"signature", contract::to_json(prep->signature)}, {"tolerance", {{"atol", prep->tol.atol}, {"rtol", prep->tol.rtol}, {"source", prep->tol_source}}},
+                       {"sizes_guessed", prep->sizes_guessed}, {"outcome", runner::to_json(out)}, {"run_dir", dir->string()}};
+  if (out.timing) {
+    const auto& t = *out.timing;
+    report += "\ntiming (CUDA events, L2 flushed between samples)\n";
+    report += fmt::format("  kernel     median {:.4f} ms  95% CI [{:.4f}, {:.4f}]  p10 {:.4f}  p90 {:.4f}  min {:.4f}  robust CV {:.2f}%  n={}  {}\n",
+                          t.median_ms, t.ci95_low_ms, t.ci95_high_ms, t.p10_ms, t.p90_ms, t.min_ms, 100 * t.robust_cv,
+                          t.samples, runner::describe(t.stability));
+    const auto& rt = m.contains("reference_timing") ? m["reference_timing"] : util::Json();
+    if (rt.is_object() && rt.contains("median_ms")) {
+      double ref_ms = rt["median_ms"].get<double>();
+      report += fmt::format("  reference  median {:.4f} ms  (ref.py on {}; n={})\n", ref_ms, rt.value("device", std::string("?")),
+                            rt.value("samples", 0));
+      report += fmt::format("  speedup vs reference: {:.2f}x\n", ref_ms / t.median_ms);
+      result["speedup_vs_reference"] = ref_ms / t.median_ms;
+    }
+    const auto& wm = m.contains("workload_model") ? m["workload_model"] : util::Json();
+    if (wm.is_object()) {
+      double flops = 0;
+      if (wm.contains("flops") && wm["flops"].is_number()) flops = wm["flops"].get<double>();
+      else if (wm.contains("flops") && wm["flops"].is_object())
+        for (auto it = wm["flops"].begin(); it != wm["flops"].end(); ++it) flops += it.value().get<double>();
+      double bytes = wm.value("bytes_min", 0.0);
+      double s = t.median_ms / 1e3;
+      report += fmt::format("  achieved   {} ({} FLOP in the model), {} (bytes_min {:.3g} B)\n", fmt_rate(flops / s, "FLOP/s"),
+                            fmt::format("{:.3g}", flops), fmt_rate(bytes / s, "B/s"), bytes);
+      result["achieved"] = {{"flop_per_s", flops / s}, {"bytes_per_s", bytes / s}};
+    }
+  }
+  std::fputs(report.c_str(), stdout);
+  if (!json_path.empty()) {
+    if (auto st = util::write_json_atomic(json_path, "bench", result); !st)
+      std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
+  }
+  (void)util::write_json_atomic(*dir / "bench.json", "bench", result);
+  if (out.status == runner::RunStatus::kInterrupted) return to_int(ExitCode::kInterrupted);
+  return runner::is_correct(out.status) ? 0 : to_int(ExitCode::kValidation);
+}
 
 }  // namespace kopt::cli

@@ -1,0 +1,40 @@
+#include "cli/kernel_options.h"
+
+namespace kopt::cli {
+
+void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v) {
+  app.add_option("KERNEL", v.kernel, "the kernel: a .cu exposing extern \"C\" void solve(...)")->required();
+  app.add_option("--ref", v.ref, "ref.py: reference(**kwargs), optional setup/shapes/atol/rtol/workload_model")->required();
+  app.add_option("--seeds", job.seeds, "number of random input sets checked (default 3)");
+  app.add_option("--ptr-size", job.ptr_size, "elements per buffer when ref.py gives no shapes (else guessed)");
+  app.add_option("--numerics-mode", v.numerics, "reference | strict | approximate (default reference)");
+  app.add_option("--atol", v.atol, "absolute tolerance (overrides ref.py)");
+  app.add_option("--rtol", v.rtol, "relative tolerance (overrides ref.py)");
+  app.add_option("--arch", job.arch, "target architecture (default sm_90)");
+  app.add_option("--nvcc-flag", job.nvcc_flags, "an extra nvcc flag (repeatable)");
+  app.add_option("-D", v.defines, "a macro NAME=VALUE for the kernel (repeatable)");
+  app.add_option("-I", job.include_dirs, "an include directory (repeatable)");
+  app.add_option("--timeout", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
+  app.add_option("--out", v.out, "where kopt_runs/ is created (default .)");
+}
+
+Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, const Dims& dims) {
+  job.kernel = v.kernel;
+  job.ref = v.ref;
+  job.dims = dims;
+  auto mode = pipeline::parse_numerics_mode(v.numerics);
+  if (!mode) return input_error("--numerics-mode must be reference, strict or approximate, not '" + v.numerics + "'");
+  job.numerics = *mode;
+  if (v.atol >= 0) job.atol = v.atol;
+  if (v.rtol >= 0) job.rtol = v.rtol;
+  for (const auto& d : v.defines) {
+    auto eq = d.find('=');
+    std::string name = d.substr(0, eq);
+    if (name.empty()) return input_error("-D needs NAME or NAME=VALUE, not '" + d + "'");
+    job.defines[name] = eq == std::string::npos ? "" : d.substr(eq + 1);
+  }
+  if (dims.empty()) return input_error("no dimensions given: add them as --NAME=VALUE (e.g. --N=1048576)");
+  return pipeline::validate(job);
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,20 @@
+#pragma once
+// The options every kernel command shares (KERNEL, --ref, dims, seeds, tolerances, compile flags).
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "pipeline/prepare.h"
+
+namespace kopt::cli {
+
+struct KernelOptionValues {
+  std::string kernel, ref, numerics = "reference", out = ".";
+  double atol = -1, rtol = -1;
+  std::vector<std::string> defines;  // NAME=VALUE
+};
+
+void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v);
+// Turns parsed values into the job (numerics mode, tolerances, defines). Errors name the bad option.
+Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, const Dims& dims);
+
+}  // namespace kopt::cli

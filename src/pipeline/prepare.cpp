@@ -1,0 +1,132 @@
+#include "pipeline/prepare.h"
+
+#include <ctime>
+
+#include "compile/pool.h"
+#include "contract/golden_maker.h"
+#include <cmath>
+#include "util/fs.h"
+
+namespace kopt::pipeline {
+
+namespace fs = std::filesystem;
+
+std::optional<NumericsMode> parse_numerics_mode(std::string_view s) {
+  if (s == "reference") return NumericsMode::kReference;
+  if (s == "strict") return NumericsMode::kStrict;
+  if (s == "approximate") return NumericsMode::kApproximate;
+  return std::nullopt;
+}
+
+std::string_view numerics_name(NumericsMode m) {
+  switch (m) {
+    case NumericsMode::kReference: return "reference";
+    case NumericsMode::kStrict: return "strict";
+    case NumericsMode::kApproximate: return "approximate";
+  }
+  return "?";
+}
+
+Status validate(const KernelJob& job) {
+  std::error_code ec;
+  if (job.kernel.empty()) return input_error("no kernel given: kopt <command> KERNEL.cu --ref ref.py --DIM=...");
+  if (!fs::is_regular_file(job.kernel, ec)) return input_error("kernel file " + job.kernel.string() + " not found");
+  auto ext = job.kernel.extension().string();
+  if (ext == ".py")
+    return input_error(job.kernel.string() + " is a Triton kernel; this command takes CUDA/CUTLASS .cu kernels in this version");
+  if (ext != ".cu" && ext != ".cuh" && ext != ".cpp")
+    return input_error(job.kernel.string() + ": a kernel is a .cu file exposing extern \"C\" void solve(...)");
+  if (job.ref.empty()) return input_error("no reference given: add --ref ref.py");
+  if (!fs::is_regular_file(job.ref, ec)) return input_error("reference file " + job.ref.string() + " not found");
+  if (job.ref.extension() != ".py") return input_error(job.ref.string() + ": the reference must be a Python file (ref.py)");
+  if (job.seeds < 1 || job.seeds > 64) return input_error("--seeds must be between 1 and 64");
+  if (job.atol && (*job.atol < 0 || !std::isfinite(*job.atol))) return input_error("--atol must be a non-negative number");
+  if (job.rtol && (*job.rtol < 0 || !std::isfinite(*job.rtol))) return input_error("--rtol must be a non-negative number");
+  if (job.arch.rfind("sm_", 0) != 0) return input_error("--arch must look like sm_90 or sm_90a, not '" + job.arch + "'");
+  if (job.run_timeout_s <= 0) return input_error("--timeout must be positive");
+  return ok_status();
+}
+
+runner::Tolerance resolve_tolerance(const util::Json& m, NumericsMode mode, std::optional<double> atol,
+                                    std::optional<double> rtol, std::string* source) {
+  const auto& t = m.contains("tolerances") ? m["tolerances"] : util::Json::object();
+  runner::Tolerance tol{t.value("atol", 1e-4), t.value("rtol", 1e-4)};
+  std::string src = t.value("source", std::string("default"));
+  if (mode == NumericsMode::kApproximate) {
+    tol = {t.value("approx_atol", tol.atol * 10), t.value("approx_rtol", tol.rtol * 10)};
+    src = "approximate (" + src + ")";
+  }
+  if (atol) tol.atol = *atol;
+  if (rtol) tol.rtol = *rtol;
+  if (atol || rtol) src = "command line";
+  if (source) *source = src;
+  return tol;
+}
+
+compile::CompileRequest compile_request(const KernelJob& job, const std::string& name, const fs::path& source,
+                                        const fs::path& out_dir) {
+  compile::CompileRequest r;
+  r.name = name;
+  r.source = source;
+  r.extra_flags = job.nvcc_flags;
+  r.defines = job.defines;
+  r.arch = job.arch;
+  r.include_dirs = job.include_dirs;
+  r.out_dir = out_dir;
+  return r;
+}
+
+Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner,
+                         bool time_reference, const Say& say) {
+  KOPT_TRY(validate(job));
+  Prepared p;
+  KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));
+  KOPT_TRY_ASSIGN(p.signature, contract::parse_solve_signature(p.source_text, job.kernel.string()));
+  say("contract: " + p.signature.normalised);
+  // Compile first: it is quick to fail and needs no Python.
+  auto req = compile_request(job, "kernel", job.kernel, work_dir / "build");
+  int jobs = 1;
+  auto results = compile::compile_batch({req}, {jobs, ""}, runner);
+  p.build = results.front();
+  if (p.build.status == compile::CompileStatus::kToolMissing) return gate_error("nvcc not found: " + p.build.log_text);
+  if (!p.build.ok()) {
+    std::string log = p.build.log_text;
+    if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
+    return input_error(job.kernel.string() + " does not compile (" + std::string(compile::to_string(p.build.status)) +
+                       "):\n" + log);
+  }
+  say(std::string("compiled: ") + (p.build.cache_hit ? "cache hit" : "built") + " in " +
+      std::to_string(static_cast<int>(p.build.compile_ms)) + " ms");
+  contract::GoldenRequest g;
+  g.ref_py = job.ref;
+  g.signature = p.signature;
+  g.dims = job.dims;
+  g.seeds = job.seeds;
+  g.out_dir = work_dir / "golden";
+  g.ptr_size = job.ptr_size;
+  g.time_reference = time_reference;
+  say("golden data: running ref.py for " + std::to_string(job.seeds) + " seeds...");
+  KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
+  p.golden_dir = g.out_dir;
+  p.sizes_guessed = p.manifest.value("sizes_guessed", false);
+  p.tol = resolve_tolerance(p.manifest, job.numerics, job.atol, job.rtol, &p.tol_source);
+  for (const auto& b : p.manifest.value("buffers", util::Json::array())) p.buffer_dtypes.push_back(b.value("dtype", ""));
+  return p;
+}
+
+Result<fs::path> make_run_dir(const fs::path& out, const std::string& prefix) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d_%H%M%S", &tm);
+  fs::path base = out / "kopt_runs" / (prefix + "_" + stamp);
+  fs::path dir = base;
+  std::error_code ec;
+  for (int i = 1; fs::exists(dir, ec); ++i) dir = base.string() + "_" + std::to_string(i);
+  fs::create_directories(dir, ec);
+  if (ec) return input_error("cannot create " + dir.string() + ": " + ec.message());
+  return dir;
+}
+
+}  // namespace kopt::pipeline

@@ -1,0 +1,72 @@
+#pragma once
+// What every kernel command does first (bench, roofline, profile, optimize): validate the inputs before any
+// GPU work, parse the kernel contract, make the golden data once, and compile the kernel.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/dims.h"
+#include "compile/request.h"
+#include "contract/signature.h"
+#include "core/result.h"
+#include "runner/compare.h"
+#include "util/json_io.h"
+#include "util/process.h"
+
+namespace kopt::pipeline {
+
+enum class NumericsMode { kReference, kStrict, kApproximate };
+std::optional<NumericsMode> parse_numerics_mode(std::string_view s);
+std::string_view numerics_name(NumericsMode m);
+
+struct KernelJob {
+  std::filesystem::path kernel;   // .cu (CUDA, CUTLASS)
+  std::filesystem::path ref;      // ref.py
+  cli::Dims dims;
+  int seeds = 3;
+  long long ptr_size = 0;
+  NumericsMode numerics = NumericsMode::kReference;
+  std::optional<double> atol, rtol;
+  std::string arch = "sm_90";
+  std::vector<std::string> nvcc_flags;
+  std::vector<std::string> include_dirs;
+  std::map<std::string, std::string> defines;
+  std::string compile_jobs = "auto";
+  double run_timeout_s = 120;
+};
+
+// Checks files, extensions, modes and numbers; never touches the GPU. Errors name what to fix (exit 4).
+Status validate(const KernelJob& job);
+
+struct Prepared {
+  contract::KernelSignature signature;
+  std::string source_text;
+  std::filesystem::path golden_dir;
+  util::Json manifest;
+  runner::Tolerance tol;          // resolved for the numerics mode
+  std::string tol_source;         // "ref.py", "command line", "default", "approximate"
+  compile::CompileResult build;   // the kernel itself
+  bool sizes_guessed = false;
+  std::vector<std::string> buffer_dtypes;
+};
+
+using Say = std::function<void(const std::string&)>;
+
+// Tolerance for a numerics mode: command line > ref.py/default; approximate uses the approx_* values.
+runner::Tolerance resolve_tolerance(const util::Json& manifest, NumericsMode mode, std::optional<double> atol,
+                                    std::optional<double> rtol, std::string* source = nullptr);
+
+// Parses the contract, writes golden data into work_dir/golden, compiles the kernel into work_dir/build.
+Result<Prepared> prepare(const KernelJob& job, const std::filesystem::path& work_dir, util::CommandRunner& runner,
+                         bool time_reference, const Say& say);
+
+// Compile requests for a kernel job with extra defines/flags (candidates, ablations).
+compile::CompileRequest compile_request(const KernelJob& job, const std::string& name, const std::filesystem::path& source,
+                                        const std::filesystem::path& out_dir);
+
+// "kopt_runs/<prefix>_YYYYmmdd_HHMMSS" under `out` (a fresh, unique directory).
+Result<std::filesystem::path> make_run_dir(const std::filesystem::path& out, const std::string& prefix);
+
+}  // namespace kopt::pipeline
