@@ -14,6 +14,7 @@ struct Expr::Node {
   int64_t number = 0;
   std::string name;  // identifier, or the operator text of a unary/binary node
   std::shared_ptr<const Node> lhs, rhs;
+  int slot = -1;     // identifiers: index into Expr::slot_names()
 };
 
 namespace {
@@ -132,7 +133,10 @@ class Parser {
     }
     if (t.kind == Token::Kind::kName) {
       ++pos_;
-      return NodePtr(std::make_shared<Expr::Node>(Expr::Node{Expr::Node::Kind::kName, 0, t.text, nullptr, nullptr}));
+      auto it = std::find(slots_.begin(), slots_.end(), t.text);
+      int slot = static_cast<int>(it - slots_.begin());
+      if (it == slots_.end()) slots_.push_back(t.text);
+      return NodePtr(std::make_shared<Expr::Node>(Expr::Node{Expr::Node::Kind::kName, 0, t.text, nullptr, nullptr, slot}));
     }
     if (t.kind == Token::Kind::kOp && t.text == "(") {
       ++pos_;
@@ -149,6 +153,9 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+
+ public:
+  std::vector<std::string> slots_;
 };
 
 void collect_names(const Expr::Node& n, std::vector<std::string>& out) {
@@ -214,6 +221,7 @@ Result<Expr> Expr::parse(std::string_view text) {
   Parser p(std::move(toks));
   KOPT_TRY_ASSIGN(NodePtr root, p.parse_all());
   Expr e;
+  e.slot_names_ = p.slots_;
   e.text_ = util::trim(text);
   e.root_ = root;
   collect_names(*root, e.names_);
@@ -225,6 +233,59 @@ Result<Expr> Expr::parse(std::string_view text) {
 Result<int64_t> Expr::eval(const Bindings& names) const {
   if (!root_) return internal_error("evaluating an empty expression");
   return eval_node(*root_, names, text_);
+}
+
+namespace {
+std::optional<int64_t> fast_eval(const Expr::Node& n, const std::vector<int64_t>& v) {
+  using K = Expr::Node::Kind;
+  switch (n.kind) {
+    case K::kNumber: return n.number;
+    case K::kName:
+      if (n.slot < 0 || static_cast<size_t>(n.slot) >= v.size()) return std::nullopt;
+      return v[static_cast<size_t>(n.slot)];
+    case K::kUnary: {
+      auto a = fast_eval(*n.lhs, v);
+      if (!a) return std::nullopt;
+      if (n.name == "!") return int64_t{*a == 0};
+      if (n.name == "+") return *a;
+      int64_t r = 0;
+      if (__builtin_sub_overflow(int64_t{0}, *a, &r)) return std::nullopt;
+      return r;
+    }
+    case K::kBinary: {
+      const char op0 = n.name[0], op1 = n.name.size() > 1 ? n.name[1] : '\0';
+      auto a = fast_eval(*n.lhs, v);
+      if (!a) return std::nullopt;
+      if (op0 == '&' && *a == 0) return int64_t{0};
+      if (op0 == '|' && *a != 0) return int64_t{1};
+      auto b = fast_eval(*n.rhs, v);
+      if (!b) return std::nullopt;
+      int64_t r = 0;
+      switch (op0) {
+        case '+': if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt; return r;
+        case '-': if (__builtin_sub_overflow(*a, *b, &r)) return std::nullopt; return r;
+        case '*': if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt; return r;
+        case '/':
+        case '%':
+          if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+          return op0 == '/' ? *a / *b : *a % *b;
+        case '=': return int64_t{*a == *b};
+        case '!': return int64_t{*a != *b};
+        case '<': return op1 == '=' ? int64_t{*a <= *b} : int64_t{*a < *b};
+        case '>': return op1 == '=' ? int64_t{*a >= *b} : int64_t{*a > *b};
+        case '&':
+        case '|': return int64_t{*b != 0};
+      }
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<int64_t> Expr::eval_slots(const std::vector<int64_t>& values) const {
+  if (!root_) return std::nullopt;
+  return fast_eval(*root_, values);
 }
 
 bool Expr::holds(const Bindings& names) const {

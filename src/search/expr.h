@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,14 +28,18 @@ class Expr {
   Result<int64_t> eval(const Bindings& names) const;
   bool holds(const Bindings& names) const;  // eval succeeded and is non-zero
 
+  // Fast path for hot loops: values[i] is the value of slot_names()[i]; nullopt on any error.
+  std::optional<int64_t> eval_slots(const std::vector<int64_t>& values) const;
+
   const std::string& text() const { return text_; }
   const std::vector<std::string>& names() const { return names_; }  // identifiers used, sorted, unique
+  const std::vector<std::string>& slot_names() const { return slot_names_; }  // in order of first use
 
   struct Node;
 
  private:
   std::string text_;
-  std::vector<std::string> names_;
+  std::vector<std::string> names_, slot_names_;
   std::shared_ptr<const Node> root_;  // immutable, so copies may share it
 };
 

@@ -99,3 +99,26 @@ TEST(Expr, SyntaxErrorsNameTheColumn) {
 
 }  // namespace
 }  // namespace kopt::search
+
+namespace kopt::search {
+namespace {
+TEST(Expr, SlotEvaluationMatchesNamedEvaluation) {
+  auto e = Expr::parse("(BN + BM) * 2 <= LIMIT && !(BM % 3 == 1) || BM / BN > 4");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->slot_names(), (std::vector<std::string>{"BN", "BM", "LIMIT"}));
+  for (int64_t bm = -3; bm <= 40; bm += 7) {
+    for (int64_t bn = -2; bn <= 9; bn += 3) {
+      for (int64_t limit : {0, 30, 100}) {
+        auto named = e->eval({{"BM", bm}, {"BN", bn}, {"LIMIT", limit}});
+        auto fast = e->eval_slots({bn, bm, limit});
+        ASSERT_EQ(named.ok(), fast.has_value()) << bm << " " << bn;
+        if (fast) {
+          EXPECT_EQ(named.value(), *fast);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(e->eval_slots({1}).has_value());  // missing values are an error, not a zero
+}
+}  // namespace
+}  // namespace kopt::search
