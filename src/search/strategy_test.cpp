@@ -25,7 +25,7 @@ ConstraintDecl constraint(const std::string& text) {
   return {std::move(e).value(), "test:1"};
 }
 
-// Six tuning parameters of a GEMM-like kernel with two resource constraints: 20000 points, 14360 valid.
+// Six tuning parameters of a GEMM-like kernel with three resource constraints: 20000 points, 14600 valid.
 SearchSpace gemm_space() {
   SearchSpace s;
   s.dims = {param("BM", {16, 32, 64, 128, 256}), param("BN", {16, 32, 64, 128, 256}), param("BK", {8, 16, 32, 64}),
@@ -36,7 +36,7 @@ SearchSpace gemm_space() {
   return s;
 }
 
-// Four parameters: 1280 points.
+// Four parameters: 1280 points, 952 valid.
 SearchSpace small_space() {
   SearchSpace s;
   s.dims = {param("TILE", {8, 16, 32, 64, 128}), param("VEC", {1, 2, 4, 8}), param("UNROLL", {1, 2, 4, 8, 16, 32, 64, 128}),
@@ -227,6 +227,64 @@ TEST(SearchStrategy, RespectsPinnedDimensionsAndNeverRepeats) {
   expect[4] = 2;
   EXPECT_EQ(props[0].config, expect);
   EXPECT_EQ(props[0].reason, "incumbent with this iteration's methods");
+}
+
+TEST(SearchStrategy, LargeSpacesAreSampledAndStillSearchedWell) {
+  // 8 parameters of 8 values: 16.7 million points, too many to enumerate.
+  SearchSpace s;
+  for (int d = 0; d < 8; ++d) s.dims.push_back(param("P" + std::to_string(d), {1, 2, 3, 4, 5, 6, 7, 8}));
+  double built_in = 0, random = 0;
+  const int seeds = 5, budget = 120;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    Config centre(8);
+    for (auto& c : centre) c = static_cast<int>(rng() % 8);
+    Objective f = bowl(centre, static_cast<uint64_t>(seed));
+    std::vector<Observation> history = {{s.default_config(), f(s.default_config())}};
+    std::set<Config> seen = {s.default_config()};
+    while (static_cast<int>(history.size()) < budget) {
+      StrategyInput in;
+      in.space = &s;
+      in.history = history;
+      in.k = 4;
+      in.seed = static_cast<uint64_t>(seed);
+      auto props = propose_configs(in);
+      ASSERT_EQ(props.size(), 4u);
+      for (const auto& p : props) {
+        ASSERT_TRUE(seen.insert(p.config).second);
+        history.push_back({p.config, f(p.config)});
+      }
+    }
+    double best = 1e300, best_random = 1e300;
+    for (const auto& h : history) best = std::min(best, *h.time_ms);
+    for (int i = 0; i < budget; ++i) {
+      Config c(8);
+      for (auto& x : c) x = static_cast<int>(rng() % 8);
+      best_random = std::min(best_random, f(c));
+    }
+    built_in += std::log(best) / seeds;  // log(time) above the optimum's log(1) = 0
+    random += std::log(best_random) / seeds;
+  }
+  std::printf("8 params x 8 values, %d evaluations: mean log(best/optimum) built-in %.3f, random %.3f\n", budget, built_in,
+              random);
+  EXPECT_LT(built_in, 0.25 * random);
+
+  // 20 parameters of 9 values: more points than a 64-bit index holds; identities fall back to hashing.
+  SearchSpace huge;
+  for (int d = 0; d < 20; ++d) huge.dims.push_back(param("Q" + std::to_string(d), {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  StrategyInput in;
+  in.space = &huge;
+  in.k = 6;
+  in.history = {{huge.default_config(), 1.0}};
+  std::set<Config> seen = {huge.default_config()};
+  for (int round = 0; round < 4; ++round) {
+    auto props = propose_configs(in);
+    ASSERT_EQ(props.size(), 6u);
+    for (const auto& p : props) {
+      EXPECT_TRUE(seen.insert(p.config).second);
+      in.history.push_back({p.config, 1.0 + 0.1 * p.config[0]});
+    }
+  }
 }
 
 TEST(SearchStrategy, DeterministicForASeedAndExhaustsSmallSpaces) {
