@@ -93,9 +93,18 @@ Result<GeneratorOutput> read_manifest(const Json& manifest, const ManifestContex
         claimed.insert(id);
       }
     }
-    // Guards inherited from the champion's own methods stay on: a method guarded in the source is in it.
-    for (const auto& m : ctx.registry->methods())
-      if (guard_in_conditional(text.value(), guard_macro(m.id), ctx.language)) claimed.insert(m.id);
+    // Guards the source carries without claiming them (inherited from the champion) keep the champion's value.
+    for (const auto& m : ctx.registry->methods()) {
+      if (claimed.count(m.id) || !guard_in_conditional(text.value(), guard_macro(m.id), ctx.language)) continue;
+      auto it = ctx.champion_guards.find(m.id);
+      if (it != ctx.champion_guards.end() && it->second) {
+        claimed.insert(m.id);
+      } else {
+        c.guards[m.id] = false;
+        if (python) c.constexprs[guard_macro(m.id)] = 0;
+        else c.defines[guard_macro(m.id)] = "0";
+      }
+    }
     for (const auto& id : claimed) {
       const std::string guard = guard_macro(id);
       if (guard_in_conditional(text.value(), guard, ctx.language)) {
@@ -218,6 +227,7 @@ Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
   ctx.signature = *signature;
   ctx.k = in.k;
   ctx.require_guards = opts_.require_guards;
+  if (in.champion) ctx.champion_guards = in.champion->candidate.guards;
   auto read = read_manifest(manifest.value(), ctx);
   if (!read) return input_error(manifest_path.string() + ": " + read.error().message);
 

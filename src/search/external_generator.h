@@ -3,6 +3,7 @@
 // iteration directory, runs the command there (env KOPT_BRIEF=<brief.json>), and reads back
 // manifest.json, validating every candidate it lists (docs/GENERATORS.md).
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "search/generator.h"
@@ -26,6 +27,9 @@ struct ManifestContext {
   std::string signature;                            // normalised entry point every candidate must keep
   int k = 4;
   bool require_guards = false;
+  // The champion's guard settings: a guard found in a candidate's source but not claimed keeps the
+  // champion's value (on: the method is claimed too; off or unknown: KOPT_<ID>=0).
+  std::map<std::string, bool> champion_guards;
 };
 
 // Validates a manifest (already parsed JSON) and turns its entries into candidates. Any invalid entry

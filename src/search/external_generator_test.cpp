@@ -222,7 +222,8 @@ TEST(ManifestRead, KeepsTheFirstKAndInheritsChampionGuards) {
   fs::path dir = fs::path(::testing::TempDir()) / "kopt_manifest_read";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string src = "#if KOPT_SMEM_PADDING\n#endif\n#if KOPT_LOOP_UNROLLING\n#endif\nextern \"C\" void solve(float* y, int n) {}\n";
+  const std::string src = "#if KOPT_SMEM_PADDING\n#endif\n#if KOPT_LOOP_UNROLLING\n#endif\n#if KOPT_SPLIT_K\n#endif\n"
+                          "extern \"C\" void solve(float* y, int n) {}\n";
   for (const char* f : {"a.cu", "b.cu", "c.cu"}) ASSERT_TRUE(util::write_file_atomic(dir / f, src + "// " + f + "\n").ok());
   util::Json manifest = {{"candidates", util::Json::array({util::Json{{"file", "a.cu"}, {"methods", {"loop_unrolling"}}},
                                                            util::Json{{"file", "b.cu"}}, util::Json{{"file", "c.cu"}}})}};
@@ -231,15 +232,22 @@ TEST(ManifestRead, KeepsTheFirstKAndInheritsChampionGuards) {
   ctx.registry = &reg();
   ctx.signature = "void solve(float*y,int n)";
   ctx.k = 2;
+  ctx.champion_guards = {{"smem_padding", true}, {"split_k", false}};
   auto out = read_manifest(manifest, ctx);
   ASSERT_TRUE(out.ok()) << out.error().message;
   ASSERT_EQ(out->candidates.size(), 2u);
   EXPECT_EQ(out->notes.back(), "manifest lists 3 candidates; kept the first 2");
-  // smem_padding was not claimed, but its guard is in the source (the champion's method): it stays on.
-  EXPECT_EQ(out->candidates[0].methods, (std::vector<std::string>{"loop_unrolling", "smem_padding"}));
-  EXPECT_EQ(out->candidates[0].defines.at("KOPT_SMEM_PADDING"), "1");
-  EXPECT_EQ(out->candidates[1].methods, (std::vector<std::string>{"loop_unrolling", "smem_padding"}));
-  EXPECT_NE(out->candidates[0].content_hash, out->candidates[1].content_hash);
+  // smem_padding is not claimed but was on in the champion: it stays on and is claimed. split_k was off: 0.
+  const Candidate& a = out->candidates[0];
+  EXPECT_EQ(a.methods, (std::vector<std::string>{"loop_unrolling", "smem_padding"}));
+  EXPECT_EQ(a.defines.at("KOPT_SMEM_PADDING"), "1");
+  EXPECT_EQ(a.defines.at("KOPT_LOOP_UNROLLING"), "1");
+  EXPECT_EQ(a.defines.at("KOPT_SPLIT_K"), "0");
+  EXPECT_FALSE(a.guards.at("split_k"));
+  const Candidate& b = out->candidates[1];
+  EXPECT_EQ(b.methods, std::vector<std::string>{"smem_padding"});
+  EXPECT_EQ(b.defines.at("KOPT_LOOP_UNROLLING"), "0");  // unknown to the champion and unclaimed: off
+  EXPECT_NE(a.content_hash, b.content_hash);
 }
 
 TEST(Brief, TopMetricsPerAxisComeFromTheRegistry) {
