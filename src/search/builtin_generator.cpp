@@ -1,0 +1,97 @@
+#include "search/builtin_generator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "search/selection.h"
+#include "search/strategy.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kopt::search {
+
+std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
+                                             const MethodSelection& selection) {
+  std::set<std::string> picked;
+  for (const auto& p : selection.picks) picked.insert(p.id);
+  std::vector<std::vector<int>> allowed(space.dims.size());
+  for (size_t d = 0; d < space.dims.size(); ++d) {
+    const Dim& dim = space.dims[d];
+    const int n = static_cast<int>(dim.values.size());
+    auto all_on = [&] {
+      for (int v = 0; v < n; ++v)
+        if (dim.values[static_cast<size_t>(v)] != 0) allowed[d].push_back(v);
+    };
+    if (dim.kind == DimKind::kParam) {
+      for (int v = 0; v < n; ++v) allowed[d].push_back(v);
+      continue;
+    }
+    bool champion_on = champion && champion->guards.count(dim.method) && champion->guards.at(dim.method);
+    if (picked.count(dim.method) || champion_on) all_on();
+    if (allowed[d].empty()) allowed[d].push_back(dim.default_index);  // off (or the only value there is)
+  }
+  return allowed;
+}
+
+Candidate baseline_candidate(const SearchSpace& space, const Registry& reg, const std::filesystem::path& source,
+                             const std::string& source_text) {
+  Candidate c = candidate_from_config(space, reg, space.default_config(), source, source_text, "baseline");
+  c.id = "baseline";
+  return c;
+}
+
+Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
+  if (!in.registry || !in.space) return internal_error("the built-in generator needs a registry and a search space");
+  const SearchSpace& space = *in.space;
+  KOPT_TRY_ASSIGN(std::string source_text, util::read_file(in.baseline_source));
+
+  GeneratorOutput out;
+  SelectionInput sel;
+  sel.registry = in.registry;
+  for (const auto& d : space.dims)
+    if (d.kind != DimKind::kParam && d.values.size() > 1) sel.offered.push_back(d.method);
+  if (in.champion)
+    for (const auto& [id, on] : in.champion->candidate.guards)
+      if (on) sel.active.insert(id);
+  sel.plan = in.plan;
+  sel.metrics = in.metrics;
+  sel.verdicts = in.verdicts;
+  sel.numerics = in.numerics;
+  sel.backend = in.backend;
+  sel.arch = in.arch;
+  out.selection = select_methods(sel);
+
+  std::optional<Candidate> champion;
+  if (in.champion) champion = in.champion->candidate;
+  StrategyInput st;
+  st.space = &space;
+  st.allowed = allowed_values(space, champion, out.selection);
+  for (const auto& m : in.history) {
+    if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
+    st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});
+  }
+  st.k = in.k;
+  st.seed = in.seed + static_cast<uint64_t>(in.iteration) * 1000003ull;
+  auto proposals = propose_configs(st);
+
+  std::set<std::string> measured;
+  for (const auto& m : in.history) measured.insert(m.candidate.content_hash);
+  if (!out.selection.picks.empty())
+    out.notes.push_back("methods picked: " + util::join(out.selection.ids(), ", "));
+  else
+    out.notes.push_back("no method picked: the search varies parameters only");
+  for (const auto& p : proposals) {
+    Candidate c = candidate_from_config(space, *in.registry, p.config, in.baseline_source, source_text, "builtin");
+    if (!measured.insert(c.content_hash).second) continue;  // identical build already measured
+    c.id = fmt::format("i{}c{}", in.iteration, out.candidates.size() + 1);
+    out.notes.push_back(fmt::format("{}: {} ({}{})", c.id, space.key(p.config), p.reason,
+                                    p.predicted_ms ? fmt::format(", predicted {:.4g} ms", *p.predicted_ms) : ""));
+    out.candidates.push_back(std::move(c));
+  }
+  if (out.candidates.empty()) out.notes.push_back("the search space is exhausted: every allowed configuration was measured");
+  return out;
+}
+
+}  // namespace kopt::search

@@ -1,0 +1,158 @@
+#include "search/builtin_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "util/fs.h"
+
+namespace kopt::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Registry& reg() {
+  auto r = registry();
+  EXPECT_TRUE(r.ok());
+  return r.value();
+}
+
+const char* kKernel = R"(// @kopt param THREADS values=64,128,256,512 default=256
+// @kopt param ITEMS values=1,2,4,8
+// @kopt method vectorized_access
+// @kopt method grid_stride_loop
+// @kopt method loop_unrolling
+// @kopt constraint THREADS * ITEMS <= 2048
+#if KOPT_VECTORIZED_ACCESS
+#endif
+#if KOPT_GRID_STRIDE_LOOP
+#endif
+#if KOPT_LOOP_UNROLLING
+#endif
+extern "C" void solve(int n, float a, const float* x, float* y) {}
+)";
+
+class BuiltinGeneratorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / "kopt_builtin_generator";
+    fs::create_directories(dir_);
+    source_ = dir_ / "k.cu";
+    ASSERT_TRUE(util::write_file_atomic(source_, kKernel).ok());
+    auto a = parse_annotations(kKernel, source_.string());
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    SpaceOptions opts;
+    opts.offer_flag_methods = false;  // keep the space to the declared dimensions
+    auto s = build_space(a.value(), reg(), opts);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    space_ = std::move(s).value();
+    Candidate base = baseline_candidate(space_, reg(), source_, kKernel);
+    in_.registry = &reg();
+    in_.space = &space_;
+    in_.baseline_source = source_;
+    in_.iteration_dir = dir_;
+    in_.k = 4;
+    in_.plan.slots = {{Axis::kMemory, 1}, {Axis::kLatency, 1}, {Axis::kCompute, 1}};
+    // DRAM-bound, a huge grid of tiny blocks: vectorized access (memory) and grid-stride loops (latency).
+    in_.metrics = {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 85.0},
+                   {"launch__waves_per_multiprocessor", 240.0},
+                   {"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", 30.0}};
+    Measurement m{base, CandidateStatus::kOk, 1.0, 0};
+    in_.champion = m;
+    in_.history = {m};
+  }
+
+  fs::path dir_, source_;
+  SearchSpace space_;
+  GeneratorInput in_;
+};
+
+TEST_F(BuiltinGeneratorTest, PicksByEvidenceAndSwitchesThePicksOn) {
+  BuiltinGenerator gen;
+  auto out = gen.generate(in_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  // Strongest evidence first: 240 waves (capped margin) before 85% of DRAM peak.
+  EXPECT_EQ(out->selection.ids(), (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
+  ASSERT_EQ(out->candidates.size(), 4u);
+  for (const auto& c : out->candidates) {
+    EXPECT_EQ(c.defines.at("KOPT_VECTORIZED_ACCESS"), "1") << c.id;
+    EXPECT_EQ(c.defines.at("KOPT_GRID_STRIDE_LOOP"), "1") << c.id;
+    EXPECT_EQ(c.defines.at("KOPT_LOOP_UNROLLING"), "0") << c.id;  // no latency slot left
+    EXPECT_EQ(c.methods, (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
+    EXPECT_EQ(c.origin, "builtin");
+    EXPECT_EQ(c.source, source_);
+    EXPECT_LE(c.params.at("THREADS") * c.params.at("ITEMS"), 2048);
+  }
+  // First: the champion's parameters with the new methods, the cleanest test of the methods.
+  EXPECT_EQ(out->candidates[0].params.at("THREADS"), 256);
+  EXPECT_EQ(out->candidates[0].params.at("ITEMS"), 1);
+  EXPECT_EQ(out->candidates[0].id, "i1c1");
+}
+
+TEST_F(BuiltinGeneratorTest, NeverProposesWhatWasMeasuredAndUsesTheHistory) {
+  BuiltinGenerator gen;
+  std::set<std::string> hashes = {in_.history[0].candidate.content_hash};
+  for (int it = 1; it <= 6; ++it) {
+    in_.iteration = it;
+    auto out = gen.generate(in_);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    if (out->candidates.empty()) break;  // all 15 configurations with the methods on are measured
+    for (const auto& c : out->candidates) {
+      EXPECT_TRUE(hashes.insert(c.content_hash).second) << "re-proposed " << space_.key(*c.config);
+      // A synthetic timing: more items per thread and 128 threads are best.
+      double ms = 1.0 / static_cast<double>(c.params.at("ITEMS")) + (c.params.at("THREADS") == 128 ? 0 : 0.3);
+      in_.history.push_back({c, CandidateStatus::kOk, ms, it});
+    }
+    // The champion (with its methods on) is the fastest so far.
+    auto best = std::min_element(in_.history.begin(), in_.history.end(),
+                                 [](const Measurement& a, const Measurement& b) { return *a.median_ms < *b.median_ms; });
+    in_.champion = *best;
+  }
+  EXPECT_EQ(in_.champion->candidate.params.at("ITEMS"), 8);
+  EXPECT_EQ(in_.champion->candidate.params.at("THREADS"), 128);
+}
+
+TEST_F(BuiltinGeneratorTest, IneffectiveMethodsStayOffAndFailuresCountAsMeasured) {
+  in_.verdicts = {{"vectorized_access", Verdict::kIneffective, 1, in_.metrics}};
+  BuiltinGenerator gen;
+  auto out = gen.generate(in_);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->selection.ids(), std::vector<std::string>{"grid_stride_loop"});
+  for (const auto& c : out->candidates) EXPECT_EQ(c.defines.at("KOPT_VECTORIZED_ACCESS"), "0");
+
+  // A configuration that failed to compile is never proposed again either.
+  GeneratorInput in = in_;
+  in.history.push_back({out->candidates[0], CandidateStatus::kCompileFailed, std::nullopt, 1});
+  auto again = gen.generate(in);
+  ASSERT_TRUE(again.ok());
+  for (const auto& c : again->candidates) EXPECT_NE(c.content_hash, out->candidates[0].content_hash);
+}
+
+TEST_F(BuiltinGeneratorTest, ExhaustedSpaceGivesNoCandidatesAndSaysSo) {
+  // Only 1 method slot and a tiny space: measure everything, then ask again.
+  in_.plan.slots = {};
+  BuiltinGenerator gen;
+  for (int it = 1; it < 40; ++it) {
+    in_.iteration = it;
+    auto out = gen.generate(in_);
+    ASSERT_TRUE(out.ok());
+    if (out->candidates.empty()) {
+      EXPECT_EQ(out->notes.back(), "the search space is exhausted: every allowed configuration was measured");
+      // 4 THREADS x 4 ITEMS, of which only 512 x 8 is over 2048: 15 configurations.
+      EXPECT_EQ(in_.history.size(), 15u);
+      return;
+    }
+    for (const auto& c : out->candidates) in_.history.push_back({c, CandidateStatus::kOk, 1.0, it});
+  }
+  FAIL() << "the space never ran out";
+}
+
+TEST_F(BuiltinGeneratorTest, MissingSourceIsAnError) {
+  in_.baseline_source = dir_ / "missing.cu";
+  BuiltinGenerator gen;
+  EXPECT_FALSE(gen.generate(in_).ok());
+}
+
+}  // namespace
+}  // namespace kopt::search

@@ -1,0 +1,114 @@
+#pragma once
+// The one interface behind which candidates are generated: the built-in strategy (builtin_generator.h)
+// or an external command (external_generator.h). The loop fills a GeneratorInput per iteration and gets
+// K candidates back, as plain data, never one already measured.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/axis.h"
+#include "core/result.h"
+#include "search/candidate.h"
+#include "search/method.h"
+#include "search/registry.h"
+#include "search/space.h"
+#include "util/json_io.h"
+
+namespace kopt::search {
+
+// The method budget of one iteration: how many methods each axis may add (the roofline splits it).
+struct Plan {
+  std::map<Axis, int> slots;
+};
+
+// What became of a measured candidate.
+enum class CandidateStatus { kOk, kCompileFailed, kIncorrect, kCrashed, kTimedOut };
+std::string_view candidate_status_name(CandidateStatus s);
+std::string_view describe(CandidateStatus s);
+
+struct Measurement {
+  Candidate candidate;
+  CandidateStatus status = CandidateStatus::kOk;
+  std::optional<double> median_ms;  // set when status is kOk
+  int iteration = 0;
+};
+
+// The ablation's judgement of one method in a champion.
+enum class Verdict { kEffective, kIneffective, kImplementationFailed, kUnverified, kNotAblatable };
+std::string_view verdict_name(Verdict v);
+std::string_view describe(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view s);
+
+struct MethodVerdict {
+  std::string method;
+  Verdict verdict = Verdict::kUnverified;
+  int iteration = 0;
+  // The profile the verdict was made under: a method judged ineffective is offered again only when
+  // evidence fires now that did not fire then. Empty: treated as unchanged.
+  std::map<std::string, double> metrics;
+};
+
+// Extra facts for an external generator's brief; the built-in generator ignores them.
+struct BriefContext {
+  std::map<std::string, int64_t> dims;
+  std::string contract_signature;  // the solve() declaration; derived from the champion's source when empty
+  util::Json roofline;             // the champion's roofline position (any JSON object the roofline stage writes)
+  util::Json sass_summary;         // resources and instruction mix of the champion
+};
+
+struct GeneratorInput {
+  int iteration = 1;
+  int k = 4;          // candidates wanted
+  uint64_t seed = 1;  // the built-in strategy is deterministic for a seed
+  Plan plan;
+  NumericsMode numerics = NumericsMode::kReference;
+  Backend backend = Backend::kCuda;
+  int arch = 90;
+  const Registry* registry = nullptr;
+  const SearchSpace* space = nullptr;
+  std::filesystem::path iteration_dir;  // exists; generators write only below it
+  std::filesystem::path baseline_source;
+  std::optional<Measurement> champion;  // the incumbent (the baseline in iteration 1)
+  std::vector<Measurement> history;     // every candidate measured so far, champion included
+  std::vector<MethodVerdict> verdicts;  // every verdict so far
+  std::map<std::string, double> metrics;  // the champion's profile, keyed by ncu metric name
+  BriefContext context;
+};
+
+// One method chosen for this iteration, with the evidence that called for it.
+struct MethodPick {
+  std::string id;
+  Axis axis = Axis::kMemory;
+  double score = 0;                // larger: stronger evidence
+  std::vector<std::string> fired;  // "dram__throughput... = 82.1 > 60: why"
+  std::string required_by;         // set when picked only because another pick requires it
+};
+struct MethodSkip {
+  std::string id;
+  std::string reason;
+};
+struct MethodSelection {
+  std::vector<MethodPick> picks;
+  std::vector<MethodSkip> skipped;
+  std::vector<std::string> ids() const;
+};
+
+struct GeneratorOutput {
+  std::vector<Candidate> candidates;
+  MethodSelection selection;
+  std::vector<std::string> notes;  // what the generator decided and why, for the iteration's record
+};
+
+class Generator {
+ public:
+  virtual ~Generator() = default;
+  virtual std::string name() const = 0;
+  virtual Result<GeneratorOutput> generate(const GeneratorInput& in) = 0;
+};
+
+util::Json to_json(const MethodSelection& s);
+
+}  // namespace kopt::search

@@ -1,0 +1,106 @@
+#include "search/method_table.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "util/fs.h"
+#include "util/json_io.h"
+#include "util/process.h"
+
+namespace kopt::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Registry& reg() {
+  auto r = registry();
+  EXPECT_TRUE(r.ok());
+  return r.value();
+}
+
+TEST(MethodTable, FiltersByAxisBackendAndNumerics) {
+  auto memory_triton = filter_methods(reg(), {Axis::kMemory, Backend::kTriton, std::nullopt});
+  ASSERT_FALSE(memory_triton.empty());
+  for (const Method* m : memory_triton) {
+    EXPECT_EQ(m->axis, Axis::kMemory);
+    EXPECT_TRUE(m->supports(Backend::kTriton));
+  }
+  auto strict = filter_methods(reg(), {std::nullopt, std::nullopt, NumericsMode::kStrict});
+  for (const Method* m : strict) EXPECT_EQ(m->numerics, Numerics::kBitwisePreserving);
+  EXPECT_LT(strict.size(), reg().methods().size());
+  EXPECT_EQ(filter_methods(reg(), {}).size(), reg().methods().size());
+}
+
+TEST(MethodTable, TableAndCard) {
+  std::string table = format_method_table({reg().find("register_cap"), reg().find("tma_loads")});
+  EXPECT_NE(table.find("register_cap  latency  bitwise_preserving    sm_80  cuda,cutlass"), std::string::npos) << table;
+  EXPECT_NE(table.find("[flag]"), std::string::npos);
+  EXPECT_NE(table.find("2 method(s)"), std::string::npos);
+  std::string card = format_method_card(*reg().find("register_cap"));
+  EXPECT_NE(card.find("compiler flags: -maxrregcount={value} ({value} in 32, 40, 48, 64, 80, 96, 128, 168)"), std::string::npos)
+      << card;
+  EXPECT_NE(card.find("launch__registers_per_thread > 64"), std::string::npos);
+  EXPECT_NE(card.find("conflicts with: launch_bounds"), std::string::npos);
+  EXPECT_NE(format_method_card(*reg().find("tma_loads")).find("SASS signature: {\"require_any\":[\"UTMALDG\"]}"), std::string::npos);
+}
+
+util::ProcessResult kopt(std::vector<std::string> args, std::map<std::string, std::string> env = {},
+                         const std::string& binary = KOPT_BINARY) {
+  util::ProcessSpec spec;
+  spec.argv = {binary};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env = std::move(env);
+  spec.timeout_s = 30;
+  return util::run_process(spec);
+}
+
+TEST(MethodsCommand, ListsFiltersAndShowsOne) {
+  auto all = kopt({"methods"});
+  ASSERT_EQ(all.exit_code, 0) << all.stderr_text;
+  EXPECT_NE(all.stdout_text.find("coalesced_access"), std::string::npos);
+  EXPECT_NE(all.stdout_text.find(std::to_string(reg().methods().size()) + " method(s)"), std::string::npos);
+
+  auto memory = kopt({"methods", "--axis", "memory", "--backend", "cuda", "--json"});
+  ASSERT_EQ(memory.exit_code, 0) << memory.stderr_text;
+  auto j = util::Json::parse(memory.stdout_text);
+  EXPECT_EQ(j["meta"]["kind"], "methods");
+  ASSERT_FALSE(j["methods"].empty());
+  for (const auto& m : j["methods"]) {
+    EXPECT_EQ(m["axis"], "memory");
+    EXPECT_NE(std::find(m["backends"].begin(), m["backends"].end(), "cuda"), m["backends"].end());
+  }
+
+  auto one = kopt({"methods", "cp_async_pipeline"});
+  ASSERT_EQ(one.exit_code, 0);
+  EXPECT_NE(one.stdout_text.find("Multi-stage cp.async pipeline (cp_async_pipeline)"), std::string::npos);
+
+  auto typo = kopt({"methods", "cp_async_pipline"});
+  EXPECT_EQ(typo.exit_code, 4);
+  EXPECT_NE(typo.stderr_text.find("did you mean 'cp_async_pipeline'?"), std::string::npos) << typo.stderr_text;
+  auto bad_axis = kopt({"methods", "--axis", "bandwidth"});
+  EXPECT_EQ(bad_axis.exit_code, 4);
+  EXPECT_NE(bad_axis.stderr_text.find("--axis must be compute, memory or latency"), std::string::npos);
+}
+
+TEST(MethodsCommand, FindsTheRegistryNextToTheExecutable) {
+  // An installed layout: <prefix>/bin/kopt and <prefix>/data/methods.json (a one-method registry here).
+  fs::path prefix = fs::path(::testing::TempDir()) / "kopt_install_layout";
+  fs::remove_all(prefix);
+  fs::create_directories(prefix / "bin");
+  fs::create_directories(prefix / "data");
+  fs::copy_file(KOPT_BINARY, prefix / "bin" / "kopt");
+  util::Json one = {{"methods", util::Json::array({to_json(*reg().find("split_k"))})}};
+  one["methods"][0].erase("guard");
+  ASSERT_TRUE(util::write_file_atomic(prefix / "data" / "methods.json", one.dump(2)).ok());
+  auto r = kopt({"methods"}, {}, (prefix / "bin" / "kopt").string());
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("split_k"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("1 method(s)"), std::string::npos);
+  // $KOPT_DATA_DIR wins over both.
+  auto src = kopt({"methods"}, {{"KOPT_DATA_DIR", std::string(KOPT_SOURCE_DIR) + "/data"}}, (prefix / "bin" / "kopt").string());
+  EXPECT_NE(src.stdout_text.find(std::to_string(reg().methods().size()) + " method(s)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kopt::search

@@ -1,0 +1,45 @@
+#pragma once
+// The built-in parameter search: given every configuration measured so far, propose the next K
+// configurations of a discrete, constrained space. Pure and deterministic for a seed (docs/SEARCH.md).
+//
+// Phase 1 (few observations): a Latin-hypercube-like design over the allowed values, repaired to satisfy
+// the constraints, chosen among several draws for the largest minimum distance to everything measured.
+// Phase 2: a surrogate of log(time) — an additive per-parameter-value model fitted by backfitting, plus a
+// k-nearest-neighbour correction of its residuals — ranks unmeasured configurations. Each batch holds the
+// best predicted neighbour of the incumbent (local search), the best lower-confidence-bound picks (model),
+// and, from K >= 4, one space-filling exploration point per four slots.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/space.h"
+
+namespace kopt::search {
+
+struct Observation {
+  Config config;
+  std::optional<double> time_ms;  // nullopt: the configuration failed (compile, correctness, crash)
+};
+
+struct StrategyInput {
+  const SearchSpace* space = nullptr;
+  // Per dimension, the value indices this iteration may use (one index: the dimension is pinned).
+  // Empty: every value of every dimension.
+  std::vector<std::vector<int>> allowed;
+  std::vector<Observation> history;
+  int k = 4;
+  uint64_t seed = 1;
+};
+
+struct Proposal {
+  Config config;
+  std::string reason;  // "initial design", "neighbour of the incumbent", "model", "exploration"
+  std::optional<double> predicted_ms;
+};
+
+// At most K configurations, valid, distinct, none already in the history; fewer when the allowed
+// space runs out.
+std::vector<Proposal> propose_configs(const StrategyInput& in);
+
+}  // namespace kopt::search

@@ -1,0 +1,315 @@
+#include "search/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <set>
+
+namespace kopt::search {
+namespace {
+
+Dim param(const std::string& name, std::vector<int64_t> values) {
+  Dim d;
+  d.name = name;
+  d.values = std::move(values);
+  return d;
+}
+
+ConstraintDecl constraint(const std::string& text) {
+  auto e = Expr::parse(text);
+  EXPECT_TRUE(e.ok()) << text;
+  return {std::move(e).value(), "test:1"};
+}
+
+// Six tuning parameters of a GEMM-like kernel with three resource constraints: 20000 points, 14600 valid.
+SearchSpace gemm_space() {
+  SearchSpace s;
+  s.dims = {param("BM", {16, 32, 64, 128, 256}), param("BN", {16, 32, 64, 128, 256}), param("BK", {8, 16, 32, 64}),
+            param("UNROLL", {1, 2, 3, 4, 5, 6, 7, 8}), param("STAGES", {1, 2, 3, 4, 5}),
+            param("WARPS", {1, 2, 4, 8, 16})};
+  s.constraints = {constraint("BM*BN <= 16384"), constraint("(BM + BN) * BK * STAGES * 4 <= 163840"),
+                   constraint("WARPS * 32 * 4 <= BM * BN")};
+  return s;
+}
+
+// Four parameters: 1280 points, 952 valid.
+SearchSpace small_space() {
+  SearchSpace s;
+  s.dims = {param("TILE", {8, 16, 32, 64, 128}), param("VEC", {1, 2, 4, 8}), param("UNROLL", {1, 2, 4, 8, 16, 32, 64, 128}),
+            param("THREADS", {32, 64, 128, 256, 512, 768, 1024, 2048})};
+  s.constraints = {constraint("TILE * VEC <= 256"), constraint("THREADS <= 1024")};
+  return s;
+}
+
+std::vector<Config> valid_configs(const SearchSpace& s) {
+  std::vector<Config> out;
+  Config c(s.dims.size(), 0);
+  while (true) {
+    if (s.valid(c)) out.push_back(c);
+    size_t d = 0;
+    while (d < c.size() && ++c[d] == static_cast<int>(s.dims[d].values.size())) c[d++] = 0;
+    if (d == c.size()) break;
+  }
+  return out;
+}
+
+using Objective = std::function<double(const Config&)>;
+
+// A smooth bowl in index space around a random valid centre, with per-dimension weights.
+Objective bowl(const Config& centre, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> w(centre.size());
+  for (auto& x : w) x = 0.05 + 0.25 * std::uniform_real_distribution<double>()(rng);
+  return [=](const Config& c) {
+    double f = 0;
+    for (size_t d = 0; d < c.size(); ++d) f += w[d] * (c[d] - centre[d]) * (c[d] - centre[d]);
+    return std::exp(f) * 1.0;  // milliseconds
+  };
+}
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+// Rugged: two basins (the second a little shallower), an interaction between two parameters, and
+// deterministic per-configuration noise of +-15%: many local minima.
+Objective rugged(const Config& c1, const Config& c2, uint64_t seed) {
+  return [=](const Config& c) {
+    double b1 = 0, b2 = 0.15;
+    for (size_t d = 0; d < c.size(); ++d) {
+      b1 += 0.12 * (c[d] - c1[d]) * (c[d] - c1[d]);
+      b2 += 0.12 * (c[d] - c2[d]) * (c[d] - c2[d]);
+    }
+    double inter = 0.05 * (c[0] - c1[0]) * (c[1] - c1[1]);
+    uint64_t h = seed;
+    for (int v : c) h = mix(h * 131 + static_cast<uint64_t>(v) + 1);
+    double noise = 0.3 * (static_cast<double>(h % 10000) / 10000.0 - 0.5);
+    return std::exp(std::min(b1 + inter, b2) + noise);
+  };
+}
+
+struct Race {
+  double strategy_evals = 0, random_evals = 0;
+  double strategy_median = 0, random_median = 0;
+  int strategy_failed = 0;
+};
+
+// Evaluations until the global optimum is measured, starting from the default configuration.
+int strategy_evaluations(const SearchSpace& s, const Objective& f, const Config& optimum, uint64_t seed, int k, int cap) {
+  std::vector<Observation> history = {{s.default_config(), f(s.default_config())}};
+  if (s.default_config() == optimum) return 1;
+  std::set<Config> seen = {s.default_config()};
+  while (static_cast<int>(history.size()) < cap) {
+    StrategyInput in;
+    in.space = &s;
+    in.history = history;
+    in.k = k;
+    in.seed = seed * 1000 + history.size();
+    auto props = propose_configs(in);
+    if (props.empty()) return cap;
+    for (const auto& p : props) {
+      EXPECT_TRUE(s.valid(p.config));
+      EXPECT_TRUE(seen.insert(p.config).second) << "proposed a measured configuration";
+      history.push_back({p.config, f(p.config)});
+      if (p.config == optimum) return static_cast<int>(history.size());
+    }
+  }
+  return cap;
+}
+
+int random_evaluations(const std::vector<Config>& valid, const Config& start, const Config& optimum, uint64_t seed) {
+  if (start == optimum) return 1;
+  std::vector<Config> order;
+  for (const auto& c : valid)
+    if (c != start) order.push_back(c);
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return 2 + static_cast<int>(std::find(order.begin(), order.end(), optimum) - order.begin());
+}
+
+double median(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+Race race(const SearchSpace& s, bool is_rugged, int seeds, int k) {
+  auto valid = valid_configs(s);
+  std::vector<int> strat, rnd;
+  Race r;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
+    Config c1 = valid[rng() % valid.size()], c2 = valid[rng() % valid.size()];
+    Objective f = is_rugged ? rugged(c1, c2, static_cast<uint64_t>(seed)) : bowl(c1, static_cast<uint64_t>(seed));
+    Config optimum = *std::min_element(valid.begin(), valid.end(), [&](const Config& a, const Config& b) { return f(a) < f(b); });
+    int cap = static_cast<int>(valid.size());
+    int se = strategy_evaluations(s, f, optimum, static_cast<uint64_t>(seed), k, cap);
+    r.strategy_failed += se >= cap;
+    strat.push_back(se);
+    rnd.push_back(random_evaluations(valid, s.default_config(), optimum, static_cast<uint64_t>(seed) + 99));
+  }
+  r.strategy_evals = std::accumulate(strat.begin(), strat.end(), 0.0) / seeds;
+  r.random_evals = std::accumulate(rnd.begin(), rnd.end(), 0.0) / seeds;
+  r.strategy_median = median(strat);
+  r.random_median = median(rnd);
+  return r;
+}
+
+void report(const char* name, const SearchSpace& s, const Race& r, int seeds) {
+  std::printf("%-28s valid=%zu seeds=%d  built-in: mean %.1f median %.1f evaluations | random: mean %.1f median %.1f"
+              " | ratio %.3f\n",
+              name, valid_configs(s).size(), seeds, r.strategy_evals, r.strategy_median, r.random_evals, r.random_median,
+              r.strategy_evals / r.random_evals);
+}
+
+TEST(SearchStrategy, SeparableBowlSixParamsBeatsRandomSearch) {
+  SearchSpace s = gemm_space();
+  const int seeds = 20;
+  Race r = race(s, false, seeds, 4);
+  report("bowl, 6 params, K=4", s, r, seeds);
+  EXPECT_EQ(r.strategy_failed, 0);
+  EXPECT_LT(r.strategy_evals, 0.1 * r.random_evals);
+}
+
+TEST(SearchStrategy, RuggedSixParamsBeatsRandomSearch) {
+  SearchSpace s = gemm_space();
+  const int seeds = 20;
+  Race r = race(s, true, seeds, 4);
+  report("rugged, 6 params, K=4", s, r, seeds);
+  EXPECT_LT(r.strategy_evals, 0.25 * r.random_evals);
+}
+
+TEST(SearchStrategy, SmallSpaceFourParamsBeatsRandomSearch) {
+  SearchSpace s = small_space();
+  const int seeds = 24;
+  Race bowl_race = race(s, false, seeds, 4);
+  report("bowl, 4 params, K=4", s, bowl_race, seeds);
+  EXPECT_LT(bowl_race.strategy_evals, 0.25 * bowl_race.random_evals);
+  Race rugged_race = race(s, true, seeds, 4);
+  report("rugged, 4 params, K=4", s, rugged_race, seeds);
+  EXPECT_LT(rugged_race.strategy_evals, 0.4 * rugged_race.random_evals);
+}
+
+TEST(SearchStrategy, RespectsPinnedDimensionsAndNeverRepeats) {
+  SearchSpace s = gemm_space();
+  StrategyInput in;
+  in.space = &s;
+  in.k = 8;
+  in.seed = 3;
+  in.allowed.assign(s.dims.size(), {});
+  for (size_t d = 0; d < s.dims.size(); ++d)
+    for (int v = 0; v < static_cast<int>(s.dims[d].values.size()); ++v) in.allowed[d].push_back(v);
+  in.allowed[4] = {2};  // STAGES pinned to 3
+  in.history = {{s.default_config(), 5.0}};
+  std::set<Config> seen = {s.default_config()};
+  for (int round = 0; round < 10; ++round) {
+    auto props = propose_configs(in);
+    ASSERT_EQ(props.size(), 8u);
+    for (const auto& p : props) {
+      EXPECT_EQ(p.config[4], 2);
+      EXPECT_TRUE(s.valid(p.config));
+      EXPECT_TRUE(seen.insert(p.config).second);
+      in.history.push_back({p.config, 1.0 + p.config[0]});
+    }
+  }
+  // The incumbent projected onto the pinned value comes first.
+  in.history = {{s.default_config(), 5.0}};
+  auto props = propose_configs(in);
+  ASSERT_FALSE(props.empty());
+  Config expect = s.default_config();
+  expect[4] = 2;
+  EXPECT_EQ(props[0].config, expect);
+  EXPECT_EQ(props[0].reason, "incumbent with this iteration's methods");
+}
+
+TEST(SearchStrategy, LargeSpacesAreSampledAndStillSearchedWell) {
+  // 8 parameters of 8 values: 16.7 million points, too many to enumerate.
+  SearchSpace s;
+  for (int d = 0; d < 8; ++d) s.dims.push_back(param("P" + std::to_string(d), {1, 2, 3, 4, 5, 6, 7, 8}));
+  double built_in = 0, random = 0;
+  const int seeds = 5, budget = 120;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    Config centre(8);
+    for (auto& c : centre) c = static_cast<int>(rng() % 8);
+    Objective f = bowl(centre, static_cast<uint64_t>(seed));
+    std::vector<Observation> history = {{s.default_config(), f(s.default_config())}};
+    std::set<Config> seen = {s.default_config()};
+    while (static_cast<int>(history.size()) < budget) {
+      StrategyInput in;
+      in.space = &s;
+      in.history = history;
+      in.k = 4;
+      in.seed = static_cast<uint64_t>(seed);
+      auto props = propose_configs(in);
+      ASSERT_EQ(props.size(), 4u);
+      for (const auto& p : props) {
+        ASSERT_TRUE(seen.insert(p.config).second);
+        history.push_back({p.config, f(p.config)});
+      }
+    }
+    double best = 1e300, best_random = 1e300;
+    for (const auto& h : history) best = std::min(best, *h.time_ms);
+    for (int i = 0; i < budget; ++i) {
+      Config c(8);
+      for (auto& x : c) x = static_cast<int>(rng() % 8);
+      best_random = std::min(best_random, f(c));
+    }
+    built_in += std::log(best) / seeds;  // log(time) above the optimum's log(1) = 0
+    random += std::log(best_random) / seeds;
+  }
+  std::printf("8 params x 8 values, %d evaluations: mean log(best/optimum) built-in %.3f, random %.3f\n", budget, built_in,
+              random);
+  EXPECT_LT(built_in, 0.25 * random);
+
+  // 20 parameters of 9 values: more points than a 64-bit index holds; identities fall back to hashing.
+  SearchSpace huge;
+  for (int d = 0; d < 20; ++d) huge.dims.push_back(param("Q" + std::to_string(d), {1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  StrategyInput in;
+  in.space = &huge;
+  in.k = 6;
+  in.history = {{huge.default_config(), 1.0}};
+  std::set<Config> seen = {huge.default_config()};
+  for (int round = 0; round < 4; ++round) {
+    auto props = propose_configs(in);
+    ASSERT_EQ(props.size(), 6u);
+    for (const auto& p : props) {
+      EXPECT_TRUE(seen.insert(p.config).second);
+      in.history.push_back({p.config, 1.0 + 0.1 * p.config[0]});
+    }
+  }
+}
+
+TEST(SearchStrategy, DeterministicForASeedAndExhaustsSmallSpaces) {
+  SearchSpace s;
+  s.dims = {param("A", {1, 2, 3}), param("B", {1, 2, 3})};
+  s.constraints = {constraint("A + B <= 5")};  // 8 valid of 9
+  StrategyInput in;
+  in.space = &s;
+  in.k = 3;
+  in.seed = 42;
+  in.history = {{s.default_config(), 2.0}};
+  auto a = propose_configs(in), b = propose_configs(in);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].config, b[i].config);
+  std::set<Config> seen = {s.default_config()};
+  while (true) {
+    auto p = propose_configs(in);
+    if (p.empty()) break;
+    for (const auto& x : p) {
+      EXPECT_TRUE(seen.insert(x.config).second);
+      in.history.push_back({x.config, std::nullopt});  // failures count as measured too
+    }
+  }
+  EXPECT_EQ(seen.size(), 8u);
+}
+
+}  // namespace
+}  // namespace kopt::search
