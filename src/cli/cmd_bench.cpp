@@ -80,7 +80,7 @@ int cmd_bench(const Args& args) {
   report += fmt::format("contract  {}\n", prep->signature.normalised);
   report += fmt::format("golden    {} seeds; tolerance atol={:g} rtol={:g} ({}; numerics mode {})\n",
                         m.value("seeds", util::Json::array()).size(), prep->tol.atol, prep->tol.rtol, prep->tol_source,
-                        pipeline::numerics_name(job.numerics));
+                        search::numerics_mode_name(job.numerics));
   if (prep->sizes_guessed) report += "WARNING   buffer sizes were guessed (ref.py has no setup() or shapes)\n";
   report += "\ncorrectness\n";
   report += fmt::format("  {:<6} {:<10} {:<18} {:>10} {:>10} {:>10}\n", "seed", "output", "status", "max_abs", "max_rel", "rel_l2");

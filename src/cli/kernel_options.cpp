@@ -22,7 +22,7 @@ Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, 
   job.kernel = v.kernel;
   job.ref = v.ref;
   job.dims = dims;
-  auto mode = pipeline::parse_numerics_mode(v.numerics);
+  auto mode = search::parse_numerics_mode(v.numerics);
   if (!mode) return input_error("--numerics-mode must be reference, strict or approximate, not '" + v.numerics + "'");
   job.numerics = *mode;
   if (v.atol >= 0) job.atol = v.atol;

@@ -11,22 +11,6 @@ namespace kopt::pipeline {
 
 namespace fs = std::filesystem;
 
-std::optional<NumericsMode> parse_numerics_mode(std::string_view s) {
-  if (s == "reference") return NumericsMode::kReference;
-  if (s == "strict") return NumericsMode::kStrict;
-  if (s == "approximate") return NumericsMode::kApproximate;
-  return std::nullopt;
-}
-
-std::string_view numerics_name(NumericsMode m) {
-  switch (m) {
-    case NumericsMode::kReference: return "reference";
-    case NumericsMode::kStrict: return "strict";
-    case NumericsMode::kApproximate: return "approximate";
-  }
-  return "?";
-}
-
 Status validate(const KernelJob& job) {
   std::error_code ec;
   if (job.kernel.empty()) return input_error("no kernel given: kopt <command> KERNEL.cu --ref ref.py --DIM=...");

@@ -12,14 +12,14 @@
 #include "contract/signature.h"
 #include "core/result.h"
 #include "runner/compare.h"
+#include "search/method.h"
 #include "util/json_io.h"
 #include "util/process.h"
 
 namespace kopt::pipeline {
 
-enum class NumericsMode { kReference, kStrict, kApproximate };
-std::optional<NumericsMode> parse_numerics_mode(std::string_view s);
-std::string_view numerics_name(NumericsMode m);
+// The numerics mode is the search's (search/method.h): one enum, one name table.
+using search::NumericsMode;
 
 struct KernelJob {
   std::filesystem::path kernel;   // .cu (CUDA, CUTLASS)
