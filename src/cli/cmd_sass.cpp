@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "search/registry.h"
 #include "cli/parse.h"
 #include "compile/pool.h"
 #include "compile/resources.h"
@@ -14,12 +15,14 @@ namespace kopt::cli {
 
 namespace {
 
-// Where the method registry plugs in: return a lookup that answers a method id with its signature from
-// search/registry. Until it exists, only --signature FILE.json provides signatures.
+// Method ids resolve through the method registry (data/methods.json); --signature FILE.json is asked first.
 sass::SignatureLookup registry_lookup() {
   return [](const std::string& id) -> Result<sass::Signature> {
-    return input_error("the method registry is not available in this build, so '" + id +
-                       "' has no known signature; give --signature FILE.json ({\"" + id + "\": {...}})");
+    auto reg = search::registry();
+    if (!reg) return reg.error();
+    const search::Method* m = search::find_method(id);
+    if (!m) return input_error("'" + id + "' is not a method in the registry (see kopt methods)");
+    return m->sass;
   };
 }
 
