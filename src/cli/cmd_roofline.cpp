@@ -2,7 +2,12 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/kernel_options.h"
 #include "cli/parse.h"
+#include "pipeline/placement.h"
+#include "pipeline/prepare.h"
+#include "runner/launch.h"
+#include <algorithm>
 #include "device/gpu_info.h"
 #include "roofline/measure.h"
 #include "roofline/svg.h"
@@ -45,33 +50,88 @@ int ceilings_only(int gpu_index, bool remeasure, bool quick, const std::string& 
   return 0;
 }
 
+// `kopt roofline KERNEL --ref ref.py --DIM=...`: ceilings (cached), time the kernel, place it, chart it.
+int kernel_roofline(const Args& args) {
+  CLI::App app{"kopt roofline: place a kernel on the measured roofline", "kopt roofline"};
+  pipeline::KernelJob job;
+  KernelOptionValues v;
+  std::string json_path, svg_path;
+  bool remeasure = false;
+  double max_time_s = 5;
+  add_kernel_options(app, job, v);
+  app.add_flag("--remeasure", remeasure, "measure the ceilings again even when the cache is current");
+  app.add_option("--json", json_path, "write the result as JSON");
+  app.add_option("--svg", svg_path, "write the roofline chart as SVG (default: in the run directory)");
+  app.add_option("--max-time-s", max_time_s, "timing budget in seconds (default 5)");
+  app.footer("Without a kernel: kopt roofline --ceilings-only [--remeasure] [--quick] [--json F] [--svg F]");
+  Dims dims;
+  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
+  auto info = device::query_gpus();
+  if (!info) return fail(gate_error("needs a GPU: " + info.error().message));
+  const auto& gpu = info->gpus[0];
+  util::set_meta_info({gpu.name, info->driver_version_text(), "", ""});
+  auto dir = pipeline::make_run_dir(v.out, "roofline");
+  if (!dir) return fail(dir.error());
+  auto say = [](const std::string& s) { std::fprintf(stderr, "  %s\n", s.c_str()); };
+  std::fprintf(stderr, "kopt roofline %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(), gpu.name.c_str(),
+               dir->c_str());
+  roofline::CeilingsOptions copts;
+  copts.cuda_driver_fallback = info->driver_version_text();
+  auto ceilings = roofline::get_ceilings(gpu, remeasure, copts);
+  if (!ceilings) return fail(ceilings.error());
+  util::SystemRunner sys;
+  auto prep = pipeline::prepare(job, *dir, sys, false, say);
+  if (!prep) return fail(prep.error());
+  runner::RunRequest req;
+  req.libs = {prep->build.library};
+  req.golden_dir = prep->golden_dir;
+  req.result_json = *dir / "result.json";
+  req.mode = "time";
+  req.tol = prep->tol;
+  req.timeout_s = job.run_timeout_s + 2 * max_time_s;
+  req.max_time_s = max_time_s;
+  auto out = runner::run_candidate(req, sys);
+  if (!out.timing) {
+    std::fprintf(stderr, "kopt roofline: the kernel is not correct, so it is not placed: %s: %s\n",
+                 std::string(runner::status_name(out.status)).c_str(), out.message.c_str());
+    return to_int(ExitCode::kValidation);
+  }
+  auto placed = pipeline::place(*ceilings, prep->manifest, prep->buffer_dtypes, *out.timing, {}, job.kernel.filename().string());
+  if (!placed) return fail(placed.error());
+  std::fputs(roofline::format_text(*placed).c_str(), stdout);
+  if (prep->sizes_guessed) std::puts("WARNING: buffer sizes were guessed (ref.py has no setup() or shapes)");
+  std::vector<roofline::SvgPoint> points;
+  if (auto p = roofline::svg_point(*placed)) points.push_back(*p);
+  std::string svg = roofline::render_svg(*ceilings, points);
+  if (svg_path.empty()) svg_path = (*dir / "roofline.svg").string();
+  if (auto st = util::write_file_atomic(svg_path, svg); !st) return fail(st.error());
+  util::Json j = {{"roofline", roofline::to_json(*placed)}, {"ceilings", roofline::to_json(*ceilings)},
+                  {"timing", runner::to_json(*out.timing)}, {"sizes_guessed", prep->sizes_guessed}};
+  (void)util::write_json_atomic(*dir / "roofline.json", "roofline", j);
+  if (!json_path.empty())
+    if (auto st = util::write_json_atomic(json_path, "roofline", j); !st) return fail(st.error());
+  std::printf("chart: %s\n", svg_path.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int cmd_roofline(const Args& args) {
-  CLI::App app{"kopt roofline: measure the device's ceilings and place a kernel on the roofline", "kopt roofline"};
-  std::string kernel, ref, json_path, svg_path;
+  bool ceilings_mode = std::find(args.begin(), args.end(), "--ceilings-only") != args.end();
+  if (!ceilings_mode) return kernel_roofline(args);
+  CLI::App app{"kopt roofline --ceilings-only: measure the device's ceilings", "kopt roofline"};
+  std::string json_path, svg_path;
   bool ceilings = false, remeasure = false, quick = false;
   int gpu = 0;
-  app.add_option("kernel", kernel, "the kernel (.cu or Triton .py)");
-  app.add_option("--ref", ref, "the Python reference (ref.py), with workload_model() for the real roofline");
   app.add_flag("--ceilings-only", ceilings, "only measure (or read from the cache) and print the GPU's ceilings");
   app.add_flag("--remeasure", remeasure, "measure the ceilings again even when the cache is current");
-  app.add_flag("--quick", quick, "with --ceilings-only: small sizes, a smoke test (not cached)");
+  app.add_flag("--quick", quick, "small sizes, a smoke test (not cached)");
   app.add_option("--gpu", gpu, "the GPU's index (default 0)");
-  app.add_option("--json", json_path, "write the result as JSON");
+  app.add_option("--json", json_path, "write the ceilings as JSON");
   app.add_option("--svg", svg_path, "write the roofline chart as SVG");
-  Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
-  if (ceilings) return ceilings_only(gpu, remeasure, quick, json_path, svg_path);
-  if (kernel.empty()) {
-    std::fprintf(stderr, "kopt roofline: give a kernel (kopt roofline KERNEL --ref ref.py --M=...), or "
-                         "--ceilings-only to measure the GPU's ceilings\n");
-    return to_int(ExitCode::kInput);
-  }
-  // Placing a kernel needs the runner (timing) and the golden data (the workload model): the lead wires
-  // roofline::get_ceilings + roofline::analyze here once they exist.
-  return not_available("roofline KERNEL", "placing a kernel needs the runner, not wired yet; "
-                                          "'kopt roofline --ceilings-only' works now");
+  if (auto rc = parse_args(app, args); rc) return *rc;
+  return ceilings_only(gpu, remeasure, quick, json_path, svg_path);
 }
 
 }  // namespace kopt::cli

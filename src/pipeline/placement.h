@@ -1,0 +1,20 @@
+#pragma once
+// Placing a measured kernel on the roofline: the workload model from the golden manifest, the buffers'
+// dtypes, the median time with its noise, and (optionally) Nsight Compute metrics.
+#include <map>
+#include <string>
+
+#include "roofline/analysis.h"
+#include "roofline/ceilings.h"
+#include "runner/stats.h"
+#include "util/json_io.h"
+
+namespace kopt::pipeline {
+
+// noise_ms: the half-width of the median's 95% CI (at least 0.5% of the median).
+Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::Json& manifest,
+                                       const std::vector<std::string>& buffer_dtypes, const runner::TimingStats& t,
+                                       const std::map<std::string, double>& ncu_metrics, const std::string& label,
+                                       const roofline::AnalyzeOptions& opts = {});
+
+}  // namespace kopt::pipeline
