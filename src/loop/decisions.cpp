@@ -58,28 +58,6 @@ std::string_view describe(SassEvidence e) {
   return "?";
 }
 
-std::string_view verdict_name(MethodVerdict v) {
-  switch (v) {
-    case MethodVerdict::kEffective: return "effective";
-    case MethodVerdict::kIneffective: return "ineffective";
-    case MethodVerdict::kImplementationFailed: return "implementation_failed";
-    case MethodVerdict::kUnverified: return "unverified";
-    case MethodVerdict::kNotAblatable: return "not_ablatable";
-  }
-  return "?";
-}
-
-std::string_view describe(MethodVerdict v) {
-  switch (v) {
-    case MethodVerdict::kEffective: return "present in the SASS and saves time beyond the noise";
-    case MethodVerdict::kIneffective: return "present in the SASS but its effect is not significant";
-    case MethodVerdict::kImplementationFailed: return "claimed, but its SASS signature is not there";
-    case MethodVerdict::kUnverified: return "its presence could not be checked in the SASS";
-    case MethodVerdict::kNotAblatable: return "no KOPT_<ID> guard, so it cannot be switched off to measure it";
-  }
-  return "?";
-}
-
 Attribution attribution_from(const runner::PairedComparison& c) {
   // The comparison's "saved" is incumbent - candidate = champion - ablated; attribution is its negation.
   return {-c.median_diff_ms, -c.diff_ci95_high_ms, -c.diff_ci95_low_ms};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runner/stats.h"
+#include "search/generator.h"
 #include "util/json_io.h"
 
 namespace kopt::loop {
@@ -39,9 +40,8 @@ SelectionOutcome decide(const Contender& incumbent, const Contender& finalist, c
 enum class SassEvidence { kPass, kFail, kInconclusive, kNotApplicable, kToolError };
 std::string_view describe(SassEvidence e);
 
-enum class MethodVerdict { kEffective, kIneffective, kImplementationFailed, kUnverified, kNotAblatable };
-std::string_view describe(MethodVerdict v);
-std::string_view verdict_name(MethodVerdict v);
+// The verdict enum is the search's (search/generator.h), so the generator reads what ablation decided.
+using MethodVerdict = search::Verdict;
 
 struct Attribution {
   // time without the method - time with it (ms): positive means the method saves time.
