@@ -47,17 +47,6 @@ SelectionOutcome decide(const Contender& inc, const Contender& fin, const runner
   return out;
 }
 
-std::string_view describe(SassEvidence e) {
-  switch (e) {
-    case SassEvidence::kPass: return "pass";
-    case SassEvidence::kFail: return "fail";
-    case SassEvidence::kInconclusive: return "inconclusive";
-    case SassEvidence::kNotApplicable: return "not_applicable";
-    case SassEvidence::kToolError: return "tool_error";
-  }
-  return "?";
-}
-
 Attribution attribution_from(const runner::PairedComparison& c) {
   // The comparison's "saved" is incumbent - candidate = champion - ablated; attribution is its negation.
   return {-c.median_diff_ms, -c.diff_ci95_high_ms, -c.diff_ci95_low_ms};

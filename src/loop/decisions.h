@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runner/stats.h"
+#include "sass/verify.h"
 #include "search/generator.h"
 #include "util/json_io.h"
 
@@ -37,8 +38,8 @@ struct SelectionOutcome {
 SelectionOutcome decide(const Contender& incumbent, const Contender& finalist, const runner::PairedComparison& cmp);
 
 // ---- Ablation -------------------------------------------------------------------------------------------
-enum class SassEvidence { kPass, kFail, kInconclusive, kNotApplicable, kToolError };
-std::string_view describe(SassEvidence e);
+// What the SASS said about a claimed method: sass::VerifyStatus (one table).
+using SassEvidence = sass::VerifyStatus;
 
 // The verdict enum is the search's (search/generator.h), so the generator reads what ablation decided.
 using MethodVerdict = search::Verdict;
