@@ -11,6 +11,10 @@
 
 namespace kopt::pipeline {
 
+// A value as Nsight Compute printed it, in base units: bytes ("Kbyte", "Gbyte"), bytes per second
+// ("Gbyte/s", "Tbyte/s"), nanoseconds ("us", "msecond"), hertz ("Ghz"); others unchanged ("%", "cycle").
+double ncu_to_base_units(double value, const std::string& unit);
+
 // noise_ms: the half-width of the median's 95% CI (at least 0.5% of the median).
 Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::Json& manifest,
                                        const std::vector<std::string>& buffer_dtypes, const runner::TimingStats& t,

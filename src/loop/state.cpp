@@ -1,0 +1,131 @@
+#include "loop/state.h"
+
+namespace kopt::loop {
+
+Result<search::Candidate> candidate_from_json(const util::Json& j) {
+  search::Candidate c;
+  try {
+    c.id = j.at("id").get<std::string>();
+    c.source = j.at("source").get<std::string>();
+    c.flags = j.value("flags", std::vector<std::string>{});
+    c.defines = j.value("defines", std::map<std::string, std::string>{});
+    c.constexprs = j.value("constexprs", std::map<std::string, int64_t>{});
+    c.launch = j.value("launch", std::map<std::string, int64_t>{});
+    c.params = j.value("params", std::map<std::string, int64_t>{});
+    c.guards = j.value("guards", std::map<std::string, bool>{});
+    c.methods = j.value("methods", std::vector<std::string>{});
+    c.not_ablatable = j.value("not_ablatable", std::vector<std::string>{});
+    c.origin = j.value("origin", std::string());
+    c.content_hash = j.value("content_hash", std::string());
+    if (j.contains("config") && j["config"].is_array()) c.config = j["config"].get<search::Config>();
+  } catch (const std::exception& e) {
+    return input_error(std::string("bad candidate record in state.json: ") + e.what());
+  }
+  return c;
+}
+
+namespace {
+util::Json champion_json(const std::optional<ChampionRecord>& c) {
+  if (!c) return nullptr;
+  return {{"candidate", search::to_json(c->candidate)}, {"library", c->library}, {"median_ms", c->median_ms},
+          {"result_json", c->result_json}};
+}
+Result<std::optional<ChampionRecord>> champion_from(const util::Json& j) {
+  if (j.is_null()) return std::optional<ChampionRecord>{};
+  ChampionRecord r;
+  KOPT_TRY_ASSIGN(r.candidate, candidate_from_json(j.at("candidate")));
+  r.library = j.value("library", std::string());
+  r.median_ms = j.value("median_ms", 0.0);
+  r.result_json = j.value("result_json", std::string());
+  return std::optional<ChampionRecord>(r);
+}
+}  // namespace
+
+util::Json to_json(const RunState& s) {
+  util::Json history = util::Json::array();
+  for (const auto& m : s.history)
+    history.push_back({{"candidate", search::to_json(m.candidate)},
+                       {"status", search::candidate_status_name(m.status)},
+                       {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
+                       {"iteration", m.iteration}});
+  util::Json verdicts = util::Json::array();
+  for (const auto& v : s.verdicts)
+    verdicts.push_back({{"method", v.method}, {"verdict", search::verdict_name(v.verdict)}, {"iteration", v.iteration},
+                        {"metrics", v.metrics}});
+  return {{"version", kStateVersion},
+          {"gates_passed", s.gates_passed},
+          {"iterations_done", s.iterations_done},
+          {"champion", champion_json(s.champion)},
+          {"baseline", champion_json(s.baseline)},
+          {"history", history},
+          {"verdicts", verdicts},
+          {"stop", {{"iterations_done", s.stop.iterations_done}, {"max_iterations", s.stop.max_iterations},
+                    {"patience", s.stop.patience}, {"iterations_without_gain", s.stop.iterations_without_gain},
+                    {"workload_model", s.stop.workload_model}, {"near_peak", s.stop.near_peak},
+                    {"generator_exhausted", s.stop.generator_exhausted}}},
+          {"stop_reason", s.stop_reason},
+          {"stop_detail", s.stop_detail},
+          {"phase_seconds", s.phase_seconds},
+          {"timeline", s.timeline},
+          {"profile_plan", s.profile_plan},
+          {"metrics", s.metrics},
+          {"roofline", s.roofline},
+          {"frontier", s.frontier},
+          {"reference_ms", s.reference_ms}};
+}
+
+Result<RunState> state_from_json(const util::Json& j) {
+  RunState s;
+  try {
+    if (j.value("version", 0) != kStateVersion)
+      return input_error("state.json has version " + std::to_string(j.value("version", 0)) + "; this kopt reads version " +
+                         std::to_string(kStateVersion));
+    s.gates_passed = j.value("gates_passed", false);
+    s.iterations_done = j.value("iterations_done", 0);
+    KOPT_TRY_ASSIGN(s.champion, champion_from(j.value("champion", util::Json())));
+    KOPT_TRY_ASSIGN(s.baseline, champion_from(j.value("baseline", util::Json())));
+    for (const auto& h : j.value("history", util::Json::array())) {
+      search::Measurement m;
+      KOPT_TRY_ASSIGN(m.candidate, candidate_from_json(h.at("candidate")));
+      std::string st = h.value("status", std::string("ok"));
+      for (auto cs : {search::CandidateStatus::kOk, search::CandidateStatus::kCompileFailed, search::CandidateStatus::kIncorrect,
+                      search::CandidateStatus::kCrashed, search::CandidateStatus::kTimedOut})
+        if (search::candidate_status_name(cs) == st) m.status = cs;
+      if (h.contains("median_ms") && h["median_ms"].is_number()) m.median_ms = h["median_ms"].get<double>();
+      m.iteration = h.value("iteration", 0);
+      s.history.push_back(m);
+    }
+    for (const auto& v : j.value("verdicts", util::Json::array())) {
+      search::MethodVerdict mv;
+      mv.method = v.at("method").get<std::string>();
+      auto parsed = search::parse_verdict(v.value("verdict", std::string()));
+      if (!parsed) return input_error("state.json: unknown verdict for " + mv.method);
+      mv.verdict = *parsed;
+      mv.iteration = v.value("iteration", 0);
+      mv.metrics = v.value("metrics", std::map<std::string, double>{});
+      s.verdicts.push_back(mv);
+    }
+    const auto& st = j.at("stop");
+    s.stop.iterations_done = st.value("iterations_done", 0);
+    s.stop.max_iterations = st.value("max_iterations", 3);
+    s.stop.patience = st.value("patience", 1);
+    s.stop.iterations_without_gain = st.value("iterations_without_gain", 0);
+    s.stop.workload_model = st.value("workload_model", false);
+    s.stop.near_peak = st.value("near_peak", false);
+    s.stop.generator_exhausted = st.value("generator_exhausted", false);
+    s.stop_reason = j.value("stop_reason", std::string());
+    s.stop_detail = j.value("stop_detail", std::string());
+    s.phase_seconds = j.value("phase_seconds", std::map<std::string, double>{});
+    s.timeline = j.value("timeline", util::Json::array());
+    s.profile_plan = j.value("profile_plan", util::Json());
+    s.metrics = j.value("metrics", std::map<std::string, double>{});
+    s.roofline = j.value("roofline", util::Json());
+    s.frontier = j.value("frontier", util::Json::array());
+    s.reference_ms = j.value("reference_ms", 0.0);
+  } catch (const std::exception& e) {
+    return input_error(std::string("state.json is malformed: ") + e.what());
+  }
+  return s;
+}
+
+}  // namespace kopt::loop

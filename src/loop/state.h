@@ -1,0 +1,49 @@
+#pragma once
+// The run's journal (state.json): everything the loop needs to continue an interrupted run from its last
+// completed step. Written atomically after every step; `--resume RUN_DIR` reads it back.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "loop/decisions.h"
+#include "search/generator.h"
+#include "util/json_io.h"
+
+namespace kopt::loop {
+
+inline constexpr int kStateVersion = 1;
+
+struct ChampionRecord {
+  search::Candidate candidate;
+  std::string library;      // the compiled .so
+  double median_ms = 0;
+  std::string result_json;  // the runner result it was timed with
+};
+
+struct RunState {
+  bool gates_passed = false;
+  int iterations_done = 0;          // completed iterations (the baseline is iteration 0)
+  std::optional<ChampionRecord> champion;
+  std::optional<ChampionRecord> baseline;
+  std::vector<search::Measurement> history;
+  std::vector<search::MethodVerdict> verdicts;
+  StopState stop;
+  std::string stop_reason;          // set when the run ended
+  std::string stop_detail;
+  std::map<std::string, double> phase_seconds;
+  util::Json timeline = util::Json::array();
+  util::Json profile_plan;          // the fixed Nsight Compute plan (profile::to_json(ProfilePlan))
+  std::map<std::string, double> metrics;  // the champion's latest profile
+  util::Json roofline;              // the champion's latest roofline position
+  util::Json frontier = util::Json::array();
+  double reference_ms = 0;
+  bool finished() const { return !stop_reason.empty(); }
+};
+
+util::Json to_json(const RunState& s);
+Result<RunState> state_from_json(const util::Json& j);
+Result<search::Candidate> candidate_from_json(const util::Json& j);
+
+}  // namespace kopt::loop

@@ -1,0 +1,64 @@
+#include "loop/state.h"
+
+#include <gtest/gtest.h>
+
+namespace kopt::loop {
+
+TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
+  RunState s;
+  s.gates_passed = true;
+  s.iterations_done = 2;
+  search::Candidate c;
+  c.id = "i2c1";
+  c.source = "/tmp/k.cu";
+  c.defines = {{"BM", "128"}, {"KOPT_VECTORIZED_ACCESS", "1"}};
+  c.params = {{"BM", 128}};
+  c.guards = {{"vectorized_access", true}};
+  c.methods = {"vectorized_access"};
+  c.config = search::Config{1, 0, 2};
+  c.content_hash = "abc";
+  s.champion = ChampionRecord{c, "/tmp/k.so", 1.25, "/tmp/r.json"};
+  s.baseline = ChampionRecord{c, "/tmp/b.so", 2.5, "/tmp/b.json"};
+  search::Measurement m;
+  m.candidate = c;
+  m.status = search::CandidateStatus::kIncorrect;
+  m.iteration = 2;
+  s.history.push_back(m);
+  m.status = search::CandidateStatus::kOk;
+  m.median_ms = 1.25;
+  s.history.push_back(m);
+  s.verdicts.push_back({"vectorized_access", search::Verdict::kEffective, 2, {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 80.0}}});
+  s.stop.iterations_done = 2;
+  s.stop.iterations_without_gain = 1;
+  s.phase_seconds = {{"compile", 12.5}};
+  s.reference_ms = 3.0;
+  auto back = state_from_json(to_json(s));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_TRUE(back->gates_passed);
+  EXPECT_EQ(back->iterations_done, 2);
+  ASSERT_TRUE(back->champion);
+  EXPECT_EQ(back->champion->candidate.id, "i2c1");
+  EXPECT_EQ(back->champion->candidate.defines.at("KOPT_VECTORIZED_ACCESS"), "1");
+  EXPECT_EQ(*back->champion->candidate.config, (search::Config{1, 0, 2}));
+  EXPECT_DOUBLE_EQ(back->champion->median_ms, 1.25);
+  ASSERT_EQ(back->history.size(), 2u);
+  EXPECT_EQ(back->history[0].status, search::CandidateStatus::kIncorrect);
+  EXPECT_FALSE(back->history[0].median_ms);
+  EXPECT_DOUBLE_EQ(*back->history[1].median_ms, 1.25);
+  ASSERT_EQ(back->verdicts.size(), 1u);
+  EXPECT_EQ(back->verdicts[0].verdict, search::Verdict::kEffective);
+  EXPECT_EQ(back->stop.iterations_without_gain, 1);
+  EXPECT_DOUBLE_EQ(back->phase_seconds.at("compile"), 12.5);
+  EXPECT_FALSE(back->finished());
+}
+
+TEST(RunStateJournal, RejectsOtherVersionsAndBrokenRecords) {
+  EXPECT_FALSE(state_from_json({{"version", 99}}).ok());
+  auto j = to_json(RunState{});
+  j["history"] = {{{"candidate", {{"no_id", 1}}}}};
+  auto r = state_from_json(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ExitCode::kInput);
+}
+
+}  // namespace kopt::loop
