@@ -1,7 +1,80 @@
+#include <algorithm>
+#include <cstdio>
+
 #include "cli/commands.h"
+#include "cli/kernel_options.h"
+#include "cli/parse.h"
+#include "loop/optimize.h"
+#include "util/fs.h"
+#include "util/json_io.h"
 
 namespace kopt::cli {
 
-int cmd_optimize(const Args&) { return not_available("optimize", "planned in issue #8"); }
+namespace {
+
+void add_loop_options(CLI::App& app, loop::OptimizeOptions& o) {
+  app.add_option("--iterations", o.iterations, "maximum number of iterations (default 3)");
+  app.add_option("--branches", o.branches, "candidates per iteration (default 4)");
+  app.add_option("--ncu-num", o.ncu_num, "top Nsight Compute metrics per axis (default 5)");
+  app.add_option("--generator", o.generator, "builtin (default) or a command, e.g. 'python3 my_agent.py'");
+  app.add_option("--finalists", o.finalists, "finalists re-timed in paired rounds against the champion (default 2)");
+  app.add_option("--patience", o.patience, "iterations without a significant gain before stopping (default 1)");
+  app.add_option("--budget-total", o.budget_total, "methods per iteration over the three axes (default 3)");
+  app.add_option("--budget-per-axis", o.budget_per_axis, "at most this many methods per axis (default 2)");
+  app.add_option("--max-time-s", o.max_time_s, "timing budget per candidate in seconds (default 2)");
+  app.add_option("--seed", o.seed, "seed of the built-in search (default 1)");
+  app.add_flag("--quiet", o.quiet, "no progress output");
+  app.add_flag("--json", o.print_json, "print the summary JSON (for scripts) instead of the Markdown");
+}
+
+}  // namespace
+
+int cmd_optimize(const Args& args) {
+  loop::OptimizeOptions o;
+  bool resume = std::find(args.begin(), args.end(), "--resume") != args.end() ||
+                std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.rfind("--resume=", 0) == 0; });
+  if (resume) {
+    CLI::App app{"kopt optimize --resume RUN_DIR: continue an interrupted run from its last completed step", "kopt optimize"};
+    std::string dir;
+    app.add_option("--resume", dir, "the run directory (kopt_runs/run_YYYYmmdd_HHMMSS)")->required();
+    bool quiet = false, json = false;
+    int iterations = -1;
+    app.add_flag("--quiet", quiet);
+    app.add_flag("--json", json);
+    app.add_option("--iterations", iterations, "raise or lower the maximum number of iterations");
+    if (auto rc = parse_args(app, args); rc) return *rc;
+    auto j = util::read_json(std::filesystem::path(dir) / "options.json");
+    if (!j) {
+      std::fprintf(stderr, "kopt optimize: --resume %s: not a run directory (%s)\n", dir.c_str(), j.error().message.c_str());
+      return to_int(ExitCode::kInput);
+    }
+    auto opts = loop::options_from_json(*j);
+    if (!opts) {
+      std::fprintf(stderr, "kopt optimize: %s\n", opts.error().message.c_str());
+      return to_int(opts.error().code);
+    }
+    o = *opts;
+    o.resume = dir;
+    o.quiet = quiet;
+    o.print_json = json;
+    if (iterations >= 0) o.iterations = iterations;
+    return loop::run_optimize(o);
+  }
+  CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
+  KernelOptionValues v;
+  add_kernel_options(app, o.job, v);
+  add_loop_options(app, o);
+  app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
+  app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
+             "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
+  Dims dims;
+  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (auto st = finish_kernel_job(o.job, v, dims); !st) {
+    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
+    return to_int(st.error().code);
+  }
+  o.out = v.out;
+  return loop::run_optimize(o);
+}
 
 }  // namespace kopt::cli

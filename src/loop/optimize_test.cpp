@@ -1,0 +1,77 @@
+#include "loop/optimize.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "device/gpu_info.h"
+#include "testing/test_support.h"
+#include "util/json_io.h"
+#include "util/process.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+TEST(OptimizeOptions, RoundTripThroughOptionsJson) {
+  OptimizeOptions o;
+  o.job.kernel = "/x/k.cu";
+  o.job.ref = "/x/ref.py";
+  o.job.dims = {{"M", 64}, {"N", 32}};
+  o.job.numerics = search::NumericsMode::kStrict;
+  o.job.atol = 1e-3;
+  o.iterations = 5;
+  o.branches = 6;
+  o.generator = "python3 agent.py";
+  auto back = options_from_json(options_to_json(o));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->job.dims.at("M"), 64);
+  EXPECT_EQ(back->job.numerics, search::NumericsMode::kStrict);
+  EXPECT_DOUBLE_EQ(*back->job.atol, 1e-3);
+  EXPECT_FALSE(back->job.rtol);
+  EXPECT_EQ(back->iterations, 5);
+  EXPECT_EQ(back->branches, 6);
+  EXPECT_EQ(back->generator, "python3 agent.py");
+  EXPECT_FALSE(options_from_json({{"kernel", 1}}).ok());
+}
+
+TEST(OptimizeGates, WithoutAGpuTheHardwareGateStopsTheRunBeforeAnyCandidate) {
+  if (device::query_gpus().ok()) GTEST_SKIP() << "this machine has a GPU";
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_opt_gate_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  std::string root = fs::path(testing_support::test_data_dir()).parent_path().parent_path().string();
+  auto r = util::run_process({{testing_support::kopt_binary(), "optimize", root + "/examples/vector_add/kernel.cu", "--ref",
+                               root + "/examples/vector_add/ref.py", "--n=4096", "--out", out.string()},
+                              "", {}, 300});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  ASSERT_TRUE(fs::exists(out / "kopt_runs"));
+  fs::path run = fs::directory_iterator(out / "kopt_runs")->path();
+  auto stop = util::read_json(run / "stop.json");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ((*stop)["stage"], "hardware");
+  EXPECT_NE((*stop)["reason"].get<std::string>().find("gpu"), std::string::npos);
+  EXPECT_TRUE(fs::exists(run / "summary.md"));
+  EXPECT_TRUE(fs::exists(run / "env.json"));
+  for (const auto& e : fs::directory_iterator(run))
+    EXPECT_EQ(e.path().filename().string().rfind("iter_", 0), std::string::npos) << "no candidate before the gates pass";
+  // The run directory is complete enough to be re-rendered.
+  auto rep = util::run_process({{testing_support::kopt_binary(), "report", run.string(), "--quiet"}, "", {}, 60});
+  EXPECT_EQ(rep.exit_code, 0) << rep.stderr_text;
+}
+
+TEST(OptimizeInputs, BadInputsFailBeforeAnyGpuWork) {
+  std::string root = fs::path(testing_support::test_data_dir()).parent_path().parent_path().string();
+  auto r = util::run_process({{testing_support::kopt_binary(), "optimize", root + "/examples/vector_add/kernel.cu", "--ref",
+                               "/nonexistent/ref.py", "--n=4096"}, "", {}, 60});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.stderr_text.find("reference file /nonexistent/ref.py not found"), std::string::npos) << r.stderr_text;
+  auto bad_mode = util::run_process({{testing_support::kopt_binary(), "optimize", root + "/examples/vector_add/kernel.cu", "--ref",
+                                      root + "/examples/vector_add/ref.py", "--n=4096", "--numerics-mode", "loose"}, "", {}, 60});
+  EXPECT_EQ(bad_mode.exit_code, 4);
+  EXPECT_NE(bad_mode.stderr_text.find("--numerics-mode"), std::string::npos);
+  auto resume = util::run_process({{testing_support::kopt_binary(), "optimize", "--resume", "/nonexistent/run"}, "", {}, 60});
+  EXPECT_EQ(resume.exit_code, 4);
+  EXPECT_NE(resume.stderr_text.find("not a run directory"), std::string::npos);
+}
+
+}  // namespace kopt::loop
