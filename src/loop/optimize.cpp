@@ -350,6 +350,7 @@ Status Optimizer::write_champion() {
 util::Json Optimizer::summary_json() {
   util::Json s;
   s["schema"] = report::kSummarySchema;
+  s["meta"] = util::make_meta("summary");
   s["kernel"] = o_.job.kernel.string();
   s["dims"] = cli::format_dims(o_.job.dims);
   s["numerics_mode"] = search::numerics_mode_name(o_.job.numerics);
@@ -375,7 +376,7 @@ util::Json Optimizer::summary_json() {
       rs["floor_ms"] = r["floor"].value("floor_ms", 0.0);
       rs["bound"] = r["floor"].value("binding", std::string());
     }
-    if (r.contains("efficiency") && r["efficiency"].is_object()) rs["efficiency"] = r["efficiency"].value("efficiency", 0.0);
+    if (r.contains("efficiency") && r["efficiency"].is_number()) rs["efficiency"] = r["efficiency"].get<double>();
     s["roofline"] = rs;
   }
   s["timeline"] = st_.timeline;
@@ -564,6 +565,7 @@ int Optimizer::run() {
     auto placed = place(*timed.timing, base_dir, "baseline");
     if (!placed) return stop("roofline", placed.error(), util::Json::object());
     st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
+    st_.stop.near_peak = placed->near_peak();
     ChampionRecord b{base_candidate, prep_.build.library.string(), timed.timing->median_ms, (dir_ / "gates" / "timing.json").string()};
     st_.baseline = b;
     st_.champion = b;

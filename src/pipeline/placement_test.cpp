@@ -16,3 +16,35 @@ TEST(NcuUnits, ToBaseUnits) {
 }
 
 }  // namespace kopt::pipeline
+
+#include "roofline/testing.h"
+
+namespace kopt::pipeline {
+
+namespace {
+util::Json manifest(double in_bytes, double out_bytes) {
+  return {{"buffers", {{{"name", "a"}, {"role", "input"}, {"nbytes", in_bytes}}, {{"name", "c"}, {"role", "output"}, {"nbytes", out_bytes}}}},
+          {"workload_model", {{"flops", 1e6}, {"bytes_min", in_bytes + out_bytes}, {"dtype", "float32"}}}};
+}
+}  // namespace
+
+TEST(Placement, KernelsThatWriteAreJudgedAgainstTheCopyRate) {
+  roofline::Ceilings c = roofline::testing::round_ceilings();
+  c.roofs[roofline::Roof::kDramCopy] = roofline::testing::measured(3900);
+  c.roofs[roofline::Roof::kDramRead] = roofline::testing::measured(4600);
+  runner::TimingStats t;
+  t.median_ms = 1.0;
+  t.ci95_low_ms = 0.99;
+  t.ci95_high_ms = 1.01;
+  // Vector-add-like traffic (a third written): the copy rate sets the floor.
+  auto vadd = place(c, manifest(2e9, 1e9), {"float32", "float32"}, t, {}, "vadd");
+  ASSERT_TRUE(vadd.ok()) << vadd.error().message;
+  ASSERT_TRUE(vadd->floor);
+  EXPECT_NEAR(vadd->floor->memory_floor_ms, 3e9 / 3900e9 * 1e3, 1e-9);
+  // A reduction (reads only): the read-only rate.
+  auto red = place(c, manifest(3e9, 4), {"float32", "float32"}, t, {}, "reduce");
+  ASSERT_TRUE(red.ok());
+  EXPECT_NEAR(red->floor->memory_floor_ms, (3e9 + 4) / 4600e9 * 1e3, 1e-9);
+}
+
+}  // namespace kopt::pipeline
