@@ -21,7 +21,7 @@ sass::SignatureLookup registry_lookup() {
     auto reg = search::registry();
     if (!reg) return reg.error();
     const search::Method* m = search::find_method(id);
-    if (!m) return input_error("'" + id + "' is not a method in the registry (see kopt methods)");
+    if (!m) return input_error("'" + id + "' is not a method in the registry (see kopt methods); give its signature with --signature FILE.json");
     return m->sass;
   };
 }
