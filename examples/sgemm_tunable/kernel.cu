@@ -32,6 +32,7 @@
 // @kopt constraint (BM/TM)*(BN/TN) >= 64 && (BM/TM)*(BN/TN) <= 1024
 // @kopt constraint (BM/TM)*(BN/TN) % 32 == 0
 // @kopt constraint STAGES*BK*(BM+BN+4*KOPT_SMEM_PADDING)*4 <= 49152
+// @kopt constraint BM % TM == 0 && BN % TN == 0 && TM % 4 == 0 && TN % 4 == 0
 
 #ifndef BM
 #define BM 64
