@@ -1,10 +1,10 @@
-"""The example ref.py files the lead uses (examples/vector_add, examples/sgemm_naive)."""
+"""The example ref.py files (examples/*/ref.py): shapes, tolerances, workload models and expected outputs."""
 
 import os
 
 import numpy as np
 import pytest
-from conftest import MATMUL, PYTHON_DIR, VECADD
+from conftest import MATMUL, PYTHON_DIR, VECADD, P, S
 
 from kopt_harness import golden, signature
 
@@ -65,3 +65,77 @@ def test_sgemm_tolerance_separates_fp32_from_tf32(tf32_like):
         assert ok.mean() < 0.6
     else:
         assert ok.all()
+
+
+SOFTMAX = [P("x"), P("y", const=False), S("rows"), S("cols")]
+REDUCTION = [P("x"), P("out", const=False), S("n")]
+TRANSPOSE = [P("x"), P("y", const=False), S("rows"), S("cols")]
+
+
+def test_sgemm_tunable(harness):
+    M, N, K = 128, 256, 128
+    m, seeds = run(harness, "sgemm_tunable", MATMUL, {"M": M, "N": N, "K": K}, seeds=2)
+    assert m["workload_model"] == {"flops": 2 * M * N * K, "bytes_min": 4 * (M * K + K * N + M * N),
+                                   "dtype": "float32"}
+    assert [b["shape"] for b in m["buffers"]] == [[M, K], [K, N], [M, N]]
+    tol = m["tolerances"]
+    assert (tol["atol"], tol["rtol"]) == (1e-3, 1e-4)
+    for t in seeds:
+        want = t["in.A"].astype(np.float64) @ t["in.B"].astype(np.float64)
+        np.testing.assert_allclose(t["out.C"], want, atol=1e-5, rtol=1e-6)
+
+
+def test_softmax(harness):
+    rows, cols = 5, 300
+    m, seeds = run(harness, "softmax", SOFTMAX, {"rows": rows, "cols": cols})
+    assert m["workload_model"] == {"flops": 5 * rows * cols, "bytes_min": 8 * rows * cols, "dtype": "float32"}
+    assert [b["shape"] for b in m["buffers"]] == [[rows, cols]] * 2
+    tol = m["tolerances"]
+    assert (tol["atol"], tol["rtol"], tol["source"]) == (1e-9, 1e-5, "ref.py")
+    for t in seeds:
+        x, y = t["in.x"], t["out.y"]
+        assert x.min() >= 86 and x.max() < 94  # exp(x) overflows float32 without the max subtraction
+        np.testing.assert_allclose(y.sum(axis=1, dtype=np.float64), 1.0, rtol=1e-6)
+        # A float32 kernel's way (max, exp, sum, divide, all in float32) is within the tolerance...
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        fp32 = e / e.sum(axis=1, keepdims=True, dtype=np.float32)
+        assert np.all(np.abs(fp32 - y) <= tol["atol"] + tol["rtol"] * np.abs(y))
+        # ...and normalising by a slightly wrong sum is not.
+        assert not np.all(np.abs(fp32 * 1.0001 - y) <= tol["atol"] + tol["rtol"] * np.abs(y))
+
+
+def test_reduction(harness):
+    n = 100_003
+    m, seeds = run(harness, "reduction", REDUCTION, {"n": n})
+    assert m["workload_model"] == {"flops": n, "bytes_min": 4 * n + 4, "dtype": "float32"}
+    assert [b["shape"] for b in m["buffers"]] == [[n], [1]]
+    assert (m["tolerances"]["atol"], m["tolerances"]["rtol"]) == (0.05, 0.0)
+    for t in seeds:
+        assert t["out.out"].dtype == np.float32
+        assert t["out.out"][0] == np.float32(t["in.x"].astype(np.float64).sum())
+
+
+def test_reduction_tolerance_accepts_parallel_orders_and_catches_a_dropped_element():
+    """atol = 0.05 (reduction/ref.py): a grid-stride fp32 sum with the longest chains of the kernel's space
+    (~3,970 additions per thread) passes with a wide margin; dropping one element does not."""
+    rng = np.random.default_rng(7)
+    threads, chain = 1024, 3970  # 4M elements: the chains of the worst configuration, fewer of them
+    x = (rng.random(threads * chain, dtype=np.float32) * 2 - 1).astype(np.float32)
+    exact = x.astype(np.float64).sum()
+    acc = np.zeros(threads, np.float32)
+    for row in x.reshape(chain, threads):  # element i goes to thread i % threads, in order: a grid-stride loop
+        acc += row
+    got = float(acc.sum(dtype=np.float32))
+    assert abs(got - exact) < 0.05 / 5
+    big = int(np.argmax(np.abs(x)))
+    assert abs((exact - x[big]) - exact) > 0.05
+
+
+def test_transpose(harness):
+    rows, cols = 33, 70
+    m, seeds = run(harness, "transpose", TRANSPOSE, {"rows": rows, "cols": cols})
+    assert [b["shape"] for b in m["buffers"]] == [[rows, cols], [cols, rows]]
+    assert (m["tolerances"]["atol"], m["tolerances"]["rtol"]) == (0.0, 0.0)
+    assert m["workload_model"] == {"flops": rows * cols, "bytes_min": 8 * rows * cols, "dtype": "float32"}
+    for t in seeds:
+        np.testing.assert_array_equal(t["out.y"], t["in.x"].T)

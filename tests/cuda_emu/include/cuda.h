@@ -1,0 +1,3 @@
+#pragma once
+// cuda_emu stand-in for <cuda.h>: everything lives in cuda_emu.h.
+#include "../cuda_emu.h"
