@@ -13,7 +13,7 @@ step opt_vadd 200 $K optimize examples/vector_add/kernel.cu --ref examples/vecto
 step opt_wrong 120 $K optimize tests/data/kernels/vadd_wrong.cu --ref examples/vector_add/ref.py --n=1048576 --out runs/wrong
 echo "--- wrong baseline run dir:"; ls runs/wrong/kopt_runs/*/; cat runs/wrong/kopt_runs/*/stop.json | head -12
 step opt_sgemm 330 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1 --out runs/sgemm
-step opt_resume_start 45 timeout -s INT 35 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=2048 --N=2048 --K=2048 --iterations 2 --max-time-s 0.5 --out runs/resume
+step opt_resume_start 95 timeout -s INT 75 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=2048 --N=2048 --K=2048 --iterations 2 --max-time-s 0.5 --out runs/resume
 R=$(ls -d runs/resume/kopt_runs/run_* | head -1); echo "--- interrupted run: $R"; ls $R; python3 -c "import json;s=json.load(open('$R/state.json'));print('iterations_done',s['iterations_done'],'gates',s['gates_passed'],'stop',repr(s['stop_reason']))"
 step opt_resume 200 $K optimize --resume $R
 ls $R

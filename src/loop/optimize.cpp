@@ -309,6 +309,7 @@ Status Optimizer::load_space() {
 }
 
 int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) {
+  if (util::interrupted()) return interrupted_exit();  // a killed child is not a failed gate: stay resumable
   util::Json j = {{"stage", stage}, {"reason", e.message}, {"exit_code", to_int(e.code)}, {"tried", std::move(tried)}};
   (void)util::write_json_atomic(dir_ / "stop.json", "stop", j);
   st_.stop_reason = stage == "interrupted" ? "interrupted" : "gate_failed";
