@@ -1,14 +1,21 @@
 #include "runner/launch.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
+#include "runner/triton_child.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/strings.h"
 
 namespace kopt::runner {
 
 std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe) {
+  if (!req.triton_kernel.empty()) {
+    const char* pp = std::getenv("PYTHONPATH");
+    return triton_child_argv(req, toolchain::find_python(), toolchain::python_harness_dir(), pp ? pp : "");
+  }
   std::string exe = kopt_exe.empty() ? (util::executable_dir() / "kopt").string() : kopt_exe;
   std::vector<std::string> argv = {exe, "__runner"};
   for (const auto& l : req.libs) {
