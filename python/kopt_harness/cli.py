@@ -1,4 +1,4 @@
-"""Command line: `golden` and `inspect`. Exit codes follow kopt's table: 0 success, 4 input/contract error
+"""Command line: `golden`, `inspect` and `triton-run`. Exit codes follow kopt's table: 0 success, 4 input/contract error
 (bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an internal error, 130 Ctrl-C."""
 
 import argparse
@@ -8,7 +8,7 @@ import os
 import sys
 import traceback
 
-from . import golden, inspect_cmd, signature
+from . import golden, inspect_cmd, signature, triton_golden, triton_run
 from .plan import parse_dims
 from .errors import RefError, UsageError
 
@@ -25,7 +25,8 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     g = sub.add_parser("golden", help="write inputs and expected outputs from ref.py")
     g.add_argument("--ref", required=True, help="the reference module (ref.py)")
-    g.add_argument("--signature", required=True, help="solve()'s signature as JSON (written by kopt)")
+    g.add_argument("--signature", help="solve()'s signature as JSON (written by kopt), for a CUDA kernel")
+    g.add_argument("--triton-kernel", help="a Triton kernel.py: its setup() gives the buffers (no --signature)")
     g.add_argument("--dims", default="{}", help='dimensions as a JSON object, e.g. \'{"M":64,"N":32}\'')
     g.add_argument("--seeds", type=int, default=3, help="how many seeds (default 3)")
     g.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
@@ -37,6 +38,25 @@ def _parser():
     i = sub.add_parser("inspect", help="print a golden folder's manifest and tensors")
     i.add_argument("dir", help="the golden folder")
     i.add_argument("--json", action="store_true", help="print the tensor summary as JSON")
+    t = sub.add_parser("triton-run", help="the measuring child for a Triton kernel (docs/TRITON.md)")
+    t.add_argument("--kernel", required=True, help="the Triton kernel.py")
+    t.add_argument("--golden", help="golden data folder (made by golden --triton-kernel)")
+    t.add_argument("--out", required=True, help="where the result JSON is written")
+    t.add_argument("--mode", default="check", choices=list(triton_run.MODES))
+    t.add_argument("--config", action="append", default=[],
+                   help="a configuration as a JSON object (or a JSON list of them); repeat for --mode paired")
+    t.add_argument("--atol", type=float, default=-1.0)
+    t.add_argument("--rtol", type=float, default=-1.0)
+    t.add_argument("--max-time-s", type=float, default=5.0, help="timing budget (default 5)")
+    t.add_argument("--target-ci", type=float, default=0.01, help="stop when the median's 95%% CI is within this")
+    t.add_argument("--min-samples", type=int, default=10)
+    t.add_argument("--max-samples", type=int, default=2000)
+    t.add_argument("--rounds", type=int, default=40, help="paired mode: rounds at most")
+    t.add_argument("--device", default=os.environ.get("KOPT_TRITON_DEVICE", "cuda"), choices=["cuda", "cpu", "numpy"],
+                   help="cuda (default; $KOPT_TRITON_DEVICE overrides the default); cpu and numpy exist for tests")
+    t.add_argument("--dump-cubin", help="write the cubins Triton compiled into this folder")
+    t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
+    t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
     return p
 
 
@@ -56,12 +76,30 @@ def _stdout_to_stderr():
         os.close(saved)
 
 
-def _golden(args):
+def _dims(text):
     try:
-        dims_obj = json.loads(args.dims)
+        dims_obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise UsageError(f'--dims is not valid JSON ({e}); write e.g. \'{{"M":64,"N":32}}\'') from None
-    opts = golden.Options(ref=args.ref, params=signature.load(args.signature), dims=parse_dims(dims_obj),
+    return parse_dims(dims_obj)
+
+
+def _golden(args):
+    if (args.signature is None) == (args.triton_kernel is None):
+        raise UsageError("golden needs exactly one of --signature SIG.json (a CUDA kernel) and "
+                         "--triton-kernel kernel.py (a Triton kernel)")
+    dims = _dims(args.dims)
+    if args.triton_kernel is not None:
+        opts = triton_golden.TritonOptions(kernel=args.triton_kernel, ref=args.ref, dims=dims, seeds=args.seeds,
+                                           out=args.out, device=args.device, time_reference=args.time_reference,
+                                           seed_base=args.seed_base, time_budget_s=args.time_budget_s)
+        if args.ptr_size is not None:
+            raise UsageError("--ptr-size does not apply to a Triton kernel: its setup() gives every buffer")
+        with _stdout_to_stderr():
+            summary = triton_golden.generate(opts)
+        print(json.dumps(summary), flush=True)
+        return
+    opts = golden.Options(ref=args.ref, params=signature.load(args.signature), dims=dims,
                           seeds=args.seeds, out=args.out, ptr_size=args.ptr_size, device=args.device,
                           time_reference=args.time_reference, seed_base=args.seed_base,
                           time_budget_s=args.time_budget_s)
@@ -70,11 +108,40 @@ def _golden(args):
     print(json.dumps(summary), flush=True)
 
 
+def _configs(texts):
+    out = []
+    for i, text in enumerate(texts):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--config #{i} is not valid JSON ({e}); write e.g. '{{\"BLOCK\": 128}}'") from None
+        out.extend(value if isinstance(value, list) else [value])
+    return out
+
+
+def _triton_run(args):
+    """Writes the result JSON and leaves at once (os._exit): after a CUDA error the context is broken, and
+    torch's or triton's teardown must not hang or crash a run whose result is already written."""
+    opts = triton_run.RunOptions(
+        kernel=args.kernel, out=args.out, golden=args.golden, mode=args.mode, configs=_configs(args.config),
+        atol=args.atol, rtol=args.rtol, max_time_s=args.max_time_s, target_ci=args.target_ci,
+        min_samples=args.min_samples, max_samples=args.max_samples, rounds=args.rounds, device=args.device,
+        dump_cubin=args.dump_cubin, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed)
+    triton_run.check_options(opts)
+    result, rc = triton_run.run(opts)
+    triton_run.write_result(args.out, result)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)
+
+
 def main(argv=None):
     try:
         args = _parser().parse_args(argv)
         if args.command == "golden":
             _golden(args)
+        elif args.command == "triton-run":
+            _triton_run(args)
         else:
             inspect_cmd.run(args.dir, as_json=args.json)
         return EXIT_OK
@@ -82,7 +149,7 @@ def main(argv=None):
         print(f"kopt_harness: error: {e}", file=sys.stderr)
         return EXIT_INPUT
     except RefError as e:
-        print(f"kopt_harness: error in ref.py: {e}", file=sys.stderr)
+        print(f"kopt_harness: error in {e.file}: {e}", file=sys.stderr)
         traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)
         return EXIT_INPUT
     except KeyboardInterrupt:

@@ -6,10 +6,11 @@ class UsageError(Exception):
 
 
 class RefError(Exception):
-    """Code in ref.py raised. `where` names the function ("setup", "reference", ...); the original
-    exception is the __cause__, whose traceback the CLI prints."""
+    """Code in ref.py (or a Triton kernel.py: `file`) raised. `where` names the function ("setup",
+    "reference", ...); the original exception is the __cause__, whose traceback the CLI prints."""
 
-    def __init__(self, where, cause):
+    def __init__(self, where, cause, file="ref.py"):
         super().__init__(f"{where} raised {type(cause).__name__}: {cause}")
         self.where = where
         self.cause = cause
+        self.file = file

@@ -29,6 +29,13 @@ class Options:
     time_reference: bool = False
     seed_base: int = 0
     time_budget_s: float = 10.0
+    # Triton kernels (triton_golden.py): setup(seed) -> {name: array or scalar} replaces ref.py's setup;
+    # an all-zero input is an error rather than a warning; reference() also gets these extra keyword
+    # arguments (the dims; buffers and scalars win); the manifest gets these extra top-level fields.
+    setup: object = None
+    zero_inputs_error: bool = False
+    reference_extra: dict = None
+    extra_manifest: dict = None
 
 
 def warn(warnings, text):
@@ -100,7 +107,7 @@ class _Run:
         self.o, self.module = o, module
         self.params = o.params
         self.role_of = plan.roles(o.params, getattr(module, "inout", None))
-        self.setup_fn = getattr(module, "setup", None)
+        self.setup_fn = o.setup if o.setup is not None else getattr(module, "setup", None)
         if self.setup_fn is not None and not callable(self.setup_fn):
             raise UsageError("ref.py: setup is defined but is not a function")
         self.backend = None
@@ -108,12 +115,17 @@ class _Run:
         self.sizes_guessed = False
         self.scalars = None
         self.warnings = []
+        if o.setup is not None and callable(getattr(module, "setup", None)):
+            warn(self.warnings, "ref.py defines setup(), which is not used for a Triton kernel: the buffers come "
+                 "from kernel.py's setup()")
         self.input_digests = []
         self.files = []
 
     def setup(self, seed):
         if self.setup_fn is None:
             return {}, {}
+        if self.o.setup is not None:
+            return plan.split_setup(self.o.setup(seed), self.params)
         # setup's `seed` is always the harness's seed, even where solve() has a scalar named seed
         res = refmod.call(self.setup_fn, "setup()", {**self.o.dims, "seed": seed})
         return plan.split_setup(res, self.params)
@@ -161,7 +173,7 @@ class _Run:
         return bufs
 
     def reference_kwargs(self, bufs):
-        return {**bufs, **self.scalars}
+        return {**(self.o.reference_extra or {}), **bufs, **self.scalars}
 
     def call_reference(self, bufs):
         ref = self.module.reference
@@ -181,6 +193,9 @@ class _Run:
                 stored["in." + b.name] = bk.stored(bufs[b.name])
                 raw = arrays.stored_bytes(stored["in." + b.name])
                 digest.update(raw.tobytes())
+                if not raw.any() and b.role == plan.INPUT and self.o.zero_inputs_error:
+                    raise UsageError(f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
+                                     f"that ignores it would still pass; draw its values from the seed")
                 if not raw.any():  # drawn values never are; setup's may be
                     warn(self.warnings, f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
                          f"that ignores it would still pass")
@@ -292,6 +307,7 @@ def generate(o):
         "reference_timing": reference_timing,
         "warnings": run.warnings,
     }
+    manifest.update(o.extra_manifest or {})
     write_json_atomic(os.path.join(o.out, "manifest.json"), manifest)
     _remove_stale(o.out, {f["file"] for f in run.files})
     return {

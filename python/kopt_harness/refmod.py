@@ -59,12 +59,13 @@ def accepted_kwargs(fn, where, available):
     return out
 
 
-def call(fn, where, available):
-    """Calls a ref.py function by keyword; an exception inside it becomes RefError (exit 4, traceback)."""
+def call(fn, where, available, file="ref.py"):
+    """Calls a ref.py (or kernel.py: `file`) function by keyword; an exception inside it becomes RefError
+    (exit 4, traceback)."""
     kwargs = accepted_kwargs(fn, where, available)
     try:
         return fn(**kwargs)
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
-        raise RefError(where, e) from e
+        raise RefError(where, e, file=file) from e

@@ -64,3 +64,17 @@ def read_tensors(path):
             arr = np.frombuffer(raw, dtype=np.dtype(canon).newbyteorder("<"))
         out[name] = arr.reshape(info["shape"])
     return out
+
+
+def read_raw(path):
+    """name -> (canonical dtype, shape, flat uint8 numpy array of the tensor's bytes), no conversion."""
+    header, _, offset = read_header(path)
+    with open(path, "rb") as f:
+        f.seek(offset)
+        blob = f.read()
+    out = {}
+    for name, info in header.items():
+        begin, end = info["data_offsets"]
+        out[name] = (ST_DTYPES[info["dtype"]], tuple(info["shape"]), np.frombuffer(blob, dtype=np.uint8,
+                                                                                     count=end - begin, offset=begin))
+    return out

@@ -7,6 +7,7 @@
 #include "cli/parse.h"
 #include "device/gpu_info.h"
 #include "pipeline/prepare.h"
+#include "pipeline/triton.h"
 #include "runner/launch.h"
 
 namespace kopt::cli {
@@ -66,7 +67,7 @@ int cmd_bench(const Args& args) {
     return to_int(prep.error().code);
   }
   runner::RunRequest req;
-  req.libs = {prep->build.library};
+  pipeline::bind_kernel(req, *prep);  // the library, or the Triton kernel.py and its configuration
   req.golden_dir = prep->golden_dir;
   req.result_json = *dir / "result.json";
   req.mode = "time";

@@ -6,6 +6,7 @@
 #include "cli/parse.h"
 #include "device/gpu_info.h"
 #include "pipeline/prepare.h"
+#include "pipeline/triton.h"
 #include "profile/profiler.h"
 #include "profile/query_metrics.h"
 #include "profile/report.h"
@@ -46,7 +47,7 @@ int cmd_profile(const Args& args) {
   auto prep = pipeline::prepare(job, *dir, sys, false, say);
   if (!prep) return fail(prep.error());
   runner::RunRequest rr;
-  rr.libs = {prep->build.library};
+  pipeline::bind_kernel(rr, *prep);  // the library, or the Triton kernel.py and its configuration
   rr.golden_dir = prep->golden_dir;
   rr.result_json = *dir / "profile_run.json";
   rr.mode = "profile";

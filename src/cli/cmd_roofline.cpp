@@ -6,6 +6,7 @@
 #include "cli/parse.h"
 #include "pipeline/placement.h"
 #include "pipeline/prepare.h"
+#include "pipeline/triton.h"
 #include "runner/launch.h"
 #include <algorithm>
 #include "device/gpu_info.h"
@@ -84,7 +85,7 @@ int kernel_roofline(const Args& args) {
   auto prep = pipeline::prepare(job, *dir, sys, false, say);
   if (!prep) return fail(prep.error());
   runner::RunRequest req;
-  req.libs = {prep->build.library};
+  pipeline::bind_kernel(req, *prep);  // the library, or the Triton kernel.py and its configuration
   req.golden_dir = prep->golden_dir;
   req.result_json = *dir / "result.json";
   req.mode = "time";

@@ -2,29 +2,18 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "search/registry.h"
 #include "cli/parse.h"
+#include "cli/sass_methods.h"
+#include "cli/sass_triton.h"
 #include "compile/pool.h"
 #include "compile/resources.h"
 #include "sass/dump.h"
 #include "sass/report.h"
-#include "sass/signature_lookup.h"
 #include "util/strings.h"
 
 namespace kopt::cli {
 
 namespace {
-
-// Method ids resolve through the method registry (data/methods.json); --signature FILE.json is asked first.
-sass::SignatureLookup registry_lookup() {
-  return [](const std::string& id) -> Result<sass::Signature> {
-    auto reg = search::registry();
-    if (!reg) return reg.error();
-    const search::Method* m = search::find_method(id);
-    if (!m) return input_error("'" + id + "' is not a method in the registry (see kopt methods); give its signature with --signature FILE.json");
-    return m->sass;
-  };
-}
 
 int fail(const Error& e) {
   std::fprintf(stderr, "kopt sass: %s\n", e.message.c_str());
@@ -34,11 +23,13 @@ int fail(const Error& e) {
 }  // namespace
 
 int cmd_sass(const Args& args) {
+  if (names_triton_kernel(args)) return cmd_sass_triton(args);  // KERNEL.py: cli/sass_triton.h
   CLI::App app{"kopt sass: compile a kernel, show its resources and instruction mix, verify methods in its SASS",
                "kopt sass"};
   std::string source, lib, json_path, signature_file, cache_dir, arch = "sm_90";
   std::vector<std::string> methods, defines, includes, kernels, nvcc_flags;
-  app.add_option("kernel", source, "the kernel source (.cu); its __global__ functions are the ones checked");
+  app.add_option("kernel", source, "the kernel source (.cu); its __global__ functions are the ones checked (a Triton "
+                 ".py has its own options: kopt sass KERNEL.py --help)");
   app.add_option("--methods", methods, "methods to verify, comma-separated (each is also compiled with -DKOPT_<ID>=1)")
       ->delimiter(',');
   app.add_option("--signature", signature_file, "JSON file {\"method-id\": {require_any, require_all, forbid, min_counts}}");
@@ -59,20 +50,9 @@ int cmd_sass(const Args& args) {
     return fail(input_error("no such kernel source: " + source));
 
   // Signatures first: a bad file or an unknown method stops before any compile.
-  sass::SignatureLookup lookup = registry_lookup();
-  if (!signature_file.empty()) {
-    auto j = util::read_json(signature_file);
-    if (!j) return fail(j.error());
-    auto from_file = sass::lookup_from_json(*j);
-    if (!from_file) return fail(from_file.error());
-    lookup = sass::first_then(*from_file, lookup);
-  }
-  std::vector<std::pair<std::string, sass::Signature>> sigs;
-  for (const auto& m : methods) {
-    auto s = lookup(util::trim(m));
-    if (!s) return fail(s.error());
-    sigs.emplace_back(util::trim(m), *s);
-  }
+  auto found = method_signatures(methods, signature_file);
+  if (!found) return fail(found.error());
+  const auto& sigs = *found;
 
   sass::SassReport report;
   report.source = source;

@@ -3,7 +3,8 @@
 namespace kopt::cli {
 
 void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v) {
-  app.add_option("KERNEL", v.kernel, "the kernel: a .cu exposing extern \"C\" void solve(...)")->required();
+  app.add_option("KERNEL", v.kernel, "the kernel: a .cu exposing extern \"C\" void solve(...), or a Triton .py "
+                 "exposing setup() and run_kernel() (docs/TRITON.md)")->required();
   app.add_option("--ref", v.ref, "ref.py: reference(**kwargs), optional setup/shapes/atol/rtol/workload_model")->required();
   app.add_option("--seeds", job.seeds, "number of random input sets checked (default 3)");
   app.add_option("--ptr-size", job.ptr_size, "elements per buffer when ref.py gives no shapes (else guessed)");
@@ -12,7 +13,7 @@ void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionVal
   app.add_option("--rtol", v.rtol, "relative tolerance (overrides ref.py)");
   app.add_option("--arch", job.arch, "target architecture (default sm_90)");
   app.add_option("--nvcc-flag", job.nvcc_flags, "an extra nvcc flag (repeatable)");
-  app.add_option("-D", v.defines, "a macro NAME=VALUE for the kernel (repeatable)");
+  app.add_option("-D", v.defines, "a macro NAME=VALUE for the kernel; for a Triton kernel a run_kernel argument (repeatable)");
   app.add_option("-I", job.include_dirs, "an include directory (repeatable)");
   app.add_option("--timeout", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
   app.add_option("--out", v.out, "where kopt_runs/ is created (default .)");

@@ -9,12 +9,14 @@ std::vector<std::string> harness_argv(const GoldenRequest& req, const std::strin
   util::Json dims = util::Json::object();
   for (const auto& [k, v] : req.dims) dims[k] = v;
   std::vector<std::string> argv = {python, "-m", "kopt_harness", "golden",
-                                   "--ref", std::filesystem::absolute(req.ref_py).string(),
-                                   "--signature", (req.out_dir / "signature.json").string(),
-                                   "--dims", dims.dump(),
-                                   "--seeds", std::to_string(req.seeds),
-                                   "--out", req.out_dir.string()};
-  if (req.ptr_size > 0) {
+                                   "--ref", std::filesystem::absolute(req.ref_py).string()};
+  if (req.triton_kernel.empty()) {
+    argv.insert(argv.end(), {"--signature", (req.out_dir / "signature.json").string()});
+  } else {
+    argv.insert(argv.end(), {"--triton-kernel", std::filesystem::absolute(req.triton_kernel).string()});
+  }
+  argv.insert(argv.end(), {"--dims", dims.dump(), "--seeds", std::to_string(req.seeds), "--out", req.out_dir.string()});
+  if (req.ptr_size > 0 && req.triton_kernel.empty()) {
     argv.push_back("--ptr-size");
     argv.push_back(std::to_string(req.ptr_size));
   }
@@ -27,7 +29,8 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
   if (!std::filesystem::is_regular_file(req.ref_py, ec))
     return input_error("reference file " + req.ref_py.string() + " not found (give it with --ref ref.py)");
   std::filesystem::create_directories(req.out_dir, ec);
-  KOPT_TRY(util::write_json_atomic(req.out_dir / "signature.json", "signature", {{"signature", to_json(req.signature)}}));
+  if (req.triton_kernel.empty())  // a Triton kernel's harness writes signature.json from setup()
+    KOPT_TRY(util::write_json_atomic(req.out_dir / "signature.json", "signature", {{"signature", to_json(req.signature)}}));
   std::string python = toolchain::find_python();
   if (python.empty()) return gate_error("python3 not found; the golden-data harness needs it (or set KOPT_PYTHON)");
   std::string harness = toolchain::python_harness_dir();

@@ -21,6 +21,9 @@ struct GoldenRequest {
   long long ptr_size = 0;        // 0: guess from dims when ref.py gives no shapes
   bool time_reference = true;
   double timeout_s = 900;
+  // Set for a Triton kernel.py: its setup() gives the buffers, so no signature is written or passed
+  // (`golden --triton-kernel`, docs/TRITON.md).
+  std::filesystem::path triton_kernel;
 };
 
 // The harness argv (python3 -m kopt_harness golden ...). Pure.

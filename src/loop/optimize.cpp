@@ -11,6 +11,8 @@
 #include "loop/numerics.h"
 #include "loop/state.h"
 #include "pipeline/placement.h"
+#include "pipeline/triton.h"
+#include "sass/binaries.h"
 #include "profile/profiler.h"
 #include "profile/query_metrics.h"
 #include "profile/report.h"
@@ -104,15 +106,31 @@ class Optimizer {
   void say(fmt::format_string<A...> f, A&&... a) {
     if (!o_.quiet) std::fprintf(stderr, "%s\n", fmt::format(f, std::forward<A>(a)...).c_str());
   }
-  class Phase {  // adds the wall time of a scope to state.phase_seconds[name]
+  // Adds the wall time of a scope to state.phase_seconds[name], exclusively: a nested phase (a profile inside
+  // the gates) pauses the enclosing one, so the phases add up to the run's wall time.
+  class Phase {
    public:
-    Phase(Optimizer& o, std::string n) : o_(o), n_(std::move(n)), t0_(Clock::now()) {}
-    ~Phase() { o_.st_.phase_seconds[n_] += std::chrono::duration<double>(Clock::now() - t0_).count(); }
+    Phase(Optimizer& o, std::string n) : o_(o), n_(std::move(n)) {
+      auto now = Clock::now();
+      if (!o_.phase_stack_.empty()) o_.flush_phase(now);
+      o_.phase_stack_.push_back({n_, now});
+    }
+    ~Phase() {
+      o_.flush_phase(Clock::now());
+      o_.phase_stack_.pop_back();
+      if (!o_.phase_stack_.empty()) o_.phase_stack_.back().second = Clock::now();
+    }
    private:
     Optimizer& o_;
     std::string n_;
-    Clock::time_point t0_;
   };
+  void flush_phase(Clock::time_point now) {
+    auto& [name, since] = phase_stack_.back();
+    st_.phase_seconds[name] += std::chrono::duration<double>(now - since).count();
+    since = now;
+  }
+  std::vector<std::pair<std::string, Clock::time_point>> phase_stack_;
+  bool triton() const { return prep_.backend == "triton"; }
 
   Status save_state() { return util::write_json_atomic(dir_ / "state.json", "state", to_json(st_)); }
   int stop(const std::string& stage, const Error& e, util::Json tried);
@@ -120,12 +138,16 @@ class Optimizer {
   int interrupted_exit();
   Status load_space();
   Result<pipeline::Prepared> prepare_inputs(bool resuming);
-  runner::RunOutcome run(const std::vector<fs::path>& libs, const fs::path& result, const std::string& mode);
-  std::optional<runner::PairedComparison> paired(const fs::path& incumbent, const fs::path& candidate, const fs::path& out);
+  // One slot per library (CUDA) or per Triton configuration (the candidate's); `dump_cubins` for Triton SASS.
+  runner::RunOutcome run(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
+                         const fs::path& result, const std::string& mode, const fs::path& dump_cubins = {});
+  std::optional<runner::PairedComparison> paired(const fs::path& incumbent, const search::Candidate& inc_c,
+                                                 const fs::path& candidate, const search::Candidate& cand_c, const fs::path& out);
   std::vector<CandidateRun> measure(std::vector<search::Candidate> cands, const fs::path& iter_dir, const std::string& what);
   compile::CompileRequest request_for(const search::Candidate& c, const fs::path& out_dir);
-  util::Json sass_check(const fs::path& lib, const search::Candidate& c);
-  Result<std::map<std::string, double>> profile(const fs::path& lib, const fs::path& out_dir, const std::string& name);
+  util::Json sass_check(const std::vector<fs::path>& binaries, const search::Candidate& c);
+  Result<std::map<std::string, double>> profile(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir,
+                                                const std::string& name);
   Result<roofline::RooflineResult> place(const runner::TimingStats& t, const fs::path& out_dir, const std::string& label);
   Status write_champion();
   util::Json summary_json();
@@ -146,9 +168,16 @@ class Optimizer {
   int jobs_ = 1;
 };
 
-runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const fs::path& result, const std::string& mode) {
+runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
+                                  const fs::path& result, const std::string& mode, const fs::path& dump_cubins) {
   runner::RunRequest r;
-  r.libs = libs;
+  if (triton()) {
+    r.triton_kernel = prep_.kernel;
+    for (const auto* c : cands) r.triton_configs.push_back(c ? pipeline::triton_config(*c) : prep_.triton_config);
+    r.dump_cubin_dir = dump_cubins;
+  } else {
+    r.libs = libs;
+  }
   r.golden_dir = prep_.golden_dir;
   r.result_json = result;
   r.mode = mode;
@@ -159,8 +188,9 @@ runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const fs::p
   return runner::run_candidate(r, sys_);
 }
 
-std::optional<runner::PairedComparison> Optimizer::paired(const fs::path& inc, const fs::path& cand, const fs::path& out) {
-  auto r = run({inc, cand}, out, "paired");
+std::optional<runner::PairedComparison> Optimizer::paired(const fs::path& inc, const search::Candidate& inc_c,
+                                                          const fs::path& cand, const search::Candidate& cand_c, const fs::path& out) {
+  auto r = run({inc, cand}, {&inc_c, &cand_c}, out, "paired");
   if (r.status != runner::RunStatus::kOk || !r.details.contains("libs") || r.details["libs"].size() != 2) return std::nullopt;
   auto a = r.details["libs"][0]["samples_ms"].get<std::vector<double>>();
   auto b = r.details["libs"][1]["samples_ms"].get<std::vector<double>>();
@@ -177,9 +207,11 @@ compile::CompileRequest Optimizer::request_for(const search::Candidate& c, const
   return req;
 }
 
-util::Json Optimizer::sass_check(const fs::path& lib, const search::Candidate& c) {
+util::Json Optimizer::sass_check(const std::vector<fs::path>& binaries, const search::Candidate& c) {
   util::Json out = util::Json::object();
-  auto analysis = sass::analyze(lib, sass::kernel_names_from_source(c.source), "", sys_);
+  // CUDA: the kernels defined in the candidate's source; Triton: every function of the cubins it compiled.
+  auto analysis = triton() ? sass::analyze_binaries(binaries, {}, "", sys_)
+                           : sass::analyze(binaries.front(), sass::kernel_names_from_source(c.source), "", sys_);
   util::Json mix = util::Json::array();
   for (const auto* f : analysis.selected_functions()) mix.push_back({{"function", f->demangled}, {"mix", sass::to_json(sass::instruction_mix(*f))}});
   out["kernels"] = mix;
@@ -203,7 +235,15 @@ std::vector<CandidateRun> Optimizer::measure(std::vector<search::Candidate> cand
     reqs.push_back(request_for(c, cdir));
   }
   std::vector<compile::CompileResult> builds;
-  {
+  if (triton()) {  // Triton compiles at the first launch, inside the measuring child
+    for (const auto& c : cands) {
+      compile::CompileResult b;
+      b.name = c.id;
+      b.status = compile::CompileStatus::kOk;
+      b.library = prep_.kernel;
+      builds.push_back(b);
+    }
+  } else {
     Phase p(*this, "compile");
     say("  {}: compiling {} on {} job(s)...", what, reqs.size(), jobs_ > 0 ? std::to_string(jobs_) : std::string("auto"));
     builds = compile::compile_batch(reqs, {jobs_, ""}, sys_, [&](const compile::BatchProgress& pr, const compile::CompileResult&) {
@@ -223,12 +263,18 @@ std::vector<CandidateRun> Optimizer::measure(std::vector<search::Candidate> cand
       runs.push_back(cr);
       continue;
     }
-    cr.sass = sass_check(cr.build.library, cr.candidate);
-    (void)util::write_json_atomic(cdir / "sass.json", "sass", cr.sass);
+    if (!triton()) {
+      cr.sass = sass_check({cr.build.library}, cr.candidate);
+      (void)util::write_json_atomic(cdir / "sass.json", "sass", cr.sass);
+    }
     if (util::interrupted()) break;
     {
       Phase p(*this, "measure");
-      cr.outcome = run({cr.build.library}, cdir / "run.json", "time");
+      cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", "time", triton() ? cdir / "cubins" : fs::path());
+    }
+    if (triton()) {
+      cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);
+      (void)util::write_json_atomic(cdir / "sass.json", "sass", cr.sass);
     }
     switch (cr.outcome.status) {
       case runner::RunStatus::kOk: cr.status = search::CandidateStatus::kOk; break;
@@ -252,10 +298,16 @@ std::vector<CandidateRun> Optimizer::measure(std::vector<search::Candidate> cand
   return runs;
 }
 
-Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, const fs::path& out_dir, const std::string& name) {
+Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir,
+                                                        const std::string& name) {
   Phase p(*this, "profile");
   runner::RunRequest rr;
-  rr.libs = {lib};
+  if (triton()) {
+    rr.triton_kernel = prep_.kernel;
+    rr.triton_configs = {c ? pipeline::triton_config(*c) : prep_.triton_config};
+  } else {
+    rr.libs = {lib};
+  }
   rr.golden_dir = prep_.golden_dir;
   rr.result_json = out_dir / (name + "_profile_run.json");
   rr.mode = "profile";
@@ -302,6 +354,7 @@ Status Optimizer::load_space() {
   reg_ = &reg.get();
   KOPT_TRY_ASSIGN(auto ann, search::parse_annotations(source_text_, o_.job.kernel.string()));
   search::SpaceOptions so;
+  if (pipeline::is_triton_kernel(o_.job.kernel)) so.backend = search::Backend::kTriton;
   so.numerics = o_.job.numerics;
   so.arch = 90;
   KOPT_TRY_ASSIGN(space_, search::build_space(ann, *reg_, so));
@@ -341,9 +394,19 @@ Status Optimizer::write_champion() {
                                  st_.champion->median_ms, st_.baseline ? st_.baseline->median_ms : 0.0,
                                  c.methods.empty() ? "none" : util::join(c.methods, ", "));
   if (!c.flags.empty()) head += "// build with these extra nvcc flags: " + util::join(c.flags, " ") + "\n";
-  for (const auto& [k, v] : c.defines) head += "#define " + k + " " + v + "\n";
   std::string name = o_.job.kernel.filename().string();
-  KOPT_TRY(util::write_file_atomic(cdir / name, head + "\n" + src));
+  if (triton()) {
+    // A Python kernel takes its configuration as run_kernel's keyword arguments: written beside it.
+    util::Json cfg = pipeline::triton_config(c);
+    std::string py_head;
+    for (const auto& line : util::split_lines(head)) py_head += "#" + line.substr(2) + "\n";
+    py_head += "# run_kernel(**inputs, **KOPT_CHAMPION_CONFIG)\nKOPT_CHAMPION_CONFIG = " + cfg.dump() + "\n";
+    KOPT_TRY(util::write_file_atomic(cdir / name, py_head + "\n" + src));
+    KOPT_TRY(util::write_json_atomic(cdir / "config.json", "champion_config", {{"config", cfg}}));
+  } else {
+    for (const auto& [k, v] : c.defines) head += "#define " + k + " " + v + "\n";
+    KOPT_TRY(util::write_file_atomic(cdir / name, head + "\n" + src));
+  }
   return util::write_json_atomic(cdir / "champion.json", "champion",
                                  {{"candidate", search::to_json(c)}, {"median_ms", st_.champion->median_ms}, {"file", (cdir / name).string()}});
 }
@@ -413,7 +476,7 @@ int Optimizer::finish(StopReason reason, const std::string& detail) {
 
 Result<pipeline::Prepared> Optimizer::prepare_inputs(bool resuming) {
   auto say_fn = [this](const std::string& s) { say("  {}", s); };
-  if (resuming && fs::exists(dir_ / "golden" / "manifest.json")) {
+  if (resuming && !pipeline::is_triton_kernel(o_.job.kernel) && fs::exists(dir_ / "golden" / "manifest.json")) {
     pipeline::Prepared p;
     KOPT_TRY_ASSIGN(p.source_text, util::read_file(o_.job.kernel));
     KOPT_TRY_ASSIGN(p.signature, contract::parse_solve_signature(p.source_text, o_.job.kernel.string()));
@@ -532,21 +595,21 @@ int Optimizer::run() {
     Phase p(*this, "gates");
     // ---- Gate 2: correctness on every seed ----
     say("gate 2/4 correctness of the baseline on {} seeds...", o_.job.seeds);
-    auto check = run({prep_.build.library}, dir_ / "gates" / "correctness.json", "check");
+    auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", "check");
     if (check.status != runner::RunStatus::kOk)
       return stop("correctness", validation_error("the baseline is not correct: " + std::string(runner::status_name(check.status)) + ": " + check.message),
                   {{"result", runner::to_json(check)}});
     baseline_result_ = check.details;
     // ---- Gate 3: timing stability ----
     say("gate 3/4 timing stability...");
-    auto timed = run({prep_.build.library}, dir_ / "gates" / "timing.json", "time");
+    auto timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", "time");
     util::Json tried = util::Json::array();
     tried.push_back(runner::to_json(timed));
     if (timed.timing && timed.timing->stability == runner::Stability::kUnstable) {
       say("  unstable (robust CV {:.1f}%): retrying with 3x the samples budget", 100 * timed.timing->robust_cv);
       double saved = o_.max_time_s;
       o_.max_time_s = saved * 3;
-      timed = run({prep_.build.library}, dir_ / "gates" / "timing_retry.json", "time");
+      timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing_retry.json", "time");
       o_.max_time_s = saved;
       tried.push_back(runner::to_json(timed));
     }
@@ -560,7 +623,7 @@ int Optimizer::run() {
                   tried);
     // ---- Gate 4: Nsight Compute ----
     say("gate 4/4 Nsight Compute profile of the baseline...");
-    auto metrics = profile(prep_.build.library, base_dir / "profile", "baseline");
+    auto metrics = profile(prep_.build.library, nullptr, base_dir / "profile", "baseline");
     if (!metrics) return stop("ncu", metrics.error(), {{"plan", profile::to_json(plan_)}});
     st_.metrics = *metrics;
     auto placed = place(*timed.timing, base_dir, "baseline");
@@ -671,7 +734,7 @@ int Optimizer::run() {
         const CandidateRun* cr = nullptr;
         for (const auto& r : runs) if (r.candidate.id == f.id) cr = &r;
         Contender inc{st_.champion->candidate.id, true, st_.champion->median_ms, static_cast<int>(st_.champion->candidate.methods.size())};
-        auto cmp = paired(st_.champion->library, cr->build.library, idir / ("paired_" + f.id + ".json"));
+        auto cmp = paired(st_.champion->library, st_.champion->candidate, cr->build.library, cr->candidate, idir / ("paired_" + f.id + ".json"));
         if (!cmp) {
           selection.push_back({{"finalist", f.id}, {"error", "paired timing failed"}});
           continue;
@@ -717,12 +780,13 @@ int Optimizer::run() {
           if (flag_method) {
             for (const auto& f : meth->flags) off.flags.erase(std::remove(off.flags.begin(), off.flags.end(), f), off.flags.end());
           } else {
-            off.defines[compile::method_guard(m)] = "0";
+            if (triton()) off.constexprs[compile::method_guard(m)] = 0;
+            else off.defines[compile::method_guard(m)] = "0";
             off.guards[m] = false;
           }
           auto offs = measure({off}, idir / "ablation", "ablation of " + m);
           if (!offs.empty() && offs[0].status == search::CandidateStatus::kOk) {
-            auto cmp = paired(st_.champion->library, offs[0].build.library, idir / "ablation" / ("paired_" + m + ".json"));
+            auto cmp = paired(st_.champion->library, st_.champion->candidate, offs[0].build.library, offs[0].candidate, idir / "ablation" / ("paired_" + m + ".json"));
             if (cmp) {
               attr = attribution_from(*cmp);
               entry["attribution_ms"] = {{"median", attr->median_ms}, {"ci95_low", attr->ci95_low_ms}, {"ci95_high", attr->ci95_high_ms}};
@@ -745,7 +809,7 @@ int Optimizer::run() {
     // ---- Profile and roofline of the champion ----
     bool near_peak = st_.stop.near_peak;
     if (champ_run) {
-      auto metrics = profile(champ_run->build.library, idir / "profile", "champion");
+      auto metrics = profile(champ_run->build.library, &champ_run->candidate, idir / "profile", "champion");
       if (metrics) st_.metrics = *metrics;
       else say("  profile failed: {} (keeping the previous metrics)", metrics.error().message);
       auto placed = place(*champ_run->outcome.timing, idir, champ_run->candidate.id);

@@ -4,6 +4,7 @@
 
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
+#include "pipeline/triton.h"
 #include <cmath>
 #include "util/fs.h"
 
@@ -16,10 +17,9 @@ Status validate(const KernelJob& job) {
   if (job.kernel.empty()) return input_error("no kernel given: kopt <command> KERNEL.cu --ref ref.py --DIM=...");
   if (!fs::is_regular_file(job.kernel, ec)) return input_error("kernel file " + job.kernel.string() + " not found");
   auto ext = job.kernel.extension().string();
-  if (ext == ".py")
-    return input_error(job.kernel.string() + " is a Triton kernel; this command takes CUDA/CUTLASS .cu kernels in this version");
-  if (ext != ".cu" && ext != ".cuh" && ext != ".cpp")
-    return input_error(job.kernel.string() + ": a kernel is a .cu file exposing extern \"C\" void solve(...)");
+  if (ext != ".cu" && ext != ".cuh" && ext != ".cpp" && ext != ".py")
+    return input_error(job.kernel.string() + ": a kernel is a .cu file exposing extern \"C\" void solve(...) or a Triton .py "
+                       "exposing setup() and run_kernel()");
   if (job.ref.empty()) return input_error("no reference given: add --ref ref.py");
   if (!fs::is_regular_file(job.ref, ec)) return input_error("reference file " + job.ref.string() + " not found");
   if (job.ref.extension() != ".py") return input_error(job.ref.string() + ": the reference must be a Python file (ref.py)");
@@ -63,7 +63,9 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
 Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner,
                          bool time_reference, const Say& say) {
   KOPT_TRY(validate(job));
+  if (is_triton_kernel(job.kernel)) return prepare_triton(job, work_dir, runner, time_reference, say);  // pipeline/triton.h
   Prepared p;
+  p.kernel = job.kernel;
   KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));
   KOPT_TRY_ASSIGN(p.signature, contract::parse_solve_signature(p.source_text, job.kernel.string()));
   say("contract: " + p.signature.normalised);

@@ -22,7 +22,7 @@ namespace kopt::pipeline {
 using search::NumericsMode;
 
 struct KernelJob {
-  std::filesystem::path kernel;   // .cu (CUDA, CUTLASS)
+  std::filesystem::path kernel;   // .cu (CUDA, CUTLASS) or .py (Triton, docs/TRITON.md)
   std::filesystem::path ref;      // ref.py
   cli::Dims dims;
   int seeds = 3;
@@ -50,6 +50,11 @@ struct Prepared {
   compile::CompileResult build;   // the kernel itself
   bool sizes_guessed = false;
   std::vector<std::string> buffer_dtypes;
+  // Triton (pipeline/triton.h): backend "triton", no build; the kernel file and the baseline run_kernel
+  // configuration (annotation defaults, -D overrides) the measuring child passes.
+  std::string backend = "cuda";   // "cuda" | "triton"
+  std::filesystem::path kernel;
+  util::Json triton_config = util::Json::object();
 };
 
 using Say = std::function<void(const std::string&)>;

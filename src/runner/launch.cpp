@@ -1,14 +1,23 @@
 #include "runner/launch.h"
 
+#include <fmt/format.h>
+
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
+#include "runner/triton_child.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/strings.h"
 
 namespace kopt::runner {
 
 std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe) {
+  if (!req.triton_kernel.empty()) {
+    const char* pp = std::getenv("PYTHONPATH");
+    return triton_child_argv(req, toolchain::find_python(), toolchain::python_harness_dir(), pp ? pp : "");
+  }
   std::string exe = kopt_exe.empty() ? (util::executable_dir() / "kopt").string() : kopt_exe;
   std::vector<std::string> argv = {exe, "__runner"};
   for (const auto& l : req.libs) {
@@ -16,10 +25,10 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
     argv.push_back(l.string());
   }
   argv.insert(argv.end(), {"--golden", req.golden_dir.string(), "--out", req.result_json.string(), "--mode", req.mode,
-                           "--max-time-s", std::to_string(req.max_time_s), "--target-ci", std::to_string(req.target_ci),
+                           "--max-time-s", fmt::format("{:.17g}", req.max_time_s), "--target-ci", fmt::format("{:.17g}", req.target_ci),
                            "--min-samples", std::to_string(req.min_samples), "--rounds", std::to_string(req.rounds)});
   if (req.tol) {
-    argv.insert(argv.end(), {"--atol", std::to_string(req.tol->atol), "--rtol", std::to_string(req.tol->rtol)});
+    argv.insert(argv.end(), {"--atol", fmt::format("{:.17g}", req.tol->atol), "--rtol", fmt::format("{:.17g}", req.tol->rtol)});
   }
   return argv;
 }

@@ -23,6 +23,15 @@ struct RunRequest {
   double target_ci = 0.01;
   int min_samples = 10;
   int rounds = 40;                    // paired mode
+  // Triton (docs/TRITON.md): set triton_kernel and the child is `python3 -m kopt_harness triton-run` on
+  // that kernel.py instead of `kopt __runner`; `libs` is then unused. One configuration (the run_kernel
+  // keyword arguments: constexpr params, num_warps/num_stages, KOPT_<ID> guards) per slot: one for
+  // check/time/profile, several for paired. dump_cubin_dir: where the cubins Triton compiled are written.
+  // Mode "compile" (no golden data) calls setup(seed=0, **triton_dims) and run_kernel once.
+  std::filesystem::path triton_kernel;
+  std::vector<util::Json> triton_configs;
+  std::filesystem::path dump_cubin_dir;
+  util::Json triton_dims = util::Json::object();
 };
 
 // The argv that runs the child (`<kopt> __runner ...`); `kopt_exe` defaults to this executable.

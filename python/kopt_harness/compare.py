@@ -1,0 +1,155 @@
+"""Comparing a kernel's output with the expected output, over raw bytes: the Python twin of the C++ runner's
+src/runner/compare.cpp, with the same rule, the same fields and the same one-line summary, so kopt reads a
+Triton result exactly as it reads a CUDA one.
+
+Rule: |a - e| <= atol + rtol * |e| per element; NaN matches only NaN, an infinity only the same infinity.
+Errors (max_abs_err, max_rel_err, rel_l2_err) are over finite pairs. An element whose bytes all equal the
+poison byte (0xFF for floats: NaN in every float type; 0xA5 for integers and bool) counts as still poisoned,
+unless the whole output is bitwise equal to the expected one. Pure numpy; large outputs are compared in
+chunks so memory stays bounded.
+"""
+
+import math
+
+import numpy as np
+
+from . import dtypes
+
+POISON_FLOAT, POISON_INT = 0xFF, 0xA5
+CHUNK_ELEMENTS = 1 << 22
+
+
+def poison_byte(dtype_name):
+    return POISON_FLOAT if dtypes.lookup(dtype_name).kind == "float" else POISON_INT
+
+
+def decode(raw, dtype_name):
+    """Elements of a flat uint8 buffer as float64 (fp16/bf16 exact; int64 rounded as a C++ cast would)."""
+    raw = np.ascontiguousarray(raw, dtype=np.uint8)
+    if dtype_name == "bfloat16":
+        return (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if dtype_name == "bool":
+        return (raw != 0).astype(np.float64)
+    d = dtypes.lookup(dtype_name)
+    return raw.view(np.dtype(d.numpy_name).newbyteorder("<")).astype(np.float64)
+
+
+def _num(v):
+    if math.isfinite(v):
+        return float(v)
+    return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def _g(v, digits):
+    return format(v, f".{digits}g")
+
+
+class Comparison:
+    """One output's comparison; `to_json()` has the fields of runner/compare.cpp's to_json."""
+
+    def __init__(self, numel):
+        self.ok = False
+        self.numel = numel
+        self.mismatches = 0
+        self.nan_or_inf_mismatches = 0
+        self.still_poisoned = 0
+        self.bitwise_equal = False
+        self.max_abs_err = 0.0
+        self.max_rel_err = 0.0
+        self.rel_l2_err = 0.0
+        self.first_bad_index = -1
+        self.first_bad_coords = []
+        self.expected_at_first_bad = 0.0
+        self.actual_at_first_bad = 0.0
+
+    def summary(self):
+        if self.ok:
+            return (f"ok{' (bitwise)' if self.bitwise_equal else ''} max_abs={_g(self.max_abs_err, 3)} "
+                    f"max_rel={_g(self.max_rel_err, 3)} rel_l2={_g(self.rel_l2_err, 3)}")
+        coords = ",".join(str(c) for c in self.first_bad_coords)
+        s = (f"MISMATCH {self.mismatches}/{self.numel} elements; first bad index {self.first_bad_index} [{coords}]: "
+             f"expected {_g(self.expected_at_first_bad, 6)}, got {_g(self.actual_at_first_bad, 6)}; "
+             f"max_abs={_g(self.max_abs_err, 3)} rel_l2={_g(self.rel_l2_err, 3)}")
+        if self.still_poisoned > 0:
+            s += f"; {self.still_poisoned} elements never written (still poisoned)"
+        return s
+
+    def to_json(self):
+        return {"ok": self.ok, "numel": self.numel, "mismatches": self.mismatches,
+                "nan_or_inf_mismatches": self.nan_or_inf_mismatches, "still_poisoned": self.still_poisoned,
+                "bitwise_equal": self.bitwise_equal, "max_abs_err": _num(self.max_abs_err),
+                "max_rel_err": _num(self.max_rel_err), "rel_l2_err": _num(self.rel_l2_err),
+                "first_bad_index": self.first_bad_index, "first_bad_coords": list(self.first_bad_coords),
+                "expected_at_first_bad": _num(self.expected_at_first_bad),
+                "actual_at_first_bad": _num(self.actual_at_first_bad), "summary": self.summary()}
+
+
+def coords_of(index, shape):
+    """Row-major coordinates of a flat index (as runner/compare.cpp computes them)."""
+    out = [0] * len(shape)
+    rem = index
+    for d in range(len(shape) - 1, -1, -1):
+        out[d] = rem % shape[d] if shape[d] > 0 else 0
+        rem = rem // shape[d] if shape[d] > 0 else 0
+    return out
+
+
+def compare(dtype_name, shape, expected_raw, actual_raw, atol, rtol):
+    """Compares two flat uint8 buffers of one dtype and shape."""
+    itemsize = dtypes.lookup(dtype_name).itemsize
+    expected_raw = np.ascontiguousarray(expected_raw, dtype=np.uint8).reshape(-1)
+    actual_raw = np.ascontiguousarray(actual_raw, dtype=np.uint8).reshape(-1)
+    if expected_raw.size != actual_raw.size or expected_raw.size % itemsize:
+        raise ValueError(f"compare: {expected_raw.size} expected bytes vs {actual_raw.size} actual bytes "
+                         f"for {dtype_name}")
+    numel = expected_raw.size // itemsize
+    r = Comparison(numel)
+    r.bitwise_equal = bool(np.array_equal(expected_raw, actual_raw))
+    pb = poison_byte(dtype_name)
+    err2 = ref2 = 0.0
+    step = CHUNK_ELEMENTS
+    for begin in range(0, numel, step):
+        end = min(numel, begin + step)
+        eb = expected_raw[begin * itemsize:end * itemsize]
+        ab = actual_raw[begin * itemsize:end * itemsize]
+        e, a = decode(eb, dtype_name), decode(ab, dtype_name)
+        special = ~np.isfinite(e) | ~np.isfinite(a)
+        both_nan = np.isnan(e) & np.isnan(a)
+        same_inf = np.isinf(e) & np.isinf(a) & ((e > 0) == (a > 0))
+        special_bad = special & ~(both_nan | same_inf)
+        finite = ~special
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            d = np.where(finite, np.abs(a - e), 0.0)
+            ae = np.abs(e)
+            bad = special_bad | (finite & (d > atol + rtol * ae))
+            if finite.any():
+                r.max_abs_err = max(r.max_abs_err, float(d[finite].max()))
+                nz = finite & (e != 0)
+                if nz.any():
+                    r.max_rel_err = max(r.max_rel_err, float((d[nz] / ae[nz]).max()))
+                err2 += float(np.square(d[finite]).sum())
+                ref2 += float(np.square(e[finite]).sum())
+        r.nan_or_inf_mismatches += int(special_bad.sum())
+        nbad = int(bad.sum())
+        if nbad and r.mismatches == 0:
+            i = int(np.argmax(bad))
+            r.first_bad_index = begin + i
+            r.expected_at_first_bad = float(e[i])
+            r.actual_at_first_bad = float(a[i])
+        r.mismatches += nbad
+        if not r.bitwise_equal:
+            r.still_poisoned += int(np.all(ab.reshape(-1, itemsize) == pb, axis=1).sum())
+    r.rel_l2_err = math.sqrt(err2 / ref2) if ref2 > 0 else math.sqrt(err2)
+    if r.first_bad_index >= 0 and len(shape) > 0:
+        r.first_bad_coords = coords_of(r.first_bad_index, list(shape))
+    r.ok = r.mismatches == 0
+    return r
+
+
+def first_changed_element(before_raw, after_raw, itemsize):
+    """-1 when the two byte buffers are equal, else the index of the first element whose bytes differ."""
+    before_raw = np.asarray(before_raw, dtype=np.uint8).reshape(-1)
+    after_raw = np.asarray(after_raw, dtype=np.uint8).reshape(-1)
+    if np.array_equal(before_raw, after_raw):
+        return -1
+    return int(np.argmax(before_raw != after_raw)) // itemsize

@@ -1,0 +1,522 @@
+"""`triton-run`: the measuring child for Triton kernels, with the protocol and the result schema of the C++
+`kopt __runner` (src/runner/child.cpp; docs/RUNNER.md, docs/TRITON.md), so kopt's parent side
+(`runner::run_candidate`, `runner::interpret`) treats both alike.
+
+Per seed: fresh buffers (each after a spacer of random size, so addresses differ between seeds), inputs
+uploaded from the golden files, outputs poisoned (0xFF bytes: NaN in every float type; 0xA5 for integers),
+in-out buffers given their initial value; `run_kernel(**inputs, **config)`; a device-wide synchronisation;
+then every input is checked bit for bit and every output compared with the expected one (compare.py).
+
+Modes: check (every seed), time (check, then timing on the first seed, then a re-check on fresh poison),
+paired (several configurations in interleaved rounds), profile (one seed checked, one warm-up call, then
+exactly one run_kernel call between cudaProfilerStart and cudaProfilerStop), compile (no golden data:
+setup(seed) and one call, to obtain the cubins; for `kopt sass`).
+"""
+
+import datetime
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from . import compare, cubins, devices, dtypes, kernelmod, runresult, stats, store, timing
+from .errors import RefError, UsageError
+from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, OK, UNWRITTEN_OUTPUT,
+                        WRONG_RESULT, Fatal)
+
+MODES = ("check", "time", "paired", "profile", "compile")
+WARMUP_MIN_CALLS, WARMUP_MIN_MS = 3, 50.0
+PROBE_SAMPLES = 5
+# Work left on the device after the stop event completed (median over the probe samples) above both of
+# these means run_kernel put work on a stream other than the current one: time with a device-wide
+# synchronisation before the stop event instead.
+RESIDUAL_MIN_MS, RESIDUAL_MIN_SHARE = 0.02, 0.10
+CUDA_ERROR_MARKERS = ("cuda error", "cuda_error", "cudaerror", "illegal memory access", "illegal address",
+                      "triton error [cuda]", "device-side assert", "unspecified launch failure", "misaligned address")
+
+
+@dataclass
+class RunOptions:
+    kernel: str
+    out: str
+    golden: str = None
+    mode: str = "check"
+    configs: list = field(default_factory=list)
+    atol: float = -1.0
+    rtol: float = -1.0
+    max_time_s: float = 5.0
+    target_ci: float = 0.01
+    min_samples: int = 10
+    max_samples: int = 2000
+    rounds: int = 40
+    device: str = "cuda"  # cuda | cpu | numpy (the last two for tests)
+    dump_cubin: str = None
+    dims: dict = None  # compile mode
+    seed: int = 0  # compile mode
+
+
+@dataclass
+class Buffer:
+    name: str
+    role: str  # input | output | inout
+    dtype: str
+    shape: tuple
+    nbytes: int
+
+
+@dataclass
+class Golden:
+    dir: str
+    seeds: list
+    buffers: list  # [Buffer] in the kernel's input order
+    scalars: dict
+    atol: float
+    rtol: float
+    inputs: list  # every run_kernel argument name, in setup()'s order
+    manifest: dict
+
+
+def load_golden(folder):
+    """The golden folder a Triton kernel's golden step wrote; a Fatal(load_error) names what is wrong."""
+    path = os.path.join(folder, "manifest.json")
+    try:
+        import json  # noqa: PLC0415
+
+        with open(path, encoding="utf-8") as f:
+            m = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Fatal(LOAD_ERROR, f"cannot read the golden manifest {path}: {e}") from None
+    kernel = m.get("kernel")
+    if not isinstance(kernel, dict) or kernel.get("backend") != "triton":
+        raise Fatal(LOAD_ERROR, f"{path} was not made for a Triton kernel (no kernel.backend = triton); make it "
+                                f"with `python3 -m kopt_harness golden --triton-kernel kernel.py ...`")
+    try:
+        bufs = [Buffer(b["name"], b["role"], b["dtype"], tuple(b["shape"]), int(b["nbytes"])) for b in m["buffers"]]
+        tol = m["tolerances"]
+        g = Golden(folder, [int(s) for s in m["seeds"]], bufs, dict(m.get("scalars") or {}), float(tol["atol"]),
+                   float(tol["rtol"]), list(kernel["inputs"]), m)
+    except (KeyError, TypeError, ValueError) as e:
+        raise Fatal(LOAD_ERROR, f"golden manifest {path} is malformed: {e!r}") from None
+    if not g.seeds:
+        raise Fatal(LOAD_ERROR, "golden manifest lists no seeds")
+    for b in g.buffers:
+        if dtypes.lookup(b.dtype) is None:
+            raise Fatal(LOAD_ERROR, f"golden buffer {b.name!r} has an unknown dtype {b.dtype!r}")
+    known = {b.name for b in g.buffers} | set(g.scalars)
+    missing = [n for n in g.inputs if n not in known]
+    if missing:
+        raise Fatal(LOAD_ERROR, f"golden data has no buffer or scalar for input(s) {', '.join(missing)}")
+    return g
+
+
+def classify_exception(e, where):
+    """A Fatal for an exception the kernel raised: a CUDA error, or a kernel that could not be compiled,
+    launched or called (load_error). The traceback goes to stderr, which the parent keeps."""
+    text = f"{type(e).__name__}: {e}".strip()
+    print(f"kopt_harness triton-run: {where} raised:", file=sys.stderr)
+    traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+    short = text if len(text) <= 1500 else text[:1500] + " ..."
+    if any(m in text.lower() for m in CUDA_ERROR_MARKERS):
+        return Fatal(CUDA_ERROR, f"{where} raised {short}")
+    if (type(e).__module__ or "").startswith("triton"):
+        return Fatal(LOAD_ERROR, f"Triton could not compile or launch the kernel: {where} raised {short}")
+    return Fatal(LOAD_ERROR, f"{where} raised {short}")
+
+
+class _State:
+    def __init__(self):
+        self.status, self.message = OK, ""
+
+
+class Bound:
+    """One seed's buffers on the device and the bytes they were given."""
+
+    def __init__(self):
+        self.arrays = {}
+        self.uploaded = {}  # input and in-out name -> raw bytes uploaded
+        self.expected = {}  # output and in-out name -> raw expected bytes
+        self.spacers = []
+
+
+class TritonRunner:
+    def __init__(self, opts, ops, golden, module):
+        self.o, self.ops, self.g, self.module = opts, ops, golden, module
+        self.rng = random.Random(os.getpid() * 2654435761 + 17)
+        self.first_call_ms = None
+        self.flush_bytes = 0
+
+    # --- buffers -------------------------------------------------------------------------------------
+
+    def bind(self, seed):
+        path = os.path.join(self.g.dir, f"seed_{seed}.safetensors")
+        try:
+            tensors = store.read_raw(path)
+        except (OSError, ValueError, KeyError) as e:
+            raise Fatal(LOAD_ERROR, f"cannot read golden seed file {path}: {e}") from None
+        b = Bound()
+        for buf in self.g.buffers:
+            b.spacers.append(self.ops.spacer(256 * (1 + self.rng.randrange(4096))))
+            b.arrays[buf.name] = self.ops.empty(buf.shape, buf.dtype)
+            if buf.role in ("input", "inout"):
+                t = tensors.get("in." + buf.name)
+                if t is None:
+                    raise Fatal(LOAD_ERROR, f"golden seed {seed} lacks in.{buf.name}")
+                if t[2].size != buf.nbytes:
+                    raise Fatal(LOAD_ERROR, f"golden in.{buf.name} has the wrong size")
+                b.uploaded[buf.name] = t[2]
+            if buf.role in ("output", "inout"):
+                t = tensors.get("out." + buf.name)
+                if t is None:
+                    raise Fatal(LOAD_ERROR, f"golden seed {seed} lacks out.{buf.name}")
+                b.expected[buf.name] = t[2]
+        self.reset_outputs(b)
+        return b
+
+    def reset_outputs(self, b):
+        """Inputs and in-out buffers get their golden bytes, outputs the poison pattern; then a sync."""
+        for buf in self.g.buffers:
+            if buf.name in b.uploaded:
+                self.ops.upload(b.arrays[buf.name], b.uploaded[buf.name])
+            else:
+                self.ops.fill_byte(b.arrays[buf.name], compare.poison_byte(buf.dtype))
+        self.ops.synchronize()
+
+    # --- calling -------------------------------------------------------------------------------------
+
+    def kwargs(self, b, config):
+        kw = {}
+        for name in self.g.inputs:
+            kw[name] = b.arrays[name] if name in b.arrays else self.g.scalars[name]
+        kw.update(config)
+        return kw
+
+    def call(self, b, config):
+        kw = self.kwargs(b, config)
+        t0 = time.perf_counter()
+        try:
+            self.module.run_kernel(**kw)
+        except Exception as e:  # noqa: BLE001 (every failure of the kernel is data)
+            raise classify_exception(e, "run_kernel()") from None
+        if self.first_call_ms is None:  # the first call compiles (Triton's JIT): never timed
+            self.sync("the first run_kernel() call")
+            self.first_call_ms = (time.perf_counter() - t0) * 1e3
+
+    def sync(self, what):
+        try:
+            self.ops.synchronize()
+        except Exception as e:  # noqa: BLE001 (an asynchronous CUDA error surfaces here)
+            raise classify_exception(e, f"synchronize after {what}") from None
+
+    # --- checking ------------------------------------------------------------------------------------
+
+    def verify(self, b, atol, rtol, state):
+        self.sync("run_kernel()")  # device-wide: work on any stream is finished before anything is read
+        outputs, inputs = {}, {}
+        for buf in self.g.buffers:
+            try:
+                got = self.ops.download(b.arrays[buf.name])
+            except Exception as e:  # noqa: BLE001
+                raise classify_exception(e, f"downloading {buf.name}") from None
+            if buf.role == "input":
+                first = compare.first_changed_element(b.uploaded[buf.name], got, dtypes.lookup(buf.dtype).itemsize)
+                inputs[buf.name] = {"unchanged": first < 0, "first_changed_index": first}
+                if first >= 0 and state.status == OK:
+                    state.status = INPUT_MODIFIED
+                    state.message = f"input {buf.name} was modified by the kernel (first changed element {first})"
+            else:
+                c = compare.compare(buf.dtype, buf.shape, b.expected[buf.name], got, atol, rtol)
+                outputs[buf.name] = c.to_json()
+                if not c.ok and state.status in (OK, INPUT_MODIFIED):
+                    unwritten = c.still_poisoned > 0 and buf.role == "output"
+                    state.status = UNWRITTEN_OUTPUT if unwritten else WRONG_RESULT
+                    state.message = f"output {buf.name}: {c.summary()}"
+        return {"outputs": outputs, "inputs": inputs}
+
+    # --- timing --------------------------------------------------------------------------------------
+
+    def warm_up(self, b, config):
+        t0, n = time.perf_counter(), 0
+        while n < WARMUP_MIN_CALLS or (time.perf_counter() - t0) * 1e3 < WARMUP_MIN_MS:
+            self.call(b, config)
+            self.sync("a warm-up call")
+            n += 1
+            if n > 1000:
+                break
+        return n
+
+    def make_sampler(self, b, config):
+        """sample(i, sync_before_stop) -> (event ms, host ms, residual ms): the flush is enqueued on the
+        stream without a host synchronisation, so it runs before the start event (outside the timed
+        region) and hides run_kernel's Python launch overhead; the stop event follows the call on the same
+        stream; a device-wide synchronisation precedes reading it."""
+        timer = self.ops.timer()
+        kw = self.kwargs(b, config)
+        fn = self.module.run_kernel
+        ops = self.ops
+
+        def sample(i, sync_before_stop=False, probe=False):
+            ops.flush(i)
+            h0 = time.perf_counter()
+            timer.start()
+            try:
+                fn(**kw)
+                if sync_before_stop:
+                    ops.synchronize()
+                timer.stop()
+                residual = 0.0
+                if probe:
+                    timer.wait_stop()
+                    r0 = time.perf_counter()
+                    ops.synchronize()
+                    residual = (time.perf_counter() - r0) * 1e3
+                ops.synchronize()
+            except Exception as e:  # noqa: BLE001
+                raise classify_exception(e, "run_kernel() while timing") from None
+            host = (time.perf_counter() - h0) * 1e3
+            return timer.elapsed_ms(), host, residual
+
+        return sample
+
+    def time_samples(self, b, config, info):
+        info["warmup_calls"] = self.warm_up(b, config)
+        sample = self.make_sampler(b, config)
+        probe = [sample(i, probe=True) for i in range(PROBE_SAMPLES)]
+        ev_med = stats.median([p[0] for p in probe])
+        res_med = stats.median([p[2] for p in probe])
+        sync_before_stop = self.ops.is_cuda and res_med > RESIDUAL_MIN_MS and res_med > RESIDUAL_MIN_SHARE * ev_med
+        if sync_before_stop:
+            info["work_outside_default_stream"] = True
+        counter = [PROBE_SAMPLES]
+        host = []
+
+        def take():
+            ev, h, _ = sample(counter[0], sync_before_stop)
+            counter[0] += 1
+            host.append(h)
+            return ev
+
+        samples, converged = timing.sample_until_stable(
+            take, self.o.max_time_s, min_samples=self.o.min_samples, max_samples=self.o.max_samples,
+            rel_ci=self.o.target_ci)
+        info["stop_reason"] = ("ci_reached" if converged else
+                               "max_samples" if len(samples) >= self.o.max_samples else "time_budget")
+        info["timing_method"] = "events_with_device_sync_before_stop" if sync_before_stop else "events_default_stream"
+        if not self.ops.is_cuda:
+            info["timing_method"] = "perf_counter"
+        info["host_median_ms"] = stats.median(host)
+        info["probe_residual_median_ms"] = res_med
+        info["flush_bytes"] = self.flush_bytes
+        info["flush_synchronized"] = False
+        return samples
+
+    # --- modes ---------------------------------------------------------------------------------------
+
+    def tolerance(self):
+        atol = self.o.atol if self.o.atol >= 0 else self.g.atol
+        rtol = self.o.rtol if self.o.rtol >= 0 else self.g.rtol
+        return atol, rtol
+
+    def run(self, result):
+        atol, rtol = self.tolerance()
+        result["tolerance"] = {"atol": atol, "rtol": rtol}
+        state = _State()
+        if self.o.mode == "paired":
+            self.run_paired(result, atol, rtol, state)
+        else:
+            config = self.o.configs[0] if self.o.configs else {}
+            seeds = []
+            previous = None  # kept alive while the next seed allocates: its buffers get other addresses
+            for seed in self.g.seeds:
+                b = self.bind(seed)
+                previous = None
+                self.call(b, config)
+                v = self.verify(b, atol, rtol, state)
+                v["seed"] = seed
+                seeds.append(v)
+                previous = b
+                if self.o.mode == "profile":
+                    break  # one seed is enough to profile
+            result["seeds"] = seeds
+            if self.o.dump_cubin:
+                result["cubins"] = self.dump_cubins()
+            if state.status == OK and self.o.mode == "time":
+                b = self.bind(self.g.seeds[0])
+                previous = None
+                self.flush_bytes = self.ops.alloc_flush()
+                info = {}
+                samples = self.time_samples(b, config, info)
+                result["timing"] = runresult.timing_json(samples)
+                result["timing_info"] = info
+                result["samples_ms"] = samples
+                self.reset_outputs(b)  # re-check on fresh poison: right once and wrong later fails
+                self.call(b, config)
+                re_state = _State()
+                result["recheck"] = self.verify(b, atol, rtol, re_state)
+                if re_state.status != OK:
+                    state.status, state.message = re_state.status, "after timing: " + re_state.message
+            if state.status == OK and self.o.mode == "profile":
+                b = self.bind(self.g.seeds[0])
+                previous = None
+                self.call(b, config)  # warm-up outside the profiled range (Triton's JIT is done by now)
+                self.sync("the warm-up call")
+                self.reset_outputs(b)
+                try:
+                    self.ops.profiler_start()
+                    self.module.run_kernel(**self.kwargs(b, config))
+                    self.ops.synchronize()
+                    self.ops.profiler_stop()
+                except Exception as e:  # noqa: BLE001
+                    raise classify_exception(e, "run_kernel() (profiled call)") from None
+                result["profiled_calls"] = 1
+            del previous
+        result["status"] = state.status
+        result["message"] = state.message
+
+    def run_paired(self, result, atol, rtol, state):
+        """Interleaved rounds: each round times every configuration once, in a shuffled order, on the same
+        buffers (the first seed). Each configuration is first checked once on fresh poison."""
+        configs = self.o.configs or [{}]
+        b = self.bind(self.g.seeds[0])
+        self.flush_bytes = self.ops.alloc_flush()
+        checks = []
+        for k, config in enumerate(configs):
+            self.reset_outputs(b)
+            self.call(b, config)
+            st = _State()
+            checks.append(self.verify(b, atol, rtol, st))
+            if st.status != OK and state.status == OK:
+                state.status, state.message = st.status, f"configuration {k} {config}: {st.message}"
+            for _ in range(WARMUP_MIN_CALLS - 1):
+                self.call(b, config)
+                self.sync("a warm-up call")
+        samplers = [self.make_sampler(b, c) for c in configs]
+        samples = [[] for _ in configs]
+        order = list(range(len(configs)))
+        t0, rounds = time.perf_counter(), 0
+        while rounds < self.o.rounds and state.status == OK:
+            self.rng.shuffle(order)
+            for k in order:
+                samples[k].append(samplers[k](rounds)[0])
+            rounds += 1
+            if rounds >= 10 and time.perf_counter() - t0 > self.o.max_time_s:
+                break
+        result["rounds"] = rounds
+        label = os.path.basename(self.o.kernel)
+        result["libs"] = [{"lib": f"{label}#{k}", "config": configs[k], "check": checks[k],
+                           "samples_ms": samples[k], "timing": runresult.timing_json(samples[k])}
+                          for k in range(len(configs))]
+
+    def dump_cubins(self):
+        return cubins.write(cubins.collect(os.environ.get("TRITON_CACHE_DIR"), self.module), self.o.dump_cubin)
+
+
+def _meta(ops):
+    t, tr = sys.modules.get("torch"), sys.modules.get("triton")
+    meta = {"kind": "runner_result", "producer": "kopt_harness", "backend": "triton",
+            "time": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "python": platform.python_version(), "torch": getattr(t, "__version__", None),
+            "triton": getattr(tr, "__version__", None)}
+    if ops is not None:
+        try:
+            meta["device"] = ops.describe()
+        except Exception:  # noqa: BLE001 (a broken context must not lose the result)
+            meta["device"] = "?"
+    return meta
+
+
+def _compile_only(o, ops, module, result):
+    """Mode compile: setup(seed) on the device, one call, the cubins. No golden data, no checks."""
+    ks = kernelmod.call_setup(module, o.seed, o.dims or {})
+    config = o.configs[0] if o.configs else {}
+    kernelmod.check_config(config, set(ks.inputs))
+    kw = {k: (ops.adopt(v) if k in ks.arrays() else v) for k, v in ks.inputs.items()}
+    kw.update(config)
+    t0 = time.perf_counter()
+    try:
+        module.run_kernel(**kw)
+        ops.synchronize()
+    except Exception as e:  # noqa: BLE001
+        raise classify_exception(e, "run_kernel()") from None
+    result["first_call_ms"] = (time.perf_counter() - t0) * 1e3
+    if o.dump_cubin:
+        result["cubins"] = cubins.write(cubins.collect(os.environ.get("TRITON_CACHE_DIR"), module), o.dump_cubin)
+    result["status"], result["message"] = OK, ""
+
+
+def check_options(o):
+    if o.mode not in MODES:
+        raise UsageError(f"--mode {o.mode}: expected one of {', '.join(MODES)}")
+    if o.mode == "compile":
+        if o.dims is None:
+            raise UsageError("--mode compile needs --dims (setup()'s dimensions)")
+    elif not o.golden:
+        raise UsageError(f"--mode {o.mode} needs --golden DIR")
+    if o.mode not in ("paired",) and len(o.configs) > 1:
+        raise UsageError(f"--mode {o.mode} takes one --config; only --mode paired takes several")
+    if o.max_time_s <= 0 or o.target_ci <= 0 or o.min_samples < 1 or o.max_samples < o.min_samples or o.rounds < 1:
+        raise UsageError("--max-time-s, --target-ci, --min-samples, --max-samples and --rounds must be positive "
+                         "(and --max-samples >= --min-samples)")
+    for i, c in enumerate(o.configs):
+        kernelmod.check_config(c, set(), where=f"--config #{i}")
+    if o.device not in ("cuda", "cpu", "numpy"):
+        raise UsageError(f"--device {o.device}: expected cuda, cpu or numpy")
+
+
+def run(o):
+    """Runs the child and returns (result dict, exit code). The result always has a status; the caller
+    writes it (write_result)."""
+    result = {"status": INTERNAL_ERROR, "message": "", "mode": o.mode}
+    ops = None
+    cache_dir = None
+    try:
+        if o.dump_cubin:
+            # A fresh Triton cache for this process, set before triton is imported: every kernel compiled
+            # from now on lands there (cubins.py).
+            cache_dir = tempfile.mkdtemp(prefix="kopt-triton-cache-")
+            os.environ["TRITON_CACHE_DIR"] = cache_dir
+        g = load_golden(o.golden) if o.mode != "compile" else None
+        try:
+            module = kernelmod.load(o.kernel)
+        except (UsageError, RefError) as e:
+            if isinstance(e, RefError):
+                traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)
+            raise Fatal(LOAD_ERROR, f"{o.kernel}: {e}") from None
+        ops = devices.make(o.device)
+        result["triton"] = {"kernel": os.path.abspath(o.kernel), "configs": o.configs, "device": o.device}
+        if g is not None:
+            for i, c in enumerate(o.configs):
+                try:
+                    kernelmod.check_config(c, set(g.inputs), where=f"--config #{i}")
+                except UsageError as e:
+                    raise Fatal(LOAD_ERROR, str(e)) from None
+            runner = TritonRunner(o, ops, g, module)
+            runner.run(result)
+            result["triton"]["first_call_ms"] = runner.first_call_ms
+        else:
+            try:
+                _compile_only(o, ops, module, result)
+            except (UsageError, RefError) as e:
+                if isinstance(e, RefError):
+                    traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)
+                raise Fatal(LOAD_ERROR, f"{o.kernel}: {e}") from None
+    except Fatal as f:
+        result.update({"status": f.status, "message": f.message})
+    except Exception as e:  # noqa: BLE001 (a bug in the runner itself)
+        traceback.print_exc(file=sys.stderr)
+        result.update({"status": INTERNAL_ERROR, "message": f"the Triton runner failed: {type(e).__name__}: {e}"})
+    finally:
+        if cache_dir:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+    result["meta"] = _meta(ops)
+    return result, runresult.exit_code_for(result["status"])
+
+
+def write_result(path, result):
+    body = {"meta": result.pop("meta")}
+    body.update(result)
+    store.write_json_atomic(path, body)

@@ -1,0 +1,147 @@
+"""The Triton runner's comparison and result vocabulary: the same rule, fields and text as the C++ runner
+(src/runner/compare.cpp, stats.cpp, outcome.cpp). Pure numpy."""
+
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+from kopt_harness import compare, runresult
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def raw(a):
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+def cmp(expected, actual, atol=1e-4, rtol=1e-4, dtype="float32", shape=None):
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    return compare.compare(dtype, shape if shape is not None else expected.shape, raw(expected), raw(actual), atol, rtol)
+
+
+def test_equal_outputs_are_bitwise_ok():
+    e = np.arange(6, dtype=np.float32)
+    c = cmp(e, e.copy())
+    assert c.ok and c.bitwise_equal and c.mismatches == 0 and c.summary() == "ok (bitwise) max_abs=0 max_rel=0 rel_l2=0"
+
+
+def test_tolerance_rule_and_errors():
+    e = np.array([1.0, 2.0, 0.0, -4.0], np.float32)
+    a = e + np.array([1e-5, 3e-4, 5e-5, -1e-3], np.float32)
+    c = cmp(e, a, atol=1e-4, rtol=1e-4)
+    # |d| <= 1e-4 + 1e-4|e|: 1e-5 ok; 3e-4 > 3e-4? (2.0: bound 3e-4) borderline in float32 -> compute exactly
+    bound = 1e-4 + 1e-4 * np.abs(e.astype(np.float64))
+    d = np.abs(a.astype(np.float64) - e.astype(np.float64))
+    assert c.mismatches == int((d > bound).sum())
+    assert c.max_abs_err == pytest.approx(d.max())
+    assert c.max_rel_err == pytest.approx(max(d[i] / abs(e[i]) for i in range(4) if e[i] != 0))
+    assert c.rel_l2_err == pytest.approx(math.sqrt((d ** 2).sum() / (e.astype(np.float64) ** 2).sum()))
+    assert c.first_bad_index == int(np.argmax(d > bound))
+
+
+def test_first_bad_coordinates_and_summary_text():
+    e = np.zeros((3, 4), np.float32) + 1
+    a = e.copy()
+    a[2, 1] = 5
+    a[2, 3] = 7
+    c = cmp(e, a)
+    assert not c.ok and c.mismatches == 2 and c.first_bad_index == 9 and c.first_bad_coords == [2, 1]
+    assert c.summary() == "MISMATCH 2/12 elements; first bad index 9 [2,1]: expected 1, got 5; max_abs=6 rel_l2=2.08"  # sqrt((16 + 36) / 12)
+    j = c.to_json()
+    assert j["expected_at_first_bad"] == 1.0 and j["actual_at_first_bad"] == 5.0
+
+
+def test_nan_and_inf_rules():
+    e = np.array([np.nan, np.inf, -np.inf, 1.0, 2.0], np.float32)
+    a = np.array([np.nan, np.inf, np.inf, np.nan, 2.0], np.float32)
+    c = cmp(e, a)
+    assert c.mismatches == 2 and c.nan_or_inf_mismatches == 2 and c.first_bad_index == 2
+    assert c.max_abs_err == 0.0  # errors are over finite pairs only
+    j = c.to_json()
+    assert j["expected_at_first_bad"] == "-inf" and j["actual_at_first_bad"] == "inf"
+
+
+def test_poisoned_elements_are_counted_as_unwritten():
+    e = np.arange(1, 9, dtype=np.float32)
+    a = e.copy()
+    a.view(np.uint8).reshape(8, 4)[5:] = 0xFF  # the last three never written (NaN poison)
+    c = cmp(e, a)
+    assert c.still_poisoned == 3 and c.mismatches == 3
+    assert c.summary().endswith("; 3 elements never written (still poisoned)")
+    ints = np.arange(1, 5, dtype=np.int32)
+    got = ints.copy()
+    got.view(np.uint8)[:4] = 0xA5
+    ci = cmp(ints, got, atol=0, rtol=0, dtype="int32")
+    assert ci.still_poisoned == 1 and ci.mismatches == 1
+
+
+def test_poison_bytes_match_the_cpp_runner():
+    assert compare.poison_byte("float32") == 0xFF and compare.poison_byte("bfloat16") == 0xFF
+    assert compare.poison_byte("int8") == 0xA5 and compare.poison_byte("bool") == 0xA5
+    for dt in ("float16", "float32", "float64"):
+        size = np.dtype(dt).itemsize
+        assert np.isnan(np.frombuffer(bytes([0xFF] * size), dtype=dt)[0])
+    assert math.isnan(compare.decode(np.array([0xFF, 0xFF], np.uint8), "bfloat16")[0])
+
+
+def test_bfloat16_and_float16_decode_exactly():
+    bf = np.array([1.0, -2.5, 3.140625], np.float32).view(np.uint32) >> 16
+    got = compare.decode(bf.astype("<u2").view(np.uint8), "bfloat16")
+    assert list(got) == [1.0, -2.5, 3.140625]
+    h = np.array([0.5, 65504.0], np.float16)
+    assert list(compare.decode(raw(h), "float16")) == [0.5, 65504.0]
+
+
+def test_large_outputs_compare_in_chunks(monkeypatch):
+    monkeypatch.setattr(compare, "CHUNK_ELEMENTS", 7)
+    e = np.linspace(-1, 1, 100, dtype=np.float32)
+    a = e.copy()
+    a[50] += 1
+    a[93] += 2
+    whole = np.abs(a.astype(np.float64) - e)
+    c = cmp(e, a)
+    assert c.mismatches == 2 and c.first_bad_index == 50 and c.max_abs_err == pytest.approx(whole.max())
+    assert c.rel_l2_err == pytest.approx(math.sqrt((whole ** 2).sum() / (e.astype(np.float64) ** 2).sum()))
+
+
+def test_first_changed_element():
+    a = np.arange(8, dtype=np.float32)
+    b = a.copy()
+    assert compare.first_changed_element(raw(a), raw(b), 4) == -1
+    b[6] = 0
+    assert compare.first_changed_element(raw(a), raw(b), 4) == 6
+
+
+def test_the_json_fields_are_those_of_compare_cpp():
+    text = open(os.path.join(ROOT, "src", "runner", "compare.cpp")).read()
+    body = text[text.index("util::Json to_json(const CompareResult& c)"):]
+    cpp_fields = re.findall(r'\{"(\w+)",', body)
+    assert cpp_fields and list(cmp(np.ones(2, np.float32), np.ones(2, np.float32)).to_json()) == cpp_fields
+
+
+def test_status_names_are_those_of_outcome_cpp():
+    text = open(os.path.join(ROOT, "src", "runner", "outcome.cpp")).read()
+    names = re.findall(r'\{RunStatus::k\w+, "(\w+)"', text)
+    assert tuple(names) == runresult.STATUSES
+
+
+def test_timing_fields_are_those_of_stats_cpp_and_stability_follows_its_thresholds():
+    text = open(os.path.join(ROOT, "src", "runner", "stats.cpp")).read()
+    body = text[text.index("util::Json to_json(const TimingStats& s)"):]
+    body = body[:body.index("}\n")]
+    cpp_fields = re.findall(r'\{"(\w+)",', body)
+    t = runresult.timing_json([1.0] * 20)
+    assert set(cpp_fields) <= set(t) and set(t) - set(cpp_fields) == {"ci_coverage"}
+    assert t["stability"] == "stable" and t["median_ms"] == 1.0 and t["ci95_rel_halfwidth"] == 0.0
+    noisy = [1.0, 1.04] * 20  # robust CV ~ 2.9%: borderline
+    assert runresult.timing_json(noisy)["stability"] == "borderline"
+    assert runresult.timing_json([1.0, 2.0] * 20)["stability"] == "unstable"
+    assert runresult.timing_json([1.0] * 4)["stability"] == "unstable"  # fewer than 5 samples
+
+
+def test_exit_codes_follow_the_cpp_child():
+    assert runresult.exit_code_for("ok") == 0 and runresult.exit_code_for("wrong_result") == 0
+    assert runresult.exit_code_for("load_error") == 4 and runresult.exit_code_for("cuda_error") == 3

@@ -1,0 +1,106 @@
+"""The Triton runner on a real GPU with real Triton: skipped unless torch, triton and a CUDA device are present.
+Each test runs the harness as kopt does (`python3 -m kopt_harness ...` child processes)."""
+
+import json
+import os
+
+import pytest
+from triton_support import TritonHarness
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+if not torch.cuda.is_available():
+    pytest.skip("torch sees no CUDA device", allow_module_level=True)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SOFTMAX = os.path.join(ROOT, "examples", "triton_softmax")
+MATMUL = os.path.join(ROOT, "examples", "triton_matmul")
+
+
+@pytest.fixture
+def th(tmp_path):
+    return TritonHarness(tmp_path)
+
+
+def golden(th, example, dims, name):
+    out = str(th.root / name)
+    r = th.cli("golden", "--triton-kernel", os.path.join(example, "kernel.py"), "--ref", os.path.join(example, "ref.py"),
+               "--dims", json.dumps(dims), "--out", out, "--seeds", "2")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def run(th, example, golden_dir, *args):
+    out = str(th.root / "result.json")
+    r = th.cli("triton-run", "--kernel", os.path.join(example, "kernel.py"), "--golden", golden_dir, "--out", out, *args)
+    return r, th.read(out)
+
+
+def test_softmax_checks_times_and_dumps_its_cubin(th):
+    g = golden(th, SOFTMAX, {"n_rows": 512, "n_cols": 1024}, "g")
+    m = th.read(os.path.join(g, "manifest.json"))
+    assert m["device"] == "cuda" and m["kernel"]["outputs"] == ["y"]
+    cubins = str(th.root / "cubins")
+    r, res = run(th, SOFTMAX, g, "--mode", "time", "--max-time-s", "2", "--config",
+                 '{"BLOCK_SIZE": 1024, "num_warps": 4, "num_stages": 2, "KOPT_PERSISTENT_KERNEL": 0}',
+                 "--dump-cubin", cubins)
+    assert r.returncode == 0 and res["status"] == "ok", (r.stderr, res.get("message"))
+    assert res["timing"]["median_ms"] > 0 and res["timing_info"]["timing_method"] == "events_default_stream"
+    assert res["triton"]["first_call_ms"] > res["timing"]["median_ms"]  # the JIT compile was not timed
+    assert res["recheck"]["outputs"]["y"]["ok"]
+    names = [c["kernel"] for c in res["cubins"]]
+    assert names == ["softmax_kernel"] and res["cubins"][0]["metadata"]["num_warps"] == 4
+    with open(res["cubins"][0]["file"], "rb") as f:
+        assert f.read(4) == b"\x7fELF"
+
+
+def test_softmax_persistent_and_paired(th):
+    g = golden(th, SOFTMAX, {"n_rows": 4096, "n_cols": 2048}, "g")
+    r, res = run(th, SOFTMAX, g, "--mode", "paired", "--rounds", "20", "--config",
+                 '[{"KOPT_PERSISTENT_KERNEL": 0}, {"KOPT_PERSISTENT_KERNEL": 1, "num_stages": 3}]')
+    assert r.returncode == 0 and res["status"] == "ok", res.get("message")
+    assert [lib["check"]["outputs"]["y"]["ok"] for lib in res["libs"]] == [True, True]
+    assert all(lib["timing"]["median_ms"] > 0 for lib in res["libs"])
+
+
+def test_a_block_too_small_for_the_row_is_a_load_error(th):
+    g = golden(th, SOFTMAX, {"n_rows": 64, "n_cols": 8192}, "g")
+    r, res = run(th, SOFTMAX, g, "--config", '{"BLOCK_SIZE": 4096}')
+    assert r.returncode == 4 and res["status"] == "load_error" and "BLOCK_SIZE 4096 < n_cols 8192" in res["message"]
+
+
+def test_matmul_with_grouped_ordering(th):
+    g = golden(th, MATMUL, {"M": 512, "N": 256, "K": 384}, "g")
+    r, res = run(th, MATMUL, g, "--config", '{"BLOCK_M": 64, "BLOCK_N": 64, "KOPT_GROUPED_LAUNCH_ORDERING": 1}')
+    assert r.returncode == 0 and res["status"] == "ok", (r.stderr, res.get("message"))
+
+
+OOB_KERNEL = """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def oob_kernel(y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs * 1000000000, offs.to(tl.float32))
+
+def setup(*, seed, n):
+    g = torch.Generator().manual_seed(seed)
+    return {"inputs": {"x": torch.randn(n, generator=g).cuda(), "y": torch.empty(n, device="cuda"), "n": n},
+            "outputs": ["y"]}
+
+def run_kernel(*, x, y, n):
+    oob_kernel[(1,)](y, n, BLOCK=128)
+"""
+
+
+def test_an_illegal_address_is_a_cuda_error(th):
+    kernel = th.kernel(text=OOB_KERNEL)
+    ref = th.write("ref.py", "def reference(*, x, y, **_):\n    y.copy_(x)\n")
+    out = str(th.root / "g")
+    assert th.cli("golden", "--triton-kernel", kernel, "--ref", ref, "--dims", '{"n": 128}', "--out", out).returncode == 0
+    res_path = str(th.root / "r.json")
+    r = th.cli("triton-run", "--kernel", kernel, "--golden", out, "--out", res_path)
+    res = th.read(res_path)
+    assert r.returncode == 3 and res["status"] == "cuda_error", (r.stderr, res)

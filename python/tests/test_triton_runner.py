@@ -1,0 +1,343 @@
+"""The Triton runner's protocol and result schema, on the CPU: kernels written with operators numpy arrays and
+torch tensors share, run with numpy buffers (device "numpy") and torch CPU tensors (device "cpu"): the same
+code paths as on a GPU except the buffers' home and the timer."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+from triton_support import CORRECT, VECADD_KERNEL, TritonHarness
+
+from kopt_harness import devices, triton_run
+
+RESULT_KEYS = {"status", "message", "mode", "tolerance", "seeds", "meta", "triton"}
+
+
+@pytest.fixture(params=["numpy", "cpu"])
+def th(tmp_path, request):
+    """Each protocol test runs with numpy buffers and, where torch is installed, with torch CPU tensors."""
+    if request.param == "cpu":
+        pytest.importorskip("torch")
+    return TritonHarness(tmp_path, device=request.param)
+
+
+def calls():
+    return sys.modules["kopt_kernel"].CALLS
+
+
+def made(th, behaviour=CORRECT, **golden_kw):
+    kernel = th.kernel(behaviour)
+    _, golden = th.golden(kernel, **golden_kw)
+    return kernel, golden
+
+
+# --- check mode -------------------------------------------------------------------------------------------
+
+def test_a_correct_kernel_passes_every_seed(th):
+    kernel, golden = made(th, seeds=3)
+    r, rc = th.run(kernel, golden)
+    assert rc == 0 and r["status"] == "ok" and r["message"] == "" and set(r) >= RESULT_KEYS
+    assert [s["seed"] for s in r["seeds"]] == [0, 1, 2] and len(calls()) == 3
+    s0 = r["seeds"][0]
+    assert s0["inputs"] == {"x": {"unchanged": True, "first_changed_index": -1},
+                            "y": {"unchanged": True, "first_changed_index": -1}}
+    assert s0["outputs"]["out"]["ok"] and s0["outputs"]["out"]["numel"] == 1000
+    assert r["tolerance"] == {"atol": 1e-4, "rtol": 1e-4}
+    assert r["meta"]["kind"] == "runner_result" and r["meta"]["backend"] == "triton"
+
+
+def test_the_config_reaches_run_kernel_as_keywords(th):
+    kernel, golden = made(th)
+    r, _ = th.run(kernel, golden, configs=[{"BLOCK": 64, "KOPT_X": 1, "num_warps": 4}])
+    assert r["status"] == "ok"
+    assert calls()[0] == {"BLOCK": 64, "KOPT_X": 1, "num_warps": 4}
+
+
+def test_a_wrong_element_is_a_wrong_result_naming_it(th):
+    kernel, golden = made(th, CORRECT + "; out[3] += 1")
+    r, rc = th.run(kernel, golden)
+    assert rc == 0 and r["status"] == "wrong_result"
+    assert r["message"].startswith("output out: MISMATCH 1/1000 elements; first bad index 3 [3]")
+    assert r["seeds"][0]["outputs"]["out"]["first_bad_index"] == 3
+
+
+def test_unwritten_elements_keep_the_poison(th):
+    kernel, golden = made(th, "out[:-10] = (alpha * x + y)[:-10]")
+    r, _ = th.run(kernel, golden)
+    assert r["status"] == "unwritten_output"
+    assert r["seeds"][0]["outputs"]["out"]["still_poisoned"] == 10
+    assert "10 elements never written" in r["message"]
+
+
+def test_outputs_are_poisoned_before_every_call(th):
+    # Writes only on its first call: a runner that did not re-poison would see the previous seed's output.
+    kernel, golden = made(th, "if len(CALLS) == 1:\n        out[:] = alpha * x + y")
+    r, _ = th.run(kernel, golden)
+    assert r["seeds"][0]["outputs"]["out"]["ok"] and r["status"] == "unwritten_output"
+    assert r["seeds"][1]["outputs"]["out"]["still_poisoned"] == 1000
+
+
+def test_consecutive_seeds_get_buffers_at_other_addresses(th):
+    # A kernel that caches by pointer would pass if seed k+1 reused seed k's buffers.
+    kernel, golden = made(th, CORRECT + '; CALLS[-1]["addr"] = out.data_ptr() if hasattr(out, "data_ptr") else out.ctypes.data', seeds=3)
+    r, _ = th.run(kernel, golden)
+    addrs = [c["addr"] for c in calls()]
+    assert r["status"] == "ok" and addrs[0] != addrs[1] and addrs[1] != addrs[2]
+
+
+def test_writing_an_input_is_detected(th):
+    kernel, golden = made(th, CORRECT + "; x[7] = 123.0")
+    r, _ = th.run(kernel, golden)
+    assert r["status"] == "input_modified"
+    assert r["seeds"][0]["inputs"]["x"] == {"unchanged": False, "first_changed_index": 7}
+    assert r["message"] == "input x was modified by the kernel (first changed element 7)"
+
+
+def test_an_exception_is_a_load_error_and_a_cuda_error_is_recognised(th, capsys):
+    kernel, golden = made(th, "raise ZeroDivisionError('boom')")
+    r, rc = th.run(kernel, golden)
+    assert rc == 4 and r["status"] == "load_error" and "run_kernel() raised ZeroDivisionError: boom" in r["message"]
+    assert "Traceback" in capsys.readouterr().err
+    kernel, golden = made(th, "raise RuntimeError('CUDA error: an illegal memory access was encountered')")
+    r, rc = th.run(kernel, golden)
+    assert rc == 3 and r["status"] == "cuda_error" and "illegal memory access" in r["message"]
+
+
+def test_a_config_that_shadows_an_input_is_a_load_error(th):
+    kernel, golden = made(th)
+    r, rc = th.run(kernel, golden, configs=[{"alpha": 3}])
+    assert rc == 4 and r["status"] == "load_error" and "both a configuration value and an input" in r["message"]
+
+
+def test_golden_data_of_a_cuda_kernel_is_refused(th, tmp_path):
+    kernel, golden = made(th)
+    m = th.read(os.path.join(golden, "manifest.json"))
+    del m["kernel"]
+    with open(os.path.join(golden, "manifest.json"), "w") as f:
+        json.dump(m, f)
+    r, rc = th.run(kernel, golden)
+    assert rc == 4 and r["status"] == "load_error" and "not made for a Triton kernel" in r["message"]
+
+
+def test_a_broken_kernel_file_is_a_load_error(th):
+    _, golden = made(th)
+    r, rc = th.run(th.kernel(text="def setup(**kw):\n    pass\n"), golden)
+    assert rc == 4 and r["status"] == "load_error" and "defines no function run_kernel" in r["message"]
+
+
+# --- time mode --------------------------------------------------------------------------------------------
+
+def test_time_mode_writes_the_timing_schema_and_rechecks(th):
+    kernel, golden = made(th)
+    r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.5)
+    assert rc == 0 and r["status"] == "ok"
+    t = r["timing"]
+    assert t["samples"] == len(r["samples_ms"]) >= 5 and t["min_ms"] <= t["median_ms"] <= t["max_ms"]
+    assert t["stability"] in ("stable", "borderline", "unstable")
+    info = r["timing_info"]
+    assert info["stop_reason"] in ("ci_reached", "time_budget", "max_samples")
+    assert info["warmup_calls"] >= 3 and info["timing_method"] == "perf_counter"
+    assert info["flush_bytes"] == devices.FLUSH_BYTES
+    assert r["recheck"]["outputs"]["out"]["ok"]
+    # the seeds, warm-up, the probe, the samples and the re-check all called run_kernel
+    assert len(calls()) == 2 + info["warmup_calls"] + triton_run.PROBE_SAMPLES + t["samples"] + 1
+
+
+def test_a_kernel_that_goes_wrong_later_fails_the_recheck(th):
+    kernel, golden = made(th, CORRECT + "\n    if len(CALLS) > 12:\n        out[0] = 99.0")
+    r, _ = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.3)
+    assert r["status"] == "wrong_result" and r["message"].startswith("after timing: output out: MISMATCH")
+    assert not r["recheck"]["outputs"]["out"]["ok"]
+
+
+def test_time_mode_skips_timing_when_the_check_failed(th):
+    kernel, golden = made(th, CORRECT + "; out[0] = 5")
+    r, _ = th.run(kernel, golden, mode="time")
+    assert r["status"] == "wrong_result" and "timing" not in r and len(calls()) == 2
+
+
+# --- paired and profile ---------------------------------------------------------------------------------
+
+def test_paired_mode_interleaves_the_configurations(th):
+    kernel, golden = made(th)
+    configs = [{"BLOCK": 64}, {"BLOCK": 128}]
+    r, rc = th.run(kernel, golden, mode="paired", configs=configs, rounds=12, max_time_s=0.01)
+    assert rc == 0 and r["status"] == "ok" and r["rounds"] >= 10
+    assert [lib["config"] for lib in r["libs"]] == configs
+    for lib in r["libs"]:
+        assert len(lib["samples_ms"]) == r["rounds"] == lib["timing"]["samples"] and lib["check"]["outputs"]["out"]["ok"]
+    blocks = [c["BLOCK"] for c in calls()]
+    assert blocks.count(64) == blocks.count(128)
+
+
+def test_paired_mode_reports_a_wrong_configuration(th):
+    kernel, golden = made(th, CORRECT + "\n    if BLOCK == 64:\n        out[1] = 0.5")
+    r, _ = th.run(kernel, golden, mode="paired", configs=[{"BLOCK": 128}, {"BLOCK": 64}], rounds=10)
+    assert r["status"] == "wrong_result" and r["message"].startswith("configuration 1 {'BLOCK': 64}: output out")
+
+
+def test_profile_mode_profiles_exactly_one_call_after_a_warm_up(th, monkeypatch):
+    events = []
+
+    class Recording(devices.NumpyOps):
+        def profiler_start(self):
+            events.append(("start", len(calls())))
+
+        def profiler_stop(self):
+            events.append(("stop", len(calls())))
+
+    monkeypatch.setattr(devices, "make", lambda device: Recording())
+    kernel, golden = made(th, seeds=3)
+    r, rc = th.run(kernel, golden, mode="profile")
+    assert rc == 0 and r["status"] == "ok" and r["profiled_calls"] == 1
+    assert len(r["seeds"]) == 1  # one seed is checked
+    (_, before), (_, after) = events
+    assert before == 2 and after == 3  # the check call and a warm-up, then exactly one call in the range
+
+
+# --- cubins ---------------------------------------------------------------------------------------------
+
+FAKE_CACHE_KERNEL = VECADD_KERNEL.replace("BEHAVIOUR", CORRECT + """
+    import os, json
+    d = os.path.join(os.environ["TRITON_CACHE_DIR"], "HASH123")
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "vadd_kernel.cubin"), "wb").write(b"\\x7fELF fake cubin")
+    json.dump({"name": "vadd_kernel", "num_warps": 4, "num_stages": 3, "shared": 0,
+               "target": {"backend": "cuda", "arch": 90, "warp_size": 32}},
+              open(os.path.join(d, "vadd_kernel.json"), "w"))""")
+
+
+def test_cubins_come_from_a_fresh_triton_cache_dir(th, tmp_path):
+    kernel = th.kernel(text=FAKE_CACHE_KERNEL)
+    _, golden = th.golden(kernel)
+    dump = str(tmp_path / "cubins")
+    before = os.environ.get("TRITON_CACHE_DIR")
+    r, rc = th.run(kernel, golden, dump_cubin=dump)
+    cache = os.environ.get("TRITON_CACHE_DIR")
+    assert rc == 0 and r["status"] == "ok" and cache != before and not os.path.exists(cache)  # removed after
+    (c,) = r["cubins"]
+    assert c["kernel"] == "vadd_kernel" and c["source"] == "triton_cache_dir" and os.path.dirname(c["file"]) == dump
+    assert c["metadata"] == {"name": "vadd_kernel", "num_warps": 4, "num_stages": 3, "shared": 0, "arch": 90}
+    assert open(c["file"], "rb").read() == b"\x7fELF fake cubin"
+    assert th.read(os.path.join(dump, "cubins.json"))["cubins"][0]["sha256"] == c["sha256"]
+
+
+FAKE_JIT_KERNEL = """
+import numpy as np
+from collections import namedtuple
+
+Meta = namedtuple("Meta", "name num_warps num_stages shared")
+
+class Compiled:
+    def __init__(self, name, data):
+        self.name, self.asm, self.metadata = name, {"cubin": data}, Meta(name, 8, 2, 1024)
+
+class FakeJit:  # what triton 3.6's JITFunction keeps: device -> (kernel_cache, target, backend, binder)
+    def __init__(self):
+        self.device_caches = {0: ({}, None, None, None)}
+
+class Autotuned:  # wrappers keep the JIT function in .fn
+    def __init__(self, fn):
+        self.fn = fn
+
+scale_kernel = Autotuned(FakeJit())
+
+def setup(*, seed, n):
+    return {"inputs": {"x": np.random.default_rng(seed).standard_normal(n).astype(np.float32) + 3,
+                       "out": np.empty(n, np.float32)}, "outputs": ["out"]}
+
+def run_kernel(*, x, out, BLOCK=1):
+    scale_kernel.fn.device_caches[0][0][f"key{BLOCK}"] = Compiled("scale_kernel", b"cubin-" + bytes([BLOCK]))
+    out[:] = 2 * x
+"""
+
+
+def test_compile_mode_falls_back_to_the_jit_caches(th, tmp_path):
+    kernel = th.kernel(text=FAKE_JIT_KERNEL)
+    dump = str(tmp_path / "cubins")
+    opts = triton_run.RunOptions(kernel=kernel, out=str(tmp_path / "r.json"), mode="compile", dims={"n": 16},
+                                 device="numpy", dump_cubin=dump, configs=[{"BLOCK": 7}])
+    triton_run.check_options(opts)
+    r, rc = triton_run.run(opts)
+    assert rc == 0 and r["status"] == "ok" and r["mode"] == "compile"
+    (c,) = r["cubins"]
+    assert c["kernel"] == "scale_kernel" and c["source"] == "jit_cache"
+    assert c["metadata"] == {"name": "scale_kernel", "num_warps": 8, "num_stages": 2, "shared": 1024}
+    assert open(c["file"], "rb").read() == b"cubin-\x07"
+
+
+def test_compile_mode_checks_the_setup_contract(th, tmp_path):
+    kernel = th.kernel(text="def setup(*, seed, n):\n    return {'inputs': {}}\ndef run_kernel(**kw):\n    pass\n")
+    opts = triton_run.RunOptions(kernel=kernel, out=str(tmp_path / "r.json"), mode="compile", dims={"n": 4},
+                                 device="numpy")
+    r, rc = triton_run.run(opts)
+    assert rc == 4 and r["status"] == "load_error" and "lacks 'outputs'" in r["message"]
+
+
+# --- the command line ------------------------------------------------------------------------------------
+
+def test_cli_writes_the_result_with_a_meta_block_and_exit_codes(th, tmp_path):
+    kernel, golden = made(th)
+    out = str(tmp_path / "cli.json")
+    ok = th.cli("triton-run", "--kernel", kernel, "--golden", golden, "--out", out, "--device", "numpy",
+                "--config", '{"BLOCK": 64}')
+    assert ok.returncode == 0, ok.stderr
+    r = th.read(out)
+    assert list(r)[0] == "meta" and r["status"] == "ok" and r["triton"]["configs"] == [{"BLOCK": 64}]
+    bad = th.cli("triton-run", "--kernel", kernel, "--golden", golden, "--out", out, "--device", "numpy",
+                 "--config", '{"alpha": 1}')
+    assert bad.returncode == 4 and th.read(out)["status"] == "load_error"
+
+
+def test_cli_device_default_comes_from_the_environment(th, tmp_path):
+    kernel, golden = made(th)
+    out = str(tmp_path / "env.json")
+    r = th.cli("triton-run", "--kernel", kernel, "--golden", golden, "--out", out,
+               env={"KOPT_TRITON_DEVICE": "numpy"})
+    assert r.returncode == 0, r.stderr
+    assert th.read(out)["meta"]["device"] == "cpu (numpy)"
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--mode", "time", "--config", "{}", "--config", "{}"], "only --mode paired takes several"),
+    (["--mode", "compile"], "needs --dims"),
+    (["--config", "{not json"], "not valid JSON"),
+    (["--min-samples", "0"], "must be positive"),
+])
+def test_cli_usage_errors_exit_4_without_a_result(th, tmp_path, args, match):
+    kernel, golden = made(th)
+    out = str(tmp_path / "none.json")
+    r = th.cli("triton-run", "--kernel", kernel, "--golden", golden, "--out", out, "--device", "numpy", *args)
+    assert r.returncode == 4 and match in r.stderr and not os.path.exists(out)
+
+
+# --- torch on the CPU (skipped without torch) -------------------------------------------------------------
+
+TORCH_KERNEL = """
+import torch
+
+def setup(*, seed, n):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, generator=g, dtype=torch.bfloat16)
+    return {"inputs": {"x": x, "out": torch.empty(n, dtype=torch.bfloat16), "n": n}, "outputs": ["out"]}
+
+def run_kernel(*, x, out, n, WRONG=0):
+    out.copy_(x * 2)
+    if WRONG:
+        out[5] = 1000.0
+"""
+
+TORCH_REF = "def reference(*, x, out, **_):\n    out.copy_(x * 2)\n"
+
+
+def test_torch_cpu_buffers_with_bfloat16(th):
+    pytest.importorskip("torch")
+    kernel = th.kernel(text=TORCH_KERNEL)
+    _, golden = th.golden(kernel, ref_text=TORCH_REF, dims={"n": 64}, device="cpu")
+    r, rc = th.run(kernel, golden, device="cpu")
+    assert rc == 0 and r["status"] == "ok" and r["seeds"][0]["outputs"]["out"]["bitwise_equal"]
+    r, _ = th.run(kernel, golden, device="cpu", configs=[{"WRONG": 1}])
+    assert r["status"] == "wrong_result" and r["seeds"][0]["outputs"]["out"]["first_bad_index"] == 5
+    assert np.isclose(r["seeds"][0]["outputs"]["out"]["actual_at_first_bad"], 1000.0)

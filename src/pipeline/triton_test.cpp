@@ -1,0 +1,218 @@
+#include "pipeline/triton.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "testing/test_support.h"
+#include "toolchain/tools.h"
+#include "util/fs.h"
+
+namespace kopt::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path examples_dir() {
+  auto found = util::find_upwards(util::executable_dir(), "examples/triton_softmax");
+  return found.empty() ? fs::path(KOPT_SOURCE_DIR) / "examples" : found.parent_path();
+}
+
+search::Annotations annotations_of(const fs::path& kernel) {
+  auto text = util::read_file(kernel);
+  EXPECT_TRUE(text.ok());
+  auto ann = read_triton_kernel(*text, kernel.string());
+  EXPECT_TRUE(ann.ok()) << ann.error().message;
+  return ann.ok() ? *ann : search::Annotations{};
+}
+
+TEST(TritonPipeline, KernelsAreRecognisedByTheirExtension) {
+  EXPECT_TRUE(is_triton_kernel("a/kernel.py"));
+  EXPECT_FALSE(is_triton_kernel("a/kernel.cu"));
+  EXPECT_FALSE(is_triton_kernel("a/py"));
+}
+
+TEST(TritonPipeline, ConfigOfACandidateMergesConstexprsAndLaunchOptions) {
+  search::Candidate c;
+  c.constexprs = {{"BLOCK_M", 64}, {"KOPT_GROUPED_LAUNCH_ORDERING", 1}};
+  c.launch = {{"num_warps", 8}, {"num_stages", 3}};
+  c.defines = {{"IGNORED", "1"}};  // CUDA-only: not an argument of run_kernel
+  EXPECT_EQ(triton_config(c), (util::Json{{"BLOCK_M", 64}, {"KOPT_GROUPED_LAUNCH_ORDERING", 1}, {"num_warps", 8},
+                                          {"num_stages", 3}}));
+}
+
+TEST(TritonPipeline, BaselineConfigOfTheExamples) {
+  auto softmax = triton_baseline_config(annotations_of(examples_dir() / "triton_softmax" / "kernel.py"));
+  ASSERT_TRUE(softmax.ok());
+  EXPECT_EQ(*softmax, (util::Json{{"BLOCK_SIZE", 4096}, {"num_warps", 8}, {"num_stages", 2}, {"KOPT_PERSISTENT_KERNEL", 0}}));
+  auto matmul = triton_baseline_config(annotations_of(examples_dir() / "triton_matmul" / "kernel.py"));
+  ASSERT_TRUE(matmul.ok());
+  EXPECT_EQ(*matmul, (util::Json{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, {"num_warps", 4},
+                                 {"num_stages", 3}, {"KOPT_GROUPED_LAUNCH_ORDERING", 0}}));
+}
+
+TEST(TritonPipeline, LaunchOptionParamsAreKeyedByTheirKindAndOverridesApply) {
+  const char* text = R"(# @kopt param STAGES values=2,3,4 kind=num_stages default=3
+# @kopt param W values=4,8 kind=num_warps
+# @kopt param BLOCK values=64,128
+def setup(*, seed, n):
+    pass
+def run_kernel(**kw):
+    pass
+)";
+  auto ann = read_triton_kernel(text, "k.py");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+  auto c = triton_baseline_config(*ann, {{"BLOCK", "128"}, {"EXTRA", "-3"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(*c, (util::Json{{"num_stages", 3}, {"num_warps", 4}, {"BLOCK", 128}, {"EXTRA", -3}}));
+  auto bad = triton_baseline_config(*ann, {{"BLOCK", "12x"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ExitCode::kInput);
+  EXPECT_NE(bad.error().message.find("must be an integer"), std::string::npos);
+}
+
+TEST(TritonPipeline, ReadingAKernelChecksItsEntryPointsAndAnnotations) {
+  auto no_run = read_triton_kernel("def setup(*, seed):\n    pass\n", "k.py");
+  ASSERT_FALSE(no_run.ok());
+  EXPECT_NE(no_run.error().message.find("defines no run_kernel"), std::string::npos);
+  auto no_setup = read_triton_kernel("def run_kernel(**kw):\n    pass\n", "k.py");
+  ASSERT_FALSE(no_setup.ok());
+  EXPECT_NE(no_setup.error().message.find("defines no setup"), std::string::npos);
+  auto bad = read_triton_kernel("# @kopt parm X values=1\ndef setup(*, seed):\n    pass\ndef run_kernel(**kw):\n    pass\n", "k.py");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("k.py:1"), std::string::npos) << bad.error().message;
+}
+
+TEST(TritonPipeline, BindKernelPointsTheRequestAtTheRightChild) {
+  Prepared cuda;
+  cuda.build.library = "/b/kernel.so";
+  runner::RunRequest a;
+  bind_kernel(a, cuda);
+  EXPECT_EQ(a.libs, std::vector<fs::path>{"/b/kernel.so"});
+  EXPECT_TRUE(a.triton_kernel.empty());
+  Prepared tri;
+  tri.backend = "triton";
+  tri.kernel = "/k/kernel.py";
+  tri.triton_config = {{"BLOCK", 64}};
+  runner::RunRequest b;
+  b.libs = {"stale.so"};
+  bind_kernel(b, tri);
+  EXPECT_TRUE(b.libs.empty());
+  EXPECT_EQ(b.triton_kernel, "/k/kernel.py");
+  EXPECT_EQ(b.triton_configs, (std::vector<util::Json>{util::Json{{"BLOCK", 64}}}));
+}
+
+TEST(TritonPipeline, CubinsAreReadFromTheResult) {
+  util::Json r = {{"status", "ok"}, {"cubins", {{{"file", "/c/a.cubin"}, {"kernel", "a"}}, {{"file", "/c/b.cubin"}}}}};
+  EXPECT_EQ(triton_cubins(r), (std::vector<fs::path>{"/c/a.cubin", "/c/b.cubin"}));
+  EXPECT_TRUE(triton_cubins(util::Json{{"status", "ok"}}).empty());
+  EXPECT_TRUE(triton_cubins(util::Json::array()).empty());
+}
+
+// prepare() and the measuring child end to end on the CPU: the real Python harness with a numpy kernel
+// (KOPT_TRITON_DEVICE=numpy makes the child keep its buffers in numpy and time with perf_counter).
+class TritonPipelineCpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kopt-triton-pipeline-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    auto probe = util::run_process({{toolchain::find_python(), "-c", "import numpy, safetensors"}, "", {}, 60});
+    if (!probe.success()) GTEST_SKIP() << "python3 with numpy and safetensors is needed";
+    ::setenv("KOPT_TRITON_DEVICE", "numpy", 1);
+  }
+  void TearDown() override {
+    ::unsetenv("KOPT_TRITON_DEVICE");
+    fs::remove_all(dir_);
+  }
+  KernelJob job(const std::string& behaviour) {
+    std::string kernel = R"(import numpy as np
+# @kopt param BLOCK values=64,128 default=128
+# @kopt method persistent_kernel
+
+def setup(*, seed, n):
+    rng = np.random.default_rng(seed)
+    return {"inputs": {"x": rng.standard_normal(n).astype(np.float32), "out": np.empty(n, np.float32), "n": n},
+            "outputs": ["out"]}
+
+def run_kernel(*, x, out, n, BLOCK, KOPT_PERSISTENT_KERNEL):
+    assert BLOCK == 128 and KOPT_PERSISTENT_KERNEL == 0
+    if KOPT_PERSISTENT_KERNEL:
+        pass
+    )" + behaviour + "\n";
+    EXPECT_TRUE(util::write_file_atomic(dir_ / "kernel.py", kernel).ok());
+    EXPECT_TRUE(util::write_file_atomic(dir_ / "ref.py", "def reference(*, x, out, **_):\n    out[:] = 3 * x\n").ok());
+    KernelJob j;
+    j.kernel = dir_ / "kernel.py";
+    j.ref = dir_ / "ref.py";
+    j.dims = {{"n", 256}};
+    j.seeds = 2;
+    return j;
+  }
+  runner::RunOutcome run(const Prepared& p, const std::string& mode) {
+    runner::RunRequest req;
+    bind_kernel(req, p);
+    req.golden_dir = p.golden_dir;
+    req.result_json = dir_ / (mode + ".json");
+    req.mode = mode;
+    req.tol = p.tol;
+    req.max_time_s = 0.3;
+    req.timeout_s = 120;
+    util::SystemRunner sys;
+    return runner::run_candidate(req, sys);
+  }
+  fs::path dir_;
+};
+
+TEST_F(TritonPipelineCpu, PrepareMakesGoldenDataAndTheChildMeasures) {
+  util::SystemRunner sys;
+  std::vector<std::string> said;
+  auto p = prepare(job("out[:] = 3 * x"), dir_ / "work", sys, false, [&](const std::string& s) { said.push_back(s); });
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->backend, "triton");
+  EXPECT_EQ(p->triton_config, (util::Json{{"BLOCK", 128}, {"KOPT_PERSISTENT_KERNEL", 0}}));
+  EXPECT_EQ(p->manifest["kernel"]["backend"], "triton");
+  ASSERT_EQ(p->signature.params.size(), 3u);
+  EXPECT_EQ(p->signature.params[1].name, "out");
+  EXPECT_FALSE(p->signature.params[1].is_const);
+  EXPECT_EQ(p->signature.normalised, "setup(*,seed,n); run_kernel(*,x,out,n,BLOCK,KOPT_PERSISTENT_KERNEL)");
+  EXPECT_EQ(p->buffer_dtypes, (std::vector<std::string>{"float32", "float32"}));
+  EXPECT_DOUBLE_EQ(p->tol.atol, 1e-4);
+  EXPECT_TRUE(fs::exists(p->golden_dir / "seed_1.safetensors"));
+  EXPECT_TRUE(p->build.library.empty());  // nothing compiled
+
+  auto checked = run(*p, "check");
+  EXPECT_EQ(checked.status, runner::RunStatus::kOk) << checked.message;
+  auto timed = run(*p, "time");
+  ASSERT_EQ(timed.status, runner::RunStatus::kOk) << timed.message;
+  ASSERT_TRUE(timed.timing.has_value());
+  EXPECT_GE(timed.timing->samples, 10);
+  EXPECT_EQ(static_cast<int>(timed.samples_ms.size()), timed.timing->samples);
+  EXPECT_GT(timed.timing->median_ms, 0);
+}
+
+TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {
+  util::SystemRunner sys;
+  auto p = prepare(job("out[:] = 3 * x\n    out[17] = 0.0"), dir_ / "work", sys, false, [](const std::string&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto o = run(*p, "check");
+  EXPECT_EQ(o.status, runner::RunStatus::kWrongResult);
+  EXPECT_NE(o.message.find("first bad index 17"), std::string::npos) << o.message;
+  EXPECT_EQ(o.details["seeds"][0]["outputs"]["out"]["first_bad_index"], 17);
+}
+
+TEST_F(TritonPipelineCpu, AContractViolationInSetupIsAnInputError) {
+  auto j = job("out[:] = 3 * x");
+  ASSERT_TRUE(util::write_file_atomic(j.kernel, "def setup(*, seed, n):\n    return {'inputs': {'n': n}, 'outputs': ['n']}\n"
+                                                "def run_kernel(**kw):\n    pass\n").ok());
+  util::SystemRunner sys;
+  auto p = prepare(j, dir_ / "work", sys, false, [](const std::string&) {});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().code, ExitCode::kInput);
+  EXPECT_NE(p.error().message.find("output 'n' is int, not a tensor"), std::string::npos) << p.error().message;
+}
+
+}  // namespace
+}  // namespace kopt::pipeline

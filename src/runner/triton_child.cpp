@@ -1,0 +1,33 @@
+#include "runner/triton_child.h"
+
+#include <fmt/format.h>
+
+namespace kopt::runner {
+
+namespace {
+// The shortest text that reads back as the same double (std::to_string keeps only 6 decimals, which turns
+// an atol of 1e-8 into 0).
+std::string number(double v) { return fmt::format("{}", v); }
+}  // namespace
+
+std::vector<std::string> triton_child_argv(const RunRequest& req, const std::string& python,
+                                           const std::string& harness_dir, const std::string& pythonpath) {
+  std::string path = harness_dir + (pythonpath.empty() ? "" : ":" + pythonpath);
+  std::vector<std::string> argv = {"env", "PYTHONPATH=" + path, "PYTHONUNBUFFERED=1",
+                                   python.empty() ? "python3" : python, "-m", "kopt_harness", "triton-run",
+                                   "--kernel", std::filesystem::absolute(req.triton_kernel).string(),
+                                   "--out", req.result_json.string(), "--mode", req.mode};
+  if (req.mode == "compile") {
+    argv.insert(argv.end(), {"--dims", req.triton_dims.dump()});
+  } else {
+    argv.insert(argv.end(), {"--golden", req.golden_dir.string()});
+  }
+  for (const auto& c : req.triton_configs) argv.insert(argv.end(), {"--config", c.dump()});
+  argv.insert(argv.end(), {"--max-time-s", number(req.max_time_s), "--target-ci", number(req.target_ci),
+                           "--min-samples", std::to_string(req.min_samples), "--rounds", std::to_string(req.rounds)});
+  if (req.tol) argv.insert(argv.end(), {"--atol", number(req.tol->atol), "--rtol", number(req.tol->rtol)});
+  if (!req.dump_cubin_dir.empty()) argv.insert(argv.end(), {"--dump-cubin", req.dump_cubin_dir.string()});
+  return argv;
+}
+
+}  // namespace kopt::runner

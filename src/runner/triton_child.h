@@ -1,0 +1,18 @@
+#pragma once
+// The measuring child of a Triton kernel: `python3 -m kopt_harness triton-run` (python/kopt_harness/
+// triton_run.py), the same protocol and result schema as `kopt __runner` (docs/TRITON.md).
+#include <string>
+#include <vector>
+
+#include "runner/launch.h"
+
+namespace kopt::runner {
+
+// The child's argv (pure): `env PYTHONPATH=<harness_dir>[:<pythonpath>] PYTHONUNBUFFERED=1 <python> -m
+// kopt_harness triton-run --kernel K --out R --mode M [--golden DIR] [--config JSON]... [--dump-cubin DIR]
+// [--dims JSON] ...`. Going through `env` keeps it a plain argv, so the same vector runs under
+// run_candidate and under ncu (which follows the exec).
+std::vector<std::string> triton_child_argv(const RunRequest& req, const std::string& python,
+                                           const std::string& harness_dir, const std::string& pythonpath = "");
+
+}  // namespace kopt::runner

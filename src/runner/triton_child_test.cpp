@@ -1,0 +1,80 @@
+#include "runner/triton_child.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace kopt::runner {
+namespace {
+
+// The value after `flag` in argv, or "" when the flag is absent.
+std::string after(const std::vector<std::string>& argv, const std::string& flag) {
+  auto it = std::find(argv.begin(), argv.end(), flag);
+  return it == argv.end() || it + 1 == argv.end() ? "" : *(it + 1);
+}
+
+RunRequest triton_request() {
+  RunRequest req;
+  req.triton_kernel = "/k/kernel.py";
+  req.golden_dir = "/run/golden";
+  req.result_json = "/run/result.json";
+  req.mode = "time";
+  req.triton_configs = {util::Json{{"BLOCK_SIZE", 1024}, {"num_warps", 8}}};
+  req.tol = Tolerance{1e-8, 1e-7};
+  req.max_time_s = 2.5;
+  return req;
+}
+
+TEST(TritonChild, ArgvRunsTheHarnessThroughEnvWithItsPythonPath) {
+  auto argv = triton_child_argv(triton_request(), "/usr/bin/python3", "/opt/kopt/python", "/user/site");
+  ASSERT_GE(argv.size(), 7u);
+  EXPECT_EQ(argv[0], "env");
+  EXPECT_EQ(argv[1], "PYTHONPATH=/opt/kopt/python:/user/site");  // the user's path stays (triton may live there)
+  EXPECT_EQ(argv[2], "PYTHONUNBUFFERED=1");
+  EXPECT_EQ(std::vector<std::string>(argv.begin() + 3, argv.begin() + 7),
+            (std::vector<std::string>{"/usr/bin/python3", "-m", "kopt_harness", "triton-run"}));
+  EXPECT_EQ(after(argv, "--kernel"), "/k/kernel.py");
+  EXPECT_EQ(after(argv, "--golden"), "/run/golden");
+  EXPECT_EQ(after(argv, "--out"), "/run/result.json");
+  EXPECT_EQ(after(argv, "--mode"), "time");
+  EXPECT_EQ(after(argv, "--config"), R"({"BLOCK_SIZE":1024,"num_warps":8})");
+  EXPECT_EQ(after(argv, "--max-time-s"), "2.5");
+  // Tolerances keep every digit: std::to_string would print 1e-8 as 0.000000.
+  EXPECT_EQ(std::stod(after(argv, "--atol")), 1e-8);
+  EXPECT_EQ(std::stod(after(argv, "--rtol")), 1e-7);
+  EXPECT_EQ(after(argv, "--dump-cubin"), "");
+  EXPECT_EQ(after(argv, "--dims"), "");
+}
+
+TEST(TritonChild, PairedPassesOneConfigPerSlotAndCompileModePassesDims) {
+  auto req = triton_request();
+  req.mode = "paired";
+  req.triton_configs = {util::Json{{"A", 1}}, util::Json{{"A", 2}}, util::Json::object()};
+  auto argv = triton_child_argv(req, "python3", "/h");
+  EXPECT_EQ(std::count(argv.begin(), argv.end(), "--config"), 3);
+  EXPECT_EQ(argv[1], "PYTHONPATH=/h");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "{}"), argv.end());
+
+  req.mode = "compile";
+  req.triton_dims = {{"n_rows", 64}, {"n_cols", 128}};
+  req.dump_cubin_dir = "/run/cubins";
+  auto c = triton_child_argv(req, "python3", "/h");
+  EXPECT_EQ(after(c, "--dims"), R"({"n_cols":128,"n_rows":64})");
+  EXPECT_EQ(after(c, "--golden"), "");
+  EXPECT_EQ(after(c, "--dump-cubin"), "/run/cubins");
+}
+
+TEST(TritonChild, ChildArgvDispatchesOnTheTritonKernel) {
+  auto req = triton_request();
+  auto argv = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(argv.front(), "env");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "triton-run"), argv.end());
+  req.triton_kernel.clear();
+  req.libs = {"/b/kernel.so"};
+  auto cuda = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(cuda[0], "/bin/kopt");
+  EXPECT_EQ(cuda[1], "__runner");
+}
+
+}  // namespace
+}  // namespace kopt::runner
