@@ -12,6 +12,8 @@ step resume_start 60 timeout -s INT 42 $K optimize examples/sgemm_tunable/kernel
 R=$(ls -d runs/resume/kopt_runs/run_* | head -1); ls $R; python3 -c "import json;s=json.load(open('$R/state.json'));print('after interrupt: iterations_done',s['iterations_done'],'gates_passed',s['gates_passed'],'stop_reason',repr(s['stop_reason']))"
 step resume 150 $K optimize --resume $R --quiet
 python3 -c "import json;s=json.load(open('$R/summary.json'));print('resumed run:',s['stop'],s['headline'])"; cp $R/summary.md $OUT/resume_summary.md
+echo "--- per-candidate overhead: kopt __runner --mode check (process start, golden load, 3 seeds), sgemm 2048^3"
+for i in 1 2 3; do /usr/bin/time -f "runner check wall %e s" $K __runner --lib $(ls $R/iter_01/candidates/i1c1/kernel.so) --golden $R/golden --out /tmp/oh.json --mode check; python3 -c "import json;print(json.load(open('/tmp/oh.json'))['status'])"; done
 TS="examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=16384 --n_cols=4096"
 step triton_bench 90 $K bench $TS --out runs/tr
 step triton_sass 60 $K sass examples/triton_softmax/kernel.py --n_rows=1024 --n_cols=4096 --out runs/trs
