@@ -1,5 +1,7 @@
 #include "cli/kernel_options.h"
 
+#include "toolchain/cutlass.h"
+
 namespace kopt::cli {
 
 void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v) {
@@ -14,6 +16,18 @@ void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionVal
   app.add_option("--nvcc-flag", job.nvcc_flags, "an extra nvcc flag (repeatable)");
   app.add_option("-D", v.defines, "a macro NAME=VALUE for the kernel (repeatable)");
   app.add_option("-I", job.include_dirs, "an include directory (repeatable)");
+  app.add_option_function<std::string>(
+         "--cutlass-include",
+         [&job](const std::string& dir) {  // a CUTLASS tree or its include folder; marks the job as CUTLASS
+           job.include_dirs.push_back(toolchain::cutlass_include_dir_of(dir));
+           job.cutlass = true;
+         },
+         "CUTLASS headers: the folder holding cutlass/ and cute/ (default: $CUTLASS_PATH/include, else the "
+         "nvidia-cutlass wheel)")
+      ->check([](const std::string& dir) {
+        return toolchain::cutlass_include_dir_of(dir).empty() ? dir + " holds no cutlass/cutlass.h (nor include/cutlass/cutlass.h)"
+                                                              : std::string();
+      });
   app.add_option("--timeout", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
   app.add_option("--out", v.out, "where kopt_runs/ is created (default .)");
 }

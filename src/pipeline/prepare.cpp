@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include "compile/cutlass.h"
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
 #include <cmath>
@@ -57,6 +58,7 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
   r.arch = job.arch;
   r.include_dirs = job.include_dirs;
   r.out_dir = out_dir;
+  compile::configure_cutlass(r, job.cutlass);  // CUTLASS sources: headers, flags, sm_90a, 4 GiB per nvcc
   return r;
 }
 
