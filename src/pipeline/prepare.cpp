@@ -5,6 +5,7 @@
 #include "compile/cutlass.h"
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
+#include "toolchain/cutlass.h"
 #include <cmath>
 #include "util/fs.h"
 
@@ -71,6 +72,10 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
   say("contract: " + p.signature.normalised);
   // Compile first: it is quick to fail and needs no Python.
   auto req = compile_request(job, "kernel", job.kernel, work_dir / "build");
+  if (req.cutlass) {
+    std::string inc = toolchain::cutlass_include_among(req.include_dirs);
+    say("CUTLASS kernel: " + req.arch + ", headers " + (inc.empty() ? "not found" : inc));
+  }
   int jobs = 1;
   auto results = compile::compile_batch({req}, {jobs, ""}, runner);
   p.build = results.front();
