@@ -31,14 +31,19 @@ PY="${KOPT_PYTHON:-python3}"
 echo "setup: installing Python packages with $($PY --version 2>&1)"
 PIP_FLAGS=(-q --disable-pip-version-check)
 # Debian's system python refuses global installs (PEP 668); pyenv or a venv python accepts them.
-if ! $PY -m pip install "${PIP_FLAGS[@]}" -r python/requirements.txt 2>/tmp/kopt-pip.err; then
-  if grep -q externally-managed /tmp/kopt-pip.err; then
-    $PY -m pip install "${PIP_FLAGS[@]}" --break-system-packages -r python/requirements.txt
-  else
-    cat /tmp/kopt-pip.err >&2
-    exit 1
+pip_install() {
+  if ! $PY -m pip install "${PIP_FLAGS[@]}" "$@" 2>/tmp/kopt-pip.err; then
+    if grep -q externally-managed /tmp/kopt-pip.err; then
+      $PY -m pip install "${PIP_FLAGS[@]}" --break-system-packages "$@"
+    else
+      cat /tmp/kopt-pip.err >&2
+      exit 1
+    fi
   fi
-fi
+}
+pip_install -r python/requirements.txt
+# Header-only wheels (the CUTLASS/CuTe headers): their Python dependencies are not needed.
+pip_install --no-deps -r python/requirements-headers.txt
 
 BUILD_TYPE="${KOPT_BUILD_TYPE:-RelWithDebInfo}"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DPython3_EXECUTABLE="$(command -v $PY)"

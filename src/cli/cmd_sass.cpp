@@ -5,10 +5,13 @@
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
 #include "cli/sass_triton.h"
+#include "compile/cutlass.h"
 #include "compile/pool.h"
 #include "compile/resources.h"
 #include "sass/dump.h"
 #include "sass/report.h"
+#include "sass/signature_lookup.h"
+#include "toolchain/cutlass.h"
 #include "util/strings.h"
 
 namespace kopt::cli {
@@ -38,6 +41,13 @@ int cmd_sass(const Args& args) {
   app.add_option("-D,--define", defines, "a define for nvcc, NAME=VALUE (repeatable)");
   app.add_option("-I,--include", includes, "an include directory for nvcc (repeatable)");
   app.add_option("--nvcc-flag", nvcc_flags, "an extra nvcc flag, e.g. --nvcc-flag=-maxrregcount=32 (repeatable)");
+  std::vector<std::string> cutlass_includes;
+  app.add_option("--cutlass-include", cutlass_includes,
+                 "CUTLASS headers (the folder holding cutlass/ and cute/); a CUTLASS compile even when the source "
+                 "does not include <cutlass/..> (default: $CUTLASS_PATH/include, else the nvidia-cutlass wheel)")
+      ->check([](const std::string& dir) {
+        return toolchain::cutlass_include_dir_of(dir).empty() ? dir + " holds no cutlass/cutlass.h" : std::string();
+      });
   app.add_option("--kernel-name", kernels, "check this kernel function (name, qualified name or mangled; repeatable)");
   app.add_option("--lib", lib, "read this shared library or cubin instead of compiling");
   app.add_option("--json", json_path, "also write the report as JSON");
@@ -72,6 +82,9 @@ int cmd_sass(const Args& args) {
       req.defines[d.substr(0, eq)] = eq == std::string::npos ? "" : d.substr(eq + 1);
     }
     for (const auto& [m, s] : sigs) req.defines[compile::method_guard(m)] = "1";
+    for (const auto& d : cutlass_includes) req.include_dirs.push_back(toolchain::cutlass_include_dir_of(d));
+    compile::configure_cutlass(req, !cutlass_includes.empty());
+    report.arch = req.arch;  // a CUTLASS compile targets sm_90a
     auto res = compile::compile_batch({req}, {1, ""}, runner).at(0);
     if (!res.ok()) {
       std::fputs(res.log_text.c_str(), stderr);
@@ -87,7 +100,7 @@ int cmd_sass(const Args& args) {
   }
 
   std::vector<std::string> names = kernels;
-  if (names.empty() && !source.empty()) names = sass::kernel_names_from_source(source);
+  if (names.empty() && !source.empty()) names = sass::kernel_names_from_source(source, !cutlass_includes.empty());
   report.analysis = sass::analyze(binary, names, report.arch, runner);
   if (!report.compile && report.analysis.tool_error.empty()) {
     if (auto text = sass::dump_resource_usage(binary, runner)) report.resources = compile::parse_cuobjdump_resource_usage(*text);

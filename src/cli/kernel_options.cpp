@@ -1,5 +1,7 @@
 #include "cli/kernel_options.h"
 
+#include "toolchain/cutlass.h"
+
 namespace kopt::cli {
 
 void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v) {
@@ -15,6 +17,13 @@ void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionVal
   app.add_option("--nvcc-flag", job.nvcc_flags, "an extra nvcc flag (repeatable)");
   app.add_option("-D", v.defines, "a macro NAME=VALUE for the kernel; for a Triton kernel a run_kernel argument (repeatable)");
   app.add_option("-I", job.include_dirs, "an include directory (repeatable)");
+  app.add_option("--cutlass-include", v.cutlass_includes,
+                 "CUTLASS headers: the folder holding cutlass/ and cute/ (default: $CUTLASS_PATH/include, else the "
+                 "nvidia-cutlass wheel); makes the job a CUTLASS job")
+      ->check([](const std::string& dir) {
+        return toolchain::cutlass_include_dir_of(dir).empty() ? dir + " holds no cutlass/cutlass.h (nor include/cutlass/cutlass.h)"
+                                                              : std::string();
+      });
   app.add_option("--timeout", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
   app.add_option("--out", v.out, "where kopt_runs/ is created (default .)");
 }
@@ -33,6 +42,10 @@ Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, 
     std::string name = d.substr(0, eq);
     if (name.empty()) return input_error("-D needs NAME or NAME=VALUE, not '" + d + "'");
     job.defines[name] = eq == std::string::npos ? "" : d.substr(eq + 1);
+  }
+  for (const auto& d : v.cutlass_includes) {  // a CUTLASS tree or its include folder (checked by the option)
+    job.include_dirs.push_back(toolchain::cutlass_include_dir_of(d));
+    job.cutlass = true;
   }
   if (dims.empty()) return input_error("no dimensions given: add them as --NAME=VALUE (e.g. --N=1048576)");
   return pipeline::validate(job);

@@ -11,6 +11,7 @@ struct KernelOptionValues {
   std::string kernel, ref, numerics = "reference", out = ".";
   double atol = -1, rtol = -1;
   std::vector<std::string> defines;  // NAME=VALUE
+  std::vector<std::string> cutlass_includes;  // --cutlass-include
 };
 
 void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v);

@@ -7,6 +7,7 @@
 
 #include "compile/cache.h"
 #include "compile/command.h"
+#include "compile/cutlass.h"
 #include "compile/includes.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -95,6 +96,8 @@ CompileResult Compiler::compile(const CompileRequest& req) {
   if (nvcc_version().empty()) return failure(req, CompileStatus::kToolMissing, version_error_ + "\n", t0);
   if (util::interrupted()) return failure(req, CompileStatus::kFailed, "interrupted before compiling\n", t0);
 
+  if (auto problem = cutlass_headers_problem(req); !problem.empty())
+    return failure(req, CompileStatus::kFailed, "kopt: " + problem + "\n", t0);
   auto flags = nvcc_flags(req);
   if (!flags) return failure(req, CompileStatus::kFailed, "kopt: " + flags.error().message + "\n", t0);
   std::error_code ec;

@@ -23,6 +23,7 @@ struct CompileRequest {
   std::filesystem::path cache_dir;             // empty: default_cache_dir()
   std::filesystem::path out_dir;               // where kernel.so and compile.log are placed; may be empty
   size_t est_mem_bytes = 0;                    // peak nvcc memory, for --compile-jobs auto; 0: 1 GiB
+  bool cutlass = false;                        // a CUTLASS compile (compile/cutlass.h configures it)
 };
 
 enum class CompileStatus { kOk, kFailed, kTimedOut, kToolMissing };

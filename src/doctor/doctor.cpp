@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "toolchain/cutlass.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/process.h"
@@ -278,25 +279,30 @@ std::vector<Check> check_python(const Report& report) {
   return checks;
 }
 
+}  // namespace
+
 Check check_cutlass() {
   Check c{"cutlass"};
   c.required = false;
-  const char* p = std::getenv("CUTLASS_PATH");
-  if (!p || !*p) {
+  auto inc = toolchain::find_cutlass_include();
+  if (!inc.found()) {
     c.status = CheckStatus::kWarn;
-    c.summary = "CUTLASS_PATH not set (needed only for CUTLASS kernels)";
-    c.fix = "export CUTLASS_PATH=/path/to/cutlass (the folder holding include/cutlass/cutlass.h)";
+    c.summary = inc.problem + " (needed only for CUTLASS kernels)";
+    c.fix = "pip install --no-deps nvidia-cutlass==4.2.0.0 (scripts/setup.sh does), export CUTLASS_PATH=/path/to/cutlass "
+            "(the folder holding include/cutlass/cutlass.h), or pass --cutlass-include DIR";
     return c;
   }
   std::error_code ec;
-  bool ok = fs::is_regular_file(fs::path(p) / "include/cutlass/cutlass.h", ec);
-  c.status = ok ? CheckStatus::kPass : CheckStatus::kWarn;
-  c.summary = ok ? std::string(p) + "/include" : std::string(p) + ": include/cutlass/cutlass.h not found";
-  c.details = {{"path", p}};
+  bool cute = fs::is_regular_file(fs::path(inc.dir) / "cute" / "tensor.hpp", ec);
+  c.status = cute ? CheckStatus::kPass : CheckStatus::kWarn;
+  c.summary = fmt::format("{} ({}{})", inc.dir, inc.origin, inc.version.empty() ? "" : ", CUTLASS " + inc.version);
+  if (!cute) {
+    c.summary += ": no cute/tensor.hpp beside cutlass/ (CUTLASS 3.x kernels need CuTe)";
+    c.fix = "use a CUTLASS 3.x or later tree (include/cute), e.g. the nvidia-cutlass wheel";
+  }
+  c.details = {{"include_dir", inc.dir}, {"origin", inc.origin}, {"version", inc.version}, {"cute", cute}};
   return c;
 }
-
-}  // namespace
 
 Report run_doctor(const Options& opts) {
   Report report;

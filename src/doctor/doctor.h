@@ -35,6 +35,8 @@ struct Options {
 };
 
 Report run_doctor(const Options& opts);
+// The CUTLASS headers (optional: warn when missing): toolchain::find_cutlass_include(), with CuTe beside them.
+Check check_cutlass();
 util::Json to_json(const Report& r);
 std::string format_table(const Report& r);
 

@@ -1,8 +1,11 @@
 #include "doctor/doctor.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include "testing/test_support.h"
+#include "toolchain/cutlass.h"
 
 #include "device/cuda_driver.h"
 #include "util/process.h"
@@ -48,6 +51,28 @@ TEST(DoctorGpu, PassesEveryRequiredCheckOnAGpuMachine) {
   ASSERT_FALSE(report.gpus.empty());
   EXPECT_GT(report.gpus[0].sm_count, 0);
   EXPECT_FALSE(report.gpus[0].uuid.empty());
+}
+
+TEST(Doctor, CutlassCheckFindsTheHeadersOrSaysHowToGetThem) {
+  const char* old = std::getenv("CUTLASS_PATH");
+  std::string saved = old ? old : "";
+  ::setenv("CUTLASS_PATH", "/nonexistent/cutlass", 1);
+  Check bad = check_cutlass();
+  EXPECT_EQ(bad.status, CheckStatus::kWarn);
+  EXPECT_FALSE(bad.required);  // only CUTLASS kernels need it
+  EXPECT_NE(bad.summary.find("/nonexistent/cutlass"), std::string::npos) << bad.summary;
+  EXPECT_NE(bad.fix.find("nvidia-cutlass"), std::string::npos) << bad.fix;
+  if (old) ::setenv("CUTLASS_PATH", saved.c_str(), 1);
+  else ::unsetenv("CUTLASS_PATH");
+
+  auto found = toolchain::find_cutlass_include();
+  if (!found.found()) GTEST_SKIP() << "no CUTLASS headers here: " << found.problem;
+  Check c = check_cutlass();
+  EXPECT_EQ(c.status, CheckStatus::kPass) << c.summary;  // the wheel carries CuTe
+  EXPECT_NE(c.summary.find(found.dir), std::string::npos) << c.summary;
+  EXPECT_NE(c.summary.find("CUTLASS " + found.version), std::string::npos) << c.summary;
+  EXPECT_EQ(c.details["include_dir"], found.dir);
+  EXPECT_EQ(c.details["cute"], true);
 }
 
 }  // namespace kopt::doctor

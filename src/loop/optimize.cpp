@@ -211,7 +211,7 @@ util::Json Optimizer::sass_check(const std::vector<fs::path>& binaries, const se
   util::Json out = util::Json::object();
   // CUDA: the kernels defined in the candidate's source; Triton: every function of the cubins it compiled.
   auto analysis = triton() ? sass::analyze_binaries(binaries, {}, "", sys_)
-                           : sass::analyze(binaries.front(), sass::kernel_names_from_source(c.source), "", sys_);
+                           : sass::analyze(binaries.front(), sass::kernel_names_from_source(c.source, o_.job.cutlass), "", sys_);
   util::Json mix = util::Json::array();
   for (const auto* f : analysis.selected_functions()) mix.push_back({{"function", f->demangled}, {"mix", sass::to_json(sass::instruction_mix(*f))}});
   out["kernels"] = mix;

@@ -2,9 +2,11 @@
 
 #include <ctime>
 
+#include "compile/cutlass.h"
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
 #include "pipeline/triton.h"
+#include "toolchain/cutlass.h"
 #include <cmath>
 #include "util/fs.h"
 
@@ -57,6 +59,7 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
   r.arch = job.arch;
   r.include_dirs = job.include_dirs;
   r.out_dir = out_dir;
+  compile::configure_cutlass(r, job.cutlass);  // CUTLASS sources: headers, flags, sm_90a, 4 GiB per nvcc
   return r;
 }
 
@@ -71,6 +74,10 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
   say("contract: " + p.signature.normalised);
   // Compile first: it is quick to fail and needs no Python.
   auto req = compile_request(job, "kernel", job.kernel, work_dir / "build");
+  if (req.cutlass) {
+    std::string inc = toolchain::cutlass_include_among(req.include_dirs);
+    say("CUTLASS kernel: " + req.arch + ", headers " + (inc.empty() ? "not found" : inc));
+  }
   int jobs = 1;
   auto results = compile::compile_batch({req}, {jobs, ""}, runner);
   p.build = results.front();

@@ -32,6 +32,7 @@ struct KernelJob {
   std::string arch = "sm_90";
   std::vector<std::string> nvcc_flags;
   std::vector<std::string> include_dirs;
+  bool cutlass = false;  // --cutlass-include: a CUTLASS job even when the source does not include <cutlass/..>
   std::map<std::string, std::string> defines;
   std::string compile_jobs = "auto";
   double run_timeout_s = 120;

@@ -1,5 +1,6 @@
 #include "sass/analysis.h"
 
+#include "compile/cutlass.h"
 #include "sass/kernels.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -29,9 +30,11 @@ Analysis analyze(const std::filesystem::path& binary, const std::vector<std::str
   return a;
 }
 
-std::vector<std::string> kernel_names_from_source(const std::filesystem::path& source) {
+std::vector<std::string> kernel_names_from_source(const std::filesystem::path& source, bool cutlass) {
   auto text = util::read_file(source);
-  return text ? global_function_names(*text) : std::vector<std::string>{};
+  auto names = text ? global_function_names(*text) : std::vector<std::string>{};
+  if (cutlass || compile::is_cutlass_source(source)) names.push_back(kCutlassKernels);
+  return names;
 }
 
 Result<Verification> verify_method(const Analysis& a, const Signature& sig) {

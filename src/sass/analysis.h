@@ -30,8 +30,9 @@ struct Analysis {
 Analysis analyze(const std::filesystem::path& binary, const std::vector<std::string>& kernel_names,
                  const std::string& arch, util::CommandRunner& runner, const DumpOptions& opts = {});
 
-// The kernel names of a candidate: the __global__ functions of its source text.
-std::vector<std::string> kernel_names_from_source(const std::filesystem::path& source);
+// The kernel names of a candidate: the __global__ functions of its source text, plus "cutlass::*"
+// (kCutlassKernels) when `cutlass` is set or the source uses CUTLASS (compile::configure_cutlass's test).
+std::vector<std::string> kernel_names_from_source(const std::filesystem::path& source, bool cutlass = false);
 
 // tool_error when the dump failed, inconclusive when nothing was selected (the message lists what was
 // looked for and what the library holds), else verify(). Input error for a malformed pattern.

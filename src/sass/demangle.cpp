@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <cctype>
 #include <cstdlib>
 
 namespace kopt::sass {
@@ -10,10 +11,31 @@ std::string demangle(const std::string& mangled) {
   if (mangled.rfind("_Z", 0) != 0) return mangled;
   int status = 0;
   char* out = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !out) return mangled;
+  if (status != 0 || !out) return outer_name(mangled);
   std::string s(out);
   std::free(out);
   return s;
+}
+
+std::string outer_name(const std::string& mangled) {
+  // _Z [N] <len><id> <len><id> ... [I...] : only plain source names; anything else gives up.
+  if (mangled.rfind("_Z", 0) != 0) return mangled;
+  size_t i = 2;
+  bool nested = i < mangled.size() && mangled[i] == 'N';
+  if (nested) ++i;
+  std::string name;
+  while (i < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[i]))) {
+    size_t len = 0;
+    while (i < mangled.size() && std::isdigit(static_cast<unsigned char>(mangled[i])) && len < 100000)
+      len = len * 10 + static_cast<size_t>(mangled[i++] - '0');
+    if (len == 0 || i + len > mangled.size()) return mangled;
+    name += (name.empty() ? "" : "::") + mangled.substr(i, len);
+    i += len;
+    if (!nested) break;
+  }
+  if (name.empty()) return mangled;
+  bool templ = i < mangled.size() && mangled[i] == 'I';
+  return name + (templ ? "<...>" : "") + "(...)";
 }
 
 namespace {

@@ -113,7 +113,9 @@ Selection select_functions(const std::vector<SassFunction>& all, const std::vect
     std::string q = qualified_name(f.demangled), b = base_name(f.demangled);
     bool take = false;
     for (size_t k = 0; k < wanted.size(); ++k) {
-      if (wanted[k] == f.mangled || wanted[k] == q || wanted[k] == b) {
+      const std::string& w = wanted[k];
+      bool prefix = w.size() > 1 && w.back() == '*' && q.compare(0, w.size() - 1, w, 0, w.size() - 1) == 0;
+      if (w == f.mangled || w == q || w == b || prefix) {
         used[k] = true;
         take = true;
       }

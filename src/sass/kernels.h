@@ -15,13 +15,19 @@ namespace kopt::sass {
 // skipped. For "void ns::k(...)" the name is "k".
 std::vector<std::string> global_function_names(std::string_view source_text);
 
+// The wanted name that selects a CUTLASS library's kernels.
+inline constexpr const char* kCutlassKernels = "cutlass::*";
+
 struct Selection {
   std::vector<const SassFunction*> functions;  // the selected functions, in listing order
   std::vector<std::string> unmatched;          // wanted names that matched no function
 };
 
 // A function is selected when a wanted name equals its mangled name, its qualified name ("demo::reduce")
-// or its base name ("reduce"). When `arch` is not empty only functions of that arch are considered.
+// or its base name ("reduce"), or when a wanted name ending in '*' is a prefix of its qualified name
+// ("cutlass::*" selects cutlass::device_kernel<...>, cutlass::Kernel2<...>: the kernels of a CUTLASS library
+// live in the headers, not in the candidate's source). When `arch` is not empty only functions of that arch
+// are considered.
 Selection select_functions(const std::vector<SassFunction>& all, const std::vector<std::string>& wanted,
                            const std::string& arch = "");
 

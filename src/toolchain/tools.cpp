@@ -63,18 +63,8 @@ std::string cuda_home() {
 
 // Binaries shipped in PyPI wheels of the python3 in use (nvidia-cuda-cuobjdump, triton).
 std::vector<std::string> python_wheel_bins(const std::string& tool) {
-  static std::vector<std::string> site_dirs = [] {
-    std::vector<std::string> dirs;
-    std::string py = find_python();
-    if (py.empty()) return dirs;
-    util::ProcessSpec spec{{py, "-c", "import site,sys;print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]))"}};
-    spec.timeout_s = 20;
-    auto r = util::run_process(spec);
-    if (r.success()) dirs = util::split_lines(r.stdout_text);
-    return dirs;
-  }();
   std::vector<std::string> out;
-  for (const auto& d : site_dirs) {
+  for (const auto& d : python_site_dirs()) {
     out.push_back(d + "/nvidia/cu13/bin/" + tool);
     out.push_back(d + "/nvidia/cuda_cuobjdump/bin/" + tool);
     out.push_back(d + "/nvidia/cuda_nvdisasm/bin/" + tool);
@@ -127,6 +117,22 @@ std::string find_ncu() {
 std::string find_python() {
   if (const char* v = std::getenv("KOPT_PYTHON"); v && *v) return v;
   return util::find_in_path("python3");
+}
+
+const std::vector<std::string>& python_site_dirs() {
+  static const std::vector<std::string> dirs = [] {
+    std::vector<std::string> out;
+    std::string py = find_python();
+    if (py.empty()) return out;
+    util::ProcessSpec spec{{py, "-c", "import site,sys;print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]))"}};
+    spec.timeout_s = 20;
+    auto r = util::run_process(spec);
+    if (r.success())
+      for (const auto& line : util::split_lines(r.stdout_text))
+        if (!util::trim(line).empty()) out.push_back(util::trim(line));
+    return out;
+  }();
+  return dirs;
 }
 
 std::string python_harness_dir() {

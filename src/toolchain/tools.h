@@ -30,6 +30,8 @@ std::string find_ncu();
 std::string find_cuobjdump();
 std::string find_nvdisasm();
 std::string find_python();  // $KOPT_PYTHON or python3
+// The site-packages folders of find_python() (asked once per process; empty without python3).
+const std::vector<std::string>& python_site_dirs();
 // The directory holding kopt's Python harness (python/kopt_harness), found next to the executable or in
 // the source tree. Empty when missing.
 std::string python_harness_dir();
