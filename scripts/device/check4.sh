@@ -7,6 +7,7 @@ K=$PWD/.carry/build/kopt
 exec > >(tee $OUT/log.txt) 2>&1
 step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s.%N); echo "=== $name: $*"; timeout $limit "$@"; local rc=$?; echo "=== $name rc=$rc $(python3 -c "import time;print(round(time.time()-$t0,1))") s"; }
 date -u
+tar xzf .carry/cutlass.tgz -C .carry
 mkdir -p runs
 step resume_start 60 timeout -s INT 42 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=2048 --N=2048 --K=2048 --iterations 2 --max-time-s 0.5 --out runs/resume
 R=$(ls -d runs/resume/kopt_runs/run_* | head -1); ls $R; python3 -c "import json;s=json.load(open('$R/state.json'));print('after interrupt: iterations_done',s['iterations_done'],'gates_passed',s['gates_passed'],'stop_reason',repr(s['stop_reason']))"
