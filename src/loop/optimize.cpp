@@ -276,6 +276,7 @@ std::vector<CandidateRun> Optimizer::measure(std::vector<search::Candidate> cand
       cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);
       (void)util::write_json_atomic(cdir / "sass.json", "sass", cr.sass);
     }
+    if (cr.outcome.status == runner::RunStatus::kInterrupted) break;  // not a verdict on the candidate
     switch (cr.outcome.status) {
       case runner::RunStatus::kOk: cr.status = search::CandidateStatus::kOk; break;
       case runner::RunStatus::kTimedOut: cr.status = search::CandidateStatus::kTimedOut; break;

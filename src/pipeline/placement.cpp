@@ -36,16 +36,6 @@ Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::
                                        const std::vector<std::string>& buffer_dtypes, const runner::TimingStats& t,
                                        const std::map<std::string, double>& ncu_metrics, const std::string& label,
                                        const roofline::AnalyzeOptions& opts) {
-  // The DRAM roof for this kernel's traffic: a kernel that writes a real share of its bytes cannot reach the
-  // read-only rate, so it is judged against the copy rate (bytes read + written); a kernel that (almost) only
-  // reads is judged against the read-only rate. See docs/ROOFLINE.md, "The DRAM ceiling".
-  roofline::Ceilings roofs = c;
-  double in_bytes = 0, out_bytes = 0;
-  for (const auto& b : manifest.value("buffers", util::Json::array()))
-    (b.value("role", std::string()) == "input" ? in_bytes : out_bytes) += b.value("nbytes", 0.0);
-  double write_fraction = in_bytes + out_bytes > 0 ? out_bytes / (in_bytes + out_bytes) : 0;
-  if (write_fraction >= kWriteFractionForCopyRoof && roofs.find(roofline::Roof::kDramCopy))
-    roofs.roofs.erase(roofline::Roof::kDramRead);
   roofline::RooflineInput in;
   in.kernel = label;
   in.buffer_dtypes = buffer_dtypes;
@@ -55,7 +45,7 @@ Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::
   if (manifest.contains("workload_model") && manifest["workload_model"].is_object()) {
     KOPT_TRY_ASSIGN(in.model, roofline::parse_workload_model(manifest["workload_model"]));
   }
-  return roofline::analyze(roofs, in, opts);
+  return roofline::analyze(c, in, opts);
 }
 
 }  // namespace kopt::pipeline

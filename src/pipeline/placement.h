@@ -15,9 +15,6 @@ namespace kopt::pipeline {
 // ("Gbyte/s", "Tbyte/s"), nanoseconds ("us", "msecond"), hertz ("Ghz"); others unchanged ("%", "cycle").
 double ncu_to_base_units(double value, const std::string& unit);
 
-// Kernels whose outputs are at least this share of their buffers' bytes are judged against the DRAM copy rate.
-inline constexpr double kWriteFractionForCopyRoof = 0.05;
-
 // noise_ms: the half-width of the median's 95% CI (at least 0.5% of the median).
 Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::Json& manifest,
                                        const std::vector<std::string>& buffer_dtypes, const runner::TimingStats& t,

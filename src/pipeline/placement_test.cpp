@@ -28,7 +28,9 @@ util::Json manifest(double in_bytes, double out_bytes) {
 }
 }  // namespace
 
-TEST(Placement, KernelsThatWriteAreJudgedAgainstTheCopyRate) {
+TEST(Placement, TheFloorUsesTheHighestDramMeasurementWhateverTheTraffic) {
+  // Seen on the H200 (2026-11-30): a Triton softmax (half its bytes written) moved 4.02 TB/s, above the copy
+  // probe's 3.92 TB/s, so the copy rate is no lower bound on time for kernels that write.
   roofline::Ceilings c = roofline::testing::round_ceilings();
   c.roofs[roofline::Roof::kDramCopy] = roofline::testing::measured(3900);
   c.roofs[roofline::Roof::kDramRead] = roofline::testing::measured(4600);
@@ -36,15 +38,12 @@ TEST(Placement, KernelsThatWriteAreJudgedAgainstTheCopyRate) {
   t.median_ms = 1.0;
   t.ci95_low_ms = 0.99;
   t.ci95_high_ms = 1.01;
-  // Vector-add-like traffic (a third written): the copy rate sets the floor.
-  auto vadd = place(c, manifest(2e9, 1e9), {"float32", "float32"}, t, {}, "vadd");
-  ASSERT_TRUE(vadd.ok()) << vadd.error().message;
-  ASSERT_TRUE(vadd->floor);
-  EXPECT_NEAR(vadd->floor->memory_floor_ms, 3e9 / 3900e9 * 1e3, 1e-9);
-  // A reduction (reads only): the read-only rate.
-  auto red = place(c, manifest(3e9, 4), {"float32", "float32"}, t, {}, "reduce");
-  ASSERT_TRUE(red.ok());
-  EXPECT_NEAR(red->floor->memory_floor_ms, (3e9 + 4) / 4600e9 * 1e3, 1e-9);
+  for (double out_bytes : {1e9, 4.0}) {
+    auto r = place(c, manifest(2e9, out_bytes), {"float32", "float32"}, t, {}, "k");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_TRUE(r->floor);
+    EXPECT_NEAR(r->floor->memory_floor_ms, (2e9 + out_bytes) / 4600e9 * 1e3, 1e-9);
+  }
 }
 
 }  // namespace kopt::pipeline
