@@ -175,6 +175,8 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 template <>
 __device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
 template <>
+__device__ __forceinline__ int32_t from_float<int32_t>(float v) { return static_cast<int32_t>(v * 1000.0f) | 1; }
+template <>
 __device__ __forceinline__ int8_t from_float<int8_t>(float v) {
   int q = static_cast<int>(v * 63.0f);  // [-63, 63], never 0 since |v| >= 1/16
   return static_cast<int8_t>(q == 0 ? 1 : q);
@@ -506,6 +508,7 @@ cudaError_t fill_typed(void* p, size_t n, cudaDataType_t t, uint32_t seed) {
     case CUDA_R_64F: return fill(static_cast<double*>(p), n, seed);
     case CUDA_R_8F_E4M3: return fill(static_cast<__nv_fp8_e4m3*>(p), n, seed);
     case CUDA_R_8I: return fill(static_cast<int8_t*>(p), n, seed);
+    case CUDA_R_32I: return fill(static_cast<int32_t*>(p), n, seed);  // the int8 GEMM's C/D
     default: return cudaErrorInvalidValue;
   }
 }

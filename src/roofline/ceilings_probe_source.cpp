@@ -184,6 +184,8 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { re
 template <>
 __device__ __forceinline__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
 template <>
+__device__ __forceinline__ int32_t from_float<int32_t>(float v) { return static_cast<int32_t>(v * 1000.0f) | 1; }
+template <>
 __device__ __forceinline__ int8_t from_float<int8_t>(float v) {
   int q = static_cast<int>(v * 63.0f);  // [-63, 63], never 0 since |v| >= 1/16
   return static_cast<int8_t>(q == 0 ? 1 : q);
@@ -305,10 +307,10 @@ struct Nvml {
     auto drv = reinterpret_cast<int (*)(char*, unsigned)>(dlsym(lib, "nvmlSystemGetDriverVersion"));
     auto by_uuid = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
     get_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    get_max_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
-    if (!init || init() != 0) {
 )KOPT_PROBE",
-R"KOPT_PROBE(      lib = nullptr;
+R"KOPT_PROBE(    get_max_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
+    if (!init || init() != 0) {
+      lib = nullptr;
       return;
     }
     char buf[96] = {};
@@ -456,10 +458,10 @@ void measure_fma(const Config& cfg, const Device& dev, const char* name, Nvml& n
   int per_sm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fma_kernel<T>, 256, 0);
   if (per_sm <= 0) per_sm = 1;
-  const int blocks = dev.sm_count * per_sm;  // one full wave
-  const size_t threads = static_cast<size_t>(blocks) * 256;
 )KOPT_PROBE",
-R"KOPT_PROBE(  const int iters = cfg.quick ? 2048 : (sizeof(T) == 4 ? 32768 : 16384);
+R"KOPT_PROBE(  const int blocks = dev.sm_count * per_sm;  // one full wave
+  const size_t threads = static_cast<size_t>(blocks) * 256;
+  const int iters = cfg.quick ? 2048 : (sizeof(T) == 4 ? 32768 : 16384);
   T* out = nullptr;
   long long* cycles = nullptr;
   cudaError_t e = cudaMalloc(&out, threads * sizeof(T));
@@ -517,6 +519,7 @@ cudaError_t fill_typed(void* p, size_t n, cudaDataType_t t, uint32_t seed) {
     case CUDA_R_64F: return fill(static_cast<double*>(p), n, seed);
     case CUDA_R_8F_E4M3: return fill(static_cast<__nv_fp8_e4m3*>(p), n, seed);
     case CUDA_R_8I: return fill(static_cast<int8_t*>(p), n, seed);
+    case CUDA_R_32I: return fill(static_cast<int32_t*>(p), n, seed);  // the int8 GEMM's C/D
     default: return cudaErrorInvalidValue;
   }
 }
@@ -606,11 +609,11 @@ void measure_gemm(const Config& cfg, cublasLtHandle_t lt, const GemmSpec& g, Nvm
                   "cuBLASLt " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                       " TN, random non-zero data; best of " + std::to_string(found) + " heuristic algorithms",
                   "\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) + ", \"k\": " + std::to_string(k));
-  } else {
+)KOPT_PROBE",
+R"KOPT_PROBE(  } else {
     report_skip(g.name, reason);
   }
-)KOPT_PROBE",
-R"KOPT_PROBE(  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (la) cublasLtMatrixLayoutDestroy(la);
   if (lb) cublasLtMatrixLayoutDestroy(lb);
   if (ld) cublasLtMatrixLayoutDestroy(ld);
