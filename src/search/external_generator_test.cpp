@@ -4,7 +4,10 @@
 
 #include <filesystem>
 
+#include "compile/pool.h"
+#include "sass/analysis.h"
 #include "search/brief.h"
+#include "toolchain/tools.h"
 #include "search/builtin_generator.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -129,6 +132,42 @@ TEST_F(ExternalGeneratorTest, ExampleGeneratorEndToEnd) {
   auto again = run(prepared("variants.json"));
   ASSERT_TRUE(again.ok()) << again.error().message;
   EXPECT_TRUE(again->candidates.empty());
+}
+
+// The external protocol up to compiled, SASS-checked candidates (what kopt optimize does next, without a GPU).
+TEST_F(ExternalGeneratorTest, ExampleCandidatesCompileAndTheirClaimsAreCheckedInTheSass) {
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found";
+  if (toolchain::find_cuobjdump().empty()) GTEST_SKIP() << "cuobjdump not found";
+  auto out = run(prepared("variants.json"));
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->candidates.size(), 2u);
+  std::vector<compile::CompileRequest> reqs;
+  for (const auto& c : out->candidates) {
+    compile::CompileRequest r;
+    r.name = c.id;
+    r.source = c.source;
+    r.defines = c.defines;
+    r.extra_flags = c.flags;
+    r.out_dir = root_ / "build" / c.id;
+    reqs.push_back(r);
+  }
+  auto builds = compile::compile_batch(reqs, {2, ""}, runner_);
+  std::map<std::string, sass::VerifyStatus> verdicts;
+  for (size_t i = 0; i < builds.size(); ++i) {
+    ASSERT_TRUE(builds[i].ok()) << builds[i].log_text;
+    auto analysis = sass::analyze(builds[i].library, sass::kernel_names_from_source(out->candidates[i].source), "", runner_);
+    ASSERT_TRUE(analysis.tool_error.empty()) << analysis.tool_error;
+    for (const auto& m : out->candidates[i].methods) {
+      const Method* meth = find_method(m);
+      ASSERT_NE(meth, nullptr) << m;
+      auto v = sass::verify_method(analysis, meth->sass);
+      ASSERT_TRUE(v.ok()) << v.error().message;
+      verdicts[m] = v->status;
+    }
+  }
+  // The float4 variant really issues 16-byte loads; the __ldg variant really uses the read-only path.
+  EXPECT_EQ(verdicts.at("vectorized_access"), sass::VerifyStatus::kPass);
+  EXPECT_EQ(verdicts.at("readonly_cache_ldg"), sass::VerifyStatus::kPass);
 }
 
 TEST_F(ExternalGeneratorTest, StrictGuardsRejectAnUnguardedMethod) {
