@@ -9,7 +9,7 @@ echo "== doctor"; time $B/kopt doctor --json $OUT/doctor.json; echo "doctor rc=$
 echo "== gpu tests"; $B/kopt_tests --gtest_filter='*Gpu*' 2>&1 | tail -60
 echo "== ncu captures"
 V=$(ncu --version | grep -o 'Version [0-9.]*' | cut -d' ' -f2)
-C=$OUT/cap; nvcc -arch=sm_90 -O3 -lineinfo -o /tmp/twok scripts/device/twok.cu && /tmp/twok
+C=$OUT/cap; nvcc -arch=sm_90 -O3 -lineinfo -o /tmp/twok tests/data/profile/ncu-2025.3.1/twok.cu && /tmp/twok
 T0=$(date +%s.%N)
 ncu --clock-control none --profile-from-start off --section SpeedOfLight --section LaunchStats --section Occupancy -o $C/pass1 -f /tmp/twok
 T1=$(date +%s.%N)
