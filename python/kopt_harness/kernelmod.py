@@ -9,7 +9,6 @@
 checks are pure, so they are tested with numpy arrays and no triton.
 """
 
-import importlib.util
 import keyword
 import os
 import sys
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import arrays, dtypes, signature
+from . import arrays, dtypes, refmod, signature
 from .errors import RefError, UsageError
 
 MODULE_NAME = "kopt_kernel"
@@ -40,25 +39,8 @@ class KernelSetup:
 def load(path):
     """Imports kernel.py as module `kopt_kernel` (its folder first on sys.path); it must define setup and
     run_kernel. An exception while importing is a RefError (its traceback is shown)."""
-    path = os.path.abspath(path)
-    if not os.path.isfile(path):
-        raise UsageError(f"--triton-kernel {path}: no such file")
-    folder = os.path.dirname(path)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"{path}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException as e:
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        sys.modules.pop(MODULE_NAME, None)
-        raise RefError("importing kernel.py", e, file="kernel.py") from e
-    check_module(module, path)
+    module = refmod.import_user_module(path, MODULE_NAME, "--triton-kernel", "importing kernel.py", error_file="kernel.py")
+    check_module(module, os.path.abspath(path))
     return module
 
 

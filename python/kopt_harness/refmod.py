@@ -10,28 +10,38 @@ from .errors import RefError, UsageError
 MODULE_NAME = "kopt_ref"
 
 
-def load(path):
-    """Imports ref.py as module `kopt_ref`, with its folder first on sys.path so it can import siblings."""
+def import_user_module(path, module_name, option, what, error_file=None):
+    """Imports a user's file (ref.py, kernel.py) as `module_name`, its folder first on sys.path so it can
+    import siblings. A missing file is a UsageError naming `option`; an exception while importing (SystemExit
+    included) is a RefError about `what`, with its traceback."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
-        raise UsageError(f"--ref {path}: no such file")
+        raise UsageError(f"{option} {path}: no such file")
     folder = os.path.dirname(path)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
-        raise UsageError(f"--ref {path}: cannot be imported as a Python module")
+        raise UsageError(f"{option} {path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[MODULE_NAME] = module
+    sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except BaseException as e:  # SystemExit and KeyboardInterrupt in ref.py are its errors too
+    except BaseException as e:  # SystemExit and KeyboardInterrupt in user code are its errors too
         if isinstance(e, KeyboardInterrupt):
             raise
-        sys.modules.pop(MODULE_NAME, None)
-        raise RefError("importing ref.py", e) from e
+        sys.modules.pop(module_name, None)
+        if error_file is None:
+            raise RefError(what, e) from e
+        raise RefError(what, e, file=error_file) from e
+    return module
+
+
+def load(path):
+    """Imports ref.py as module `kopt_ref`, with its folder first on sys.path so it can import siblings."""
+    module = import_user_module(path, MODULE_NAME, "--ref", "importing ref.py")
     if not callable(getattr(module, "reference", None)):
-        raise UsageError(f"{path}: defines no function reference(**params); kopt needs one to make expected outputs")
+        raise UsageError(f"{os.path.abspath(path)}: defines no function reference(**params); kopt needs one to make expected outputs")
     return module
 
 

@@ -66,14 +66,7 @@ int cmd_bench(const Args& args) {
     std::fprintf(stderr, "kopt bench: %s\n", prep.error().message.c_str());
     return to_int(prep.error().code);
   }
-  runner::RunRequest req;
-  pipeline::bind_kernel(req, *prep);  // the library, or the Triton kernel.py and its configuration
-  req.golden_dir = prep->golden_dir;
-  req.result_json = *dir / "result.json";
-  req.mode = "time";
-  req.tol = prep->tol;
-  req.timeout_s = job.run_timeout_s + max_time_s * 2;
-  req.max_time_s = max_time_s;
+  auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
   auto out = runner::run_candidate(req, sys);
 
   const auto& m = prep->manifest;

@@ -84,14 +84,7 @@ int kernel_roofline(const Args& args) {
   util::SystemRunner sys;
   auto prep = pipeline::prepare(job, *dir, sys, false, say);
   if (!prep) return fail(prep.error());
-  runner::RunRequest req;
-  pipeline::bind_kernel(req, *prep);  // the library, or the Triton kernel.py and its configuration
-  req.golden_dir = prep->golden_dir;
-  req.result_json = *dir / "result.json";
-  req.mode = "time";
-  req.tol = prep->tol;
-  req.timeout_s = job.run_timeout_s + 2 * max_time_s;
-  req.max_time_s = max_time_s;
+  auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
   auto out = runner::run_candidate(req, sys);
   if (!out.timing) {
     std::fprintf(stderr, "kopt roofline: the kernel is not correct, so it is not placed: %s: %s\n",

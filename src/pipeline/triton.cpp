@@ -91,6 +91,18 @@ void bind_kernel(runner::RunRequest& req, const Prepared& p) {
   }
 }
 
+runner::RunRequest timing_request(const KernelJob& job, const Prepared& p, const fs::path& result_json, double max_time_s) {
+  runner::RunRequest req;
+  bind_kernel(req, p);
+  req.golden_dir = p.golden_dir;
+  req.result_json = result_json;
+  req.mode = "time";
+  req.tol = p.tol;
+  req.timeout_s = job.run_timeout_s + 2 * max_time_s;
+  req.max_time_s = max_time_s;
+  return req;
+}
+
 std::vector<fs::path> triton_cubins(const util::Json& result) {
   std::vector<fs::path> out;
   if (!result.is_object() || !result.contains("cubins") || !result["cubins"].is_array()) return out;

@@ -45,6 +45,10 @@ Result<Prepared> prepare_triton(const KernelJob& job, const std::filesystem::pat
 // baseline configuration (Triton).
 void bind_kernel(runner::RunRequest& req, const Prepared& p);
 
+// The request that checks a prepared kernel on every seed and times it (kopt bench, kopt roofline).
+runner::RunRequest timing_request(const KernelJob& job, const Prepared& p, const std::filesystem::path& result_json,
+                                  double max_time_s);
+
 // The cubins a Triton run wrote with dump_cubin_dir set: the `cubins` list of its result JSON
 // ([{"file", "kernel", ...}]), as paths. Empty when the run dumped none.
 std::vector<std::filesystem::path> triton_cubins(const util::Json& result_json);
