@@ -6,9 +6,10 @@
 #   scripts/gpu_suite.sh all             every test in turn, then a summary table (test, exit code, seconds)
 #   scripts/gpu_suite.sh list            the tests `all` runs
 #
-# TEST is bench, bench-tuned, sass, profile, roofline or optimize; EXAMPLE is vector_add or sgemm_tunable (or any
-# folder of examples/, with the sizes below). Exit codes: 0 passed, 1 failed, 77 no GPU here (CTest counts 77 as
-# skipped, so plain `ctest` passes on machines without one), 2 bad usage.
+# TEST is bench, bench-tuned, sass, profile, roofline or optimize; EXAMPLE is a folder of examples/ with its sizes
+# below (CUDA kernel.cu, Triton kernel.py, CUTLASS). Exit codes: 0 passed, 1 failed, 77 skipped: no GPU here, or
+# a CUTLASS test without CUTLASS_PATH (CTest counts 77 as skipped, so plain `ctest` passes on machines without
+# one), 2 bad usage. The CTest list is `list`'s output (CMakeLists.txt reads it).
 #
 # kopt is $KOPT_BIN, else build/kopt under the repository root, else .carry/build/kopt. Each test writes its
 # output and its kopt_runs/ under $KOPT_GPU_SUITE_DIR (default: a fresh folder under /tmp), kept for reading.
@@ -43,6 +44,9 @@ dims_of() {
     softmax) echo "--rows=4096 --cols=4096" ;;
     reduction) echo "--n=16777216" ;;
     transpose) echo "--rows=4096 --cols=4096" ;;
+    triton_softmax) echo "--n_rows=4096 --n_cols=4096" ;;
+    triton_matmul) echo "--M=2048 --N=2048 --K=2048" ;;
+    cutlass_gemm) echo "--M=2048 --N=2048 --K=2048" ;;
     *) return 1 ;;
   esac
 }
@@ -52,10 +56,13 @@ TUNED_SGEMM="-DBM=128 -DBN=128 -DBK=8 -DTM=8 -DTN=8 -DSTAGES=3 -DKOPT_VECTORIZED
 
 ALL_TESTS=(
   "bench vector_add" "bench sgemm_tunable" "bench-tuned sgemm_tunable"
+  "bench softmax" "bench reduction" "bench transpose"
   "sass vector_add" "sass sgemm_tunable"
   "roofline vector_add" "roofline sgemm_tunable"
   "profile vector_add" "profile sgemm_tunable"
   "optimize vector_add" "optimize sgemm_tunable"
+  "bench triton_softmax" "sass triton_softmax" "profile triton_softmax" "optimize triton_softmax"
+  "bench cutlass_gemm" "sass cutlass_gemm" "profile cutlass_gemm" "optimize cutlass_gemm"
 )
 
 # expect LOG PATTERN...: every extended regular expression appears in the log.
@@ -83,8 +90,20 @@ run_test() {
   local test="$1" ex="$2" dims kernel ref dir log rc
   dims="$(dims_of "$ex")" || { echo "gpu_suite: unknown example '$ex'" >&2; return 2; }
   kernel="examples/$ex/kernel.cu"
+  [ -f "$ROOT/$kernel" ] || kernel="examples/$ex/kernel.py"  # a Triton example
   ref="examples/$ex/ref.py"
-  [ -f "$ROOT/$kernel" ] || { echo "gpu_suite: $kernel not found" >&2; return 2; }
+  [ -f "$ROOT/$kernel" ] || { echo "gpu_suite: examples/$ex has no kernel.cu or kernel.py" >&2; return 2; }
+  local sass_args=()
+  case "$ex" in
+    cutlass_*)
+      if [ -z "${CUTLASS_PATH:-}" ]; then
+        echo "gpu_suite: $test $ex skipped: CUTLASS_PATH is not set (docs/CUTLASS.md)"
+        return 77
+      fi
+      sass_args=(--arch sm_90a)
+      ;;
+    triton_*) sass_args=($dims) ;;  # kopt sass runs a Triton kernel once to let it compile
+  esac
   dir="$WORK/${test}_${ex}"
   mkdir -p "$dir"
   log="$dir/output.txt"
@@ -122,7 +141,7 @@ EOF
         [ $rc -eq 0 ] || { echo "gpu_suite: kopt sass --methods cp_async_pipeline exited $rc" >&2; return 1; }
         expect "$dir/cp_async.txt" "cp_async_pipeline +pass" "LDGSTS" || return 1
       else
-        run_kopt "$log" sass "$kernel"
+        run_kopt "$log" sass "$kernel" "${sass_args[@]}"
         rc=$?
         [ $rc -eq 0 ] || { echo "gpu_suite: kopt sass exited $rc" >&2; return 1; }
         expect "$log" "instructions: [0-9]+" "resources: " || return 1
@@ -196,6 +215,7 @@ mkdir -p "$WORK"
 if [ "$1" = all ]; then
   results=()
   failed=0
+  skipped=0
   for t in "${ALL_TESTS[@]}"; do
     # shellcheck disable=SC2086
     set -- $t
@@ -204,13 +224,13 @@ if [ "$1" = all ]; then
     rc=$?
     secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)")
     results+=("$(printf '%-28s %4d %9s' "$1 $2" "$rc" "$secs")")
-    [ $rc -eq 0 ] || failed=$((failed + 1))
+    if [ $rc -eq 77 ]; then skipped=$((skipped + 1)); elif [ $rc -ne 0 ]; then failed=$((failed + 1)); fi
   done
   echo
   echo "kopt GPU suite: $KOPT on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   printf '%-28s %4s %9s\n' "test" "exit" "seconds"
   printf '%s\n' "${results[@]}"
-  echo "$((${#ALL_TESTS[@]} - failed)) passed, $failed failed; outputs in $WORK"
+  echo "$((${#ALL_TESTS[@]} - failed - skipped)) passed, $skipped skipped, $failed failed; outputs in $WORK"
   [ $failed -eq 0 ] && exit 0 || exit 1
 fi
 

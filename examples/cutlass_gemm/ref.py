@@ -47,4 +47,4 @@ def reference(*, A, B, C, M, N, K):
 
 def workload_model(*, M, N, K, **_):
     # Inputs read once (2 bytes each), C written once (4 bytes): the compulsory traffic.
-    return {"flops": 2 * M * N * K, "bytes_min": 2 * (M * K + K * N) + 4 * M * N, "dtype": "bfloat16"}
+    return {"flops": 2 * M * N * K, "bytes_read_min": 2 * (M * K + K * N), "bytes_written_min": 4 * M * N, "dtype": "bfloat16"}

@@ -39,4 +39,4 @@ def reference(*, x, out, **_):
 
 def workload_model(*, n, **_):
     # One addition per element; every element read once and one float written.
-    return {"flops": n, "bytes_min": 4 * n + 4, "dtype": "float32"}
+    return {"flops": n, "bytes_read_min": 4 * n, "bytes_written_min": 4, "dtype": "float32"}

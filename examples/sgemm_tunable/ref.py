@@ -36,4 +36,4 @@ def reference(*, A, B, C, **_):
 
 
 def workload_model(*, M, N, K, **_):
-    return {"flops": 2 * M * N * K, "bytes_min": 4 * (M * K + K * N + M * N), "dtype": "float32"}
+    return {"flops": 2 * M * N * K, "bytes_read_min": 4 * (M * K + K * N), "bytes_written_min": 4 * M * N, "dtype": "float32"}

@@ -20,4 +20,4 @@ def reference(*, x, y, **_):
 
 def workload_model(*, rows, cols, **_):
     # flops must be > 0: one per element moved. At 1/8 FLOP per byte the roofline is all memory anyway.
-    return {"flops": rows * cols, "bytes_min": 8 * rows * cols, "dtype": "float32"}
+    return {"flops": rows * cols, "bytes_read_min": 4 * rows * cols, "bytes_written_min": 4 * rows * cols, "dtype": "float32"}

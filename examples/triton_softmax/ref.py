@@ -17,4 +17,4 @@ def reference(*, x, y, **_):
 
 def workload_model(*, n_rows, n_cols, **_):
     # max, subtract, exp, sum, divide: ~5 flops per element; x read once and y written once.
-    return {"flops": 5 * n_rows * n_cols, "bytes_min": 8 * n_rows * n_cols, "dtype": "float32"}
+    return {"flops": 5 * n_rows * n_cols, "bytes_read_min": 4 * n_rows * n_cols, "bytes_written_min": 4 * n_rows * n_cols, "dtype": "float32"}

@@ -18,4 +18,4 @@ def reference(*, a, b, c, n):
 
 
 def workload_model(*, n, **_):
-    return {"flops": n, "bytes_min": 12 * n, "dtype": "float32"}
+    return {"flops": n, "bytes_read_min": 8 * n, "bytes_written_min": 4 * n, "dtype": "float32"}

@@ -21,7 +21,8 @@ def run(harness, example, params, dims, **kw):
 
 def test_vector_add(harness):
     m, seeds = run(harness, "vector_add", VECADD, {"n": 1000})
-    assert m["workload_model"] == {"flops": 1000, "bytes_min": 12000, "dtype": "float32"}
+    assert m["workload_model"] == {"flops": 1000, "bytes_min": 12000, "bytes_read_min": 8000,
+                                   "bytes_written_min": 4000, "dtype": "float32"}
     assert m["sizes_guessed"] is False and [b["shape"] for b in m["buffers"]] == [[1000]] * 3
     assert m["tolerances"]["source"] == "default" and m["tolerances"]["atol"] == 1e-4
     for t in seeds:
@@ -32,6 +33,7 @@ def test_sgemm_naive(harness):
     M, N, K = 48, 40, 256
     m, seeds = run(harness, "sgemm_naive", MATMUL, {"M": M, "N": N, "K": K}, seeds=2)
     assert m["workload_model"] == {"flops": 2 * M * N * K, "bytes_min": 4 * (M * K + K * N + M * N),
+                                   "bytes_read_min": 4 * (M * K + K * N), "bytes_written_min": 4 * M * N,
                                    "dtype": "float32"}
     assert [b["shape"] for b in m["buffers"]] == [[M, K], [K, N], [M, N]]
     tol = m["tolerances"]
@@ -76,6 +78,7 @@ def test_sgemm_tunable(harness):
     M, N, K = 128, 256, 128
     m, seeds = run(harness, "sgemm_tunable", MATMUL, {"M": M, "N": N, "K": K}, seeds=2)
     assert m["workload_model"] == {"flops": 2 * M * N * K, "bytes_min": 4 * (M * K + K * N + M * N),
+                                   "bytes_read_min": 4 * (M * K + K * N), "bytes_written_min": 4 * M * N,
                                    "dtype": "float32"}
     assert [b["shape"] for b in m["buffers"]] == [[M, K], [K, N], [M, N]]
     tol = m["tolerances"]
@@ -88,7 +91,8 @@ def test_sgemm_tunable(harness):
 def test_softmax(harness):
     rows, cols = 5, 300
     m, seeds = run(harness, "softmax", SOFTMAX, {"rows": rows, "cols": cols})
-    assert m["workload_model"] == {"flops": 5 * rows * cols, "bytes_min": 8 * rows * cols, "dtype": "float32"}
+    assert m["workload_model"] == {"flops": 5 * rows * cols, "bytes_min": 8 * rows * cols, "bytes_read_min": 4 * rows * cols,
+                                   "bytes_written_min": 4 * rows * cols, "dtype": "float32"}
     assert [b["shape"] for b in m["buffers"]] == [[rows, cols]] * 2
     tol = m["tolerances"]
     assert (tol["atol"], tol["rtol"], tol["source"]) == (1e-9, 1e-5, "ref.py")
@@ -107,7 +111,8 @@ def test_softmax(harness):
 def test_reduction(harness):
     n = 100_003
     m, seeds = run(harness, "reduction", REDUCTION, {"n": n})
-    assert m["workload_model"] == {"flops": n, "bytes_min": 4 * n + 4, "dtype": "float32"}
+    assert m["workload_model"] == {"flops": n, "bytes_min": 4 * n + 4, "bytes_read_min": 4 * n,
+                                   "bytes_written_min": 4, "dtype": "float32"}
     assert [b["shape"] for b in m["buffers"]] == [[n], [1]]
     assert (m["tolerances"]["atol"], m["tolerances"]["rtol"]) == (0.05, 0.0)
     for t in seeds:
@@ -136,6 +141,7 @@ def test_transpose(harness):
     m, seeds = run(harness, "transpose", TRANSPOSE, {"rows": rows, "cols": cols})
     assert [b["shape"] for b in m["buffers"]] == [[rows, cols], [cols, rows]]
     assert (m["tolerances"]["atol"], m["tolerances"]["rtol"]) == (0.0, 0.0)
-    assert m["workload_model"] == {"flops": rows * cols, "bytes_min": 8 * rows * cols, "dtype": "float32"}
+    assert m["workload_model"] == {"flops": rows * cols, "bytes_min": 8 * rows * cols, "bytes_read_min": 4 * rows * cols,
+                                   "bytes_written_min": 4 * rows * cols, "dtype": "float32"}
     for t in seeds:
         np.testing.assert_array_equal(t["out.y"], t["in.x"].T)

@@ -84,6 +84,11 @@ def test_workload_model_validation():
     assert workload.validate({"flops": 1.5e3, "bytes_min": np.int64(8)}) == {"flops": 1500, "bytes_min": 8}
     assert workload.validate({"flops": {"float16": 10, "float32": 2}, "bytes_min": 4, "dtype": "float16"}) == \
         {"flops": {"float16": 10, "float32": 2}, "bytes_min": 4, "dtype": "float16"}
+    # The read/write split: bytes_min is their sum, given or not; a reduction writes (almost) nothing.
+    assert workload.validate({"flops": 1, "bytes_read_min": 8, "bytes_written_min": 4}) == \
+        {"flops": 1, "bytes_min": 12, "bytes_read_min": 8, "bytes_written_min": 4}
+    assert workload.validate({"flops": 1, "bytes_min": 8, "bytes_read_min": 8, "bytes_written_min": 0}) == \
+        {"flops": 1, "bytes_min": 8, "bytes_read_min": 8, "bytes_written_min": 0}
     cases = [({"flops": -1, "bytes_min": 1}, "flops = -1"),
              ({"flops": 1, "bytes_min": float("nan")}, "bytes_min = nan"),
              ({"flops": True, "bytes_min": 1}, "flops = True"),
@@ -92,6 +97,10 @@ def test_workload_model_validation():
              ({"flops": {"fp16": 1}, "bytes_min": 1}, "dtype 'fp16'"),
              ({"flops": {"float16": 0}, "bytes_min": 1}, "flops\\['float16'\\] = 0"),
              ({"flops": 1, "bytes_min": 1, "dtype": "half"}, "dtype 'half'"),
+             ({"flops": 1, "bytes_read_min": 8}, "without 'bytes_written_min'"),
+             ({"flops": 1, "bytes_min": 9, "bytes_read_min": 8, "bytes_written_min": 4}, "must agree"),
+             ({"flops": 1, "bytes_read_min": -8, "bytes_written_min": 4}, "bytes_read_min = -8"),
+             ({"flops": 1, "bytes_read_min": 0, "bytes_written_min": 0}, "bytes_read_min \\+ bytes_written_min = 0"),
              ([1, 2], "must return a dict")]
     for obj, match in cases:
         with pytest.raises(UsageError, match=match):

@@ -22,6 +22,9 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o) {
   app.add_option("--budget-total", o.budget_total, "methods per iteration over the three axes (default 3)");
   app.add_option("--budget-per-axis", o.budget_per_axis, "at most this many methods per axis (default 2)");
   app.add_option("--max-time-s", o.max_time_s, "timing budget per candidate in seconds (default 2)");
+  app.add_option("--near-peak", o.near_peak_efficiency,
+                 "efficiency (floor / time, 0-1] at which the champion counts as near peak and the run stops (default 0.8)")
+      ->check(CLI::Range(0.01, 1.0));
   app.add_option("--seed", o.seed, "seed of the built-in search (default 1)");
   app.add_flag("--quiet", o.quiet, "no progress output");
   app.add_flag("--json", o.print_json, "print the summary JSON (for scripts) instead of the Markdown");

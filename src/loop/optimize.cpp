@@ -43,7 +43,8 @@ util::Json options_to_json(const OptimizeOptions& o) {
           {"arch", j.arch}, {"nvcc_flags", j.nvcc_flags}, {"include_dirs", j.include_dirs}, {"defines", j.defines},
           {"compile_jobs", j.compile_jobs}, {"run_timeout_s", j.run_timeout_s}, {"iterations", o.iterations},
           {"branches", o.branches}, {"ncu_num", o.ncu_num}, {"finalists", o.finalists}, {"patience", o.patience},
-          {"budget_total", o.budget_total}, {"budget_per_axis", o.budget_per_axis}, {"generator", o.generator},
+          {"budget_total", o.budget_total}, {"budget_per_axis", o.budget_per_axis},
+          {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", o.generator},
           {"max_time_s", o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
 }
 
@@ -73,6 +74,7 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.patience = j.value("patience", 1);
     o.budget_total = j.value("budget_total", 3);
     o.budget_per_axis = j.value("budget_per_axis", 2);
+    o.near_peak_efficiency = j.value("near_peak_efficiency", 0.80);
     o.generator = j.value("generator", std::string("builtin"));
     o.max_time_s = j.value("max_time_s", 2.0);
     o.paired_rounds = j.value("paired_rounds", 30);
@@ -330,6 +332,7 @@ Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, co
 
 Result<roofline::RooflineResult> Optimizer::place(const runner::TimingStats& t, const fs::path& out_dir, const std::string& label) {
   roofline::AnalyzeOptions ao;
+  ao.near_peak_efficiency = o_.near_peak_efficiency;
   ao.budget.total = o_.budget_total;
   ao.budget.max_per_axis = o_.budget_per_axis;
   KOPT_TRY_ASSIGN(auto r, pipeline::place(*ceilings_, prep_.manifest, prep_.buffer_dtypes, t, st_.metrics, label, ao));
@@ -743,7 +746,8 @@ int Optimizer::run() {
         auto d = decide(inc, f, *cmp);
         selection.push_back({{"finalist", f.id}, {"incumbent", inc.id}, {"comparison", runner::to_json(*cmp)},
                              {"decision", d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep"}, {"reason", d.reason}});
-        say("  {} vs {}: {} -> {}", f.id, inc.id, runner::describe(cmp->verdict), d.reason);
+        say("  {} vs {}: {} (time ratio {:.3f}, 95% CI [{:.3f}, {:.3f}], {} paired rounds) -> {}", f.id, inc.id,
+            runner::describe(cmp->verdict), cmp->median_ratio, cmp->ci95_low, cmp->ci95_high, cmp->rounds, d.reason);
         if (d.decision == ChampionDecision::kNewChampion) {
           st_.champion = ChampionRecord{cr->candidate, cr->build.library.string(), cr->outcome.timing->median_ms,
                                         (idir / "candidates" / cr->candidate.id / "run.json").string()};

@@ -16,6 +16,7 @@ struct OptimizeOptions {
   int finalists = 2;         // re-timed in paired rounds against the incumbent
   int patience = 1;          // iterations without a significant gain before stopping
   int budget_total = 3, budget_per_axis = 2;
+  double near_peak_efficiency = 0.80;  // floor / time at or above which the champion is near peak (docs/ROOFLINE.md)
   std::string generator = "builtin";  // or a command line
   double generator_timeout_s = 1800;
   double max_time_s = 2;     // timing budget per candidate (s)

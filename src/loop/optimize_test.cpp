@@ -23,6 +23,7 @@ TEST(OptimizeOptions, RoundTripThroughOptionsJson) {
   o.iterations = 5;
   o.branches = 6;
   o.generator = "python3 agent.py";
+  o.near_peak_efficiency = 0.95;
   auto back = options_from_json(options_to_json(o));
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->job.dims.at("M"), 64);
@@ -32,6 +33,7 @@ TEST(OptimizeOptions, RoundTripThroughOptionsJson) {
   EXPECT_EQ(back->iterations, 5);
   EXPECT_EQ(back->branches, 6);
   EXPECT_EQ(back->generator, "python3 agent.py");
+  EXPECT_DOUBLE_EQ(back->near_peak_efficiency, 0.95);  // a resumed run keeps the user's threshold
   EXPECT_FALSE(options_from_json({{"kernel", 1}}).ok());
 }
 

@@ -61,7 +61,8 @@ struct Example {
 
 const std::vector<Example>& examples() {
   static const std::vector<Example> all = {
-      {"vector_add", "void solve(const float* a, const float* b, float* c, int n)", {}, {}},
+      {"vector_add", "void solve(const float* a, const float* b, float* c, int n)", {"BLOCK", "ITEMS"},
+       {"vectorized_access"}},
       {"sgemm_naive", "void solve(const float* A, const float* B, float* C, int M, int N, int K)", {}, {}},
       {"sgemm_tunable",
        "void solve(const float* A, const float* B, float* C, int M, int N, int K)",
@@ -263,6 +264,7 @@ const std::map<std::string, Build>& builds() {
         {{"BM", 128}, {"BN", 128}, {"BK", 16}, {"TM", 8}, {"TN", 8}, {"STAGES", 2},
          {"KOPT_VECTORIZED_ACCESS", 1}, {"KOPT_CP_ASYNC_PIPELINE", 1}, {"KOPT_SMEM_PADDING", 1}}}},
       {"reduction_atomic", {"reduction", {{"KOPT_ATOMIC_REDUCTION", 1}}}},
+      {"vector_add_vec", {"vector_add", {{"KOPT_VECTORIZED_ACCESS", 1}, {"ITEMS", 4}}}},
   };
   return all;
 }
@@ -331,6 +333,15 @@ TEST_F(ExamplesNvcc, SgemmMethodVariantsShowTheirMethodsInSass) {
   EXPECT_EQ(atomic.status, sass::VerifyStatus::kPass) << atomic.message;
   auto two_pass = verdict(built.at("reduction"), "reduction", "atomic_reduction");
   EXPECT_EQ(two_pass.status, sass::VerifyStatus::kFail) << two_pass.message;
+}
+
+TEST_F(ExamplesNvcc, VectorAddFloat4ExistsOnlyWithItsMethodOn) {
+  auto built = compile_all({"vector_add", "vector_add_vec"});
+  for (const auto& [id, r] : built) ASSERT_TRUE(r.ok()) << id << ":\n" << r.log_text;
+  auto on = verdict(built.at("vector_add_vec"), "vector_add", "vectorized_access");
+  EXPECT_EQ(on.status, sass::VerifyStatus::kPass) << on.message;
+  auto off = verdict(built.at("vector_add"), "vector_add", "vectorized_access");
+  EXPECT_EQ(off.status, sass::VerifyStatus::kFail) << off.message;  // the scalar baseline has no 16-byte access
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -601,7 +612,8 @@ TEST_F(ExamplesEmu, TransposeIsRightAcrossItsSpace) {
 }
 
 TEST_F(ExamplesEmu, VectorAddAndNaiveSgemmAreRight) {
-  expect_correct({"vector_add", {{"n", 1000}}, 1, "", ""}, 2);
+  // n = 4099: not a multiple of 4 (the float4 path's scalar tail) nor of any block's span.
+  expect_correct({"vector_add", {{"n", 4099}}, 29, "", ""}, 2 * 29);
   expect_correct({"sgemm_naive", {{"M", 40}, {"N", 24}, {"K", 64}}, 1, "", ""}, 2);
 }
 

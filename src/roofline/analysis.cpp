@@ -126,6 +126,8 @@ util::Json to_json(const RooflineResult& r) {
                   {"dram_roof", roof_info(f.dram_roof).name},
                   {"dram_gbps", f.dram_gbps},
                   {"dram_source", describe(f.dram_source)},
+                  {"dram_rule", f.dram_rule},
+                  {"read_fraction", opt(f.read_fraction)},
                   {"arithmetic_intensity", opt(f.arithmetic_intensity)}};
   } else {
     j["floor"] = nullptr;
@@ -164,6 +166,7 @@ std::string format_text(const RooflineResult& r) {
                        t.time_ms, t.choice.rule);
     s += fmt::format("  memory      {:.4g} bytes_min at {:.0f} GB/s ({} {}) = {:.4f} ms\n", f.bytes_min, f.dram_gbps,
                      roof_info(f.dram_roof).name, describe(f.dram_source), f.memory_floor_ms);
+    if (!f.dram_rule.empty()) s += fmt::format("              DRAM rate: {}\n", f.dram_rule);
     s += fmt::format("  floor       {:.4f} ms, {}-bound by the model", f.floor_ms, axis_name(f.binding));
     if (f.arithmetic_intensity) s += fmt::format(", {:.2f} FLOP/byte", *f.arithmetic_intensity);
     s += "\n";

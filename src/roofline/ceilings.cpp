@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kopt::roofline {
@@ -34,6 +35,7 @@ std::string describe_key_change(const CeilingsKey& a, const CeilingsKey& b) {
     d.push_back(fmt::format("max SM clock {} -> {} MHz", a.sm_clock_max_mhz, b.sm_clock_max_mhz));
   if (a.mem_clock_max_mhz != b.mem_clock_max_mhz)
     d.push_back(fmt::format("max memory clock {} -> {} MHz", a.mem_clock_max_mhz, b.mem_clock_max_mhz));
+  if (a.probe_hash != b.probe_hash) d.push_back("the ceilings probe changed");
   std::string out;
   for (const auto& s : d) out += (out.empty() ? "" : ", ") + s;
   return out;
@@ -44,13 +46,66 @@ const Ceiling* Ceilings::find(Roof r) const {
   return it == roofs.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+// The DRAM mixes known, all measured ones if any is measured, else the datasheet's.
+std::vector<std::pair<DramMixPoint, const Ceiling*>> known_mixes(const Ceilings& c) {
+  std::vector<std::pair<DramMixPoint, const Ceiling*>> measured, datasheet;
+  for (const auto& m : kDramMixes) {
+    const Ceiling* x = c.find(m.roof);
+    if (!x || !(x->value > 0)) continue;
+    (x->source == CeilingSource::kMeasured ? measured : datasheet).push_back({m, x});
+  }
+  return measured.empty() ? datasheet : measured;
+}
+
+}  // namespace
+
 std::optional<Roof> Ceilings::dram_roof() const {
   std::optional<Roof> best;
-  for (Roof r : {Roof::kDramCopy, Roof::kDramRead}) {
-    const Ceiling* c = find(r);
-    if (c && c->value > 0 && (!best || c->value > find(*best)->value)) best = r;
-  }
+  for (const auto& [m, x] : known_mixes(*this))
+    if (!best || x->value > find(*best)->value) best = m.roof;
   return best;
+}
+
+std::optional<DramRate> Ceilings::dram_rate(std::optional<double> read_fraction) const {
+  auto mixes = known_mixes(*this);  // in kDramMixes order: ascending read fraction
+  auto top = dram_roof();
+  if (mixes.empty() || !top) return std::nullopt;
+  auto rate_of = [&](Roof r, std::string rule) {
+    const Ceiling* x = find(r);
+    return DramRate{r, x->value, x->source, read_fraction, std::move(rule)};
+  };
+  const std::string top_name(roof_info(*top).name);
+  if (!read_fraction)
+    return rate_of(*top, fmt::format("read/write mix unknown (the workload model gives only bytes_min): the highest "
+                                     "DRAM rate known, {} {:.0f} GB/s", top_name, find(*top)->value));
+  const double f = std::clamp(*read_fraction, 0.0, 1.0);
+  for (const auto& [m, x] : mixes)
+    if (std::abs(m.read_fraction - f) < 1e-9)
+      return rate_of(m.roof, fmt::format("read fraction {:.2f}: the {} rate measured for that mix", f, roof_info(m.roof).name));
+  if (f < mixes.front().first.read_fraction || f > mixes.back().first.read_fraction)
+    return rate_of(*top, fmt::format("read fraction {:.2f}, outside the mixes measured ({:.2f} to {:.2f}): the highest "
+                                     "DRAM rate known, {} {:.0f} GB/s", f, mixes.front().first.read_fraction,
+                                     mixes.back().first.read_fraction, top_name, find(*top)->value));
+  for (size_t i = 0; i + 1 < mixes.size(); ++i) {
+    const auto& [lo, xlo] = mixes[i];
+    const auto& [hi, xhi] = mixes[i + 1];
+    if (f < lo.read_fraction || f > hi.read_fraction) continue;
+    const double w = (f - lo.read_fraction) / (hi.read_fraction - lo.read_fraction);
+    const double s_per_byte = (1 - w) / xlo->value + w / xhi->value;  // time per byte, linear in the mix
+    DramRate r;
+    r.roof = w < 0.5 ? lo.roof : hi.roof;
+    r.gbps = 1.0 / s_per_byte;
+    r.source = xlo->source == CeilingSource::kMeasured && xhi->source == CeilingSource::kMeasured
+                   ? CeilingSource::kMeasured : CeilingSource::kDatasheet;
+    r.read_fraction = read_fraction;
+    r.rule = fmt::format("read fraction {:.2f}: between {} ({:.0f} GB/s at {:.2f}) and {} ({:.0f} GB/s at {:.2f}), "
+                         "linear in time per byte", f, roof_info(lo.roof).name, xlo->value, lo.read_fraction,
+                         roof_info(hi.roof).name, xhi->value, hi.read_fraction);
+    return r;
+  }
+  return rate_of(*top, "the highest DRAM rate known");  // unreachable: f lies within the mixes' range
 }
 
 std::optional<Datasheet> datasheet_for(std::string_view name) {
@@ -60,6 +115,8 @@ std::optional<Datasheet> datasheet_for(std::string_view name) {
     return Datasheet{std::move(label),
                      {{Roof::kDramCopy, dram_gbps},
                       {Roof::kDramRead, dram_gbps},
+                      {Roof::kDramTriad, dram_gbps},
+                      {Roof::kDramWrite, dram_gbps},
                       {Roof::kFp32Fma, 67},
                       {Roof::kFp64Fma, 34},
                       {Roof::kFp64Tensor, 67},
@@ -123,7 +180,8 @@ util::Json to_json(const Ceilings& c) {
                    {{"uuid", c.key.uuid},
                     {"driver_version", c.key.driver_version},
                     {"sm_clock_max_mhz", c.key.sm_clock_max_mhz},
-                    {"mem_clock_max_mhz", c.key.mem_clock_max_mhz}}},
+                    {"mem_clock_max_mhz", c.key.mem_clock_max_mhz},
+                    {"probe_hash", c.key.probe_hash}}},
                   {"gpu_name", c.gpu_name},
                   {"measured_at", c.measured_at},
                   {"roofs", roofs},
@@ -142,6 +200,7 @@ Result<Ceilings> ceilings_from_json(const util::Json& j) {
     c.key.driver_version = k.at("driver_version").get<std::string>();
     c.key.sm_clock_max_mhz = k.at("sm_clock_max_mhz").get<int>();
     c.key.mem_clock_max_mhz = k.at("mem_clock_max_mhz").get<int>();
+    c.key.probe_hash = k.value("probe_hash", std::string());
     c.gpu_name = j.at("gpu_name").get<std::string>();
     c.measured_at = j.at("measured_at").get<std::string>();
     for (const auto& [name, v] : j.at("roofs").items()) {

@@ -16,8 +16,10 @@ namespace kopt::roofline {
 // Every ceiling kopt knows. Bandwidths are in GB/s (1e9 bytes/s); compute in TFLOP/s (1e12 FLOP/s; TOP/s for
 // int8). A FLOP is one multiply or one add: an FMA counts 2.
 enum class Roof {
-  kDramCopy,    // device copy, bytes read + written
+  kDramCopy,    // device copy (1 read : 1 write), bytes read + written
   kDramRead,    // read-only reduction
+  kDramTriad,   // dst = a + b (2 reads : 1 write)
+  kDramWrite,   // write-only fill
   kL2Read,      // repeated reads of a buffer a quarter of the L2's size
   kFp32Fma,     // FP32 FMA on the CUDA cores
   kFp64Fma,     // FP64 FMA on the CUDA cores
@@ -37,9 +39,11 @@ struct RoofInfo {
   RoofKind kind;
   std::string_view label;  // for people: "DRAM copy", "bf16 tensor"
 };
-inline constexpr std::array<RoofInfo, 11> kRoofTable = {{
+inline constexpr std::array<RoofInfo, 13> kRoofTable = {{
     {Roof::kDramCopy, "dram_copy", "GB/s", RoofKind::kBandwidth, "DRAM copy"},
     {Roof::kDramRead, "dram_read", "GB/s", RoofKind::kBandwidth, "DRAM read"},
+    {Roof::kDramTriad, "dram_triad", "GB/s", RoofKind::kBandwidth, "DRAM triad"},
+    {Roof::kDramWrite, "dram_write", "GB/s", RoofKind::kBandwidth, "DRAM write"},
     {Roof::kL2Read, "l2_read", "GB/s", RoofKind::kBandwidth, "L2 read"},
     {Roof::kFp32Fma, "fp32_fma", "TFLOP/s", RoofKind::kCompute, "fp32 FMA"},
     {Roof::kFp64Fma, "fp64_fma", "TFLOP/s", RoofKind::kCompute, "fp64 FMA"},
@@ -72,10 +76,28 @@ struct CeilingsKey {
   std::string driver_version;  // the display driver ("580.159.04") when readable, else the CUDA driver ("13.0")
   int sm_clock_max_mhz = 0;    // the driver's max clocks
   int mem_clock_max_mhz = 0;
+  std::string probe_hash;      // the probe's source: a changed probe re-measures
   bool operator==(const CeilingsKey&) const = default;
 };
 // "uuid GPU-..., driver 580.159.04 -> 580.95.05" style: what differs between two keys (empty when equal).
 std::string describe_key_change(const CeilingsKey& stored, const CeilingsKey& now);
+
+// The DRAM mixes the probe measures, by the share of their bytes that are reads.
+struct DramMixPoint {
+  Roof roof;
+  double read_fraction;
+};
+inline constexpr std::array<DramMixPoint, 4> kDramMixes = {{
+    {Roof::kDramWrite, 0.0}, {Roof::kDramCopy, 0.5}, {Roof::kDramTriad, 2.0 / 3.0}, {Roof::kDramRead, 1.0}}};
+
+// The DRAM rate a roofline uses for one kernel, and why.
+struct DramRate {
+  Roof roof = Roof::kDramRead;  // the measured mix it is (or is nearest to)
+  double gbps = 0;
+  CeilingSource source = CeilingSource::kMeasured;
+  std::optional<double> read_fraction;  // the kernel's, when its workload model gives it
+  std::string rule;                     // in words, with the figures
+};
 
 struct Ceilings {
   CeilingsKey key;
@@ -88,9 +110,15 @@ struct Ceilings {
   bool operator==(const Ceilings&) const = default;
 
   const Ceiling* find(Roof r) const;
-  // The DRAM ceiling the roofline uses: the highest DRAM measurement (copy or read-only), since a floor must
-  // be a lower bound on time. Nullopt when neither is known.
+  // The highest DRAM rate known (any mix): the roof when a kernel's read/write mix is unknown, since a floor
+  // must be a lower bound on time. Measured rates win over datasheet ones. Nullopt when none is known.
   std::optional<Roof> dram_roof() const;
+  // The DRAM rate for a kernel of which `read_fraction` (0..1) of the bytes are reads (docs/ROOFLINE.md):
+  // a measured mix's own rate, or between two measured mixes, interpolated linearly in time per byte; outside
+  // the measured mixes, or with no fraction, the highest rate (dram_roof): HBM is not monotonic in the mix
+  // (on the H200 write-only and read-only streams both beat a copy), so nothing is extrapolated. Nullopt
+  // when no DRAM rate is known.
+  std::optional<DramRate> dram_rate(std::optional<double> read_fraction) const;
 };
 
 // Published peaks of the GPUs kopt knows, matched on the device name ("NVIDIA H200", "NVIDIA H100 80GB HBM3").

@@ -206,20 +206,12 @@ cudaError_t fill(T* p, size_t n, uint32_t seed) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// DRAM: a copy (bytes read + bytes written) and a read-only reduction, 16-byte accesses, 4 in flight.
-__global__ void copy_kernel(const int4* __restrict__ src, int4* __restrict__ dst, size_t n) {
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    int4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
-    dst[i] = a;
-    dst[i + stride] = b;
-    dst[i + 2 * stride] = c;
-    dst[i + 3 * stride] = d;
-  }
-  for (; i < n; i += stride) dst[i] = src[i];
-}
-
+// DRAM: four read/write mixes, because HBM's rate depends on it (reads alone are fastest, every write costs
+// bus turnarounds): read-only (a reduction), triad (dst = a + b: 2 reads : 1 write), copy (1 : 1) and
+// write-only. Every kernel moves 16-byte words, 4 per thread per pass (all loads issued before any store);
+// a pass covers blockDim*4 consecutive words per block, and the grid either covers the data once (one pass)
+// or strides over it. The probe times several grids per mix and keeps the fastest: a ceiling must be what
+// the best kernel reaches, not what one launch shape happens to get.
 __device__ __forceinline__ unsigned fold(int4 v) { return v.x ^ v.y ^ v.z ^ v.w; }
 
 __device__ __forceinline__ void reduce_out(unsigned acc, unsigned* out) {
@@ -227,16 +219,40 @@ __device__ __forceinline__ void reduce_out(unsigned acc, unsigned* out) {
   if ((threadIdx.x & 31) == 0) atomicXor(out, acc);
 }
 
-__global__ void read_kernel(const int4* __restrict__ src, size_t n, unsigned* out) {
-  size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+template <int kReads, bool kWrite>
+__global__ void stream_kernel(const int4* __restrict__ a, const int4* __restrict__ b, int4* __restrict__ dst,
+                              size_t n, unsigned* out) {
+  constexpr int kPer = 4;
+  const size_t step = static_cast<size_t>(gridDim.x) * blockDim.x * kPer;
   unsigned acc = 0;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    int4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
-    acc += fold(a) + fold(b) + fold(c) + fold(d);
+  for (size_t base = blockIdx.x * static_cast<size_t>(blockDim.x) * kPer + threadIdx.x; base < n; base += step) {
+    int4 va[kPer], vb[kPer];
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const size_t i = base + static_cast<size_t>(u) * blockDim.x;
+      if (kReads >= 1 && i < n) va[u] = a[i];
+      if (kReads >= 2 && i < n) vb[u] = b[i];
+    }
+#pragma unroll
+    for (int u = 0; u < kPer; ++u) {
+      const size_t i = base + static_cast<size_t>(u) * blockDim.x;
+      if (i >= n) continue;
+      if (kWrite) {
+        int4 v;
+        if (kReads == 0) {
+          const int s = static_cast<int>(i) | 1;  // non-zero, different per word
+          v = make_int4(s, s ^ 0x5a5a, s + 7, s * 3);
+        } else {
+          v = va[u];
+        }
+        if (kReads >= 2) v = make_int4(v.x + vb[u].x, v.y + vb[u].y, v.z + vb[u].z, v.w + vb[u].w);
+        dst[i] = v;
+      } else {
+        acc += fold(va[u]);
+      }
+    }
   }
-  for (; i < n; i += stride) acc += fold(src[i]);
-  reduce_out(acc, out);
+  if (!kWrite) reduce_out(acc, out);
 }
 
 // L2: repeated reads of a buffer far smaller than L2, bypassing L1 (ld.global.cg); the loads are volatile
@@ -291,7 +307,8 @@ __global__ void fma_kernel(T* out, T b, T c, int iters, long long* cycles) {
   if (blockIdx.x == 0 && threadIdx.x == 0) *cycles = clock64() - t0;
 }
 
-// ---------------------------------------------------------------------------------------------------------
+)KOPT_PROBE",
+R"KOPT_PROBE(// ---------------------------------------------------------------------------------------------------------
 // NVML, loaded at run time when present: the display driver's version and the clocks under load.
 struct Nvml {
   void* lib = nullptr;
@@ -307,8 +324,7 @@ struct Nvml {
     auto drv = reinterpret_cast<int (*)(char*, unsigned)>(dlsym(lib, "nvmlSystemGetDriverVersion"));
     auto by_uuid = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
     get_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-)KOPT_PROBE",
-R"KOPT_PROBE(    get_max_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
+    get_max_clock = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
     if (!init || init() != 0) {
       lib = nullptr;
       return;
@@ -354,22 +370,43 @@ struct Device {
 };
 
 // ---------------------------------------------------------------------------------------------------------
+struct DramMix {
+  const char* name;
+  int reads;    // buffers read per word of output (0, 1 or 2)
+  bool write;
+  int buffers;  // the 4 GiB are split into this many equal arrays
+  const char* what;
+};
+
+template <int kReads, bool kWrite>
+void launch_stream(int grid, const int4* a, const int4* b, int4* dst, size_t n, unsigned* out) {
+  stream_kernel<kReads, kWrite><<<grid, 256>>>(a, b, dst, n, out);
+}
+
 void measure_dram(const Config& cfg, const Device& dev) {
-  if (!cfg.wants("dram_copy") && !cfg.wants("dram_read")) return;
+  static const DramMix mixes[] = {
+      {"dram_read", 1, false, 1, "read-only reduction"},
+      {"dram_triad", 2, true, 3, "triad dst = a + b (2 reads : 1 write)"},
+      {"dram_copy", 1, true, 2, "copy (1 read : 1 write)"},
+      {"dram_write", 0, true, 1, "write-only fill"},
+  };
+  bool any = false;
+  for (const auto& m : mixes) any = any || cfg.wants(m.name);
+  if (!any) return;
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
-  // 4 GiB in all: a 2 GiB -> 2 GiB copy moves 4 GiB per launch (read + written); the read reads all 4 GiB.
+  // 4 GiB in all (256 MiB with --quick), split into the mix's arrays: every launch moves about 4 GiB.
   size_t want = cfg.quick ? (size_t{256} << 20) : (size_t{4} << 30);
   std::string note;
   if (want > free_b / 2) {
     want = (free_b / 2) & ~size_t{(1 << 20) - 1};
-    note = "buffer reduced to half the free memory";
+    note = "; buffer reduced to half the free memory";
   }
-  if (want < static_cast<size_t>(dev.l2_bytes) * 4) {
-    report_skip("dram_copy", "not enough free device memory for a buffer 4x the L2");
-    report_skip("dram_read", "not enough free device memory for a buffer 4x the L2");
-    return;
-  }
+  auto skip_all = [&](const std::string& why) {
+    for (const auto& m : mixes)
+      if (cfg.wants(m.name)) report_skip(m.name, why);
+  };
+  if (want < static_cast<size_t>(dev.l2_bytes) * 4) return skip_all("not enough free device memory for a buffer 4x the L2");
   int4* buf = nullptr;
   unsigned* out = nullptr;
   cudaError_t e = cudaMalloc(&buf, want);
@@ -377,38 +414,59 @@ void measure_dram(const Config& cfg, const Device& dev) {
   if (e == cudaSuccess) e = fill(reinterpret_cast<uint32_t*>(buf), want / 4, 1u);
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) {
-    report_skip("dram_copy", cuda_err("allocating the DRAM buffers", e));
-    report_skip("dram_read", cuda_err("allocating the DRAM buffers", e));
+    skip_all(cuda_err("allocating the DRAM buffers", e));
     cudaFree(buf);
     cudaFree(out);
     return;
   }
-  const int blocks = dev.sm_count * (dev.threads_per_sm / 256);
-  const size_t n_all = want / sizeof(int4), n_half = n_all / 2;
-  Timing t;
-  std::string err;
-  if (cfg.wants("dram_copy")) {
-    auto launch = [&](std::string&) {
-      copy_kernel<<<blocks, 256>>>(buf, buf + n_half, n_half);
-      return true;
-    };
-    if (time_launches(launch, cfg.warmup, cfg.reps, t, err))
-      report_result("dram_copy", "GB/s", 2.0 * n_half * sizeof(int4), "bytes_per_rep", t,
-                    "device copy, 16-byte accesses; bytes = read + written" + (note.empty() ? "" : "; " + note));
-    else
-      report_skip("dram_copy", err);
-  }
-  if (cfg.wants("dram_read")) {
-    err.clear();
-    auto launch = [&](std::string&) {
-      read_kernel<<<blocks, 256>>>(buf, n_all, out);
-      return true;
-    };
-    if (time_launches(launch, cfg.warmup, cfg.reps, t, err))
-      report_result("dram_read", "GB/s", 1.0 * n_all * sizeof(int4), "bytes_per_rep", t,
-                    "read-only reduction, 16-byte loads" + (note.empty() ? "" : "; " + note));
-    else
-      report_skip("dram_read", err);
+  const size_t words = want / sizeof(int4);
+  const int resident = dev.sm_count * std::max(1, dev.threads_per_sm / 256);
+  for (const auto& m : mixes) {
+    if (!cfg.wants(m.name)) continue;
+    const size_t n = words / m.buffers;  // words per array
+    const int4* a = buf;
+    const int4* b = buf + n;
+    int4* dst = buf + static_cast<size_t>(m.buffers - 1) * n;
+    if (m.reads == 0) dst = buf;
+    const long long one_pass = static_cast<long long>((n + 1023) / 1024);
+    const long long grids[] = {resident, 4LL * resident, std::min<long long>(one_pass, 0x7fffffffLL)};
+    const char* grid_names[] = {"grid-stride, one wave", "grid-stride, 4 waves", "one pass"};
+    Timing best;
+    int best_k = -1;
+    std::string err, tried;
+    for (int k = 0; k < 3; ++k) {
+      const int grid = static_cast<int>(grids[k]);
+      auto launch = [&](std::string&) {
+        if (m.reads == 1 && !m.write) launch_stream<1, false>(grid, a, nullptr, nullptr, n, out);
+        else if (m.reads == 2) launch_stream<2, true>(grid, a, b, dst, n, out);
+        else if (m.reads == 1) launch_stream<1, true>(grid, a, nullptr, dst, n, out);
+        else launch_stream<0, true>(grid, nullptr, nullptr, dst, n, out);
+        return true;
+      };
+      Timing t;
+      std::string e1;
+      if (!time_launches(launch, cfg.warmup, cfg.reps, t, e1)) {
+        err = e1;
+        break;
+      }
+      const double gbps = (m.reads + (m.write ? 1 : 0)) * static_cast<double>(n) * sizeof(int4) / (t.median_ms * 1e6);
+      char buf2[96];
+      std::snprintf(buf2, sizeof buf2, "%s%s %d blocks %.0f GB/s", tried.empty() ? "" : ", ", grid_names[k], grid, gbps);
+      tried += buf2;
+      if (best_k < 0 || t.median_ms < best.median_ms) {
+        best = t;
+        best_k = k;
+      }
+    }
+)KOPT_PROBE",
+R"KOPT_PROBE(    if (!err.empty()) {
+      report_skip(m.name, err);
+      continue;
+    }
+    const double bytes = (m.reads + (m.write ? 1 : 0)) * static_cast<double>(n) * sizeof(int4);
+    report_result(m.name, "GB/s", bytes, "bytes_per_rep", best,
+                  std::string(m.what) + ", 16-byte words, bytes = read + written; best of " + tried + " (kept: " +
+                      grid_names[best_k] + ")" + note);
   }
   cudaFree(buf);
   cudaFree(out);
@@ -458,8 +516,7 @@ void measure_fma(const Config& cfg, const Device& dev, const char* name, Nvml& n
   int per_sm = 0;
   cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fma_kernel<T>, 256, 0);
   if (per_sm <= 0) per_sm = 1;
-)KOPT_PROBE",
-R"KOPT_PROBE(  const int blocks = dev.sm_count * per_sm;  // one full wave
+  const int blocks = dev.sm_count * per_sm;  // one full wave
   const size_t threads = static_cast<size_t>(blocks) * 256;
   const int iters = cfg.quick ? 2048 : (sizeof(T) == 4 ? 32768 : 16384);
   T* out = nullptr;
@@ -552,7 +609,8 @@ void measure_gemm(const Config& cfg, cublasLtHandle_t lt, const GemmSpec& g, Nvm
   if (reason.empty()) {
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     check(cublasLtMatmulDescCreate(&op, g.compute, g.scale_type), "cublasLtMatmulDescCreate") &&
-        check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "set TRANSA") &&
+)KOPT_PROBE",
+R"KOPT_PROBE(        check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "set TRANSA") &&
         check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "set TRANSB") &&
         check(cublasLtMatrixLayoutCreate(&la, g.ab_type, k, m, k), "cublasLtMatrixLayoutCreate(A)") &&
         check(cublasLtMatrixLayoutCreate(&lb, g.ab_type, k, n, k), "cublasLtMatrixLayoutCreate(B)") &&
@@ -609,8 +667,7 @@ void measure_gemm(const Config& cfg, cublasLtHandle_t lt, const GemmSpec& g, Nvm
                   "cuBLASLt " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                       " TN, random non-zero data; best of " + std::to_string(found) + " heuristic algorithms",
                   "\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) + ", \"k\": " + std::to_string(k));
-)KOPT_PROBE",
-R"KOPT_PROBE(  } else {
+  } else {
     report_skip(g.name, reason);
   }
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
@@ -703,7 +760,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "probe: %s (%s), %d SMs, SM %d MHz, memory %d MHz\n", prop.name, uuid.c_str(), dev.sm_count,
                clock_khz / 1000, mem_clock_khz / 1000);
 
-  std::string clocks;  // ", "-separated fields, filled by the measurements
+)KOPT_PROBE",
+R"KOPT_PROBE(  std::string clocks;  // ", "-separated fields, filled by the measurements
   std::string cublaslt_version;
   measure_dram(cfg, dev);
   measure_l2(cfg, dev);

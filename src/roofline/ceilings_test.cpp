@@ -52,7 +52,7 @@ TEST(Datasheet, FillsOnlyWhatIsMissingAndLabelsIt) {
   EXPECT_EQ(c.find(Roof::kDramCopy)->source, CeilingSource::kMeasured);
   EXPECT_EQ(c.find(Roof::kBf16Tensor)->source, CeilingSource::kDatasheet);
   EXPECT_EQ(c.find(Roof::kBf16Tensor)->note, "H200 SXM datasheet");
-  EXPECT_EQ(filled.size(), 9u);  // every datasheet roof but the measured DRAM copy
+  EXPECT_EQ(filled.size(), 11u);  // every datasheet roof (4 DRAM mixes, 8 compute) but the measured DRAM copy
   EXPECT_EQ(c.find(Roof::kL2Read), nullptr);
 }
 
@@ -67,11 +67,94 @@ TEST(Ceilings, DramRoofIsTheHighestDramMeasurement) {
   EXPECT_EQ(c.dram_roof(), Roof::kDramRead);
 }
 
+TEST(Ceilings, DramRoofIgnoresDatasheetRatesWhenOneIsMeasured) {
+  Ceilings c;
+  Ceiling ds;
+  ds.value = 4800;
+  ds.source = CeilingSource::kDatasheet;
+  c.roofs[Roof::kDramRead] = ds;
+  EXPECT_EQ(c.dram_roof(), Roof::kDramRead);  // only a datasheet value: that one
+  c.roofs[Roof::kDramCopy] = testing::measured(3900);
+  EXPECT_EQ(c.dram_roof(), Roof::kDramCopy);  // a measurement beats a higher datasheet figure
+}
+
+// Read-only 4500, triad 4000, copy 3900, write-only 3600 GB/s, all measured.
+Ceilings four_mixes() {
+  Ceilings c;
+  c.roofs[Roof::kDramRead] = testing::measured(4500);
+  c.roofs[Roof::kDramTriad] = testing::measured(4000);
+  c.roofs[Roof::kDramCopy] = testing::measured(3900);
+  c.roofs[Roof::kDramWrite] = testing::measured(3600);
+  return c;
+}
+
+TEST(DramRate, UnknownMixTakesTheHighestRate) {
+  auto r = four_mixes().dram_rate(std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->roof, Roof::kDramRead);
+  EXPECT_DOUBLE_EQ(r->gbps, 4500);
+  EXPECT_FALSE(r->read_fraction);
+  EXPECT_NE(r->rule.find("mix unknown"), std::string::npos);
+}
+
+TEST(DramRate, AMeasuredMixIsUsedAsIs) {
+  Ceilings c = four_mixes();
+  EXPECT_DOUBLE_EQ(c.dram_rate(2.0 / 3.0)->gbps, 4000);  // a vector add: 8 bytes read, 4 written
+  EXPECT_EQ(c.dram_rate(2.0 / 3.0)->roof, Roof::kDramTriad);
+  EXPECT_DOUBLE_EQ(c.dram_rate(0.5)->gbps, 3900);  // a copy, a transpose, a row softmax
+  EXPECT_DOUBLE_EQ(c.dram_rate(1.0)->gbps, 4500);  // a reduction
+  EXPECT_DOUBLE_EQ(c.dram_rate(0.0)->gbps, 3600);
+}
+
+TEST(DramRate, BetweenTwoMixesInterpolatesTimePerByte) {
+  Ceilings c = four_mixes();
+  // 0.75 lies a quarter of the way from the triad (2/3) to read-only (1).
+  auto r = c.dram_rate(0.75);
+  ASSERT_TRUE(r);
+  const double expect = 1.0 / (0.75 / 4000 + 0.25 / 4500);
+  EXPECT_NEAR(r->gbps, expect, 1e-9);
+  EXPECT_GT(r->gbps, 4000);
+  EXPECT_LT(r->gbps, 4500);
+  EXPECT_EQ(r->roof, Roof::kDramTriad);  // the nearer mix
+  EXPECT_NE(r->rule.find("between dram_triad"), std::string::npos);
+  EXPECT_EQ(r->source, CeilingSource::kMeasured);
+}
+
+TEST(DramRate, BeyondTheMeasuredMixesTakesTheHighestRate) {
+  Ceilings c;
+  c.roofs[Roof::kDramCopy] = testing::measured(3900);
+  c.roofs[Roof::kDramTriad] = testing::measured(4000);
+  // Outside [0.5, 2/3] nothing is extrapolated: the mix is not monotonic (write-only beats a copy on the
+  // H200), so only the highest rate known keeps the floor a lower bound.
+  for (double f : {0.2, 0.9}) {
+    auto r = c.dram_rate(f);
+    ASSERT_TRUE(r);
+    EXPECT_DOUBLE_EQ(r->gbps, 4000) << f;
+    EXPECT_NE(r->rule.find("outside the mixes measured"), std::string::npos) << r->rule;
+  }
+  EXPECT_FALSE(Ceilings{}.dram_rate(0.5));  // nothing known
+}
+
+TEST(DramRate, DatasheetRatesOnlyWhenNothingIsMeasured) {
+  Ceilings c;
+  fill_from_datasheet(c, *datasheet_for("NVIDIA H200"));
+  auto r = c.dram_rate(2.0 / 3.0);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->source, CeilingSource::kDatasheet);
+  EXPECT_DOUBLE_EQ(r->gbps, 4800);
+  c.roofs[Roof::kDramCopy] = testing::measured(3900);
+  c.roofs[Roof::kDramRead] = testing::measured(4500);
+  r = c.dram_rate(2.0 / 3.0);  // the triad is datasheet-only: interpolated between the measured copy and read
+  EXPECT_EQ(r->source, CeilingSource::kMeasured);
+  EXPECT_NEAR(r->gbps, 1.0 / ((2.0 / 3.0) / 3900 + (1.0 / 3.0) / 4500), 1e-9);
+}
+
 TEST(Ceilings, JsonRoundTripsExactly) {
   Ceilings c = testing::round_ceilings();
   c.skipped[Roof::kInt8Tensor] = "cuBLASLt offers no algorithm";
   c.warnings = {"a warning"};
   c.probe = {{"clocks_seen", {{"nvml_sm_mhz_max", 1980}}}};
+  c.key.probe_hash = "0123456789abcdef";
   auto back = ceilings_from_json(to_json(c));
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(*back, c);

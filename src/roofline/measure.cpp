@@ -29,7 +29,8 @@ fs::path ceilings_cache_path(const fs::path& dir, const std::string& uuid) {
 }
 
 CeilingsKey make_key(const device::GpuInfo& gpu, const std::string& driver_version) {
-  return {gpu.uuid, driver_version, gpu.sm_clock_khz / 1000, gpu.mem_clock_khz / 1000};
+  return {gpu.uuid, driver_version, gpu.sm_clock_khz / 1000, gpu.mem_clock_khz / 1000,
+          util::content_hash(ceilings_probe_source()).substr(0, 16)};
 }
 
 Result<Ceilings> load_cached_ceilings(const fs::path& path, const CeilingsKey& key) {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "roofline/probe_source.h"
 #include "roofline/testing.h"
+#include "util/hash.h"
 #include "util/fs.h"
 
 namespace kopt::roofline {
@@ -118,7 +120,8 @@ TEST(GetCeilings, MeasuresOnceThenReadsTheCache) {
   EXPECT_NE(std::find(first->warnings.begin(), first->warnings.end(),
                       "int8_tensor is the H200 SXM datasheet value (not measured)"),
             first->warnings.end());
-  EXPECT_EQ(first->key, (CeilingsKey{h200().uuid, "580.159.04", 1980, 3201}));
+  EXPECT_EQ(first->key, (CeilingsKey{h200().uuid, "580.159.04", 1980, 3201,
+                                     util::content_hash(ceilings_probe_source()).substr(0, 16)}));
   EXPECT_TRUE(fs::exists(ceilings_cache_path(dir.path, h200().uuid)));
 
   auto second = get_ceilings(h200(), false, opts);

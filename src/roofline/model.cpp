@@ -30,10 +30,28 @@ Result<double> number(const util::Json& v, const std::string& what) {
 
 Result<WorkloadModel> parse_workload_model(const util::Json& j) {
   if (!j.is_object()) return input_error("workload_model must return a dict {flops, bytes_min[, dtype]}, got " + j.dump());
-  if (!j.contains("flops") || !j.contains("bytes_min"))
-    return input_error("workload_model must return both 'flops' and 'bytes_min', got " + j.dump());
+  const bool has_r = j.contains("bytes_read_min"), has_w = j.contains("bytes_written_min");
+  if (has_r != has_w)
+    return input_error(std::string("workload_model gives '") + (has_r ? "bytes_read_min" : "bytes_written_min") +
+                       "' without '" + (has_r ? "bytes_written_min" : "bytes_read_min") + "': give both or neither");
+  if (!j.contains("flops") || (!j.contains("bytes_min") && !has_r))
+    return input_error("workload_model must return 'flops' and 'bytes_min' (or 'bytes_read_min' and "
+                       "'bytes_written_min'), got " + j.dump());
   WorkloadModel m;
-  KOPT_TRY_ASSIGN(m.bytes_min, number(j["bytes_min"], "bytes_min"));
+  if (has_r) {
+    KOPT_TRY_ASSIGN(double r, number(j["bytes_read_min"], "bytes_read_min"));
+    KOPT_TRY_ASSIGN(double w, number(j["bytes_written_min"], "bytes_written_min"));
+    m.bytes_read_min = r;
+    m.bytes_written_min = w;
+  }
+  if (j.contains("bytes_min")) {
+    KOPT_TRY_ASSIGN(m.bytes_min, number(j["bytes_min"], "bytes_min"));
+    if (has_r && std::abs(*m.bytes_read_min + *m.bytes_written_min - m.bytes_min) > 1e-6 * std::max(1.0, m.bytes_min))
+      return input_error(fmt::format("workload_model: bytes_min ({}) must equal bytes_read_min + bytes_written_min "
+                                     "({} + {})", m.bytes_min, *m.bytes_read_min, *m.bytes_written_min));
+  } else {
+    m.bytes_min = *m.bytes_read_min + *m.bytes_written_min;
+  }
   const auto& f = j["flops"];
   if (f.is_object()) {
     if (j.contains("dtype")) return input_error("workload_model: give 'dtype' or per-dtype 'flops', not both");
@@ -55,6 +73,11 @@ Result<WorkloadModel> parse_workload_model(const util::Json& j) {
   for (const auto& [d, x] : m.flops_by_dtype) total += x;
   if (total == 0 && m.bytes_min == 0) return input_error("workload_model: flops and bytes_min are both 0");
   return m;
+}
+
+std::optional<double> WorkloadModel::read_fraction() const {
+  if (!bytes_read_min || !bytes_written_min || !(bytes_min > 0)) return std::nullopt;
+  return *bytes_read_min / bytes_min;
 }
 
 Result<RoofChoice> roof_for_dtype(std::string_view dtype) {
@@ -149,11 +172,13 @@ Result<Floor> compute_floor(const Ceilings& c, const WorkloadModel& m, const std
   }
   if (f.flops == 0 && f.bytes_min == 0) return input_error("the workload model has neither flops nor bytes_min");
   for (const auto& [p, ms] : pipe_ms) f.compute_floor_ms = std::max(f.compute_floor_ms, ms);
-  auto dram = c.dram_roof();
+  auto dram = c.dram_rate(m.read_fraction());
   if (!dram) return input_error("no DRAM bandwidth ceiling for " + c.gpu_name);
-  f.dram_roof = *dram;
-  f.dram_gbps = c.find(*dram)->value;
-  f.dram_source = c.find(*dram)->source;
+  f.dram_roof = dram->roof;
+  f.dram_gbps = dram->gbps;
+  f.dram_source = dram->source;
+  f.dram_rule = dram->rule;
+  f.read_fraction = dram->read_fraction;
   f.memory_floor_ms = f.bytes_min / (f.dram_gbps * 1e9) * 1e3;
   f.floor_ms = std::max(f.compute_floor_ms, f.memory_floor_ms);
   f.binding = f.compute_floor_ms > f.memory_floor_ms ? Axis::kCompute : Axis::kMemory;

@@ -15,10 +15,15 @@
 namespace kopt::roofline {
 
 // ref.py's workload_model(**dims): {"flops": N, "bytes_min": N, "dtype": "bfloat16"?} or, for work in several
-// dtypes, {"flops": {"bfloat16": N, "float32": N}, "bytes_min": N}.
+// dtypes, {"flops": {"bfloat16": N, "float32": N}, "bytes_min": N}. Optionally "bytes_read_min" and
+// "bytes_written_min" (both, summing to bytes_min, which may then be left out): the DRAM roof then follows
+// the kernel's read/write mix (Ceilings::dram_rate).
 struct WorkloadModel {
   std::map<std::string, double> flops_by_dtype;  // key "" when the model names no dtype (inferred from buffers)
   double bytes_min = 0;                          // the least DRAM traffic the computation needs, read + written
+  std::optional<double> bytes_read_min, bytes_written_min;
+  // bytes_read_min / bytes_min when the split is known and bytes_min > 0.
+  std::optional<double> read_fraction() const;
 };
 Result<WorkloadModel> parse_workload_model(const util::Json& j);
 
@@ -52,9 +57,11 @@ struct Floor {
   double flops = 0, bytes_min = 0;
   double compute_floor_ms = 0, memory_floor_ms = 0, floor_ms = 0;
   Axis binding = Axis::kMemory;  // kCompute or kMemory: whichever floor is larger (memory on a tie)
-  Roof dram_roof = Roof::kDramCopy;
+  Roof dram_roof = Roof::kDramCopy;  // the measured mix the DRAM rate is (or is nearest to)
   double dram_gbps = 0;
   CeilingSource dram_source = CeilingSource::kMeasured;
+  std::string dram_rule;               // why this rate (Ceilings::dram_rate)
+  std::optional<double> read_fraction;  // from the workload model
   std::optional<double> arithmetic_intensity;  // flops / bytes_min; nullopt when bytes_min is 0
 };
 Result<Floor> compute_floor(const Ceilings& c, const WorkloadModel& m, const std::vector<std::string>& buffer_dtypes);

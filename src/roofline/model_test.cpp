@@ -44,7 +44,13 @@ TEST(WorkloadModel, ParsesOneDtypeOrFlopsPerDtype) {
 }
 
 TEST(WorkloadModel, RejectsMissingNegativeZeroAndMalformedInputs) {
-  EXPECT_NE(model_error({{"flops", 1}}).find("both 'flops' and 'bytes_min'"), std::string::npos);
+  EXPECT_NE(model_error({{"flops", 1}}).find("must return 'flops' and 'bytes_min'"), std::string::npos);
+  EXPECT_NE(model_error({{"flops", 1}, {"bytes_read_min", 8}}).find("without 'bytes_written_min'"), std::string::npos);
+  EXPECT_NE(model_error({{"flops", 1}, {"bytes_min", 12}, {"bytes_read_min", 8}, {"bytes_written_min", 8}})
+                .find("must equal bytes_read_min + bytes_written_min"),
+            std::string::npos);
+  EXPECT_NE(model_error({{"flops", 1}, {"bytes_read_min", -8}, {"bytes_written_min", 8}}).find("bytes_read_min must be >= 0"),
+            std::string::npos);
   EXPECT_NE(model_error({{"flops", -1}, {"bytes_min", 8}}).find("flops must be >= 0, got -1"), std::string::npos);
   EXPECT_NE(model_error({{"flops", 1}, {"bytes_min", -8}}).find("bytes_min must be >= 0"), std::string::npos);
   EXPECT_NE(model_error({{"flops", "many"}, {"bytes_min", 8}}).find("must be a number"), std::string::npos);
@@ -86,6 +92,37 @@ TEST(DtypeRules, InferredFromBuffersByTheLowestFloatingPrecision) {
   EXPECT_NE(infer_roof_from_buffers({"int32", "bool"}).error().message.find("[int32, bool]"), std::string::npos);
   EXPECT_NE(infer_roof_from_buffers({}).error().message.find("no buffers"), std::string::npos);
   EXPECT_NE(infer_roof_from_buffers({"complex64"}).error().message.find("unknown buffer dtype"), std::string::npos);
+}
+
+TEST(WorkloadModel, AReadWriteSplitGivesTheReadFraction) {
+  auto m = parse_workload_model({{"flops", 1}, {"bytes_read_min", 8}, {"bytes_written_min", 4}});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->bytes_min, 12);  // the sum when bytes_min is left out
+  EXPECT_NEAR(*m->read_fraction(), 2.0 / 3.0, 1e-12);
+  auto n = parse_workload_model({{"flops", 1}, {"bytes_min", 12}, {"bytes_read_min", 8}, {"bytes_written_min", 4}});
+  ASSERT_TRUE(n);
+  EXPECT_DOUBLE_EQ(n->bytes_min, 12);
+  EXPECT_FALSE(parse_workload_model({{"flops", 1}, {"bytes_min", 12}})->read_fraction());
+}
+
+TEST(Floor, AKnownMixUsesItsOwnDramRate) {
+  Ceilings c = testing::round_ceilings();  // copy 4000, read 3900 (no triad/write measured)
+  c.roofs[Roof::kDramRead] = testing::measured(4500);
+  c.roofs[Roof::kDramTriad] = testing::measured(4100);
+  const double n = 1 << 26;
+  auto m = parse_workload_model({{"flops", n}, {"bytes_read_min", 8 * n}, {"bytes_written_min", 4 * n}});
+  ASSERT_TRUE(m);
+  auto f = compute_floor(c, *m, {"float32"});
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(f->dram_roof, Roof::kDramTriad);
+  EXPECT_DOUBLE_EQ(f->dram_gbps, 4100);
+  EXPECT_NEAR(f->memory_floor_ms, 12 * n / 4100e9 * 1e3, 1e-9);
+  EXPECT_NEAR(*f->read_fraction, 2.0 / 3.0, 1e-12);
+  // The same bytes with the mix unknown: the highest rate (read-only), so a lower floor.
+  auto u = compute_floor(c, *parse_workload_model({{"flops", n}, {"bytes_min", 12 * n}}), {"float32"});
+  EXPECT_DOUBLE_EQ(u->dram_gbps, 4500);
+  EXPECT_LT(u->memory_floor_ms, f->memory_floor_ms);
+  EXPECT_NE(u->dram_rule.find("mix unknown"), std::string::npos);
 }
 
 TEST(Floor, SgemmIsComputeBound) {

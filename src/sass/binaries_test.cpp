@@ -78,3 +78,30 @@ TEST_F(SassBinaries, AnUnreadableBinaryIsAToolError) {
 
 }  // namespace
 }  // namespace kopt::sass
+
+namespace kopt::sass {
+namespace {
+
+// A real cubin Triton 3.6 compiled on the H200 (2026-11-30) for examples/triton_softmax (BLOCK_SIZE=4096,
+// num_warps=8): tests/data/triton/h200/softmax_kernel.cubin.
+TEST(SassTritonCubin, TheRealSoftmaxCubinShowsItsVectorLoadsAndShuffles) {
+  auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
+  if (!usable(toolchain::find_cuobjdump())) GTEST_SKIP() << "cuobjdump not found";
+  util::SystemRunner runner;
+  const std::filesystem::path bin = testing_support::test_data_dir() + "/triton/h200/softmax_kernel.cubin";
+  auto a = analyze_binaries({bin}, {}, "", runner);
+  ASSERT_TRUE(a.tool_error.empty()) << a.tool_error;
+  ASSERT_EQ(a.selected.size(), 1u);
+  const auto& f = a.functions[a.selected[0]];
+  EXPECT_EQ(f.mangled, "softmax_kernel");
+  EXPECT_EQ(f.arch, "sm_90a");
+  auto vec = verify_method(a, Signature{{"LDG.E.128"}, {}, {}, {}});
+  ASSERT_TRUE(vec.ok()) << vec.error().message;
+  EXPECT_EQ(vec->status, VerifyStatus::kPass);
+  auto tensor = verify_method(a, Signature{{"HGMMA", "HMMA"}, {}, {}, {}});  // a softmax has no matrix product
+  ASSERT_TRUE(tensor.ok());
+  EXPECT_EQ(tensor->status, VerifyStatus::kFail);
+}
+
+}  // namespace
+}  // namespace kopt::sass
