@@ -80,6 +80,8 @@ for c in "${KOPT_BIN:-}" "$ROOT/build/kopt" "$ROOT/.carry/build/kopt"; do
   if [ -n "$c" ] && [ -x "$c" ]; then KOPT="$(cd "$(dirname "$c")" && pwd)/$(basename "$c")"; break; fi
 done
 [ -n "$KOPT" ] || { echo "search_efficiency: kopt not found (set KOPT_BIN or build build/kopt)" >&2; exit 1; }
+# A kopt carried without its tree (.carry/build/kopt) finds the method registry here.
+export KOPT_DATA_DIR="${KOPT_DATA_DIR:-$ROOT/data}" PYTHONUNBUFFERED=1
 
 OUT="${OUT:-$ROOT/perf_runs/search_efficiency_$(date +%Y%m%d_%H%M%S)}"
 mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
