@@ -1,8 +1,11 @@
-"""scripts/perf: enumerating a kernel's declared space (kopt_space.py) and the search-efficiency report."""
+"""scripts/perf: enumerating a kernel's declared space (kopt_space.py), the search-efficiency report, the chunked
+measurement (measure_space.py) and search_efficiency.sh end to end with the GPU parts faked."""
 
 import csv
 import importlib.util
+import json
 import os
+import subprocess
 
 import pytest
 from conftest import PYTHON_DIR
@@ -86,3 +89,211 @@ def test_search_efficiency_report(tmp_path):
     assert "  within 1% of the best  evaluation 3" in text
     assert "1 evaluation(s) outside the measured space" in text
     assert se.random_search_expectation(100, 0) == 101
+
+
+# --- measure_space.py: timing compiled configurations in chunks with the paired runner ----------------------
+
+FAKE_KOPT = r'''#!/usr/bin/env python3
+# A stand-in for `kopt __runner --mode paired`: libraries named *wrong* fail their check, *illegal* break the
+# context (a result naming failed_lib), *segv* kill the process, *hang* sleep; the others get samples 1..R scaled
+# by the number in their name ("lib7" -> 7 ms median).
+import json, os, re, signal, sys, time
+a = sys.argv[1:]
+assert a[0] == "__runner" and a[a.index("--mode") + 1] == "paired"
+libs = [a[i + 1] for i, x in enumerate(a) if x == "--lib"]
+out, rounds = a[a.index("--out") + 1], int(a[a.index("--rounds") + 1])
+with open(os.environ["FAKE_KOPT_LOG"], "a") as f:
+    f.write(" ".join(os.path.basename(l)[:-3] for l in libs) + "\n")
+def write(j):
+    j["meta"] = {"kind": "runner_result"}
+    json.dump(j, open(out, "w"))
+for l in libs:  # checked in order, like the runner
+    if "segv" in l:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if "hang" in l:
+        time.sleep(60)
+    if "illegal" in l:
+        write({"status": "cuda_error", "message": l + ": CUDA_ERROR_ILLEGAL_ADDRESS", "mode": "paired", "failed_lib": l})
+        sys.exit(3)
+if os.environ.get("FAKE_KOPT_GOLDEN_BROKEN"):
+    write({"status": "load_error", "message": "golden seed 0 lacks in.A", "mode": "paired"})
+    sys.exit(4)
+entries = []
+for l in libs:
+    if "wrong" in l:
+        entries.append({"lib": l, "status": "wrong_result", "message": "output C: first bad index 3", "check": {},
+                        "samples_ms": []})
+        continue
+    ms = float(re.search(r"(\d+)", os.path.basename(l)).group(1))
+    s = [ms * (1 + 0.01 * (k - rounds // 2)) for k in range(rounds)]
+    entries.append({"lib": l, "status": "ok", "message": "", "check": {}, "samples_ms": s,
+                    "timing": {"samples": rounds, "median_ms": ms, "ci95_low_ms": ms * 0.99, "ci95_high_ms": ms * 1.01}})
+first = next((e for e in entries if e["status"] != "ok"), None)
+write({"status": first["status"] if first else "ok", "message": "", "mode": "paired", "rounds": rounds, "libs": entries})
+'''
+
+
+def space_fixture(tmp_path, libs, monkeypatch):
+    """configs.txt with one param A = 0..n-1, compiled/<i>.json naming fake libraries (None: compile failed)."""
+    ms = load("measure_space")
+    kopt = tmp_path / "kopt"
+    kopt.write_text(FAKE_KOPT)
+    kopt.chmod(0o755)
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("FAKE_KOPT_LOG", str(log))
+    (tmp_path / "configs.txt").write_text("".join(f"-DA={i} -DKOPT_X={i % 2}\n" for i in range(len(libs))))
+    comp = tmp_path / "compiled"
+    comp.mkdir()
+    for i, lib in enumerate(libs):
+        if lib is not None:
+            (comp / f"{i}.json").write_text(json.dumps({"library": f"/libs/{lib}.so", "compile": {"status": "ok"}}))
+    args = ["--kopt", str(kopt), "--golden", str(tmp_path / "golden"), "--configs", str(tmp_path / "configs.txt"),
+            "--compiled", str(comp), "--out", str(tmp_path / "out"), "--size", "1000", "--rounds", "5"]
+    return ms, args, log
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_measure_space_writes_the_table_from_paired_results(tmp_path, monkeypatch):
+    libs = ["lib4", "lib2_wrong", None, "lib8", "lib1", "lib3"]
+    ms, args, log = space_fixture(tmp_path, libs, monkeypatch)
+    assert ms.main(args + ["--chunk", "4"]) == 0
+    rows = read_rows(tmp_path / "out" / "measurements.csv")
+    assert list(rows[0]) == ["index", "A", "KOPT_X", "status", "median_ms", "ci95_low_ms", "ci95_high_ms", "tflops"]
+    assert [r["status"] for r in rows] == ["ok", "wrong_result", "compile_failed", "ok", "ok", "ok"]
+    assert [r["A"] for r in rows] == ["0", "1", "2", "3", "4", "5"] and rows[3]["KOPT_X"] == "1"
+    assert float(rows[0]["median_ms"]) == 4.0 and float(rows[0]["ci95_low_ms"]) == pytest.approx(3.96)
+    assert rows[1]["median_ms"] == "" and rows[2]["tflops"] == ""
+    assert float(rows[4]["tflops"]) == pytest.approx(2 * 1000 ** 3 / 1e-3 / 1e12)  # 1 ms at S = 1000: 2 TFLOP/s
+    # Two processes of at most 4 libraries; the configuration that did not compile was never passed.
+    assert log.read_text().splitlines() == ["lib4 lib2_wrong lib8 lib1", "lib3"]
+    failures = (tmp_path / "out" / "failures.txt").read_text().splitlines()
+    assert failures == ["1\twrong_result\toutput C: first bad index 3", "2\tcompile_failed\t"]
+    # The table is what the report reads.
+    se = load("search_efficiency")
+    dims, configs = se.read_measurements(tmp_path / "out" / "measurements.csv")
+    assert dims == ["A", "KOPT_X"] and min(c["ms"] for c in configs) == 1.0
+
+
+def test_measure_space_isolates_what_kills_a_chunk(tmp_path, monkeypatch):
+    libs = ["lib5", "lib6_illegal", "lib7", "lib9_segv", "lib2", "lib3", "lib4", "lib8"]
+    ms, args, log = space_fixture(tmp_path, libs, monkeypatch)
+    assert ms.main(args + ["--chunk", "8"]) == 0
+    rows = read_rows(tmp_path / "out" / "measurements.csv")
+    assert [r["status"] for r in rows] == ["ok", "cuda_error", "ok", "crashed", "ok", "ok", "ok", "ok"]
+    assert [float(r["median_ms"]) for r in rows if r["status"] == "ok"] == [5, 7, 2, 3, 4, 8]
+    calls = log.read_text().splitlines()
+    # The named library is dropped and the rest runs again; the crash without a result is split in halves.
+    assert calls == ["lib5 lib6_illegal lib7 lib9_segv lib2 lib3 lib4 lib8",  # lib6 named: dropped
+                     "lib5 lib7 lib9_segv lib2 lib3 lib4 lib8",  # dies without a result: halves
+                     "lib5 lib7 lib9_segv", "lib5", "lib7 lib9_segv", "lib7", "lib9_segv",
+                     "lib2 lib3 lib4 lib8"]
+    assert "cuda_error" in (tmp_path / "out" / "failures.txt").read_text()
+
+
+def test_measure_space_stops_on_a_failure_no_library_explains(tmp_path, monkeypatch, capsys):
+    ms, args, log = space_fixture(tmp_path, ["lib1", "lib2", "lib3"], monkeypatch)
+    monkeypatch.setenv("FAKE_KOPT_GOLDEN_BROKEN", "1")
+    assert ms.main(args + ["--chunk", "2"]) == 1
+    assert "golden seed 0 lacks in.A" in capsys.readouterr().err
+    assert len(log.read_text().splitlines()) == 1  # not retried chunk after chunk
+    assert not (tmp_path / "out" / "measurements.csv").exists()
+
+
+def test_measure_space_times_out_a_hanging_library(tmp_path, monkeypatch):
+    ms, args, log = space_fixture(tmp_path, ["lib1", "lib2_hang"], monkeypatch)
+    runs = []
+    real = ms.run_runner
+    monkeypatch.setattr(ms, "run_runner", lambda *a: runs.append(a) or real(*a[:-1], 2.0))  # a 2 s timeout
+    assert ms.main(args) == 0
+    rows = read_rows(tmp_path / "out" / "measurements.csv")
+    assert [r["status"] for r in rows] == ["ok", "timed_out"]
+    assert len(runs) == 3  # the pair, then each alone
+
+
+# --- search_efficiency.sh end to end, with the GPU parts faked -------------------------------------------
+
+FAKE_GPU_KOPT = r'''#!/usr/bin/env python3
+# kopt for search_efficiency.sh without a GPU: `sass --compile-only` names a library after the defines,
+# `bench` writes a golden directory, `__runner --mode paired` times each library by a formula of its defines
+# (KOPT_SMEM_PADDING=1 with STAGES=3 is "wrong"); everything else is the real kopt.
+import json, os, re, sys
+a = sys.argv[1:]
+def arg(name):
+    return a[a.index(name) + 1]
+if a[0] == "sass":
+    assert "--compile-only" in a
+    defines = [w[2:] for w in a if w.startswith("-D")]
+    lib = "/fake/" + "_".join(d.replace("=", "") for d in defines) + ".so"
+    json.dump({"library": lib, "compile": {"status": "ok"}}, open(arg("--json"), "w"))
+    print("library: " + lib)
+elif a[0] == "bench":
+    g = os.path.join(arg("--out"), "kopt_runs", "bench_1", "golden")
+    os.makedirs(g)
+    json.dump({"seeds": [0]}, open(os.path.join(g, "manifest.json"), "w"))
+    print("  kernel     median 9.0000 ms  (fake)")
+elif a[0] == "__runner":
+    libs = [a[i + 1] for i, x in enumerate(a) if x == "--lib"]
+    entries = []
+    for lib in libs:
+        v = {k: int(n) for k, n in re.findall(r"([A-Z_]+?)(\d+)(?:_|\.so)", os.path.basename(lib))}
+        if v["KOPT_SMEM_PADDING"] and v["STAGES"] == 3:
+            entries.append({"lib": lib, "status": "wrong_result", "message": "output C: first bad index 0",
+                            "check": {}, "samples_ms": []})
+            continue
+        ms = 4.0 + 1.0 * (v["STAGES"] == 2) - 0.5 * v["KOPT_VECTORIZED_ACCESS"] - 0.25 * v["KOPT_CP_ASYNC_PIPELINE"]
+        entries.append({"lib": lib, "status": "ok", "message": "", "check": {}, "samples_ms": [ms] * 5,
+                        "timing": {"samples": 5, "median_ms": ms, "ci95_low_ms": ms, "ci95_high_ms": ms}})
+    json.dump({"status": "ok", "message": "", "rounds": 5, "libs": entries, "meta": {}}, open(arg("--out"), "w"))
+else:
+    os.execv(os.environ["REAL_KOPT"], [os.environ["REAL_KOPT"]] + a)
+'''
+
+
+def real_kopt():
+    root = os.path.dirname(PYTHON_DIR)
+    for c in (os.environ.get("KOPT_BIN"), os.path.join(root, "build", "kopt"), os.path.join(root, ".carry", "build", "kopt")):
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def test_search_efficiency_sh_end_to_end_with_a_fake_gpu(tmp_path):
+    kopt = real_kopt()
+    if not kopt:
+        pytest.skip("no kopt binary (build/kopt)")
+    fake = tmp_path / "kopt"
+    fake.write_text(FAKE_GPU_KOPT)
+    fake.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text('#!/bin/sh\ncase "$1" in -L) echo "GPU 0: Fake H200 (UUID: GPU-0)";; *) echo "Fake H200, 0.0";; esac\n')
+    smi.chmod(0o755)
+    env = dict(os.environ, KOPT_BIN=str(fake), REAL_KOPT=kopt, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    script = os.path.join(PERF, "search_efficiency.sh")
+    fix = ["--fix", "BM=128", "--fix", "BN=128", "--fix", "BK=8", "--fix", "TM=8", "--fix", "TN=8"]
+    r = subprocess.run(["bash", script, *fix, "--size", "256", "--runs", "5", "--chunk", "5", "--jobs", "2",
+                        "--out", str(tmp_path / "se")], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = tmp_path / "se"
+    configs = (out / "configs.txt").read_text().splitlines()
+    rows = read_rows(out / "measurements.csv")
+    assert len(rows) == len(configs) >= 8
+    for line, row in zip(configs, rows):
+        want = {k[2:]: v for k, v in (w.split("=") for w in line.split())}
+        assert {k: row[k] for k in want} == want
+        wrong = want["KOPT_SMEM_PADDING"] == "1" and want["STAGES"] == "3"
+        assert row["status"] == ("wrong_result" if wrong else "ok")
+    best = min(float(r_["median_ms"]) for r_ in rows if r_["status"] == "ok")
+    assert best == 3.25  # STAGES=3, vectorized and cp.async on
+    report = (out / "report.txt").read_text()
+    assert "true best: 3.2500 ms" in report
+    assert "== replay of kopt's search, policy loop" in report and "== replay of kopt's search, policy free" in report
+    assert "command: scripts/perf/search_efficiency.sh --fix BM=128" in report and "stages: compile" in report
+    assert "gpu: Fake H200" in report
+    replay = json.loads((out / "replay_free.json").read_text())
+    assert replay["summary"]["space_size"] == len(configs) and len(replay["runs"]) == 5

@@ -1,125 +1,163 @@
 #!/usr/bin/env bash
-# Measures every configuration of examples/sgemm_tunable's search space once on this GPU, so the true best is
-# known, then reports it (scripts/perf/search_efficiency.py). With the order in which `kopt optimize` measured
-# its candidates (--evaluated), the report also says after how many evaluations kopt's search reached the best.
+# Search efficiency (docs/PERFORMANCE.md): measures every configuration of examples/sgemm_tunable's search space
+# once on this GPU, so the true best is known, then replays kopt's built-in search against that table
+# (`kopt __search-replay`, no GPU) and counts the evaluations it needs to get within 3% of the best.
 #
-#   scripts/perf/search_efficiency.sh [--fix NAME=VALUE ...] [--all] [--size S] [--max-time-s T] [--out DIR]
-#                                     [--jobs J] [--dry-run]
+#   scripts/perf/search_efficiency.sh [--size S] [--rounds R] [--chunk C] [--jobs J] [--fix NAME=VALUE ...]
+#                                     [--runs N] [--branches B] [--out DIR] [--dry-run] [--compile-only]
 #
-#   --fix NAME=VALUE  pin a param (repeatable). Without any --fix (and without --all) the space is narrowed to
-#                     TM=8 TN=8 BM=128: 60 configurations, about 4 minutes on an H200. --all measures all 496.
-#   --size S          M = N = K = S (default 2048: one call is 17 GFLOP, ~0.3-3 ms)
-#   --max-time-s T    timing budget per configuration (default 0.5); each configuration is checked on 1 seed
-#   --out DIR         where everything goes (default perf_runs/search_efficiency_<time>)
+#   --size S          M = N = K = S (default 4096, the size of the issue's cuBLAS target; a multiple of 128)
+#   --rounds R        timing rounds per configuration, >= 5 (default 7): its median_ms is the median of R
+#                     samples, each after an L2 flush, interleaved with the other configurations of its chunk
+#   --chunk C         configurations per runner process (default 32)
 #   --jobs J          parallel compiles (default: the CPU count)
-#   --dry-run         enumerate and write the narrowed kernel, measure nothing
+#   --fix NAME=VALUE  pin a param (repeatable): measure a subspace (default: all 496 configurations)
+#   --runs N          seeds the replay runs (default 50)
+#   --branches B      candidates per iteration in the replay (default 4, as kopt optimize)
+#   --out DIR         where everything goes (default perf_runs/search_efficiency_<time>)
+#   --dry-run         enumerate the space and print the plan; no compile, no GPU
+#   --compile-only    enumerate and compile (no GPU needed), then stop
 #
-# Outputs in DIR: configs.txt (one configuration per line, -D words), measurements.csv (one row per
-# configuration: its values, status, median_ms, ci95_low_ms, ci95_high_ms, tflops), kernel_subspace.cu (the kernel
-# whose annotations declare exactly the measured space), report.txt. To compare with kopt's search, run it on the
-# same space and size, then give the order of its candidates to the report:
+# Needs: kopt ($KOPT_BIN, else build/kopt, else .carry/build/kopt), nvcc (as kopt finds it), python3 with numpy
+# (ref.py's golden data) and a GPU; without a GPU it exits 77 before compiling anything.
 #
-#   build/kopt optimize DIR/kernel_subspace.cu --ref examples/sgemm_tunable/ref.py --M=2048 --N=2048 --K=2048 ...
-#   python3 scripts/perf/search_efficiency.py DIR/measurements.csv --kernel DIR/kernel_subspace.cu \
-#       --evaluated EVALUATED.txt
+# Steps: 1. every configuration is compiled in parallel into kopt's build cache with
+# `kopt sass --compile-only -D...` (the same compile `kopt bench` does); 2. golden data once, by
+# `kopt bench KERNEL --seeds 1` (which also checks and times the default configuration); 3. scripts/perf/
+# measure_space.py times all libraries in chunks of C with `kopt __runner --mode paired` (each library first
+# checked against the golden output; a wrong one is reported and never timed; a chunk that crashes is retried
+# without the library that broke it, or split in halves); 4. search_efficiency.py reports the table and
+# `kopt __search-replay` replays the built-in search (policy loop, and the parameter strategy alone, policy free)
+# over N seeds.
 #
-# EVALUATED.txt: one measured candidate per line, in order, as NAME=VALUE (or -DNAME=VALUE) words of its defines.
-# Each configuration costs a `kopt bench` (golden data from ref.py, then correctness and timing); compiles are
-# done first, in parallel, into kopt's build cache (`kopt sass` compiles exactly what `kopt bench` does).
+# Outputs in DIR: configs.txt (one configuration per line, -D words), kernel_subspace.cu (the kernel whose
+# annotations declare exactly the measured space), compiled/ (per configuration the compile JSON and log),
+# bench/ (the golden data's run), runs/ (runner results), measurements.csv (index, one column per dimension,
+# status, median_ms, ci95_low_ms, ci95_high_ms, tflops), failures.txt, replay_loop.json, replay_free.json and
+# report.txt (the table's summary, the replays, date, GPU, command and stage times).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 KERNEL="$ROOT/examples/sgemm_tunable/kernel.cu"
 REF="$ROOT/examples/sgemm_tunable/ref.py"
-SIZE=2048
-MAX_TIME_S=0.5
+SIZE=4096
+ROUNDS=7
+CHUNK=32
+RUNS=50
+BRANCHES=4
 OUT=""
 JOBS="$(nproc 2>/dev/null || echo 4)"
 DRY_RUN=0
-ALL=0
+COMPILE_ONLY=0
 FIX=()
+ARGS=("$@")
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --fix) FIX+=(--fix "$2"); shift 2 ;;
     --fix=*) FIX+=(--fix "${1#--fix=}"); shift ;;
-    --all) ALL=1; shift ;;
     --size) SIZE="$2"; shift 2 ;;
-    --max-time-s) MAX_TIME_S="$2"; shift 2 ;;
-    --out) OUT="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --chunk) CHUNK="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    --branches) BRANCHES="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
+    --compile-only) COMPILE_ONLY=1; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "search_efficiency: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-if [ ${#FIX[@]} -eq 0 ] && [ $ALL -eq 0 ]; then FIX=(--fix TM=8 --fix TN=8 --fix BM=128); fi
-if [ $((SIZE % 128)) -ne 0 ]; then echo "search_efficiency: --size must be a multiple of 128" >&2; exit 2; fi
+for v in SIZE ROUNDS CHUNK JOBS RUNS BRANCHES; do
+  case "${!v}" in '' | *[!0-9]*) echo "search_efficiency: --$(echo "$v" | tr '[:upper:]' '[:lower:]') must be a positive integer" >&2; exit 2 ;; esac
+done
+if [ $((SIZE % 128)) -ne 0 ] || [ "$SIZE" -eq 0 ]; then echo "search_efficiency: --size must be a multiple of 128" >&2; exit 2; fi
+if [ "$ROUNDS" -lt 5 ]; then echo "search_efficiency: --rounds must be at least 5" >&2; exit 2; fi
 
 KOPT=""
 for c in "${KOPT_BIN:-}" "$ROOT/build/kopt" "$ROOT/.carry/build/kopt"; do
-  if [ -n "$c" ] && [ -x "$c" ]; then KOPT="$c"; break; fi
+  if [ -n "$c" ] && [ -x "$c" ]; then KOPT="$(cd "$(dirname "$c")" && pwd)/$(basename "$c")"; break; fi
 done
 [ -n "$KOPT" ] || { echo "search_efficiency: kopt not found (set KOPT_BIN or build build/kopt)" >&2; exit 1; }
+# A kopt carried without its tree (.carry/build/kopt) finds the method registry here.
+export KOPT_DATA_DIR="${KOPT_DATA_DIR:-$ROOT/data}" PYTHONUNBUFFERED=1
 
 OUT="${OUT:-$ROOT/perf_runs/search_efficiency_$(date +%Y%m%d_%H%M%S)}"
-mkdir -p "$OUT/json"
+mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 python3 "$ROOT/scripts/perf/kopt_space.py" "$KERNEL" "${FIX[@]}" --narrowed-kernel "$OUT/kernel_subspace.cu" >"$OUT/configs.txt" || exit 1
 N=$(wc -l <"$OUT/configs.txt")
-echo "search_efficiency: $N configurations (${FIX[*]:-all}) at M=N=K=$SIZE; about $((N * 4 / 60 + 1)) min on an H200"
-echo "search_efficiency: narrowed kernel for kopt optimize: $OUT/kernel_subspace.cu"
-[ $DRY_RUN -eq 1 ] && exit 0
+ITERATIONS=$(((N + BRANCHES - 1) / BRANCHES))  # enough for a run to measure the whole space
+echo "search_efficiency: $N configurations (${FIX[*]:-all}) at M=N=K=$SIZE, $ROUNDS rounds each, chunks of $CHUNK"
+echo "search_efficiency: $N compiles on $JOBS jobs; replay: $RUNS seeds x up to $ITERATIONS iterations of $BRANCHES"
+if [ $DRY_RUN -eq 1 ]; then
+  echo "search_efficiency: dry run; configurations in $OUT/configs.txt, kernel in $OUT/kernel_subspace.cu"
+  exit 0
+fi
+have_gpu() {
+  [ -e /dev/nvidia0 ] && return 0
+  command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && return 0
+  return 1
+}
+if [ $COMPILE_ONLY -eq 0 ] && ! have_gpu; then
+  echo "search_efficiency: no GPU here (no /dev/nvidia0, no nvidia-smi): nothing measured (--dry-run and --compile-only work without one)" >&2
+  exit 77
+fi
 
-# 1. Compile everything first, in parallel (the build cache makes the benches' compiles hits).
-echo "search_efficiency: compiling $N configurations with $JOBS jobs..."
-start=$(date +%s)
-# shellcheck disable=SC2016  # $0 and $1 belong to the inner shell
-tr '\n' '\0' <"$OUT/configs.txt" | xargs -0 -P "$JOBS" -I{} sh -c '"$0" sass "$1" {} >/dev/null 2>&1 || echo "compile failed: {}" >&2' "$KOPT" "$KERNEL"
-echo "search_efficiency: compiled in $(($(date +%s) - start)) s"
+# 1. Compile every configuration, in parallel, into kopt's build cache.
+mkdir -p "$OUT/compiled"
+echo "search_efficiency: compiling..."
+t_compile=$(date +%s)
+# shellcheck disable=SC2016  # $0..$3 belong to the inner shell
+awk '{print NR - 1 " " $0}' "$OUT/configs.txt" | tr '\n' '\0' | xargs -0 -P "$JOBS" -n 1 sh -c '
+  i="${3%% *}"; defines="${3#* }"
+  # shellcheck disable=SC2086
+  "$0" sass "$1" --compile-only $defines --json "$2/$i.json" >"$2/$i.log" 2>&1 || echo "compile failed: $i: $defines" >&2
+' "$KOPT" "$KERNEL" "$OUT/compiled"
+t_compile=$(($(date +%s) - t_compile))
+n_compiled=$(find "$OUT/compiled" -name '*.json' | wc -l)
+echo "search_efficiency: $n_compiled/$N compiled in $t_compile s"
+[ $COMPILE_ONLY -eq 1 ] && exit 0
 
-# 2. Measure one at a time.
-header="$(head -1 "$OUT/configs.txt" | tr ' ' '\n' | sed 's/^-D//; s/=.*//' | paste -sd, -)"
-echo "index,$header,status,median_ms,ci95_low_ms,ci95_high_ms,tflops" >"$OUT/measurements.csv"
-i=0
-start=$(date +%s)
-while IFS= read -r defines; do
-  runs="$OUT/runs_tmp"
-  rm -rf "$runs"
-  # shellcheck disable=SC2086  # defines is a word list
-  "$KOPT" bench "$KERNEL" --ref "$REF" --M="$SIZE" --N="$SIZE" --K="$SIZE" $defines --seeds 1 \
-    --max-time-s "$MAX_TIME_S" --no-reference-timing --out "$runs" --json "$OUT/json/$i.json" \
-    >"$OUT/json/$i.log" 2>&1 </dev/null
-  values="$(echo "$defines" | tr ' ' '\n' | sed 's/^-D[A-Za-z0-9_]*=//' | paste -sd, -)"
-  row="$(python3 - "$OUT/json/$i.json" "$SIZE" <<'EOF'
-import json, sys
-try:
-    j = json.load(open(sys.argv[1]))
-except (OSError, ValueError):
-    print("failed,,,,")
-    sys.exit()
-o, s = j.get("outcome", {}), int(sys.argv[2])
-t = o.get("timing") or {}
-if "median_ms" in t:
-    print(f"{o.get('status')},{t['median_ms']:.6f},{t['ci95_low_ms']:.6f},{t['ci95_high_ms']:.6f},"
-          f"{2 * s**3 / (t['median_ms'] * 1e-3) / 1e12:.3f}")
-else:
-    print(f"{o.get('status', 'failed')},,,,")
-EOF
-)"
-  echo "$i,$values,$row" >>"$OUT/measurements.csv"
-  i=$((i + 1))
-  elapsed=$(($(date +%s) - start))
-  printf '\rsearch_efficiency: measured %d/%d (%d s, %s)   ' "$i" "$N" "$elapsed" "${row%%,*}"
-done <"$OUT/configs.txt"
-rm -rf "$OUT/runs_tmp"
-echo
+# 2. Golden data, once (one seed), from ref.py; kopt bench also checks and times the default configuration.
+echo "search_efficiency: golden data (kopt bench, 1 seed)..."
+t_golden=$(date +%s)
+rm -rf "$OUT/bench"
+"$KOPT" bench "$KERNEL" --ref "$REF" --M="$SIZE" --N="$SIZE" --K="$SIZE" --seeds 1 --no-reference-timing \
+  --max-time-s 0.5 --out "$OUT/bench" --json "$OUT/bench.json" >"$OUT/bench.log" 2>&1 </dev/null
+GOLDEN="$(find "$OUT/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)"
+t_golden=$(($(date +%s) - t_golden))
+if [ -z "$GOLDEN" ] || [ ! -f "$GOLDEN/manifest.json" ]; then
+  echo "search_efficiency: kopt bench made no golden data; see $OUT/bench.log" >&2
+  tail -20 "$OUT/bench.log" >&2
+  exit 1
+fi
+echo "search_efficiency: golden data in $t_golden s: $GOLDEN"
 
-# 3. The report.
-python3 "$ROOT/scripts/perf/search_efficiency.py" "$OUT/measurements.csv" --kernel "$OUT/kernel_subspace.cu" | tee "$OUT/report.txt"
+# 3. Time every library, a chunk per runner process.
+t_measure=$(date +%s)
+python3 "$ROOT/scripts/perf/measure_space.py" --kopt "$KOPT" --golden "$GOLDEN" --configs "$OUT/configs.txt" \
+  --compiled "$OUT/compiled" --out "$OUT" --size "$SIZE" --chunk "$CHUNK" --rounds "$ROUNDS" || exit 1
+t_measure=$(($(date +%s) - t_measure))
+
+# 4. The report: the table, then the replays of the built-in search.
 {
+  echo "== the measured space (scripts/perf/search_efficiency.py)"
+  python3 "$ROOT/scripts/perf/search_efficiency.py" "$OUT/measurements.csv" --kernel "$OUT/kernel_subspace.cu" --within 1,2,3,5
+  for policy in loop free; do
+    echo
+    echo "== replay of kopt's search, policy $policy (kopt __search-replay)"
+    "$KOPT" __search-replay --kernel "$OUT/kernel_subspace.cu" --table "$OUT/measurements.csv" --policy "$policy" \
+      --runs "$RUNS" --iterations "$ITERATIONS" --branches "$BRANCHES" --within 3 --target-share 20 \
+      --json "$OUT/replay_$policy.json" 2>&1
+  done
   echo
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
   echo "kopt: $KOPT ($("$KOPT" --version 2>/dev/null | head -1))"
-  echo "command: scripts/perf/search_efficiency.sh ${FIX[*]:---all} --size $SIZE --max-time-s $MAX_TIME_S"
-} | tee -a "$OUT/report.txt"
+  echo "command: scripts/perf/search_efficiency.sh ${ARGS[*]}"
+  echo "size: M=N=K=$SIZE; $ROUNDS rounds per configuration, chunks of $CHUNK; $JOBS compile jobs"
+  echo "stages: compile $t_compile s, golden data $t_golden s, measurement $t_measure s"
+  echo "baseline by kopt bench: $(grep -m1 'kernel     median' "$OUT/bench.log" | sed 's/^ *//')"
+} >"$OUT/report.txt"
+cat "$OUT/report.txt"

@@ -52,10 +52,15 @@ int cmd_sass(const Args& args) {
   app.add_option("--lib", lib, "read this shared library or cubin instead of compiling");
   app.add_option("--json", json_path, "also write the report as JSON");
   app.add_option("--cache-dir", cache_dir, "build cache folder (default $XDG_CACHE_HOME/kopt/build)");
+  bool compile_only = false;
+  app.add_flag("--compile-only", compile_only,
+               "only compile into the build cache and print `library: PATH` (no SASS analysis; --json gets the "
+               "compile result)");
   if (auto rc = parse_args(app, args); rc) return *rc;
   bool arch_given = app.count("--arch") > 0;
 
   if (source.empty() && lib.empty()) return fail(input_error("give a kernel source (KERNEL.cu) or --lib FILE"));
+  if (compile_only && !lib.empty()) return fail(input_error("--compile-only compiles a kernel source; it does not take --lib"));
   if (!source.empty() && !std::filesystem::is_regular_file(source))
     return fail(input_error("no such kernel source: " + source));
 
@@ -93,6 +98,14 @@ int cmd_sass(const Args& args) {
       return to_int(res.status == compile::CompileStatus::kFailed ? ExitCode::kInput : ExitCode::kGate);
     }
     binary = res.library;
+    if (compile_only) {
+      std::printf("library: %s\n", binary.c_str());
+      if (!json_path.empty()) {
+        util::Json j = {{"source", source}, {"arch", req.arch}, {"library", binary.string()}, {"compile", compile::to_json(res)}};
+        if (auto st = util::write_json_atomic(json_path, "sass_compile", j); !st) return fail(st.error());
+      }
+      return 0;
+    }
     report.resources = res.resources;
     report.compile = std::move(res);
   } else if (!std::filesystem::is_regular_file(lib)) {

@@ -86,6 +86,24 @@ TEST_F(CmdSass, ReportsResourcesMixAndVerdicts) {
   EXPECT_NE(lib.stdout_text.find("14 registers"), std::string::npos) << lib.stdout_text;  // cuobjdump REG:14
 }
 
+TEST_F(CmdSass, CompileOnlyFillsTheCacheAndNamesTheLibrary) {
+  if (tools_missing()) GTEST_SKIP() << "nvcc or cuobjdump not found";
+  auto r = kopt({kernel("vec4.cu"), "--compile-only", "-DUNUSED=3", "--json", (dir_ / "c.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  auto j = util::read_json(dir_ / "c.json");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["meta"]["kind"], "sass_compile");
+  std::string library = (*j)["library"];
+  EXPECT_EQ(r.stdout_text, "library: " + library + "\n");  // no SASS report
+  EXPECT_TRUE(fs::is_regular_file(library));
+  EXPECT_EQ(fs::path(library).string().rfind((dir_ / "cache").string(), 0), 0u) << library;
+  EXPECT_EQ((*j)["compile"]["status"], "ok");
+  // A second time it is a cache hit, the same library.
+  auto again = kopt({kernel("vec4.cu"), "--compile-only", "-DUNUSED=3"});
+  EXPECT_EQ(again.stdout_text, r.stdout_text);
+  EXPECT_EQ(kopt({"--lib", library, "--compile-only"}).exit_code, 4);
+}
+
 TEST_F(CmdSass, ACompileErrorShowsTheLog) {
   if (tools_missing()) GTEST_SKIP() << "nvcc or cuobjdump not found";
   ASSERT_TRUE(util::write_file_atomic(dir_ / "bad.cu", "__global__ void k( { }\n").ok());

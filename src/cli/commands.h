@@ -14,6 +14,7 @@ int cmd_roofline(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_report(const Args& args);
 int cmd_methods(const Args& args);
+int cmd_search_replay(const Args& args);  // internal: `kopt __search-replay`
 
 // For subcommands not built yet: says so plainly and returns non-zero.
 int not_available(const std::string& name, const std::string& where);

@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include "device/cuda_driver.h"
 #include "runner/compare.h"
 #include "runner/golden.h"
 #include "runner/outcome.h"
+#include "runner/paired.h"
 #include "runner/stats.h"
 
 namespace kopt::runner {
@@ -38,10 +40,12 @@ struct Options {
   int seed_for_timing = -1;  // default: the first seed
 };
 
-// A failure that ends the child: written into the result and reported by exit code.
+// A failure that ends the child: written into the result and reported by exit code. `lib`: the library
+// being called when it happened (paired mode), written as the result's `failed_lib`.
 struct Fatal {
   RunStatus status;
   std::string message;
+  std::string lib = {};
 };
 
 class Child {
@@ -74,6 +78,7 @@ class Child {
   void call(const Lib& lib, Bound& b);
   util::Json verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
   std::vector<double> time_samples(const Lib& lib, Bound& b, util::Json& info);
+  void run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message);
 
   const Options& opt_;
   const DriverApi& api_;
@@ -291,56 +296,94 @@ std::vector<double> Child::time_samples(const Lib& lib, Bound& b, util::Json& in
   return samples;
 }
 
-util::Json Child::run() {
-  util::Json result = {{"status", "internal_error"}, {"message", ""}, {"mode", opt_.mode}};
-  Tolerance tol = g_.tol;
-  if (opt_.atol >= 0) tol.atol = opt_.atol;
-  if (opt_.rtol >= 0) tol.rtol = opt_.rtol;
-  result["tolerance"] = {{"atol", tol.atol}, {"rtol", tol.rtol}};
-  std::vector<Lib> libs;
-  for (const auto& l : opt_.libs) libs.push_back(load_lib(l));
-  std::mt19937_64 rng(static_cast<uint64_t>(::getpid()) * 2654435761ull + 17);
-
-  RunStatus status = RunStatus::kOk;
-  std::string message;
-  if (opt_.mode == "paired") {
-    // Interleaved rounds: each round times every library once, in a shuffled order, on the same buffers.
-    Bound b = bind_seed(g_.seeds.front(), rng);
-    flush_bytes_ = 256u << 20;
-    check(api_.cuMemAlloc(&flush_, flush_bytes_), "cuMemAlloc (L2 flush buffer)");
-    CUevent start, stop;
-    check(api_.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    check(api_.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    std::vector<std::vector<double>> samples(libs.size());
-    for (auto& lib : libs)
-      for (int i = 0; i < 3; ++i) { call(lib, b); check(api_.cuCtxSynchronize(), "warm-up"); }
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<size_t> order(libs.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    int rounds = 0;
-    for (; rounds < opt_.rounds; ++rounds) {
-      std::shuffle(order.begin(), order.end(), rng);
-      for (size_t k : order) {
+void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message) {
+  // Each library is loaded and checked once on fresh poison (the first seed); a failure is the library's own
+  // (runner/paired.h) as long as the context survives it. Then interleaved rounds: each round times every
+  // correct library once, in a shuffled order, on the same buffers, after an L2 flush.
+  std::vector<PairedEntry> entries(opt_.libs.size());
+  std::vector<Lib> libs(opt_.libs.size());
+  for (size_t k = 0; k < libs.size(); ++k) {
+    entries[k].lib = opt_.libs[k];
+    try {
+      libs[k] = load_lib(opt_.libs[k]);
+    } catch (const Fatal& f) {
+      entries[k].status = f.status;
+      entries[k].message = f.message;
+    }
+  }
+  Bound b = bind_seed(g_.seeds.front(), rng);
+  flush_bytes_ = 256u << 20;
+  check(api_.cuMemAlloc(&flush_, flush_bytes_), "cuMemAlloc (L2 flush buffer)");
+  for (size_t k = 0; k < libs.size(); ++k) {
+    if (entries[k].status != RunStatus::kOk) continue;
+    try {
+      reset_outputs(b);
+      call(libs[k], b);
+      entries[k].check = verify(b, tol, entries[k].status, entries[k].message);
+      for (int i = 0; i < 2 && entries[k].status == RunStatus::kOk; ++i) {  // with the check: 3 warm-up calls
+        call(libs[k], b);
+        check(api_.cuCtxSynchronize(), "warm-up");
+      }
+    } catch (Fatal& f) {
+      // A launch the runtime refused (too many resources, a bad configuration) leaves the context usable;
+      // an illegal access or a trap does not, and ends the child naming the library.
+      if (api_.cuCtxSynchronize() != CUDA_SUCCESS) {
+        f.lib = libs[k].path;
+        throw;
+      }
+      entries[k].status = f.status;
+      entries[k].message = f.message;
+    }
+  }
+  CUevent start, stop;
+  check(api_.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(api_.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  std::vector<size_t> order = timed_libs(entries);
+  auto t0 = std::chrono::steady_clock::now();
+  int rounds = 0;
+  for (; rounds < opt_.rounds && !order.empty(); ++rounds) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t k : order) {
+      try {
         check(api_.cuMemsetD32(flush_, static_cast<unsigned>(rounds), flush_bytes_ / 4), "L2 flush");
         check(api_.cuCtxSynchronize(), "L2 flush");
         check(api_.cuEventRecord(start, nullptr), "cuEventRecord");
         call(libs[k], b);
         check(api_.cuEventRecord(stop, nullptr), "cuEventRecord");
         check(api_.cuCtxSynchronize(), "synchronize after sample");
-        float e = 0;
-        check(api_.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime");
-        samples[k].push_back(e);
+      } catch (Fatal& f) {
+        f.lib = libs[k].path;
+        throw;
       }
-      double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
+      float e = 0;
+      check(api_.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime");
+      entries[k].samples_ms.push_back(e);
     }
-    result["rounds"] = rounds;
-    result["libs"] = util::Json::array();
-    for (size_t k = 0; k < libs.size(); ++k)
-      result["libs"].push_back({{"lib", libs[k].path}, {"samples_ms", samples[k]}, {"timing", to_json(compute_stats(samples[k]))}});
-    free_bound(b);
+    double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
+  }
+  api_.cuEventDestroy(start);
+  api_.cuEventDestroy(stop);
+  result["rounds"] = rounds;
+  result["libs"] = paired_libs_json(entries);
+  std::tie(status, message) = paired_status(entries);
+  free_bound(b);
+}
+
+util::Json Child::run() {
+  util::Json result = {{"status", "internal_error"}, {"message", ""}, {"mode", opt_.mode}};
+  Tolerance tol = g_.tol;
+  if (opt_.atol >= 0) tol.atol = opt_.atol;
+  if (opt_.rtol >= 0) tol.rtol = opt_.rtol;
+  result["tolerance"] = {{"atol", tol.atol}, {"rtol", tol.rtol}};
+  std::mt19937_64 rng(static_cast<uint64_t>(::getpid()) * 2654435761ull + 17);
+
+  RunStatus status = RunStatus::kOk;
+  std::string message;
+  if (opt_.mode == "paired") {
+    run_paired(tol, rng, result, status, message);
   } else {
-    const Lib& lib = libs.front();
+    const Lib lib = load_lib(opt_.libs.front());
     util::Json seeds = util::Json::array();
     for (int seed : g_.seeds) {
       Bound b = bind_seed(seed, rng);
@@ -443,7 +486,8 @@ int child_main(const std::vector<std::string>& args) {
     Child child(o, d, golden.value());
     result = child.run();
   } catch (const Fatal& f) {
-    result = {{"status", status_name(f.status)}, {"message", f.message}, {"mode", o.mode}};
+    result = {{"status", status_name(f.status)}, {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message}, {"mode", o.mode}};
+    if (!f.lib.empty()) result["failed_lib"] = f.lib;
     rc = f.status == RunStatus::kLoadError ? 4 : 3;
   }
   write(result);

@@ -232,4 +232,53 @@ TEST_F(RunnerGpu, WorkOnANonBlockingStreamIsStillTimedAndChecked) {
   EXPECT_EQ(o.details["timing_info"]["timing_method"], "events_with_device_sync_before_stop");
 }
 
+TEST_F(RunnerGpu, PairedModeChecksEachLibraryAndTimesOnlyTheCorrectOnes) {
+  util::SystemRunner sys;
+  RunRequest req;
+  req.libs = {build("vadd_ok"), build("vadd_wrong"), dir_ / "missing.so", build("vadd_side_stream")};
+  req.golden_dir = dir_ / "golden";
+  req.result_json = dir_ / "paired.json";
+  req.mode = "paired";
+  req.rounds = 6;
+  req.max_time_s = 30;
+  util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
+  spec.timeout_s = 120;
+  auto proc = sys.run(spec);
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << proc.describe() << proc.stderr_text;
+  auto o = interpret(proc, *j);
+  EXPECT_EQ(o.status, RunStatus::kWrongResult) << o.message;  // the first failure, naming its library
+  EXPECT_NE(o.message.find("library 1 ("), std::string::npos) << o.message;
+  const auto& libs = o.details["libs"];
+  ASSERT_EQ(libs.size(), 4u);
+  EXPECT_EQ(o.details["rounds"], 6);
+  for (size_t k : {0u, 3u}) {
+    EXPECT_EQ(libs[k]["status"], "ok") << k;
+    EXPECT_TRUE(libs[k]["check"]["outputs"]["c"]["ok"].get<bool>()) << k;
+    EXPECT_EQ(libs[k]["samples_ms"].size(), 6u) << k;
+    EXPECT_GT(libs[k]["timing"]["median_ms"].get<double>(), 0) << k;
+  }
+  EXPECT_EQ(libs[1]["status"], "wrong_result");
+  EXPECT_NE(libs[1]["message"].get<std::string>().find("first bad index 524288"), std::string::npos);
+  EXPECT_EQ(libs[2]["status"], "load_error");
+  for (size_t k : {1u, 2u}) EXPECT_TRUE(libs[k]["samples_ms"].empty()) << k;
+}
+
+TEST_F(RunnerGpu, PairedModeNamesTheLibraryThatBrokeTheContext) {
+  util::SystemRunner sys;
+  RunRequest req;
+  req.libs = {build("vadd_ok"), build("vadd_illegal_address")};
+  req.golden_dir = dir_ / "golden";
+  req.result_json = dir_ / "paired_broken.json";
+  req.mode = "paired";
+  req.rounds = 5;
+  util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
+  spec.timeout_s = 120;
+  auto proc = sys.run(spec);
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << "the child died without a result: " << proc.describe();
+  EXPECT_EQ((*j)["status"], "cuda_error");
+  EXPECT_EQ((*j)["failed_lib"], (dir_ / "vadd_illegal_address.so").string());
+}
+
 }  // namespace kopt::runner

@@ -1,0 +1,95 @@
+// `kopt __search-replay`: replays kopt's built-in search against an exhaustively measured space
+// (search/replay.h), for scripts/perf/search_efficiency.sh. Internal: not listed in `kopt --help`.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "cli/parse.h"
+#include "search/annotations.h"
+#include "search/replay.h"
+#include "util/fs.h"
+
+namespace kopt::cli {
+
+namespace {
+
+// --evidence: "all" (every offered method's evidence fires), "none" (no metric), or a JSON file of
+// {metric: value} (or a run's state.json, whose "metrics" are the champion's last profile).
+Result<std::map<std::string, double>> evidence_metrics(const std::string& what, const search::Registry& reg,
+                                                       const search::SearchSpace& space) {
+  if (what == "all") return search::metrics_firing(reg, space.offered_methods());
+  if (what == "none") return std::map<std::string, double>{};
+  KOPT_TRY_ASSIGN(auto j, util::read_json(what));
+  const util::Json& m = j.contains("metrics") ? j["metrics"] : j;
+  std::map<std::string, double> out;
+  if (!m.is_object()) return input_error("--evidence " + what + ": expected a JSON object of metric name -> number");
+  for (auto it = m.begin(); it != m.end(); ++it)
+    if (it.value().is_number()) out[it.key()] = it.value().get<double>();
+  return out;
+}
+
+}  // namespace
+
+int cmd_search_replay(const Args& args) {
+  CLI::App app{"kopt __search-replay: replay kopt's built-in search against a measured table of a kernel's space "
+               "(internal; docs/PERFORMANCE.md)", "kopt __search-replay"};
+  std::string kernel, table_path, json_path, policy = "loop", evidence = "all";
+  search::ReplayOptions o;
+  app.add_option("--kernel", kernel, "the kernel whose @kopt annotations declare the space")->required();
+  app.add_option("--table", table_path, "measurements.csv (scripts/perf/search_efficiency.sh)")->required();
+  app.add_option("--runs", o.runs, "seeds to replay (default 50)");
+  app.add_option("--iterations", o.iterations, "iterations per run, at most (default 25)");
+  app.add_option("--branches", o.branches, "candidates per iteration (default 4, as optimize)");
+  app.add_option("--within", o.within_pct, "target: within this many percent of the best (default 3)");
+  app.add_option("--target-share", o.target_share_pct, "success: the target within this share of the space, in percent (default 20)");
+  app.add_option("--patience", o.patience, "stop a run after this many iterations without a faster champion (default 0: never)");
+  app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --seed; default 1)");
+  app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
+  app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");
+  app.add_option("--json", json_path, "also write the result as JSON");
+  if (auto rc = parse_args(app, args); rc) return *rc;
+  auto fail = [](const Error& e) {
+    std::fprintf(stderr, "kopt __search-replay: %s\n", e.message.c_str());
+    return to_int(e.code);
+  };
+  auto p = search::parse_replay_policy(policy);
+  if (!p) return fail(input_error("--policy must be loop or free, not '" + policy + "'"));
+  o.policy = *p;
+
+  auto reg = search::registry();
+  if (!reg) return fail(reg.error());
+  auto text = util::read_file(kernel);
+  if (!text) return fail(text.error());
+  auto ann = search::parse_annotations(*text, kernel);
+  if (!ann) return fail(ann.error());
+  search::SpaceOptions so;
+  so.offer_flag_methods = false;  // the measured table has none (search/replay.h)
+  auto space = search::build_space(*ann, reg->get(), so);
+  if (!space) return fail(space.error());
+  auto csv = util::read_file(table_path);
+  if (!csv) return fail(csv.error());
+  auto parsed = search::parse_measured_table(*csv, table_path);
+  if (!parsed) return fail(parsed.error());
+  auto table = search::map_onto_space(*parsed, *space, table_path);
+  if (!table) return fail(table.error());
+  auto metrics = evidence_metrics(evidence, reg->get(), *space);
+  if (!metrics) return fail(metrics.error());
+  o.metrics = *metrics;
+  o.metrics_source = evidence == "all"    ? "made so that every declared method's evidence fires"
+                     : evidence == "none" ? "empty (no method is ever picked)"
+                                          : "fixed, from " + evidence;
+
+  search::ReplayInput in{&*space, &reg->get(), kernel, &*table, o};
+  auto res = search::replay_search(in);
+  if (!res) return fail(res.error());
+  std::fputs(search::format_replay(*res, o).c_str(), stdout);
+  if (!json_path.empty()) {
+    util::Json j = search::to_json(*res, o);
+    j["kernel"] = kernel;
+    j["table"] = table_path;
+    if (auto st = util::write_json_atomic(json_path, "search_replay", j); !st) return fail(st.error());
+  }
+  return 0;
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,82 @@
+// `kopt __search-replay` end to end: the real binary on a small kernel and a synthetic measured table.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "testing/test_support.h"
+#include "util/fs.h"
+#include "util/json_io.h"
+#include "util/process.h"
+
+namespace kopt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kKernel = R"(// @kopt param A values=1,2,4 default=1
+// @kopt param B values=1,2 default=1
+// @kopt method vectorized_access
+#if KOPT_VECTORIZED_ACCESS
+#endif
+extern "C" void solve(const float* x, float* y, int n) {}
+)";
+
+class CmdSearchReplay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kopt-search-replay-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ASSERT_TRUE(util::write_file_atomic(dir_ / "k.cu", kKernel).ok());
+    // 12 configurations; the best (A=4 B=2, method on) 1 ms, A=4 B=2 off 1.02 ms (within 3%), the rest slower.
+    std::string csv = "index,A,B,KOPT_VECTORIZED_ACCESS,status,median_ms,ci95_low_ms,ci95_high_ms,tflops\n";
+    int i = 0;
+    for (int a : {1, 2, 4})
+      for (int b : {1, 2})
+        for (int v : {0, 1}) {
+          double ms = a == 4 && b == 2 ? (v ? 1.0 : 1.02) : 2.0 + a + b;
+          std::string status = a == 2 && b == 1 && v == 1 ? "wrong_result" : "ok";
+          csv += std::to_string(i++) + "," + std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(v) + "," + status + "," +
+                 (status == "ok" ? std::to_string(ms) : std::string()) + ",,,\n";
+        }
+    ASSERT_TRUE(util::write_file_atomic(dir_ / "m.csv", csv).ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  util::ProcessResult kopt(std::vector<std::string> args) {
+    args.insert(args.begin(), {testing_support::kopt_binary(), "__search-replay", "--kernel", (dir_ / "k.cu").string()});
+    return util::run_process({args, "", {}, 120});
+  }
+  fs::path dir_;
+};
+
+TEST_F(CmdSearchReplay, ReportsTheDistributionAndWritesJson) {
+  auto r = kopt({"--table", (dir_ / "m.csv").string(), "--runs", "5", "--json", (dir_ / "r.json").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("space: 12 configurations, 11 measured ok; true best 1.0000 ms (A=4,B=2,KOPT_VECTORIZED_ACCESS=1)"),
+            std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("target: within 3% of the best (<= 1.0300 ms): 2 configuration(s)"), std::string::npos) << r.stdout_text;
+  EXPECT_NE(r.stdout_text.find("picked vectorized_access"), std::string::npos) << r.stdout_text;
+  auto j = util::read_json(dir_ / "r.json");
+  ASSERT_TRUE(j.ok());
+  const auto& s = (*j)["summary"];
+  EXPECT_EQ(s["space_size"], 12);
+  EXPECT_EQ(s["good"], 2);
+  EXPECT_DOUBLE_EQ(s["random_mean_evaluations"].get<double>(), 13.0 / 3.0);
+  EXPECT_EQ((*j)["runs"].size(), 5u);
+  EXPECT_EQ((*j)["options"]["policy"], "loop");
+  EXPECT_EQ((*j)["meta"]["kind"], "search_replay");
+}
+
+TEST_F(CmdSearchReplay, ATableOfAnotherSpaceIsAnInputError) {
+  ASSERT_TRUE(util::write_file_atomic(dir_ / "bad.csv", "A,B,status,median_ms\n1,1,ok,1\n").ok());
+  auto r = kopt({"--table", (dir_ / "bad.csv").string()});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.stderr_text.find("no column for the dimension 'KOPT_VECTORIZED_ACCESS'"), std::string::npos) << r.stderr_text;
+  r = kopt({"--table", (dir_ / "m.csv").string(), "--policy", "greedy"});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.stderr_text.find("--policy must be loop or free"), std::string::npos) << r.stderr_text;
+}
+
+}  // namespace
+}  // namespace kopt::cli

@@ -1,0 +1,34 @@
+#include "runner/paired.h"
+
+#include "runner/stats.h"
+
+namespace kopt::runner {
+
+std::vector<size_t> timed_libs(const std::vector<PairedEntry>& entries) {
+  std::vector<size_t> out;
+  for (size_t k = 0; k < entries.size(); ++k)
+    if (entries[k].status == RunStatus::kOk) out.push_back(k);
+  return out;
+}
+
+std::pair<RunStatus, std::string> paired_status(const std::vector<PairedEntry>& entries) {
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const auto& e = entries[k];
+    if (e.status != RunStatus::kOk)
+      return {e.status, "library " + std::to_string(k) + " (" + e.lib + "): " + e.message};
+  }
+  return {RunStatus::kOk, ""};
+}
+
+util::Json paired_libs_json(const std::vector<PairedEntry>& entries) {
+  util::Json libs = util::Json::array();
+  for (const auto& e : entries) {
+    util::Json j = {{"lib", e.lib}, {"status", status_name(e.status)}, {"message", e.message}, {"check", e.check},
+                    {"samples_ms", e.samples_ms}};
+    if (!e.samples_ms.empty()) j["timing"] = to_json(compute_stats(e.samples_ms));
+    libs.push_back(std::move(j));
+  }
+  return libs;
+}
+
+}  // namespace kopt::runner

@@ -1,0 +1,48 @@
+#pragma once
+// A search space measured exhaustively: one row per configuration with its status and median time, as
+// scripts/perf/search_efficiency.sh writes it (measurements.csv). Read as plain text, then mapped onto a
+// kernel's SearchSpace so each configuration's time can be looked up by its Config (search/replay.h).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "search/space.h"
+
+namespace kopt::search {
+
+struct MeasuredRow {
+  std::vector<int64_t> values;      // one per MeasuredTable::dims, in order
+  std::string status;               // "ok", or why not (wrong_result, compile_failed, crashed...)
+  std::optional<double> median_ms;  // set when status is ok and a time was recorded
+  int line = 0;                     // 1-based line in the file, for errors
+};
+
+struct MeasuredTable {
+  std::vector<std::string> dims;  // the dimension columns, in file order
+  std::vector<MeasuredRow> rows;
+};
+
+// The CSV: a header `index,<dim>...,status,median_ms[,ci95_low_ms,ci95_high_ms,tflops]` (the columns index,
+// status, median_ms, ci95_low_ms, ci95_high_ms and tflops are known; every other column is a dimension),
+// then one row per configuration with integer dimension values. Errors name `origin:line`.
+Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::string& origin);
+
+// The table over a space: every valid configuration of the space whose flag dimensions are at their default
+// is a key; its value is the measured time, or nullopt when it was measured and failed. Configurations the
+// table does not have are absent (`missing` counts them).
+struct SpaceTable {
+  std::map<Config, std::optional<double>> ms;
+  size_t missing = 0;  // valid configurations of the space without a row
+  size_t failed() const;
+  std::optional<double> best_ms() const;
+};
+
+// Every column must be a non-flag dimension of the space and every non-flag dimension a column; every value
+// must be one the space declares; no configuration twice; every row valid under the space's constraints.
+Result<SpaceTable> map_onto_space(const MeasuredTable& table, const SearchSpace& space, const std::string& origin);
+
+}  // namespace kopt::search

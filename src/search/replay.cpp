@@ -1,0 +1,270 @@
+#include "search/replay.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "search/builtin_generator.h"
+#include "search/strategy.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kopt::search {
+
+std::string_view replay_policy_name(ReplayPolicy p) { return p == ReplayPolicy::kLoop ? "loop" : "free"; }
+
+std::optional<ReplayPolicy> parse_replay_policy(std::string_view s) {
+  if (s == "loop") return ReplayPolicy::kLoop;
+  if (s == "free") return ReplayPolicy::kFree;
+  return std::nullopt;
+}
+
+std::map<std::string, double> metrics_firing(const Registry& reg, const std::vector<std::string>& method_ids) {
+  std::map<std::string, double> m;
+  for (const auto& id : method_ids) {
+    const Method* meth = reg.find(id);
+    if (!meth) continue;
+    for (const auto& e : meth->evidence) {
+      double step = std::max(std::fabs(e.value), 1.0);
+      bool greater = e.op == CompareOp::kGreater || e.op == CompareOp::kGreaterEqual;
+      m.emplace(e.metric, greater ? e.value + step : e.value - step);  // keeps an earlier value
+    }
+  }
+  return m;
+}
+
+double random_mean_draws(size_t n, size_t m) { return (static_cast<double>(n) + 1) / (static_cast<double>(m) + 1); }
+
+double random_hit_probability(size_t n, size_t m, int e) {
+  // 1 - P(the first e draws all miss) = 1 - prod_{i<e} (n - m - i) / (n - i).
+  double miss = 1;
+  for (int i = 0; i < e && static_cast<size_t>(i) < n; ++i) {
+    double bad = static_cast<double>(n - m) - i;
+    if (bad <= 0) return 1;
+    miss *= bad / (static_cast<double>(n) - i);
+  }
+  return 1 - miss;
+}
+
+namespace {
+
+struct Lookup {
+  CandidateStatus status = CandidateStatus::kOk;
+  std::optional<double> ms;
+  bool unknown = false;
+};
+
+Lookup look_up(const SpaceTable& t, const Config& c) {
+  auto it = t.ms.find(c);
+  if (it == t.ms.end()) return {CandidateStatus::kIncorrect, std::nullopt, true};
+  if (!it->second) return {CandidateStatus::kIncorrect, std::nullopt, false};
+  return {CandidateStatus::kOk, it->second, false};
+}
+
+class Replayer {
+ public:
+  Replayer(const ReplayInput& in, std::string source_text, double target_ms)
+      : in_(in), s_(*in.space), o_(in.options), text_(std::move(source_text)), target_ms_(target_ms) {}
+
+  Result<ReplayRun> run(uint64_t seed, std::vector<std::string>* notes) {
+    ReplayRun r;
+    r.seed = seed;
+    Candidate base = baseline_candidate(s_, *in_.registry, in_.source, text_);
+    Lookup b = look_up(*in_.table, *base.config);
+    history_.clear();
+    history_.push_back({base, b.status, b.ms, 0});
+    r.evaluations = 1;
+    r.evaluated.push_back(*base.config);
+    size_t champion = 0;
+    if (b.ms && *b.ms <= target_ms_) r.hit_evaluation = 1;
+    int without_gain = 0;
+    BuiltinGenerator gen;
+    for (int it = 1; it <= o_.iterations && !r.hit_evaluation; ++it) {
+      if (o_.patience > 0 && without_gain >= o_.patience) {
+        r.end = "patience";
+        break;
+      }
+      std::vector<Candidate> cands;
+      if (o_.policy == ReplayPolicy::kLoop) {
+        GeneratorInput gi;
+        gi.iteration = it;
+        gi.k = o_.branches;
+        gi.seed = seed + static_cast<uint64_t>(it);  // as optimize: --seed + iteration
+        for (Axis a : kAllAxes) gi.plan.slots[a] = std::max<int>(1, static_cast<int>(s_.offered_methods().size()));
+        gi.registry = in_.registry;
+        gi.space = &s_;
+        gi.baseline_source = in_.source;
+        gi.champion = history_[champion];
+        gi.history = history_;
+        gi.metrics = o_.metrics;
+        auto out = gen.generate(gi);
+        if (!out) return out.error();
+        if (notes && it == 1) {
+          notes->push_back("iteration 1 method selection: " +
+                           (out->selection.picks.empty() ? std::string("nothing picked") : "picked " + util::join(out->selection.ids(), ", ")));
+          for (const auto& skip : out->selection.skipped) notes->push_back("  skipped " + skip.id + ": " + skip.reason);
+        }
+        cands = std::move(out->candidates);
+      } else {
+        StrategyInput st;
+        st.space = &s_;
+        for (const auto& m : history_) st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});
+        st.k = o_.branches;
+        st.seed = seed + static_cast<uint64_t>(it) + static_cast<uint64_t>(it) * 1000003ull;  // as the generator
+        for (auto& p : propose_configs(st))
+          cands.push_back(candidate_from_config(s_, *in_.registry, p.config, in_.source, text_, "builtin"));
+      }
+      r.iterations = it;
+      if (cands.empty()) {
+        r.end = "exhausted";
+        break;
+      }
+      size_t before = champion;
+      for (auto& c : cands) {
+        Lookup l = c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true};
+        ++r.evaluations;
+        r.unknown += l.unknown;
+        if (c.config) r.evaluated.push_back(*c.config);
+        history_.push_back({c, l.status, l.ms, it});
+        if (l.ms && (!history_[champion].median_ms || *l.ms < *history_[champion].median_ms)) champion = history_.size() - 1;
+        if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations;
+      }
+      if (champion != before) {
+        without_gain = 0;
+        for (const auto& [id, on] : history_[champion].candidate.guards) r.ablations += on;
+      } else {
+        ++without_gain;
+      }
+    }
+    if (r.hit_evaluation) r.end = "reached";
+    else if (r.end.empty()) r.end = "iterations";
+    r.best_found_ms = history_[champion].median_ms.value_or(0);
+    return r;
+  }
+
+ private:
+  const ReplayInput& in_;
+  const SearchSpace& s_;
+  const ReplayOptions& o_;
+  std::string text_;
+  double target_ms_;
+  std::vector<Measurement> history_;
+};
+
+// Nearest rank: the smallest value with at least q of the runs at or below it; nullopt = "not reached".
+std::optional<int> nearest_rank(const std::vector<std::optional<int>>& sorted, double q) {
+  if (sorted.empty()) return std::nullopt;
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace
+
+Result<ReplayResult> replay_search(const ReplayInput& in) {
+  if (!in.space || !in.registry || !in.table) return internal_error("replay_search needs a space, a registry and a table");
+  const auto& o = in.options;
+  if (o.runs < 1 || o.iterations < 1 || o.branches < 1) return input_error("--runs, --iterations and --branches must be at least 1");
+  if (!(o.within_pct >= 0) || !(o.target_share_pct > 0)) return input_error("--within must be >= 0 and --target-share > 0");
+  for (const auto& d : in.space->dims)
+    if (d.kind == DimKind::kFlag) return internal_error("the replay's space must be built without compiler-flag methods");
+  const SpaceTable& t = *in.table;
+  auto best = t.best_ms();
+  if (!best) return input_error("the table has no configuration measured ok");
+  KOPT_TRY_ASSIGN(std::string text, util::read_file(in.source));
+  Config base = in.space->default_config();
+  auto b = t.ms.find(base);
+  if (b == t.ms.end() || !b->second)
+    return input_error("the baseline " + in.space->key(base) + (b == t.ms.end() ? " is not in the table" : " failed in the table") +
+                       ": kopt's loop would stop at its correctness gate");
+
+  ReplayResult res;
+  auto& s = res.summary;
+  s.space_size = t.ms.size() + t.missing;
+  s.measured_ok = t.ms.size() - t.failed();
+  s.best_ms = *best;
+  s.target_ms = *best * (1 + o.within_pct / 100);
+  s.baseline_ms = *b->second;
+  s.baseline_key = in.space->key(base);
+  for (const auto& [c, ms] : t.ms) {
+    if (ms && *ms == *best && s.best_key.empty()) s.best_key = in.space->key(c);
+    if (ms && *ms <= s.target_ms) ++s.good;
+  }
+  s.target_evaluations = static_cast<int>(std::floor(o.target_share_pct / 100 * static_cast<double>(s.space_size) + 1e-9));
+  s.random_mean_evaluations = random_mean_draws(s.space_size, s.good);
+  s.random_within_target = random_hit_probability(s.space_size, s.good, s.target_evaluations);
+
+  Replayer rp(in, text, s.target_ms);
+  std::vector<std::optional<int>> hits;
+  for (int r = 0; r < o.runs; ++r) {
+    KOPT_TRY_ASSIGN(auto run, rp.run(o.first_seed + static_cast<uint64_t>(r), r == 0 ? &res.notes : nullptr));
+    hits.push_back(run.hit_evaluation);
+    s.reached += run.hit_evaluation.has_value();
+    s.reached_within_target += run.hit_evaluation && *run.hit_evaluation <= s.target_evaluations;
+    res.runs.push_back(std::move(run));
+  }
+  std::sort(hits.begin(), hits.end(), [](const auto& x, const auto& y) {
+    return x && y ? *x < *y : x.has_value() && !y.has_value();  // not reached sorts last
+  });
+  s.median = nearest_rank(hits, 0.5);
+  s.p90 = nearest_rank(hits, 0.9);
+  s.max = hits.back();
+  return res;
+}
+
+std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
+  const auto& s = r.summary;
+  auto share = [&](double e) { return 100 * e / static_cast<double>(s.space_size); };
+  auto evals = [&](const std::optional<int>& e) {
+    return e ? fmt::format("{} ({:.1f}% of the space)", *e, share(*e)) : std::string("not reached");
+  };
+  std::string out;
+  out += fmt::format("space: {} configurations, {} measured ok; true best {:.4f} ms ({}); baseline {:.4f} ms ({})\n",
+                     s.space_size, s.measured_ok, s.best_ms, s.best_key, s.baseline_ms, s.baseline_key);
+  out += fmt::format("target: within {:g}% of the best (<= {:.4f} ms): {} configuration(s)\n", o.within_pct, s.target_ms, s.good);
+  out += fmt::format("policy {}: {}; {} candidates per iteration, at most {} iterations, patience {}\n", replay_policy_name(o.policy),
+                     o.policy == ReplayPolicy::kLoop ? "kopt's built-in generator (method selection + parameter strategy)"
+                                                     : "the parameter strategy alone, method guards searched like parameters",
+                     o.branches, o.iterations, o.patience > 0 ? std::to_string(o.patience) : std::string("off"));
+  if (o.policy == ReplayPolicy::kLoop) out += fmt::format("profile: {}; budget: a slot per offered method on every axis\n", o.metrics_source);
+  for (const auto& n : r.notes) out += "  " + n + "\n";
+  out += fmt::format("{} runs (seeds {}..{}): evaluations until the first configuration within {:g}% (baseline = 1)\n", r.runs.size(),
+                     o.first_seed, o.first_seed + r.runs.size() - 1, o.within_pct);
+  out += fmt::format("  median {}\n  p90    {}\n  max    {}\n", evals(s.median), evals(s.p90), evals(s.max));
+  out += fmt::format("  reached in {}/{} runs; within {:g}% of the space ({} evaluations) in {}/{}\n", s.reached, r.runs.size(),
+                     o.target_share_pct, s.target_evaluations, s.reached_within_target, r.runs.size());
+  int unknown = 0, ablations = 0;
+  for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations;
+  if (unknown) out += fmt::format("  {} candidate(s) were not in the table (counted as failed evaluations)\n", unknown);
+  if (o.policy == ReplayPolicy::kLoop)
+    out += fmt::format("  ablation builds the real loop would measure besides (not counted): {:.1f} per run on average\n",
+                       static_cast<double>(ablations) / static_cast<double>(r.runs.size()));
+  out += fmt::format("random search (uniform, without replacement): mean {:.1f} evaluations ({:.1f}% of the space); "
+                     "P(within {} evaluations) = {:.2f}\n",
+                     s.random_mean_evaluations, share(s.random_mean_evaluations), s.target_evaluations, s.random_within_target);
+  return out;
+}
+
+util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
+  const auto& s = r.summary;
+  auto opt = [](const std::optional<int>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
+  util::Json runs = util::Json::array();
+  for (const auto& run : r.runs)
+    runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"evaluations", run.evaluations},
+                    {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations},
+                    {"best_found_ms", run.best_found_ms}, {"end", run.end}});
+  return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
+                       {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},
+                       {"policy", replay_policy_name(o.policy)}, {"metrics_source", o.metrics_source}, {"metrics", o.metrics}}},
+          {"summary", {{"space_size", s.space_size}, {"measured_ok", s.measured_ok}, {"good", s.good}, {"best_ms", s.best_ms},
+                       {"best", s.best_key}, {"target_ms", s.target_ms}, {"baseline_ms", s.baseline_ms}, {"baseline", s.baseline_key},
+                       {"target_evaluations", s.target_evaluations}, {"median_evaluations", opt(s.median)},
+                       {"p90_evaluations", opt(s.p90)}, {"max_evaluations", opt(s.max)}, {"reached", s.reached},
+                       {"reached_within_target", s.reached_within_target}, {"random_mean_evaluations", s.random_mean_evaluations},
+                       {"random_within_target", s.random_within_target}}},
+          {"notes", r.notes},
+          {"runs", runs}};
+}
+
+}  // namespace kopt::search

@@ -1,0 +1,105 @@
+#pragma once
+// Replaying kopt's built-in search against an exhaustively measured space (search/measured_table.h), without
+// a GPU: each "measurement" is a table lookup. Over many seeds it counts how many evaluations the search needs
+// before it first measures a configuration within W% of the space's true best, next to uniform random search.
+// What is simulated and what is not (docs/PERFORMANCE.md, "Search efficiency"):
+//  * policy loop: the real BuiltinGenerator (method selection, allowed values, the parameter strategy),
+//    filled per iteration as loop/optimize.cpp fills it (history, champion, plan, seed = seed + iteration).
+//    The profile is fixed (ReplayOptions::metrics, by default one on which every declared method's evidence
+//    fires) and so is the budget (every axis gets a slot per offered method): the roofline and Nsight Compute
+//    stages that set them in the real loop are not run. Verdicts stay empty: a method is ablated only while
+//    on in the champion, and the generator keeps such a method on whatever its verdict.
+//  * policy free: the parameter strategy alone (propose_configs) over every declared dimension, method guards
+//    searched like parameters: what the strategy does when method selection does not pin the guards.
+//  * The champion is the fastest configuration measured so far (no noise, no paired re-timing, no 1% effect
+//    threshold). The baseline (every dimension at its default) is evaluation 1. A candidate the table does not
+//    have counts as an evaluation that failed. Compiler-flag methods are not in the space (the caller builds it
+//    with SpaceOptions::offer_flag_methods = false). Ablation builds are counted apart, not as evaluations.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "search/measured_table.h"
+#include "search/registry.h"
+#include "search/space.h"
+#include "util/json_io.h"
+
+namespace kopt::search {
+
+enum class ReplayPolicy { kLoop, kFree };
+std::string_view replay_policy_name(ReplayPolicy p);  // "loop", "free"
+std::optional<ReplayPolicy> parse_replay_policy(std::string_view s);
+
+struct ReplayOptions {
+  int runs = 50;
+  int iterations = 25;            // per run, at most
+  int branches = 4;               // candidates per iteration (optimize's --branches)
+  double within_pct = 3;          // the target: within this many percent of the best
+  double target_share_pct = 20;   // a run "meets the target" when it gets there in at most this share of the space
+  int patience = 0;               // stop after this many iterations without a faster champion; 0: never
+  uint64_t first_seed = 1;        // run r uses optimize's --seed first_seed + r
+  ReplayPolicy policy = ReplayPolicy::kLoop;
+  std::map<std::string, double> metrics;  // the champion's profile in every iteration (policy loop)
+  std::string metrics_source = "none";    // how `metrics` was made, for the report
+};
+
+struct ReplayRun {
+  uint64_t seed = 0;
+  std::optional<int> hit_evaluation;  // 1-based, the baseline being 1; nullopt: never within the target
+  int evaluations = 0;                // evaluations when the run ended
+  int iterations = 0;
+  int unknown = 0;                    // candidates the table lacks (counted as failed evaluations)
+  int ablations = 0;                  // builds the real loop's ablation would measure besides (not counted)
+  double best_found_ms = 0;
+  std::string end;                    // "reached", "iterations", "exhausted", "patience"
+  std::vector<Config> evaluated;      // in order, the baseline first
+};
+
+struct ReplaySummary {
+  size_t space_size = 0;     // valid configurations of the declared space (table rows + missing)
+  size_t measured_ok = 0;
+  size_t good = 0;           // configurations within the target
+  double best_ms = 0, target_ms = 0, baseline_ms = 0;
+  std::string best_key, baseline_key;
+  int target_evaluations = 0;        // floor(target_share * space_size)
+  double random_mean_evaluations = 0;  // (N + 1) / (m + 1)
+  double random_within_target = 0;     // P(random search hits within target_evaluations)
+  // Nearest-rank quantiles over all runs of the evaluation count; nullopt: that share of runs never got there.
+  std::optional<int> median, p90, max;
+  int reached = 0, reached_within_target = 0;
+};
+
+struct ReplayResult {
+  ReplaySummary summary;
+  std::vector<ReplayRun> runs;
+  std::vector<std::string> notes;  // e.g. what method selection picked in the first iteration
+};
+
+struct ReplayInput {
+  const SearchSpace* space = nullptr;  // built without compiler-flag methods
+  const Registry* registry = nullptr;
+  std::filesystem::path source;        // the kernel (the generator reads it)
+  const SpaceTable* table = nullptr;
+  ReplayOptions options;
+};
+
+Result<ReplayResult> replay_search(const ReplayInput& in);
+
+// A profile on which at least one evidence item of every listed method holds (the first value that satisfies
+// an item is kept when two items share a metric).
+std::map<std::string, double> metrics_firing(const Registry& reg, const std::vector<std::string>& method_ids);
+
+// Uniform random search without replacement over n configurations of which m are good: the mean number of
+// draws to the first good one, and the probability of one within e draws.
+double random_mean_draws(size_t n, size_t m);
+double random_hit_probability(size_t n, size_t m, int e);
+
+std::string format_replay(const ReplayResult& r, const ReplayOptions& o);
+util::Json to_json(const ReplayResult& r, const ReplayOptions& o);
+
+}  // namespace kopt::search

@@ -1,0 +1,281 @@
+#include "search/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <set>
+
+#include "search/selection.h"
+#include "testing/test_support.h"
+#include "util/fs.h"
+
+namespace kopt::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+const Registry& reg() {
+  auto r = registry();
+  EXPECT_TRUE(r.ok());
+  return r.value();
+}
+
+// 4 x 5 values and a guard; A * B <= 20 leaves 17 configurations per guard value: 34.
+const char* kKernel = R"(// @kopt param A values=1,2,4,8 default=1
+// @kopt param B values=1,2,3,4,5 default=1
+// @kopt method vectorized_access
+// @kopt constraint A * B <= 20
+#if KOPT_VECTORIZED_ACCESS
+#endif
+extern "C" void solve(const float* x, float* y, int n) {}
+)";
+
+std::vector<Config> all_configs(const SearchSpace& s) {
+  std::vector<Config> out;
+  Config c = s.default_config();
+  std::function<void(size_t)> walk = [&](size_t d) {
+    if (d == s.dims.size()) {
+      if (s.valid(c)) out.push_back(c);
+      return;
+    }
+    for (size_t i = 0; i < s.dims[d].values.size(); ++i) {
+      c[d] = static_cast<int>(i);
+      walk(d + 1);
+    }
+  };
+  walk(0);
+  return out;
+}
+
+class ReplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override { load(kKernel, "k.cu"); }
+  void load(const std::string& text, const std::string& name) {
+    fs::path dir = fs::path(::testing::TempDir()) / "kopt_replay";
+    fs::create_directories(dir);
+    source_ = dir / name;
+    ASSERT_TRUE(util::write_file_atomic(source_, text).ok());
+    auto a = parse_annotations(text, source_.string());
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    SpaceOptions o;
+    o.offer_flag_methods = false;
+    auto s = build_space(*a, reg(), o);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    space_ = *s;
+    configs_ = all_configs(space_);
+  }
+  void fill(const std::function<std::optional<double>(const Config&)>& ms) {
+    table_ = {};
+    for (const auto& c : configs_) table_.ms[c] = ms(c);
+  }
+  int64_t value(const Config& c, const std::string& dim) const {
+    int d = space_.dim_index(dim);
+    return space_.dims[static_cast<size_t>(d)].values[static_cast<size_t>(c[static_cast<size_t>(d)])];
+  }
+  Result<ReplayResult> replay(ReplayOptions o) {
+    return replay_search({&space_, &reg(), source_, &table_, std::move(o)});
+  }
+  // Every run's count agrees with the order it evaluated in: the hit is the first configuration within the
+  // target, nothing is evaluated twice, and the summary's quantiles are the runs' nearest ranks.
+  void expect_consistent(const ReplayResult& r) {
+    const double target = r.summary.target_ms;
+    std::vector<int> sorted;
+    for (const auto& run : r.runs) {
+      SCOPED_TRACE(run.seed);
+      EXPECT_EQ(static_cast<int>(run.evaluated.size()), run.evaluations);
+      EXPECT_EQ(run.evaluated.front(), space_.default_config());
+      EXPECT_EQ(std::set<Config>(run.evaluated.begin(), run.evaluated.end()).size(), run.evaluated.size());
+      int first = 0;
+      for (size_t i = 0; i < run.evaluated.size() && !first; ++i) {
+        auto it = table_.ms.find(run.evaluated[i]);
+        if (it != table_.ms.end() && it->second && *it->second <= target) first = static_cast<int>(i) + 1;
+      }
+      EXPECT_EQ(run.hit_evaluation.value_or(0), first);
+      sorted.push_back(first ? first : 1 << 30);
+    }
+    std::sort(sorted.begin(), sorted.end());
+    auto rank = [&](double q) {
+      int v = sorted[static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size()))) - 1];
+      return v == 1 << 30 ? std::optional<int>() : std::optional<int>(v);
+    };
+    EXPECT_EQ(r.summary.median, rank(0.5));
+    EXPECT_EQ(r.summary.p90, rank(0.9));
+    EXPECT_EQ(r.summary.max, rank(1.0));
+  }
+
+  fs::path source_;
+  SearchSpace space_;
+  std::vector<Config> configs_;
+  SpaceTable table_;
+};
+
+TEST_F(ReplayTest, EverythingWithinTheTargetTakesOneEvaluation) {
+  ASSERT_EQ(configs_.size(), 34u);
+  fill([&](const Config& c) { return 1.0 + 0.001 * value(c, "A"); });  // all within 1% of each other
+  ReplayOptions o;
+  o.runs = 7;
+  auto r = replay(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->summary.space_size, 34u);
+  EXPECT_EQ(r->summary.good, 34u);
+  EXPECT_EQ(r->summary.median, 1);
+  EXPECT_EQ(r->summary.max, 1);
+  EXPECT_EQ(r->summary.reached, 7);
+  for (const auto& run : r->runs) EXPECT_EQ(run.end, "reached");
+  EXPECT_DOUBLE_EQ(r->summary.random_mean_evaluations, 35.0 / 35.0);
+}
+
+TEST_F(ReplayTest, CountsMatchTheEvaluationOrderOnARandomTable) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(1.0, 3.0);
+  std::map<Config, double> t;
+  for (const auto& c : configs_) t[c] = u(rng);
+  t[space_.default_config()] = 3.5;  // a slow baseline
+  fill([&](const Config& c) { return t.at(c); });
+  for (auto policy : {ReplayPolicy::kLoop, ReplayPolicy::kFree}) {
+    SCOPED_TRACE(replay_policy_name(policy));
+    ReplayOptions o;
+    o.runs = 20;
+    o.iterations = 40;
+    o.policy = policy;
+    o.metrics = metrics_firing(reg(), space_.offered_methods());
+    auto r = replay(o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    expect_consistent(*r);
+    size_t good = std::count_if(t.begin(), t.end(), [&](const auto& kv) { return kv.second <= r->summary.target_ms; });
+    EXPECT_EQ(r->summary.good, good);
+    EXPECT_DOUBLE_EQ(r->summary.random_mean_evaluations, 35.0 / static_cast<double>(good + 1));
+    EXPECT_EQ(r->summary.target_evaluations, 6);  // floor(20% of 34)
+  }
+}
+
+TEST_F(ReplayTest, MethodSelectionDecidesWhetherAGuardedBestIsReachable) {
+  // The best needs the method on; every other configuration is 10x slower.
+  fill([&](const Config& c) { return value(c, "A") == 4 && value(c, "B") == 5 && value(c, "KOPT_VECTORIZED_ACCESS") == 1 ? 1.0 : 10.0; });
+  ReplayOptions o;
+  o.runs = 10;
+  o.iterations = 40;
+  // No evidence: the loop never picks the method, so its guard stays off and the best is out of reach.
+  auto none = replay(o);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(none->summary.reached, 0);
+  EXPECT_FALSE(none->summary.median.has_value());
+  for (const auto& run : none->runs) {
+    EXPECT_EQ(run.end, "exhausted");
+    EXPECT_EQ(run.evaluations, 17);  // every configuration with the guard off
+    for (const auto& c : run.evaluated) EXPECT_EQ(value(c, "KOPT_VECTORIZED_ACCESS"), 0);
+  }
+  // Evidence for it: picked in iteration 1 and pinned on from then, so every run finds the best among the 17
+  // configurations with the guard on.
+  o.metrics = metrics_firing(reg(), space_.offered_methods());
+  auto all = replay(o);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->summary.reached, 10);
+  EXPECT_EQ(all->notes.front(), "iteration 1 method selection: picked vectorized_access");
+  for (const auto& run : all->runs) {
+    EXPECT_LE(*run.hit_evaluation, 18);
+    for (size_t i = 1; i < run.evaluated.size(); ++i) EXPECT_EQ(value(run.evaluated[i], "KOPT_VECTORIZED_ACCESS"), 1);
+  }
+  expect_consistent(*all);
+}
+
+TEST_F(ReplayTest, ConfigurationsMissingFromTheTableCountAsFailedEvaluations) {
+  size_t i = 0;
+  for (const auto& c : configs_)
+    if (i++ % 2 == 0 || c == space_.default_config()) table_.ms[c] = 2.0 - 0.01 * static_cast<double>(i);
+  table_.missing = configs_.size() - table_.ms.size();
+  ReplayOptions o;
+  o.runs = 10;
+  o.iterations = 40;
+  o.policy = ReplayPolicy::kFree;
+  auto r = replay(o);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->summary.space_size, 34u);
+  int unknown = 0;
+  for (const auto& run : r->runs) {
+    int absent = static_cast<int>(std::count_if(run.evaluated.begin(), run.evaluated.end(), [&](const Config& c) { return !table_.ms.count(c); }));
+    EXPECT_EQ(run.unknown, absent);
+    unknown += absent;
+  }
+  EXPECT_GT(unknown, 0);
+  expect_consistent(*r);
+}
+
+TEST_F(ReplayTest, PatienceStopsARunWithoutProgress) {
+  // A flat table with one far, fast corner: the champion never improves until that corner is found.
+  fill([&](const Config& c) { return value(c, "A") == 8 && value(c, "B") == 2 ? 0.5 : 1.0; });
+  ReplayOptions o;
+  o.runs = 10;
+  o.iterations = 40;
+  o.patience = 1;
+  o.policy = ReplayPolicy::kFree;
+  auto r = replay(o);
+  ASSERT_TRUE(r.ok());
+  for (const auto& run : r->runs) {
+    if (run.hit_evaluation) continue;
+    EXPECT_EQ(run.end, "patience");
+    EXPECT_EQ(run.evaluations, 1 + o.branches);  // one iteration without a faster champion, then the stop
+  }
+  expect_consistent(*r);
+}
+
+TEST_F(ReplayTest, AFailedBaselineIsAnError) {
+  fill([&](const Config& c) { return c == space_.default_config() ? std::nullopt : std::optional<double>(1.0); });
+  auto r = replay({});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("failed in the table"), std::string::npos) << r.error().message;
+}
+
+TEST(Replay, RandomSearchFormulas) {
+  // 5 configurations, 2 good: the first good draw is 1st with p 2/5, 2nd 3/10, 3rd 1/5, 4th 1/10: mean 2.
+  EXPECT_DOUBLE_EQ(random_mean_draws(5, 2), 2.0);
+  EXPECT_NEAR(random_hit_probability(5, 2, 1), 0.4, 1e-12);
+  EXPECT_NEAR(random_hit_probability(5, 2, 2), 0.7, 1e-12);
+  EXPECT_NEAR(random_hit_probability(5, 2, 4), 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(random_hit_probability(5, 0, 5), 0.0);
+}
+
+TEST(Replay, MetricsFiringMakesEveryMethodEligible) {
+  for (const auto& m : reg().methods()) {
+    auto metrics = metrics_firing(reg(), {m.id});
+    if (m.evidence.empty()) continue;
+    EXPECT_FALSE(fired_evidence(m, metrics).empty()) << m.id;
+  }
+}
+
+// The example's real space: 496 configurations, and the three declared methods all picked at once.
+TEST(Replay, SgemmTunableSpace) {
+  fs::path kernel = fs::path(testing_support::test_data_dir()).parent_path().parent_path() / "examples/sgemm_tunable/kernel.cu";
+  auto text = util::read_file(kernel);
+  ASSERT_TRUE(text.ok());
+  auto a = parse_annotations(*text, kernel.string());
+  ASSERT_TRUE(a.ok());
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  auto s = build_space(*a, reg(), so);
+  ASSERT_TRUE(s.ok());
+  auto configs = all_configs(*s);
+  ASSERT_EQ(configs.size(), 496u);
+  SpaceTable t;
+  for (const auto& c : configs) {
+    double ms = 1;
+    for (size_t d = 0; d < c.size(); ++d) ms += 0.1 * std::abs(c[d] - 1) * static_cast<double>(d + 1);
+    t.ms[c] = ms;
+  }
+  ReplayOptions o;
+  o.runs = 3;
+  o.metrics = metrics_firing(reg(), s->offered_methods());
+  auto r = replay_search({&*s, &reg(), kernel, &t, o});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->summary.space_size, 496u);
+  ASSERT_FALSE(r->notes.empty());
+  for (const char* m : {"cp_async_pipeline", "smem_padding", "vectorized_access"})
+    EXPECT_NE(r->notes.front().find(m), std::string::npos) << r->notes.front();
+  for (const auto& run : r->runs) EXPECT_EQ(run.evaluations, static_cast<int>(run.evaluated.size()));
+}
+
+}  // namespace
+}  // namespace kopt::search
