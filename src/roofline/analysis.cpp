@@ -46,6 +46,7 @@ Result<RooflineResult> analyze(const Ceilings& c, const RooflineInput& in, const
   std::optional<double> dram_gbps;
   if (auto d = c.dram_roof()) dram_gbps = c.find(*d)->value;
   KOPT_TRY_ASSIGN(r.util, utilisation_from_ncu(in.ncu_metrics, dram_gbps));
+  for (const auto& why : r.util.ignored) r.notes.push_back(why);
   BudgetInput b;
   if (in.model) {
     r.mode = Mode::kWorkloadModel;
@@ -144,7 +145,8 @@ util::Json to_json(const RooflineResult& r) {
                       {"occupancy", opt(r.util.occupancy)}, {"dram_bytes", opt(r.util.dram_bytes)},
                       {"top_stall", r.util.top_stall ? util::Json(*r.util.top_stall) : util::Json(nullptr)},
                       {"top_stall_ratio", opt(r.util.top_stall_ratio)},
-                      {"sources", r.util.sources}};
+                      {"sources", r.util.sources},
+                      {"ignored", r.util.ignored}};
   j["gaps"] = {{"compute", opt(r.gaps.compute)}, {"memory", opt(r.gaps.memory)}, {"latency", opt(r.gaps.latency)}};
   j["bound"] = r.bound ? util::Json(axis_name(*r.bound)) : util::Json(nullptr);
   util::Json methods = util::Json::object(), weights = util::Json::object();

@@ -132,8 +132,13 @@ TEST(Analyze, RejectsBadInputsClearly) {
   in.time.median_ms = 0;
   EXPECT_NE(analyze(testing::round_ceilings(), in).error().message.find("must be > 0 ms"), std::string::npos);
   in = saxpy(false);
-  in.ncu_metrics[ncu::kSmThroughput] = -1;
-  EXPECT_NE(analyze(testing::round_ceilings(), in).error().message.find(ncu::kSmThroughput), std::string::npos);
+  in.ncu_metrics[ncu::kSmThroughput] = -1;  // an impossible metric is dropped with a note, not fatal
+  auto dropped = analyze(testing::round_ceilings(), in);
+  ASSERT_TRUE(dropped) << dropped.error().message;
+  EXPECT_NE(dropped->util.sources["compute"], ncu::kSmThroughput);  // from another metric, if any
+  ASSERT_FALSE(dropped->notes.empty());
+  EXPECT_NE(dropped->notes.back().find(ncu::kSmThroughput), std::string::npos);
+  EXPECT_EQ(to_json(*dropped)["utilisation"]["ignored"].size(), 1u);
   in = saxpy(false);
   in.model->flops_by_dtype = {{"complex64", 1}};
   EXPECT_NE(analyze(testing::round_ceilings(), in).error().message.find("unknown dtype"), std::string::npos);

@@ -18,13 +18,18 @@ std::optional<double> clamp01(std::optional<double> v) {
 
 }  // namespace
 
-Result<Utilisation> utilisation_from_ncu(const std::map<std::string, double>& m,
+Result<Utilisation> utilisation_from_ncu(const std::map<std::string, double>& all,
                                          std::optional<double> dram_ceiling_gbps) {
-  for (const auto& [name, v] : m) {
-    if (!std::isfinite(v) || v < 0) return input_error(fmt::format("ncu metric {} is {}: expected >= 0", name, v));
-    if (is_pct(name) && v > 110) return input_error(fmt::format("ncu metric {} is {}%: expected 0..100", name, v));
-  }
   Utilisation u;
+  std::map<std::string, double> m;  // the plausible metrics
+  for (const auto& [name, v] : all) {
+    if (!std::isfinite(v) || v < 0)
+      u.ignored.push_back(fmt::format("ncu metric {} is {}: expected >= 0; treated as missing", name, v));
+    else if (is_pct(name) && v > 110)
+      u.ignored.push_back(fmt::format("ncu metric {} is {}%: expected 0..100; treated as missing", name, v));
+    else
+      m[name] = v;
+  }
   auto pct = [&](const char* name) -> std::optional<double> {
     auto it = m.find(name);
     if (it == m.end()) return std::nullopt;

@@ -45,10 +45,13 @@ struct Utilisation {
   std::optional<std::string> top_stall;  // the largest stall reason ("long_scoreboard"), evidence only
   std::optional<double> top_stall_ratio;  // its warps stalled per issued instruction
   std::map<std::string, std::string> sources;  // field -> the metric (or "workload model") it came from
+  std::vector<std::string> ignored;  // metrics with impossible values, treated as missing (why, in words)
 };
 
 // Reads the metrics kopt knows from a name -> value map. A negative or non-finite value, or a percentage
-// above 110, is an Error naming the metric. With `dram_ceiling_gbps` (the roofline's DRAM ceiling), the DRAM
+// above 110, is impossible: that metric is treated as missing (unknown, never 0 or 1) and listed in `ignored`
+// (ncu reports such values for some max-over-units percentages, e.g. smsp__issue_inst0.max.pct... at 413%
+// on the H200); the run goes on. With `dram_ceiling_gbps` (the roofline's DRAM ceiling), the DRAM
 // utilisation is the achieved bandwidth (dram__bytes.sum.per_second, or dram bytes / gpu__time_duration)
 // over that ceiling rather than over the theoretical peak ncu uses, which no kernel reaches.
 Result<Utilisation> utilisation_from_ncu(const std::map<std::string, double>& metrics,

@@ -85,16 +85,29 @@ TEST(Utilisation, MissingMetricsAreUnknownNeverZero) {
   EXPECT_FALSE(g.latency);
 }
 
-TEST(Utilisation, RejectsNegativeNonFiniteAndImpossiblePercentages) {
-  auto a = utilisation_from_ncu({{ncu::kSmThroughput, -3}});
-  ASSERT_FALSE(a);
-  EXPECT_EQ(a.error().code, ExitCode::kInput);
-  EXPECT_NE(a.error().message.find(ncu::kSmThroughput), std::string::npos);
-  EXPECT_FALSE(utilisation_from_ncu({{ncu::kDramBytes, std::numeric_limits<double>::infinity()}}));
-  EXPECT_NE(utilisation_from_ncu({{ncu::kDramThroughput, 250}}).error().message.find("expected 0..100"),
-            std::string::npos);
+TEST(Utilisation, ImpossibleValuesAreMissingNotFatal) {
+  auto a = utilisation_from_ncu({{ncu::kSmThroughput, -3}, {ncu::kMemThroughput, 40}});
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_FALSE(a->compute);  // unknown, never 0
+  EXPECT_DOUBLE_EQ(*a->memory, 0.4);
+  ASSERT_EQ(a->ignored.size(), 1u);
+  EXPECT_NE(a->ignored[0].find(ncu::kSmThroughput), std::string::npos);
+  auto inf = utilisation_from_ncu({{ncu::kDramBytes, std::numeric_limits<double>::infinity()}});
+  ASSERT_TRUE(inf);
+  EXPECT_FALSE(inf->dram_bytes);
+  auto over = utilisation_from_ncu({{ncu::kDramThroughput, 250}});
+  ASSERT_TRUE(over);
+  EXPECT_FALSE(over->memory);
+  EXPECT_NE(over->ignored.at(0).find("expected 0..100"), std::string::npos);
+  // Seen on the H200 (the reduction example, 2026-11-30): a max-over-units percentage kopt does not even read.
+  auto h200 = utilisation_from_ncu({{"smsp__issue_inst0.max.pct_of_peak_sustained_active", 413.02140750507306},
+                                    {ncu::kMemThroughput, 91.5}});
+  ASSERT_TRUE(h200);
+  EXPECT_DOUBLE_EQ(*h200->memory, 0.915);
+  EXPECT_EQ(h200->ignored.size(), 1u);
   auto slightly_over = utilisation_from_ncu({{ncu::kDramThroughput, 100.4}});  // ncu does this: clamped
   EXPECT_DOUBLE_EQ(*slightly_over->memory, 1.0);
+  EXPECT_TRUE(slightly_over->ignored.empty());
 }
 
 TEST(Gaps, AreOneMinusUtilisationPerAxis) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "search/selection.h"
@@ -13,23 +14,28 @@
 namespace kopt::search {
 
 std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
-                                             const MethodSelection& selection) {
+                                             const MethodSelection& selection, const std::vector<MethodVerdict>& verdicts) {
   std::set<std::string> picked;
   for (const auto& p : selection.picks) picked.insert(p.id);
+  std::map<std::string, Verdict> latest;  // verdicts come in order: the last one per method wins
+  for (const auto& v : verdicts) latest[v.method] = v.verdict;
   std::vector<std::vector<int>> allowed(space.dims.size());
   for (size_t d = 0; d < space.dims.size(); ++d) {
     const Dim& dim = space.dims[d];
     const int n = static_cast<int>(dim.values.size());
-    auto all_on = [&] {
-      for (int v = 0; v < n; ++v)
-        if (dim.values[static_cast<size_t>(v)] != 0) allowed[d].push_back(v);
-    };
     if (dim.kind == DimKind::kParam) {
       for (int v = 0; v < n; ++v) allowed[d].push_back(v);
       continue;
     }
-    bool champion_on = champion && champion->guards.count(dim.method) && champion->guards.at(dim.method);
-    if (picked.count(dim.method) || champion_on) all_on();
+    const bool champion_on = champion && champion->guards.count(dim.method) && champion->guards.at(dim.method);
+    auto it = latest.find(dim.method);
+    const bool proven = it != latest.end() && it->second == Verdict::kEffective;
+    if (champion_on && proven) {
+      for (int v = 0; v < n; ++v)
+        if (dim.values[static_cast<size_t>(v)] != 0) allowed[d].push_back(v);
+    } else if (picked.count(dim.method) || champion_on) {
+      for (int v = 0; v < n; ++v) allowed[d].push_back(v);
+    }
     if (allowed[d].empty()) allowed[d].push_back(dim.default_index);  // off (or the only value there is)
   }
   return allowed;
@@ -67,7 +73,21 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   if (in.champion) champion = in.champion->candidate;
   StrategyInput st;
   st.space = &space;
-  st.allowed = allowed_values(space, champion, out.selection);
+  st.allowed = allowed_values(space, champion, out.selection, in.verdicts);
+  st.prefer.assign(space.dims.size(), -1);
+  {
+    std::set<std::string> picked;
+    for (const auto& p : out.selection.picks) picked.insert(p.id);
+    for (size_t d = 0; d < space.dims.size(); ++d) {
+      const Dim& dim = space.dims[d];
+      if (dim.kind == DimKind::kParam || !picked.count(dim.method)) continue;
+      for (size_t v = 0; v < dim.values.size(); ++v)
+        if (dim.values[v] != 0) {
+          st.prefer[d] = static_cast<int>(v);  // a picked method is first tried on the incumbent
+          break;
+        }
+    }
+  }
   for (const auto& m : in.history) {
     if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
     st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});

@@ -12,10 +12,14 @@ class BuiltinGenerator : public Generator {
   Result<GeneratorOutput> generate(const GeneratorInput& in) override;
 };
 
-// The methods that may switch on in this iteration for a kernel's space, champion and selection:
-// per dimension, the allowed value indices (picked methods on, champion's methods kept, others off).
+// The values each dimension may take in this iteration, for a kernel's space, champion, selection and the
+// verdicts so far. Params: every value. A method's guard: pinned on when the champion has it on and its latest
+// ablation verdict is `effective`; free (off or on: the search decides) when it was picked this iteration or
+// the champion has it on without that verdict; otherwise off. So a picked method is tried, not imposed: a
+// method that slows this kernel down is dropped by the search instead of riding along in every candidate.
 std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
-                                             const MethodSelection& selection);
+                                             const MethodSelection& selection,
+                                             const std::vector<MethodVerdict>& verdicts = {});
 
 // The baseline: every dimension at its default (params' defaults, guards and flag methods off).
 Candidate baseline_candidate(const SearchSpace& space, const Registry& reg, const std::filesystem::path& source,

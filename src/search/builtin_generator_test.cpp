@@ -68,26 +68,62 @@ class BuiltinGeneratorTest : public ::testing::Test {
   GeneratorInput in_;
 };
 
-TEST_F(BuiltinGeneratorTest, PicksByEvidenceAndSwitchesThePicksOn) {
+TEST_F(BuiltinGeneratorTest, PicksByEvidenceAndTriesThePicksWithoutImposingThem) {
   BuiltinGenerator gen;
   auto out = gen.generate(in_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   // Strongest evidence first: 240 waves (capped margin) before 85% of DRAM peak.
   EXPECT_EQ(out->selection.ids(), (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
   ASSERT_EQ(out->candidates.size(), 4u);
+  std::set<std::string> guard_values;
   for (const auto& c : out->candidates) {
-    EXPECT_EQ(c.defines.at("KOPT_VECTORIZED_ACCESS"), "1") << c.id;
-    EXPECT_EQ(c.defines.at("KOPT_GRID_STRIDE_LOOP"), "1") << c.id;
-    EXPECT_EQ(c.defines.at("KOPT_LOOP_UNROLLING"), "0") << c.id;  // no latency slot left
-    EXPECT_EQ(c.methods, (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
+    EXPECT_EQ(c.defines.at("KOPT_LOOP_UNROLLING"), "0") << c.id;  // not picked: no latency slot left
+    // The methods a candidate claims are exactly the guards it switches on.
+    std::vector<std::string> on;
+    for (const char* m : {"grid_stride_loop", "vectorized_access"})
+      if (c.guards.at(m)) on.push_back(m);
+    EXPECT_EQ(c.methods, on) << c.id;
+    EXPECT_EQ(c.defines.at("KOPT_GRID_STRIDE_LOOP"), c.guards.at("grid_stride_loop") ? "1" : "0") << c.id;
+    guard_values.insert(c.defines.at("KOPT_VECTORIZED_ACCESS") + c.defines.at("KOPT_GRID_STRIDE_LOOP"));
     EXPECT_EQ(c.origin, "builtin");
     EXPECT_EQ(c.source, source_);
     EXPECT_LE(c.params.at("THREADS") * c.params.at("ITEMS"), 2048);
   }
-  // First: the champion's parameters with the new methods, the cleanest test of the methods.
+  // First: the champion's parameters with both picks on, the cleanest test of the methods.
   EXPECT_EQ(out->candidates[0].params.at("THREADS"), 256);
   EXPECT_EQ(out->candidates[0].params.at("ITEMS"), 1);
+  EXPECT_EQ(out->candidates[0].methods, (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
   EXPECT_EQ(out->candidates[0].id, "i1c1");
+  // The picks are free dimensions, not pinned: the other candidates do not all carry both.
+  EXPECT_GT(guard_values.size(), 1u);
+}
+
+TEST(AllowedValues, APickIsFreeAndOnlyAnEffectiveChampionMethodIsPinned) {
+  SearchSpace s;
+  Dim p;
+  p.kind = DimKind::kParam;
+  p.name = "T";
+  p.values = {64, 128};
+  Dim m;
+  m.kind = DimKind::kGuard;
+  m.name = "KOPT_VECTORIZED_ACCESS";
+  m.method = "vectorized_access";
+  m.values = {0, 1};
+  m.default_index = 0;
+  s.dims = {p, m};
+  MethodSelection none, pick;
+  pick.picks.push_back({});
+  pick.picks.back().id = "vectorized_access";
+  EXPECT_EQ(allowed_values(s, std::nullopt, none)[1], (std::vector<int>{0}));     // not picked: off
+  EXPECT_EQ(allowed_values(s, std::nullopt, pick)[1], (std::vector<int>{0, 1}));  // picked: the search decides
+  EXPECT_EQ(allowed_values(s, std::nullopt, none)[0], (std::vector<int>{0, 1}));  // params: every value
+  Candidate champ;
+  champ.guards["vectorized_access"] = true;
+  EXPECT_EQ(allowed_values(s, champ, none)[1], (std::vector<int>{0, 1}));  // on, never judged: may be dropped
+  std::vector<MethodVerdict> v = {{"vectorized_access", Verdict::kEffective, 1, {}}};
+  EXPECT_EQ(allowed_values(s, champ, none, v)[1], (std::vector<int>{1}));  // proven: pinned on
+  v.push_back({"vectorized_access", Verdict::kIneffective, 2, {}});        // the latest verdict counts
+  EXPECT_EQ(allowed_values(s, champ, none, v)[1], (std::vector<int>{0, 1}));
 }
 
 TEST_F(BuiltinGeneratorTest, NeverProposesWhatWasMeasuredAndUsesTheHistory) {

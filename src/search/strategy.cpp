@@ -275,12 +275,14 @@ class Proposer {
     return p;
   }
 
-  // The incumbent with this iteration's pinned values (e.g. a newly picked method switched on), when
-  // that differs from anything measured: the cleanest test of the new methods.
+  // The incumbent with this iteration's pinned and preferred values (e.g. a newly picked method switched on),
+  // when that differs from anything measured: the cleanest test of the new methods.
   std::optional<Proposal> projected_incumbent() {
     auto ranked = ranked_observations(1);
     if (ranked.empty()) return std::nullopt;
-    const Config& p = ranked.front();
+    Config p = ranked.front();
+    for (size_t d = 0; d < p.size() && d < in_.prefer.size(); ++d)
+      if (in_.prefer[d] >= 0 && std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d])) p[d] = in_.prefer[d];
     if (!usable(p)) return std::nullopt;
     take(p);
     return Proposal{p, "incumbent with this iteration's methods", std::nullopt};

@@ -27,6 +27,9 @@ struct StrategyInput {
   // Per dimension, the value indices this iteration may use (one index: the dimension is pinned).
   // Empty: every value of every dimension.
   std::vector<std::vector<int>> allowed;
+  // Per dimension, a value index the first proposal (the incumbent carried into this iteration) takes when
+  // allowed, or -1: e.g. a method picked this iteration switched on, the cleanest test of it. Empty: none.
+  std::vector<int> prefer;
   std::vector<Observation> history;
   int k = 4;
   uint64_t seed = 1;
