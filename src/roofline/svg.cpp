@@ -149,6 +149,21 @@ std::string render_svg(const Ceilings& c, const std::vector<SvgPoint>& points, c
                      -std::atan2(sy(bw_tbs * X0) - sy(bw_tbs * X0 * 10), sx(X0 * 10) - sx(X0)) * 180 / std::numbers::pi, sx(X0) + 8,
                      sy(bw_tbs * X0 * 1.6) - 6, bw_tbs * 1000, describe(c.find(*dram)->source));
   }
+  // The other measured DRAM mixes, thin: a kernel with a known read/write mix is judged against its own.
+  std::string mixes;
+  for (const auto& m : kDramMixes) {
+    const Ceiling* x = c.find(m.roof);
+    if (!dram || m.roof == *dram || !x || !(x->value > 0) || x->source != CeilingSource::kMeasured) continue;
+    const double tbs = x->value / 1000, xr = std::min(max_peak / tbs, X1);
+    s += fmt::format("<line class=\"roof-dram-mix\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+                     "stroke=\"#d62728\" stroke-width=\"1\" stroke-opacity=\"0.45\"/>\n",
+                     sx(X0), sy(tbs * X0), sx(xr), sy(tbs * xr));
+    mixes += fmt::format("{}{} {:.0f}", mixes.empty() ? "" : ", ", roof_info(m.roof).label, x->value);
+  }
+  if (!mixes.empty())
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#d62728\" stroke=\"none\" font-size=\"11\">thin red: {} "
+                     "GB/s (a kernel whose read/write mix is known is judged against its own)</text>\n",
+                     left + 8.0, H - bottom - 8.0, esc(mixes));
   if (l2 && l2->value > 0) {
     double l2_tbs = l2->value / 1000, xr = std::min(max_peak / l2_tbs, X1);
     s += fmt::format("<line class=\"roof-l2\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\" "

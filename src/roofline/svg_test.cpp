@@ -69,6 +69,8 @@ TEST(RooflineSvg, IsWellFormedWithOneRoofPerCeilingAndOnePointPerKernel) {
   EXPECT_EQ(count(svg, "<svg "), 1u);
   EXPECT_EQ(count(svg, "class=\"roof-compute\""), 8u);  // every compute ceiling of round_ceilings()
   EXPECT_EQ(count(svg, "class=\"roof-dram\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"roof-dram-mix\""), 1u);  // the read-only rate beside the copy roof
+  EXPECT_NE(svg.find("thin red: DRAM read 3900 GB/s"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"roof-l2\""), 1u);
   EXPECT_EQ(count(svg, "<circle class=\"kernel\""), 2u);
   EXPECT_NE(svg.find("sgemm&lt;4096&gt; &amp; co: 68% of floor"), std::string::npos);  // escaped, efficiency
