@@ -2,24 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 namespace kopt::search {
 namespace {
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
-// 4 x 5 values and a guard, 6 of the 40 points break the constraint: 34 configurations.
-const char* kKernel = R"(// @kopt param A values=1,2,4,8 default=1
-// @kopt param B values=1,2,3,4,5 default=1
-// @kopt method vectorized_access
-// @kopt constraint A * B <= 20
-#if KOPT_VECTORIZED_ACCESS
-#endif
-extern "C" void solve(const float* x, float* y, int n) {}
-)";
+const char* const kKernel = testing::kSmallSpaceKernel;
 
 SearchSpace space() {
   auto a = parse_annotations(kKernel, "k.cu");

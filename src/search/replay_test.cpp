@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -17,21 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
-// 4 x 5 values and a guard; A * B <= 20 leaves 17 configurations per guard value: 34.
-const char* kKernel = R"(// @kopt param A values=1,2,4,8 default=1
-// @kopt param B values=1,2,3,4,5 default=1
-// @kopt method vectorized_access
-// @kopt constraint A * B <= 20
-#if KOPT_VECTORIZED_ACCESS
-#endif
-extern "C" void solve(const float* x, float* y, int n) {}
-)";
+const char* const kKernel = testing::kSmallSpaceKernel;
 
 std::vector<Config> all_configs(const SearchSpace& s) {
   std::vector<Config> out;
