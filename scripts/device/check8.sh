@@ -2,7 +2,8 @@
 # Device check 8 (prepared 2026-11-30 for the next session; an nvidia-h200-x2): what issue 10 still needs.
 #   GPU 0: optimize on sgemm_tunable 4096^3 with the fixed generator (defaults, --max-time-s 1); optimize on the
 #          reduction (after the ncu fix) and the transpose, each run to its end.
-#   GPU 1: the GPU suite, every test, one after the other.
+#   GPU 1: the GPU suite, every test, one after the other (about 575 s on one GPU in check6: it may be cut; the
+#          per-test lines in gpu1.txt survive, the final table does not).
 # Logs: gpu0.txt, gpu1.txt; summaries and roofline JSON in runs_json.tgz. Waits on explicit PIDs (a bare `wait`
 # also waits for a `tee` process substitution: check6 hung on that).
 set -u
