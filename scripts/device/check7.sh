@@ -11,8 +11,7 @@ export KOPT_DATA_DIR=$PWD/data PYTHONUNBUFFERED=1 KOPT_BIN=$PWD/.carry/build/kop
 K=$KOPT_BIN
 date -u; nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
 mkdir -p runs
-step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s.%N); echo "=== $name: $*"; timeout $limit "$@"; local rc=$?; echo "=== $name rc=$rc $(python3 -c "import time;print(round(time.time()-$t0,1))") s"; }
-summ() { local d; d=$(ls -d runs/$1/kopt_runs/run_* 2>/dev/null | head -1); [ -n "$d" ] || return; echo "--- summary of $1"; cat $d/summary.md 2>/dev/null || cat $d/state.json; mkdir -p runs/json/$1; cp $d/summary.json $d/options.json runs/json/$1/ 2>/dev/null; find $d -name roofline.json | while read -r f; do cp "$f" runs/json/$1/$(echo "${f#$d/}" | tr / _); done; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 stream0() {
   export CUDA_VISIBLE_DEVICES=0
   step triton_loop 110 $K optimize examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=4096 --n_cols=4096 --iterations 1 --branches 3 --max-time-s 0.5 --near-peak 0.99 --out runs/trl; summ trl

@@ -12,8 +12,7 @@ K=$KOPT_BIN
 date -u; nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
 [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
 mkdir -p runs
-step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s.%N); echo "=== $name: $*"; timeout $limit "$@"; local rc=$?; echo "=== $name rc=$rc $(python3 -c "import time;print(round(time.time()-$t0,1))") s"; }
-summ() { local d; d=$(ls -d runs/$1/kopt_runs/run_* 2>/dev/null | head -1); [ -n "$d" ] || return; echo "--- summary of $1"; cat $d/summary.md 2>/dev/null || cat $d/state.json; mkdir -p runs/json/$1; cp $d/summary.json $d/options.json runs/json/$1/ 2>/dev/null; find $d -name roofline.json | while read -r f; do cp "$f" runs/json/$1/$(echo "${f#$d/}" | tr / _); done; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 stream0() {
   export CUDA_VISIBLE_DEVICES=0
   step sgemm 270 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1 --out runs/sg; summ sg

@@ -52,10 +52,8 @@ class CmdSassTriton : public ::testing::Test {
     return !usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump());
   }
   fs::path cubin(const std::string& name) {
-    fs::path out = dir_ / (name + ".cubin");
-    auto r = util::run_process({{toolchain::find_nvcc(), "-cubin", "-arch=sm_90", "-o", out.string(),
-                                 testing_support::test_data_dir() + "/triton/" + name + ".cu"},
-                                "", {}, 300});
+    util::ProcessResult r;
+    fs::path out = testing_support::compile_test_cubin(name, dir_, &r);
     EXPECT_TRUE(r.success()) << r.stderr_text;
     return out;
   }

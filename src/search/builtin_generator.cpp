@@ -13,10 +13,40 @@
 
 namespace kopt::search {
 
-std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
-                                             const MethodSelection& selection, const std::vector<MethodVerdict>& verdicts) {
+namespace {
+
+std::set<std::string> picked_ids(const MethodSelection& selection) {
   std::set<std::string> picked;
   for (const auto& p : selection.picks) picked.insert(p.id);
+  return picked;
+}
+
+// The value indices of a method dimension that switch it on (a valued flag has several).
+std::vector<int> on_values(const Dim& dim) {
+  std::vector<int> on;
+  for (size_t v = 0; v < dim.values.size(); ++v)
+    if (dim.values[v] != 0) on.push_back(static_cast<int>(v));
+  return on;
+}
+
+// Per dimension, the value the first proposal takes: a picked method's first "on" value, else -1.
+std::vector<int> preferred_values(const SearchSpace& space, const MethodSelection& selection) {
+  const auto picked = picked_ids(selection);
+  std::vector<int> prefer(space.dims.size(), -1);
+  for (size_t d = 0; d < space.dims.size(); ++d) {
+    const Dim& dim = space.dims[d];
+    if (dim.kind == DimKind::kParam || !picked.count(dim.method)) continue;
+    auto on = on_values(dim);
+    if (!on.empty()) prefer[d] = on.front();  // a picked method is first tried on the incumbent
+  }
+  return prefer;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
+                                             const MethodSelection& selection, const std::vector<MethodVerdict>& verdicts) {
+  const auto picked = picked_ids(selection);
   std::map<std::string, Verdict> latest;  // verdicts come in order: the last one per method wins
   for (const auto& v : verdicts) latest[v.method] = v.verdict;
   std::vector<std::vector<int>> allowed(space.dims.size());
@@ -31,8 +61,7 @@ std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std
     auto it = latest.find(dim.method);
     const bool proven = it != latest.end() && it->second == Verdict::kEffective;
     if (champion_on && proven) {
-      for (int v = 0; v < n; ++v)
-        if (dim.values[static_cast<size_t>(v)] != 0) allowed[d].push_back(v);
+      allowed[d] = on_values(dim);
     } else if (picked.count(dim.method) || champion_on) {
       for (int v = 0; v < n; ++v) allowed[d].push_back(v);
     }
@@ -54,19 +83,12 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   KOPT_TRY_ASSIGN(std::string source_text, util::read_file(in.baseline_source));
 
   GeneratorOutput out;
-  SelectionInput sel;
-  sel.registry = in.registry;
+  SelectionInput sel = selection_input(in);
   for (const auto& d : space.dims)
     if (d.kind != DimKind::kParam && d.values.size() > 1) sel.offered.push_back(d.method);
   if (in.champion)
     for (const auto& [id, on] : in.champion->candidate.guards)
       if (on) sel.active.insert(id);
-  sel.plan = in.plan;
-  sel.metrics = in.metrics;
-  sel.verdicts = in.verdicts;
-  sel.numerics = in.numerics;
-  sel.backend = in.backend;
-  sel.arch = in.arch;
   out.selection = select_methods(sel);
 
   std::optional<Candidate> champion;
@@ -74,20 +96,7 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   StrategyInput st;
   st.space = &space;
   st.allowed = allowed_values(space, champion, out.selection, in.verdicts);
-  st.prefer.assign(space.dims.size(), -1);
-  {
-    std::set<std::string> picked;
-    for (const auto& p : out.selection.picks) picked.insert(p.id);
-    for (size_t d = 0; d < space.dims.size(); ++d) {
-      const Dim& dim = space.dims[d];
-      if (dim.kind == DimKind::kParam || !picked.count(dim.method)) continue;
-      for (size_t v = 0; v < dim.values.size(); ++v)
-        if (dim.values[v] != 0) {
-          st.prefer[d] = static_cast<int>(v);  // a picked method is first tried on the incumbent
-          break;
-        }
-    }
-  }
+  st.prefer = preferred_values(space, out.selection);
   for (const auto& m : in.history) {
     if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
     st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 #include <filesystem>
 #include <set>
 
@@ -12,11 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
 const char* kKernel = R"(// @kopt param THREADS values=64,128,256,512 default=256
 // @kopt param ITEMS values=1,2,4,8

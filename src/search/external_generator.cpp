@@ -170,18 +170,11 @@ Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
                                    lang == SourceLanguage::kPython ? "def run_kernel(...)" : "extern \"C\" ... solve(...)"));
 
   // This iteration's methods: any registry method for the backend, by evidence and budget.
-  SelectionInput sel;
-  sel.registry = in.registry;
+  SelectionInput sel = selection_input(in);
   for (const auto& m : in.registry->methods())
     if (m.supports(in.backend)) sel.offered.push_back(m.id);
   if (in.champion)
     for (const auto& id : in.champion->candidate.methods) sel.active.insert(id);
-  sel.plan = in.plan;
-  sel.metrics = in.metrics;
-  sel.verdicts = in.verdicts;
-  sel.numerics = in.numerics;
-  sel.backend = in.backend;
-  sel.arch = in.arch;
   MethodSelection selection = select_methods(sel);
 
   const std::string champion_copy = std::string("champion") + (lang == SourceLanguage::kPython ? ".py" : ".cu");

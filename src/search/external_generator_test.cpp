@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 #include <filesystem>
 
 #include "compile/pool.h"
@@ -17,11 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
 const std::string kVariants = std::string(KOPT_TEST_DATA) + "/search/variants/saxpy";
 const std::string kScript = std::string(KOPT_SOURCE_DIR) + "/examples/generators/prepared_variants.py";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 #include <filesystem>
 
 #include "util/fs.h"
@@ -13,11 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
 TEST(MethodTable, FiltersByAxisBackendAndNumerics) {
   auto memory_triton = filter_methods(reg(), {Axis::kMemory, Backend::kTriton, std::nullopt});

@@ -64,6 +64,18 @@ std::string judged_out(const Method& m, const SelectionInput& in, const std::vec
 
 }  // namespace
 
+SelectionInput selection_input(const GeneratorInput& in) {
+  SelectionInput sel;
+  sel.registry = in.registry;
+  sel.plan = in.plan;
+  sel.metrics = in.metrics;
+  sel.verdicts = in.verdicts;
+  sel.numerics = in.numerics;
+  sel.backend = in.backend;
+  sel.arch = in.arch;
+  return sel;
+}
+
 MethodSelection select_methods(const SelectionInput& in) {
   MethodSelection out;
   if (!in.registry) return out;

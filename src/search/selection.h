@@ -37,4 +37,8 @@ struct SelectionInput {
 
 MethodSelection select_methods(const SelectionInput& in);
 
+// The selection input a generator shares with the loop: registry, plan, metrics, verdicts, numerics, backend
+// and architecture from `in`. The generator fills `offered` and `active` (what it can switch, what is on).
+SelectionInput selection_input(const GeneratorInput& in);
+
 }  // namespace kopt::search

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 #include <algorithm>
 
 #include "util/json_io.h"
@@ -9,11 +11,7 @@
 namespace kopt::search {
 namespace {
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
 // The profile of a real DRAM-bound kernel: saxpy on an H200 (70.8% of DRAM peak, long-scoreboard stalls,
 // a 248-wave grid of one-element threads), captured with Nsight Compute 2025.3.1.

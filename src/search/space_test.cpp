@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "search/testing.h"
+
 #include <algorithm>
 
 #include "search/candidate.h"
@@ -9,11 +11,7 @@
 namespace kopt::search {
 namespace {
 
-const Registry& reg() {
-  auto r = registry();
-  EXPECT_TRUE(r.ok());
-  return r.value();
-}
+const Registry& reg() { return testing::test_registry(); }
 
 const char* kKernel = R"(// @kopt param BM values=64,128 default=128
 // @kopt param UNROLL range=1..4

@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <string>
 
+#include "toolchain/tools.h"
 #include "util/fs.h"
+#include "util/process.h"
 
 namespace kopt::testing_support {
 
@@ -17,6 +19,18 @@ inline std::string kopt_binary() {
 inline std::string test_data_dir() {
   auto found = util::find_upwards(util::executable_dir(), "tests/data");
   return found.empty() ? std::string(KOPT_TEST_DATA) : found.string();
+}
+
+// Builds tests/data/triton/NAME.cu into OUT_DIR/NAME.cubin with nvcc -cubin (a stand-in for a cubin Triton
+// writes: one extern "C" kernel). Returns the path; the process result says whether it worked.
+inline std::filesystem::path compile_test_cubin(const std::string& name, const std::filesystem::path& out_dir,
+                                                util::ProcessResult* result = nullptr) {
+  std::filesystem::path out = out_dir / (name + ".cubin");
+  auto r = util::run_process({{toolchain::find_nvcc(), "-cubin", "-arch=sm_90", "-o", out.string(),
+                               test_data_dir() + "/triton/" + name + ".cu"},
+                              "", {}, 300});
+  if (result) *result = r;
+  return out;
 }
 
 }  // namespace kopt::testing_support
