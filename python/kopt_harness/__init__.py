@@ -4,4 +4,9 @@
 every candidate against; `python3 -m kopt_harness inspect DIR` shows what was written.
 """
 
+import time as _time
+
 MANIFEST_VERSION = 1
+# When the package was first imported (perf_counter seconds): the start of the harness's own phases
+# (triton_run.py's phases_ms); what came before it is the interpreter's start.
+IMPORT_T0 = _time.perf_counter()

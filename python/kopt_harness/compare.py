@@ -5,8 +5,12 @@ Triton result exactly as it reads a CUDA one.
 Rule: |a - e| <= atol + rtol * |e| per element; NaN matches only NaN, an infinity only the same infinity.
 Errors (max_abs_err, max_rel_err, rel_l2_err) are over finite pairs. An element whose bytes all equal the
 poison byte (0xFF for floats: NaN in every float type; 0xA5 for integers and bool) counts as still poisoned,
-unless the whole output is bitwise equal to the expected one. Pure numpy; large outputs are compared in
-chunks so memory stays bounded.
+unless the whole output is bitwise equal to the expected one. Large outputs are compared in chunks so memory
+stays bounded.
+
+The buffers are numpy uint8 arrays (on the host) or torch uint8 tensors (on the device that holds them: the
+Triton runner compares on the GPU, where 32 M float32 elements take milliseconds instead of seconds); the same
+code runs on both through a small backend (_NUMPY, _Torch), with float64 arithmetic either way.
 """
 
 import math
@@ -32,6 +36,70 @@ def decode(raw, dtype_name):
         return (raw != 0).astype(np.float64)
     d = dtypes.lookup(dtype_name)
     return raw.view(np.dtype(d.numpy_name).newbyteorder("<")).astype(np.float64)
+
+
+class NumpyBackend:
+    def flat_bytes(self, raw):
+        return np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
+
+    decode = staticmethod(decode)
+
+    @staticmethod
+    def equal(a, b):
+        return bool(np.array_equal(a, b))
+
+    @staticmethod
+    def first_true(mask):
+        return int(np.argmax(mask))
+
+    @staticmethod
+    def poisoned(chunk, itemsize, byte):
+        return int(np.all(chunk.reshape(-1, itemsize) == byte, axis=1).sum())
+
+
+class TorchBackend:
+    """The same operations on torch uint8 tensors (any device). Dtypes torch cannot widen to float64 on every
+    device (uint16/32/64) are not offered: `supports` says which."""
+
+    EXACT = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool")
+
+    def __init__(self, torch):
+        self.torch = torch
+
+    @classmethod
+    def supports(cls, dtype_name):
+        return dtype_name in cls.EXACT
+
+    def flat_bytes(self, raw):
+        return raw.reshape(-1).contiguous()
+
+    def decode(self, raw, dtype_name):
+        t = self.torch
+        if dtype_name == "bool":
+            return (raw != 0).to(t.float64)
+        return raw.view(getattr(t, dtypes.lookup(dtype_name).torch_name)).to(t.float64)
+
+    def equal(self, a, b):
+        return bool(self.torch.equal(a, b))
+
+    @staticmethod
+    def first_true(mask):
+        return int(mask.nonzero()[0, 0])
+
+    @staticmethod
+    def poisoned(chunk, itemsize, byte):
+        return int((chunk.view(-1, itemsize) == byte).all(dim=1).sum())
+
+
+_NUMPY = NumpyBackend()
+
+
+def backend_for(raw):
+    """The backend for a buffer: torch for a torch tensor, numpy otherwise."""
+    if isinstance(raw, np.ndarray) or not hasattr(raw, "view") or not hasattr(raw, "device"):
+        return _NUMPY
+    import torch  # noqa: PLC0415 (only reached with a torch tensor in hand)
+    return TorchBackend(torch)
 
 
 def _num(v):
@@ -95,16 +163,17 @@ def coords_of(index, shape):
 
 
 def compare(dtype_name, shape, expected_raw, actual_raw, atol, rtol):
-    """Compares two flat uint8 buffers of one dtype and shape."""
+    """Compares two flat uint8 buffers of one dtype and shape: both numpy arrays, or both torch tensors on one
+    device."""
     itemsize = dtypes.lookup(dtype_name).itemsize
-    expected_raw = np.ascontiguousarray(expected_raw, dtype=np.uint8).reshape(-1)
-    actual_raw = np.ascontiguousarray(actual_raw, dtype=np.uint8).reshape(-1)
-    if expected_raw.size != actual_raw.size or expected_raw.size % itemsize:
-        raise ValueError(f"compare: {expected_raw.size} expected bytes vs {actual_raw.size} actual bytes "
+    be = backend_for(actual_raw)
+    expected_raw, actual_raw = be.flat_bytes(expected_raw), be.flat_bytes(actual_raw)
+    if expected_raw.shape[0] != actual_raw.shape[0] or expected_raw.shape[0] % itemsize:
+        raise ValueError(f"compare: {expected_raw.shape[0]} expected bytes vs {actual_raw.shape[0]} actual bytes "
                          f"for {dtype_name}")
-    numel = expected_raw.size // itemsize
+    numel = expected_raw.shape[0] // itemsize
     r = Comparison(numel)
-    r.bitwise_equal = bool(np.array_equal(expected_raw, actual_raw))
+    r.bitwise_equal = be.equal(expected_raw, actual_raw)
     pb = poison_byte(dtype_name)
     err2 = ref2 = 0.0
     step = CHUNK_ELEMENTS
@@ -112,33 +181,35 @@ def compare(dtype_name, shape, expected_raw, actual_raw, atol, rtol):
         end = min(numel, begin + step)
         eb = expected_raw[begin * itemsize:end * itemsize]
         ab = actual_raw[begin * itemsize:end * itemsize]
-        e, a = decode(eb, dtype_name), decode(ab, dtype_name)
-        special = ~np.isfinite(e) | ~np.isfinite(a)
-        both_nan = np.isnan(e) & np.isnan(a)
-        same_inf = np.isinf(e) & np.isinf(a) & ((e > 0) == (a > 0))
+        e, a = be.decode(eb, dtype_name), be.decode(ab, dtype_name)
+        special = ~_isfinite(e) | ~_isfinite(a)
+        both_nan = _isnan(e) & _isnan(a)
+        same_inf = _isinf(e) & _isinf(a) & ((e > 0) == (a > 0))
         special_bad = special & ~(both_nan | same_inf)
         finite = ~special
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            d = np.where(finite, np.abs(a - e), 0.0)
-            ae = np.abs(e)
+            d = abs(a - e)
+            d[special] = 0.0
+            ae = abs(e)
             bad = special_bad | (finite & (d > atol + rtol * ae))
-            if finite.any():
+            if bool(finite.any()):
                 r.max_abs_err = max(r.max_abs_err, float(d[finite].max()))
                 nz = finite & (e != 0)
-                if nz.any():
+                if bool(nz.any()):
                     r.max_rel_err = max(r.max_rel_err, float((d[nz] / ae[nz]).max()))
-                err2 += float(np.square(d[finite]).sum())
-                ref2 += float(np.square(e[finite]).sum())
+                df, ef = d[finite], e[finite]
+                err2 += float((df * df).sum())
+                ref2 += float((ef * ef).sum())
         r.nan_or_inf_mismatches += int(special_bad.sum())
         nbad = int(bad.sum())
         if nbad and r.mismatches == 0:
-            i = int(np.argmax(bad))
+            i = be.first_true(bad)
             r.first_bad_index = begin + i
             r.expected_at_first_bad = float(e[i])
             r.actual_at_first_bad = float(a[i])
         r.mismatches += nbad
         if not r.bitwise_equal:
-            r.still_poisoned += int(np.all(ab.reshape(-1, itemsize) == pb, axis=1).sum())
+            r.still_poisoned += be.poisoned(ab, itemsize, pb)
     r.rel_l2_err = math.sqrt(err2 / ref2) if ref2 > 0 else math.sqrt(err2)
     if r.first_bad_index >= 0 and len(shape) > 0:
         r.first_bad_coords = coords_of(r.first_bad_index, list(shape))
@@ -146,10 +217,23 @@ def compare(dtype_name, shape, expected_raw, actual_raw, atol, rtol):
     return r
 
 
+def _isfinite(x):
+    return x.isfinite() if hasattr(x, "isfinite") else np.isfinite(x)
+
+
+def _isnan(x):
+    return x.isnan() if hasattr(x, "isnan") else np.isnan(x)
+
+
+def _isinf(x):
+    return x.isinf() if hasattr(x, "isinf") else np.isinf(x)
+
+
 def first_changed_element(before_raw, after_raw, itemsize):
-    """-1 when the two byte buffers are equal, else the index of the first element whose bytes differ."""
-    before_raw = np.asarray(before_raw, dtype=np.uint8).reshape(-1)
-    after_raw = np.asarray(after_raw, dtype=np.uint8).reshape(-1)
-    if np.array_equal(before_raw, after_raw):
+    """-1 when the two byte buffers are equal, else the index of the first element whose bytes differ. Both
+    numpy arrays, or both torch tensors on one device."""
+    be = backend_for(after_raw)
+    before_raw, after_raw = be.flat_bytes(before_raw), be.flat_bytes(after_raw)
+    if be.equal(before_raw, after_raw):
         return -1
-    return int(np.argmax(before_raw != after_raw)) // itemsize
+    return be.first_true(before_raw != after_raw) // itemsize

@@ -14,6 +14,9 @@ import time
 import numpy as np
 
 from . import dtypes
+from .compare import TorchBackend
+
+compare_torch_supports = TorchBackend.supports
 from .runresult import CUDA_ERROR, LOAD_ERROR, Fatal
 
 FLUSH_BYTES = 256 << 20
@@ -87,6 +90,17 @@ class NumpyOps:
     def download(self, a):
         return self._bytes(a).copy()
 
+    def comparable(self, a, dtype_name):
+        """A's bytes in the form compare.py takes, where comparing is cheapest: here a host copy."""
+        del dtype_name
+        return self.download(a)
+
+    @staticmethod
+    def like(got, raw):
+        """Host bytes `raw` beside `got` (a comparable()), for compare.py."""
+        del got
+        return raw
+
     def adopt(self, v):
         return np.array(v, copy=True) if isinstance(v, np.ndarray) else np.asarray(v.detach().cpu().numpy())
 
@@ -147,6 +161,18 @@ class TorchOps(NumpyOps):
 
     def download(self, t):
         return self._bytes(t).detach().to("cpu", copy=True).numpy()
+
+    def comparable(self, t, dtype_name):
+        """On the GPU the bytes stay there (a view, no copy) for the dtypes compare.py's torch backend widens
+        exactly; elsewhere a host copy."""
+        if self.is_cuda and compare_torch_supports(dtype_name):
+            return self._bytes(t).detach()
+        return self.download(t)
+
+    def like(self, got, raw):
+        if isinstance(got, np.ndarray):
+            return raw
+        return self.torch.from_numpy(np.ascontiguousarray(raw, dtype=np.uint8)).to(got.device)
 
     def adopt(self, v):
         if isinstance(v, np.ndarray):

@@ -22,9 +22,10 @@ import sys
 import tempfile
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from . import compare, cubins, devices, dtypes, kernelmod, runresult, stats, store, timing
+from . import IMPORT_T0, compare, cubins, devices, dtypes, kernelmod, runresult, stats, store, timing
 from .errors import RefError, UsageError
 from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, OK, UNWRITTEN_OUTPUT,
                         WRONG_RESULT, Fatal)
@@ -58,6 +59,52 @@ class RunOptions:
     dump_cubin: str = None
     dims: dict = None  # compile mode
     seed: int = 0  # compile mode
+
+
+class Phases:
+    """Wall time per phase of this child, in ms (the result's phases_ms): where a candidate's overhead goes.
+    Keys: interpreter_start (process start to the harness's first import, from /proc; absent elsewhere),
+    harness_imports (to run()), golden_load, kernel_import (the kernel module, and with it triton),
+    device_init, bind (buffers allocated and filled), first_call (Triton's JIT compile and one run),
+    verify, timing; `other` is the rest of run() and `total` the process's age at the end."""
+
+    def __init__(self):
+        self.ms = {}
+        t = time.perf_counter()
+        start = _process_age_s()
+        if start is not None:
+            self.ms["interpreter_start"] = max(0.0, (start - (t - IMPORT_T0)) * 1e3)
+        self.ms["harness_imports"] = (t - IMPORT_T0) * 1e3
+        self.t_run = t
+
+    @contextmanager
+    def __call__(self, name):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - t0) * 1e3
+
+    def to_json(self):
+        out = {k: round(v, 3) for k, v in self.ms.items()}
+        run_ms = (time.perf_counter() - self.t_run) * 1e3
+        named = sum(v for k, v in self.ms.items() if k not in ("interpreter_start", "harness_imports"))
+        out["other"] = round(max(0.0, run_ms - named), 3)
+        out["total"] = round(out.get("interpreter_start", 0.0) + out["harness_imports"] + run_ms, 3)
+        return out
+
+
+def _process_age_s():
+    """Seconds since this process started (Linux /proc, 10 ms resolution), or None."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        start_ticks = int(fields[19])  # field 22 of stat(5), counted after "pid (comm)"
+        with open("/proc/uptime", encoding="ascii") as f:
+            uptime_s = float(f.read().split()[0])
+        return max(0.0, uptime_s - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @dataclass
@@ -144,8 +191,9 @@ class Bound:
 
 
 class TritonRunner:
-    def __init__(self, opts, ops, golden, module):
+    def __init__(self, opts, ops, golden, module, phases=None):
         self.o, self.ops, self.g, self.module = opts, ops, golden, module
+        self.ph = phases or Phases()
         self.rng = random.Random(os.getpid() * 2654435761 + 17)
         self.first_call_ms = None
         self.flush_bytes = 0
@@ -153,6 +201,10 @@ class TritonRunner:
     # --- buffers -------------------------------------------------------------------------------------
 
     def bind(self, seed):
+        with self.ph("bind"):
+            return self._bind(seed)
+
+    def _bind(self, seed):
         path = os.path.join(self.g.dir, f"seed_{seed}.safetensors")
         try:
             tensors = store.read_raw(path)
@@ -197,14 +249,20 @@ class TritonRunner:
 
     def call(self, b, config):
         kw = self.kwargs(b, config)
-        t0 = time.perf_counter()
+        if self.first_call_ms is not None:
+            self._launch(kw)
+            return
+        with self.ph("first_call"):  # the first call compiles (Triton's JIT): never timed
+            t0 = time.perf_counter()
+            self._launch(kw)
+            self.sync("the first run_kernel() call")
+            self.first_call_ms = (time.perf_counter() - t0) * 1e3
+
+    def _launch(self, kw):
         try:
             self.module.run_kernel(**kw)
         except Exception as e:  # noqa: BLE001 (every failure of the kernel is data)
             raise classify_exception(e, "run_kernel()") from None
-        if self.first_call_ms is None:  # the first call compiles (Triton's JIT): never timed
-            self.sync("the first run_kernel() call")
-            self.first_call_ms = (time.perf_counter() - t0) * 1e3
 
     def sync(self, what):
         try:
@@ -215,21 +273,26 @@ class TritonRunner:
     # --- checking ------------------------------------------------------------------------------------
 
     def verify(self, b, atol, rtol, state):
+        with self.ph("verify"):
+            return self._verify(b, atol, rtol, state)
+
+    def _verify(self, b, atol, rtol, state):
         self.sync("run_kernel()")  # device-wide: work on any stream is finished before anything is read
         outputs, inputs = {}, {}
         for buf in self.g.buffers:
-            try:
-                got = self.ops.download(b.arrays[buf.name])
+            try:  # the comparison runs where the buffer is (ops.comparable): no download on the GPU
+                got = self.ops.comparable(b.arrays[buf.name], buf.dtype)
+                want = self.ops.like(got, b.uploaded[buf.name] if buf.role == "input" else b.expected[buf.name])
             except Exception as e:  # noqa: BLE001
-                raise classify_exception(e, f"downloading {buf.name}") from None
+                raise classify_exception(e, f"reading {buf.name}") from None
             if buf.role == "input":
-                first = compare.first_changed_element(b.uploaded[buf.name], got, dtypes.lookup(buf.dtype).itemsize)
+                first = compare.first_changed_element(want, got, dtypes.lookup(buf.dtype).itemsize)
                 inputs[buf.name] = {"unchanged": first < 0, "first_changed_index": first}
                 if first >= 0 and state.status == OK:
                     state.status = INPUT_MODIFIED
                     state.message = f"input {buf.name} was modified by the kernel (first changed element {first})"
             else:
-                c = compare.compare(buf.dtype, buf.shape, b.expected[buf.name], got, atol, rtol)
+                c = compare.compare(buf.dtype, buf.shape, want, got, atol, rtol)
                 outputs[buf.name] = c.to_json()
                 if not c.ok and state.status in (OK, INPUT_MODIFIED):
                     unwritten = c.still_poisoned > 0 and buf.role == "output"
@@ -349,7 +412,8 @@ class TritonRunner:
                 previous = None
                 self.flush_bytes = self.ops.alloc_flush()
                 info = {}
-                samples = self.time_samples(b, config, info)
+                with self.ph("timing"):
+                    samples = self.time_samples(b, config, info)
                 result["timing"] = runresult.timing_json(samples)
                 result["timing_info"] = info
                 result["samples_ms"] = samples
@@ -398,13 +462,14 @@ class TritonRunner:
         samples = [[] for _ in configs]
         order = list(range(len(configs)))
         t0, rounds = time.perf_counter(), 0
-        while rounds < self.o.rounds and state.status == OK:
-            self.rng.shuffle(order)
-            for k in order:
-                samples[k].append(samplers[k](rounds)[0])
-            rounds += 1
-            if rounds >= 10 and time.perf_counter() - t0 > self.o.max_time_s:
-                break
+        with self.ph("timing"):
+            while rounds < self.o.rounds and state.status == OK:
+                self.rng.shuffle(order)
+                for k in order:
+                    samples[k].append(samplers[k](rounds)[0])
+                rounds += 1
+                if rounds >= 10 and time.perf_counter() - t0 > self.o.max_time_s:
+                    break
         result["rounds"] = rounds
         label = os.path.basename(self.o.kernel)
         result["libs"] = [{"lib": f"{label}#{k}", "config": configs[k], "check": checks[k],
@@ -471,6 +536,7 @@ def run(o):
     """Runs the child and returns (result dict, exit code). The result always has a status; the caller
     writes it (write_result)."""
     result = {"status": INTERNAL_ERROR, "message": "", "mode": o.mode}
+    ph = Phases()
     ops = None
     cache_dir = None
     try:
@@ -479,14 +545,17 @@ def run(o):
             # from now on lands there (cubins.py).
             cache_dir = tempfile.mkdtemp(prefix="kopt-triton-cache-")
             os.environ["TRITON_CACHE_DIR"] = cache_dir
-        g = load_golden(o.golden) if o.mode != "compile" else None
+        with ph("golden_load"):
+            g = load_golden(o.golden) if o.mode != "compile" else None
         try:
-            module = kernelmod.load(o.kernel)
+            with ph("kernel_import"):
+                module = kernelmod.load(o.kernel)
         except (UsageError, RefError) as e:
             if isinstance(e, RefError):
                 traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)
             raise Fatal(LOAD_ERROR, f"{o.kernel}: {e}") from None
-        ops = devices.make(o.device)
+        with ph("device_init"):
+            ops = devices.make(o.device)
         result["triton"] = {"kernel": os.path.abspath(o.kernel), "configs": o.configs, "device": o.device}
         if g is not None:
             for i, c in enumerate(o.configs):
@@ -494,7 +563,7 @@ def run(o):
                     kernelmod.check_config(c, set(g.inputs), where=f"--config #{i}")
                 except UsageError as e:
                     raise Fatal(LOAD_ERROR, str(e)) from None
-            runner = TritonRunner(o, ops, g, module)
+            runner = TritonRunner(o, ops, g, module, ph)
             runner.run(result)
             result["triton"]["first_call_ms"] = runner.first_call_ms
         else:
@@ -512,6 +581,7 @@ def run(o):
     finally:
         if cache_dir:
             shutil.rmtree(cache_dir, ignore_errors=True)
+    result["phases_ms"] = ph.to_json()
     result["meta"] = _meta(ops)
     return result, runresult.exit_code_for(result["status"])
 

@@ -145,3 +145,67 @@ def test_timing_fields_are_those_of_stats_cpp_and_stability_follows_its_threshol
 def test_exit_codes_follow_the_cpp_child():
     assert runresult.exit_code_for("ok") == 0 and runresult.exit_code_for("wrong_result") == 0
     assert runresult.exit_code_for("load_error") == 4 and runresult.exit_code_for("cuda_error") == 3
+
+
+# --- the torch backend: the same comparison on torch tensors (the GPU path of the Triton runner) -------------
+
+def _torch_devices():
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return []
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _mixed_case(dtype, n=5000, seed=3):
+    """Expected and actual outputs with every kind of element: equal, within tolerance, mismatched, NaN and
+    infinities on either side, still poisoned, and (for floats) signed zeros."""
+    rng = np.random.default_rng(seed)
+    if dtype in ("int8", "int32", "int64", "uint8"):
+        e = rng.integers(0, 100, n).astype(dtype)
+        a = e.copy()
+        a[[5, 70, 4000]] += 1
+        ab = raw(a).copy()
+        ab[100 * e.itemsize:(100 + 3) * e.itemsize] = compare.POISON_INT
+        return raw(e), ab
+    if dtype == "bool":
+        e = rng.integers(0, 2, n).astype(bool)
+        a = e.copy()
+        a[[9, 10]] = ~a[[9, 10]]
+        return raw(e), raw(a).copy()
+    npd = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
+    e = rng.standard_normal(n).astype(npd)
+    a = (e * (1 + rng.uniform(-2e-5, 2e-5, n))).astype(npd)
+    a[7] += 0.5
+    e[11], a[11] = np.nan, np.nan
+    e[12], a[12] = np.inf, np.inf
+    e[13], a[13] = -np.inf, np.inf
+    e[14], a[14] = 1.0, np.nan
+    e[15], a[15] = 0.0, -0.0
+    if dtype == "bfloat16":  # the top halves of float32 values are bfloat16 values
+        e16, a16 = (raw(e).view("<u4") >> 16).astype("<u2"), (raw(a).view("<u4") >> 16).astype("<u2")
+        eb, abytes = raw(e16), raw(a16).copy()
+        item = 2
+    else:
+        eb, abytes, item = raw(e), raw(a).copy(), np.dtype(npd).itemsize
+    abytes[3000 * item:3010 * item] = compare.POISON_FLOAT
+    return eb, abytes
+
+
+@pytest.mark.parametrize("device", _torch_devices() or [pytest.param("cpu", marks=pytest.mark.skip("no torch"))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "int32", "int64", "uint8",
+                                   "bool"])
+def test_the_torch_backend_gives_the_numpy_result_field_for_field(device, dtype, monkeypatch):
+    import torch  # noqa: PLC0415
+    monkeypatch.setattr(compare, "CHUNK_ELEMENTS", 1024)  # several chunks, the first bad one not in the first
+    eb, ab = _mixed_case(dtype)
+    want = compare.compare(dtype, (50, 100), eb, ab, 1e-4, 1e-4).to_json()
+    t = lambda b: torch.from_numpy(np.ascontiguousarray(b)).to(device)  # noqa: E731
+    got = compare.compare(dtype, (50, 100), t(eb), t(ab), 1e-4, 1e-4).to_json()
+    assert got == want
+    assert want["mismatches"] > 0  # the case is not trivially equal
+    same = compare.compare(dtype, (50, 100), t(eb), t(eb.copy()), 1e-4, 1e-4)
+    assert same.ok and same.bitwise_equal
+    changed = ab.copy()
+    assert compare.first_changed_element(t(eb), t(changed), 1) == compare.first_changed_element(eb, changed, 1) >= 0
+    assert compare.first_changed_element(t(eb), t(eb.copy()), 4) == -1

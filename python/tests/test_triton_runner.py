@@ -152,6 +152,22 @@ def test_a_kernel_that_goes_wrong_later_fails_the_recheck(th):
     assert not r["recheck"]["outputs"]["out"]["ok"]
 
 
+def test_phases_account_for_the_childs_time(th):
+    # The first call's phase holds the JIT compile; a kernel that sleeps 0.2 s on its first call shows it there.
+    kernel, golden = made(th, "import time\n    if len(CALLS) == 1:\n        time.sleep(0.2)\n    out[:] = alpha * x + y",
+                          seeds=3)
+    r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.2)
+    assert rc == 0 and r["status"] == "ok"
+    ph = r["phases_ms"]
+    assert {"harness_imports", "golden_load", "kernel_import", "device_init", "bind", "first_call", "verify",
+            "timing", "other", "total"} <= set(ph)
+    assert all(v >= 0 for v in ph.values())
+    assert 200 <= ph["first_call"] < 2000 and ph["first_call"] >= r["triton"]["first_call_ms"] - 1
+    assert ph["timing"] >= 100  # max_time_s 0.2 (at least half is spent sampling)
+    named = sum(v for k, v in ph.items() if k != "total")
+    assert ph["total"] == pytest.approx(named, abs=1.0)
+
+
 def test_time_mode_skips_timing_when_the_check_failed(th):
     kernel, golden = made(th, CORRECT + "; out[0] = 5")
     r, _ = th.run(kernel, golden, mode="time")

@@ -69,9 +69,17 @@ Result<BudgetSplit> split_budget(const BudgetInput& in, const BudgetOptions& o) 
       if (um < o.saturated && in.gaps.memory)
         raise(Axis::kMemory, *in.gaps.memory,
               fmt::format("memory-bound at {:.0f}% of peak: access-pattern methods (coalescing, vector width)", um * 100));
-      if (um >= o.saturated && !excess)
+      // The memory-pipe figure is the busiest memory unit's. Saturated with DRAM well below its own peak, the
+      // busy unit is on chip (L1 / shared memory wavefronts, L2): the access pattern, not the traffic, limits.
+      const bool dram_idle = u.dram && *u.dram < o.saturated;
+      if (um >= o.saturated && dram_idle)
+        raise(Axis::kMemory, in.efficiency ? 1 - *in.efficiency : 1 - *u.dram,
+              fmt::format("memory pipes at {:.0f}% of peak while DRAM is at {:.0f}%: an on-chip unit (L1 / shared "
+                          "memory, L2) limits: access-pattern methods (bank conflicts, vector width, fewer "
+                          "wavefronts)", um * 100, *u.dram * 100));
+      if (um >= o.saturated && !excess && !dram_idle)
         raise(Axis::kMemory, 0.25, "memory saturated, traffic versus bytes_min unknown: traffic reduction may help");
-      if (um >= o.saturated && excess && *excess < o.traffic_excess)
+      if (um >= o.saturated && excess && *excess < o.traffic_excess && !dram_idle)
         s.reasons.push_back(fmt::format("memory: saturated while moving {:.2f}x bytes_min, nothing to gain", *excess));
       if (in.efficiency && !excess)
         raise(Axis::kMemory, 1 - *in.efficiency,

@@ -58,6 +58,30 @@ TEST(Budget, NearBytesMinAtFullBandwidthIsNearPeakAndGetsNothing) {
   EXPECT_EQ(t->methods, m(0, 0, 0));
 }
 
+// The H200 transpose (check9, 8192 x 8192, 32 x 32 tiles, no padding): the memory pipes at 94% but DRAM at 36%
+// and only 0.96x bytes_min moved: the shared memory's 32-way bank conflicts limit. Not "nothing to gain": the
+// memory axis gets the methods that fix the access pattern, weighted by the distance to the floor.
+TEST(Budget, SaturatedMemoryPipesWithIdleDramGetMemoryMethods) {
+  BudgetInput in = input(0.40, 0.94, 0.40);
+  in.util.dram = 0.36;
+  in.util.dram_bytes = 0.96 * 536870912.0;
+  in.bytes_min = 536870912.0;
+  in.efficiency = 0.42;
+  auto s = split_budget(in);
+  ASSERT_TRUE(s);
+  EXPECT_GE(s->methods.at(Axis::kMemory), 1);
+  EXPECT_NEAR(s->weights.at(Axis::kMemory), 0.58, 1e-12);
+  ASSERT_FALSE(s->reasons.empty());
+  EXPECT_NE(s->reasons.front().find("while DRAM is at 36%"), std::string::npos) << s->reasons.front();
+  for (const auto& r : s->reasons) EXPECT_EQ(r.find("nothing to gain"), std::string::npos) << r;
+  // The same pipes with DRAM saturated too: the traffic is minimal and the bandwidth used, nothing to gain.
+  in.util.dram = 0.93;
+  in.efficiency = std::nullopt;
+  auto t = split_budget(in);
+  EXPECT_EQ(t->methods.at(Axis::kMemory), 0);
+  EXPECT_NE(t->reasons.back().find("nothing to gain"), std::string::npos);
+}
+
 TEST(Budget, LatencyBoundGetsLatencyMethods) {
   EXPECT_EQ(methods(input(0.20, 0.25, 0.15)), m(0, 0, 2));
 }
