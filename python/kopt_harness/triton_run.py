@@ -532,6 +532,17 @@ def check_options(o):
         raise UsageError(f"--device {o.device}: expected cuda, cpu or numpy")
 
 
+def _point_imported_triton_at(cache_dir):
+    """In a child of the fork server triton is imported before TRITON_CACHE_DIR is set: where this triton
+    keeps the variable in a knob (triton.knobs.cache.dir, 3.4 and later), the knob is set as well."""
+    cache = getattr(getattr(sys.modules.get("triton"), "knobs", None), "cache", None)
+    if cache is not None:
+        try:
+            cache.dir = cache_dir
+        except Exception:  # noqa: BLE001 (an older or newer triton: the environment variable is what it reads)
+            pass
+
+
 def run(o):
     """Runs the child and returns (result dict, exit code). The result always has a status; the caller
     writes it (write_result)."""
@@ -545,6 +556,7 @@ def run(o):
             # from now on lands there (cubins.py).
             cache_dir = tempfile.mkdtemp(prefix="kopt-triton-cache-")
             os.environ["TRITON_CACHE_DIR"] = cache_dir
+            _point_imported_triton_at(cache_dir)
         with ph("golden_load"):
             g = load_golden(o.golden) if o.mode != "compile" else None
         try:

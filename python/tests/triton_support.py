@@ -75,9 +75,10 @@ class TritonHarness:
         result, rc = triton_run.run(opts)
         return result, rc
 
-    def cli(self, *args, env=None, timeout=300):
+    def cli(self, *args, env=None, timeout=300, module="kopt_harness"):
+        """`python3 -m kopt_harness ARGS`; module="kopt_harness.fork_client" goes through the fork server."""
         e = dict(os.environ, PYTHONPATH=PYTHON_DIR, **(env or {}))
-        return subprocess.run([sys.executable, "-m", "kopt_harness", *args], capture_output=True, text=True,
+        return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
                               env=e, cwd=str(self.root), timeout=timeout)
 
     @staticmethod

@@ -73,7 +73,7 @@ const std::vector<Example>& examples() {
       {"reduction", "void solve(const float* x, float* out, int n)", {"THREADS", "BLOCKS_PER_SM", "UNROLL"},
        {"vectorized_access", "atomic_reduction"}},
       {"transpose", "void solve(const float* x, float* y, int rows, int cols)", {"TILE", "BLOCK_ROWS"},
-       {"smem_padding"}},
+       {"smem_padding", "vectorized_access", "vectorized_stores", "grouped_launch_ordering"}},
   };
   return all;
 }
@@ -608,7 +608,11 @@ TEST_F(ExamplesEmu, ReductionIsRightAcrossItsSpace) {
 }
 
 TEST_F(ExamplesEmu, TransposeIsRightAcrossItsSpace) {
+  // The 16-byte paths need cols (loads) or rows (stores) a multiple of 4; each shape takes another mix of the
+  // vector and scalar paths, and none is a multiple of a tile.
   expect_correct({"transpose", {{"rows", 70}, {"cols", 100}}, 16, "", ""}, 2 * 14);
+  expect_correct({"transpose", {{"rows", 100}, {"cols", 70}}, 16, "", ""}, 2 * 14);
+  expect_correct({"transpose", {{"rows", 132}, {"cols", 68}}, 16, "", ""}, 2 * 14);
 }
 
 TEST_F(ExamplesEmu, VectorAddAndNaiveSgemmAreRight) {

@@ -32,7 +32,7 @@ TEST(TritonChild, ArgvRunsTheHarnessThroughEnvWithItsPythonPath) {
   EXPECT_EQ(argv[1], "PYTHONPATH=/opt/kopt/python:/user/site");  // the user's path stays (triton may live there)
   EXPECT_EQ(argv[2], "PYTHONUNBUFFERED=1");
   EXPECT_EQ(std::vector<std::string>(argv.begin() + 3, argv.begin() + 7),
-            (std::vector<std::string>{"/usr/bin/python3", "-m", "kopt_harness", "triton-run"}));
+            (std::vector<std::string>{"/usr/bin/python3", "-m", "kopt_harness.fork_client", "triton-run"}));
   EXPECT_EQ(after(argv, "--kernel"), "/k/kernel.py");
   EXPECT_EQ(after(argv, "--golden"), "/run/golden");
   EXPECT_EQ(after(argv, "--out"), "/run/result.json");
@@ -62,6 +62,19 @@ TEST(TritonChild, PairedPassesOneConfigPerSlotAndCompileModePassesDims) {
   EXPECT_EQ(after(c, "--dims"), R"({"n_cols":128,"n_rows":64})");
   EXPECT_EQ(after(c, "--golden"), "");
   EXPECT_EQ(after(c, "--dump-cubin"), "/run/cubins");
+}
+
+// Measuring goes through the fork server's client; a profiled run starts the harness itself, because ncu
+// profiles the processes it starts, and a fork server's child is not one of them.
+TEST(TritonChild, OnlyTheProfiledRunBypassesTheForkServer) {
+  auto req = triton_request();
+  for (const char* mode : {"check", "time", "paired", "compile"}) {
+    req.mode = mode;
+    auto argv = triton_child_argv(req, "python3", "/h");
+    EXPECT_EQ(argv[5], "kopt_harness.fork_client") << mode;
+  }
+  req.mode = "profile";
+  EXPECT_EQ(triton_child_argv(req, "python3", "/h")[5], "kopt_harness");
 }
 
 TEST(TritonChild, ChildArgvDispatchesOnTheTritonKernel) {

@@ -1,0 +1,155 @@
+"""The client of the Triton runner's fork server (forkserver.py): what kopt starts for every Triton candidate
+that is not profiled.
+
+    python3 -m kopt_harness.fork_client triton-run ARGS...
+
+It behaves like `python3 -m kopt_harness triton-run ARGS...` (the same output files, streams and exit code;
+a child that died by a signal makes the client die by the same signal), but the work runs in a child forked
+by a server that has imported torch and triton already. The server is started on first use, one per
+environment (its socket's name hashes the interpreter, the environment and the harness's sources), and leaves
+after KOPT_TRITON_FORK_SERVER_IDLE_S seconds without work (default 300).
+
+Where the server cannot be used (KOPT_TRITON_FORK_SERVER=0, no Unix sockets, the server does not start) the
+client runs the harness itself, in this process, exactly as without it. SIGINT and SIGTERM are passed on to
+the child; if the client is killed, the server kills the child. This module imports nothing heavy: its own
+start is the interpreter's (~50 ms).
+"""
+
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+START_TIMEOUT_S = 120.0
+VOLATILE_ENV = ("_", "PWD", "OLDPWD", "SHLVL")
+
+
+def enabled():
+    return os.environ.get("KOPT_TRITON_FORK_SERVER", "1") != "0" and hasattr(socket, "send_fds")
+
+
+def server_key():
+    """What the server's imports depend on: interpreter, environment, the harness's sources."""
+    h = hashlib.sha256(sys.executable.encode())
+    for k in sorted(os.environ):
+        if k not in VOLATILE_ENV:
+            h.update(f"\0{k}={os.environ[k]}".encode("utf-8", "surrogateescape"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            st = os.stat(os.path.join(here, name))
+            h.update(f"\0{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:20]
+
+
+def socket_path():
+    base = os.environ.get("KOPT_TRITON_FORK_SERVER_DIR") or os.path.join(
+        os.environ.get("TMPDIR", "/tmp"), f"kopt-forkserver-{os.getuid()}")
+    os.makedirs(base, mode=0o700, exist_ok=True)
+    return os.path.join(base, server_key() + ".sock")
+
+
+def _connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(path)
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+def connect_or_start(path):
+    """A connection to the server at `path`, started if needed; None if it cannot be had."""
+    s = _connect(path)
+    if s is not None:
+        return s
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one client starts the server; the others wait for it here
+        s = _connect(path)
+        if s is not None:
+            return s
+        try:
+            os.unlink(path)  # a server that died left its socket behind
+        except FileNotFoundError:
+            pass
+        idle = os.environ.get("KOPT_TRITON_FORK_SERVER_IDLE_S", "300")
+        with open(path + ".log", "ab") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "kopt_harness.forkserver", "--socket", path, "--idle-s", idle],
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                                    close_fds=True)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < START_TIMEOUT_S:
+            if os.path.exists(path):
+                s = _connect(path)
+                if s is not None:
+                    return s
+            if proc.poll() is not None:
+                return None
+            time.sleep(0.02)
+        proc.kill()
+        return None
+
+
+def run_here(argv):
+    """The harness in this process (no server)."""
+    os.execv(sys.executable, [sys.executable, "-m", "kopt_harness", *argv])
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not enabled():
+        run_here(argv)
+    try:
+        conn = connect_or_start(socket_path())
+    except OSError as e:
+        print(f"kopt_harness.fork_client: the fork server is not available ({e}); running here", file=sys.stderr)
+        conn = None
+    if conn is None:
+        run_here(argv)
+    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode("utf-8")
+    socket.send_fds(conn, [struct.pack(">I", len(payload)) + payload], [0, 1, 2])
+    child = []
+
+    def forward(sig, _frame):
+        if child:
+            try:
+                os.kill(child[0], sig)
+                return
+            except ProcessLookupError:
+                pass
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, forward)
+    replies = conn.makefile("r", encoding="utf-8")
+    for line in replies:
+        msg = json.loads(line)
+        if "pid" in msg:
+            child.append(int(msg["pid"]))
+        elif "exit" in msg:
+            os._exit(int(msg["exit"]))
+        elif "signal" in msg:
+            sig = int(msg["signal"])
+            signal.signal(sig, signal.SIG_DFL)
+            os.kill(os.getpid(), sig)
+            os._exit(128 + sig)
+        elif "error" in msg:  # refused before any child ran: run here instead
+            print(f"kopt_harness.fork_client: the fork server refused the request ({msg['error']}); running here",
+                  file=sys.stderr)
+            conn.close()
+            run_here(argv)
+    print("kopt_harness.fork_client: the fork server closed the connection without the child's exit status",
+          file=sys.stderr)
+    os._exit(70)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""The fork server of the Triton runner (docs/TRITON.md, "Per-candidate overhead").
+
+Every Triton candidate is measured in a fresh process, and importing torch and triton costs that process ~3 s
+on the H200 host (check9, 2026-11-30): more than the rest of a candidate's overhead together. The server pays
+it once: it imports torch, triton and the harness, never touches CUDA, and forks one child per request. The
+child is as fresh as a new process where it matters (no CUDA context, no kernel module imported, the client's
+environment, working folder and standard streams), so a candidate that crashes or corrupts its context takes
+down only its own child, as before.
+
+    python3 -m kopt_harness.forkserver --socket PATH [--idle-s S] [--preload MODULE ...]
+
+Protocol (one request per connection, on a Unix socket): the client sends a 4-byte big-endian length and a
+JSON object {"argv": [...], "cwd": str, "env": {...}}, with its stdin, stdout and stderr passed as file
+descriptors (SCM_RIGHTS) on the first bytes. The server answers {"pid": N} once the child is forked, then
+{"exit": code} or {"signal": number} when it ends. If the client's connection closes first (kopt's timeout
+killed it), the server kills the child. One thread: no lock can be held by another thread at a fork. The
+server writes its pid beside the socket (PATH.pid) and leaves after --idle-s seconds without a request or a
+child (default 300), or on SIGTERM, removing both.
+"""
+
+import argparse
+import json
+import os
+import selectors
+import signal
+import socket
+import struct
+import sys
+import time
+
+DEFAULT_PRELOAD = ("numpy", "torch", "triton", "triton.language", "kopt_harness.cli")
+MAX_REQUEST_BYTES = 1 << 20
+
+
+def read_request(conn):
+    """(request dict, [fd, fd, fd]) from a fresh connection; raises ValueError on a malformed one."""
+    conn.settimeout(10)
+    data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+    if len(data) < 4:
+        data += _recv_exact(conn, 4 - len(data))
+    (n,) = struct.unpack(">I", data[:4])
+    if n > MAX_REQUEST_BYTES:
+        raise ValueError(f"request of {n} bytes")
+    body = data[4:]
+    if len(body) < n:
+        body += _recv_exact(conn, n - len(body))
+    req = json.loads(body[:n].decode("utf-8"))
+    if len(fds) != 3 or not isinstance(req.get("argv"), list):
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("a request needs argv and three file descriptors")
+    conn.settimeout(None)
+    return req, fds
+
+
+def _recv_exact(conn, n):
+    out = b""
+    while len(out) < n:
+        chunk = conn.recv(n - len(out))
+        if not chunk:
+            raise ValueError("the client closed the connection mid-request")
+        out += chunk
+    return out
+
+
+def send_message(conn, obj):
+    try:
+        conn.sendall((json.dumps(obj) + "\n").encode("utf-8"))
+    except OSError:
+        pass  # the client is gone; its child was or will be killed
+
+
+def run_child(req, fds, close_in_child):
+    """In the forked child: the client's streams, folder and environment, then the harness's main. Never
+    returns."""
+    rc = 70
+    try:
+        for fd in close_in_child:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.chdir(req.get("cwd") or "/")
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
+        sys.stdin = os.fdopen(0, "r", closefd=False)
+        sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+        sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        sys.argv = ["kopt_harness"] + [str(a) for a in req["argv"]]
+        from kopt_harness import cli  # noqa: PLC0415 (preloaded: a dictionary lookup)
+        rc = cli.main(sys.argv[1:])
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 1
+    except BaseException:  # noqa: BLE001 (a bug here must not leave a second server running)
+        import traceback  # noqa: PLC0415
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(rc)
+
+
+class Server:
+    def __init__(self, path, idle_s):
+        self.path, self.idle_s = path, idle_s
+        self.sel = selectors.DefaultSelector()
+        self.children = {}  # pid -> connection
+        self.last_activity = time.monotonic()
+        self.listener = None
+
+    def listen(self):
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(self.path + ".tmp")
+        os.chmod(self.path + ".tmp", 0o600)
+        s.listen(64)
+        with open(self.path + ".pid", "w", encoding="ascii") as f:
+            f.write(f"{os.getpid()}\n")
+        os.replace(self.path + ".tmp", self.path)  # ready only once it listens (clients poll the path)
+        self.listener = s
+        self.sel.register(s, selectors.EVENT_READ, "accept")
+
+    def serve(self):
+        signal.signal(signal.SIGTERM, lambda *_: self.stop(0))
+        while True:
+            for key, _ in self.sel.select(timeout=0.05):
+                if key.data == "accept":
+                    self.accept()
+                else:
+                    self.client_closed(key.fileobj, key.data)
+            self.reap()
+            if not self.children and time.monotonic() - self.last_activity > self.idle_s:
+                self.stop(0)
+
+    def accept(self):
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        self.last_activity = time.monotonic()
+        try:
+            req, fds = read_request(conn)
+        except (ValueError, OSError) as e:
+            send_message(conn, {"error": str(e)})
+            conn.close()
+            return
+        open_fds = [self.listener.fileno()] + [c.fileno() for c in self.children.values()] + [conn.fileno()]
+        if hasattr(self.sel, "fileno"):
+            open_fds.append(self.sel.fileno())  # the epoll descriptor
+        pid = os.fork()
+        if pid == 0:
+            run_child(req, fds, open_fds)
+        for fd in fds:
+            os.close(fd)
+        self.children[pid] = conn
+        self.sel.register(conn, selectors.EVENT_READ, pid)
+        send_message(conn, {"pid": pid})
+
+    def client_closed(self, conn, pid):
+        """The client sent nothing after its request: readable means it closed (killed by kopt's timeout)."""
+        try:
+            more = conn.recv(1, socket.MSG_PEEK)
+        except OSError:
+            more = b""
+        if more:
+            conn.recv(4096)  # ignore chatter
+            return
+        self.sel.unregister(conn)
+        if pid in self.children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def reap(self):
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            conn = self.children.pop(pid, None)
+            self.last_activity = time.monotonic()
+            if conn is None:
+                continue
+            if os.WIFSIGNALED(status):
+                send_message(conn, {"signal": os.WTERMSIG(status)})
+            else:
+                send_message(conn, {"exit": os.waitstatus_to_exitcode(status)})
+            try:
+                self.sel.unregister(conn)
+            except (KeyError, ValueError):
+                pass
+            conn.close()
+
+    def stop(self, rc):
+        try:
+            if self.listener is not None:
+                for p in (self.path, self.path + ".pid"):
+                    if os.path.exists(p):
+                        os.unlink(p)
+        finally:
+            os._exit(rc)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m kopt_harness.forkserver")
+    p.add_argument("--socket", required=True)
+    p.add_argument("--idle-s", type=float, default=300.0)
+    p.add_argument("--preload", action="append", default=None,
+                   help="a module imported before serving (repeatable; default: numpy, torch, triton, the harness)")
+    a = p.parse_args(argv)
+    for name in a.preload if a.preload is not None else DEFAULT_PRELOAD:
+        try:
+            __import__(name)
+        except ImportError:
+            pass  # the child imports it (and reports its absence) as it would without the server
+    server = Server(a.socket, a.idle_s)
+    server.listen()
+    server.serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The Triton runner's fork server and its client (forkserver.py, fork_client.py), on the CPU with numpy buffers:
+the client must behave like `python3 -m kopt_harness triton-run` (files, streams, exit codes, deaths by signal)
+while the work runs in a child of one long-lived server."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from triton_support import CORRECT, PYTHON_DIR, TritonHarness
+
+# The kernel records, per call, the process that ran it and that process's parent.
+WHO = CORRECT + "\n    import os as _os\n    CALLS[-1].update(pid=_os.getpid(), ppid=_os.getppid())"
+RECORD = CORRECT + "\n    import os as _os, json as _json\n    open(_os.environ['KOPT_TEST_WHO'], 'w').write(" \
+                   "_json.dumps([_os.getpid(), _os.getppid()]))"
+
+
+@pytest.fixture
+def fx(tmp_path):
+    th = TritonHarness(tmp_path)
+    sockdir = tmp_path / "sock"
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, KOPT_TRITON_FORK_SERVER_DIR=str(sockdir),
+               KOPT_TRITON_FORK_SERVER_IDLE_S="20", KOPT_TEST_WHO=str(tmp_path / "who.json"))
+    yield th, env, sockdir
+    for sock in sockdir.glob("*.sock") if sockdir.exists() else []:  # stop the test's server
+        pid = _server_pid(sock)
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+
+
+def _server_pid(sock):
+    try:
+        with open(str(sock) + ".pid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def client(th, env, kernel, golden, *extra, wait=True):
+    out = str(th.root / "result.json")
+    argv = [sys.executable, "-m", "kopt_harness.fork_client", "triton-run", "--kernel", kernel, "--golden", golden,
+            "--out", out, "--device", "numpy", *extra]
+    if not wait:
+        return subprocess.Popen(argv, env=env, cwd=str(th.root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+    p = subprocess.run(argv, env=env, cwd=str(th.root), capture_output=True, text=True, timeout=120)
+    return p, (th.read(out) if os.path.exists(out) else None)
+
+
+def who(th):
+    return th.read(str(th.root / "who.json"))
+
+
+def test_the_client_gives_the_result_of_the_direct_run_from_a_forked_child(fx):
+    th, env, sockdir = fx
+    kernel = th.kernel(RECORD)
+    _, golden = th.golden(kernel)
+    p, r = client(th, env, kernel, golden)
+    assert p.returncode == 0, p.stderr
+    assert r["status"] == "ok" and [s["seed"] for s in r["seeds"]] == [0, 1]
+    pid1, server1 = who(th)
+    socks = list(sockdir.glob("*.sock"))
+    assert len(socks) == 1 and _server_pid(socks[0]) == server1  # the child's parent is the server
+    p, r = client(th, env, kernel, golden)
+    assert p.returncode == 0 and r["status"] == "ok"
+    pid2, server2 = who(th)
+    assert server2 == server1 and pid2 != pid1  # the same server, a fresh child per request
+
+
+def test_exit_codes_and_streams_pass_through(fx):
+    th, env, _ = fx
+    kernel = th.kernel("print('to stdout'); import sys; print('to stderr', file=sys.stderr); " + CORRECT)
+    _, golden = th.golden(kernel)
+    p, r = client(th, env, kernel, golden)
+    assert p.returncode == 0 and r["status"] == "ok"
+    assert "to stdout" in p.stdout and "to stderr" in p.stderr
+    wrong = th.kernel(CORRECT + "; out[3] += 1")
+    p, r = client(th, env, wrong, golden)
+    assert p.returncode == 0 and r["status"] == "wrong_result"  # a verdict, not a failure of the child
+    broken = th.kernel("raise ZeroDivisionError('boom')")
+    p, r = client(th, env, broken, golden)
+    assert p.returncode == 4 and r["status"] == "load_error" and "Traceback" in p.stderr
+    p, _ = client(th, env, kernel, golden, "--mode", "nonsense")
+    direct = th.cli("triton-run", "--kernel", kernel, "--golden", golden, "--out", str(th.root / "d.json"),
+                    "--mode", "nonsense")
+    assert p.returncode == direct.returncode == 4 and "invalid choice" in p.stderr  # a usage error, as directly
+
+
+def test_a_child_killed_by_a_signal_kills_the_client_with_it(fx):
+    th, env, _ = fx
+    kernel = th.kernel("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    _, golden = th.golden(th.kernel(CORRECT))
+    p, r = client(th, env, kernel, golden)
+    assert p.returncode == -signal.SIGSEGV and r is None
+
+
+def test_killing_the_client_kills_the_child(fx):
+    th, env, _ = fx
+    kernel = th.kernel(RECORD + "\n    import time; time.sleep(60)")
+    _, golden = th.golden(th.kernel(CORRECT))
+    proc = client(th, env, kernel, golden, wait=False)
+    t0 = time.monotonic()
+    while not os.path.exists(th.root / "who.json") and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    child, _ = who(th)
+    os.kill(child, 0)  # running
+    proc.kill()  # what kopt's timeout does
+    proc.wait()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 10:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
+def test_sigterm_reaches_the_child(fx):
+    th, env, _ = fx
+    kernel = th.kernel(RECORD + "\n    import time; time.sleep(60)")
+    _, golden = th.golden(th.kernel(CORRECT))
+    proc = client(th, env, kernel, golden, wait=False)
+    t0 = time.monotonic()
+    while not os.path.exists(th.root / "who.json") and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == -signal.SIGTERM  # the child died of it, and the client with it
+
+
+def test_disabled_or_unavailable_it_runs_in_the_client_itself(fx, tmp_path):
+    th, env, sockdir = fx
+    kernel = th.kernel(RECORD)
+    _, golden = th.golden(kernel)
+    p, r = client(th, dict(env, KOPT_TRITON_FORK_SERVER="0"), kernel, golden)
+    assert p.returncode == 0 and r["status"] == "ok"
+    assert not sockdir.exists() or not list(sockdir.glob("*.sock"))
+    # A server that cannot start (its folder is a file): the client runs the harness itself.
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    p, r = client(th, dict(env, KOPT_TRITON_FORK_SERVER_DIR=str(blocker)), kernel, golden)
+    assert p.returncode == 0 and r["status"] == "ok" and "running here" in p.stderr
+
+
+def test_an_idle_server_leaves_and_removes_its_socket(fx):
+    th, env, sockdir = fx
+    kernel = th.kernel(CORRECT)
+    _, golden = th.golden(kernel)
+    p, _ = client(th, dict(env, KOPT_TRITON_FORK_SERVER_IDLE_S="0.5"), kernel, golden)
+    assert p.returncode == 0
+    t0 = time.monotonic()
+    while list(sockdir.glob("*.sock")) and time.monotonic() - t0 < 10:
+        time.sleep(0.1)
+    assert not list(sockdir.glob("*.sock"))
+
+
+def test_the_server_key_follows_the_environment_and_the_sources(monkeypatch):
+    from kopt_harness import fork_client
+    k1 = fork_client.server_key()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    k2 = fork_client.server_key()
+    monkeypatch.setenv("PWD", "/elsewhere")  # volatile: not part of the key
+    assert fork_client.server_key() == k2 != k1
+    assert json.dumps(k1)  # a plain string
