@@ -16,7 +16,7 @@ bash scripts/gpu_suite.sh list > runs/suite_list.txt
 suite_half() {  # suite_half 0|1: every other test of the list, one after the other
   local n=0
   while read -r t e; do
-    if [ $((n % 2)) = "$1" ]; then step "suite $t $e" 150 env KOPT_GPU_SUITE_DIR=/tmp/suite$1 bash scripts/gpu_suite.sh "$t" "$e" >/tmp/suite_$1_$n.log 2>&1; tail -3 /tmp/suite_$1_$n.log; fi
+    if [ $((n % 2)) = "$1" ]; then step "suite $t $e" 150 env KOPT_GPU_SUITE_DIR=/tmp/suite$1 bash scripts/gpu_suite.sh "$t" "$e" </dev/null >/tmp/suite_$1_$n.log 2>&1; tail -3 /tmp/suite_$1_$n.log; fi
     n=$((n + 1))
   done < runs/suite_list.txt
 }
