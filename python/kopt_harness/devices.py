@@ -10,6 +10,7 @@ CUDA specifics:
 """
 
 import time
+import warnings
 
 import numpy as np
 
@@ -172,7 +173,10 @@ class TorchOps(NumpyOps):
     def like(self, got, raw):
         if isinstance(got, np.ndarray):
             return raw
-        return self.torch.from_numpy(np.ascontiguousarray(raw, dtype=np.uint8)).to(got.device)
+        with warnings.catch_warnings():  # golden bytes are read-only; the tensor is only copied to the device
+            warnings.simplefilter("ignore", UserWarning)
+            host = self.torch.from_numpy(np.ascontiguousarray(raw, dtype=np.uint8))
+        return host.to(got.device)
 
     def adopt(self, v):
         if isinstance(v, np.ndarray):

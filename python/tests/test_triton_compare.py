@@ -202,7 +202,10 @@ def test_the_torch_backend_gives_the_numpy_result_field_for_field(device, dtype,
     want = compare.compare(dtype, (50, 100), eb, ab, 1e-4, 1e-4).to_json()
     t = lambda b: torch.from_numpy(np.ascontiguousarray(b)).to(device)  # noqa: E731
     got = compare.compare(dtype, (50, 100), t(eb), t(ab), 1e-4, 1e-4).to_json()
-    assert got == want
+    # Every field exactly, but the relative L2 error: its sums run in another order on torch (last-bit changes).
+    assert got.pop("rel_l2_err") == pytest.approx(want.pop("rel_l2_err"), rel=1e-9)
+    assert got.pop("summary").split(" rel_l2=")[0] == want.pop("summary").split(" rel_l2=")[0]
+    assert {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v} == {}  # names what differs
     assert want["mismatches"] > 0  # the case is not trivially equal
     same = compare.compare(dtype, (50, 100), t(eb), t(eb.copy()), 1e-4, 1e-4)
     assert same.ok and same.bitwise_equal

@@ -453,7 +453,9 @@ util::Json Optimizer::summary_json() {
                  search::Verdict::kUnverified, search::Verdict::kNotAblatable})
     methods[std::string(search::verdict_name(v))] = util::Json::array();
   for (const auto& v : st_.verdicts)
-    methods[std::string(search::verdict_name(v.verdict))].push_back(fmt::format("{} (iteration {})", v.method, v.iteration));
+    methods[std::string(search::verdict_name(v.verdict))].push_back(
+        fmt::format("{} (iteration {}{})", v.method, v.iteration,
+                    v.measured_gain && v.verdict != search::Verdict::kEffective ? "; the ablation measured a saving" : ""));
   s["methods"] = methods;
   s["frontier"] = st_.frontier;
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
@@ -805,7 +807,7 @@ int Optimizer::run() {
         auto v = classify(guarded || flag_method, sass_status, attr);
         entry["verdict"] = search::verdict_name(v);
         say("  ablation {}: {}", m, search::verdict_name(v));
-        st_.verdicts.push_back({m, v, it, st_.metrics});
+        st_.verdicts.push_back({m, v, it, attr && attr->significant(), st_.metrics});
         ablation.push_back(entry);
       }
       (void)util::write_json_atomic(idir / "sass_verification.json", "sass_verification", champ_run->sass);

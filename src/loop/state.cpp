@@ -51,7 +51,7 @@ util::Json to_json(const RunState& s) {
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)
     verdicts.push_back({{"method", v.method}, {"verdict", search::verdict_name(v.verdict)}, {"iteration", v.iteration},
-                        {"metrics", v.metrics}});
+                        {"measured_gain", v.measured_gain}, {"metrics", v.metrics}});
   return {{"version", kStateVersion},
           {"gates_passed", s.gates_passed},
           {"iterations_done", s.iterations_done},
@@ -102,6 +102,7 @@ Result<RunState> state_from_json(const util::Json& j) {
       if (!parsed) return input_error("state.json: unknown verdict for " + mv.method);
       mv.verdict = *parsed;
       mv.iteration = v.value("iteration", 0);
+      mv.measured_gain = v.value("measured_gain", false);
       mv.metrics = v.value("metrics", std::map<std::string, double>{});
       s.verdicts.push_back(mv);
     }

@@ -27,7 +27,8 @@ TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
   m.status = search::CandidateStatus::kOk;
   m.median_ms = 1.25;
   s.history.push_back(m);
-  s.verdicts.push_back({"vectorized_access", search::Verdict::kEffective, 2, {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 80.0}}});
+  s.verdicts.push_back({"vectorized_access", search::Verdict::kEffective, 2, false, {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 80.0}}});
+  s.verdicts.push_back({"smem_padding", search::Verdict::kUnverified, 2, true, {}});
   s.stop.iterations_done = 2;
   s.stop.iterations_without_gain = 1;
   s.phase_seconds = {{"compile", 12.5}};
@@ -45,8 +46,11 @@ TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
   EXPECT_EQ(back->history[0].status, search::CandidateStatus::kIncorrect);
   EXPECT_FALSE(back->history[0].median_ms);
   EXPECT_DOUBLE_EQ(*back->history[1].median_ms, 1.25);
-  ASSERT_EQ(back->verdicts.size(), 1u);
+  ASSERT_EQ(back->verdicts.size(), 2u);
   EXPECT_EQ(back->verdicts[0].verdict, search::Verdict::kEffective);
+  EXPECT_FALSE(back->verdicts[0].measured_gain);
+  EXPECT_EQ(back->verdicts[1].verdict, search::Verdict::kUnverified);
+  EXPECT_TRUE(back->verdicts[1].measured_gain);
   EXPECT_EQ(back->stop.iterations_without_gain, 1);
   EXPECT_DOUBLE_EQ(back->phase_seconds.at("compile"), 12.5);
   EXPECT_FALSE(back->finished());

@@ -47,8 +47,10 @@ std::vector<int> preferred_values(const SearchSpace& space, const MethodSelectio
 std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
                                              const MethodSelection& selection, const std::vector<MethodVerdict>& verdicts) {
   const auto picked = picked_ids(selection);
-  std::map<std::string, Verdict> latest;  // verdicts come in order: the last one per method wins
-  for (const auto& v : verdicts) latest[v.method] = v.verdict;
+  // Verdicts come in order: the last one per method wins. A method stays on in the champion when it was
+  // proven (effective) or when its ablation measured a significant saving that SASS could not confirm.
+  std::map<std::string, bool> keep;
+  for (const auto& v : verdicts) keep[v.method] = v.verdict == Verdict::kEffective || (v.verdict == Verdict::kUnverified && v.measured_gain);
   std::vector<std::vector<int>> allowed(space.dims.size());
   for (size_t d = 0; d < space.dims.size(); ++d) {
     const Dim& dim = space.dims[d];
@@ -58,8 +60,8 @@ std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std
       continue;
     }
     const bool champion_on = champion && champion->guards.count(dim.method) && champion->guards.at(dim.method);
-    auto it = latest.find(dim.method);
-    const bool proven = it != latest.end() && it->second == Verdict::kEffective;
+    auto it = keep.find(dim.method);
+    const bool proven = it != keep.end() && it->second;
     if (champion_on && proven) {
       allowed[d] = on_values(dim);
     } else if (picked.count(dim.method) || champion_on) {

@@ -46,6 +46,10 @@ struct MethodVerdict {
   std::string method;
   Verdict verdict = Verdict::kUnverified;
   int iteration = 0;
+  // The ablation measured a significant saving (time without the method > time with it, the 95% CI above
+  // zero), whatever the SASS said. A method whose SASS cannot confirm it (no signature: smem_padding, flag
+  // methods) stays "unverified", but the search keeps it on: turning it off was measured to cost time.
+  bool measured_gain = false;
   // The profile the verdict was made under: a method judged ineffective is offered again only when
   // evidence fires now that did not fire then. Empty: treated as unchanged.
   std::map<std::string, double> metrics;

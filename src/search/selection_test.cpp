@@ -79,7 +79,7 @@ TEST(MethodSelection, BudgetBoundsEachAxis) {
 
 TEST(MethodSelection, IneffectiveMethodsAreNotRepickedUnlessTheEvidenceChanged) {
   auto in = base_input();
-  in.verdicts = {{"shared_memory_tiling", Verdict::kIneffective, 2, in.metrics}};
+  in.verdicts = {{"shared_memory_tiling", Verdict::kIneffective, 2, false, in.metrics}};
   MethodSelection s = select_methods(in);
   EXPECT_FALSE(picked(s, "shared_memory_tiling"));
   EXPECT_EQ(skip_reason(s, "shared_memory_tiling"), "ineffective in iteration 2 and the evidence has not changed since");
@@ -88,15 +88,15 @@ TEST(MethodSelection, IneffectiveMethodsAreNotRepickedUnlessTheEvidenceChanged) 
   // Judged when DRAM was only 40% busy: the DRAM evidence fires now and did not then, so it is offered again.
   auto then = in.metrics;
   then["dram__throughput.avg.pct_of_peak_sustained_elapsed"] = 40;
-  in.verdicts = {{"shared_memory_tiling", Verdict::kImplementationFailed, 2, then}};
+  in.verdicts = {{"shared_memory_tiling", Verdict::kImplementationFailed, 2, false, then}};
   EXPECT_TRUE(picked(select_methods(in), "shared_memory_tiling"));
 
   // A later verdict wins; an effective or unverified one does not block.
-  in.verdicts = {{"vectorized_access", Verdict::kIneffective, 1, in.metrics},
-                 {"vectorized_access", Verdict::kUnverified, 3, in.metrics}};
+  in.verdicts = {{"vectorized_access", Verdict::kIneffective, 1, false, in.metrics},
+                 {"vectorized_access", Verdict::kUnverified, 3, false, in.metrics}};
   EXPECT_TRUE(picked(select_methods(in), "vectorized_access"));
   // Without a recorded profile the evidence counts as unchanged.
-  in.verdicts = {{"vectorized_access", Verdict::kImplementationFailed, 1, {}}};
+  in.verdicts = {{"vectorized_access", Verdict::kImplementationFailed, 1, false, {}}};
   EXPECT_FALSE(picked(select_methods(in), "vectorized_access"));
 }
 
