@@ -4,9 +4,12 @@ while the work runs in a child of one long-lived server."""
 
 import json
 import os
+import pathlib
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -21,14 +24,19 @@ RECORD = CORRECT + "\n    import os as _os, json as _json\n    open(_os.environ[
 @pytest.fixture
 def fx(tmp_path):
     th = TritonHarness(tmp_path)
-    sockdir = tmp_path / "sock"
+    # A short folder: a Unix socket's path must stay under 108 bytes, and pytest's tmp_path can be long.
+    sockdir = pathlib.Path(tempfile.mkdtemp(prefix="kfs-", dir="/tmp")) / "s"
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR, KOPT_TRITON_FORK_SERVER_DIR=str(sockdir),
                KOPT_TRITON_FORK_SERVER_IDLE_S="20", KOPT_TEST_WHO=str(tmp_path / "who.json"))
     yield th, env, sockdir
     for sock in sockdir.glob("*.sock") if sockdir.exists() else []:  # stop the test's server
         pid = _server_pid(sock)
         if pid:
-            os.kill(pid, signal.SIGTERM)
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    shutil.rmtree(sockdir.parent, ignore_errors=True)
 
 
 def _server_pid(sock):

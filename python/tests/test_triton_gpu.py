@@ -110,7 +110,9 @@ def test_an_illegal_address_is_a_cuda_error(th):
 # --- through the fork server (what kopt runs for every Triton candidate it does not profile) ----------------
 
 def test_the_fork_server_runs_candidates_in_fresh_children_and_saves_the_imports(th, tmp_path):
-    env = {"KOPT_TRITON_FORK_SERVER_DIR": str(tmp_path / "sock"), "KOPT_TRITON_FORK_SERVER_IDLE_S": "60"}
+    import tempfile
+    sockdir = tempfile.mkdtemp(prefix="kfs-", dir="/tmp")  # short: a Unix socket's path stays under 108 bytes
+    env = {"KOPT_TRITON_FORK_SERVER_DIR": sockdir, "KOPT_TRITON_FORK_SERVER_IDLE_S": "20"}
     g = golden(th, SOFTMAX, {"n_rows": 512, "n_cols": 1024}, "g")
     cfg = '{"BLOCK_SIZE": 1024, "num_warps": 4, "num_stages": 2, "KOPT_PERSISTENT_KERNEL": 0}'
     cubins = str(th.root / "cubins")
