@@ -105,15 +105,23 @@ def test_a_child_killed_by_a_signal_kills_the_client_with_it(fx):
     assert p.returncode == -signal.SIGSEGV and r is None
 
 
-def test_killing_the_client_kills_the_child(fx):
-    th, env, _ = fx
+def sleeping_child(th, env):
+    """A client whose child records itself and sleeps: (client process, child pid) once the record is there."""
     kernel = th.kernel(RECORD + "\n    import time; time.sleep(60)")
     _, golden = th.golden(th.kernel(CORRECT))
     proc = client(th, env, kernel, golden, wait=False)
     t0 = time.monotonic()
-    while not os.path.exists(th.root / "who.json") and time.monotonic() - t0 < 60:
-        time.sleep(0.05)
-    child, _ = who(th)
+    while time.monotonic() - t0 < 60:
+        try:
+            return proc, who(th)[0]
+        except (OSError, ValueError):  # not written yet, or half written
+            time.sleep(0.05)
+    raise AssertionError("the child never ran the kernel")
+
+
+def test_killing_the_client_kills_the_child(fx):
+    th, env, _ = fx
+    proc, child = sleeping_child(th, env)
     os.kill(child, 0)  # running
     proc.kill()  # what kopt's timeout does
     proc.wait()
@@ -130,12 +138,7 @@ def test_killing_the_client_kills_the_child(fx):
 
 def test_sigterm_reaches_the_child(fx):
     th, env, _ = fx
-    kernel = th.kernel(RECORD + "\n    import time; time.sleep(60)")
-    _, golden = th.golden(th.kernel(CORRECT))
-    proc = client(th, env, kernel, golden, wait=False)
-    t0 = time.monotonic()
-    while not os.path.exists(th.root / "who.json") and time.monotonic() - t0 < 60:
-        time.sleep(0.05)
+    proc, _ = sleeping_child(th, env)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == -signal.SIGTERM  # the child died of it, and the client with it
 

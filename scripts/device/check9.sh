@@ -7,11 +7,8 @@
 #          transpose with its new space.
 # Logs: gpu0.txt, gpu1.txt; summaries, roofline and phase JSON in runs_json.tgz.
 set -u
-export KOPT_DATA_DIR=$PWD/data PYTHONUNBUFFERED=1 KOPT_BIN=$PWD/.carry/build/kopt
-K=$KOPT_BIN
-date -u; nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
-mkdir -p runs/json
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+start_check
 phases() {  # every runner result under runs/$1 with phases_ms: its mode, first_call and phases
   find runs/$1 -name '*.json' | while read -r f; do python3 - "$f" <<'PY'
 import json, sys
@@ -58,11 +55,5 @@ stream1() {
   step sgemm 280 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1 --out runs/sg; summ sg
   step transpose 250 $K optimize examples/transpose/kernel.cu --ref examples/transpose/ref.py --rows=8192 --cols=8192 --max-time-s 1 --out runs/tr; summ tr
 }
-timeout 570 bash -c "$(declare -f step summ phases stream0); K=$K; stream0" >$OUT/gpu0.txt 2>&1 &
-p0=$!
-timeout 570 bash -c "$(declare -f step summ stream1); K=$K; stream1" >$OUT/gpu1.txt 2>&1 &
-p1=$!
-wait $p0 $p1
-date -u
-(cd runs && tar czf $OUT/runs_json.tgz json 2>/dev/null)
-ls -la $OUT
+two_streams 570 phases
+finish_check

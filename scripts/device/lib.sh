@@ -3,3 +3,46 @@
 # roofline JSON under runs/json/RUN.
 step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s.%N); echo "=== $name: $*"; timeout $limit "$@"; local rc=$?; echo "=== $name rc=$rc $(python3 -c "import time;print(round(time.time()-$t0,1))") s"; }
 summ() { local d; d=$(ls -d runs/$1/kopt_runs/run_* 2>/dev/null | head -1); [ -n "$d" ] || return; echo "--- summary of $1"; cat $d/summary.md 2>/dev/null || cat $d/state.json; mkdir -p runs/json/$1; cp $d/summary.json $d/options.json runs/json/$1/ 2>/dev/null; find $d -name roofline.json | while read -r f; do cp "$f" runs/json/$1/$(echo "${f#$d/}" | tr / _); done; }
+# two_streams LIMIT_S [FUNC...]: runs the caller's functions stream0 (GPU 0's work) and stream1 (GPU 1's) at once,
+# each in its own bash under `timeout LIMIT_S` with step, summ and the named helper FUNCs, logging to
+# $OUT/gpu0.txt and $OUT/gpu1.txt; waits on both by PID (a bare `wait` also waits for a `tee` process
+# substitution: check6 hung on that).
+two_streams() {
+  local limit=$1; shift
+  timeout "$limit" bash -c "$(declare -f step summ "$@" stream0); K=$K; stream0" >"$OUT/gpu0.txt" 2>&1 &
+  local p0=$!
+  timeout "$limit" bash -c "$(declare -f step summ "$@" stream1); K=$K; stream1" >"$OUT/gpu1.txt" 2>&1 &
+  local p1=$!
+  wait "$p0" "$p1"
+}
+# triton_overhead ROWS: the Triton per-candidate overhead (docs/TRITON.md, "The fork server"): golden data for
+# the softmax at ROWS x 4096 (kopt bench), then check mode on its 3 seeds, 3 times directly and 4 times through
+# the fork server (the first starts it), warm Triton cache; prints each run's wall and phases_ms.
+triton_overhead() {
+  local TS="examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=$1 --n_cols=4096"
+  step triton_golden_$1 90 $K bench $TS --max-time-s 0.3 --no-reference-timing --out runs/ov$1
+  local G; G=$(ls -d runs/ov$1/kopt_runs/bench_*/golden | head -1)
+  local CFG='{"BLOCK_SIZE":4096,"KOPT_PERSISTENT_KERNEL":0,"num_stages":2,"num_warps":8}'
+  export KOPT_TRITON_FORK_SERVER_DIR=/tmp/kopt-fs-device-check
+  for m in kopt_harness kopt_harness kopt_harness kopt_harness.fork_client kopt_harness.fork_client kopt_harness.fork_client kopt_harness.fork_client; do
+    local t0; t0=$(date +%s.%N)
+    env PYTHONPATH=$PWD/python python3 -m $m triton-run --kernel examples/triton_softmax/kernel.py --golden "$G" --out runs/r.json --mode check --config "$CFG" >/dev/null 2>runs/err.txt
+    local rc=$?
+    echo "overhead $1 $m rc=$rc wall_s=$(python3 -c "import time;print(round(time.time()-$t0,3))") $(python3 -c "import json;d=json.load(open('runs/r.json'));print(d['status'], json.dumps(d.get('phases_ms')))")"
+  done
+  tail -2 runs/err.txt
+}
+# start_check: the common start of a device check (run from the repository root with the binaries in
+# .carry/build): kopt's data, unbuffered Python, K and KOPT_BIN, the date and the GPUs, runs/json.
+start_check() {
+  export KOPT_DATA_DIR=$PWD/data PYTHONUNBUFFERED=1 KOPT_BIN=$PWD/.carry/build/kopt
+  K=$KOPT_BIN
+  date -u; nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
+  mkdir -p runs/json
+}
+# finish_check: the date, runs/json as $OUT/runs_json.tgz, and what $OUT holds.
+finish_check() {
+  date -u
+  (cd runs && tar czf "$OUT/runs_json.tgz" json 2>/dev/null)
+  ls -la "$OUT"
+}
