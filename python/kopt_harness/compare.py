@@ -43,6 +43,7 @@ class NumpyBackend:
         return np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1)
 
     decode = staticmethod(decode)
+    isfinite, isnan, isinf = staticmethod(np.isfinite), staticmethod(np.isnan), staticmethod(np.isinf)
 
     @staticmethod
     def equal(a, b):
@@ -65,6 +66,7 @@ class TorchBackend:
 
     def __init__(self, torch):
         self.torch = torch
+        self.isfinite, self.isnan, self.isinf = torch.isfinite, torch.isnan, torch.isinf
 
     @classmethod
     def supports(cls, dtype_name):
@@ -182,9 +184,9 @@ def compare(dtype_name, shape, expected_raw, actual_raw, atol, rtol):
         eb = expected_raw[begin * itemsize:end * itemsize]
         ab = actual_raw[begin * itemsize:end * itemsize]
         e, a = be.decode(eb, dtype_name), be.decode(ab, dtype_name)
-        special = ~_isfinite(e) | ~_isfinite(a)
-        both_nan = _isnan(e) & _isnan(a)
-        same_inf = _isinf(e) & _isinf(a) & ((e > 0) == (a > 0))
+        special = ~be.isfinite(e) | ~be.isfinite(a)
+        both_nan = be.isnan(e) & be.isnan(a)
+        same_inf = be.isinf(e) & be.isinf(a) & ((e > 0) == (a > 0))
         special_bad = special & ~(both_nan | same_inf)
         finite = ~special
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -215,18 +217,6 @@ def compare(dtype_name, shape, expected_raw, actual_raw, atol, rtol):
         r.first_bad_coords = coords_of(r.first_bad_index, list(shape))
     r.ok = r.mismatches == 0
     return r
-
-
-def _isfinite(x):
-    return x.isfinite() if hasattr(x, "isfinite") else np.isfinite(x)
-
-
-def _isnan(x):
-    return x.isnan() if hasattr(x, "isnan") else np.isnan(x)
-
-
-def _isinf(x):
-    return x.isinf() if hasattr(x, "isinf") else np.isinf(x)
 
 
 def first_changed_element(before_raw, after_raw, itemsize):

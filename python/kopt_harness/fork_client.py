@@ -107,7 +107,11 @@ def main(argv=None):
     if not enabled():
         run_here(argv)
     try:
-        conn = connect_or_start(socket_path())
+        path = socket_path()
+        conn = connect_or_start(path)
+        if conn is None:
+            print(f"kopt_harness.fork_client: the fork server did not start (its log: {path}.log); running here",
+                  file=sys.stderr)
     except OSError as e:
         print(f"kopt_harness.fork_client: the fork server is not available ({e}); running here", file=sys.stderr)
         conn = None

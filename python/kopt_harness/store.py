@@ -49,20 +49,13 @@ def read_header(path):
 
 def read_tensors(path):
     """name -> numpy array; bfloat16 tensors come back as float32 (exact: bfloat16 is float32's top half)."""
-    header, _, offset = read_header(path)
-    with open(path, "rb") as f:
-        f.seek(offset)
-        blob = f.read()
     out = {}
-    for name, info in header.items():
-        begin, end = info["data_offsets"]
-        canon = ST_DTYPES[info["dtype"]]
-        raw = blob[begin:end]
+    for name, (canon, shape, raw) in read_raw(path).items():
         if canon == "bfloat16":
-            arr = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
+            arr = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32)
         else:
-            arr = np.frombuffer(raw, dtype=np.dtype(canon).newbyteorder("<"))
-        out[name] = arr.reshape(info["shape"])
+            arr = raw.view(np.dtype(canon).newbyteorder("<"))
+        out[name] = arr.reshape(shape)
     return out
 
 

@@ -155,6 +155,10 @@ def test_disabled_or_unavailable_it_runs_in_the_client_itself(fx, tmp_path):
     blocker.write_text("")
     p, r = client(th, dict(env, KOPT_TRITON_FORK_SERVER_DIR=str(blocker)), kernel, golden)
     assert p.returncode == 0 and r["status"] == "ok" and "running here" in p.stderr
+    # A server that starts and dies (a bad idle time): the client says where its log is and runs here.
+    p, r = client(th, dict(env, KOPT_TRITON_FORK_SERVER_IDLE_S="soon"), kernel, golden)
+    assert p.returncode == 0 and r["status"] == "ok"
+    assert "did not start (its log: " in p.stderr and "running here" in p.stderr
 
 
 def test_an_idle_server_leaves_and_removes_its_socket(fx):

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -36,8 +37,7 @@ class CmdSass : public ::testing::Test {
     return std::string(KOPT_TEST_DATA) + "/compile/kernels/" + name;
   }
   static bool tools_missing() {
-    auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-    return !usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump());
+    return !testing_support::sass_tools_present();
   }
   fs::path dir_;
 };

@@ -48,8 +48,7 @@ class CmdSassTriton : public ::testing::Test {
     return util::run_process({args, dir_.string(), {}, 300});
   }
   bool tools_missing() {
-    auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-    return !usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump());
+    return !testing_support::sass_tools_present();
   }
   fs::path cubin(const std::string& name) {
     util::ProcessResult r;

@@ -25,10 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool usable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
+using testing_support::executable;
 
 TEST(CutlassNvcc, ExampleCompilesInTwoConfigsWithHgmmaInTheCutlassKernel) {
-  if (!usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump()))
+  if (!testing_support::sass_tools_present())
     GTEST_SKIP() << "nvcc or cuobjdump not found";
   auto headers = toolchain::find_cutlass_include();
   if (!headers.found()) GTEST_SKIP() << "no CUTLASS headers: " << headers.problem;
@@ -89,7 +89,7 @@ TEST(CutlassNvcc, ExampleCompilesInTwoConfigsWithHgmmaInTheCutlassKernel) {
   // without --kernel-name. Then the registry's CUTLASS method on that library (`--methods` would add
   // -DKOPT_<ID>=1 to a compile, another build).
   std::string kopt = testing_support::kopt_binary();
-  if (usable(kopt)) {
+  if (executable(kopt)) {
     auto r = util::run_process({{kopt, "sass", src.string()}, "", {}, 560});
     EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
     EXPECT_NE(r.stdout_text.find("(build cache hit)"), std::string::npos) << r.stdout_text.substr(0, 2000);

@@ -143,7 +143,7 @@ std::map<std::string, int64_t> declared_values(const SearchSpace& s, const Confi
   return out;
 }
 
-bool usable(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
+using testing_support::executable;
 
 // ---------------------------------------------------------------------------------------------------------
 // Contract and annotations
@@ -272,7 +272,7 @@ const std::map<std::string, Build>& builds() {
 class ExamplesNvcc : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump()))
+    if (!testing_support::sass_tools_present())
       GTEST_SKIP() << "nvcc or cuobjdump not found";
   }
   static std::map<std::string, compile::CompileResult> compile_all(const std::vector<std::string>& ids) {
@@ -583,7 +583,7 @@ EmuFailures run_emulated(const EmuCase& ec) {
 class ExamplesEmu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!usable(util::find_in_path("g++"))) GTEST_SKIP() << "g++ not found";
+    if (!executable(util::find_in_path("g++"))) GTEST_SKIP() << "g++ not found";
     if (toolchain::find_python().empty()) GTEST_SKIP() << "python3 not found";
   }
   static void expect_correct(const EmuCase& ec, size_t min_checked) {

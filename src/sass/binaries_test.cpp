@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 class SassBinaries : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-    if (!usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump())) GTEST_SKIP() << "nvcc or cuobjdump not found";
+    if (!testing_support::sass_tools_present()) GTEST_SKIP() << "nvcc or cuobjdump not found";
     dir_ = fs::temp_directory_path() / ("kopt-sass-binaries-" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
@@ -83,8 +82,7 @@ namespace {
 // A real cubin Triton 3.6 compiled on the H200 (2026-11-30) for examples/triton_softmax (BLOCK_SIZE=4096,
 // num_warps=8): tests/data/triton/h200/softmax_kernel.cubin.
 TEST(SassTritonCubin, TheRealSoftmaxCubinShowsItsVectorLoadsAndShuffles) {
-  auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  if (!usable(toolchain::find_cuobjdump())) GTEST_SKIP() << "cuobjdump not found";
+  if (!testing_support::executable(toolchain::find_cuobjdump())) GTEST_SKIP() << "cuobjdump not found";
   util::SystemRunner runner;
   const std::filesystem::path bin = testing_support::test_data_dir() + "/triton/h200/softmax_kernel.cubin";
   auto a = analyze_binaries({bin}, {}, "", runner);

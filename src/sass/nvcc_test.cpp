@@ -7,6 +7,7 @@
 
 #include "compile/pool.h"
 #include "sass/analysis.h"
+#include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 
@@ -20,8 +21,7 @@ using compile::CompileResult;
 fs::path kernel(const std::string& name) { return fs::path(KOPT_TEST_DATA) / "compile" / "kernels" / name; }
 
 bool tools_missing() {
-  auto usable = [](const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; };
-  return !usable(toolchain::find_nvcc()) || !usable(toolchain::find_cuobjdump());
+  return !testing_support::sass_tools_present();
 }
 
 // CTest runs each test in its own process, so each test compiles only the kernels it reads (memoized within

@@ -1,6 +1,8 @@
 #pragma once
 // Paths for tests that work both in the build tree and in a copied tree on a GPU machine: the kopt binary
 // beside the test binary, and tests/data found upwards from it (falling back to the configured paths).
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 
@@ -14,6 +16,14 @@ inline std::string kopt_binary() {
   auto beside = util::executable_dir() / "kopt";
   std::error_code ec;
   return std::filesystem::exists(beside, ec) ? beside.string() : std::string(KOPT_BINARY);
+}
+
+// A tool path that names an executable file (find_nvcc() and friends return "" when nothing is found).
+inline bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+// nvcc and cuobjdump both here: what the compile and SASS tests need (they skip otherwise).
+inline bool sass_tools_present() {
+  return executable(toolchain::find_nvcc()) && executable(toolchain::find_cuobjdump());
 }
 
 inline std::string test_data_dir() {
