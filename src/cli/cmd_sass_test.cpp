@@ -30,11 +30,11 @@ class CmdSass : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   util::ProcessResult kopt(std::vector<std::string> args) {
-    args.insert(args.begin(), {KOPT_BINARY, "sass"});
+    args.insert(args.begin(), {testing_support::kopt_binary(), "sass"});
     return util::run_process({args, "", {{"KOPT_CACHE_DIR", (dir_ / "cache").string()}}, 300});
   }
   static std::string kernel(const std::string& name) {
-    return std::string(KOPT_TEST_DATA) + "/compile/kernels/" + name;
+    return testing_support::test_data_dir() + "/compile/kernels/" + name;
   }
   static bool tools_missing() {
     return !testing_support::sass_tools_present();

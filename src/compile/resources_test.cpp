@@ -3,12 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "util/fs.h"
+#include "testing/test_support.h"
 
 namespace kopt::compile {
 namespace {
 
 std::string data(const std::string& rel) {
-  auto t = util::read_file(std::string(KOPT_TEST_DATA) + "/" + rel);
+  auto t = util::read_file(testing_support::test_data_dir() + "/" + rel);
   EXPECT_TRUE(t.ok()) << rel;
   return t ? *t : "";
 }

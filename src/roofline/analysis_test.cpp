@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "roofline/testing.h"
+#include "testing/test_support.h"
 
 namespace kopt::roofline {
 
@@ -12,7 +13,7 @@ namespace {
 constexpr double kN = 1 << 26;
 
 std::map<std::string, double> saxpy_metrics() {
-  auto j = util::read_json(std::string(KOPT_TEST_DATA) + "/roofline/ncu-2025.3.1/saxpy_h200_metrics.json");
+  auto j = util::read_json(testing_support::test_data_dir() + "/roofline/ncu-2025.3.1/saxpy_h200_metrics.json");
   return (*j)["metrics"].get<std::map<std::string, double>>();
 }
 

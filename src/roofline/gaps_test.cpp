@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "util/json_io.h"
+#include "testing/test_support.h"
 
 namespace kopt::roofline {
 
@@ -12,7 +13,7 @@ namespace {
 
 // Metrics of a saxpy-like kernel profiled by ncu 2025.3.1 on the H200 (/work/shared/h200-captures).
 std::map<std::string, double> saxpy_h200() {
-  auto j = util::read_json(std::string(KOPT_TEST_DATA) + "/roofline/ncu-2025.3.1/saxpy_h200_metrics.json");
+  auto j = util::read_json(testing_support::test_data_dir() + "/roofline/ncu-2025.3.1/saxpy_h200_metrics.json");
   EXPECT_TRUE(j);
   return (*j)["metrics"].get<std::map<std::string, double>>();
 }

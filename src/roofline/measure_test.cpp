@@ -8,6 +8,7 @@
 #include "roofline/testing.h"
 #include "util/hash.h"
 #include "util/fs.h"
+#include "testing/test_support.h"
 
 namespace kopt::roofline {
 
@@ -60,7 +61,7 @@ device::GpuInfo h200() {
 }
 
 std::string sample() {
-  return *util::read_file(std::string(KOPT_TEST_DATA) + "/roofline/probe/sample_h200_synthetic.txt");
+  return *util::read_file(testing_support::test_data_dir() + "/roofline/probe/sample_h200_synthetic.txt");
 }
 
 CeilingsOptions options(FakeRunner& runner, const fs::path& dir) {
@@ -169,7 +170,7 @@ TEST(GetCeilings, QuickRunsAreNeverCached) {
 TEST(GetCeilings, FallsBackOnTheDatasheetLabelledWhenTheProbeFails) {
   testing::TempDir dir("ceil_fallback");
   FakeRunner runner;
-  runner.probe_stdout = *util::read_file(std::string(KOPT_TEST_DATA) + "/roofline/probe/probe_output_no_gpu.json");
+  runner.probe_stdout = *util::read_file(testing_support::test_data_dir() + "/roofline/probe/probe_output_no_gpu.json");
   runner.probe_exit = 2;
   auto opts = options(runner, dir.path);
   auto c = get_ceilings(h200(), false, opts);

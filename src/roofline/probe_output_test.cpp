@@ -3,13 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "util/fs.h"
+#include "testing/test_support.h"
 
 namespace kopt::roofline {
 
 namespace {
 
 std::string data(const std::string& name) {
-  auto t = util::read_file(std::string(KOPT_TEST_DATA) + "/roofline/probe/" + name);
+  auto t = util::read_file(testing_support::test_data_dir() + "/roofline/probe/" + name);
   EXPECT_TRUE(t) << name;
   return t ? *t : "";
 }

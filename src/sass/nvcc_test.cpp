@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using compile::CompileRequest;
 using compile::CompileResult;
 
-fs::path kernel(const std::string& name) { return fs::path(KOPT_TEST_DATA) / "compile" / "kernels" / name; }
+fs::path kernel(const std::string& name) { return fs::path(testing_support::test_data_dir()) / "compile" / "kernels" / name; }
 
 bool tools_missing() {
   return !testing_support::sass_tools_present();

@@ -4,6 +4,7 @@
 
 #include "sass/kernels.h"
 #include "util/fs.h"
+#include "testing/test_support.h"
 
 namespace kopt::sass {
 namespace {
@@ -12,8 +13,8 @@ SassReport spill_report() {
   SassReport r;
   r.source = "spill.cu";
   r.arch = "sm_90";
-  auto listing = util::read_file(std::string(KOPT_TEST_DATA) + "/sass/cuobjdump-13.5/spill.sass.txt");
-  auto ptxas = util::read_file(std::string(KOPT_TEST_DATA) + "/compile/nvcc-13.0/spill_ptxas_v.txt");
+  auto listing = util::read_file(testing_support::test_data_dir() + "/sass/cuobjdump-13.5/spill.sass.txt");
+  auto ptxas = util::read_file(testing_support::test_data_dir() + "/compile/nvcc-13.0/spill_ptxas_v.txt");
   EXPECT_TRUE(listing.ok() && ptxas.ok());
   r.analysis.binary = "/cache/ab/abcd/kernel.so";
   r.analysis.functions = parse_sass_listing(*listing);

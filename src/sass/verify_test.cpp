@@ -4,12 +4,13 @@
 
 #include "sass/kernels.h"
 #include "util/fs.h"
+#include "testing/test_support.h"
 
 namespace kopt::sass {
 namespace {
 
 std::vector<SassFunction> listing(const std::string& rel) {
-  auto t = util::read_file(std::string(KOPT_TEST_DATA) + "/sass/" + rel);
+  auto t = util::read_file(testing_support::test_data_dir() + "/sass/" + rel);
   EXPECT_TRUE(t.ok()) << rel;
   return parse_sass_listing(t ? *t : "");
 }

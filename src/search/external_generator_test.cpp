@@ -13,6 +13,7 @@
 #include "search/builtin_generator.h"
 #include "util/fs.h"
 #include "util/strings.h"
+#include "testing/test_support.h"
 
 namespace kopt::search {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 const Registry& reg() { return testing::test_registry(); }
 
-const std::string kVariants = std::string(KOPT_TEST_DATA) + "/search/variants/saxpy";
+const std::string kVariants = testing_support::test_data_dir() + "/search/variants/saxpy";
 const std::string kScript = std::string(KOPT_SOURCE_DIR) + "/examples/generators/prepared_variants.py";
 
 std::string prepared(const std::string& list) {

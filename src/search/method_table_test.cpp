@@ -9,6 +9,7 @@
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/process.h"
+#include "testing/test_support.h"
 
 namespace kopt::search {
 namespace {
@@ -44,7 +45,7 @@ TEST(MethodTable, TableAndCard) {
 }
 
 util::ProcessResult kopt(std::vector<std::string> args, std::map<std::string, std::string> env = {},
-                         const std::string& binary = KOPT_BINARY) {
+                         const std::string& binary = testing_support::kopt_binary()) {
   util::ProcessSpec spec;
   spec.argv = {binary};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -87,7 +88,7 @@ TEST(MethodsCommand, FindsTheRegistryNextToTheExecutable) {
   fs::remove_all(prefix);
   fs::create_directories(prefix / "bin");
   fs::create_directories(prefix / "data");
-  fs::copy_file(KOPT_BINARY, prefix / "bin" / "kopt");
+  fs::copy_file(testing_support::kopt_binary(), prefix / "bin" / "kopt");
   util::Json one = {{"methods", util::Json::array({to_json(*reg().find("split_k"))})}};
   one["methods"][0].erase("guard");
   ASSERT_TRUE(util::write_file_atomic(prefix / "data" / "methods.json", one.dump(2)).ok());

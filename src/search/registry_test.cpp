@@ -6,12 +6,13 @@
 #include <set>
 
 #include "util/strings.h"
+#include "testing/test_support.h"
 
 namespace kopt::search {
 namespace {
 
 const std::string kSource = KOPT_SOURCE_DIR;
-const std::string kData = KOPT_TEST_DATA;
+const std::string kData = testing_support::test_data_dir();
 
 // Metric names Nsight Compute 2025.3.1 knows on the H200: the captured list plus the documented extras.
 // "base X" lines accept X with any of the usual rollup suffixes.

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "util/json_io.h"
+#include "testing/test_support.h"
 
 namespace kopt::search {
 namespace {
@@ -16,7 +17,7 @@ const Registry& reg() { return testing::test_registry(); }
 // The profile of a real DRAM-bound kernel: saxpy on an H200 (70.8% of DRAM peak, long-scoreboard stalls,
 // a 248-wave grid of one-element threads), captured with Nsight Compute 2025.3.1.
 std::map<std::string, double> saxpy_metrics() {
-  auto j = util::read_json(std::string(KOPT_TEST_DATA) + "/search/ncu-2025.3.1/saxpy_h200_metrics.json");
+  auto j = util::read_json(testing_support::test_data_dir() + "/search/ncu-2025.3.1/saxpy_h200_metrics.json");
   EXPECT_TRUE(j.ok());
   std::map<std::string, double> m;
   for (auto it = j.value()["metrics"].begin(); it != j.value()["metrics"].end(); ++it) m[it.key()] = it.value().get<double>();

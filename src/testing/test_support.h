@@ -12,11 +12,8 @@
 
 namespace kopt::testing_support {
 
-inline std::string kopt_binary() {
-  auto beside = util::executable_dir() / "kopt";
-  std::error_code ec;
-  return std::filesystem::exists(beside, ec) ? beside.string() : std::string(KOPT_BINARY);
-}
+// The kopt binary beside the test binary, else the one this build configured (test_support.cpp).
+std::string kopt_binary();
 
 // A tool path that names an executable file (find_nvcc() and friends return "" when nothing is found).
 inline bool executable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
@@ -26,10 +23,8 @@ inline bool sass_tools_present() {
   return executable(toolchain::find_nvcc()) && executable(toolchain::find_cuobjdump());
 }
 
-inline std::string test_data_dir() {
-  auto found = util::find_upwards(util::executable_dir(), "tests/data");
-  return found.empty() ? std::string(KOPT_TEST_DATA) : found.string();
-}
+// tests/data found upwards from the test binary, else the configured source tree's (test_support.cpp).
+std::string test_data_dir();
 
 // Builds tests/data/triton/NAME.cu into OUT_DIR/NAME.cubin with nvcc -cubin (a stand-in for a cubin Triton
 // writes: one extern "C" kernel). Returns the path; the process result says whether it worked.

@@ -1,0 +1,18 @@
+// The only test file that sees the configured absolute paths (KOPT_TEST_DATA, KOPT_BINARY): every other test
+// object stays independent of where the tree is checked out, so a compiler cache serves several checkouts.
+#include "testing/test_support.h"
+
+namespace kopt::testing_support {
+
+std::string kopt_binary() {
+  auto beside = util::executable_dir() / "kopt";
+  std::error_code ec;
+  return std::filesystem::exists(beside, ec) ? beside.string() : std::string(KOPT_BINARY);
+}
+
+std::string test_data_dir() {
+  auto found = util::find_upwards(util::executable_dir(), "tests/data");
+  return found.empty() ? std::string(KOPT_TEST_DATA) : found.string();
+}
+
+}  // namespace kopt::testing_support
