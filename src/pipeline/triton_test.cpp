@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 fs::path examples_dir() {
   auto found = util::find_upwards(util::executable_dir(), "examples/triton_softmax");
-  return found.empty() ? fs::path(KOPT_SOURCE_DIR) / "examples" : found.parent_path();
+  return found.empty() ? fs::path(testing_support::source_dir()) / "examples" : found.parent_path();
 }
 
 search::Annotations annotations_of(const fs::path& kernel) {

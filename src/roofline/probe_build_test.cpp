@@ -11,11 +11,12 @@
 #include "roofline/testing.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
+#include "testing/test_support.h"
 
 namespace kopt::roofline {
 
 TEST(CeilingsProbeSource, MatchesTheCuFile) {
-  auto cu = util::read_file(std::string(KOPT_SOURCE_DIR) + "/src/roofline/ceilings_probe.cu");
+  auto cu = util::read_file(testing_support::source_dir() + "/src/roofline/ceilings_probe.cu");
   ASSERT_TRUE(cu) << cu.error().message;
   EXPECT_TRUE(*cu == ceilings_probe_source())
       << "src/roofline/ceilings_probe_source.cpp is stale: run python3 scripts/embed_ceilings_probe.py";

@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 const Registry& reg() { return testing::test_registry(); }
 
 const std::string kVariants = testing_support::test_data_dir() + "/search/variants/saxpy";
-const std::string kScript = std::string(KOPT_SOURCE_DIR) + "/examples/generators/prepared_variants.py";
+const std::string kScript = testing_support::source_dir() + "/examples/generators/prepared_variants.py";
 
 std::string prepared(const std::string& list) {
   return "python3 " + util::shell_quote(kScript) + " --variants " + util::shell_quote(kVariants + "/" + list);

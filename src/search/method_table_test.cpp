@@ -97,7 +97,7 @@ TEST(MethodsCommand, FindsTheRegistryNextToTheExecutable) {
   EXPECT_NE(r.stdout_text.find("split_k"), std::string::npos);
   EXPECT_NE(r.stdout_text.find("1 method(s)"), std::string::npos);
   // $KOPT_DATA_DIR wins over both.
-  auto src = kopt({"methods"}, {{"KOPT_DATA_DIR", std::string(KOPT_SOURCE_DIR) + "/data"}}, (prefix / "bin" / "kopt").string());
+  auto src = kopt({"methods"}, {{"KOPT_DATA_DIR", testing_support::source_dir() + "/data"}}, (prefix / "bin" / "kopt").string());
   EXPECT_NE(src.stdout_text.find(std::to_string(reg().methods().size()) + " method(s)"), std::string::npos);
 }
 

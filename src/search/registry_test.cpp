@@ -11,7 +11,7 @@
 namespace kopt::search {
 namespace {
 
-const std::string kSource = KOPT_SOURCE_DIR;
+const std::string kSource = testing_support::source_dir();
 const std::string kData = testing_support::test_data_dir();
 
 // Metric names Nsight Compute 2025.3.1 knows on the H200: the captured list plus the documented extras.

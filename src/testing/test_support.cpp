@@ -15,4 +15,6 @@ std::string test_data_dir() {
   return found.empty() ? std::string(KOPT_TEST_DATA) : found.string();
 }
 
+std::string source_dir() { return std::filesystem::path(test_data_dir()).parent_path().parent_path().string(); }
+
 }  // namespace kopt::testing_support

@@ -26,6 +26,9 @@ inline bool sass_tools_present() {
 // tests/data found upwards from the test binary, else the configured source tree's (test_support.cpp).
 std::string test_data_dir();
 
+// The source tree: the folder holding tests/data (test_data_dir()'s grandparent).
+std::string source_dir();
+
 // Builds tests/data/triton/NAME.cu into OUT_DIR/NAME.cubin with nvcc -cubin (a stand-in for a cubin Triton
 // writes: one extern "C" kernel). Returns the path; the process result says whether it worked.
 inline std::filesystem::path compile_test_cubin(const std::string& name, const std::filesystem::path& out_dir,
