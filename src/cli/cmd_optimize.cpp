@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -12,20 +14,28 @@ namespace kopt::cli {
 
 namespace {
 
-void add_loop_options(CLI::App& app, loop::OptimizeOptions& o) {
-  app.add_option("--iterations", o.iterations, "maximum number of iterations (default 3)");
-  app.add_option("--branches", o.branches, "candidates per iteration (default 4)");
-  app.add_option("--ncu-num", o.ncu_num, "top Nsight Compute metrics per axis (default 5)");
+// The defaults shown are OptimizeOptions' own (loop/options.h), never repeated here.
+void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time_budget) {
+  const loop::OptimizeOptions d;
+  app.add_option("--time-budget", time_budget,
+                 fmt::format("the search's wall-time budget after the gates: 300, 300s, 5m, 1h; 0 or none: no limit "
+                             "(default {}s)", d.time_budget_s));
+  app.add_option("--iterations", o.iterations, fmt::format("a cap on the number of iterations (default {})", d.iterations));
+  app.add_option("--branches", o.branches, "candidates per iteration (default auto: 8 for the built-in generator, 4 for a command)");
+  app.add_option("--ncu-num", o.ncu_num, fmt::format("top Nsight Compute metrics per axis (default {})", d.ncu_num));
   app.add_option("--generator", o.generator, "builtin (default) or a command, e.g. 'python3 my_agent.py'");
-  app.add_option("--finalists", o.finalists, "finalists re-timed in paired rounds against the champion (default 2)");
-  app.add_option("--patience", o.patience, "iterations without a significant gain before stopping (default 1)");
-  app.add_option("--budget-total", o.budget_total, "methods per iteration over the three axes (default 3)");
-  app.add_option("--budget-per-axis", o.budget_per_axis, "at most this many methods per axis (default 2)");
-  app.add_option("--max-time-s", o.max_time_s, "timing budget per candidate in seconds (default 2)");
+  app.add_option("--finalists", o.finalists, fmt::format("finalists re-timed in paired rounds against the champion (default {})", d.finalists));
+  app.add_option("--patience", o.patience,
+                 "iterations without a significant gain before stopping (default auto: the built-in generator stops when "
+                 "its model predicts no gain; a command: 2)");
+  app.add_option("--budget-total", o.budget_total, fmt::format("methods per iteration over the three axes (default {})", d.budget_total));
+  app.add_option("--budget-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
+  app.add_option("--max-time-s", o.max_time_s, fmt::format("timing budget per candidate in seconds (default {})", d.max_time_s));
   app.add_option("--near-peak", o.near_peak_efficiency,
-                 "efficiency (floor / time, 0-1] at which the champion counts as near peak and the run stops (default 0.8)")
+                 fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak and the run stops "
+                             "(default {})", d.near_peak_efficiency))
       ->check(CLI::Range(0.01, 1.0));
-  app.add_option("--seed", o.seed, "seed of the built-in search (default 1)");
+  app.add_option("--seed", o.seed, fmt::format("seed of the built-in search (default {})", d.seed));
   app.add_flag("--quiet", o.quiet, "no progress output");
   app.add_flag("--json", o.print_json, "print the summary JSON (for scripts) instead of the Markdown");
 }
@@ -42,9 +52,11 @@ int cmd_optimize(const Args& args) {
     app.add_option("--resume", dir, "the run directory (kopt_runs/run_YYYYmmdd_HHMMSS)")->required();
     bool quiet = false, json = false;
     int iterations = -1;
+    std::string time_budget;
     app.add_flag("--quiet", quiet);
     app.add_flag("--json", json);
     app.add_option("--iterations", iterations, "raise or lower the maximum number of iterations");
+    app.add_option("--time-budget", time_budget, "raise or lower the search's time budget (counted over the whole run)");
     if (auto rc = parse_args(app, args); rc) return *rc;
     auto j = util::read_json(std::filesystem::path(dir) / "options.json");
     if (!j) {
@@ -61,12 +73,21 @@ int cmd_optimize(const Args& args) {
     o.quiet = quiet;
     o.print_json = json;
     if (iterations >= 0) o.iterations = iterations;
+    if (!time_budget.empty()) {
+      auto b = loop::parse_duration_s(time_budget);
+      if (!b) {
+        std::fprintf(stderr, "kopt optimize: --time-budget: %s\n", b.error().message.c_str());
+        return to_int(ExitCode::kInput);
+      }
+      o.time_budget_s = *b;
+    }
     return loop::run_optimize(o);
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
   KernelOptionValues v;
   add_kernel_options(app, o.job, v);
-  add_loop_options(app, o);
+  std::string time_budget;
+  add_loop_options(app, o, time_budget);
   app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
   app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
              "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
@@ -75,6 +96,14 @@ int cmd_optimize(const Args& args) {
   if (auto st = finish_kernel_job(o.job, v, dims); !st) {
     std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
     return to_int(st.error().code);
+  }
+  if (!time_budget.empty()) {
+    auto b = loop::parse_duration_s(time_budget);
+    if (!b) {
+      std::fprintf(stderr, "kopt optimize: --time-budget: %s\n", b.error().message.c_str());
+      return to_int(ExitCode::kInput);
+    }
+    o.time_budget_s = *b;
   }
   o.out = v.out;
   return loop::run_optimize(o);

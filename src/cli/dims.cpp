@@ -41,10 +41,4 @@ Result<Dims> parse_dims(const std::vector<std::string>& args, const std::vector<
   return dims;
 }
 
-std::string format_dims(const Dims& dims) {
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : dims) parts.push_back(k + "=" + std::to_string(v));
-  return util::join(parts, " ");
-}
-
 }  // namespace kopt::cli

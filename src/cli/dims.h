@@ -5,16 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "core/dims.h"
 #include "core/result.h"
 
 namespace kopt::cli {
 
-using Dims = std::map<std::string, int64_t>;
+using kopt::Dims;
+using kopt::format_dims;
 
 // Parses the arguments an option parser did not recognise. Each must be --NAME=VALUE. `known_options`
 // (without dashes) lets a near-miss such as --iteration=3 be reported as a mistyped option.
 Result<Dims> parse_dims(const std::vector<std::string>& args, const std::vector<std::string>& known_options = {});
-
-std::string format_dims(const Dims& dims);  // "M=4096 N=4096"
 
 }  // namespace kopt::cli

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <string>
 
-#include "cli/dims.h"
+#include "core/dims.h"
 #include "contract/signature.h"
 #include "core/result.h"
 #include "util/json_io.h"
@@ -15,7 +15,7 @@ namespace kopt::contract {
 struct GoldenRequest {
   std::filesystem::path ref_py;
   KernelSignature signature;
-  cli::Dims dims;
+  Dims dims;
   int seeds = 3;
   std::filesystem::path out_dir;
   long long ptr_size = 0;        // 0: guess from dims when ref.py gives no shapes

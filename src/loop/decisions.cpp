@@ -55,7 +55,7 @@ Attribution attribution_from(const runner::PairedComparison& c) {
 MethodVerdict classify(bool has_guard, SassEvidence sass, const std::optional<Attribution>& a) {
   if (sass == SassEvidence::kFail) return MethodVerdict::kImplementationFailed;
   if (!has_guard) return MethodVerdict::kNotAblatable;
-  if (sass != SassEvidence::kPass) return MethodVerdict::kUnverified;
+  if (sass != SassEvidence::kPass) return a && a->significant() ? MethodVerdict::kMeasuredEffective : MethodVerdict::kUnverified;
   if (!a) return MethodVerdict::kUnverified;
   return a->significant() ? MethodVerdict::kEffective : MethodVerdict::kIneffective;
 }
@@ -71,6 +71,8 @@ std::string_view stop_name(StopReason r) {
     case StopReason::kInterrupted: return "interrupted";
     case StopReason::kGeneratorFailed: return "generator_failed";
     case StopReason::kNoValidCandidate: return "no_valid_candidate";
+    case StopReason::kTimeBudget: return "time_budget";
+    case StopReason::kNoPredictedGain: return "no_predicted_gain";
   }
   return "?";
 }
@@ -86,6 +88,8 @@ std::string_view describe(StopReason r) {
     case StopReason::kInterrupted: return "interrupted by the user";
     case StopReason::kGeneratorFailed: return "the generator failed or wrote invalid candidates";
     case StopReason::kNoValidCandidate: return "no valid candidate";
+    case StopReason::kTimeBudget: return "the search's time budget is spent";
+    case StopReason::kNoPredictedGain: return "the model of the space predicts no significant gain anywhere it has not measured";
   }
   return "?";
 }
@@ -93,9 +97,17 @@ std::string_view describe(StopReason r) {
 StopReason should_stop(const StopState& s) {
   if (s.workload_model && s.near_peak) return StopReason::kNearPeak;
   if (s.generator_exhausted) return StopReason::kGeneratorExhausted;
+  if (s.time_budget_s > 0 && s.search_s >= s.time_budget_s) return StopReason::kTimeBudget;
   if (s.iterations_done >= s.max_iterations) return StopReason::kMaxIterations;
+  if (s.no_gain_predictions >= 2) return StopReason::kNoPredictedGain;
   if (s.patience > 0 && s.iterations_without_gain >= s.patience) return StopReason::kNoImprovement;
   return StopReason::kNone;
+}
+
+bool predicts_no_gain(const search::Outlook& o, double champion_ms, size_t dimensions, double min_gain) {
+  if (!o.best_lcb_ms || champion_ms <= 0) return false;
+  if (o.observations < static_cast<int>(std::max<size_t>(8, 2 * dimensions))) return false;
+  return *o.best_lcb_ms >= champion_ms * (1 - min_gain);
 }
 
 StopState after_iteration(StopState s, bool improved, bool near_peak, bool exhausted) {

@@ -54,27 +54,39 @@ struct Attribution {
 // method's guard off.
 Attribution attribution_from(const runner::PairedComparison& champion_vs_ablated);
 
-// effective: SASS pass and attribution significantly above zero; ineffective: SASS pass, not significant;
+// effective: SASS pass and attribution significantly above zero; effective_measured: the attribution is
+// significantly above zero and the SASS can neither confirm nor refute (no signature, a flag method, a tool
+// error); ineffective: SASS pass, not significant;
 // implementation_failed: SASS fail; unverified: SASS inconclusive, tool error or no signature;
 // not_ablatable: the method has no guard.
 MethodVerdict classify(bool has_guard, SassEvidence sass, const std::optional<Attribution>& attribution);
 
 // ---- Stopping -------------------------------------------------------------------------------------------
 enum class StopReason { kNone, kMaxIterations, kNearPeak, kNoImprovement, kGeneratorExhausted, kGateFailed,
-                        kInterrupted, kGeneratorFailed, kNoValidCandidate };
+                        kInterrupted, kGeneratorFailed, kNoValidCandidate, kTimeBudget, kNoPredictedGain };
 std::string_view describe(StopReason r);
 std::string_view stop_name(StopReason r);
 
 struct StopState {
   int iterations_done = 0;
   int max_iterations = 3;
-  int patience = 1;                 // iterations in a row without a significant improvement
+  int patience = 1;                 // iterations in a row without a significant improvement; 0: no such rule
   int iterations_without_gain = 0;
   bool workload_model = false;      // near_peak counts only with a real roofline
   bool near_peak = false;
   bool generator_exhausted = false;
+  double time_budget_s = 0;         // the search's wall budget, counted from the end of the gates; 0: none
+  double search_s = 0;              // wall seconds since the gates passed (carried across --resume)
+  int no_gain_predictions = 0;      // generations in a row whose model predicted no significant gain
 };
+// In order: near peak, the space exhausted, the time budget, the iteration cap, two predictions in a row of no
+// significant gain anywhere in the space, the patience.
 StopReason should_stop(const StopState& s);
+
+// The model's verdict on what is left (search/strategy.h: Outlook): no significant gain predicted when its most
+// hopeful unmeasured configuration (the lowest lower confidence bound) is not faster than the champion by
+// `min_gain`, and the model has seen enough configurations to be trusted (twice the dimensions, at least 8).
+bool predicts_no_gain(const search::Outlook& outlook, double champion_ms, size_t dimensions, double min_gain = 0.01);
 // Updates the bookkeeping after an iteration.
 StopState after_iteration(StopState s, bool champion_improved, bool near_peak, bool generator_exhausted);
 

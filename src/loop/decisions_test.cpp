@@ -44,8 +44,12 @@ TEST(Ablation, Classification) {
   EXPECT_EQ(classify(true, SassEvidence::kPass, sig), MethodVerdict::kEffective);
   EXPECT_EQ(classify(true, SassEvidence::kPass, noise), MethodVerdict::kIneffective);
   EXPECT_EQ(classify(true, SassEvidence::kFail, sig), MethodVerdict::kImplementationFailed);
-  EXPECT_EQ(classify(true, SassEvidence::kInconclusive, sig), MethodVerdict::kUnverified);
-  EXPECT_EQ(classify(true, SassEvidence::kToolError, sig), MethodVerdict::kUnverified);
+  // No SASS evidence either way: a measured saving makes it effective by measurement, noise leaves it unverified.
+  EXPECT_EQ(classify(true, SassEvidence::kInconclusive, sig), MethodVerdict::kMeasuredEffective);
+  EXPECT_EQ(classify(true, SassEvidence::kToolError, sig), MethodVerdict::kMeasuredEffective);
+  EXPECT_EQ(classify(true, SassEvidence::kNotApplicable, sig), MethodVerdict::kMeasuredEffective);
+  EXPECT_EQ(classify(true, SassEvidence::kInconclusive, noise), MethodVerdict::kUnverified);
+  EXPECT_EQ(classify(true, SassEvidence::kInconclusive, std::nullopt), MethodVerdict::kUnverified);
   EXPECT_EQ(classify(false, SassEvidence::kPass, std::nullopt), MethodVerdict::kNotAblatable);
   EXPECT_EQ(classify(false, SassEvidence::kFail, std::nullopt), MethodVerdict::kImplementationFailed);
 }

@@ -77,3 +77,43 @@ TEST(OptimizeInputs, BadInputsFailBeforeAnyGpuWork) {
 }
 
 }  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+TEST(OptimizeOptions, DurationsReadAsACommandLineWritesThem) {
+  EXPECT_DOUBLE_EQ(*parse_duration_s("300"), 300);
+  EXPECT_DOUBLE_EQ(*parse_duration_s("90s"), 90);
+  EXPECT_DOUBLE_EQ(*parse_duration_s("5m"), 300);
+  EXPECT_DOUBLE_EQ(*parse_duration_s("1.5h"), 5400);
+  EXPECT_DOUBLE_EQ(*parse_duration_s("0"), 0);
+  EXPECT_DOUBLE_EQ(*parse_duration_s("none"), 0);
+  for (const char* bad : {"", "abc", "5 m", "-3", "5d", "m"}) {
+    auto r = parse_duration_s(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ExitCode::kInput);
+    EXPECT_NE(r.error().message.find("5m"), std::string::npos) << "the message shows how to write one";
+  }
+}
+
+TEST(OptimizeOptions, AutoBranchesAndPatienceDependOnTheGenerator) {
+  OptimizeOptions o;
+  EXPECT_EQ(branches_for(o), 8);
+  EXPECT_EQ(patience_for(o), 0) << "the built-in generator's model decides when nothing is left";
+  o.generator = "python3 agent.py";
+  EXPECT_EQ(branches_for(o), 4);
+  EXPECT_EQ(patience_for(o), 2);
+  o.branches = 3;
+  o.patience = 5;
+  EXPECT_EQ(branches_for(o), 3);
+  EXPECT_EQ(patience_for(o), 5);
+  o.job.kernel = "/x/k.cu";
+  o.job.ref = "/x/ref.py";
+  EXPECT_DOUBLE_EQ(options_from_json(options_to_json(o))->time_budget_s, 300);
+  auto old = options_to_json(o);
+  old.erase("time_budget_s");
+  EXPECT_DOUBLE_EQ(options_from_json(old)->time_budget_s, 0) << "a run started before budgets existed resumes without one";
+}
+
+}  // namespace
+}  // namespace kopt::loop

@@ -50,8 +50,12 @@ util::Json to_json(const RunState& s) {
                        {"iteration", m.iteration}});
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)
-    verdicts.push_back({{"method", v.method}, {"verdict", search::verdict_name(v.verdict)}, {"iteration", v.iteration},
-                        {"measured_gain", v.measured_gain}, {"metrics", v.metrics}});
+  {
+    util::Json e = {{"method", v.method}, {"verdict", search::verdict_name(v.verdict)}, {"iteration", v.iteration},
+                    {"measured_gain", v.measured_gain}, {"metrics", v.metrics}};
+    if (v.saved_ms) e["saved_ms"] = {{"median", *v.saved_ms}, {"ci95_low", *v.saved_ci95_low_ms}, {"ci95_high", *v.saved_ci95_high_ms}};
+    verdicts.push_back(e);
+  }
   return {{"version", kStateVersion},
           {"gates_passed", s.gates_passed},
           {"iterations_done", s.iterations_done},
@@ -62,7 +66,10 @@ util::Json to_json(const RunState& s) {
           {"stop", {{"iterations_done", s.stop.iterations_done}, {"max_iterations", s.stop.max_iterations},
                     {"patience", s.stop.patience}, {"iterations_without_gain", s.stop.iterations_without_gain},
                     {"workload_model", s.stop.workload_model}, {"near_peak", s.stop.near_peak},
-                    {"generator_exhausted", s.stop.generator_exhausted}}},
+                    {"generator_exhausted", s.stop.generator_exhausted}, {"time_budget_s", s.stop.time_budget_s},
+                    {"search_s", s.stop.search_s}, {"no_gain_predictions", s.stop.no_gain_predictions}}},
+          {"last_profile", s.last_profile},
+          {"ablated_methods", s.ablated_methods ? util::Json(*s.ablated_methods) : util::Json(nullptr)},
           {"stop_reason", s.stop_reason},
           {"stop_detail", s.stop_detail},
           {"phase_seconds", s.phase_seconds},
@@ -104,6 +111,11 @@ Result<RunState> state_from_json(const util::Json& j) {
       mv.iteration = v.value("iteration", 0);
       mv.measured_gain = v.value("measured_gain", false);
       mv.metrics = v.value("metrics", std::map<std::string, double>{});
+      if (v.contains("saved_ms") && v["saved_ms"].is_object()) {
+        mv.saved_ms = v["saved_ms"].value("median", 0.0);
+        mv.saved_ci95_low_ms = v["saved_ms"].value("ci95_low", 0.0);
+        mv.saved_ci95_high_ms = v["saved_ms"].value("ci95_high", 0.0);
+      }
       s.verdicts.push_back(mv);
     }
     const auto& st = j.at("stop");
@@ -114,6 +126,12 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.stop.workload_model = st.value("workload_model", false);
     s.stop.near_peak = st.value("near_peak", false);
     s.stop.generator_exhausted = st.value("generator_exhausted", false);
+    s.stop.time_budget_s = st.value("time_budget_s", 0.0);
+    s.stop.search_s = st.value("search_s", 0.0);
+    s.stop.no_gain_predictions = st.value("no_gain_predictions", 0);
+    if (j.contains("last_profile")) s.last_profile = j["last_profile"];
+    if (j.contains("ablated_methods") && j["ablated_methods"].is_array())
+      s.ablated_methods = j["ablated_methods"].get<std::vector<std::string>>();
     s.stop_reason = j.value("stop_reason", std::string());
     s.stop_detail = j.value("stop_detail", std::string());
     s.phase_seconds = j.value("phase_seconds", std::map<std::string, double>{});

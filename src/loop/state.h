@@ -39,6 +39,10 @@ struct RunState {
   util::Json roofline;              // the champion's latest roofline position
   util::Json frontier = util::Json::array();
   double reference_ms = 0;
+  // No repeated work: the champion last profiled ({"methods": [...], "median_ms": x}, null before the first) and
+  // the method set last ablated (a new champion with the same methods keeps their verdicts).
+  util::Json last_profile = nullptr;
+  std::optional<std::vector<std::string>> ablated_methods;
   bool finished() const { return !stop_reason.empty(); }
 };
 

@@ -29,6 +29,11 @@ TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
   s.history.push_back(m);
   s.verdicts.push_back({"vectorized_access", search::Verdict::kEffective, 2, false, {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 80.0}}});
   s.verdicts.push_back({"smem_padding", search::Verdict::kUnverified, 2, true, {}});
+  search::MethodVerdict measured{"smem_padding", search::Verdict::kMeasuredEffective, 3, true, {}};
+  measured.saved_ms = 0.135;
+  measured.saved_ci95_low_ms = 0.12;
+  measured.saved_ci95_high_ms = 0.15;
+  s.verdicts.push_back(measured);
   s.stop.iterations_done = 2;
   s.stop.iterations_without_gain = 1;
   s.phase_seconds = {{"compile", 12.5}};
@@ -46,7 +51,11 @@ TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
   EXPECT_EQ(back->history[0].status, search::CandidateStatus::kIncorrect);
   EXPECT_FALSE(back->history[0].median_ms);
   EXPECT_DOUBLE_EQ(*back->history[1].median_ms, 1.25);
-  ASSERT_EQ(back->verdicts.size(), 2u);
+  ASSERT_EQ(back->verdicts.size(), 3u);
+  EXPECT_EQ(back->verdicts[2].verdict, search::Verdict::kMeasuredEffective);
+  EXPECT_DOUBLE_EQ(*back->verdicts[2].saved_ms, 0.135);
+  EXPECT_DOUBLE_EQ(*back->verdicts[2].saved_ci95_low_ms, 0.12);
+  EXPECT_FALSE(back->verdicts[0].saved_ms);
   EXPECT_EQ(back->verdicts[0].verdict, search::Verdict::kEffective);
   EXPECT_FALSE(back->verdicts[0].measured_gain);
   EXPECT_EQ(back->verdicts[1].verdict, search::Verdict::kUnverified);

@@ -455,7 +455,7 @@ int main(int argc, char** argv) {
 
 struct EmuCase {
   std::string example;
-  cli::Dims dims;
+  Dims dims;
   size_t max_configs;  // a deterministic sample of the declared space (all with KOPT_EMU_ALL=1)
   std::string mutate_from, mutate_to;  // a deliberate bug (tests of the emulator itself: never KOPT_EMU_ALL)
 };

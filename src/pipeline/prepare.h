@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/dims.h"
+#include "core/dims.h"
 #include "compile/request.h"
 #include "contract/signature.h"
 #include "core/result.h"
@@ -24,7 +24,7 @@ using search::NumericsMode;
 struct KernelJob {
   std::filesystem::path kernel;   // .cu (CUDA, CUTLASS) or .py (Triton, docs/TRITON.md)
   std::filesystem::path ref;      // ref.py
-  cli::Dims dims;
+  Dims dims;
   int seeds = 3;
   long long ptr_size = 0;
   NumericsMode numerics = NumericsMode::kReference;

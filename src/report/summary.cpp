@@ -61,7 +61,7 @@ std::string render_markdown(const util::Json& s) {
 
   md += "\n## Methods\n\n| verdict | methods |\n| --- | --- |\n";
   const auto& m = s.contains("methods") ? s["methods"] : util::Json::object();
-  for (const char* k : {"effective", "ineffective", "implementation_failed", "unverified", "not_ablatable"})
+  for (const char* k : {"effective", "effective_measured", "ineffective", "implementation_failed", "unverified", "not_ablatable"})
     md += fmt::format("| {} | {} |\n", k, m.contains(k) ? list(m[k]) : "—");
 
   md += "\n## Frontier (runners-up)\n\n| candidate | median ms | methods |\n| --- | --- | --- |\n";

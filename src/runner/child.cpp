@@ -16,6 +16,7 @@
 #include "runner/golden.h"
 #include "runner/outcome.h"
 #include "runner/paired.h"
+#include "runner/race.h"
 #include "runner/stats.h"
 
 namespace kopt::runner {
@@ -37,6 +38,7 @@ struct Options {
   int max_samples = 2000;
   double target_ci = 0.01;
   int rounds = 40;
+  bool race = false;         // paired: stop once the last library is ranked against the first (runner/race.h)
   int seed_for_timing = -1;  // default: the first seed
 };
 
@@ -360,6 +362,16 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       entries[k].samples_ms.push_back(e);
     }
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opt_.race && order.size() >= 2 && entries.size() >= 2 && entries.front().status == RunStatus::kOk &&
+        entries.back().status == RunStatus::kOk) {
+      RaceRule rule;
+      rule.max_rounds = opt_.rounds;
+      rule.max_time_s = opt_.max_time_s;
+      if (race_state(entries.front().samples_ms, entries.back().samples_ms, rule, el) != RaceState::kContinue) {
+        ++rounds;
+        break;
+      }
+    }
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
   api_.cuEventDestroy(start);
@@ -451,6 +463,7 @@ int child_main(const std::vector<std::string>& args) {
   app.add_option("--max-samples", o.max_samples);
   app.add_option("--target-ci", o.target_ci);
   app.add_option("--rounds", o.rounds);
+  app.add_flag("--race", o.race);
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);

@@ -27,6 +27,7 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
   argv.insert(argv.end(), {"--golden", req.golden_dir.string(), "--out", req.result_json.string(), "--mode", req.mode,
                            "--max-time-s", fmt::format("{:.17g}", req.max_time_s), "--target-ci", fmt::format("{:.17g}", req.target_ci),
                            "--min-samples", std::to_string(req.min_samples), "--rounds", std::to_string(req.rounds)});
+  if (req.race) argv.push_back("--race");
   if (req.tol) {
     argv.insert(argv.end(), {"--atol", fmt::format("{:.17g}", req.tol->atol), "--rtol", fmt::format("{:.17g}", req.tol->rtol)});
   }

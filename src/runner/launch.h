@@ -22,7 +22,8 @@ struct RunRequest {
   double max_time_s = 5;              // timing budget inside the child
   double target_ci = 0.01;
   int min_samples = 10;
-  int rounds = 40;                    // paired mode
+  int rounds = 40;                    // paired mode: at most this many rounds
+  bool race = false;                  // paired mode: stop as soon as the last library is ranked against the first (runner/race.h)
   // Triton (docs/TRITON.md): set triton_kernel and the child is `python3 -m kopt_harness triton-run` on
   // that kernel.py instead of `kopt __runner`; `libs` is then unused. One configuration (the run_kernel
   // keyword arguments: constexpr params, num_warps/num_stages, KOPT_<ID> guards) per slot: one for

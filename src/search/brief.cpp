@@ -143,7 +143,7 @@ util::Json make_brief(const BriefInput& in) {
   brief["methods"] = methods;
 
   Json verdicts = Json::object();
-  for (Verdict v : {Verdict::kEffective, Verdict::kIneffective, Verdict::kImplementationFailed, Verdict::kUnverified,
+  for (Verdict v : {Verdict::kEffective, Verdict::kMeasuredEffective, Verdict::kIneffective, Verdict::kImplementationFailed, Verdict::kUnverified,
                     Verdict::kNotAblatable})
     verdicts[std::string(verdict_name(v))] = Json::array();
   for (const auto& v : g.verdicts)

@@ -50,7 +50,9 @@ std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std
   // Verdicts come in order: the last one per method wins. A method stays on in the champion when it was
   // proven (effective) or when its ablation measured a significant saving that SASS could not confirm.
   std::map<std::string, bool> keep;
-  for (const auto& v : verdicts) keep[v.method] = v.verdict == Verdict::kEffective || (v.verdict == Verdict::kUnverified && v.measured_gain);
+  for (const auto& v : verdicts)
+    keep[v.method] = v.verdict == Verdict::kEffective || v.verdict == Verdict::kMeasuredEffective ||
+                     (v.verdict == Verdict::kUnverified && v.measured_gain);  // states written before kMeasuredEffective
   std::vector<std::vector<int>> allowed(space.dims.size());
   for (size_t d = 0; d < space.dims.size(); ++d) {
     const Dim& dim = space.dims[d];
@@ -106,6 +108,17 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   st.k = in.k;
   st.seed = in.seed + static_cast<uint64_t>(in.iteration) * 1000003ull;
   auto proposals = propose_configs(st);
+  // The whole space, every method free: where the search may still go once the evidence's picks are spent.
+  StrategyInput whole = st;
+  whole.allowed.clear();
+  whole.prefer.clear();
+  if (proposals.empty()) {
+    proposals = propose_configs(whole);
+    if (!proposals.empty())
+      out.notes.push_back("every configuration the evidence allows was measured: exploring the rest of the space "
+                          "(methods the profile did not pick, and their parameters)");
+  }
+  out.outlook = space_outlook(whole);
 
   std::set<std::string> measured;
   for (const auto& m : in.history) measured.insert(m.candidate.content_hash);

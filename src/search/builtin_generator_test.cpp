@@ -128,6 +128,8 @@ TEST(AllowedValues, APickIsFreeAndOnlyAnEffectiveChampionMethodIsPinned) {
   EXPECT_EQ(allowed_values(s, champ, none, v)[1], (std::vector<int>{1}));
   v.push_back({"vectorized_access", Verdict::kUnverified, 4, false, {}});  // unverified, no measured saving
   EXPECT_EQ(allowed_values(s, champ, none, v)[1], (std::vector<int>{0, 1}));
+  v.push_back({"vectorized_access", Verdict::kMeasuredEffective, 5, true, {}});  // effective by measurement: pinned
+  EXPECT_EQ(allowed_values(s, champ, none, v)[1], (std::vector<int>{1}));
 }
 
 TEST_F(BuiltinGeneratorTest, NeverProposesWhatWasMeasuredAndUsesTheHistory) {
@@ -173,16 +175,31 @@ TEST_F(BuiltinGeneratorTest, ExhaustedSpaceGivesNoCandidatesAndSaysSo) {
   // Only 1 method slot and a tiny space: measure everything, then ask again.
   in_.plan.slots = {};
   BuiltinGenerator gen;
-  for (int it = 1; it < 40; ++it) {
+  bool saw_widening = false;
+  for (int it = 1; it < 80; ++it) {
     in_.iteration = it;
     auto out = gen.generate(in_);
     ASSERT_TRUE(out.ok());
     if (out->candidates.empty()) {
       EXPECT_EQ(out->notes.back(), "the search space is exhausted: every allowed configuration was measured");
-      // 4 THREADS x 4 ITEMS, of which only 512 x 8 is over 2048: 15 configurations.
-      EXPECT_EQ(in_.history.size(), 15u);
+      // Once the methods the evidence allows are spent, the rest of the space is explored too (methods the profile
+      // did not pick, compiler flags): the search ends with every valid configuration of the whole space measured.
+      size_t valid = 0;
+      Config c(space_.dims.size(), 0);
+      while (true) {
+        valid += space_.valid(c);
+        size_t d = 0;
+        while (d < c.size() && ++c[d] == static_cast<int>(space_.dims[d].values.size())) c[d++] = 0;
+        if (d == c.size()) break;
+      }
+      EXPECT_EQ(in_.history.size(), valid);
+      EXPECT_GT(valid, 15u) << "more than the 15 parameter points (4 THREADS x 4 ITEMS, 512 x 8 over 2048)";
+      ASSERT_TRUE(out->outlook);
+      EXPECT_EQ(out->outlook->remaining, 0);
+      EXPECT_TRUE(saw_widening) << "the generator said when it went beyond the evidence's picks";
       return;
     }
+    for (const auto& n : out->notes) saw_widening = saw_widening || n.find("exploring the rest of the space") != std::string::npos;
     for (const auto& c : out->candidates) in_.history.push_back({c, CandidateStatus::kOk, 1.0, it});
   }
   FAIL() << "the space never ran out";

@@ -21,8 +21,10 @@ struct VerdictRow {
   Verdict verdict;
   std::string_view name, description;
 };
-constexpr std::array<VerdictRow, 5> kVerdicts = {{
-    {Verdict::kEffective, "effective", "turning the method off makes the champion measurably slower"},
+constexpr std::array<VerdictRow, 6> kVerdicts = {{
+    {Verdict::kEffective, "effective", "the SASS shows the method and turning it off makes the champion measurably slower"},
+    {Verdict::kMeasuredEffective, "effective_measured",
+     "turning the method off makes the champion measurably slower; the SASS cannot show this method (no signature)"},
     {Verdict::kIneffective, "ineffective", "turning the method off makes no measurable difference, or helps"},
     {Verdict::kImplementationFailed, "implementation_failed", "the variant with the method failed to compile or was incorrect"},
     {Verdict::kUnverified, "unverified", "the method's SASS signature was not found in the champion"},

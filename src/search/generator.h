@@ -15,6 +15,7 @@
 #include "search/method.h"
 #include "search/registry.h"
 #include "search/space.h"
+#include "search/strategy.h"
 #include "util/json_io.h"
 
 namespace kopt::search {
@@ -37,7 +38,9 @@ struct Measurement {
 };
 
 // The ablation's judgement of one method in a champion.
-enum class Verdict { kEffective, kIneffective, kImplementationFailed, kUnverified, kNotAblatable };
+// kMeasuredEffective: the SASS cannot confirm the method (it has no signature, or it is a compiler flag), but the
+// ablation measured a saving: switching it off costs time, the 95% CI above zero. kEffective needs both.
+enum class Verdict { kEffective, kMeasuredEffective, kIneffective, kImplementationFailed, kUnverified, kNotAblatable };
 std::string_view verdict_name(Verdict v);
 std::string_view describe(Verdict v);
 std::optional<Verdict> parse_verdict(std::string_view s);
@@ -48,11 +51,13 @@ struct MethodVerdict {
   int iteration = 0;
   // The ablation measured a significant saving (time without the method > time with it, the 95% CI above
   // zero), whatever the SASS said. A method whose SASS cannot confirm it (no signature: smem_padding, flag
-  // methods) stays "unverified", but the search keeps it on: turning it off was measured to cost time.
+  // methods) is then "effective_measured", and the search keeps it on.
   bool measured_gain = false;
   // The profile the verdict was made under: a method judged ineffective is offered again only when
   // evidence fires now that did not fire then. Empty: treated as unchanged.
   std::map<std::string, double> metrics;
+  // What switching the method off cost the champion (ms; positive: the method saves time), when it was ablated.
+  std::optional<double> saved_ms, saved_ci95_low_ms, saved_ci95_high_ms;
 };
 
 // Extra facts for an external generator's brief; the built-in generator ignores them.
@@ -104,6 +109,9 @@ struct GeneratorOutput {
   std::vector<Candidate> candidates;
   MethodSelection selection;
   std::vector<std::string> notes;  // what the generator decided and why, for the iteration's record
+  // A model-based generator's view of what is left in the whole space (the loop's stopping rules read it);
+  // nullopt from generators without a model.
+  std::optional<Outlook> outlook;
 };
 
 class Generator {

@@ -99,6 +99,14 @@ class Surrogate {
   }
 
   double spread() const { return spread_; }
+  // How far the additive part misses the observations (RMS of its residuals, log time): how well the model has
+  // been shown to predict, as opposed to spread(), the prior used for exploration.
+  double residual_rms() const {
+    if (res_.empty()) return spread_;
+    double ss = 0;
+    for (double r : res_) ss += r * r;
+    return std::sqrt(ss / static_cast<double>(res_.size()));
+  }
 
  private:
   void backfit(const SearchSpace& s) {
@@ -176,6 +184,30 @@ class Proposer {
       if (s_.in_range(o.config)) taken_.insert(key_(o.config));
     free_dims_ = 0;
     for (const auto& a : allowed_) free_dims_ += a.size() > 1;
+  }
+
+  Outlook outlook() {
+    Outlook o;
+    for (const auto& h : in_.history) o.observations += s_.in_range(h.config);
+    for (const auto& a : allowed_)
+      if (a.empty()) return o;
+    if (s_.dims.empty()) return o;
+    build_pool();
+    double product = 1;
+    for (const auto& a : allowed_) product *= static_cast<double>(a.size());
+    o.remaining = product <= kEnumerateLimit ? static_cast<long>(pool_.size()) : -1;
+    if (pool_.empty() || o.observations == 0) return o;
+    Surrogate model(s_, in_.history);
+    // The bound: the prediction less twice the model's demonstrated error (with a floor of 0.2%): a model that
+    // fits the measurements badly (interactions the additive part misses) never claims there is nothing left.
+    const double err = std::max(model.residual_rms(), 0.002);
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& c : pool_) {
+      double lcb = model.predict(c, nullptr) - 2 * err;
+      if (lcb < best) best = lcb, o.best_config = c;
+    }
+    o.best_lcb_ms = std::exp(best);
+    return o;
   }
 
   std::vector<Proposal> run() {
@@ -496,6 +528,12 @@ std::vector<Proposal> propose_configs(const StrategyInput& in) {
     if (in.space->valid(pr.config) && seen.insert(key(pr.config)).second) checked.push_back(std::move(pr));
   if (checked.size() > static_cast<size_t>(std::max(in.k, 0))) checked.resize(static_cast<size_t>(in.k));
   return checked;
+}
+
+Outlook space_outlook(const StrategyInput& in) {
+  if (!in.space) return {};
+  Proposer p(in);
+  return p.outlook();
 }
 
 }  // namespace kopt::search

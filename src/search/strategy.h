@@ -45,4 +45,15 @@ struct Proposal {
 // space runs out.
 std::vector<Proposal> propose_configs(const StrategyInput& in);
 
+// What is left in the allowed space, as the surrogate sees it after everything in the history.
+struct Outlook {
+  long remaining = -1;                // valid configurations not measured yet; -1: too many to enumerate
+  // The lowest lower bound over them: the surrogate's prediction less twice its demonstrated error (the RMS of
+  // its additive part's residuals on the measurements).
+  std::optional<double> best_lcb_ms;
+  std::optional<Config> best_config;  // where that bound is
+  int observations = 0;               // history entries inside the space (failures included)
+};
+Outlook space_outlook(const StrategyInput& in);
+
 }  // namespace kopt::search

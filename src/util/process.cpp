@@ -44,6 +44,16 @@ void install_interrupt_handler() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 bool interrupted() { return g_interrupted.load(); }
+
+void register_child_group(int pgid) {
+  std::lock_guard<std::mutex> lock(g_groups_mu);
+  g_groups.insert(pgid);
+}
+
+void unregister_child_group(int pgid) {
+  std::lock_guard<std::mutex> lock(g_groups_mu);
+  g_groups.erase(pgid);
+}
 void reset_interrupted_for_tests() { g_interrupted.store(false); }
 
 std::string ProcessResult::describe() const {

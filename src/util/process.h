@@ -54,4 +54,9 @@ void install_interrupt_handler();
 bool interrupted();
 void reset_interrupted_for_tests();
 
+// The registry of children's process groups that SIGINT kills: run_process() keeps its children there, and so
+// must any other code that starts a long-lived child (util/session.h).
+void register_child_group(int pgid);
+void unregister_child_group(int pgid);
+
 }  // namespace kopt::util

@@ -1,0 +1,78 @@
+// What each method of a new champion is worth: the champion against itself with the method's guard (or flags)
+// off, in paired rounds, then a verdict from that attribution and the SASS evidence (decisions.h: classify).
+#include <algorithm>
+
+#include "compile/command.h"
+#include "loop/optimizer.h"
+#include "search/registry.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+namespace {
+sass::VerifyStatus sass_status_of(const util::Json& sass, const std::string& method) {
+  if (!sass.contains("methods") || !sass["methods"].contains(method)) return sass::VerifyStatus::kInconclusive;
+  std::string s = sass["methods"][method].value("status", std::string("inconclusive"));
+  for (auto vs : {sass::VerifyStatus::kPass, sass::VerifyStatus::kFail, sass::VerifyStatus::kInconclusive,
+                  sass::VerifyStatus::kNotApplicable, sass::VerifyStatus::kToolError})
+    if (sass::to_string(vs) == s) return vs;
+  return sass::VerifyStatus::kInconclusive;
+}
+}  // namespace
+
+Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteration, const fs::path& iter_dir) {
+  Phase p(*this, "ablation");
+  util::Json ablation = util::Json::array();
+  const auto& cc = champ_run.candidate;
+  for (const auto& m : cc.methods) {
+    if (util::interrupted()) break;
+    auto sass_status = sass_status_of(champ_run.sass, m);
+    bool guarded = cc.guards.count(m) && cc.guards.at(m) &&
+                   std::find(cc.not_ablatable.begin(), cc.not_ablatable.end(), m) == cc.not_ablatable.end();
+    const search::Method* meth = search::find_method(m);
+    bool flag_method = meth && meth->is_flag_method();
+    std::optional<Attribution> attr;
+    util::Json entry = {{"method", m}, {"sass", sass::to_string(sass_status)}};
+    if (guarded || flag_method) {
+      search::Candidate off = cc;
+      off.id = cc.id + "_no_" + m;
+      off.methods.erase(std::remove(off.methods.begin(), off.methods.end(), m), off.methods.end());
+      if (flag_method) {
+        for (const auto& f : meth->flags) off.flags.erase(std::remove(off.flags.begin(), off.flags.end(), f), off.flags.end());
+      } else {
+        if (triton()) off.constexprs[compile::method_guard(m)] = 0;
+        else off.defines[compile::method_guard(m)] = "0";
+        off.guards[m] = false;
+      }
+      KOPT_TRY_ASSIGN(auto offs, measure({off}, iter_dir / "ablation", "ablation of " + m));
+      if (!offs.empty() && offs[0].status == search::CandidateStatus::kOk) {
+        auto cmp = paired(st_.champion->library, st_.champion->candidate, offs[0].build.library, offs[0].candidate,
+                          iter_dir / "ablation" / ("paired_" + m + ".json"));
+        if (cmp) {
+          attr = attribution_from(*cmp);
+          entry["attribution_ms"] = {{"median", attr->median_ms}, {"ci95_low", attr->ci95_low_ms}, {"ci95_high", attr->ci95_high_ms}};
+          entry["comparison"] = runner::to_json(*cmp);
+        }
+      } else if (!offs.empty()) {
+        entry["ablated_status"] = search::candidate_status_name(offs[0].status);
+        entry["ablated_note"] = offs[0].note;
+      }
+    }
+    auto v = classify(guarded || flag_method, sass_status, attr);
+    entry["verdict"] = search::verdict_name(v);
+    say("  ablation {}: {}", m, search::verdict_name(v));
+    search::MethodVerdict mv{m, v, iteration, attr && attr->significant(), st_.metrics};
+    if (attr) {
+      mv.saved_ms = attr->median_ms;
+      mv.saved_ci95_low_ms = attr->ci95_low_ms;
+      mv.saved_ci95_high_ms = attr->ci95_high_ms;
+    }
+    st_.verdicts.push_back(mv);
+    ablation.push_back(entry);
+  }
+  KOPT_TRY(write_json(iter_dir / "sass_verification.json", "sass_verification", champ_run.sass));
+  return ablation;
+}
+
+}  // namespace kopt::loop

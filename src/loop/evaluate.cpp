@@ -1,0 +1,288 @@
+// Candidates from source to evidence: compiling, the SASS check, measuring, the paired selection of finalists,
+// profiles and the roofline position.
+#include "compile/command.h"
+#include "loop/numerics.h"
+#include "loop/optimizer.h"
+#include "pipeline/placement.h"
+#include "pipeline/triton.h"
+#include "profile/query_metrics.h"
+#include "profile/report.h"
+#include "roofline/svg.h"
+#include "sass/mix.h"
+#include "search/registry.h"
+#include "toolchain/tools.h"
+#include "util/fs.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
+                                  const fs::path& result, const std::string& mode, const fs::path& dump_cubins, bool race) {
+  runner::RunRequest r;
+  if (triton()) {
+    r.triton_kernel = prep_.kernel;
+    for (const auto* c : cands) r.triton_configs.push_back(c ? pipeline::triton_config(*c) : prep_.triton_config);
+    r.dump_cubin_dir = dump_cubins;
+  } else {
+    r.libs = libs;
+  }
+  r.golden_dir = prep_.golden_dir;
+  r.result_json = result;
+  r.mode = mode;
+  r.tol = prep_.tol;
+  r.max_time_s = o_.max_time_s;
+  r.rounds = o_.paired_rounds;
+  r.race = race;
+  r.timeout_s = o_.job.run_timeout_s + 4 * o_.max_time_s;
+  return lab_.run(r);
+}
+
+std::optional<runner::PairedComparison> Optimizer::paired(const fs::path& inc, const search::Candidate& inc_c,
+                                                          const fs::path& cand, const search::Candidate& cand_c, const fs::path& out) {
+  auto r = run({inc, cand}, {&inc_c, &cand_c}, out, "paired", {}, !triton());
+  if (r.status != runner::RunStatus::kOk || !r.details.contains("libs") || r.details["libs"].size() != 2) return std::nullopt;
+  auto a = r.details["libs"][0]["samples_ms"].get<std::vector<double>>();
+  auto b = r.details["libs"][1]["samples_ms"].get<std::vector<double>>();
+  return runner::compare_paired(a, b);
+}
+
+compile::CompileRequest Optimizer::request_for(const search::Candidate& c, const fs::path& out_dir) const {
+  auto req = pipeline::compile_request(o_.job, c.id, c.source, out_dir);
+  for (const auto& [k, v] : c.defines) req.defines[k] = v;
+  for (const auto& f : c.flags) {
+    if (f == "-arch=sm_90a") req.arch = "sm_90a";  // the sm_90a method: the compile module emits -gencode
+    else req.extra_flags.push_back(f);
+  }
+  return req;
+}
+
+util::Json Optimizer::sass_check(const std::vector<fs::path>& binaries, const search::Candidate& c) {
+  util::Json out = util::Json::object();
+  // CUDA: the kernels defined in the candidate's source; Triton: every function of the cubins it compiled.
+  auto analysis = lab_.analyze_sass(binaries, triton() ? std::vector<std::string>{}
+                                                       : sass::kernel_names_from_source(c.source, o_.job.cutlass));
+  util::Json mix = util::Json::array();
+  for (const auto* f : analysis.selected_functions()) mix.push_back({{"function", f->demangled}, {"mix", sass::to_json(sass::instruction_mix(*f))}});
+  out["kernels"] = mix;
+  out["methods"] = util::Json::object();
+  for (const auto& m : c.methods) {
+    const search::Method* meth = search::find_method(m);
+    if (!meth) continue;
+    auto v = sass::verify_method(analysis, meth->sass);
+    out["methods"][m] = v ? sass::to_json(*v) : util::Json{{"status", "tool_error"}, {"message", v.error().message}};
+  }
+  return out;
+}
+
+namespace {
+// The candidate's own outcome in a race (a paired run of [champion, candidate]): its status, message and, when
+// correct, the timing of its rounds. A run that died says so for the candidate (the worker names the library
+// that broke the context; the champion was already proven).
+runner::RunOutcome raced_outcome(const runner::RunOutcome& paired) {
+  runner::RunOutcome o = paired;
+  if (!paired.details.contains("libs") || paired.details["libs"].size() != 2) return o;
+  const auto& lib = paired.details["libs"][1];
+  o.status = runner::parse_status(lib.value("status", std::string())).value_or(runner::RunStatus::kInternal);
+  o.message = lib.value("message", std::string());
+  o.samples_ms = lib.value("samples_ms", std::vector<double>{});
+  o.timing.reset();
+  if (o.status == runner::RunStatus::kOk && o.samples_ms.size() >= 2) o.timing = runner::compute_stats(o.samples_ms);
+  if (o.status == runner::RunStatus::kOk && !o.timing) {
+    o.status = runner::RunStatus::kInternal;
+    o.message = "the race recorded no rounds for the candidate";
+  }
+  return o;
+}
+
+search::CandidateStatus status_of(runner::RunStatus s) {
+  switch (s) {
+    case runner::RunStatus::kOk: return search::CandidateStatus::kOk;
+    case runner::RunStatus::kTimedOut: return search::CandidateStatus::kTimedOut;
+    case runner::RunStatus::kCrashed:
+    case runner::RunStatus::kCudaError: return search::CandidateStatus::kCrashed;
+    default: return search::CandidateStatus::kIncorrect;
+  }
+}
+}  // namespace
+
+Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candidate> cands, const fs::path& iter_dir,
+                                                     const std::string& what, bool budgeted) {
+  std::vector<CandidateRun> runs;
+  std::vector<compile::CompileRequest> reqs;
+  for (auto& c : cands) {
+    fs::path cdir = iter_dir / "candidates" / c.id;
+    fs::create_directories(cdir);
+    KOPT_TRY(write_json(cdir / "candidate.json", "candidate", search::to_json(c)));
+    reqs.push_back(request_for(c, cdir));
+  }
+  std::vector<compile::CompileResult> builds;
+  if (triton()) {  // Triton compiles at the first launch, inside the measuring child
+    for (const auto& c : cands) {
+      compile::CompileResult b;
+      b.name = c.id;
+      b.status = compile::CompileStatus::kOk;
+      b.library = prep_.kernel;
+      builds.push_back(b);
+    }
+  } else {
+    Phase p(*this, "compile");
+    say("  {}: compiling {} on {} job(s)...", what, reqs.size(), jobs_ > 0 ? std::to_string(jobs_) : std::string("auto"));
+    builds = lab_.compile(reqs, jobs_, [&](const compile::BatchProgress& pr, const compile::CompileResult&) {
+      if (!o_.quiet) std::fprintf(stderr, "\r    %s", compile::format_progress(pr).c_str());
+    });
+    if (!o_.quiet) std::fprintf(stderr, "\n");
+  }
+  for (size_t i = 0; i < cands.size(); ++i) {
+    CandidateRun cr;
+    cr.candidate = cands[i];
+    cr.build = builds[i];
+    fs::path cdir = iter_dir / "candidates" / cands[i].id;
+    KOPT_TRY(write_json(cdir / "build.json", "build", compile::to_json(cr.build)));
+    if (!cr.build.ok()) {
+      cr.status = search::CandidateStatus::kCompileFailed;
+      cr.note = std::string(compile::to_string(cr.build.status));
+      runs.push_back(cr);
+      continue;
+    }
+    if (!triton()) {
+      cr.sass = sass_check({cr.build.library}, cr.candidate);
+      KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
+    }
+    if (util::interrupted()) break;
+    tick();
+    if (budgeted && budget_spent()) {
+      say("    the time budget is spent: {} of {} candidates not measured", cands.size() - i, cands.size());
+      break;
+    }
+    {
+      Phase p(*this, "measure");
+      if (triton()) {
+        cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", "time", cdir / "cubins");
+      } else {
+        // Raced against the champion in interleaved rounds, stopped as soon as it is ranked (runner/race.h).
+        auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
+                         cdir / "run.json", "paired", {}, true);
+        cr.outcome = raced_outcome(raced);
+        if (raced.status == runner::RunStatus::kOk && cr.outcome.timing) {
+          auto a = raced.details["libs"][0].value("samples_ms", std::vector<double>{});
+          cr.vs_champion = runner::compare_paired(a, cr.outcome.samples_ms);
+        }
+      }
+    }
+    if (triton()) {
+      cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);
+      KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
+    }
+    if (cr.outcome.status == runner::RunStatus::kInterrupted) break;  // not a verdict on the candidate
+    cr.status = status_of(cr.outcome.status);
+    cr.note = cr.outcome.message;
+    if (cr.status == search::CandidateStatus::kOk && o_.job.numerics == search::NumericsMode::kStrict) {
+      auto v = judge_strict(cr.outcome.details, baseline_result_);
+      if (!v.ok) {
+        cr.status = search::CandidateStatus::kIncorrect;
+        cr.note = v.reason;
+      }
+    }
+    std::string figure = cr.note;
+    if (cr.status == search::CandidateStatus::kOk && cr.outcome.timing) {
+      figure = fmt::format("{:.4f} ms", cr.outcome.timing->median_ms);
+      if (cr.vs_champion)
+        figure += fmt::format(" ({:.3f}x the champion, 95% CI [{:.3f}, {:.3f}], {} rounds)", cr.vs_champion->median_ratio,
+                              cr.vs_champion->ci95_low, cr.vs_champion->ci95_high, cr.vs_champion->rounds);
+    }
+    say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
+    runs.push_back(cr);
+  }
+  return runs;
+}
+
+Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs, const fs::path& iter_dir) {
+  Phase p(*this, "selection");
+  SelectionResult out;
+  std::vector<Contender> contenders;
+  for (const auto& r : runs)
+    if (r.status == search::CandidateStatus::kOk && r.outcome.timing)
+      contenders.push_back({r.candidate.id, true, r.outcome.timing->median_ms, static_cast<int>(r.candidate.methods.size())});
+  const std::string champion_at_start = st_.champion->candidate.id;
+  for (const auto& f : pick_finalists(contenders, static_cast<size_t>(o_.finalists))) {
+    const CandidateRun* cr = nullptr;
+    for (const auto& r : runs)
+      if (r.candidate.id == f.id) cr = &r;
+    Contender inc{st_.champion->candidate.id, true, st_.champion->median_ms, static_cast<int>(st_.champion->candidate.methods.size())};
+    // A candidate raced against this champion already has its comparison; otherwise (Triton, or the champion
+    // changed earlier in this selection) it gets a paired run now.
+    std::optional<runner::PairedComparison> cmp;
+    if (cr->vs_champion && st_.champion->candidate.id == champion_at_start) cmp = cr->vs_champion;
+    else cmp = paired(st_.champion->library, st_.champion->candidate, cr->build.library, cr->candidate, iter_dir / ("paired_" + f.id + ".json"));
+    if (!cmp) {
+      out.record.push_back({{"finalist", f.id}, {"error", "paired timing failed"}});
+      continue;
+    }
+    auto d = decide(inc, f, *cmp);
+    out.record.push_back({{"finalist", f.id}, {"incumbent", inc.id}, {"comparison", runner::to_json(*cmp)},
+                          {"decision", d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep"}, {"reason", d.reason}});
+    say("  {} vs {}: {} (time ratio {:.3f}, 95% CI [{:.3f}, {:.3f}], {} paired rounds) -> {}", f.id, inc.id,
+        runner::describe(cmp->verdict), cmp->median_ratio, cmp->ci95_low, cmp->ci95_high, cmp->rounds, d.reason);
+    if (d.decision == ChampionDecision::kNewChampion) {
+      st_.champion = ChampionRecord{cr->candidate, cr->build.library.string(), cr->outcome.timing->median_ms,
+                                    (iter_dir / "candidates" / cr->candidate.id / "run.json").string()};
+      out.improved = out.improved || cmp->verdict == runner::Verdict::kFaster;
+    }
+  }
+  KOPT_TRY(write_json(iter_dir / "selection.json", "selection", {{"finalists", out.record}}));
+  return out;
+}
+
+Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir,
+                                                        const std::string& name) {
+  Phase p(*this, "profile");
+  runner::RunRequest rr;
+  if (triton()) {
+    rr.triton_kernel = prep_.kernel;
+    rr.triton_configs = {c ? pipeline::triton_config(*c) : prep_.triton_config};
+  } else {
+    rr.libs = {lib};
+  }
+  rr.golden_dir = prep_.golden_dir;
+  rr.result_json = out_dir / (name + "_profile_run.json");
+  rr.mode = "profile";
+  rr.tol = prep_.tol;
+  profile::ProfileRequest req;
+  req.target_argv = runner::child_argv(rr);
+  req.out_dir = out_dir;
+  req.name = name;
+  req.ncu_path = toolchain::find_ncu();
+  req.chip = profile::chip_for_compute_capability(gpu_.cc_major, gpu_.cc_minor);
+  KOPT_TRY_ASSIGN(auto r, lab_.profile(req, plan_, o_.ncu_num));
+  st_.profile_plan = profile::to_json(plan_);
+  std::map<std::string, double> metrics;
+  for (const auto& [k, v] : r.aggregate.metrics)
+    if (v.value) metrics[k] = pipeline::ncu_to_base_units(*v.value, v.unit);
+  KOPT_TRY(util::write_file_atomic(out_dir / (name + "_summary.txt"), profile::format_summary(r, o_.ncu_num)));
+  return metrics;
+}
+
+Result<roofline::RooflineResult> Optimizer::place(const runner::TimingStats& t, const fs::path& out_dir, const std::string& label) {
+  roofline::AnalyzeOptions ao;
+  ao.near_peak_efficiency = o_.near_peak_efficiency;
+  ao.budget.total = o_.budget_total;
+  ao.budget.max_per_axis = o_.budget_per_axis;
+  KOPT_TRY_ASSIGN(auto r, pipeline::place(*ceilings_, prep_.manifest, prep_.buffer_dtypes, t, st_.metrics, label, ao));
+  st_.roofline = roofline::to_json(r);
+  KOPT_TRY(write_json(out_dir / "roofline.json", "roofline", st_.roofline));
+  std::vector<roofline::SvgPoint> pts;
+  if (auto pt = roofline::svg_point(r)) pts.push_back(*pt);
+  KOPT_TRY(util::write_file_atomic(out_dir / "roofline.svg", roofline::render_svg(*ceilings_, pts)));
+  return r;
+}
+
+std::map<Axis, int> Optimizer::budget_from_roofline() const {
+  std::map<Axis, int> slots;
+  for (Axis a : kAllAxes) slots[a] = 0;
+  if (st_.roofline.contains("budget") && st_.roofline["budget"].contains("methods"))
+    for (Axis a : kAllAxes) slots[a] = st_.roofline["budget"]["methods"].value(std::string(axis_name(a)), 0);
+  return slots;
+}
+
+}  // namespace kopt::loop

@@ -1,0 +1,181 @@
+// The run directory and the four gates: no candidate is generated before hardware, correctness, timing
+// stability and the Nsight Compute profile of the baseline all pass.
+#include "compile/pool.h"
+#include "loop/optimizer.h"
+#include "pipeline/triton.h"
+#include "profile/plan.h"
+#include "search/annotations.h"
+#include "search/builtin_generator.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+std::optional<int> Optimizer::check_inputs() {
+  auto report = [](const Error& e) {
+    std::fprintf(stderr, "kopt optimize: %s\n", e.message.c_str());
+    return to_int(e.code);
+  };
+  if (auto st = pipeline::validate(o_.job); !st) return report(st.error());
+  if (auto st = validate_options(o_); !st) return report(st.error());
+  // The search space, before anything is written: annotation errors are input errors.
+  auto space = [&]() -> Status {
+    KOPT_TRY_ASSIGN(source_text_, util::read_file(o_.job.kernel));
+    KOPT_TRY_ASSIGN(auto reg, search::registry());
+    reg_ = &reg.get();
+    KOPT_TRY_ASSIGN(auto ann, search::parse_annotations(source_text_, o_.job.kernel.string()));
+    search::SpaceOptions so;
+    if (pipeline::is_triton_kernel(o_.job.kernel)) so.backend = search::Backend::kTriton;
+    so.numerics = o_.job.numerics;
+    so.arch = 90;
+    KOPT_TRY_ASSIGN(space_, search::build_space(ann, *reg_, so));
+    return ok_status();
+  }();
+  if (!space) return report(space.error());
+  auto jobs = compile::parse_jobs(o_.job.compile_jobs);
+  if (!jobs) return report(jobs.error());
+  jobs_ = *jobs;  // 0: auto, sized per batch by the pool
+  return std::nullopt;
+}
+
+std::optional<int> Optimizer::open_run_dir() {
+  resuming_ = o_.resume.has_value();
+  if (resuming_) {
+    dir_ = *o_.resume;
+    auto j = util::read_json(dir_ / "state.json");
+    if (!j) {
+      std::fprintf(stderr, "kopt optimize: --resume %s: %s\n", dir_.c_str(), j.error().message.c_str());
+      return to_int(ExitCode::kInput);
+    }
+    auto s = state_from_json(*j);
+    if (!s) {
+      std::fprintf(stderr, "kopt optimize: %s\n", s.error().message.c_str());
+      return to_int(s.error().code);
+    }
+    st_ = *s;
+    if (st_.finished()) {
+      std::fprintf(stderr, "kopt optimize: %s already finished (%s); see its summary.md\n", dir_.c_str(), st_.stop_reason.c_str());
+      return 0;
+    }
+    say("kopt optimize: resuming {} after iteration {}", dir_.string(), st_.iterations_done);
+  } else {
+    auto d = pipeline::make_run_dir(o_.out, "run");
+    if (!d) {
+      std::fprintf(stderr, "kopt optimize: %s\n", d.error().message.c_str());
+      return to_int(d.error().code);
+    }
+    dir_ = *d;
+    if (auto st = write_json(dir_ / "options.json", "options", options_to_json(o_)); !st) return fail(st.error());
+    say("kopt optimize {} [{}] -> {}", o_.job.kernel.string(), format_dims(o_.job.dims), dir_.string());
+  }
+  // The limits are the options' (a resumed run may have been given new ones).
+  st_.stop.max_iterations = o_.iterations;
+  st_.stop.patience = patience_for(o_);
+  st_.stop.time_budget_s = o_.time_budget_s;
+  return std::nullopt;
+}
+
+std::optional<int> Optimizer::pass_gates() {
+  // ---- Gate 1: hardware ----
+  {
+    Phase p(*this, "gates");
+    say("gate 1/4 hardware (kopt doctor)...");
+    auto hw = lab_.hardware();
+    fs::create_directories(dir_ / "gates");
+    if (auto st = write_json(dir_ / "env.json", "env", hw.report); !st) return fail(st.error());
+    if (auto st = write_json(dir_ / "gates" / "hardware.json", "gate", hw.report); !st) return fail(st.error());
+    if (!hw.passed) return stop("hardware", gate_error("missing or broken: " + util::join(hw.failed_required, ", ")), hw.report);
+    gpu_ = hw.gpu;
+    util::set_meta_info(hw.meta);
+  }
+  if (util::interrupted()) return interrupted_exit();
+
+  // ---- Golden data and the baseline build ----
+  {
+    Phase p(*this, "gates");
+    auto prep = lab_.prepare(dir_, resuming_, [this](const std::string& s) { say("  {}", s); });
+    if (!prep) return stop("inputs", prep.error(), util::Json::object());
+    prep_ = std::move(prep).value();
+    if (prep_.manifest.contains("reference_timing") && prep_.manifest["reference_timing"].is_object())
+      st_.reference_ms = prep_.manifest["reference_timing"].value("median_ms", 0.0);
+  }
+  {
+    Phase p(*this, "ceilings");
+    auto c = lab_.ceilings(gpu_);
+    if (!c) return stop("hardware", c.error(), {{"step", "device ceilings"}});
+    ceilings_ = *c;
+  }
+  if (!st_.profile_plan.is_null() && !st_.profile_plan.empty()) {
+    if (auto pl = profile::plan_from_json(st_.profile_plan); pl) plan_ = *pl;
+  }
+  fs::path base_dir = dir_ / "iter_00_baseline";
+  fs::create_directories(base_dir);
+  base_candidate_ = search::baseline_candidate(*space_, *reg_, o_.job.kernel, source_text_);
+  base_candidate_.id = "baseline";
+
+  if (st_.gates_passed) {
+    auto j = util::read_json(dir_ / "gates" / "correctness.json");
+    if (j) baseline_result_ = *j;
+    start_search_clock();
+    return std::nullopt;
+  }
+  Phase p(*this, "gates");
+  // ---- Gate 2: correctness on every seed ----
+  say("gate 2/4 correctness of the baseline on {} seeds...", o_.job.seeds);
+  auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", "check");
+  if (check.status != runner::RunStatus::kOk)
+    return stop("correctness", validation_error("the baseline is not correct: " + std::string(runner::status_name(check.status)) + ": " + check.message),
+                {{"result", runner::to_json(check)}});
+  baseline_result_ = check.details;
+  // ---- Gate 3: timing stability ----
+  say("gate 3/4 timing stability...");
+  auto timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", "time");
+  util::Json tried = util::Json::array();
+  tried.push_back(runner::to_json(timed));
+  if (timed.timing && timed.timing->stability == runner::Stability::kUnstable) {
+    say("  unstable (robust CV {:.1f}%): retrying with 3x the samples budget", 100 * timed.timing->robust_cv);
+    double saved = o_.max_time_s;
+    o_.max_time_s = saved * 3;
+    timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing_retry.json", "time");
+    o_.max_time_s = saved;
+    tried.push_back(runner::to_json(timed));
+  }
+  if (!timed.timing) return stop("timing", validation_error("the baseline failed while being timed: " + timed.message), tried);
+  if (timed.timing->stability == runner::Stability::kUnstable)
+    return stop("timing", gate_error(fmt::format("the baseline's timing is unstable: robust CV {:.1f}%, 95% CI ±{:.1f}% of the "
+                                                 "median after {} samples. Something else may be using the GPU, or the "
+                                                 "kernel is too short (< 10 µs): use larger dims.",
+                                                 100 * timed.timing->robust_cv, 100 * timed.timing->ci95_rel_halfwidth, timed.timing->samples)),
+                tried);
+  // ---- Gate 4: Nsight Compute ----
+  say("gate 4/4 Nsight Compute profile of the baseline...");
+  auto metrics = profile(prep_.build.library, nullptr, base_dir / "profile", "baseline");
+  if (!metrics) return stop("ncu", metrics.error(), {{"plan", profile::to_json(plan_)}});
+  st_.metrics = *metrics;
+  auto placed = place(*timed.timing, base_dir, "baseline");
+  if (!placed) return stop("roofline", placed.error(), util::Json::object());
+  st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
+  st_.stop.near_peak = placed->near_peak();
+  ChampionRecord b{base_candidate_, prep_.build.library.string(), timed.timing->median_ms, (dir_ / "gates" / "timing.json").string()};
+  st_.baseline = b;
+  st_.champion = b;
+  search::Measurement m;
+  m.candidate = base_candidate_;
+  m.median_ms = timed.timing->median_ms;
+  st_.history.push_back(m);
+  st_.timeline.push_back({{"iteration", 0}, {"champion_id", "baseline"}, {"champion_ms", timed.timing->median_ms},
+                          {"improved", false}, {"candidates", 1}, {"correct", 1},
+                          {"note", fmt::format("gates passed; {}; stability {}", roofline::describe(placed->verdict),
+                                               runner::describe(timed.timing->stability))}});
+  st_.gates_passed = true;
+  st_.last_profile = {{"methods", base_candidate_.methods}, {"median_ms", timed.timing->median_ms}};
+  start_search_clock();
+  if (auto st = save_state(); !st) return fail(st.error());
+  say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),
+      roofline::describe(placed->verdict));
+  return std::nullopt;
+}
+
+}  // namespace kopt::loop

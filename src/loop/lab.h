@@ -1,0 +1,71 @@
+#pragma once
+// Everything the optimize loop asks of the world outside its own logic: the hardware gate, golden data and the
+// baseline build, the device ceilings, compiling, SASS analysis, measuring (the runner) and profiling. The loop
+// (optimizer.h) is plain code over this interface: SystemLab does the real work through a util::CommandRunner,
+// and a test lab answers from a model of the kernel, so the whole loop runs without a GPU.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compile/pool.h"
+#include "core/result.h"
+#include "device/gpu_info.h"
+#include "pipeline/prepare.h"
+#include "profile/profiler.h"
+#include "roofline/ceilings.h"
+#include "runner/launch.h"
+#include "sass/analysis.h"
+#include "search/candidate.h"
+#include "util/json_io.h"
+#include "util/process.h"
+
+namespace kopt::loop {
+
+struct HardwareGate {
+  bool passed = false;
+  std::vector<std::string> failed_required;  // the checks that failed the gate
+  util::Json report;                         // doctor's report (env.json, gates/hardware.json)
+  device::GpuInfo gpu;                       // the device the run uses (when passed)
+  util::MetaInfo meta;                       // versions every JSON's meta block carries from here on
+};
+
+class Lab {
+ public:
+  virtual ~Lab() = default;
+  virtual HardwareGate hardware() = 0;
+  // Golden data into run_dir/golden and the baseline build into run_dir/build (or, resuming, what is there).
+  virtual Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) = 0;
+  virtual Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) = 0;
+  virtual std::vector<compile::CompileResult> compile(const std::vector<compile::CompileRequest>& requests, int jobs,
+                                                      const compile::ProgressFn& progress) = 0;
+  // The kernels' instruction mix and each claimed method's SASS verification (cuobjdump). `kernels`: the
+  // functions to analyse (CUDA: those defined in the candidate's source); empty: every function (Triton cubins).
+  virtual sass::Analysis analyze_sass(const std::vector<std::filesystem::path>& binaries,
+                                      const std::vector<std::string>& kernels) = 0;
+  // One measuring run (check, time, paired or profile mode).
+  virtual runner::RunOutcome run(const runner::RunRequest& request) = 0;
+  virtual Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) = 0;
+};
+
+// The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
+// child and Nsight Compute, every process through `runner`.
+class SystemLab final : public Lab {
+ public:
+  SystemLab(pipeline::KernelJob job, util::CommandRunner& runner) : job_(std::move(job)), runner_(runner) {}
+  HardwareGate hardware() override;
+  Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
+  Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;
+  std::vector<compile::CompileResult> compile(const std::vector<compile::CompileRequest>& requests, int jobs,
+                                              const compile::ProgressFn& progress) override;
+  sass::Analysis analyze_sass(const std::vector<std::filesystem::path>& binaries,
+                              const std::vector<std::string>& kernels) override;
+  runner::RunOutcome run(const runner::RunRequest& request) override;
+  Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
+
+ private:
+  pipeline::KernelJob job_;
+  util::CommandRunner& runner_;
+};
+
+}  // namespace kopt::loop

@@ -1,0 +1,159 @@
+#include "loop/model_lab.h"
+
+#include <cmath>
+
+#include "contract/signature.h"
+#include "runner/race.h"
+#include "util/fs.h"
+#include "util/hash.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+HardwareGate ModelLab::hardware() {
+  HardwareGate g;
+  g.passed = o_.hardware_passes;
+  if (!g.passed) g.failed_required = {"gpu"};
+  g.report = {{"model", true}, {"passed", g.passed}};
+  g.gpu.name = o_.ceilings.gpu_name.empty() ? "model GPU" : o_.ceilings.gpu_name;
+  g.gpu.cc_major = 9;
+  g.gpu.cc_minor = 0;
+  g.meta = {g.gpu.name, "model", "model", "model"};
+  return g;
+}
+
+Result<pipeline::Prepared> ModelLab::prepare(const fs::path& run_dir, bool, const pipeline::Say&) {
+  pipeline::Prepared p;
+  KOPT_TRY_ASSIGN(p.source_text, util::read_file(kernel));
+  KOPT_TRY_ASSIGN(p.signature, contract::parse_solve_signature(p.source_text, kernel.string()));
+  p.kernel = kernel;
+  p.golden_dir = run_dir / "golden";
+  fs::create_directories(p.golden_dir);
+  p.manifest = {{"workload_model", {{"flops", 1e6}, {"bytes_min", 8e6}}}};
+  KOPT_TRY(util::write_json_atomic(p.golden_dir / "manifest.json", "golden_manifest", p.manifest));
+  p.tol = {1e-4, 1e-4};
+  p.buffer_dtypes = {"float32", "float32"};
+  p.build.name = "baseline";
+  p.build.status = compile::CompileStatus::kOk;
+  p.build.library = run_dir / "build" / "baseline.so";
+  libs_[p.build.library.string()] = job_defines;
+  return p;
+}
+
+Result<roofline::Ceilings> ModelLab::ceilings(const device::GpuInfo&) { return o_.ceilings; }
+
+std::vector<compile::CompileResult> ModelLab::compile(const std::vector<compile::CompileRequest>& requests, int,
+                                                      const compile::ProgressFn&) {
+  std::vector<compile::CompileResult> out;
+  for (const auto& r : requests) {
+    compiled.push_back(r.name);
+    compile::CompileResult c;
+    c.name = r.name;
+    Defines d = job_defines;
+    for (const auto& [k, v] : r.defines) d[k] = v;
+    if (o_.compiles && !o_.compiles(d)) {
+      c.status = compile::CompileStatus::kFailed;
+      c.log_text = "model: this configuration does not compile";
+    } else {
+      c.status = compile::CompileStatus::kOk;
+      c.library = r.out_dir / (r.name + ".so");
+      libs_[c.library.string()] = d;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+sass::Analysis ModelLab::analyze_sass(const std::vector<fs::path>& binaries, const std::vector<std::string>& kernels) {
+  sass::Analysis a;
+  if (!binaries.empty()) a.binary = binaries.front();
+  a.wanted = kernels;
+  a.tool_error = "model lab: no SASS";
+  return a;
+}
+
+std::vector<double> ModelLab::samples(const std::string& lib, double true_ms, int n) {
+  std::vector<double> out;
+  for (int i = 0; i < n; ++i) {
+    // A deterministic, symmetric noise in [-1, 1) from the library and the sample's number.
+    uint64_t h = std::hash<std::string>{}(lib + "#" + std::to_string(calls_[lib]++));
+    double u = static_cast<double>(h % 1000003) / 1000003.0 * 2 - 1;
+    out.push_back(true_ms * (1 + o_.noise * u));
+  }
+  return out;
+}
+
+runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
+  runs.push_back(req.mode + (req.race ? " race" : ""));
+  runner::RunOutcome out;
+  out.status = runner::RunStatus::kOk;
+  util::Json details = {{"mode", req.mode}};
+  // Per library: its true time, or nullopt when it computes a wrong answer (as the child's check finds).
+  std::vector<std::optional<double>> truth;
+  for (const auto& lib : req.libs) {
+    auto it = libs_.find(lib.string());
+    if (it == libs_.end()) {
+      out.status = runner::RunStatus::kLoadError;
+      out.message = "model lab: unknown library " + lib.string();
+      truth.push_back(std::nullopt);
+      continue;
+    }
+    truth.push_back(o_.time_ms(it->second));
+    if (!truth.back() && out.status == runner::RunStatus::kOk) {  // the first failing library's status, as the child
+      out.status = runner::RunStatus::kWrongResult;
+      out.message = "output y: model: wrong result";
+    }
+  }
+  if (req.mode == "time" && out.status == runner::RunStatus::kOk) {
+    out.samples_ms = samples(req.libs.front().string(), *truth.front(), 30);
+    out.timing = runner::compute_stats(out.samples_ms);
+    details["timing"] = runner::to_json(*out.timing);
+    details["samples_ms"] = out.samples_ms;
+  }
+  if (req.mode == "paired") {
+    // Interleaved rounds over the correct libraries; a race stops once the last is ranked against the first.
+    std::vector<std::vector<double>> s(req.libs.size());
+    int rounds = 0;
+    runner::RaceRule rule;
+    rule.max_rounds = req.rounds;
+    for (; rounds < req.rounds; ++rounds) {
+      for (size_t k = 0; k < req.libs.size(); ++k)
+        if (truth[k]) s[k].push_back(samples(req.libs[k].string(), *truth[k], 1).front());
+      if (req.race && truth.size() >= 2 && truth.front() && truth.back() &&
+          runner::race_state(s.front(), s.back(), rule, 0.0) != runner::RaceState::kContinue) {
+        ++rounds;
+        break;
+      }
+    }
+    util::Json libs = util::Json::array();
+    for (size_t k = 0; k < req.libs.size(); ++k)
+      libs.push_back({{"lib", req.libs[k].string()}, {"status", truth[k] ? "ok" : "wrong_result"},
+                      {"message", truth[k] ? "" : "output y: model: wrong result"}, {"samples_ms", s[k]}});
+    details["libs"] = libs;
+    details["rounds"] = rounds;
+  }
+  details["status"] = runner::status_name(out.status);
+  details["message"] = out.message;
+  out.details = details;
+  if (!req.result_json.empty()) {
+    fs::create_directories(req.result_json.parent_path());
+    if (auto st = util::write_json_atomic(req.result_json, "runner_result", details); !st) {
+      out.status = runner::RunStatus::kInternal;
+      out.message = st.error().message;
+    }
+  }
+  return out;
+}
+
+Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& req, profile::ProfilePlan& plan, int top_n) {
+  profile::ProfileResult r;
+  r.plan = plan;
+  r.top_n = top_n;
+  r.ncu_version = "model";
+  for (const auto& [k, v] : o_.metrics) r.aggregate.metrics[k] = {v, "", profile::AggregateMethod::kTimeWeightedMean, 1.0};
+  fs::create_directories(req.out_dir);
+  return r;
+}
+
+}  // namespace kopt::loop

@@ -1,0 +1,218 @@
+// The whole optimize loop without a GPU: a ModelLab stands in for the device, everything else is the real loop
+// (generator, selection, ablation, stopping, the run directory).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "loop/model_lab.h"
+#include "loop/optimize.h"
+#include "roofline/testing.h"
+#include "testing/test_support.h"
+#include "util/json_io.h"
+
+namespace kopt::loop {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t def(const Defines& d, const std::string& k, int64_t dflt) {
+  auto it = d.find(k);
+  return it == d.end() ? dflt : std::stoll(it->second);
+}
+
+// TILE 64 and UNROLL 2 are best; vectorized access saves 10%; TILE 128 with UNROLL 2 computes a wrong answer.
+std::optional<double> tile_model(const Defines& d) {
+  int64_t tile = def(d, "TILE", 16), unroll = def(d, "UNROLL", 1);
+  bool vec = def(d, "KOPT_VECTORIZED_ACCESS", 0) != 0;
+  if (tile == 128 && unroll == 2) return std::nullopt;
+  double t = 1.0;
+  t *= tile == 16 ? 1.6 : tile == 32 ? 1.2 : tile == 64 ? 1.0 : 1.1;
+  t *= unroll == 1 ? 1.2 : unroll == 2 ? 1.0 : 1.05;
+  return t * (vec ? 0.9 : 1.0);
+}
+
+struct LoopRun {
+  int exit_code = -1;
+  fs::path run_dir;
+  std::vector<std::string> runs;  // the modes the lab was asked to run, in order
+};
+
+LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  o.job.kernel = data / "loop" / "tile_kernel.cu";
+  o.job.ref = data / "loop" / "ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out;
+  o.quiet = true;
+  mo.ceilings = roofline::testing::round_ceilings();
+  // A memory-bound profile: DRAM busy, global loads not vectorized.
+  mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
+                {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
+  ModelLab lab(mo);
+  lab.kernel = o.job.kernel;
+  LoopRun r;
+  r.exit_code = run_optimize(o, lab);
+  if (o.resume) r.run_dir = *o.resume;
+  else if (fs::exists(out / "kopt_runs")) r.run_dir = fs::directory_iterator(out / "kopt_runs")->path();
+  r.runs = lab.runs;
+  return r;
+}
+
+std::string stop_reason(const LoopRun& r) {
+  auto s = util::read_json(r.run_dir / "state.json");
+  return s.ok() ? (*s)["stop_reason"].get<std::string>() : "no state.json";
+}
+
+TEST(OptimizeLoop, AModelKernelGetsAFasterCorrectChampionAndARunDirectoryThatSaysWhy) {
+  OptimizeOptions o;
+  o.iterations = 4;
+  o.patience = 4;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  auto r = run_model_loop("basic", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_FALSE(r.run_dir.empty());
+  auto state = util::read_json(r.run_dir / "state.json");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_TRUE((*state)["gates_passed"].get<bool>());
+  const double baseline_ms = (*state)["baseline"]["median_ms"];
+  const double champion_ms = (*state)["champion"]["median_ms"];
+  EXPECT_NEAR(baseline_ms, 1.92, 0.02);  // TILE 16, UNROLL 1
+  EXPECT_LT(champion_ms, 0.75 * baseline_ms) << "16 candidates over 24 points find one of the fast tiles";
+  // The champion is never a configuration that computes a wrong answer.
+  const auto& params = (*state)["champion"]["candidate"]["params"];
+  EXPECT_FALSE(params.value("TILE", 0) == 128 && params.value("UNROLL", 0) == 2);
+  // Every measured candidate is in the history with its status; wrong ones are marked, never timed.
+  int measured = 0;
+  for (const auto& m : (*state)["history"]) {
+    ++measured;
+    const auto& p = m["candidate"]["params"];
+    if (p.value("TILE", 0) == 128 && p.value("UNROLL", 0) == 2) {
+      EXPECT_EQ(m["status"], "incorrect");
+      EXPECT_TRUE(m["median_ms"].is_null());
+    }
+  }
+  EXPECT_GE(measured, 5);
+  // The record of each iteration and the summary.
+  EXPECT_TRUE(fs::exists(r.run_dir / "options.json"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "gates" / "correctness.json"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "iter_00_baseline" / "roofline.json"));
+  for (const char* f : {"plan.json", "selection.json", "ablation.json"}) EXPECT_TRUE(fs::exists(r.run_dir / "iter_01" / f)) << f;
+  auto summary = util::read_json(r.run_dir / "summary.json");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["headline"]["champion_ms"], champion_ms);
+  EXPECT_FALSE((*summary)["stop"]["reason"].get<std::string>().empty());
+  EXPECT_TRUE(fs::exists(r.run_dir / "summary.md"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "champion" / "tile_kernel.cu"));
+}
+
+TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyCandidate) {
+  OptimizeOptions o;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.hardware_passes = false;
+  auto r = run_model_loop("nogpu", o, mo);
+  EXPECT_EQ(r.exit_code, 3);
+  auto stop = util::read_json(r.run_dir / "stop.json");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ((*stop)["stage"], "hardware");
+  for (const auto& e : fs::directory_iterator(r.run_dir))
+    EXPECT_NE(e.path().filename().string().rfind("iter_", 0), 0u) << "no candidate before the gates pass";
+}
+
+TEST(OptimizeLoop, ABaselineThatIsWrongStopsAtTheCorrectnessGate) {
+  OptimizeOptions o;
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines&) -> std::optional<double> { return std::nullopt; };
+  auto r = run_model_loop("wrong", o, mo);
+  EXPECT_EQ(r.exit_code, 2);
+  auto stop = util::read_json(r.run_dir / "stop.json");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ((*stop)["stage"], "correctness");
+}
+
+TEST(OptimizeLoop, CandidatesAreRacedAgainstTheChampionAndAClearlySlowOneStopsEarly) {
+  OptimizeOptions o;
+  o.iterations = 2;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  auto r = run_model_loop("race", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  int races = 0;
+  for (const auto& m : r.runs) races += m == "paired race";
+  EXPECT_GE(races, 8) << "every candidate of the two iterations is raced (ablations too)";
+  // A run.json of a candidate holds both libraries' rounds; a clearly slower or faster one needs few rounds.
+  int quick = 0, total = 0;
+  for (const auto& e : fs::recursive_directory_iterator(r.run_dir / "iter_01" / "candidates")) {
+    if (e.path().filename() != "run.json") continue;
+    auto j = util::read_json(e.path());
+    ASSERT_TRUE(j.ok());
+    ++total;
+    quick += (*j)["rounds"].get<int>() <= 8;
+  }
+  EXPECT_EQ(total, 8);
+  EXPECT_GE(quick, 4) << "the model's configurations differ by far more than the 0.5% noise";
+}
+
+TEST(OptimizeLoop, TheTimeBudgetEndsTheSearchAndIsCountedFromTheEndOfTheGates) {
+  OptimizeOptions o;
+  o.time_budget_s = 1e-6;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  auto r = run_model_loop("budget", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(stop_reason(r), "time_budget");
+  auto state = util::read_json(r.run_dir / "state.json");
+  EXPECT_TRUE((*state)["gates_passed"].get<bool>()) << "the gates are not part of the budget";
+  EXPECT_EQ((*state)["iterations_done"], 0);
+  EXPECT_GE((*state)["stop"]["search_s"].get<double>(), 1e-6);
+}
+
+TEST(OptimizeLoop, AFlatSpaceEndsWhenTheModelPredictsNoGainNotAtTheIterationCap) {
+  OptimizeOptions o;
+  o.iterations = 30;
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines&) -> std::optional<double> { return 1.0; };  // every configuration the same
+  auto r = run_model_loop("flat", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(stop_reason(r), "no_predicted_gain");
+  auto state = util::read_json(r.run_dir / "state.json");
+  EXPECT_LT((*state)["iterations_done"].get<int>(), 6);
+  EXPECT_EQ((*state)["champion"]["candidate"]["id"], "baseline") << "nothing beat the baseline beyond the noise";
+}
+
+TEST(OptimizeLoop, AnInterruptedRunResumesAfterItsLastIterationWithoutRedoingTheGates) {
+  OptimizeOptions o;
+  o.iterations = 1;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  auto first = run_model_loop("resume", o, mo);
+  ASSERT_EQ(first.exit_code, 0);
+  // As an interrupted run leaves it: the last completed step saved, no stop reason.
+  auto state = util::read_json(first.run_dir / "state.json");
+  ASSERT_TRUE(state.ok());
+  auto body = *state;
+  body.erase("meta");
+  body["stop_reason"] = "";
+  ASSERT_TRUE(util::write_json_atomic(first.run_dir / "state.json", "state", body).ok());
+  const size_t measured_before = body["history"].size();
+  OptimizeOptions again;
+  again.resume = first.run_dir;
+  auto opts = options_from_json(*util::read_json(first.run_dir / "options.json"));
+  ASSERT_TRUE(opts.ok());
+  again = *opts;
+  again.resume = first.run_dir;
+  again.iterations = 3;
+  auto second = run_model_loop("resume_2", again, mo);
+  ASSERT_EQ(second.exit_code, 0);
+  for (const auto& m : second.runs) EXPECT_NE(m, "check") << "the correctness gate is not run again";
+  auto after = util::read_json(first.run_dir / "state.json");
+  EXPECT_EQ((*after)["iterations_done"], 3);
+  EXPECT_GT((*after)["history"].size(), measured_before);
+  EXPECT_TRUE(fs::exists(first.run_dir / "iter_03"));
+}
+
+}  // namespace
+}  // namespace kopt::loop

@@ -1,0 +1,139 @@
+#pragma once
+// The optimize loop's internals (not part of the library's interface; optimize.h is). One class, its
+// methods grouped by stage into files: optimize.cpp (run: the algorithm), gates.cpp (the run directory, the
+// four gates), evaluate.cpp (compiling, SASS, measuring, paired comparisons, profiles, the roofline),
+// ablation.cpp (what each of the champion's methods is worth) and run_dir.cpp (the files a run leaves).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loop/decisions.h"
+#include "loop/lab.h"
+#include "loop/options.h"
+#include "loop/state.h"
+#include "profile/plan.h"
+#include "roofline/analysis.h"
+#include "runner/launch.h"
+#include "search/generator.h"
+#include "search/registry.h"
+#include "search/space.h"
+
+namespace kopt::loop {
+
+// One candidate carried through compile, SASS and measurement.
+struct CandidateRun {
+  search::Candidate candidate;
+  compile::CompileResult build;
+  runner::RunOutcome outcome;
+  search::CandidateStatus status = search::CandidateStatus::kOk;
+  std::string note;
+  util::Json sass = util::Json::object();  // {"kernels": mix per function, "methods": id -> verification}
+  // Raced against the champion (CUDA/CUTLASS): the paired comparison, time(candidate) / time(champion).
+  std::optional<runner::PairedComparison> vs_champion;
+};
+
+// What one iteration's selection decided.
+struct SelectionResult {
+  bool improved = false;  // a new champion, significantly faster than the old one
+  util::Json record = util::Json::array();
+};
+
+class Optimizer {
+ public:
+  Optimizer(OptimizeOptions o, Lab& lab) : o_(std::move(o)), lab_(lab) {}
+  // Returns the process exit code; everything it learns lands in the run directory.
+  int run();
+
+ private:
+  // ---- run directory and gates (gates.cpp) ----
+  std::optional<int> check_inputs();          // an exit code when the inputs are unusable
+  std::optional<int> open_run_dir();          // new, or the one --resume names
+  std::optional<int> pass_gates();            // hardware, golden data, ceilings, correctness, timing, profile
+  // ---- one iteration (optimize.cpp) ----
+  std::optional<int> iterate(search::Generator& gen);
+  search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
+  void record_history(const std::vector<CandidateRun>& runs, int iteration);
+  void update_frontier();
+  // ---- evaluation (evaluate.cpp) ----
+  runner::RunOutcome run(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
+                         const std::filesystem::path& result, const std::string& mode,
+                         const std::filesystem::path& dump_cubins = {}, bool race = false);
+  std::optional<runner::PairedComparison> paired(const std::filesystem::path& incumbent, const search::Candidate& inc_c,
+                                                 const std::filesystem::path& candidate, const search::Candidate& cand_c,
+                                                 const std::filesystem::path& out);
+  // `budgeted`: candidates left when the time budget runs out are not measured (not recorded either: a resumed
+  // run with more budget may propose them again).
+  Result<std::vector<CandidateRun>> measure(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
+                                            const std::string& what, bool budgeted = false);
+  compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
+  util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
+  Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
+  Result<std::map<std::string, double>> profile(const std::filesystem::path& lib, const search::Candidate* c,
+                                                const std::filesystem::path& out_dir, const std::string& name);
+  Result<roofline::RooflineResult> place(const runner::TimingStats& t, const std::filesystem::path& out_dir,
+                                         const std::string& label);
+  std::map<Axis, int> budget_from_roofline() const;
+  // ---- ablation (ablation.cpp) ----
+  Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir);
+  // ---- run directory (run_dir.cpp) ----
+  Status write_json(const std::filesystem::path& path, const std::string& kind, const util::Json& body);
+  Status save_state();
+  int stop(const std::string& stage, const Error& e, util::Json tried);
+  int finish(StopReason reason, const std::string& detail);
+  int fail(const Error& e);  // a failure of kopt itself (a state file it cannot write): the run stays resumable
+  int interrupted_exit();
+  Status write_champion();
+  util::Json summary_json();
+  Status write_summary();
+
+  template <typename... A>
+  void say(fmt::format_string<A...> f, A&&... a) {
+    if (!o_.quiet) std::fprintf(stderr, "%s\n", fmt::format(f, std::forward<A>(a)...).c_str());
+  }
+  // Adds the wall time of a scope to state.phase_seconds[name], exclusively: a nested phase (a profile inside
+  // the gates) pauses the enclosing one, so the phases add up to the run's wall time.
+  using Clock = std::chrono::steady_clock;
+  class Phase {
+   public:
+    Phase(Optimizer& o, std::string n);
+    ~Phase();
+    Phase(const Phase&) = delete;
+    Phase& operator=(const Phase&) = delete;
+
+   private:
+    Optimizer& o_;
+  };
+  void flush_phase(Clock::time_point now);
+  bool triton() const { return prep_.backend == "triton"; }
+
+  OptimizeOptions o_;
+  Lab& lab_;
+  std::filesystem::path dir_;
+  bool resuming_ = false;
+  RunState st_;
+  pipeline::Prepared prep_;
+  std::optional<search::SearchSpace> space_;
+  const search::Registry* reg_ = nullptr;
+  std::string source_text_;
+  device::GpuInfo gpu_;
+  std::optional<roofline::Ceilings> ceilings_;
+  profile::ProfilePlan plan_;
+  util::Json baseline_result_;  // the baseline's runner result (per-seed errors for strict mode)
+  search::Candidate base_candidate_;
+  int jobs_ = 1;
+  std::vector<std::pair<std::string, Clock::time_point>> phase_stack_;
+  // The search's clock (the time budget counts from the end of the gates, across --resume).
+  void start_search_clock();
+  void tick();  // st_.stop.search_s from the clock
+  bool budget_spent() const { return st_.stop.time_budget_s > 0 && st_.stop.search_s >= st_.stop.time_budget_s; }
+  std::optional<Clock::time_point> search_clock_;
+  double search_base_s_ = 0;
+};
+
+}  // namespace kopt::loop

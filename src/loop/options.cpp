@@ -1,0 +1,97 @@
+#include "loop/options.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+util::Json options_to_json(const OptimizeOptions& o) {
+  const auto& j = o.job;
+  return {{"kernel", fs::absolute(j.kernel).string()}, {"ref", fs::absolute(j.ref).string()}, {"dims", j.dims},
+          {"seeds", j.seeds}, {"ptr_size", j.ptr_size}, {"numerics", search::numerics_mode_name(j.numerics)},
+          {"atol", j.atol ? util::Json(*j.atol) : util::Json(nullptr)}, {"rtol", j.rtol ? util::Json(*j.rtol) : util::Json(nullptr)},
+          {"arch", j.arch}, {"nvcc_flags", j.nvcc_flags}, {"include_dirs", j.include_dirs}, {"defines", j.defines},
+          {"compile_jobs", j.compile_jobs}, {"run_timeout_s", j.run_timeout_s}, {"time_budget_s", o.time_budget_s},
+          {"iterations", o.iterations},
+          {"branches", o.branches}, {"ncu_num", o.ncu_num}, {"finalists", o.finalists}, {"patience", o.patience},
+          {"budget_total", o.budget_total}, {"budget_per_axis", o.budget_per_axis},
+          {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", o.generator},
+          {"max_time_s", o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
+}
+
+Result<OptimizeOptions> options_from_json(const util::Json& j) {
+  const OptimizeOptions d;  // the defaults, for keys an older options.json lacks
+  OptimizeOptions o;
+  try {
+    o.job.kernel = j.at("kernel").get<std::string>();
+    o.job.ref = j.at("ref").get<std::string>();
+    o.job.dims = j.at("dims").get<Dims>();
+    o.job.seeds = j.value("seeds", d.job.seeds);
+    o.job.ptr_size = j.value("ptr_size", d.job.ptr_size);
+    auto mode = search::parse_numerics_mode(j.value("numerics", std::string(search::numerics_mode_name(d.job.numerics))));
+    if (!mode) return input_error("options.json: bad numerics mode");
+    o.job.numerics = *mode;
+    if (j.contains("atol") && j["atol"].is_number()) o.job.atol = j["atol"].get<double>();
+    if (j.contains("rtol") && j["rtol"].is_number()) o.job.rtol = j["rtol"].get<double>();
+    o.job.arch = j.value("arch", d.job.arch);
+    o.job.nvcc_flags = j.value("nvcc_flags", d.job.nvcc_flags);
+    o.job.include_dirs = j.value("include_dirs", d.job.include_dirs);
+    o.job.defines = j.value("defines", d.job.defines);
+    o.job.compile_jobs = j.value("compile_jobs", d.job.compile_jobs);
+    o.job.run_timeout_s = j.value("run_timeout_s", d.job.run_timeout_s);
+    o.time_budget_s = j.value("time_budget_s", 0.0);  // runs started before the budget existed had none
+    o.iterations = j.value("iterations", d.iterations);
+    o.branches = j.value("branches", d.branches);
+    o.ncu_num = j.value("ncu_num", d.ncu_num);
+    o.finalists = j.value("finalists", d.finalists);
+    o.patience = j.value("patience", d.patience);
+    o.budget_total = j.value("budget_total", d.budget_total);
+    o.budget_per_axis = j.value("budget_per_axis", d.budget_per_axis);
+    o.near_peak_efficiency = j.value("near_peak_efficiency", d.near_peak_efficiency);
+    o.generator = j.value("generator", d.generator);
+    o.max_time_s = j.value("max_time_s", d.max_time_s);
+    o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
+    o.seed = j.value("seed", d.seed);
+  } catch (const std::exception& e) {
+    return input_error(std::string("options.json is malformed: ") + e.what());
+  }
+  return o;
+}
+
+int branches_for(const OptimizeOptions& o) {
+  if (o.branches > 0) return o.branches;
+  return o.generator == "builtin" ? 8 : 4;
+}
+
+int patience_for(const OptimizeOptions& o) {
+  if (o.patience > 0) return o.patience;
+  return o.generator == "builtin" ? 0 : 2;
+}
+
+Result<double> parse_duration_s(const std::string& text) {
+  if (text == "none") return 0.0;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  double scale = unit.empty() || unit == "s" ? 1 : unit == "m" || unit == "min" ? 60 : unit == "h" ? 3600 : -1;
+  if (used == 0 || scale < 0 || !(v >= 0) || v > 1e7)
+    return input_error("'" + text + "' is not a duration: write seconds (300 or 300s), minutes (5m) or hours (1h); 0 or none for no limit");
+  return v * scale;
+}
+
+Status validate_options(const OptimizeOptions& o) {
+  if (o.iterations < 0) return input_error("--iterations must be >= 0");
+  if (o.branches < 0) return input_error("--branches must be >= 1, or 0 for auto");
+  if (o.patience < 0) return input_error("--patience must be >= 1, or 0 for auto");
+  if (o.time_budget_s < 0) return input_error("--time-budget must be a duration >= 0");
+  if (o.ncu_num < 1) return input_error("--ncu-num must be >= 1");
+  if (o.finalists < 1) return input_error("--finalists must be >= 1");
+  if (o.max_time_s <= 0) return input_error("--max-time-s must be > 0");
+  return ok_status();
+}
+
+}  // namespace kopt::loop

@@ -1,0 +1,52 @@
+#pragma once
+// The options of `kopt optimize`. Each default is defined once, here, as a member initializer: the command
+// line's help text and options.json's reader take theirs from a default-constructed OptimizeOptions.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "pipeline/prepare.h"
+#include "util/json_io.h"
+
+namespace kopt::loop {
+
+struct OptimizeOptions {
+  pipeline::KernelJob job;
+  double time_budget_s = 300;  // the search's wall budget from the end of the gates (the main limit); 0: none
+  int iterations = 20;       // a cap on iterations (the seed's N)
+  int branches = 0;          // candidates per iteration (K); 0: auto (branches_for)
+  int ncu_num = 5;           // top Nsight Compute metrics per axis
+  int finalists = 2;         // re-timed in paired rounds against the incumbent
+  int patience = 0;          // iterations without a significant gain before stopping; 0: auto (patience_for)
+  int budget_total = 3, budget_per_axis = 2;
+  double near_peak_efficiency = 0.80;  // floor / time at or above which the champion is near peak (docs/ROOFLINE.md)
+  std::string generator = "builtin";  // or a command line
+  double generator_timeout_s = 1800;
+  double max_time_s = 2;     // timing budget per candidate (s)
+  int paired_rounds = 30;
+  std::filesystem::path out = ".";
+  std::optional<std::filesystem::path> resume;
+  bool quiet = false;
+  bool print_json = false;
+  uint64_t seed = 1;
+};
+
+// The options a run directory was started with (options.json), for --resume.
+util::Json options_to_json(const OptimizeOptions& o);
+Result<OptimizeOptions> options_from_json(const util::Json& j);
+
+// K when --branches is auto: cheap built-in candidates come in larger batches (8) than a command's (4).
+int branches_for(const OptimizeOptions& o);
+// The patience when --patience is auto: none for the built-in generator, whose model of the space decides when
+// nothing is left to gain (decisions.h: predicts_no_gain); 2 for a command, which has no such model.
+int patience_for(const OptimizeOptions& o);
+
+// A duration as the command line gives it: "300", "300s", "5m", "1.5h"; "0" or "none": no limit. Seconds.
+Result<double> parse_duration_s(const std::string& text);
+
+// Ranges the loop needs (iterations >= 0, branches >= 1, ...); an input error naming the option otherwise.
+Status validate_options(const OptimizeOptions& o);
+
+}  // namespace kopt::loop

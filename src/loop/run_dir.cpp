@@ -1,0 +1,176 @@
+// The files a run leaves: state.json after every step (what --resume reads), stop.json, the champion's source,
+// summary.json and summary.md. Every write is atomic and its failure is reported, never dropped.
+#include "loop/optimizer.h"
+#include "pipeline/triton.h"
+#include "report/summary.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+Optimizer::Phase::Phase(Optimizer& o, std::string n) : o_(o) {
+  auto now = Clock::now();
+  if (!o_.phase_stack_.empty()) o_.flush_phase(now);
+  o_.phase_stack_.push_back({std::move(n), now});
+}
+
+Optimizer::Phase::~Phase() {
+  o_.flush_phase(Clock::now());
+  o_.phase_stack_.pop_back();
+  if (!o_.phase_stack_.empty()) o_.phase_stack_.back().second = Clock::now();
+}
+
+void Optimizer::flush_phase(Clock::time_point now) {
+  auto& [name, since] = phase_stack_.back();
+  st_.phase_seconds[name] += std::chrono::duration<double>(now - since).count();
+  since = now;
+}
+
+Status Optimizer::write_json(const fs::path& path, const std::string& kind, const util::Json& body) {
+  return util::write_json_atomic(path, kind, body);
+}
+
+void Optimizer::start_search_clock() {
+  search_base_s_ = st_.stop.search_s;
+  search_clock_ = Clock::now();
+}
+
+void Optimizer::tick() {
+  if (search_clock_) st_.stop.search_s = search_base_s_ + std::chrono::duration<double>(Clock::now() - *search_clock_).count();
+}
+
+Status Optimizer::save_state() {
+  tick();
+  return write_json(dir_ / "state.json", "state", to_json(st_));
+}
+
+int Optimizer::fail(const Error& e) {
+  std::fprintf(stderr, "kopt optimize: %s\n  run directory: %s (state.json holds the last completed step; after fixing the "
+               "cause, continue with: kopt optimize --resume %s)\n", e.message.c_str(), dir_.c_str(), dir_.c_str());
+  return to_int(e.code == ExitCode::kOk ? ExitCode::kOther : e.code);
+}
+
+Status Optimizer::write_summary() {
+  auto s = summary_json();
+  KOPT_TRY(write_json(dir_ / "summary.json", "summary", s));
+  return util::write_file_atomic(dir_ / "summary.md", report::render_markdown(s));
+}
+
+int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) {
+  if (util::interrupted()) return interrupted_exit();  // a killed child is not a failed gate: stay resumable
+  util::Json j = {{"stage", stage}, {"reason", e.message}, {"exit_code", to_int(e.code)}, {"tried", std::move(tried)}};
+  st_.stop_reason = stage == "interrupted" ? "interrupted" : "gate_failed";
+  st_.stop_detail = stage + ": " + e.message;
+  Status written = write_json(dir_ / "stop.json", "stop", j);
+  if (written) written = save_state();
+  if (written) written = write_summary();
+  std::fprintf(stderr, "kopt optimize: stopped at the %s gate: %s\n  run directory: %s (stop.json, summary.md)\n",
+               stage.c_str(), e.message.c_str(), dir_.c_str());
+  if (!written) std::fprintf(stderr, "kopt optimize: and the run directory could not be written: %s\n", written.error().message.c_str());
+  return to_int(e.code);
+}
+
+int Optimizer::interrupted_exit() {
+  st_.stop_reason = "";  // not finished: resumable
+  if (auto st = save_state(); !st) return fail(st.error());
+  std::fprintf(stderr, "\nkopt optimize: interrupted. The run directory is consistent; continue with:\n  kopt optimize --resume %s\n",
+               dir_.c_str());
+  return to_int(ExitCode::kInterrupted);
+}
+
+Status Optimizer::write_champion() {
+  if (!st_.champion) return ok_status();
+  const auto& c = st_.champion->candidate;
+  fs::path cdir = dir_ / "champion";
+  fs::create_directories(cdir);
+  KOPT_TRY_ASSIGN(std::string src, util::read_file(c.source));
+  std::string head = fmt::format("// kopt champion {} ({:.4f} ms; baseline {:.4f} ms)\n// methods: {}\n", c.id,
+                                 st_.champion->median_ms, st_.baseline ? st_.baseline->median_ms : 0.0,
+                                 c.methods.empty() ? "none" : util::join(c.methods, ", "));
+  if (!c.flags.empty()) head += "// build with these extra nvcc flags: " + util::join(c.flags, " ") + "\n";
+  std::string name = o_.job.kernel.filename().string();
+  if (triton()) {
+    // A Python kernel takes its configuration as run_kernel's keyword arguments: written beside it.
+    util::Json cfg = pipeline::triton_config(c);
+    std::string py_head;
+    for (const auto& line : util::split_lines(head)) py_head += "#" + line.substr(2) + "\n";
+    py_head += "# run_kernel(**inputs, **KOPT_CHAMPION_CONFIG)\nKOPT_CHAMPION_CONFIG = " + cfg.dump() + "\n";
+    KOPT_TRY(util::write_file_atomic(cdir / name, py_head + "\n" + src));
+    KOPT_TRY(write_json(cdir / "config.json", "champion_config", {{"config", cfg}}));
+  } else {
+    for (const auto& [k, v] : c.defines) head += "#define " + k + " " + v + "\n";
+    KOPT_TRY(util::write_file_atomic(cdir / name, head + "\n" + src));
+  }
+  return write_json(cdir / "champion.json", "champion",
+                    {{"candidate", search::to_json(c)}, {"median_ms", st_.champion->median_ms}, {"file", (cdir / name).string()}});
+}
+
+util::Json Optimizer::summary_json() {
+  util::Json s;
+  s["schema"] = report::kSummarySchema;
+  s["meta"] = util::make_meta("summary");
+  s["kernel"] = o_.job.kernel.string();
+  s["dims"] = format_dims(o_.job.dims);
+  s["numerics_mode"] = search::numerics_mode_name(o_.job.numerics);
+  s["generator"] = o_.generator;
+  s["sizes_guessed"] = prep_.sizes_guessed;
+  util::Json h = util::Json::object();
+  if (st_.baseline) h["baseline_ms"] = st_.baseline->median_ms;
+  if (st_.champion) {
+    h["champion_ms"] = st_.champion->median_ms;
+    h["champion_id"] = st_.champion->candidate.id;
+    if (st_.baseline) h["speedup_vs_baseline"] = st_.baseline->median_ms / st_.champion->median_ms;
+    if (st_.reference_ms > 0) {
+      h["reference_ms"] = st_.reference_ms;
+      h["speedup_vs_reference"] = st_.reference_ms / st_.champion->median_ms;
+    }
+  }
+  s["headline"] = h;
+  if (st_.roofline.is_object()) {
+    const auto& r = st_.roofline;
+    util::Json rs = {{"mode", r.value("mode", std::string())}, {"near_peak", r.value("verdict", std::string()) == "near_peak"},
+                     {"verdict", r.value("verdict", std::string())}};
+    if (r.contains("floor") && r["floor"].is_object()) {
+      rs["floor_ms"] = r["floor"].value("floor_ms", 0.0);
+      rs["bound"] = r["floor"].value("binding", std::string());
+    }
+    if (r.contains("efficiency") && r["efficiency"].is_number()) rs["efficiency"] = r["efficiency"].get<double>();
+    s["roofline"] = rs;
+  }
+  s["timeline"] = st_.timeline;
+  util::Json methods = util::Json::object();
+  for (auto v : {search::Verdict::kEffective, search::Verdict::kMeasuredEffective, search::Verdict::kIneffective,
+                 search::Verdict::kImplementationFailed, search::Verdict::kUnverified, search::Verdict::kNotAblatable})
+    methods[std::string(search::verdict_name(v))] = util::Json::array();
+  for (const auto& v : st_.verdicts) {
+    std::string figure = v.saved_ms ? fmt::format("; off costs {:+.4f} ms, 95% CI [{:+.4f}, {:+.4f}]", *v.saved_ms,
+                                                  *v.saved_ci95_low_ms, *v.saved_ci95_high_ms)
+                                    : "";
+    methods[std::string(search::verdict_name(v.verdict))].push_back(fmt::format("{} (iteration {}{})", v.method, v.iteration, figure));
+  }
+  s["methods"] = methods;
+  s["frontier"] = st_.frontier;
+  s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
+  s["phase_seconds"] = st_.phase_seconds;
+  s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
+  s["run_dir"] = dir_.string();
+  return s;
+}
+
+int Optimizer::finish(StopReason reason, const std::string& detail) {
+  st_.stop_reason = std::string(stop_name(reason));
+  st_.stop_detail = detail.empty() ? std::string(describe(reason)) : detail;
+  Status written = write_champion();
+  if (written) written = save_state();
+  if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", st_.stop_reason}, {"detail", st_.stop_detail}});
+  if (written) written = write_summary();
+  if (!written) return fail(written.error());
+  auto s = summary_json();
+  if (o_.print_json) std::puts(s.dump(2).c_str());
+  else if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace kopt::loop

@@ -1,0 +1,71 @@
+#include "compile/pool.h"
+#include "doctor/doctor.h"
+#include "loop/lab.h"
+#include "pipeline/triton.h"
+#include "roofline/measure.h"
+#include "sass/binaries.h"
+#include "util/fs.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+HardwareGate SystemLab::hardware() {
+  auto rep = doctor::run_doctor({});
+  HardwareGate g;
+  g.passed = rep.passed();
+  g.failed_required = rep.failed_required();
+  g.report = doctor::to_json(rep);
+  if (!rep.gpus.empty()) g.gpu = rep.gpus.front();
+  g.meta.gpu = g.gpu.name;
+  g.meta.driver = rep.driver_version;
+  for (const auto& c : rep.checks) {
+    if (c.name == "nvcc") g.meta.nvcc = c.details.value("version", std::string());
+    if (c.name == "ncu") g.meta.ncu = c.details.value("version", std::string());
+  }
+  return g;
+}
+
+Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resuming, const pipeline::Say& say) {
+  const auto& job = job_;
+  if (resuming && !pipeline::is_triton_kernel(job.kernel) && fs::exists(run_dir / "golden" / "manifest.json")) {
+    pipeline::Prepared p;
+    KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));
+    KOPT_TRY_ASSIGN(p.signature, contract::parse_solve_signature(p.source_text, job.kernel.string()));
+    KOPT_TRY_ASSIGN(p.manifest, util::read_json(run_dir / "golden" / "manifest.json"));
+    p.golden_dir = run_dir / "golden";
+    p.sizes_guessed = p.manifest.value("sizes_guessed", false);
+    p.tol = pipeline::resolve_tolerance(p.manifest, job.numerics, job.atol, job.rtol, &p.tol_source);
+    for (const auto& b : p.manifest.value("buffers", util::Json::array())) p.buffer_dtypes.push_back(b.value("dtype", ""));
+    auto builds = compile::compile_batch({pipeline::compile_request(job, "baseline", job.kernel, run_dir / "build")}, {1, ""}, runner_);
+    p.build = builds.front();
+    if (!p.build.ok()) return input_error("the kernel no longer compiles: " + p.build.log_text);
+    say("resumed: golden data reused from " + p.golden_dir.string());
+    return p;
+  }
+  return pipeline::prepare(job, run_dir, runner_, true, say);
+}
+
+Result<roofline::Ceilings> SystemLab::ceilings(const device::GpuInfo& gpu) {
+  roofline::CeilingsOptions copts;
+  copts.cuda_driver_fallback = util::meta_info().driver;
+  return roofline::get_ceilings(gpu, false, copts);
+}
+
+std::vector<compile::CompileResult> SystemLab::compile(const std::vector<compile::CompileRequest>& requests, int jobs,
+                                                       const compile::ProgressFn& progress) {
+  return compile::compile_batch(requests, {jobs, ""}, runner_, progress);
+}
+
+sass::Analysis SystemLab::analyze_sass(const std::vector<fs::path>& binaries, const std::vector<std::string>& kernels) {
+  if (kernels.empty()) return sass::analyze_binaries(binaries, {}, "", runner_);
+  return sass::analyze(binaries.front(), kernels, "", runner_);
+}
+
+runner::RunOutcome SystemLab::run(const runner::RunRequest& request) { return runner::run_candidate(request, runner_); }
+
+Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {
+  return profile::profile_call(request, plan, runner_, top_n);
+}
+
+}  // namespace kopt::loop
