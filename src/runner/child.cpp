@@ -13,10 +13,13 @@
 
 #include "device/cuda_driver.h"
 #include "runner/compare.h"
+#include "runner/fatal.h"
 #include "runner/golden.h"
 #include "runner/outcome.h"
 #include "runner/paired.h"
 #include "runner/stats.h"
+#include "runner/timer.h"
+#include "runner/timing_method.h"
 
 namespace kopt::runner {
 
@@ -38,15 +41,14 @@ struct Options {
   double target_ci = 0.01;
   int rounds = 40;
   int seed_for_timing = -1;  // default: the first seed
+  std::string l2 = "cold";             // cold | warm (runner/timing_method.h)
+  std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
 };
 
-// A failure that ends the child: written into the result and reported by exit code. `lib`: the library
-// being called when it happened (paired mode), written as the result's `failed_lib`.
-struct Fatal {
-  RunStatus status;
-  std::string message;
-  std::string lib = {};
-};
+// The forced method of --timing-method, or nullopt for auto (validated in child_main).
+std::optional<TimingMethod> forced_method(const Options& o) {
+  return o.timing_method == "auto" ? std::nullopt : parse_method(o.timing_method);
+}
 
 class Child {
  public:
@@ -68,23 +70,21 @@ class Child {
     std::vector<CUdeviceptr> spacers;
   };
 
-  void check(CUresult r, const std::string& what) {
-    if (r != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, what + ": " + device::error_text(api_, r)};
-  }
+  void check(CUresult r, const std::string& what) { check_cuda(api_, r, what); }
   Lib load_lib(const std::string& path);
   Bound bind_seed(int seed, std::mt19937_64& rng);
   void free_bound(Bound& b);
   void reset_outputs(Bound& b);
   void call(const Lib& lib, Bound& b);
   util::Json verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
-  std::vector<double> time_samples(const Lib& lib, Bound& b, util::Json& info);
+  std::vector<Region> written_regions(const Bound& b) const;
+  void time_one(const Lib& lib, Bound& b, util::Json& result);
   void run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message);
+  TimerConfig timer_config() const { return {parse_l2(opt_.l2).value_or(L2Mode::kCold)}; }
 
   const Options& opt_;
   const DriverApi& api_;
   const Golden& g_;
-  CUdeviceptr flush_ = 0;
-  size_t flush_bytes_ = 0;
 };
 
 Child::Lib Child::load_lib(const std::string& path) {
@@ -233,73 +233,43 @@ util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string
   return out;
 }
 
-std::vector<double> Child::time_samples(const Lib& lib, Bound& b, util::Json& info) {
-  CUevent start, stop;
-  check(api_.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  check(api_.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  auto now = [] { return std::chrono::steady_clock::now(); };
-  auto ms = [](auto a, auto z) { return std::chrono::duration<double, std::milli>(z - a).count(); };
-  // Warm-up: at least 3 calls and 50 ms (module load, first-touch, clocks ramping).
-  auto w0 = now();
-  for (int i = 0; i < 3 || ms(w0, now()) < 50; ++i) {
-    call(lib, b);
-    check(api_.cuCtxSynchronize(), "warm-up");
-    if (i > 1000) break;
+std::vector<Region> Child::written_regions(const Bound& b) const {
+  std::vector<Region> out;
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
+    if (spec.role == "output" || spec.role == "inout")
+      out.push_back({b.dptr.at(p.name), static_cast<size_t>(std::max<int64_t>(spec.nbytes, 0))});
   }
-  bool sync_before_stop = false;  // switched on when work escapes the default stream (see docs/RUNNER.md)
-  std::vector<double> samples, host_samples;
-  auto t_begin = now();
-  auto sample = [&]() {
-    check(api_.cuMemsetD32(flush_, static_cast<unsigned>(samples.size()), flush_bytes_ / 4), "L2 flush");
-    check(api_.cuCtxSynchronize(), "L2 flush");
-    auto h0 = now();
-    check(api_.cuEventRecord(start, nullptr), "cuEventRecord");
-    call(lib, b);
-    if (sync_before_stop) check(api_.cuCtxSynchronize(), "synchronize");
-    check(api_.cuEventRecord(stop, nullptr), "cuEventRecord");
-    check(api_.cuCtxSynchronize(), "synchronize after sample");
-    auto h1 = now();
-    float e = 0;
-    check(api_.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime");
-    samples.push_back(e);
-    host_samples.push_back(ms(h0, h1));
-  };
-  // Probe: does the call finish within its events? A kernel on a non-blocking stream escapes the legacy
-  // default stream, so the stop event fires early while the device-wide synchronisation waits.
-  for (int i = 0; i < 5; ++i) sample();
-  std::vector<double> ev(samples), host(host_samples);
-  std::sort(ev.begin(), ev.end());
-  std::sort(host.begin(), host.end());
-  double ev_med = ev[ev.size() / 2], host_med = host[host.size() / 2];
-  if (host_med - ev_med > 0.05 && ev_med < 0.5 * host_med) {
-    sync_before_stop = true;
-    info["work_outside_default_stream"] = true;
-  }
-  samples.clear();
-  host_samples.clear();
-  t_begin = now();
-  while (true) {
-    sample();
-    int n = static_cast<int>(samples.size());
-    if (n >= opt_.max_samples) { info["stop_reason"] = "max_samples"; break; }
-    if (ms(t_begin, now()) > opt_.max_time_s * 1000) { info["stop_reason"] = "time_budget"; break; }
-    if (n >= opt_.min_samples && n % 5 == 0) {
-      auto st = compute_stats(samples);
-      if (st.ci95_rel_halfwidth <= opt_.target_ci) { info["stop_reason"] = "ci_reached"; break; }
-    }
-  }
-  info["timing_method"] = sync_before_stop ? "events_with_device_sync_before_stop" : "events_default_stream";
-  auto hs = compute_stats(host_samples);
-  info["host_median_ms"] = hs.median_ms;
-  api_.cuEventDestroy(start);
-  api_.cuEventDestroy(stop);
-  return samples;
+  return out;
+}
+
+// Time mode: the series (runner/timer.h) and its result fields. `timing` holds the GPU time's statistics (the
+// ranking figure, launch excluded with the blocker), `call` the host-observed time per call.
+void Child::time_one(const Lib& lib, Bound& b, util::Json& result) {
+  Timer timer(api_, timer_config());
+  SeriesOptions o;
+  o.max_time_s = opt_.max_time_s;
+  o.min_samples = opt_.min_samples;
+  o.max_samples = opt_.max_samples;
+  o.target_ci = opt_.target_ci;
+  o.forced = forced_method(opt_);
+  TimedSeries s = time_series(
+      timer, [&] { call(lib, b); }, [&] { reset_outputs(b); }, written_regions(b), o);
+  result["timing"] = to_json(compute_stats(s.gpu_ms));
+  result["call"] = to_json(compute_stats(s.call_ms));
+  result["samples_ms"] = s.gpu_ms;
+  result["call_samples_ms"] = s.call_ms;
+  result["timing_method"] = method_name(s.decision.method);
+  result["l2"] = l2_name(timer.l2());
+  result["timing_info"] = series_info_json(s, timer.l2(), timer.blocker_error());
 }
 
 void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message) {
   // Each library is loaded and checked once on fresh poison (the first seed); a failure is the library's own
-  // (runner/paired.h) as long as the context survives it. Then interleaved rounds: each round times every
-  // correct library once, in a shuffled order, on the same buffers, after an L2 flush.
+  // (runner/paired.h) as long as the context survives it. Then each correct library is warmed up and probed
+  // (runner/timer.h), all are timed with one method (the most conservative any needs: runner/timing_method.h),
+  // in interleaved rounds: each round times every correct library once, in a shuffled order, on the same buffers.
   std::vector<PairedEntry> entries(opt_.libs.size());
   std::vector<Lib> libs(opt_.libs.size());
   for (size_t k = 0; k < libs.size(); ++k) {
@@ -312,8 +282,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     }
   }
   Bound b = bind_seed(g_.seeds.front(), rng);
-  flush_bytes_ = 256u << 20;
-  check(api_.cuMemAlloc(&flush_, flush_bytes_), "cuMemAlloc (L2 flush buffer)");
+  Timer timer(api_, timer_config());
   for (size_t k = 0; k < libs.size(); ++k) {
     if (entries[k].status != RunStatus::kOk) continue;
     try {
@@ -335,36 +304,62 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       entries[k].message = f.message;
     }
   }
-  CUevent start, stop;
-  check(api_.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  check(api_.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
   std::vector<size_t> order = timed_libs(entries);
+  // Probe each library alone; the common method is the most conservative one.
+  std::vector<double> bound_ms(libs.size(), 0);
+  std::vector<TimingMethod> methods;
+  for (size_t k : order) {
+    try {
+      ProbeFigures f = timer.probe([&] { call(libs[k], b); }, [&] { reset_outputs(b); }, written_regions(b),
+                                   forced_method(opt_));
+      MethodDecision d = decide_method(f);
+      if (d.method == TimingMethod::kBlocked && !timer.blocker_available())
+        d = {TimingMethod::kEventsDefaultStream, FallbackReason::kBlockerUnavailable};
+      bound_ms[k] = watchdog_bound_ms(f.return_ms);
+      methods.push_back(d.method);
+      entries[k].timing_info = {{"probe_method", method_name(d.method)}, {"fallback_reason", reason_name(d.reason)},
+                                {"probe_event_median_ms", f.event_ms}, {"probe_host_median_ms", f.host_ms},
+                                {"probe_blocked_median_ms", f.blocked_ms}};
+    } catch (Fatal& f) {
+      f.lib = libs[k].path;
+      throw;
+    }
+  }
+  TimingMethod method = common_method(methods);
   auto t0 = std::chrono::steady_clock::now();
-  int rounds = 0;
+  int rounds = 0, releases = 0;
   for (; rounds < opt_.rounds && !order.empty(); ++rounds) {
     std::shuffle(order.begin(), order.end(), rng);
+    bool restart = false;
     for (size_t k : order) {
+      GpuSample g;
       try {
-        check(api_.cuMemsetD32(flush_, static_cast<unsigned>(rounds), flush_bytes_ / 4), "L2 flush");
-        check(api_.cuCtxSynchronize(), "L2 flush");
-        check(api_.cuEventRecord(start, nullptr), "cuEventRecord");
-        call(libs[k], b);
-        check(api_.cuEventRecord(stop, nullptr), "cuEventRecord");
-        check(api_.cuCtxSynchronize(), "synchronize after sample");
+        do {
+          g = timer.sample([&] { call(libs[k], b); }, method, bound_ms[k]);
+        } while (g.discarded() && ++releases < kMaxWatchdogReleases);
       } catch (Fatal& f) {
         f.lib = libs[k].path;
         throw;
       }
-      float e = 0;
-      check(api_.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime");
-      entries[k].samples_ms.push_back(e);
+      if (g.discarded()) {  // a library waits on the GPU after all: every library again, without the blocker
+        restart = true;
+        break;
+      }
+      entries[k].samples_ms.push_back(g.gpu_ms);
+    }
+    if (restart) {
+      method = TimingMethod::kEventsDefaultStream;
+      for (auto& e : entries) e.samples_ms.clear();
+      rounds = -1;
+      t0 = std::chrono::steady_clock::now();
+      continue;
     }
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
-  api_.cuEventDestroy(start);
-  api_.cuEventDestroy(stop);
   result["rounds"] = rounds;
+  result["timing_method"] = method_name(method);
+  result["l2"] = l2_name(timer.l2());
   result["libs"] = paired_libs_json(entries);
   std::tie(status, message) = paired_status(entries);
   free_bound(b);
@@ -398,14 +393,7 @@ util::Json Child::run() {
     if (status == RunStatus::kOk && opt_.mode == "time") {
       int seed = opt_.seed_for_timing >= 0 ? opt_.seed_for_timing : g_.seeds.front();
       Bound b = bind_seed(seed, rng);
-      // A flush buffer well above the L2 size (50 MiB on H100/H200): 256 MiB written between samples.
-      flush_bytes_ = 256u << 20;
-      check(api_.cuMemAlloc(&flush_, flush_bytes_), "cuMemAlloc (L2 flush buffer)");
-      util::Json info = util::Json::object();
-      auto samples = time_samples(lib, b, info);
-      result["timing"] = to_json(compute_stats(samples));
-      result["timing_info"] = info;
-      result["samples_ms"] = samples;
+      time_one(lib, b, result);
       // Re-check correctness after timing, on fresh poison.
       reset_outputs(b);
       call(lib, b);
@@ -451,11 +439,27 @@ int child_main(const std::vector<std::string>& args) {
   app.add_option("--max-samples", o.max_samples);
   app.add_option("--target-ci", o.target_ci);
   app.add_option("--rounds", o.rounds);
+  app.add_option("--l2", o.l2, "cold (flush the L2 before every sample, the default) | warm");
+  app.add_option("--timing-method", o.timing_method,
+                 "auto (the default) | events_blocked | events_default_stream | events_with_device_sync_before_stop");
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "kopt __runner: %s\n", e.what());
+    return 4;
+  }
+  if (!parse_l2(o.l2)) {
+    std::fprintf(stderr, "kopt __runner: --l2 %s: expected cold or warm\n", o.l2.c_str());
+    return 4;
+  }
+  if (auto m = parse_method(o.timing_method);
+      o.timing_method != "auto" && (!m || (*m != TimingMethod::kBlocked && *m != TimingMethod::kEventsDefaultStream &&
+                                           *m != TimingMethod::kDeviceSyncBeforeStop))) {
+    std::fprintf(stderr,
+                 "kopt __runner: --timing-method %s: expected auto, events_blocked, events_default_stream or "
+                 "events_with_device_sync_before_stop\n",
+                 o.timing_method.c_str());
     return 4;
   }
   util::Json result;
