@@ -52,6 +52,9 @@ def _parser():
     t.add_argument("--min-samples", type=int, default=10)
     t.add_argument("--max-samples", type=int, default=2000)
     t.add_argument("--rounds", type=int, default=40, help="paired mode: rounds at most")
+    t.add_argument("--l2", default="cold", help="cold: flush the L2 before every sample (default); warm: do not")
+    t.add_argument("--timing-method", default="auto",
+                   help="auto (default), events_behind_sleep, events_default_stream or events_with_device_sync_before_stop")
     t.add_argument("--device", default=os.environ.get("KOPT_TRITON_DEVICE", "cuda"), choices=["cuda", "cpu", "numpy"],
                    help="cuda (default; $KOPT_TRITON_DEVICE overrides the default); cpu and numpy exist for tests")
     t.add_argument("--dump-cubin", help="write the cubins Triton compiled into this folder")
@@ -126,7 +129,8 @@ def _triton_run(args):
         kernel=args.kernel, out=args.out, golden=args.golden, mode=args.mode, configs=_configs(args.config),
         atol=args.atol, rtol=args.rtol, max_time_s=args.max_time_s, target_ci=args.target_ci,
         min_samples=args.min_samples, max_samples=args.max_samples, rounds=args.rounds, device=args.device,
-        dump_cubin=args.dump_cubin, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed)
+        dump_cubin=args.dump_cubin, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed,
+        l2=args.l2, timing_method=args.timing_method)
     triton_run.check_options(opts)
     result, rc = triton_run.run(opts)
     triton_run.write_result(args.out, result)

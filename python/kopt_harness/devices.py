@@ -7,6 +7,7 @@ CUDA specifics:
   put on any stream is finished before anything is read.
 * The timer records CUDA events on torch's current stream, which is the stream Triton launches on.
 * `flush(i)` fills a 256 MiB buffer (more than 4x the H200's 60 MiB L2) on that stream.
+* `sleep(cycles)` (torch.cuda._sleep) holds the stream while a sample is queued behind it (sampling.py).
 """
 
 import time
@@ -121,6 +122,10 @@ class NumpyOps:
     def timer(self):
         return HostTimer(self)
 
+    def sleep_available(self):
+        """Whether samples can be queued behind a GPU sleep (sampling.py: events_behind_sleep)."""
+        return False
+
     def profiler_start(self):
         pass
 
@@ -199,6 +204,29 @@ class TorchOps(NumpyOps):
 
     def timer(self):
         return CudaTimer(self.torch) if self.is_cuda else HostTimer(self)
+
+    def sleep_available(self):
+        return self.is_cuda and hasattr(self.torch.cuda, "_sleep")
+
+    def sleep(self, cycles):
+        """torch.cuda._sleep: a one-thread kernel that spins `cycles` GPU clock cycles on the current stream."""
+        self.torch.cuda._sleep(int(cycles))
+
+    def guard_event(self):
+        """An event without timing: recorded after the sleep, queried once everything is queued."""
+        return self.torch.cuda.Event()
+
+    def sleep_cycles_per_ms(self, cycles=2_000_000):
+        """GPU cycles torch.cuda._sleep spins per millisecond here: events around a sleep of `cycles`."""
+        torch = self.torch
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        torch.cuda.synchronize()
+        start.record()
+        torch.cuda._sleep(int(cycles))
+        stop.record()
+        stop.synchronize()
+        return cycles / max(float(start.elapsed_time(stop)), 1e-6)
 
     def profiler_start(self):
         if self.is_cuda:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import kopt_harness
 
-from . import compare, cubins, devices, dtypes, kernelmod, runresult, stats, store, timing
+from . import compare, cubins, devices, dtypes, kernelmod, runresult, sampling, stats, store, timing
 from .errors import RefError, UsageError
 from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, OK, UNWRITTEN_OUTPUT,
                         WRONG_RESULT, Fatal)
@@ -35,10 +35,8 @@ from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, 
 MODES = ("check", "time", "paired", "profile", "compile")
 WARMUP_MIN_CALLS, WARMUP_MIN_MS = 3, 50.0
 PROBE_SAMPLES = 5
-# Work left on the device after the stop event completed (median over the probe samples) above both of
-# these means run_kernel put work on a stream other than the current one: time with a device-wide
-# synchronisation before the stop event instead.
-RESIDUAL_MIN_MS, RESIDUAL_MIN_SHARE = 0.02, 0.10
+SETTLE_SAMPLES = 3  # behind-sleep samples kept before the method is settled (the sleep sized, no fallback)
+FORCEABLE = (sampling.BEHIND_SLEEP, sampling.EVENTS, sampling.DEVICE_SYNC)
 CUDA_ERROR_MARKERS = ("cuda error", "cuda_error", "cudaerror", "illegal memory access", "illegal address",
                       "triton error [cuda]", "device-side assert", "unspecified launch failure", "misaligned address")
 
@@ -61,6 +59,8 @@ class RunOptions:
     dump_cubin: str = None
     dims: dict = None  # compile mode
     seed: int = 0  # compile mode
+    l2: str = "cold"  # cold: flush the L2 before every sample; warm: do not
+    timing_method: str = "auto"  # auto, or one of FORCEABLE
 
 
 class Phases:
@@ -316,24 +316,39 @@ class TritonRunner:
         return n
 
     def make_sampler(self, b, config):
-        """sample(i, sync_before_stop) -> (event ms, host ms, residual ms): the flush is enqueued on the
-        stream without a host synchronisation, so it runs before the start event (outside the timed
-        region) and hides run_kernel's Python launch overhead; the stop event follows the call on the same
-        stream; a device-wide synchronisation precedes reading it."""
+        """sample(i, method, policy=None, probe=False) -> (event ms, enqueue ms, residual ms, held).
+
+        events_behind_sleep: torch.cuda._sleep, a guard event, the flush, the start event, run_kernel, the stop
+        event are all queued first; `held` says the guard was still pending then (the sample is launch-free).
+        events_default_stream and the device-sync variant: the flush is enqueued on the stream without a host
+        synchronisation, so it runs before the start event (outside the timed region) and hides most of
+        run_kernel's Python launch overhead; the stop event follows the call on the same stream. A device-wide
+        synchronisation precedes reading the events. With probe, the residual is the host time of a device-wide
+        synchronisation after the stop event completed (work on other streams)."""
         timer = self.ops.timer()
+        guard = self.ops.guard_event() if self.ops.sleep_available() else None
         kw = self.kwargs(b, config)
         fn = self.module.run_kernel
         ops = self.ops
+        cold = self.o.l2 == "cold"
 
-        def sample(i, sync_before_stop=False, probe=False):
-            ops.flush(i)
-            h0 = time.perf_counter()
-            timer.start()
+        def sample(i, method, policy=None, probe=False):
+            held = True
             try:
+                if method == sampling.BEHIND_SLEEP:
+                    ops.sleep(policy.cycles())
+                    guard.record()
+                if cold:
+                    ops.flush(i)
+                h0 = time.perf_counter()
+                timer.start()
                 fn(**kw)
-                if sync_before_stop:
+                if method == sampling.DEVICE_SYNC:
                     ops.synchronize()
                 timer.stop()
+                enqueue = (time.perf_counter() - h0) * 1e3
+                if method == sampling.BEHIND_SLEEP:
+                    held = not guard.query()
                 residual = 0.0
                 if probe:
                     timer.wait_stop()
@@ -343,42 +358,100 @@ class TritonRunner:
                 ops.synchronize()
             except Exception as e:  # noqa: BLE001
                 raise classify_exception(e, "run_kernel() while timing") from None
-            host = (time.perf_counter() - h0) * 1e3
-            return timer.elapsed_ms(), host, residual
+            return timer.elapsed_ms(), enqueue, residual, held
 
+        def call_sample(i):
+            """The host-observed time of one call, as an application calling run_kernel sees it."""
+            try:
+                if cold:
+                    ops.flush(i)
+                    ops.synchronize()
+                t0 = time.perf_counter()
+                fn(**kw)
+                ops.synchronize()
+            except Exception as e:  # noqa: BLE001
+                raise classify_exception(e, "run_kernel() while timing") from None
+            return (time.perf_counter() - t0) * 1e3
+
+        sample.call_sample = call_sample
         return sample
 
+    def choose_method(self, sample, info, counter):
+        """The probe (plain events, with the residual) and the method it leads to: (method, reason, policy).
+        A behind-sleep method is settled here: SETTLE_SAMPLES samples kept (the sleep doubled while too short),
+        or the fallback when run_kernel waits on the GPU."""
+        probe = [sample(counter.next(), sampling.EVENTS, probe=True) for _ in range(PROBE_SAMPLES)]
+        ev_med = stats.median([p[0] for p in probe])
+        enq_med = stats.median([p[1] for p in probe])
+        res_med = stats.median([p[2] for p in probe])
+        info.update({"probe_event_median_ms": ev_med, "probe_enqueue_median_ms": enq_med,
+                     "probe_residual_median_ms": res_med})
+        if not self.ops.is_cuda:
+            return sampling.PERF_COUNTER, "", None
+        forced = self.o.timing_method if self.o.timing_method != "auto" else None
+        if forced and forced != sampling.BEHIND_SLEEP:
+            return forced, sampling.FORCED, None
+        if not forced and sampling.work_outside(res_med, ev_med):
+            return sampling.DEVICE_SYNC, sampling.WORK_OUTSIDE, None
+        if not self.ops.sleep_available():
+            return sampling.EVENTS, sampling.BLOCKER_UNAVAILABLE, None
+        policy = sampling.SleepPolicy(self.ops.sleep_cycles_per_ms(), enq_med)
+        kept = 0
+        while kept < SETTLE_SAMPLES:
+            _, enq, _, held = sample(counter.next(), sampling.BEHIND_SLEEP, policy)
+            verdict = policy.record(held, enq)
+            if verdict == "give_up":
+                return sampling.EVENTS, sampling.SOLVE_WAITED, None
+            kept += verdict == "keep"
+        return sampling.BEHIND_SLEEP, sampling.FORCED if forced else "", policy
+
+    @staticmethod
+    def take_one(sample, counter, method, policy):
+        """One kept GPU sample (behind the sleep: retried while the sleep was too short; GaveUp at last)."""
+        while True:
+            gpu, enq, _, held = sample(counter.next(), method, policy)
+            if method != sampling.BEHIND_SLEEP:
+                return gpu
+            verdict = policy.record(held, enq)
+            if verdict == "keep":
+                return gpu
+            if verdict == "give_up":
+                raise sampling.GaveUp()
+
     def time_samples(self, b, config, info):
+        """Warm-up, probe and method, then a GPU sample and a call sample per round until the stopping rule.
+        Returns (gpu samples, call samples, method); `info` gets the timing_info fields."""
         info["warmup_calls"] = self.warm_up(b, config)
         sample = self.make_sampler(b, config)
-        probe = [sample(i, probe=True) for i in range(PROBE_SAMPLES)]
-        ev_med = stats.median([p[0] for p in probe])
-        res_med = stats.median([p[2] for p in probe])
-        sync_before_stop = self.ops.is_cuda and res_med > RESIDUAL_MIN_MS and res_med > RESIDUAL_MIN_SHARE * ev_med
-        if sync_before_stop:
-            info["work_outside_default_stream"] = True
-        counter = [PROBE_SAMPLES]
-        host = []
+        counter = _Counter()
+        method, reason, policy = self.choose_method(sample, info, counter)
+        calls = []
 
         def take():
-            ev, h, _ = sample(counter[0], sync_before_stop)
-            counter[0] += 1
-            host.append(h)
-            return ev
+            gpu = self.take_one(sample, counter, method, policy)
+            calls.append(sample.call_sample(counter.next()))
+            return gpu
 
-        samples, converged = timing.sample_until_stable(
-            take, self.o.max_time_s, min_samples=self.o.min_samples, max_samples=self.o.max_samples,
-            rel_ci=self.o.target_ci)
+        def run_series():
+            return timing.sample_until_stable(take, self.o.max_time_s, min_samples=self.o.min_samples,
+                                              max_samples=self.o.max_samples, rel_ci=self.o.target_ci)
+
+        try:
+            samples, converged = run_series()
+        except sampling.GaveUp:  # run_kernel waits on the GPU after all: start again without the sleep
+            method, reason, policy = sampling.EVENTS, sampling.SOLVE_WAITED, None
+            calls.clear()
+            samples, converged = run_series()
         info["stop_reason"] = ("ci_reached" if converged else
                                "max_samples" if len(samples) >= self.o.max_samples else "time_budget")
-        info["timing_method"] = "events_with_device_sync_before_stop" if sync_before_stop else "events_default_stream"
-        if not self.ops.is_cuda:
-            info["timing_method"] = "perf_counter"
-        info["host_median_ms"] = stats.median(host)
-        info["probe_residual_median_ms"] = res_med
-        info["flush_bytes"] = self.flush_bytes
-        info["flush_synchronized"] = False
-        return samples
+        info.update({"timing_method": method, "launch_excluded": method in sampling.LAUNCH_EXCLUDED,
+                     "fallback_reason": reason, "l2": self.o.l2, "flush_bytes": self.flush_bytes,
+                     "flush_synchronized": False})
+        if policy is not None:
+            info.update({"sleep_ms": policy.sleep_ms, "discarded_samples": policy.discarded})
+        if reason == sampling.WORK_OUTSIDE:
+            info["work_outside_default_stream"] = True
+        return samples, calls, method
 
     # --- modes ---------------------------------------------------------------------------------------
 
@@ -413,13 +486,16 @@ class TritonRunner:
             if state.status == OK and self.o.mode == "time":
                 b = self.bind(self.g.seeds[0])
                 previous = None
-                self.flush_bytes = self.ops.alloc_flush()
+                self.flush_bytes = self.ops.alloc_flush() if self.o.l2 == "cold" else 0
                 info = {}
                 with self.ph("timing"):
-                    samples = self.time_samples(b, config, info)
-                result["timing"] = runresult.timing_json(samples)
-                result["timing_info"] = info
+                    samples, call_samples, method = self.time_samples(b, config, info)
+                # Samples only: kopt computes every statistic from them (runner::interpret, runner/stats.cpp).
                 result["samples_ms"] = samples
+                result["call_samples_ms"] = call_samples
+                result["timing_method"] = method
+                result["l2"] = self.o.l2
+                result["timing_info"] = info
                 self.reset_outputs(b)  # re-check on fresh poison: right once and wrong later fails
                 self.call(b, config)
                 re_state = _State()
@@ -449,7 +525,7 @@ class TritonRunner:
         buffers (the first seed). Each configuration is first checked once on fresh poison."""
         configs = self.o.configs or [{}]
         b = self.bind(self.g.seeds[0])
-        self.flush_bytes = self.ops.alloc_flush()
+        self.flush_bytes = self.ops.alloc_flush() if self.o.l2 == "cold" else 0
         checks = []
         for k, config in enumerate(configs):
             self.reset_outputs(b)
@@ -462,25 +538,62 @@ class TritonRunner:
                 self.call(b, config)
                 self.sync("a warm-up call")
         samplers = [self.make_sampler(b, c) for c in configs]
+        counter = _Counter()
+        method, policies = sampling.EVENTS, [None] * len(configs)
+        if state.status == OK:
+            method, policies = self.paired_method(samplers, counter, result)
         samples = [[] for _ in configs]
         order = list(range(len(configs)))
         t0, rounds = time.perf_counter(), 0
         with self.ph("timing"):
             while rounds < self.o.rounds and state.status == OK:
                 self.rng.shuffle(order)
-                for k in order:
-                    samples[k].append(samplers[k](rounds)[0])
+                try:
+                    for k in order:
+                        samples[k].append(self.take_one(samplers[k], counter, method, policies[k]))
+                except sampling.GaveUp:  # a configuration waits on the GPU: every one again, without the sleep
+                    method, policies = sampling.EVENTS, [None] * len(configs)
+                    result["fallback_reason"] = sampling.SOLVE_WAITED
+                    samples = [[] for _ in configs]
+                    rounds, t0 = 0, time.perf_counter()
+                    continue
                 rounds += 1
                 if rounds >= 10 and time.perf_counter() - t0 > self.o.max_time_s:
                     break
         result["rounds"] = rounds
+        result["timing_method"] = method
+        result["l2"] = self.o.l2
         label = os.path.basename(self.o.kernel)
+        # Samples only: kopt computes each configuration's statistics (runner::interpret).
         result["libs"] = [{"lib": f"{label}#{k}", "config": configs[k], "check": checks[k],
-                           "samples_ms": samples[k], "timing": runresult.timing_json(samples[k])}
-                          for k in range(len(configs))]
+                           "samples_ms": samples[k]} for k in range(len(configs))]
+
+    def paired_method(self, samplers, counter, result):
+        """One method for every configuration, the most conservative any needs (as the C++ child does)."""
+        chosen = []
+        for sample in samplers:
+            info = {}
+            chosen.append(self.choose_method(sample, info, counter))
+        methods = [c[0] for c in chosen]
+        for m in (sampling.PERF_COUNTER, sampling.DEVICE_SYNC, sampling.EVENTS):
+            if m in methods:
+                result["fallback_reason"] = next(c[1] for c in chosen if c[0] == m)
+                return m, [None] * len(samplers)
+        return sampling.BEHIND_SLEEP, [c[2] for c in chosen]
 
     def dump_cubins(self):
         return cubins.write(cubins.collect(os.environ.get("TRITON_CACHE_DIR"), self.module), self.o.dump_cubin)
+
+
+class _Counter:
+    """Sample numbers (the flush writes a different byte each time)."""
+
+    def __init__(self):
+        self.i = 0
+
+    def next(self):
+        self.i += 1
+        return self.i
 
 
 def _meta(ops):
@@ -531,6 +644,10 @@ def check_options(o):
                          "(and --max-samples >= --min-samples)")
     for i, c in enumerate(o.configs):
         kernelmod.check_config(c, set(), where=f"--config #{i}")
+    if o.l2 not in ("cold", "warm"):
+        raise UsageError(f"--l2 {o.l2}: expected cold or warm")
+    if o.timing_method != "auto" and o.timing_method not in FORCEABLE:
+        raise UsageError(f"--timing-method {o.timing_method}: expected auto or one of {', '.join(FORCEABLE)}")
     if o.device not in ("cuda", "cpu", "numpy"):
         raise UsageError(f"--device {o.device}: expected cuda, cpu or numpy")
 

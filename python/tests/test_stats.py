@@ -1,12 +1,18 @@
-"""stats.py on known data, and the timing loop's stopping rule with a fake clock."""
+"""stats.py on known data and on the shared test vectors (tests/data/stats/vectors.json, also read by the C++
+suite), and the timing loop's stopping rule with a fake clock."""
 
+import json
 import math
+import os
 import random
 
 import numpy as np
 import pytest
 
 from kopt_harness import stats, timing
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VECTORS = json.load(open(os.path.join(ROOT, "tests", "data", "stats", "vectors.json"), encoding="utf-8"))
 
 DATA = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0]  # sorted: 1 1 2 3 3 4 5 5 6 9
 
@@ -66,6 +72,29 @@ def test_ci_within_relative_width():
     wide = [1.0 + 0.1 * ((i * 7) % 11) for i in range(50)]
     assert stats.ci_within(tight, 0.01)
     assert not stats.ci_within(wide, 0.01)
+
+
+@pytest.mark.parametrize("c", VECTORS["cases"], ids=[c["name"] for c in VECTORS["cases"]])
+def test_shared_vectors_what_the_stopping_rule_uses(c):
+    """The figures this harness still computes (its stopping rule, the reference's timing) agree with the C++
+    statistics (runner/stats.cpp reads the same file in Stats.SharedTestVectors)."""
+    xs, e = c["samples_ms"], c["expected"]
+    close = lambda got, want: got == pytest.approx(want, rel=1e-12, abs=1e-15)  # noqa: E731
+    assert close(stats.median(xs), e["median_ms"]) and close(stats.mean(xs), e["mean_ms"])
+    assert close(stats.quantile(xs, 0.10), e["p10_ms"]) and close(stats.quantile(xs, 0.90), e["p90_ms"])
+    assert close(stats.mad(xs), e["mad_ms"])
+    assert close(stats.robust_cv(xs), e["robust_cv"]) if e["median_ms"] > 0 else True
+    l, u, coverage = stats.median_ci_ranks(len(xs), VECTORS["confidence"])
+    assert (l, u) == (e["ci_rank_low"], e["ci_rank_high"]) and close(coverage, e["ci_coverage"])
+    lo, hi, _ = stats.median_ci(xs)
+    assert (lo, hi) == (e["ci95_low_ms"], e["ci95_high_ms"])
+    assert stats.ci_within(xs, VECTORS["rel_ci"]) == e["ci_within_1pct"]
+
+
+@pytest.mark.parametrize("row", VECTORS["median_ci_ranks"], ids=[str(r["n"]) for r in VECTORS["median_ci_ranks"]])
+def test_shared_vectors_median_ci_ranks(row):
+    l, u, coverage = stats.median_ci_ranks(row["n"])
+    assert (l, u) == (row["rank_low"], row["rank_high"]) and coverage == pytest.approx(row["coverage"], rel=1e-9)
 
 
 def test_summarize_fields():

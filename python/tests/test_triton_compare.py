@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from kopt_harness import compare, runresult
+from kopt_harness import compare, runresult, sampling
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -128,18 +128,19 @@ def test_status_names_are_those_of_outcome_cpp():
     assert tuple(names) == runresult.STATUSES
 
 
-def test_timing_fields_are_those_of_stats_cpp_and_stability_follows_its_thresholds():
-    text = open(os.path.join(ROOT, "src", "runner", "stats.cpp")).read()
-    body = text[text.index("util::Json to_json(const TimingStats& s)"):]
-    body = body[:body.index("}\n")]
-    cpp_fields = re.findall(r'\{"(\w+)",', body)
-    t = runresult.timing_json([1.0] * 20)
-    assert set(cpp_fields) <= set(t) and set(t) - set(cpp_fields) == {"ci_coverage"}
-    assert t["stability"] == "stable" and t["median_ms"] == 1.0 and t["ci95_rel_halfwidth"] == 0.0
-    noisy = [1.0, 1.04] * 20  # robust CV ~ 2.9%: borderline
-    assert runresult.timing_json(noisy)["stability"] == "borderline"
-    assert runresult.timing_json([1.0, 2.0] * 20)["stability"] == "unstable"
-    assert runresult.timing_json([1.0] * 4)["stability"] == "unstable"  # fewer than 5 samples
+def test_timing_method_and_reason_names_are_those_of_timing_method_cpp():
+    text = open(os.path.join(ROOT, "src", "runner", "timing_method.cpp")).read()
+    methods = re.findall(r'\{TimingMethod::k\w+, "(\w+)"', text)
+    reasons = re.findall(r'\{FallbackReason::k\w+, "(\w*)"', text)
+    assert set(sampling.METHODS) <= set(methods) and sampling.BEHIND_SLEEP in methods
+    assert {sampling.FORCED, sampling.BLOCKER_UNAVAILABLE, sampling.SOLVE_WAITED, sampling.WORK_OUTSIDE} <= set(reasons)
+    launch_free = re.findall(r'\{TimingMethod::k\w+, "(\w+)",\s*"[^"]*"(?:\s*"[^"]*")*, true', text)
+    assert set(sampling.LAUNCH_EXCLUDED) <= set(launch_free)
+
+
+def test_the_runner_keeps_no_statistics_of_its_own():
+    """One statistics implementation: the C++ side computes `timing` from the samples (runner::interpret)."""
+    assert not hasattr(runresult, "timing_json") and not hasattr(runresult, "stability")
 
 
 def test_exit_codes_follow_the_cpp_child():

@@ -129,20 +129,29 @@ def test_a_broken_kernel_file_is_a_load_error(th):
 
 # --- time mode --------------------------------------------------------------------------------------------
 
-def test_time_mode_writes_the_timing_schema_and_rechecks(th):
+def test_time_mode_returns_samples_only_and_rechecks(th):
     kernel, golden = made(th)
     r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.5)
     assert rc == 0 and r["status"] == "ok"
-    t = r["timing"]
-    assert t["samples"] == len(r["samples_ms"]) >= 5 and t["min_ms"] <= t["median_ms"] <= t["max_ms"]
-    assert t["stability"] in ("stable", "borderline", "unstable")
+    # Samples only: kopt computes the statistics (runner::interpret); one call sample per GPU sample.
+    assert "timing" not in r and "call" not in r
+    n = len(r["samples_ms"])
+    assert n >= 5 and len(r["call_samples_ms"]) == n and all(x > 0 for x in r["samples_ms"] + r["call_samples_ms"])
+    assert r["timing_method"] == "perf_counter" and r["l2"] == "cold"
     info = r["timing_info"]
     assert info["stop_reason"] in ("ci_reached", "time_budget", "max_samples")
-    assert info["warmup_calls"] >= 3 and info["timing_method"] == "perf_counter"
+    assert info["warmup_calls"] >= 3 and info["timing_method"] == "perf_counter" and not info["launch_excluded"]
     assert info["flush_bytes"] == devices.FLUSH_BYTES
+    assert {"probe_event_median_ms", "probe_enqueue_median_ms", "probe_residual_median_ms"} <= set(info)
     assert r["recheck"]["outputs"]["out"]["ok"]
-    # the seeds, warm-up, the probe, the samples and the re-check all called run_kernel
-    assert len(calls()) == 2 + info["warmup_calls"] + triton_run.PROBE_SAMPLES + t["samples"] + 1
+    # the seeds, warm-up, the probe, the samples (a timed call and a call sample each) and the re-check
+    assert len(calls()) == 2 + info["warmup_calls"] + triton_run.PROBE_SAMPLES + 2 * n + 1
+
+
+def test_warm_l2_skips_the_flush(th):
+    kernel, golden = made(th)
+    r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.2, l2="warm")
+    assert rc == 0 and r["l2"] == "warm" and r["timing_info"]["flush_bytes"] == 0
 
 
 def test_a_kernel_that_goes_wrong_later_fails_the_recheck(th):
@@ -182,8 +191,9 @@ def test_paired_mode_interleaves_the_configurations(th):
     r, rc = th.run(kernel, golden, mode="paired", configs=configs, rounds=12, max_time_s=0.01)
     assert rc == 0 and r["status"] == "ok" and r["rounds"] >= 10
     assert [lib["config"] for lib in r["libs"]] == configs
+    assert r["timing_method"] == "perf_counter"
     for lib in r["libs"]:
-        assert len(lib["samples_ms"]) == r["rounds"] == lib["timing"]["samples"] and lib["check"]["outputs"]["out"]["ok"]
+        assert len(lib["samples_ms"]) == r["rounds"] and lib["check"]["outputs"]["out"]["ok"] and "timing" not in lib
     blocks = [c["BLOCK"] for c in calls()]
     assert blocks.count(64) == blocks.count(128)
 

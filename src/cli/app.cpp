@@ -77,6 +77,9 @@ int run(int argc, char** argv) {
   if (name == "__runner") {  // internal: the measuring child process (not listed in --help)
     return runner::child_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
+  if (name == "__worker") {  // internal: the long-lived measuring worker of optimize (runner/worker.h)
+    return runner::worker_main();
+  }
   if (name == "__search-replay") {  // internal: scripts/perf/search_efficiency.sh (not listed in --help)
     return cmd_search_replay(std::vector<std::string>(args.begin() + 1, args.end()));
   }

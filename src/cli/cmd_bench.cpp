@@ -9,6 +9,7 @@
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
 #include "runner/launch.h"
+#include "runner/timing_method.h"
 
 namespace kopt::cli {
 
@@ -33,10 +34,13 @@ int cmd_bench(const Args& args) {
   std::string json_path;
   double max_time_s = 5;
   bool no_ref_timing = false;
+  std::string l2 = "cold";
   add_kernel_options(app, job, v);
   app.add_option("--json", json_path, "write the results as JSON");
   app.add_option("--max-time-s", max_time_s, "timing budget per kernel in seconds (default 5)");
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
+  app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
+      ->check(CLI::IsMember({"cold", "warm"}));
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
   if (auto st = finish_kernel_job(job, v, dims); !st) {
@@ -67,6 +71,7 @@ int cmd_bench(const Args& args) {
     return to_int(prep.error().code);
   }
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
+  req.l2 = l2;
   auto out = runner::run_candidate(req, sys);
 
   const auto& m = prep->manifest;
@@ -93,10 +98,23 @@ int cmd_bench(const Args& args) {
                        {"sizes_guessed", prep->sizes_guessed}, {"outcome", runner::to_json(out)}, {"run_dir", dir->string()}};
   if (out.timing) {
     const auto& t = *out.timing;
-    report += "\ntiming (CUDA events, L2 flushed between samples)\n";
+    const std::string method = out.timing_method.empty() ? "?" : out.timing_method;
+    const bool launch_free = runner::parse_method(method) && runner::excludes_launch(*runner::parse_method(method));
+    report += fmt::format("\ntiming ({} L2; {}: kernel = gpu_ms, {}; call = call_ms, as an application calling solve() sees it)\n",
+                          l2, method, launch_free ? "launch excluded" : "host launch included (fallback)");
     report += fmt::format("  kernel     median {:.4f} ms  95% CI [{:.4f}, {:.4f}]  p10 {:.4f}  p90 {:.4f}  min {:.4f}  robust CV {:.2f}%  n={}  {}\n",
                           t.median_ms, t.ci95_low_ms, t.ci95_high_ms, t.p10_ms, t.p90_ms, t.min_ms, 100 * t.robust_cv,
                           t.samples, runner::describe(t.stability));
+    if (out.call)
+      report += fmt::format("  call       median {:.4f} ms  p10 {:.4f}  p90 {:.4f}  n={}  (host clock: launch, GPU work, synchronisation)\n",
+                            out.call->median_ms, out.call->p10_ms, out.call->p90_ms, out.call->samples);
+    const util::Json& ti = out.details.contains("timing_info") ? out.details["timing_info"] : util::Json();
+    if (ti.is_object() && !ti.value("fallback_reason_text", std::string()).empty())
+      report += fmt::format("  method     {}\n", ti["fallback_reason_text"].get<std::string>());
+    result["gpu_ms"] = t.median_ms;
+    if (out.call) result["call_ms"] = out.call->median_ms;
+    result["timing_method"] = method;
+    result["l2"] = l2;
     const auto& rt = m.contains("reference_timing") ? m["reference_timing"] : util::Json();
     if (rt.is_object() && rt.contains("median_ms")) {
       double ref_ms = rt["median_ms"].get<double>();

@@ -65,6 +65,17 @@ Result<const DriverApi*> load_driver() {
     resolve(lib, "cuModuleLoad", api.cuModuleLoad, missing);
     resolve(lib, "cuModuleGetFunction", api.cuModuleGetFunction, missing);
     resolve(lib, "cuLaunchKernel", api.cuLaunchKernel, missing);
+    resolve(lib, "cuModuleLoadData", api.cuModuleLoadData, missing);
+    resolve(lib, "cuModuleUnload", api.cuModuleUnload, missing);
+    resolve(lib, "cuMemHostAlloc", api.cuMemHostAlloc, missing);
+    resolve(lib, "cuMemHostGetDevicePointer_v2", api.cuMemHostGetDevicePointer, missing);
+    resolve(lib, "cuMemFreeHost", api.cuMemFreeHost, missing);
+    resolve(lib, "cuMemsetD32Async", api.cuMemsetD32Async, missing);
+    resolve(lib, "cuMemcpyDtoHAsync_v2", api.cuMemcpyDtoHAsync, missing);
+    resolve(lib, "cuStreamCreate", api.cuStreamCreate, missing);
+    resolve(lib, "cuStreamDestroy_v2", api.cuStreamDestroy, missing);
+    resolve(lib, "cuStreamSynchronize", api.cuStreamSynchronize, missing);
+    resolve(lib, "cuEventQuery", api.cuEventQuery, missing);
     if (!missing.empty()) load_error = "libcuda.so.1 lacks: " + missing + " (driver too old?)";
   });
   if (!load_error.empty()) return gate_error(load_error);

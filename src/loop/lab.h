@@ -15,6 +15,7 @@
 #include "profile/profiler.h"
 #include "roofline/ceilings.h"
 #include "runner/launch.h"
+#include "runner/worker.h"
 #include "sass/analysis.h"
 #include "search/candidate.h"
 #include "util/json_io.h"
@@ -66,6 +67,8 @@ class SystemLab final : public Lab {
  private:
   pipeline::KernelJob job_;
   util::CommandRunner& runner_;
+  // Serves every check, time and paired run of CUDA/CUTLASS libraries once the golden data exists (prepare()).
+  std::unique_ptr<runner::MeasuringWorker> worker_;
 };
 
 }  // namespace kopt::loop

@@ -28,6 +28,7 @@ HardwareGate SystemLab::hardware() {
 
 Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resuming, const pipeline::Say& say) {
   const auto& job = job_;
+  worker_ = std::make_unique<runner::MeasuringWorker>(run_dir / "worker.log");
   if (resuming && !pipeline::is_triton_kernel(job.kernel) && fs::exists(run_dir / "golden" / "manifest.json")) {
     pipeline::Prepared p;
     KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));
@@ -62,7 +63,10 @@ sass::Analysis SystemLab::analyze_sass(const std::vector<fs::path>& binaries, co
   return sass::analyze(binaries.front(), kernels, "", runner_);
 }
 
-runner::RunOutcome SystemLab::run(const runner::RunRequest& request) { return runner::run_candidate(request, runner_); }
+runner::RunOutcome SystemLab::run(const runner::RunRequest& request) {
+  if (worker_ && runner::MeasuringWorker::serves(request)) return worker_->run(request);
+  return runner::run_candidate(request, runner_);
+}
 
 Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {
   return profile::profile_call(request, plan, runner_, top_n);

@@ -4,6 +4,9 @@
 #include <ffi.h>
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -13,11 +16,14 @@
 
 #include "device/cuda_driver.h"
 #include "runner/compare.h"
+#include "runner/fatal.h"
 #include "runner/golden.h"
 #include "runner/outcome.h"
 #include "runner/paired.h"
 #include "runner/race.h"
 #include "runner/stats.h"
+#include "runner/timer.h"
+#include "runner/timing_method.h"
 
 namespace kopt::runner {
 
@@ -40,19 +46,38 @@ struct Options {
   int rounds = 40;
   bool race = false;         // paired: stop once the last library is ranked against the first (runner/race.h)
   int seed_for_timing = -1;  // default: the first seed
+  std::string l2 = "cold";             // cold | warm (runner/timing_method.h)
+  std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
 };
 
-// A failure that ends the child: written into the result and reported by exit code. `lib`: the library
-// being called when it happened (paired mode), written as the result's `failed_lib`.
-struct Fatal {
-  RunStatus status;
-  std::string message;
-  std::string lib = {};
+// The forced method of --timing-method, or nullopt for auto (validated in child_main).
+std::optional<TimingMethod> forced_method(const Options& o) {
+  return o.timing_method == "auto" ? std::nullopt : parse_method(o.timing_method);
+}
+
+// The golden tensors of each seed, read from disk once per worker (a one-shot child reads them once anyway).
+class SeedCache {
+ public:
+  explicit SeedCache(const Golden& g) : g_(g) {}
+  const contract::TensorMap& get(int seed) {
+    auto it = seeds_.find(seed);
+    if (it != seeds_.end()) return it->second;
+    auto t = load_seed(g_, seed);
+    if (!t) throw Fatal{RunStatus::kLoadError, t.error().message};
+    return seeds_.emplace(seed, std::move(t).value()).first->second;
+  }
+
+ private:
+  const Golden& g_;
+  std::map<int, contract::TensorMap> seeds_;
 };
 
 class Child {
  public:
-  Child(const Options& o, const DriverApi& api, const Golden& g) : opt_(o), api_(api), g_(g) {}
+  Child(const Options& o, const DriverApi& api, const Golden& g, SeedCache& seeds) : opt_(o), api_(api), g_(g), seeds_(seeds) {}
+  ~Child() {
+    for (void* h : handles_) ::dlclose(h);  // a worker loads many libraries over its life
+  }
 
   util::Json run();
 
@@ -70,23 +95,23 @@ class Child {
     std::vector<CUdeviceptr> spacers;
   };
 
-  void check(CUresult r, const std::string& what) {
-    if (r != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, what + ": " + device::error_text(api_, r)};
-  }
+  void check(CUresult r, const std::string& what) { check_cuda(api_, r, what); }
   Lib load_lib(const std::string& path);
   Bound bind_seed(int seed, std::mt19937_64& rng);
   void free_bound(Bound& b);
   void reset_outputs(Bound& b);
   void call(const Lib& lib, Bound& b);
   util::Json verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
-  std::vector<double> time_samples(const Lib& lib, Bound& b, util::Json& info);
+  std::vector<Region> written_regions(const Bound& b) const;
+  void time_one(const Lib& lib, Bound& b, util::Json& result);
   void run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message);
+  TimerConfig timer_config() const { return {parse_l2(opt_.l2).value_or(L2Mode::kCold)}; }
 
   const Options& opt_;
   const DriverApi& api_;
   const Golden& g_;
-  CUdeviceptr flush_ = 0;
-  size_t flush_bytes_ = 0;
+  SeedCache& seeds_;
+  std::vector<void*> handles_;
 };
 
 Child::Lib Child::load_lib(const std::string& path) {
@@ -94,6 +119,7 @@ Child::Lib Child::load_lib(const std::string& path) {
   lib.path = path;
   lib.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) throw Fatal{RunStatus::kLoadError, std::string("cannot load ") + path + ": " + ::dlerror()};
+  handles_.push_back(lib.handle);
   lib.solve = ::dlsym(lib.handle, "solve");
   if (!lib.solve) throw Fatal{RunStatus::kLoadError, path + " has no exported solve() (is it extern \"C\"?)"};
   lib.get_last_error = reinterpret_cast<int (*)()>(::dlsym(lib.handle, "cudaGetLastError"));
@@ -102,9 +128,7 @@ Child::Lib Child::load_lib(const std::string& path) {
 
 Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
   Bound b;
-  auto tensors = load_seed(g_, seed);
-  if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
-  b.tensors = std::move(tensors).value();
+  b.tensors = seeds_.get(seed);
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
@@ -235,73 +259,43 @@ util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string
   return out;
 }
 
-std::vector<double> Child::time_samples(const Lib& lib, Bound& b, util::Json& info) {
-  CUevent start, stop;
-  check(api_.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  check(api_.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  auto now = [] { return std::chrono::steady_clock::now(); };
-  auto ms = [](auto a, auto z) { return std::chrono::duration<double, std::milli>(z - a).count(); };
-  // Warm-up: at least 3 calls and 50 ms (module load, first-touch, clocks ramping).
-  auto w0 = now();
-  for (int i = 0; i < 3 || ms(w0, now()) < 50; ++i) {
-    call(lib, b);
-    check(api_.cuCtxSynchronize(), "warm-up");
-    if (i > 1000) break;
+std::vector<Region> Child::written_regions(const Bound& b) const {
+  std::vector<Region> out;
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
+    if (spec.role == "output" || spec.role == "inout")
+      out.push_back({b.dptr.at(p.name), static_cast<size_t>(std::max<int64_t>(spec.nbytes, 0))});
   }
-  bool sync_before_stop = false;  // switched on when work escapes the default stream (see docs/RUNNER.md)
-  std::vector<double> samples, host_samples;
-  auto t_begin = now();
-  auto sample = [&]() {
-    check(api_.cuMemsetD32(flush_, static_cast<unsigned>(samples.size()), flush_bytes_ / 4), "L2 flush");
-    check(api_.cuCtxSynchronize(), "L2 flush");
-    auto h0 = now();
-    check(api_.cuEventRecord(start, nullptr), "cuEventRecord");
-    call(lib, b);
-    if (sync_before_stop) check(api_.cuCtxSynchronize(), "synchronize");
-    check(api_.cuEventRecord(stop, nullptr), "cuEventRecord");
-    check(api_.cuCtxSynchronize(), "synchronize after sample");
-    auto h1 = now();
-    float e = 0;
-    check(api_.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime");
-    samples.push_back(e);
-    host_samples.push_back(ms(h0, h1));
-  };
-  // Probe: does the call finish within its events? A kernel on a non-blocking stream escapes the legacy
-  // default stream, so the stop event fires early while the device-wide synchronisation waits.
-  for (int i = 0; i < 5; ++i) sample();
-  std::vector<double> ev(samples), host(host_samples);
-  std::sort(ev.begin(), ev.end());
-  std::sort(host.begin(), host.end());
-  double ev_med = ev[ev.size() / 2], host_med = host[host.size() / 2];
-  if (host_med - ev_med > 0.05 && ev_med < 0.5 * host_med) {
-    sync_before_stop = true;
-    info["work_outside_default_stream"] = true;
-  }
-  samples.clear();
-  host_samples.clear();
-  t_begin = now();
-  while (true) {
-    sample();
-    int n = static_cast<int>(samples.size());
-    if (n >= opt_.max_samples) { info["stop_reason"] = "max_samples"; break; }
-    if (ms(t_begin, now()) > opt_.max_time_s * 1000) { info["stop_reason"] = "time_budget"; break; }
-    if (n >= opt_.min_samples && n % 5 == 0) {
-      auto st = compute_stats(samples);
-      if (st.ci95_rel_halfwidth <= opt_.target_ci) { info["stop_reason"] = "ci_reached"; break; }
-    }
-  }
-  info["timing_method"] = sync_before_stop ? "events_with_device_sync_before_stop" : "events_default_stream";
-  auto hs = compute_stats(host_samples);
-  info["host_median_ms"] = hs.median_ms;
-  api_.cuEventDestroy(start);
-  api_.cuEventDestroy(stop);
-  return samples;
+  return out;
+}
+
+// Time mode: the series (runner/timer.h) and its result fields. `timing` holds the GPU time's statistics (the
+// ranking figure, launch excluded with the blocker), `call` the host-observed time per call.
+void Child::time_one(const Lib& lib, Bound& b, util::Json& result) {
+  Timer timer(api_, timer_config());
+  SeriesOptions o;
+  o.max_time_s = opt_.max_time_s;
+  o.min_samples = opt_.min_samples;
+  o.max_samples = opt_.max_samples;
+  o.target_ci = opt_.target_ci;
+  o.forced = forced_method(opt_);
+  TimedSeries s = time_series(
+      timer, [&] { call(lib, b); }, [&] { reset_outputs(b); }, written_regions(b), o);
+  result["timing"] = to_json(compute_stats(s.gpu_ms));
+  result["call"] = to_json(compute_stats(s.call_ms));
+  result["samples_ms"] = s.gpu_ms;
+  result["call_samples_ms"] = s.call_ms;
+  result["timing_method"] = method_name(s.decision.method);
+  result["l2"] = l2_name(timer.l2());
+  result["timing_info"] = series_info_json(s, timer.l2(), timer.blocker_error());
 }
 
 void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message) {
   // Each library is loaded and checked once on fresh poison (the first seed); a failure is the library's own
-  // (runner/paired.h) as long as the context survives it. Then interleaved rounds: each round times every
-  // correct library once, in a shuffled order, on the same buffers, after an L2 flush.
+  // (runner/paired.h) as long as the context survives it. Then each correct library is warmed up and probed
+  // (runner/timer.h), all are timed with one method (the most conservative any needs: runner/timing_method.h),
+  // in interleaved rounds: each round times every correct library once, in a shuffled order, on the same buffers.
   std::vector<PairedEntry> entries(opt_.libs.size());
   std::vector<Lib> libs(opt_.libs.size());
   for (size_t k = 0; k < libs.size(); ++k) {
@@ -314,8 +308,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     }
   }
   Bound b = bind_seed(g_.seeds.front(), rng);
-  flush_bytes_ = 256u << 20;
-  check(api_.cuMemAlloc(&flush_, flush_bytes_), "cuMemAlloc (L2 flush buffer)");
+  Timer timer(api_, timer_config());
   for (size_t k = 0; k < libs.size(); ++k) {
     if (entries[k].status != RunStatus::kOk) continue;
     try {
@@ -337,29 +330,78 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       entries[k].message = f.message;
     }
   }
-  CUevent start, stop;
-  check(api_.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-  check(api_.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  // A race ranks the last library (the candidate) against the first (the proven champion): the candidate is also
+  // checked on every other seed, as a time run checks it.
+  if (opt_.race && libs.size() >= 2 && entries.back().status == RunStatus::kOk) {
+    for (size_t s = 1; s < g_.seeds.size() && entries.back().status == RunStatus::kOk; ++s) {
+      Bound other = bind_seed(g_.seeds[s], rng);
+      try {
+        call(libs.back(), other);
+        util::Json v = verify(other, tol, entries.back().status, entries.back().message);
+        v["seed"] = g_.seeds[s];
+        entries.back().check["seeds"].push_back(v);
+      } catch (Fatal& f) {
+        if (api_.cuCtxSynchronize() != CUDA_SUCCESS) {
+          f.lib = libs.back().path;
+          throw;
+        }
+        entries.back().status = f.status;
+        entries.back().message = f.message;
+      }
+      free_bound(other);
+    }
+    if (entries.back().status != RunStatus::kOk && !entries.back().message.empty())
+      entries.back().message = "on another seed: " + entries.back().message;
+  }
   std::vector<size_t> order = timed_libs(entries);
+  // Probe each library alone; the common method is the most conservative one.
+  std::vector<double> bound_ms(libs.size(), 0);
+  std::vector<TimingMethod> methods;
+  for (size_t k : order) {
+    try {
+      ProbeFigures f = timer.probe([&] { call(libs[k], b); }, [&] { reset_outputs(b); }, written_regions(b),
+                                   forced_method(opt_));
+      MethodDecision d = decide_method(f);
+      if (d.method == TimingMethod::kBlocked && !timer.blocker_available())
+        d = {TimingMethod::kEventsDefaultStream, FallbackReason::kBlockerUnavailable};
+      bound_ms[k] = watchdog_bound_ms(f.return_ms);
+      methods.push_back(d.method);
+      entries[k].timing_info = {{"probe_method", method_name(d.method)}, {"fallback_reason", reason_name(d.reason)},
+                                {"probe_event_median_ms", f.event_ms}, {"probe_host_median_ms", f.host_ms},
+                                {"probe_blocked_median_ms", f.blocked_ms}};
+    } catch (Fatal& f) {
+      f.lib = libs[k].path;
+      throw;
+    }
+  }
+  TimingMethod method = common_method(methods);
   auto t0 = std::chrono::steady_clock::now();
-  int rounds = 0;
+  int rounds = 0, releases = 0;
   for (; rounds < opt_.rounds && !order.empty(); ++rounds) {
     std::shuffle(order.begin(), order.end(), rng);
+    bool restart = false;
     for (size_t k : order) {
+      GpuSample g;
       try {
-        check(api_.cuMemsetD32(flush_, static_cast<unsigned>(rounds), flush_bytes_ / 4), "L2 flush");
-        check(api_.cuCtxSynchronize(), "L2 flush");
-        check(api_.cuEventRecord(start, nullptr), "cuEventRecord");
-        call(libs[k], b);
-        check(api_.cuEventRecord(stop, nullptr), "cuEventRecord");
-        check(api_.cuCtxSynchronize(), "synchronize after sample");
+        do {
+          g = timer.sample([&] { call(libs[k], b); }, method, bound_ms[k]);
+        } while (g.discarded() && ++releases < kMaxWatchdogReleases);
       } catch (Fatal& f) {
         f.lib = libs[k].path;
         throw;
       }
-      float e = 0;
-      check(api_.cuEventElapsedTime(&e, start, stop), "cuEventElapsedTime");
-      entries[k].samples_ms.push_back(e);
+      if (g.discarded()) {  // a library waits on the GPU after all: every library again, without the blocker
+        restart = true;
+        break;
+      }
+      entries[k].samples_ms.push_back(g.gpu_ms);
+    }
+    if (restart) {
+      method = TimingMethod::kEventsDefaultStream;
+      for (auto& e : entries) e.samples_ms.clear();
+      rounds = -1;
+      t0 = std::chrono::steady_clock::now();
+      continue;
     }
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (opt_.race && order.size() >= 2 && entries.size() >= 2 && entries.front().status == RunStatus::kOk &&
@@ -374,9 +416,9 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     }
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
-  api_.cuEventDestroy(start);
-  api_.cuEventDestroy(stop);
   result["rounds"] = rounds;
+  result["timing_method"] = method_name(method);
+  result["l2"] = l2_name(timer.l2());
   result["libs"] = paired_libs_json(entries);
   std::tie(status, message) = paired_status(entries);
   free_bound(b);
@@ -410,14 +452,7 @@ util::Json Child::run() {
     if (status == RunStatus::kOk && opt_.mode == "time") {
       int seed = opt_.seed_for_timing >= 0 ? opt_.seed_for_timing : g_.seeds.front();
       Bound b = bind_seed(seed, rng);
-      // A flush buffer well above the L2 size (50 MiB on H100/H200): 256 MiB written between samples.
-      flush_bytes_ = 256u << 20;
-      check(api_.cuMemAlloc(&flush_, flush_bytes_), "cuMemAlloc (L2 flush buffer)");
-      util::Json info = util::Json::object();
-      auto samples = time_samples(lib, b, info);
-      result["timing"] = to_json(compute_stats(samples));
-      result["timing_info"] = info;
-      result["samples_ms"] = samples;
+      time_one(lib, b, result);
       // Re-check correctness after timing, on fresh poison.
       reset_outputs(b);
       call(lib, b);
@@ -449,7 +484,11 @@ util::Json Child::run() {
 
 }  // namespace
 
-int child_main(const std::vector<std::string>& args) {
+namespace {
+
+// Parses a __runner command line (a one-shot child's, or one worker request's). Nullopt after printing the
+// problem: an input error.
+std::optional<Options> parse_options(const std::vector<std::string>& args, const char* who) {
   CLI::App app{"kopt __runner: the measuring child process (internal)", "kopt __runner"};
   Options o;
   app.add_option("--lib", o.libs, "candidate shared library (repeat for --mode paired)")->required();
@@ -464,47 +503,169 @@ int child_main(const std::vector<std::string>& args) {
   app.add_option("--target-ci", o.target_ci);
   app.add_option("--rounds", o.rounds);
   app.add_flag("--race", o.race);
+  app.add_option("--l2", o.l2, "cold (flush the L2 before every sample, the default) | warm");
+  app.add_option("--timing-method", o.timing_method,
+                 "auto (the default) | events_blocked | events_default_stream | events_with_device_sync_before_stop");
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "kopt __runner: %s\n", e.what());
-    return 4;
+    std::fprintf(stderr, "%s: %s\n", who, e.what());
+    return std::nullopt;
   }
-  util::Json result;
-  int rc = 0;
-  auto write = [&](const util::Json& j) {
-    auto st = util::write_json_atomic(o.out, "runner_result", j);
-    if (!st) std::fprintf(stderr, "kopt __runner: %s\n", st.error().message.c_str());
-  };
-  auto golden = load_golden(o.golden);
+  if (!parse_l2(o.l2)) {
+    std::fprintf(stderr, "%s: --l2 %s: expected cold or warm\n", who, o.l2.c_str());
+    return std::nullopt;
+  }
+  if (auto m = parse_method(o.timing_method);
+      o.timing_method != "auto" && (!m || (*m != TimingMethod::kBlocked && *m != TimingMethod::kEventsDefaultStream &&
+                                           *m != TimingMethod::kDeviceSyncBeforeStop))) {
+    std::fprintf(stderr,
+                 "%s: --timing-method %s: expected auto, events_blocked, events_default_stream or "
+                 "events_with_device_sync_before_stop\n",
+                 who, o.timing_method.c_str());
+    return std::nullopt;
+  }
+  return o;
+}
+
+void write_result(const Options& o, const util::Json& j) {
+  auto st = util::write_json_atomic(o.out, "runner_result", j);
+  if (!st) std::fprintf(stderr, "kopt __runner: %s\n", st.error().message.c_str());
+}
+
+// cuInit and the primary context of device 0 (CUDA_VISIBLE_DEVICES picks it).
+void init_device(const DriverApi& d) {
+  CUresult r = d.cuInit(0);
+  if (r != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, "cuInit: " + device::error_text(d, r)};
+  CUdevice dev;
+  CUcontext ctx;
+  if ((r = d.cuDeviceGet(&dev, 0)) != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, "cuDeviceGet: " + device::error_text(d, r)};
+  if ((r = d.cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS || (r = d.cuCtxSetCurrent(ctx)) != CUDA_SUCCESS)
+    throw Fatal{RunStatus::kCudaError, "primary context: " + device::error_text(d, r)};
+}
+
+// One request on an initialised device: the result and the exit code a one-shot child would give.
+std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, const Golden& g, SeedCache& seeds) {
+  try {
+    Child child(o, d, g, seeds);
+    return {child.run(), 0};
+  } catch (const Fatal& f) {
+    util::Json result = {{"status", status_name(f.status)}, {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message},
+                         {"mode", o.mode}};
+    if (!f.lib.empty()) result["failed_lib"] = f.lib;
+    return {result, f.status == RunStatus::kLoadError ? 4 : 3};
+  }
+}
+
+}  // namespace
+
+int child_main(const std::vector<std::string>& args) {
+  auto o = parse_options(args, "kopt __runner");
+  if (!o) return 4;
+  auto golden = load_golden(o->golden);
   if (!golden) {
-    write({{"status", "load_error"}, {"message", golden.error().message}});
+    write_result(*o, {{"status", "load_error"}, {"message", golden.error().message}});
     return 4;
   }
   auto api = device::load_driver();
   if (!api) {
-    write({{"status", "cuda_error"}, {"message", api.error().message}});
+    write_result(*o, {{"status", "cuda_error"}, {"message", api.error().message}});
     return 3;
   }
   const DriverApi& d = *api.value();
   try {
-    CUresult r = d.cuInit(0);
-    if (r != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, "cuInit: " + device::error_text(d, r)};
-    CUdevice dev;
-    CUcontext ctx;
-    if ((r = d.cuDeviceGet(&dev, 0)) != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, "cuDeviceGet: " + device::error_text(d, r)};
-    if ((r = d.cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS || (r = d.cuCtxSetCurrent(ctx)) != CUDA_SUCCESS)
-      throw Fatal{RunStatus::kCudaError, "primary context: " + device::error_text(d, r)};
-    Child child(o, d, golden.value());
-    result = child.run();
+    init_device(d);
   } catch (const Fatal& f) {
-    result = {{"status", status_name(f.status)}, {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message}, {"mode", o.mode}};
-    if (!f.lib.empty()) result["failed_lib"] = f.lib;
-    rc = f.status == RunStatus::kLoadError ? 4 : 3;
+    write_result(*o, {{"status", status_name(f.status)}, {"message", f.message}, {"mode", o->mode}});
+    return 3;
   }
-  write(result);
+  SeedCache seeds(golden.value());
+  auto [result, rc] = run_request(*o, d, golden.value(), seeds);
+  write_result(*o, result);
   return rc;
+}
+
+int worker_main() {
+  // Replies go to the original stdout; everything else a library prints goes to stderr (the worker's log).
+  const int proto = ::dup(1);
+  if (proto < 0 || ::dup2(2, 1) < 0) {
+    std::fprintf(stderr, "kopt __worker: cannot set up its reply channel\n");
+    return 1;
+  }
+  auto reply = [&](const util::Json& j) {
+    std::string line = j.dump() + "\n";
+    size_t off = 0;
+    while (off < line.size()) {
+      ssize_t w = ::write(proto, line.data() + off, line.size() - off);
+      if (w <= 0) return false;
+      off += static_cast<size_t>(w);
+    }
+    return true;
+  };
+  auto api = device::load_driver();
+  std::optional<std::string> device_error;
+  if (!api) device_error = api.error().message;
+  else {
+    try {
+      init_device(*api.value());
+    } catch (const Fatal& f) {
+      device_error = f.message;
+    }
+  }
+  // The golden data of the last directory served, with its seeds' tensors (a run uses one directory at a time).
+  std::string golden_dir;
+  std::unique_ptr<Golden> golden;
+  std::unique_ptr<SeedCache> seeds;
+  std::string line;
+  char buf[65536];
+  std::string pending;
+  while (true) {
+    auto nl = pending.find('\n');
+    if (nl == std::string::npos) {
+      ssize_t got = ::read(0, buf, sizeof buf);
+      if (got <= 0) return 0;  // the parent closed the pipe: done
+      pending.append(buf, static_cast<size_t>(got));
+      continue;
+    }
+    line = pending.substr(0, nl);
+    pending.erase(0, nl + 1);
+    auto req = util::Json::parse(line, nullptr, false);
+    if (!req.is_object() || !req.contains("argv") || !req["argv"].is_array()) {
+      if (!reply({{"rc", 4}, {"error", "a request is {\"argv\": [...]}"}})) return 1;
+      continue;
+    }
+    auto o = parse_options(req["argv"].get<std::vector<std::string>>(), "kopt __worker");
+    if (!o) {
+      if (!reply({{"rc", 4}})) return 1;
+      continue;
+    }
+    if (device_error) {
+      write_result(*o, {{"status", "cuda_error"}, {"message", *device_error}, {"mode", o->mode}});
+      if (!reply({{"rc", 3}})) return 1;
+      continue;
+    }
+    if (!golden || golden_dir != o->golden) {
+      seeds.reset();
+      golden.reset();
+      auto g = load_golden(o->golden);
+      if (!g) {
+        write_result(*o, {{"status", "load_error"}, {"message", g.error().message}});
+        if (!reply({{"rc", 4}})) return 1;
+        continue;
+      }
+      golden = std::make_unique<Golden>(std::move(g).value());
+      seeds = std::make_unique<SeedCache>(*golden);
+      golden_dir = o->golden;
+    }
+    auto [result, rc] = run_request(*o, *api.value(), *golden, *seeds);
+    write_result(*o, result);
+    // A CUDA error that broke the context (an illegal address, a trap) ends this worker: the next request gets a
+    // fresh one. A refused launch leaves the context usable and the worker serving.
+    const bool broken = rc == 3 && api.value()->cuCtxSynchronize() != CUDA_SUCCESS;
+    if (!reply({{"rc", rc}, {"restart", broken}})) return 1;
+    if (broken) return 3;
+  }
 }
 
 }  // namespace kopt::runner

@@ -10,4 +10,10 @@ namespace kopt::runner {
 // Entry point for `kopt __runner`; returns the child's exit code (0 when the result file was written).
 int child_main(const std::vector<std::string>& args);
 
+// Entry point for `kopt __worker` (runner/worker.h): serves `__runner` command lines, one JSON request per line of
+// stdin ({"argv": [...]}), one reply per line of stdout ({"rc": N, "restart": bool}); the CUDA context and the
+// golden data stay loaded between requests. A library's own output goes to stderr. Returns when stdin closes,
+// or 3 after a CUDA error that broke the context (the parent starts a fresh worker).
+int worker_main();
+
 }  // namespace kopt::runner

@@ -31,7 +31,45 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
   if (req.tol) {
     argv.insert(argv.end(), {"--atol", fmt::format("{:.17g}", req.tol->atol), "--rtol", fmt::format("{:.17g}", req.tol->rtol)});
   }
+  if (req.l2 != "cold") argv.insert(argv.end(), {"--l2", req.l2});
+  if (req.timing_method != "auto") argv.insert(argv.end(), {"--timing-method", req.timing_method});
   return argv;
+}
+
+namespace {
+
+std::vector<double> samples_of(const util::Json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return {};
+  std::vector<double> v;
+  for (const auto& x : j[key])
+    if (x.is_number()) v.push_back(x.get<double>());
+  return v;
+}
+
+}  // namespace
+
+void fill_timing(RunOutcome& o) {
+  util::Json& d = o.details;
+  o.samples_ms = samples_of(d, "samples_ms");
+  o.call_samples_ms = samples_of(d, "call_samples_ms");
+  if (!o.samples_ms.empty()) {
+    o.timing = compute_stats(o.samples_ms);
+    d["timing"] = to_json(*o.timing);
+  }
+  if (!o.call_samples_ms.empty()) {
+    o.call = compute_stats(o.call_samples_ms);
+    d["call"] = to_json(*o.call);
+  }
+  if (d.contains("timing_method") && d["timing_method"].is_string()) {
+    o.timing_method = d["timing_method"].get<std::string>();
+  } else if (d.contains("timing_info") && d["timing_info"].is_object()) {
+    o.timing_method = d["timing_info"].value("timing_method", std::string());
+  }
+  if (d.contains("libs") && d["libs"].is_array())
+    for (auto& lib : d["libs"]) {
+      auto v = samples_of(lib, "samples_ms");
+      if (!v.empty()) lib["timing"] = to_json(compute_stats(v));
+    }
 }
 
 RunOutcome interpret(const util::ProcessResult& proc, const std::optional<util::Json>& result) {
@@ -54,26 +92,7 @@ RunOutcome interpret(const util::ProcessResult& proc, const std::optional<util::
     auto st = parse_status(result->value("status", std::string()));
     o.status = st.value_or(RunStatus::kInternal);
     o.message = result->value("message", std::string());
-    if (o.status == RunStatus::kOk && result->contains("timing")) {
-      const auto& t = (*result)["timing"];
-      TimingStats s;
-      s.samples = t.value("samples", 0);
-      s.median_ms = t.value("median_ms", 0.0);
-      s.mean_ms = t.value("mean_ms", 0.0);
-      s.min_ms = t.value("min_ms", 0.0);
-      s.max_ms = t.value("max_ms", 0.0);
-      s.p10_ms = t.value("p10_ms", 0.0);
-      s.p90_ms = t.value("p90_ms", 0.0);
-      s.mad_ms = t.value("mad_ms", 0.0);
-      s.robust_cv = t.value("robust_cv", 0.0);
-      s.ci95_low_ms = t.value("ci95_low_ms", 0.0);
-      s.ci95_high_ms = t.value("ci95_high_ms", 0.0);
-      s.ci95_rel_halfwidth = t.value("ci95_rel_halfwidth", 0.0);
-      std::string stab = t.value("stability", std::string("unstable"));
-      s.stability = stab == "stable" ? Stability::kStable : stab == "borderline" ? Stability::kBorderline : Stability::kUnstable;
-      o.timing = s;
-      if (result->contains("samples_ms")) o.samples_ms = (*result)["samples_ms"].get<std::vector<double>>();
-    }
+    if (o.status == RunStatus::kOk) fill_timing(o);
     if (proc.term_signal != 0) {  // wrote a result, then died (e.g. in teardown after a CUDA error)
       o.message += (o.message.empty() ? "" : "; ") + std::string("the process then died: ") + proc.describe();
     }

@@ -24,6 +24,8 @@ struct RunRequest {
   int min_samples = 10;
   int rounds = 40;                    // paired mode: at most this many rounds
   bool race = false;                  // paired mode: stop as soon as the last library is ranked against the first (runner/race.h)
+  std::string l2 = "cold";            // cold | warm: the L2 flushed before every sample or not (timing_method.h)
+  std::string timing_method = "auto"; // auto, or a method to force (runner/timing_method.h names)
   // Triton (docs/TRITON.md): set triton_kernel and the child is `python3 -m kopt_harness triton-run` on
   // that kernel.py instead of `kopt __runner`; `libs` is then unused. One configuration (the run_kernel
   // keyword arguments: constexpr params, num_warps/num_stages, KOPT_<ID> guards) per slot: one for
@@ -37,6 +39,12 @@ struct RunRequest {
 
 // The argv that runs the child (`<kopt> __runner ...`); `kopt_exe` defaults to this executable.
 std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe = "");
+
+// Computes every timing statistic of a correct result from its raw samples (one implementation for every
+// backend: the children return samples): o.timing and o.call from details' samples_ms and call_samples_ms, each
+// paired library's `timing` from its samples_ms, and o.timing_method; the statistics are written back into
+// o.details (`timing`, `call`, `libs[k].timing`), so every consumer of the details reads the same figures.
+void fill_timing(RunOutcome& o);
 
 // Interprets a finished child: its result file if present, else its death (signal, timeout).
 RunOutcome interpret(const util::ProcessResult& proc, const std::optional<util::Json>& result_json);

@@ -36,6 +36,8 @@ bool is_correct(RunStatus s) { return s == RunStatus::kOk; }
 util::Json to_json(const RunOutcome& o) {
   util::Json j = {{"status", status_name(o.status)}, {"message", o.message}, {"wall_ms", o.wall_ms}};
   if (o.timing) j["timing"] = to_json(*o.timing);
+  if (o.call) j["call"] = to_json(*o.call);
+  if (!o.timing_method.empty()) j["timing_method"] = o.timing_method;
   j["details"] = o.details;
   return j;
 }

@@ -31,8 +31,14 @@ struct RunOutcome {
   RunStatus status = RunStatus::kInternal;
   std::string message;               // human-readable reason, e.g. the first bad index with both values
   util::Json details;                // the child's full result.json (per-seed comparisons, samples, ...)
-  std::optional<TimingStats> timing; // time mode, when correct
-  std::vector<double> samples_ms;    // raw samples (time mode)
+  // Time mode, when correct. Every statistic is computed here (runner::interpret) from the child's raw samples,
+  // whatever the backend: `timing` of the GPU time (the ranking figure; launch excluded when timing_method
+  // says so), `call` of the host-observed time per call, launch included.
+  std::optional<TimingStats> timing;
+  std::optional<TimingStats> call;
+  std::vector<double> samples_ms;       // raw GPU samples
+  std::vector<double> call_samples_ms;  // raw call samples
+  std::string timing_method;            // runner/timing_method.h's name; "" when not timed
   double wall_ms = 0;                // the child's wall time, process start included
 };
 

@@ -26,6 +26,7 @@ util::Json paired_libs_json(const std::vector<PairedEntry>& entries) {
     util::Json j = {{"lib", e.lib}, {"status", status_name(e.status)}, {"message", e.message}, {"check", e.check},
                     {"samples_ms", e.samples_ms}};
     if (!e.samples_ms.empty()) j["timing"] = to_json(compute_stats(e.samples_ms));
+    if (!e.timing_info.empty()) j["timing_info"] = e.timing_info;
     libs.push_back(std::move(j));
   }
   return libs;

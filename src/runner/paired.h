@@ -20,6 +20,7 @@ struct PairedEntry {
   std::string message;
   util::Json check = util::Json::object();  // the check's per-output and per-input comparisons
   std::vector<double> samples_ms;           // one per round; empty for a library that was not timed
+  util::Json timing_info = util::Json::object();  // its probe alone: probe_method, fallback_reason, medians
 };
 
 // Indices of the libraries that passed their check, in order: the ones the rounds time.
@@ -30,7 +31,8 @@ std::vector<size_t> timed_libs(const std::vector<PairedEntry>& entries);
 std::pair<RunStatus, std::string> paired_status(const std::vector<PairedEntry>& entries);
 
 // The result's `libs` array: per library `lib`, `status`, `message`, `check`, `samples_ms` (empty when not
-// timed) and, when timed, `timing` (runner/stats.h). Index k is the k-th --lib.
+// timed) and, when timed, `timing` (runner/stats.h) and `timing_info` (what its probe alone decided; every
+// library is timed with the result's one `timing_method`). Index k is the k-th --lib.
 util::Json paired_libs_json(const std::vector<PairedEntry>& entries);
 
 }  // namespace kopt::runner

@@ -2,6 +2,8 @@
 
 #include "testing/test_support.h"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <random>
 
@@ -10,6 +12,8 @@
 #include "device/gpu_info.h"
 #include "runner/golden.h"
 #include "runner/launch.h"
+#include "runner/worker.h"
+#include "util/session.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -86,13 +90,70 @@ TEST(RunnerInterpret, ChildDeathsBecomeStatuses) {
   auto c = interpret(exited, r);
   EXPECT_EQ(c.status, RunStatus::kCudaError);
   EXPECT_EQ(c.message, "solve: CUDA_ERROR_ILLEGAL_ADDRESS");
-  util::Json ok = {{"status", "ok"}, {"timing", {{"median_ms", 0.5}, {"samples", 20}, {"stability", "stable"}}},
-                   {"samples_ms", {0.5, 0.5}}};
+}
+
+// Every statistic is computed by the parent from the raw samples, whatever the child wrote (a Triton child
+// returns samples only): `timing` from samples_ms, `call` from call_samples_ms, each paired library's `timing`.
+TEST(RunnerInterpret, TimingStatisticsComeFromTheRawSamples) {
+  util::ProcessResult exited;
+  exited.started = true;
+  std::vector<double> gpu(20, 0.5), call(20, 0.75);
+  gpu[3] = 0.52;
+  util::Json ok = {{"status", "ok"}, {"timing", {{"median_ms", 99.0}, {"stability", "unstable"}}},  // ignored
+                   {"samples_ms", gpu}, {"call_samples_ms", call}, {"timing_method", "events_blocked"}};
   auto t = interpret(exited, ok);
   ASSERT_TRUE(t.timing.has_value());
   EXPECT_DOUBLE_EQ(t.timing->median_ms, 0.5);
+  EXPECT_EQ(t.timing->samples, 20);
   EXPECT_EQ(t.timing->stability, Stability::kStable);
-  EXPECT_EQ(t.samples_ms.size(), 2u);
+  EXPECT_DOUBLE_EQ(t.details["timing"]["median_ms"].get<double>(), 0.5);  // written back into the details
+  EXPECT_GT(t.details["timing"]["ci_coverage"].get<double>(), 0.95);
+  ASSERT_TRUE(t.call.has_value());
+  EXPECT_DOUBLE_EQ(t.call->median_ms, 0.75);
+  EXPECT_DOUBLE_EQ(t.details["call"]["median_ms"].get<double>(), 0.75);
+  EXPECT_EQ(t.timing_method, "events_blocked");
+  EXPECT_EQ(t.samples_ms.size(), 20u);
+  auto j = to_json(t);
+  EXPECT_DOUBLE_EQ(j["timing"]["median_ms"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["call"]["median_ms"].get<double>(), 0.75);
+  EXPECT_EQ(j["timing_method"], "events_blocked");
+
+  // An older child's result: the method only in timing_info; no call samples.
+  util::Json old = {{"status", "ok"}, {"samples_ms", gpu}, {"timing_info", {{"timing_method", "events_default_stream"}}}};
+  auto o = interpret(exited, old);
+  EXPECT_EQ(o.timing_method, "events_default_stream");
+  EXPECT_FALSE(o.call.has_value());
+
+  // Paired: each library's timing from its own samples; a library that was not timed gets none.
+  util::Json paired = {{"status", "ok"},
+                       {"libs", {{{"lib", "a"}, {"samples_ms", {1.0, 2.0, 3.0}}}, {{"lib", "b"}, {"samples_ms", util::Json::array()}}}}};
+  auto p = interpret(exited, paired);
+  EXPECT_DOUBLE_EQ(p.details["libs"][0]["timing"]["median_ms"].get<double>(), 2.0);
+  EXPECT_FALSE(p.details["libs"][1].contains("timing"));
+  EXPECT_FALSE(p.timing.has_value());
+
+  // A failed run is not timed, whatever samples it carries.
+  util::Json wrong = {{"status", "wrong_result"}, {"samples_ms", gpu}};
+  EXPECT_FALSE(interpret(exited, wrong).timing.has_value());
+}
+
+TEST(RunnerChildArgv, PassesL2AndTimingMethodOnlyWhenNotTheDefault) {
+  RunRequest req;
+  req.libs = {"/k.so"};
+  req.golden_dir = "/g";
+  req.result_json = "/r.json";
+  auto plain = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--l2"), plain.end());
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--timing-method"), plain.end());
+  req.l2 = "warm";
+  req.timing_method = "events_default_stream";
+  auto argv = child_argv(req, "/bin/kopt");
+  auto l2 = std::find(argv.begin(), argv.end(), "--l2");
+  ASSERT_NE(l2, argv.end());
+  EXPECT_EQ(*(l2 + 1), "warm");
+  auto m = std::find(argv.begin(), argv.end(), "--timing-method");
+  ASSERT_NE(m, argv.end());
+  EXPECT_EQ(*(m + 1), "events_default_stream");
 }
 
 TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
@@ -141,6 +202,48 @@ TEST(RunnerChild, WithoutADriverTheChildReportsItCleanly) {
   EXPECT_NE(out.message.find("libcuda"), std::string::npos) << out.message;
 }
 
+TEST(MeasuringWorker, OneWorkerServesManyRequestsAndSaysWhatItCouldNotDo) {
+  if (device::query_gpus().ok()) GTEST_SKIP() << "this machine has a GPU";
+  auto dir = temp_dir("worker_nodriver");
+  make_vadd_golden(dir / "golden", 64);
+  MeasuringWorker w(dir / "worker.log", testing_support::kopt_binary());
+  for (int i = 0; i < 3; ++i) {
+    RunRequest req;
+    req.libs = {dir / "missing.so"};
+    req.golden_dir = dir / "golden";
+    req.result_json = dir / ("result_" + std::to_string(i) + ".json");
+    req.timeout_s = 60;
+    auto out = w.run(req);
+    EXPECT_EQ(out.status, RunStatus::kCudaError) << out.message;
+    EXPECT_NE(out.message.find("libcuda"), std::string::npos) << out.message;
+    EXPECT_TRUE(fs::exists(req.result_json)) << "the worker writes the same result file as a one-shot child";
+  }
+  EXPECT_EQ(w.starts(), 1) << "one process for every request";
+  EXPECT_EQ(w.served(), 3);
+  // Requests it cannot serve run one-shot: Triton's and profile runs.
+  RunRequest profile;
+  profile.mode = "profile";
+  EXPECT_FALSE(MeasuringWorker::serves(profile));
+  RunRequest triton;
+  triton.triton_kernel = "k.py";
+  EXPECT_FALSE(MeasuringWorker::serves(triton));
+}
+
+TEST(MeasuringWorker, ARequestItCannotParseIsAnInputErrorAndTheWorkerGoesOn) {
+  auto dir = temp_dir("worker_bad");
+  auto s = util::Session::start({{testing_support::kopt_binary(), "__worker"}}, dir / "worker.log");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE((*s)->send("not json").ok());
+  auto r = (*s)->receive(60);
+  ASSERT_EQ(r.kind, util::Session::ReplyKind::kLine) << r.how;
+  EXPECT_EQ(util::Json::parse(r.line)["rc"], 4);
+  ASSERT_TRUE((*s)->send(util::Json({{"argv", {"--mode", "time"}}}).dump()).ok());  // --lib, --golden, --out missing
+  auto r2 = (*s)->receive(60);
+  ASSERT_EQ(r2.kind, util::Session::ReplyKind::kLine) << r2.how;
+  EXPECT_EQ(util::Json::parse(r2.line)["rc"], 4);
+  EXPECT_TRUE((*s)->alive());
+}
+
 // ---- On a GPU: the runner against deliberately broken kernels -----------------------------------------
 
 class RunnerGpu : public ::testing::Test {
@@ -160,15 +263,18 @@ class RunnerGpu : public ::testing::Test {
     EXPECT_TRUE(r.success()) << r.stdout_text;
     return lib;
   }
-  RunOutcome run(const std::string& name, const std::string& mode = "check", double timeout_s = 60) {
+  RunOutcome run(const std::string& name, const std::string& mode = "check", double timeout_s = 60,
+                 const std::string& method = "auto", const std::string& l2 = "cold") {
     util::SystemRunner sys;
     RunRequest req;
     req.libs = {build(name)};
     req.golden_dir = dir_ / "golden";
-    req.result_json = dir_ / (name + "_" + mode + ".json");
+    req.result_json = dir_ / (name + "_" + mode + "_" + method + "_" + l2 + ".json");
     req.mode = mode;
     req.timeout_s = timeout_s;
     req.max_time_s = 2;
+    req.timing_method = method;
+    req.l2 = l2;
     util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
     spec.timeout_s = timeout_s;
     auto proc = sys.run(spec);
@@ -177,6 +283,11 @@ class RunnerGpu : public ::testing::Test {
     auto o = interpret(proc, j);
     std::printf("[runner] %-22s %-6s -> %s: %s (%.0f ms)\n", name.c_str(), mode.c_str(),
                 std::string(status_name(o.status)).c_str(), o.message.c_str(), o.wall_ms);
+    if (o.timing)
+      std::printf("[runner]   %s (%s, L2 %s): gpu median %.5f ms (robust CV %.2f%%, n=%d), call median %.5f ms; %s\n",
+                  o.timing_method.c_str(), o.details["timing_info"].value("fallback_reason", std::string()).c_str(),
+                  l2.c_str(), o.timing->median_ms, 100 * o.timing->robust_cv, o.timing->samples,
+                  o.call ? o.call->median_ms : -1.0, o.details["timing_info"]["probe"].dump().c_str());
     return o;
   }
   std::string nvcc_;
@@ -230,6 +341,68 @@ TEST_F(RunnerGpu, WorkOnANonBlockingStreamIsStillTimedAndChecked) {
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   EXPECT_TRUE(o.details["timing_info"].value("work_outside_default_stream", false));
   EXPECT_EQ(o.details["timing_info"]["timing_method"], "events_with_device_sync_before_stop");
+  // Timed fully: the side-stream kernel (2000 dependent FMAs per element, far longer than the launch) is inside
+  // the GPU figure, which is most of what the application sees per call.
+  ASSERT_TRUE(o.timing && o.call);
+  EXPECT_GT(o.timing->median_ms, 0.5 * o.call->median_ms);
+  EXPECT_GT(o.timing->median_ms, 0.05);
+}
+
+// ---- The launch-free timing (docs/RUNNER.md, "Timing") -------------------------------------------------
+
+TEST_F(RunnerGpu, BlockedTimingOfA5usKernelIsBelowTheHostLaunchedFigure) {
+  auto blocked = run("vadd_ok", "time");
+  auto launched = run("vadd_ok", "time", 60, "events_default_stream");
+  ASSERT_EQ(blocked.status, RunStatus::kOk) << blocked.message;
+  ASSERT_EQ(launched.status, RunStatus::kOk) << launched.message;
+  EXPECT_EQ(blocked.timing_method, "events_blocked");
+  EXPECT_TRUE(blocked.details["timing_info"]["launch_excluded"].get<bool>());
+  EXPECT_EQ(launched.timing_method, "events_default_stream");
+  EXPECT_EQ(launched.details["timing_info"]["fallback_reason"], "forced");
+  ASSERT_TRUE(blocked.timing && launched.timing && blocked.call);
+  // vadd of 1M floats moves 12 MB: a few microseconds of GPU time, about as long as the launch latency.
+  EXPECT_LT(blocked.timing->median_ms, launched.timing->median_ms);
+  EXPECT_LT(blocked.timing->median_ms, blocked.call->median_ms);
+  EXPECT_EQ(blocked.details["timing_info"]["discarded_samples"], 0);
+  EXPECT_EQ(blocked.samples_ms.size(), blocked.call_samples_ms.size());
+  std::printf("[runner] vadd 1M: blocked %.5f ms (robust CV %.2f%%) vs host-launched %.5f ms (robust CV %.2f%%)\n",
+              blocked.timing->median_ms, 100 * blocked.timing->robust_cv, launched.timing->median_ms,
+              100 * launched.timing->robust_cv);
+}
+
+TEST_F(RunnerGpu, ASolveThatSynchronisesFallsBackAndIsTimedNotHung) {
+  auto o = run("vadd_syncs", "time", 60);
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  EXPECT_EQ(o.timing_method, "events_default_stream");
+  EXPECT_EQ(o.details["timing_info"]["fallback_reason"], "solve_waited_on_gpu");
+  EXPECT_GE(o.details["timing_info"]["probe"]["watchdog_releases"].get<int>(), 1);
+  ASSERT_TRUE(o.timing.has_value());
+  EXPECT_GT(o.timing->median_ms, 0);
+  EXPECT_TRUE(o.details["recheck"]["outputs"]["c"]["ok"].get<bool>());
+  EXPECT_LT(o.wall_ms, 30000);
+}
+
+TEST_F(RunnerGpu, AShortKernelOnANonBlockingStreamIsSeenWhileHeld) {
+  // A few microseconds on a non-blocking stream: too short for the host-versus-events rule; it writes the
+  // output while the default stream is held, and is timed with a device synchronisation instead.
+  auto o = run("vadd_side_stream_small", "time");
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  EXPECT_EQ(o.timing_method, "events_with_device_sync_before_stop");
+  const auto reason = o.details["timing_info"]["fallback_reason"].get<std::string>();
+  EXPECT_TRUE(reason == "outputs_written_while_held" || reason == "work_outside_default_stream") << reason;
+  ASSERT_TRUE(o.timing.has_value());
+  auto ok = run("vadd_ok", "time");
+  ASSERT_TRUE(ok.timing.has_value());
+  EXPECT_GT(o.timing->median_ms, ok.timing->median_ms);  // the kernel's time is inside, not escaped
+}
+
+TEST_F(RunnerGpu, WarmL2IsFasterForDataThatFitsInIt) {
+  auto cold = run("vadd_ok", "time");
+  auto warm = run("vadd_ok", "time", 60, "auto", "warm");
+  ASSERT_TRUE(cold.timing && warm.timing);
+  EXPECT_EQ(warm.details["l2"], "warm");
+  EXPECT_EQ(warm.timing_method, "events_blocked");
+  EXPECT_LT(warm.timing->median_ms, cold.timing->median_ms);  // 12 MB live in the H200's 60 MB L2
 }
 
 TEST_F(RunnerGpu, PairedModeChecksEachLibraryAndTimesOnlyTheCorrectOnes) {
@@ -262,6 +435,69 @@ TEST_F(RunnerGpu, PairedModeChecksEachLibraryAndTimesOnlyTheCorrectOnes) {
   EXPECT_NE(libs[1]["message"].get<std::string>().find("first bad index 524288"), std::string::npos);
   EXPECT_EQ(libs[2]["status"], "load_error");
   for (size_t k : {1u, 2u}) EXPECT_TRUE(libs[k]["samples_ms"].empty()) << k;
+  // One method for all, the most conservative: the side-stream library needs the device sync.
+  EXPECT_EQ(o.details["timing_method"], "events_with_device_sync_before_stop");
+  EXPECT_EQ(libs[0]["timing_info"]["probe_method"], "events_blocked");
+  EXPECT_EQ(libs[3]["timing_info"]["probe_method"], "events_with_device_sync_before_stop");
+}
+
+TEST_F(RunnerGpu, PairedModeTimesHonestLibrariesBlocked) {
+  util::SystemRunner sys;
+  RunRequest req;
+  req.libs = {build("vadd_ok"), build("vadd_ok")};
+  req.golden_dir = dir_ / "golden";
+  req.result_json = dir_ / "paired_blocked.json";
+  req.mode = "paired";
+  req.rounds = 20;
+  util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
+  spec.timeout_s = 120;
+  auto proc = sys.run(spec);
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << proc.describe() << proc.stderr_text;
+  auto o = interpret(proc, *j);
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  EXPECT_EQ(o.details["timing_method"], "events_blocked");
+  auto a = o.details["libs"][0]["samples_ms"].get<std::vector<double>>();
+  auto b = o.details["libs"][1]["samples_ms"].get<std::vector<double>>();
+  ASSERT_EQ(a.size(), 20u);
+  auto cmp = compare_paired(a, b, 0.05);
+  EXPECT_NE(cmp.verdict, Verdict::kFaster);  // the same library against itself
+  EXPECT_NE(cmp.verdict, Verdict::kSlower);
+}
+
+TEST_F(RunnerGpu, TheWorkerServesCheckTimeAndRacesAndRestartsAfterABrokenContext) {
+  MeasuringWorker w(dir_ / "worker.log", testing_support::kopt_binary());
+  auto request = [&](std::vector<fs::path> libs, const std::string& mode, const std::string& tag) {
+    RunRequest req;
+    req.libs = std::move(libs);
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / ("worker_" + tag + ".json");
+    req.mode = mode;
+    req.max_time_s = 1;
+    req.timeout_s = 60;
+    req.race = mode == "paired";
+    return req;
+  };
+  auto ok = build("vadd_ok"), wrong = build("vadd_wrong"), broken = build("vadd_illegal_address");
+  auto t0 = std::chrono::steady_clock::now();
+  auto checked = w.run(request({ok}, "check", "check"));
+  EXPECT_EQ(checked.status, RunStatus::kOk) << checked.message;
+  auto timed = w.run(request({ok}, "time", "time"));
+  ASSERT_EQ(timed.status, RunStatus::kOk) << timed.message;
+  ASSERT_TRUE(timed.timing);
+  auto raced = w.run(request({ok, wrong}, "paired", "race_wrong"));
+  EXPECT_EQ(raced.details["libs"][1]["status"], "wrong_result") << raced.details.dump();
+  auto same = w.run(request({ok, ok}, "paired", "race_same"));
+  ASSERT_EQ(same.status, RunStatus::kOk) << same.message;
+  EXPECT_LE(same.details["rounds"].get<int>(), 40);
+  EXPECT_EQ(w.starts(), 1);
+  double per_request_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 4;
+  std::printf("[worker] 4 requests on one worker: %.0f ms each on average (time run %.0f ms)\n", per_request_ms, timed.wall_ms);
+  auto crashed = w.run(request({broken}, "check", "broken"));
+  EXPECT_TRUE(crashed.status == RunStatus::kCudaError || crashed.status == RunStatus::kCrashed) << status_name(crashed.status);
+  auto after = w.run(request({ok}, "check", "after"));
+  EXPECT_EQ(after.status, RunStatus::kOk) << "a fresh worker serves the next request: " << after.message;
+  EXPECT_EQ(w.starts(), 2);
 }
 
 TEST_F(RunnerGpu, PairedModeNamesTheLibraryThatBrokeTheContext) {

@@ -34,15 +34,39 @@ double quantile_sorted(const std::vector<double>& s, double q) {
   return s[lo] * (1 - frac) + s[hi] * frac;
 }
 
+MedianCi median_ci(size_t n, double confidence) {
+  // Distribution-free: the median lies between the order statistics x(l) and x(n-l+1) (1-based) with probability
+  // 1 - 2 P(B <= l-1), B ~ Binomial(n, 1/2). l is the largest rank with P(B <= l-1) <= (1 - confidence)/2 (and
+  // l <= n/2). The CDF is summed in log space, so any n works.
+  MedianCi ci;
+  if (n == 0) return ci;
+  const double alpha_half = (1.0 - confidence) / 2.0;
+  const double nd = static_cast<double>(n);
+  const double log_total = nd * std::log(2.0), lg_n = std::lgamma(nd + 1.0);
+  double cdf = 0, tail = 0;
+  size_t l = 0;
+  for (size_t k = 0; k < n / 2; ++k) {
+    const double kd = static_cast<double>(k);
+    cdf = std::min(1.0, cdf + std::exp(lg_n - std::lgamma(kd + 1.0) - std::lgamma(nd - kd + 1.0) - log_total));
+    if (cdf > alpha_half) break;
+    l = k + 1;
+    tail = cdf;
+  }
+  if (l == 0) {  // too few samples to reach `confidence`: [min, max] and its own coverage
+    ci.low_rank = 0;
+    ci.high_rank = n - 1;
+    ci.coverage = 1.0 - 2.0 * std::pow(0.5, nd);
+  } else {
+    ci.low_rank = l - 1;
+    ci.high_rank = n - l;
+    ci.coverage = 1.0 - 2.0 * tail;
+  }
+  return ci;
+}
+
 std::pair<size_t, size_t> median_ci_ranks(size_t n) {
-  if (n == 0) return {0, 0};
-  // Normal approximation to the binomial(n, 1/2): ranks n/2 -+ 1.96 sqrt(n)/2 (1-based), clamped.
-  double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2.0;
-  double lo1 = std::floor(static_cast<double>(n) / 2.0 - half);
-  double hi1 = std::ceil(static_cast<double>(n) / 2.0 + 1.0 + half);
-  size_t lo = lo1 < 1 ? 0 : static_cast<size_t>(lo1) - 1;
-  size_t hi = hi1 > static_cast<double>(n) ? n - 1 : static_cast<size_t>(hi1) - 1;
-  return {lo, hi};
+  auto ci = median_ci(n);
+  return {ci.low_rank, ci.high_rank};
 }
 
 TimingStats compute_stats(std::vector<double> v) {
@@ -62,9 +86,10 @@ TimingStats compute_stats(std::vector<double> v) {
   std::sort(dev.begin(), dev.end());
   s.mad_ms = quantile_sorted(dev, 0.5);
   s.robust_cv = s.median_ms > 0 ? 1.4826 * s.mad_ms / s.median_ms : 0;
-  auto [lo, hi] = median_ci_ranks(v.size());
-  s.ci95_low_ms = v[lo];
-  s.ci95_high_ms = v[hi];
+  const MedianCi ci = median_ci(v.size());
+  s.ci95_low_ms = v[ci.low_rank];
+  s.ci95_high_ms = v[ci.high_rank];
+  s.ci_coverage = ci.coverage;
   s.ci95_rel_halfwidth = s.median_ms > 0 ? (s.ci95_high_ms - s.ci95_low_ms) / 2.0 / s.median_ms : 0;
   if (s.samples < 5) s.stability = Stability::kUnstable;
   else if (s.robust_cv <= 0.02 && s.ci95_rel_halfwidth <= 0.01) s.stability = Stability::kStable;
@@ -78,7 +103,14 @@ util::Json to_json(const TimingStats& s) {
           {"min_ms", s.min_ms},       {"max_ms", s.max_ms},         {"p10_ms", s.p10_ms},
           {"p90_ms", s.p90_ms},       {"mad_ms", s.mad_ms},         {"robust_cv", s.robust_cv},
           {"ci95_low_ms", s.ci95_low_ms}, {"ci95_high_ms", s.ci95_high_ms},
-          {"ci95_rel_halfwidth", s.ci95_rel_halfwidth}, {"stability", describe(s.stability)}};
+          {"ci95_rel_halfwidth", s.ci95_rel_halfwidth}, {"ci_coverage", s.ci_coverage},
+          {"stability", describe(s.stability)}};
+}
+
+bool ci_within(const TimingStats& s, double rel, double confidence) {
+  const double m = s.median_ms;
+  return s.samples > 0 && s.ci_coverage >= confidence && m > 0 && (m - s.ci95_low_ms) <= rel * m &&
+         (s.ci95_high_ms - m) <= rel * m;
 }
 
 PairedComparison compare_paired(const std::vector<double>& inc, const std::vector<double>& cand, double min_effect) {

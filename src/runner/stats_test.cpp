@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "runner/compare.h"
+#include "testing/test_support.h"
+#include "util/json_io.h"
 
 namespace kopt::runner {
 
@@ -25,12 +28,56 @@ TEST(Stats, KnownValues) {
 
 TEST(Stats, MedianCiRanksCoverTheMedianAndNarrowWithN) {
   auto [lo10, hi10] = median_ci_ranks(10);
-  EXPECT_LE(lo10, 4u);
-  EXPECT_GE(hi10, 5u);
+  EXPECT_EQ(lo10, 1u);  // x(2) and x(9), 1-based: the published table's ranks
+  EXPECT_EQ(hi10, 8u);
   auto [lo1000, hi1000] = median_ci_ranks(1000);
-  // About 1.96*sqrt(1000)/2 = 31 ranks either side of 500.
-  EXPECT_NEAR(static_cast<double>(lo1000), 468, 3);
-  EXPECT_NEAR(static_cast<double>(hi1000), 531, 3);
+  EXPECT_EQ(lo1000, 468u);
+  EXPECT_EQ(hi1000, 531u);
+  // Below 6 samples no pair of order statistics reaches 95%: [min, max] with its own (lower) coverage.
+  auto five = median_ci(5);
+  EXPECT_EQ(five.low_rank, 0u);
+  EXPECT_EQ(five.high_rank, 4u);
+  EXPECT_DOUBLE_EQ(five.coverage, 0.9375);
+  EXPECT_FALSE(ci_within(compute_stats({1, 1, 1, 1, 1}), 0.5));  // identical, yet the CI cannot reach 95%
+  EXPECT_TRUE(ci_within(compute_stats({1, 1, 1, 1, 1, 1}), 0.01));
+}
+
+// tests/data/stats/vectors.json is written by an independent oracle (make_vectors.py: numpy and exact binomial
+// sums) and read by python/tests/test_stats.py too, so the C++ statistics and the Python stopping rule agree.
+TEST(Stats, SharedTestVectors) {
+  auto vectors = util::read_json(testing_support::test_data_dir() + "/stats/vectors.json");
+  ASSERT_TRUE(vectors.ok()) << vectors.error().message;
+  const util::Json& v = vectors.value();
+  ASSERT_GE(v["cases"].size(), 10u);
+  for (const auto& c : v["cases"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const auto samples = c["samples_ms"].get<std::vector<double>>();
+    const util::Json& e = c["expected"];
+    const TimingStats s = compute_stats(samples);
+    EXPECT_EQ(s.samples, e["samples"].get<int>());
+    for (auto [field, got] : std::vector<std::pair<const char*, double>>{
+             {"median_ms", s.median_ms}, {"mean_ms", s.mean_ms}, {"min_ms", s.min_ms}, {"max_ms", s.max_ms},
+             {"p10_ms", s.p10_ms}, {"p90_ms", s.p90_ms}, {"mad_ms", s.mad_ms}, {"robust_cv", s.robust_cv},
+             {"ci95_low_ms", s.ci95_low_ms}, {"ci95_high_ms", s.ci95_high_ms}, {"ci_coverage", s.ci_coverage},
+             {"ci95_rel_halfwidth", s.ci95_rel_halfwidth}}) {
+      const double want = e[field].get<double>();
+      EXPECT_NEAR(got, want, 1e-12 * std::max(1.0, std::fabs(want))) << field;
+    }
+    const MedianCi ci = median_ci(samples.size());
+    EXPECT_EQ(ci.low_rank + 1, e["ci_rank_low"].get<size_t>());
+    EXPECT_EQ(ci.high_rank + 1, e["ci_rank_high"].get<size_t>());
+    EXPECT_EQ(describe(s.stability), e["stability"].get<std::string>());
+    EXPECT_EQ(ci_within(s, v["rel_ci"].get<double>()), e["ci_within_1pct"].get<bool>());
+    EXPECT_EQ(to_json(s)["ci_coverage"].get<double>(), s.ci_coverage);
+  }
+  for (const auto& r : v["median_ci_ranks"]) {
+    const size_t n = r["n"].get<size_t>();
+    SCOPED_TRACE(n);
+    const MedianCi ci = median_ci(n);
+    EXPECT_EQ(ci.low_rank + 1, r["rank_low"].get<size_t>());
+    EXPECT_EQ(ci.high_rank + 1, r["rank_high"].get<size_t>());
+    EXPECT_NEAR(ci.coverage, r["coverage"].get<double>(), 1e-9);
+  }
 }
 
 TEST(Stats, StabilityClassification) {

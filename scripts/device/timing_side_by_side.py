@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""The timing side-by-side of issue 17 (scripts/device/timing_check.sh, docs/PERFORMANCE.md): the same kopt
+kernel, on the same golden inputs, timed three ways.
+
+  calls    --lib K.so --golden DIR [--calls 15]           solve() N times between cuProfilerStart/Stop, each
+                                                         followed by a device synchronisation: run under
+                                                         `ncu --profile-from-start off` for gpu__time_duration
+  nvbench  --lib K.so --golden DIR --name NAME --json OUT [--sync] [--timeout-s 3]
+                                                         nvbench (PyPI cuda-bench) cold measurement of solve()
+  row      --rows ROWS.json --name NAME [--bench B.json] [--ncu NCU.csv --calls N] [--nvbench NV.json]
+                                                         appends one kernel's figures to ROWS.json (a tool
+                                                         that failed leaves its file absent: "-" in the table)
+  table    --rows ROWS.json                               the final table
+
+solve() is called from the compiled .so through ctypes with device buffers holding the golden data's first seed
+(its inputs uploaded, its outputs poisoned as kopt does), so all three tools time the same work. No torch and no
+CUDA Python bindings are needed for `calls`: the CUDA driver is reached through ctypes as well.
+
+nvbench's cold measurement (measure_cold): an L2 flush (a memset of the L2's size) and a stream sync, then a
+blocking kernel on nvbench's stream, the start event, the launcher, the stop event, the release, a sync. solve()
+launches on the legacy default stream; nvbench's stream is an ordinary (blocking) stream, so the legacy stream's
+implicit ordering puts solve()'s kernels behind the blocking kernel and the stop event behind them: the
+launches are queued before the GPU runs them, as in kopt's blocked timing. A solve() that synchronises inside
+needs --sync (nvbench's exec(sync=True): no blocking kernel, launch included); work on a non-blocking stream
+escapes nvbench's stop event (its figure for that kernel is not the work's).
+"""
+import argparse
+import csv
+import ctypes
+import io
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+CTYPES = {"float32": ctypes.c_float, "float64": ctypes.c_double, "int32": ctypes.c_int32, "uint32": ctypes.c_uint32,
+          "int64": ctypes.c_int64, "uint64": ctypes.c_uint64}
+
+
+# --- golden data (pure) -----------------------------------------------------------------------------------
+
+def load_golden(folder):
+    """(params, buffers, scalars, inputs): the signature's params [(name, kind, dtype)], buffers {name: (role,
+    nbytes, dtype)}, scalar values, and the first seed's uploaded bytes {name: bytes} (inputs and in-out)."""
+    with open(os.path.join(folder, "signature.json"), encoding="utf-8") as f:
+        sj = json.load(f)
+    sig = sj.get("signature", sj)
+    with open(os.path.join(folder, "manifest.json"), encoding="utf-8") as f:
+        m = json.load(f)
+    params = [(p["name"], p["kind"], p["dtype"]) for p in sig["params"]]
+    buffers = {b["name"]: (b["role"], int(b["nbytes"]), b["dtype"]) for b in m["buffers"]}
+    scalars = dict(m.get("scalars") or {})
+    seed = m["seeds"][0]
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from kopt_harness import store  # noqa: PLC0415 (the harness's safetensors reader, numpy only)
+
+    raw = store.read_raw(os.path.join(folder, f"seed_{seed}.safetensors"))
+    inputs = {name: bytes(raw["in." + name][2]) for name, (role, _, _) in buffers.items()
+              if role in ("input", "inout") and "in." + name in raw}
+    return params, buffers, scalars, inputs
+
+
+def poison_byte(dtype):
+    return 0xFF if dtype.startswith(("float", "bfloat")) else 0xA5
+
+
+# --- the CUDA driver through ctypes -----------------------------------------------------------------------
+
+class Driver:
+    def __init__(self):
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.check(self.cu.cuInit(0), "cuInit")
+        dev = ctypes.c_int()
+        self.check(self.cu.cuDeviceGet(ctypes.byref(dev), 0), "cuDeviceGet")
+        ctx = ctypes.c_void_p()
+        self.check(self.cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
+        self.check(self.cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+    @staticmethod
+    def check(rc, what):
+        if rc != 0:
+            raise RuntimeError(f"{what} failed: CUresult {rc}")
+
+    def alloc(self, nbytes):
+        p = ctypes.c_uint64()
+        self.check(self.cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(max(nbytes, 1))), "cuMemAlloc")
+        return p.value
+
+    def upload(self, dptr, data):
+        buf = ctypes.create_string_buffer(data, len(data))
+        self.check(self.cu.cuMemcpyHtoD_v2(ctypes.c_uint64(dptr), buf, ctypes.c_size_t(len(data))), "cuMemcpyHtoD")
+
+    def fill(self, dptr, byte, nbytes):
+        self.check(self.cu.cuMemsetD8_v2(ctypes.c_uint64(dptr), ctypes.c_ubyte(byte), ctypes.c_size_t(nbytes)), "cuMemsetD8")
+
+    def sync(self):
+        self.check(self.cu.cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+def bind_solve(lib_path, golden, drv):
+    """solve with its arguments bound: a no-argument callable."""
+    params, buffers, scalars, inputs = load_golden(golden)
+    lib = ctypes.CDLL(os.path.abspath(lib_path))
+    solve = lib.solve
+    solve.restype = None
+    types, args = [], []
+    for name, kind, dtype in params:
+        if kind == "pointer":
+            role, nbytes, bdtype = buffers[name]
+            d = drv.alloc(nbytes)
+            if name in inputs:
+                drv.upload(d, inputs[name])
+            else:
+                drv.fill(d, poison_byte(bdtype), nbytes)
+            types.append(ctypes.c_void_p)
+            args.append(ctypes.c_void_p(d))
+        else:
+            t = CTYPES[dtype]
+            types.append(t)
+            args.append(t(scalars[name]))
+    solve.argtypes = types
+    drv.sync()
+    return lambda: solve(*args)
+
+
+# --- modes ------------------------------------------------------------------------------------------------
+
+def cmd_calls(a):
+    drv = Driver()
+    call = bind_solve(a.lib, a.golden, drv)
+    for _ in range(3):  # warm-up: module load, first touch
+        call()
+        drv.sync()
+    drv.check(drv.cu.cuProfilerStart(), "cuProfilerStart")
+    for _ in range(a.calls):
+        call()
+        drv.sync()
+    drv.check(drv.cu.cuProfilerStop(), "cuProfilerStop")
+
+
+def cmd_nvbench(a):
+    import cuda.bench as bench  # noqa: PLC0415 (carried as wheels: scripts/device/carry_nvbench.sh)
+
+    drv = Driver()
+    call = bind_solve(a.lib, a.golden, drv)
+    call()
+    drv.sync()
+
+    def kopt_solve(state):
+        state.set_timeout(a.timeout_s)
+        state.exec(lambda launch: call(), batched=False, sync=a.sync)
+
+    b = bench.register(kopt_solve)
+    b.set_name(a.name)
+    bench.run_all_benchmarks([sys.argv[0], "--devices", "0", "--json", a.json])
+
+
+def nvbench_figures(doc):
+    """{name: {"gpu_median_ms", "gpu_mean_ms", "samples", "gpu_noise"}} from nvbench's --json output (values in
+    seconds, as strings)."""
+    out = {}
+    for bm in doc.get("benchmarks", []):
+        for st in bm.get("states", []):
+            vals = {}
+            for s in st.get("summaries") or []:
+                for d in s.get("data") or []:
+                    if d.get("name") == "value":
+                        try:
+                            vals[s["tag"]] = float(d["value"])
+                        except (TypeError, ValueError):
+                            pass
+            median = vals.get("nv/cold/time/gpu/median")
+            mean = vals.get("nv/cold/time/gpu/mean")
+            out[bm.get("name", "?")] = {
+                "gpu_median_ms": median * 1e3 if median is not None else None,
+                "gpu_mean_ms": mean * 1e3 if mean is not None else None,
+                "samples": int(vals.get("nv/cold/sample_size", 0)),
+                "gpu_noise": vals.get("nv/cold/time/gpu/stdev/relative"),
+                "skipped": bool(st.get("is_skipped", False)),
+            }
+    return out
+
+
+UNIT_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3,
+           "s": 1e3}
+
+
+def ncu_per_call_ms(text, calls):
+    """Per-call GPU time (ms) from `ncu --csv --metrics gpu__time_duration.sum` output (its details page): the
+    kernels in launch order, grouped into `calls` equal groups (a solve() of k kernels gives k rows per call),
+    each summed. Lines that are not CSV (==PROF== notes, the program's output) are skipped."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    values = []
+    for r in rows:
+        if r.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        unit = (r.get("Metric Unit") or "").strip()
+        if unit not in UNIT_MS:
+            raise ValueError(f"unknown unit {unit!r} for gpu__time_duration.sum")
+        values.append(float(r["Metric Value"].replace(",", "")) * UNIT_MS[unit])
+    if not values or len(values) % calls:
+        raise ValueError(f"{len(values)} kernel results are not a multiple of {calls} calls")
+    k = len(values) // calls
+    return [sum(values[i * k:(i + 1) * k]) for i in range(calls)]
+
+
+def median_or_none(xs):
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ms(x):
+    return "-" if x is None else f"{x:.4f}"
+
+
+def fmt_ratio(a, b):
+    return "-" if a is None or b in (None, 0) else f"{a / b:.3f}"
+
+
+def table(rows):
+    """The final table: one line per kernel. A row: name, kopt {gpu_ms, robust_cv, call_ms, method}, ncu_ms,
+    nvbench_ms (any may be None when a tool failed)."""
+    head = ["kernel", "kopt gpu_ms", "robust CV", "kopt call_ms", "method", "ncu median", "nvbench cold median",
+            "kopt/ncu", "kopt/nvbench"]
+    body = []
+    for r in rows:
+        k = r.get("kopt") or {}
+        cv = k.get("robust_cv")
+        body.append([r["name"], fmt_ms(k.get("gpu_ms")), "-" if cv is None else f"{100 * cv:.2f}%",
+                     fmt_ms(k.get("call_ms")), k.get("method") or "-", fmt_ms(r.get("ncu_ms")),
+                     fmt_ms(r.get("nvbench_ms")), fmt_ratio(k.get("gpu_ms"), r.get("ncu_ms")),
+                     fmt_ratio(k.get("gpu_ms"), r.get("nvbench_ms"))])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def kopt_figures(bench_json):
+    """gpu_ms, robust_cv, call_ms and method from `kopt bench --json`."""
+    with open(bench_json, encoding="utf-8") as f:
+        j = json.load(f)
+    o = j.get("outcome", {})
+    t, c = o.get("timing") or {}, o.get("call") or {}
+    return {"gpu_ms": t.get("median_ms"), "robust_cv": t.get("robust_cv"), "call_ms": c.get("median_ms"),
+            "method": o.get("timing_method") or j.get("timing_method"), "status": o.get("status")}
+
+
+def cmd_row(a):
+    row = {"name": a.name, "kopt": None, "ncu_ms": None, "nvbench_ms": None, "errors": []}
+    if a.bench and os.path.exists(a.bench):
+        row["kopt"] = kopt_figures(a.bench)
+    if a.ncu and os.path.exists(a.ncu):
+        try:
+            with open(a.ncu, encoding="utf-8", errors="replace") as f:
+                row["ncu_ms"] = median_or_none(ncu_per_call_ms(f.read(), a.calls))
+        except ValueError as e:
+            row["errors"].append(f"ncu: {e}")
+    if a.nvbench and os.path.exists(a.nvbench):
+        with open(a.nvbench, encoding="utf-8") as f:
+            figs = nvbench_figures(json.load(f))
+        fig = figs.get(a.name) or (next(iter(figs.values())) if figs else None)
+        if fig:
+            row["nvbench_ms"] = fig["gpu_median_ms"]
+            row["nvbench_samples"] = fig["samples"]
+    rows = []
+    if os.path.exists(a.rows):
+        with open(a.rows, encoding="utf-8") as f:
+            rows = json.load(f)
+    rows.append(row)
+    with open(a.rows, "w", encoding="utf-8") as f:
+        json.dump(rows, f, indent=1)
+    print(json.dumps(row))
+
+
+def cmd_table(a):
+    with open(a.rows, encoding="utf-8") as f:
+        rows = json.load(f)
+    print(table(rows))
+    for r in rows:
+        for e in r.get("errors") or []:
+            print(f"  {r['name']}: {e}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("calls")
+    c.add_argument("--lib", required=True)
+    c.add_argument("--golden", required=True)
+    c.add_argument("--calls", type=int, default=15)
+    n = sub.add_parser("nvbench")
+    n.add_argument("--lib", required=True)
+    n.add_argument("--golden", required=True)
+    n.add_argument("--name", required=True)
+    n.add_argument("--json", required=True)
+    n.add_argument("--sync", action="store_true", help="solve() synchronises inside: no blocking kernel")
+    n.add_argument("--timeout-s", type=float, default=3.0)
+    r = sub.add_parser("row")
+    r.add_argument("--rows", required=True)
+    r.add_argument("--name", required=True)
+    r.add_argument("--bench")
+    r.add_argument("--ncu")
+    r.add_argument("--calls", type=int, default=15)
+    r.add_argument("--nvbench")
+    t = sub.add_parser("table")
+    t.add_argument("--rows", required=True)
+    a = ap.parse_args(argv)
+    {"calls": cmd_calls, "nvbench": cmd_nvbench, "row": cmd_row, "table": cmd_table}[a.cmd](a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+#include "runner/timer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "runner/blocker_ptx.h"
+#include "runner/fatal.h"
+#include "runner/stats.h"
+
+namespace kopt::runner {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point z) { return std::chrono::duration<double, std::milli>(z - a).count(); }
+double median_of(const std::vector<double>& v) { return v.empty() ? 0.0 : compute_stats(v).median_ms; }
+
+// Outputs larger than this are compared on their first and last half of it only (the probe's look while held).
+constexpr size_t kWatchBytes = 64u << 20;
+
+// The pieces of each region the probe compares: whole regions up to kWatchBytes, else both ends.
+std::vector<Region> watched_pieces(const std::vector<Region>& regions) {
+  std::vector<Region> out;
+  for (const auto& r : regions) {
+    if (r.bytes == 0) continue;
+    if (r.bytes <= kWatchBytes) {
+      out.push_back(r);
+    } else {
+      out.push_back({r.ptr, kWatchBytes / 2});
+      out.push_back({r.ptr + (r.bytes - kWatchBytes / 2), kWatchBytes / 2});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cfg) {
+  if (cfg_.l2 == L2Mode::kCold) check_cuda(api_, api_.cuMemAlloc(&flush_, cfg_.flush_bytes), "cuMemAlloc (L2 flush buffer)");
+  check_cuda(api_, api_.cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+  check_cuda(api_, api_.cuEventCreate(&stop_, CU_EVENT_DEFAULT), "cuEventCreate");
+  void* words = nullptr;
+  check_cuda(api_, api_.cuMemHostAlloc(&words, 64, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+             "cuMemHostAlloc (the blocker's flag)");
+  host_words_ = static_cast<uint32_t*>(words);
+  std::memset(host_words_, 0, 64);
+  check_cuda(api_, api_.cuMemHostGetDevicePointer(&dev_words_, words, 0), "cuMemHostGetDevicePointer");
+  check_cuda(api_, api_.cuStreamCreate(&side_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  CUresult r = api_.cuModuleLoadData(&module_, blocker_ptx().data());
+  if (r == CUDA_SUCCESS) r = api_.cuModuleGetFunction(&fn_, module_, kBlockerEntry);
+  if (r != CUDA_SUCCESS) {
+    fn_ = nullptr;
+    blocker_error_ = "the blocker kernel did not load: " + device::error_text(api_, r);
+  }
+  watchdog_ = std::make_unique<Watchdog>([this](uint32_t token) { release(token); });
+}
+
+Timer::~Timer() {
+  watchdog_.reset();  // its thread writes the flag: stopped before the flag is freed
+  if (staging_) api_.cuMemFreeHost(staging_);
+  if (side_) api_.cuStreamDestroy(side_);
+  if (module_) api_.cuModuleUnload(module_);
+  if (host_words_) api_.cuMemFreeHost(host_words_);
+  if (start_) api_.cuEventDestroy(start_);
+  if (stop_) api_.cuEventDestroy(stop_);
+  if (flush_) api_.cuMemFree(flush_);
+}
+
+void Timer::release(uint32_t token) {
+  std::atomic_ref<uint32_t>(host_words_[0]).store(token, std::memory_order_seq_cst);
+}
+
+void Timer::flush_async() {
+  check_cuda(api_, api_.cuMemsetD32Async(flush_, token_ * 2654435761u, cfg_.flush_bytes / 4, nullptr), "L2 flush");
+}
+
+int Timer::warm_up(const Call& call) {
+  // Module load, first touch, clocks ramping: at least 3 calls and 50 ms.
+  const auto w0 = Clock::now();
+  int i = 0;
+  for (; i < 3 || ms_between(w0, Clock::now()) < 50; ++i) {
+    call();
+    check_cuda(api_, api_.cuCtxSynchronize(), "warm-up");
+    if (i > 1000) break;
+  }
+  return i;
+}
+
+GpuSample Timer::sample(const Call& call, TimingMethod method, double watchdog_ms, const std::vector<Region>* watch,
+                        double hold_ms) {
+  switch (method) {
+    case TimingMethod::kBlocked:
+      if (!blocker_available()) throw Fatal{RunStatus::kInternal, "blocked timing without a blocker: " + blocker_error_};
+      return blocked_sample(call, watchdog_ms, watch, hold_ms);
+    case TimingMethod::kEventsDefaultStream: return unblocked_sample(call, false);
+    case TimingMethod::kDeviceSyncBeforeStop: return unblocked_sample(call, true);
+    default: throw Fatal{RunStatus::kInternal, std::string("not a timing method of the C++ runner: ") + std::string(method_name(method))};
+  }
+}
+
+GpuSample Timer::unblocked_sample(const Call& call, bool device_sync_before_stop) {
+  GpuSample s;
+  ++token_;
+  if (cfg_.l2 == L2Mode::kCold) {
+    flush_async();
+    check_cuda(api_, api_.cuCtxSynchronize(), "L2 flush");
+  }
+  const auto h0 = Clock::now();
+  check_cuda(api_, api_.cuEventRecord(start_, nullptr), "cuEventRecord");
+  call();
+  s.return_ms = ms_between(h0, Clock::now());
+  if (device_sync_before_stop) check_cuda(api_, api_.cuCtxSynchronize(), "synchronize");
+  check_cuda(api_, api_.cuEventRecord(stop_, nullptr), "cuEventRecord");
+  check_cuda(api_, api_.cuCtxSynchronize(), "synchronize after sample");
+  s.host_ms = ms_between(h0, Clock::now());
+  float e = 0;
+  check_cuda(api_, api_.cuEventElapsedTime(&e, start_, stop_), "cuEventElapsedTime");
+  s.gpu_ms = e;
+  return s;
+}
+
+GpuSample Timer::blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms) {
+  GpuSample s;
+  std::vector<std::vector<unsigned char>> before;
+  if (watch) before = snapshot(*watch);
+  uint32_t token = ++token_;
+  if (token == 0) token = ++token_;  // 0 is the flag's initial value: never a token
+  CUdeviceptr flag = dev_words_, timed_out = dev_words_ + sizeof(uint32_t);
+  unsigned long long timeout_ns = static_cast<unsigned long long>((watchdog_ms + hold_ms + 2000.0) * 1e6);
+  void* args[] = {&flag, &token, &timeout_ns, &timed_out};
+  check_cuda(api_, api_.cuLaunchKernel(fn_, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr), "launch of the blocker");
+  // From here on every way out releases the flag, or the queued work would wait for the blocker's timeout.
+  watchdog_->arm(token, watchdog_ms + hold_ms);
+  bool released = false, fired = false;
+  auto finish = [&] {
+    if (released) return;
+    fired = watchdog_->disarm();
+    release(token);
+    released = true;
+  };
+  struct Guard {
+    decltype(finish)& f;
+    ~Guard() { f(); }
+  } guard{finish};
+  if (cfg_.l2 == L2Mode::kCold) flush_async();
+  check_cuda(api_, api_.cuEventRecord(start_, nullptr), "cuEventRecord");
+  const auto h0 = Clock::now();
+  call();
+  const auto h_ret = Clock::now();
+  s.return_ms = ms_between(h0, h_ret);
+  check_cuda(api_, api_.cuEventRecord(stop_, nullptr), "cuEventRecord");
+  bool looked = false;
+  if (watch) {
+    // Work solve() put on the legacy or a blocking stream cannot have run yet; work on a non-blocking stream
+    // can. Give it time, then compare the outputs (read on a private non-blocking stream).
+    std::this_thread::sleep_until(h_ret + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(hold_ms)));
+    s.outputs_changed_while_held = changed_while_held(*watch, before);
+    looked = true;
+  }
+  finish();
+  // The watchdog fired while solve() had not returned (solve waited on the GPU), or, rarely, during the look.
+  s.released_by_watchdog = fired && (!looked || s.return_ms >= watchdog_ms);
+  check_cuda(api_, api_.cuCtxSynchronize(), "synchronize after sample");
+  s.host_ms = ms_between(h0, Clock::now());
+  s.blocker_timed_out = std::atomic_ref<uint32_t>(host_words_[1]).load() == token;
+  if (fired && !s.released_by_watchdog) s.outputs_changed_while_held = false;  // the look itself was too slow
+  float e = 0;
+  check_cuda(api_, api_.cuEventElapsedTime(&e, start_, stop_), "cuEventElapsedTime");
+  s.gpu_ms = e;
+  return s;
+}
+
+std::vector<std::vector<unsigned char>> Timer::snapshot(const std::vector<Region>& regions) {
+  std::vector<std::vector<unsigned char>> out;
+  for (const auto& r : watched_pieces(regions)) {
+    out.emplace_back(r.bytes);
+    check_cuda(api_, api_.cuMemcpyDtoH(out.back().data(), r.ptr, r.bytes), "read outputs (probe)");
+  }
+  return out;
+}
+
+bool Timer::changed_while_held(const std::vector<Region>& regions, const std::vector<std::vector<unsigned char>>& before) {
+  const auto pieces = watched_pieces(regions);
+  size_t need = 0;
+  for (const auto& r : pieces) need = std::max(need, r.bytes);
+  if (need > staging_bytes_) {
+    if (staging_) api_.cuMemFreeHost(staging_);
+    staging_ = nullptr;
+    staging_bytes_ = 0;
+    void* p = nullptr;
+    check_cuda(api_, api_.cuMemHostAlloc(&p, need, 0), "cuMemHostAlloc (probe staging)");
+    staging_ = static_cast<unsigned char*>(p);
+    staging_bytes_ = need;
+  }
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    check_cuda(api_, api_.cuMemcpyDtoHAsync(staging_, pieces[i].ptr, pieces[i].bytes, side_), "read outputs while held");
+    check_cuda(api_, api_.cuStreamSynchronize(side_), "read outputs while held");
+    if (std::memcmp(staging_, before[i].data(), pieces[i].bytes) != 0) return true;
+  }
+  return false;
+}
+
+double Timer::call_sample(const Call& call) {
+  ++token_;
+  if (cfg_.l2 == L2Mode::kCold) {
+    flush_async();
+    check_cuda(api_, api_.cuCtxSynchronize(), "L2 flush");
+  }
+  const auto h0 = Clock::now();
+  call();
+  check_cuda(api_, api_.cuCtxSynchronize(), "synchronize after call");
+  return ms_between(h0, Clock::now());
+}
+
+ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, const std::vector<Region>& outputs,
+                          std::optional<TimingMethod> forced) {
+  ProbeFigures f;
+  f.forced = forced;
+  f.blocker_available = blocker_available();
+  std::vector<double> ev, host, ret;
+  for (int i = 0; i < 5; ++i) {
+    GpuSample s = unblocked_sample(call, false);
+    ev.push_back(s.gpu_ms);
+    host.push_back(s.host_ms);
+    ret.push_back(s.return_ms);
+  }
+  f.event_ms = median_of(ev);
+  f.host_ms = median_of(host);
+  f.return_ms = median_of(ret);
+  if (forced || events_miss_work(f.event_ms, f.host_ms) || !f.blocker_available) return f;
+  const double bound = watchdog_bound_ms(f.return_ms);
+  auto account = [&](const GpuSample& s) {
+    ++f.blocked_attempts;
+    if (s.released_by_watchdog) ++f.watchdog_releases;
+    if (s.blocker_timed_out) ++f.blocker_timeouts;
+    return !s.discarded();
+  };
+  reset();  // fresh poison: any output byte that changes while the default stream is held was written elsewhere
+  GpuSample first = blocked_sample(call, bound, &outputs, escape_hold_ms(f.host_ms));
+  if (!account(first)) return f;
+  f.outputs_changed_while_held = first.outputs_changed_while_held;
+  if (f.outputs_changed_while_held) return f;
+  std::vector<double> blocked = {first.gpu_ms};
+  for (int i = 0; i < 4; ++i) {
+    GpuSample s = blocked_sample(call, bound, nullptr, 0);
+    if (!account(s)) return f;
+    blocked.push_back(s.gpu_ms);
+  }
+  f.blocked_ms = median_of(blocked);
+  return f;
+}
+
+TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::function<void()>& reset,
+                        const std::vector<Region>& outputs, const SeriesOptions& o) {
+  TimedSeries s;
+  s.warmup_calls = timer.warm_up(call);
+  s.probe = timer.probe(call, reset, outputs, o.forced);
+  s.decision = decide_method(s.probe);
+  if (s.decision.method == TimingMethod::kBlocked && !timer.blocker_available())
+    s.decision = {TimingMethod::kEventsDefaultStream, FallbackReason::kBlockerUnavailable};
+  s.watchdog_bound_ms = watchdog_bound_ms(s.probe.return_ms);
+  auto t0 = Clock::now();
+  int releases = 0;
+  while (true) {
+    const bool over_budget = ms_between(t0, Clock::now()) > o.max_time_s * 1000;
+    GpuSample g = timer.sample(call, s.decision.method, s.watchdog_bound_ms);
+    if (g.discarded()) {
+      ++s.discarded_samples;
+      if (++releases >= kMaxWatchdogReleases) {  // solve() waits on the GPU after all: start again without the blocker
+        s.decision = {TimingMethod::kEventsDefaultStream, FallbackReason::kSolveWaitedOnGpu};
+        s.gpu_ms.clear();
+        s.call_ms.clear();
+        t0 = Clock::now();
+      }
+      continue;
+    }
+    s.gpu_ms.push_back(g.gpu_ms);
+    if (o.with_call) s.call_ms.push_back(timer.call_sample(call));
+    const int n = static_cast<int>(s.gpu_ms.size());
+    if (n >= o.max_samples) { s.stop_reason = "max_samples"; break; }
+    if (n >= o.min_samples && (over_budget || ms_between(t0, Clock::now()) > o.max_time_s * 1000)) {
+      s.stop_reason = "time_budget";
+      break;
+    }
+    if (n >= o.min_samples && n % 5 == 0 && ci_within(compute_stats(s.gpu_ms), o.target_ci)) {
+      s.stop_reason = "ci_reached";
+      break;
+    }
+  }
+  return s;
+}
+
+util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& blocker_error) {
+  const auto& p = s.probe;
+  util::Json probe = {{"event_median_ms", p.event_ms},       {"host_median_ms", p.host_ms},
+                      {"return_median_ms", p.return_ms},     {"blocked_median_ms", p.blocked_ms},
+                      {"blocker_available", p.blocker_available}, {"blocked_attempts", p.blocked_attempts},
+                      {"watchdog_releases", p.watchdog_releases}, {"blocker_timeouts", p.blocker_timeouts},
+                      {"outputs_changed_while_held", p.outputs_changed_while_held}};
+  if (!blocker_error.empty()) probe["blocker_error"] = blocker_error;
+  util::Json j = {{"timing_method", method_name(s.decision.method)},
+                  {"launch_excluded", excludes_launch(s.decision.method)},
+                  {"fallback_reason", reason_name(s.decision.reason)},
+                  {"fallback_reason_text", s.decision.reason == FallbackReason::kNone ? "" : describe(s.decision.reason)},
+                  {"l2", l2_name(l2)},
+                  {"stop_reason", s.stop_reason},
+                  {"warmup_calls", s.warmup_calls},
+                  {"discarded_samples", s.discarded_samples},
+                  {"watchdog_bound_ms", s.watchdog_bound_ms},
+                  {"host_median_ms", median_of(s.call_ms)},
+                  {"probe", probe}};
+  if (s.decision.reason == FallbackReason::kWorkOutsideDefaultStream ||
+      s.decision.reason == FallbackReason::kOutputsWrittenWhileHeld)
+    j["work_outside_default_stream"] = true;
+  return j;
+}
+
+}  // namespace kopt::runner

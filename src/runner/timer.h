@@ -1,0 +1,137 @@
+#pragma once
+// Timing one solve() on the GPU (docs/RUNNER.md, "Timing"). The child (runner/child.cpp) hands the Timer a
+// `Call` (one solve() with its arguments bound) and gets samples back; nothing here knows about libraries,
+// golden data or JSON beyond the series' own info, so a persistent measuring process can reuse it as is.
+//
+// A blocked sample (TimingMethod::kBlocked), all on the legacy default stream:
+//   blocker kernel (spins on a host-mapped flag) | L2 flush | start event | solve()'s launches | stop event
+// enqueued before the GPU runs any of it; then the host releases the flag and reads the events: GPU time from
+// the first kernel's start to the last one's end, without the host's launch latency and with the flush outside.
+// A watchdog thread releases the flag if solve() has not returned within a bound (a solve() that synchronises
+// inside would otherwise deadlock); that sample is discarded and the method falls back (timing_method.h).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/cuda_driver.h"
+#include "runner/timing_method.h"
+#include "runner/watchdog.h"
+#include "util/json_io.h"
+
+namespace kopt::runner {
+
+struct TimerConfig {
+  L2Mode l2 = L2Mode::kCold;
+  size_t flush_bytes = 256u << 20;  // written before every cold sample: more than 4x the H200's 60 MB L2
+};
+
+// A device buffer solve() writes (outputs, in-out buffers): the probe looks whether it changes while held.
+struct Region {
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+};
+
+struct GpuSample {
+  double gpu_ms = 0;     // between the events
+  double host_ms = 0;    // host time of the whole sample (unblocked methods: launch, GPU work, synchronisation)
+  double return_ms = 0;  // host time until solve() returned
+  bool released_by_watchdog = false;
+  bool blocker_timed_out = false;
+  bool outputs_changed_while_held = false;  // only when the sample was asked to look (probe)
+  bool discarded() const { return released_by_watchdog || blocker_timed_out; }
+};
+
+struct SeriesOptions {
+  double max_time_s = 5;
+  int min_samples = 10;
+  int max_samples = 2000;
+  double target_ci = 0.01;
+  bool with_call = true;  // one call_ms sample after every GPU sample
+  std::optional<TimingMethod> forced;
+};
+
+// A timed series: the GPU samples (`gpu_ms`, the ranking figure), the host-observed call samples (`call_ms`)
+// and how they were taken.
+struct TimedSeries {
+  std::vector<double> gpu_ms, call_ms;
+  ProbeFigures probe;
+  MethodDecision decision;
+  std::string stop_reason;  // ci_reached | time_budget | max_samples
+  int warmup_calls = 0;
+  int discarded_samples = 0;  // blocked samples the watchdog released (never part of gpu_ms)
+  double watchdog_bound_ms = 0;
+};
+
+class Timer {
+ public:
+  using Call = std::function<void()>;
+
+  // Allocates the flush buffer, the events, the host-mapped flag and a private non-blocking stream, and loads the
+  // blocker from its embedded PTX (a failure to load it is recorded, not thrown: the methods without it remain).
+  // Throws Fatal on any other CUDA error. Needs a current context.
+  Timer(const device::DriverApi& api, TimerConfig cfg);
+  ~Timer();
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+  bool blocker_available() const { return fn_ != nullptr; }
+  const std::string& blocker_error() const { return blocker_error_; }
+  L2Mode l2() const { return cfg_.l2; }
+
+  // At least 3 calls and 50 ms, each followed by a device-wide synchronisation. Returns the count.
+  int warm_up(const Call& call);
+
+  // One GPU sample with `method` (kBlocked: with the watchdog at `watchdog_ms`; when `watch` is given, after
+  // solve() returned the GPU stays held `hold_ms` and the regions are compared with their content before).
+  GpuSample sample(const Call& call, TimingMethod method, double watchdog_ms = 1000,
+                   const std::vector<Region>* watch = nullptr, double hold_ms = 0);
+
+  // Host-observed time of one call as an application sees it: (flush, synchronise,) then the clock around
+  // solve() and a device-wide synchronisation.
+  double call_sample(const Call& call);
+
+  // Five unblocked samples, then (unless they already decide) blocked ones: the first on freshly reset outputs,
+  // looking for writes while held. `reset` restores inputs and poisons outputs (synchronously).
+  ProbeFigures probe(const Call& call, const std::function<void()>& reset, const std::vector<Region>& outputs,
+                     std::optional<TimingMethod> forced);
+
+ private:
+  GpuSample blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms);
+  GpuSample unblocked_sample(const Call& call, bool device_sync_before_stop);
+  void flush_async();
+  void release(uint32_t token);
+  std::vector<std::vector<unsigned char>> snapshot(const std::vector<Region>& regions);
+  bool changed_while_held(const std::vector<Region>& regions, const std::vector<std::vector<unsigned char>>& before);
+
+  const device::DriverApi& api_;
+  TimerConfig cfg_;
+  CUdeviceptr flush_ = 0;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction fn_ = nullptr;
+  std::string blocker_error_;
+  uint32_t* host_words_ = nullptr;  // pinned, mapped: [0] the flag the host writes, [1] the blocker's timeout mark
+  CUdeviceptr dev_words_ = 0;
+  CUstream side_ = nullptr;  // non-blocking: reads outputs while the default stream is held
+  unsigned char* staging_ = nullptr;  // pinned, for those reads
+  size_t staging_bytes_ = 0;
+  uint32_t token_ = 0;
+  std::unique_ptr<Watchdog> watchdog_;  // last: its thread may call release() until it is destroyed
+};
+
+// The whole measurement of one solve(): warm-up, probe, method decision, then samples (a GPU sample and a call
+// sample per round) until the median's CI is within options.target_ci (runner/stats.h ci_within, checked every
+// 5 samples from min_samples), or max_samples, or max_time_s. Blocked samples the watchdog releases are
+// discarded; after kMaxWatchdogReleases the series restarts with events_default_stream.
+TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::function<void()>& reset,
+                        const std::vector<Region>& outputs, const SeriesOptions& options);
+
+// `timing_info` of a result: timing_method, launch_excluded, fallback_reason (+ _text), l2, stop_reason,
+// warmup_calls, discarded_samples, watchdog_bound_ms, host_median_ms (the call samples' median), the probe's
+// figures, and work_outside_default_stream: true when that is why.
+util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& blocker_error);
+
+}  // namespace kopt::runner

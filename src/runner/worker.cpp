@@ -1,0 +1,79 @@
+#include "runner/worker.h"
+
+#include <chrono>
+
+#include "util/fs.h"
+
+namespace kopt::runner {
+
+namespace {
+// A worker loads every candidate library it is given; it is renewed after this many requests so a library that
+// cannot be unloaded cleanly never accumulates.
+constexpr int kRequestsPerWorker = 400;
+}  // namespace
+
+util::Json worker_request(const RunRequest& req) {
+  auto argv = child_argv(req, "kopt");
+  return {{"argv", std::vector<std::string>(argv.begin() + 2, argv.end())}};  // without "kopt __runner"
+}
+
+MeasuringWorker::MeasuringWorker(std::filesystem::path log, std::string kopt_exe) : log_(std::move(log)), exe_(std::move(kopt_exe)) {
+  if (exe_.empty()) exe_ = (util::executable_dir() / "kopt").string();
+}
+
+RunOutcome MeasuringWorker::run(const RunRequest& req) {
+  if (!serves(req)) {
+    util::SystemRunner sys;
+    return run_candidate(req, sys);
+  }
+  std::error_code ec;
+  std::filesystem::remove(req.result_json, ec);
+  auto t0 = std::chrono::steady_clock::now();
+  util::ProcessResult proc;
+  proc.started = true;
+  if (session_ && served_by_this_ >= kRequestsPerWorker) session_.reset();
+  if (!session_ || !session_->alive()) {
+    auto s = util::Session::start({{exe_, "__worker"}}, log_);
+    if (!s) {
+      proc.started = false;
+      proc.start_error = s.error().message;
+      return interpret(proc, std::nullopt);
+    }
+    session_ = std::move(s).value();
+    ++starts_;
+    served_by_this_ = 0;
+  }
+  auto sent = session_->send(worker_request(req).dump());
+  util::Session::Reply reply;
+  if (sent) reply = session_->receive(req.timeout_s);
+  else reply.how = sent.error().message;
+  ++served_;
+  ++served_by_this_;
+  proc.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  switch (reply.kind) {
+    case util::Session::ReplyKind::kLine: {
+      auto j = util::Json::parse(reply.line, nullptr, false);
+      proc.exit_code = j.is_object() ? j.value("rc", 1) : 1;
+      if (!j.is_object()) proc.stderr_text = "the worker answered '" + reply.line + "'";
+      if (j.is_object() && j.value("restart", false)) session_.reset();  // its CUDA context is broken
+      break;
+    }
+    case util::Session::ReplyKind::kTimeout: proc.timed_out = true; break;
+    case util::Session::ReplyKind::kInterrupted: proc.interrupted = true; break;
+    case util::Session::ReplyKind::kDied:
+      proc.exit_code = reply.exit_code;
+      proc.term_signal = reply.term_signal;
+      proc.stderr_text = reply.how + " (the worker's log: " + log_.string() + ")";
+      break;
+  }
+  if (session_ && !session_->alive()) session_.reset();
+  std::optional<util::Json> result;
+  if (std::filesystem::exists(req.result_json, ec)) {
+    auto j = util::read_json(req.result_json);
+    if (j) result = std::move(j).value();
+  }
+  auto out = interpret(proc, result);
+  return out;
+}
+
+}  // namespace kopt::runner

@@ -1,0 +1,38 @@
+#pragma once
+// The measuring worker, parent side: one long-lived `kopt __worker` child per run serves every check, time and
+// paired request of CUDA/CUTLASS libraries, so the CUDA context, the golden data (loaded once, resident on the
+// GPU) and the flush buffer are paid for once per run instead of once per candidate (docs/RUNNER.md). Each
+// request is exactly a `kopt __runner` command line, answered with the same result file, so the two paths cannot
+// drift. A request that kills the worker, hangs or leaves the CUDA context broken costs one worker restart:
+// the next request starts a fresh one; the failing candidate gets the verdict a one-shot child would give it.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "runner/launch.h"
+#include "util/session.h"
+
+namespace kopt::runner {
+
+class MeasuringWorker {
+ public:
+  // `log`: where the worker's stderr goes (a kernel's printf lands there too); `kopt_exe` as child_argv's.
+  explicit MeasuringWorker(std::filesystem::path log, std::string kopt_exe = "");
+  // The same contract as run_candidate(); Triton and profile requests are not the worker's (they run one-shot).
+  RunOutcome run(const RunRequest& req);
+  static bool serves(const RunRequest& req) { return req.triton_kernel.empty() && req.mode != "profile"; }
+  int starts() const { return starts_; }  // workers started so far (1 + restarts)
+  int served() const { return served_; }
+
+ private:
+  std::filesystem::path log_;
+  std::string exe_;
+  std::unique_ptr<util::Session> session_;
+  int starts_ = 0, served_ = 0;
+  int served_by_this_ = 0;  // requests the current worker answered (it is renewed after many libraries)
+};
+
+// The request line for a RunRequest: {"argv": [the __runner arguments]}; the reply is {"rc": N}.
+util::Json worker_request(const RunRequest& req);
+
+}  // namespace kopt::runner
