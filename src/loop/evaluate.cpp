@@ -146,7 +146,9 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
       continue;
     }
     if (!triton()) {
+      auto s0 = Clock::now();
       cr.sass = sass_check({cr.build.library}, cr.candidate);
+      cr.sass_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
       KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
     }
     if (util::interrupted()) break;
@@ -157,6 +159,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     }
     {
       Phase p(*this, "measure");
+      auto m0 = Clock::now();
       if (triton()) {
         cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", "time", cdir / "cubins");
       } else {
@@ -169,6 +172,9 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
           cr.vs_champion = runner::compare_paired(a, cr.outcome.samples_ms);
         }
       }
+      cr.measure_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();
+      tick();
+      cr.search_s = st_.stop.search_s;
     }
     if (triton()) {
       cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);

@@ -65,6 +65,10 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.status = r.status;
     m.iteration = it;
     if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
+    m.search_s = r.search_s;
+    m.compile_ms = r.build.compile_ms;
+    m.sass_ms = r.sass_ms;
+    m.measure_ms = r.measure_ms;
     st_.history.push_back(m);
   }
 }

@@ -36,6 +36,8 @@ struct CandidateRun {
   util::Json sass = util::Json::object();  // {"kernels": mix per function, "methods": id -> verification}
   // Raced against the champion (CUDA/CUTLASS): the paired comparison, time(candidate) / time(champion).
   std::optional<runner::PairedComparison> vs_champion;
+  double sass_ms = 0, measure_ms = 0;  // wall time of its SASS analysis and of its measuring run
+  double search_s = 0;                 // the search clock when it was measured
 };
 
 // What one iteration's selection decided.
@@ -43,6 +45,9 @@ struct SelectionResult {
   bool improved = false;  // a new champion, significantly faster than the old one
   util::Json record = util::Json::array();
 };
+
+// The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
+util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
 class Optimizer {
  public:

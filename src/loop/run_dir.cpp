@@ -28,6 +28,23 @@ void Optimizer::flush_phase(Clock::time_point now) {
   since = now;
 }
 
+util::Json candidate_costs(const std::vector<search::Measurement>& history) {
+  std::vector<double> compile, sass, measure;
+  for (const auto& m : history) {
+    if (m.candidate.id == "baseline" || m.measure_ms <= 0) continue;
+    compile.push_back(m.compile_ms);
+    sass.push_back(m.sass_ms);
+    measure.push_back(m.measure_ms);
+  }
+  auto median = [](std::vector<double> v) { return v.empty() ? 0.0 : runner::compute_stats(v).median_ms; };
+  auto p90 = [](std::vector<double> v) { return v.empty() ? 0.0 : runner::compute_stats(v).p90_ms; };
+  return {{"candidates", measure.size()},
+          {"median_ms", {{"compile", median(compile)}, {"sass", median(sass)}, {"measure", median(measure)}}},
+          {"p90_ms", {{"compile", p90(compile)}, {"sass", p90(sass)}, {"measure", p90(measure)}}},
+          {"note", "per measured candidate, wall: its nvcc (batches compile in parallel), its SASS analysis, its race "
+                   "against the champion (measure; compile excluded)"}};
+}
+
 Status Optimizer::write_json(const fs::path& path, const std::string& kind, const util::Json& body) {
   return util::write_json_atomic(path, kind, body);
 }
@@ -154,6 +171,7 @@ util::Json Optimizer::summary_json() {
   s["frontier"] = st_.frontier;
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;
+  s["candidate_costs"] = candidate_costs(st_.history);
   s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
   s["run_dir"] = dir_.string();
   return s;

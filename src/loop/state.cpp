@@ -47,7 +47,9 @@ util::Json to_json(const RunState& s) {
     history.push_back({{"candidate", search::to_json(m.candidate)},
                        {"status", search::candidate_status_name(m.status)},
                        {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
-                       {"iteration", m.iteration}});
+                       {"iteration", m.iteration},
+                       {"search_s", m.search_s},
+                       {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}}}});
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)
   {
@@ -100,6 +102,12 @@ Result<RunState> state_from_json(const util::Json& j) {
         if (search::candidate_status_name(cs) == st) m.status = cs;
       if (h.contains("median_ms") && h["median_ms"].is_number()) m.median_ms = h["median_ms"].get<double>();
       m.iteration = h.value("iteration", 0);
+      m.search_s = h.value("search_s", 0.0);
+      if (h.contains("cost_ms") && h["cost_ms"].is_object()) {
+        m.compile_ms = h["cost_ms"].value("compile", 0.0);
+        m.sass_ms = h["cost_ms"].value("sass", 0.0);
+        m.measure_ms = h["cost_ms"].value("measure", 0.0);
+      }
       s.history.push_back(m);
     }
     for (const auto& v : j.value("verdicts", util::Json::array())) {

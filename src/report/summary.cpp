@@ -69,6 +69,14 @@ std::string render_markdown(const util::Json& s) {
     for (const auto& f : s["frontier"])
       md += fmt::format("| `{}` | {} | {} |\n", str(f, "id"), num(f, "median_ms"), f.contains("methods") ? list(f["methods"]) : "—");
 
+  if (s.contains("candidate_costs") && s["candidate_costs"].value("candidates", 0) > 0) {
+    const auto& c = s["candidate_costs"];
+    md += fmt::format("\n## Per-candidate cost ({} measured)\n\n| wall ms | compile | SASS | measure (compile excluded) |\n"
+                      "| --- | --- | --- | --- |\n| median | {:.0f} | {:.0f} | {:.0f} |\n| p90 | {:.0f} | {:.0f} | {:.0f} |\n",
+                      c.value("candidates", 0), c["median_ms"].value("compile", 0.0), c["median_ms"].value("sass", 0.0),
+                      c["median_ms"].value("measure", 0.0), c["p90_ms"].value("compile", 0.0), c["p90_ms"].value("sass", 0.0),
+                      c["p90_ms"].value("measure", 0.0));
+  }
   md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";
   if (s.contains("phase_seconds"))
     for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)

@@ -35,6 +35,10 @@ struct Measurement {
   CandidateStatus status = CandidateStatus::kOk;
   std::optional<double> median_ms;  // set when status is kOk
   int iteration = 0;
+  double search_s = 0;  // when it was measured: seconds of search since the gates passed (loop bookkeeping)
+  // What it cost (loop bookkeeping, 0 when unknown), wall milliseconds: its compile (the nvcc process; compiles
+  // of a batch run in parallel), its SASS analysis and its measuring run (the race against the champion).
+  double compile_ms = 0, sass_ms = 0, measure_ms = 0;
 };
 
 // The ablation's judgement of one method in a champion.
