@@ -1,5 +1,10 @@
 // Candidates from source to evidence: compiling, the SASS check, measuring, the paired selection of finalists,
 // profiles and the roofline position.
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
 #include "compile/command.h"
 #include "loop/numerics.h"
 #include "loop/optimizer.h"
@@ -116,24 +121,68 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     KOPT_TRY(write_json(cdir / "candidate.json", "candidate", search::to_json(c)));
     reqs.push_back(request_for(c, cdir));
   }
-  std::vector<compile::CompileResult> builds;
-  if (triton()) {  // Triton compiles at the first launch, inside the measuring child
-    for (const auto& c : cands) {
-      compile::CompileResult b;
-      b.name = c.id;
-      b.status = compile::CompileStatus::kOk;
-      b.library = prep_.kernel;
-      builds.push_back(b);
+  // Compiles run on a thread while the GPU measures what is already built, in the order the builds finish
+  // (Triton compiles at the first launch, inside the measuring child: everything is ready at once).
+  std::vector<compile::CompileResult> builds(cands.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<size_t> ready;
+  bool compiling = !triton();
+  std::thread compiler;
+  if (triton()) {
+    for (size_t i = 0; i < cands.size(); ++i) {
+      builds[i].name = cands[i].id;
+      builds[i].status = compile::CompileStatus::kOk;
+      builds[i].library = prep_.kernel;
+      ready.push_back(i);
     }
   } else {
-    Phase p(*this, "compile");
-    say("  {}: compiling {} on {} job(s)...", what, reqs.size(), jobs_ > 0 ? std::to_string(jobs_) : std::string("auto"));
-    builds = lab_.compile(reqs, jobs_, [&](const compile::BatchProgress& pr, const compile::CompileResult&) {
-      if (!o_.quiet) std::fprintf(stderr, "\r    %s", compile::format_progress(pr).c_str());
+    say("  {}: compiling {} on {} job(s), measuring each as it is built...", what, reqs.size(),
+        jobs_ > 0 ? std::to_string(jobs_) : std::string("auto"));
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < cands.size(); ++i) index[cands[i].id] = i;
+    compiler = std::thread([&, index] {
+      std::vector<bool> seen(cands.size(), false);
+      auto all = lab_.compile(reqs, jobs_, [&](const compile::BatchProgress&, const compile::CompileResult& r) {
+        auto it = index.find(r.name);
+        if (it == index.end()) return;
+        std::lock_guard<std::mutex> lock(mu);
+        builds[it->second] = r;
+        seen[it->second] = true;
+        ready.push_back(it->second);
+        cv.notify_one();
+      });
+      std::lock_guard<std::mutex> lock(mu);
+      for (size_t i = 0; i < all.size() && i < builds.size(); ++i)
+        if (!seen[i]) {
+          builds[i] = all[i];
+          ready.push_back(i);
+        }
+      compiling = false;
+      cv.notify_one();
     });
-    if (!o_.quiet) std::fprintf(stderr, "\n");
   }
-  for (size_t i = 0; i < cands.size(); ++i) {
+  struct JoinOnExit {
+    std::thread& t;
+    ~JoinOnExit() {
+      if (t.joinable()) t.join();
+    }
+  } join_on_exit{compiler};
+  // The next built candidate, waiting (phase "compile": the GPU idles on the compiler) when none is ready yet.
+  auto next_built = [&]() -> std::optional<size_t> {
+    std::unique_lock<std::mutex> lock(mu);
+    if (ready.empty() && compiling) {
+      Phase p(*this, "compile");
+      cv.wait(lock, [&] { return !ready.empty() || !compiling; });
+    }
+    if (ready.empty()) return std::nullopt;
+    size_t i = ready.front();
+    ready.pop_front();
+    return i;
+  };
+  std::map<size_t, CandidateRun> done;
+  while (auto next = next_built()) {
+    const size_t i = *next;
     CandidateRun cr;
     cr.candidate = cands[i];
     cr.build = builds[i];
@@ -142,7 +191,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     if (!cr.build.ok()) {
       cr.status = search::CandidateStatus::kCompileFailed;
       cr.note = std::string(compile::to_string(cr.build.status));
-      runs.push_back(cr);
+      done[i] = cr;
       continue;
     }
     if (!triton()) {
@@ -154,7 +203,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     if (util::interrupted()) break;
     tick();
     if (budgeted && budget_spent()) {
-      say("    the time budget is spent: {} of {} candidates not measured", cands.size() - i, cands.size());
+      say("    the time budget is spent: {} of {} candidates not measured", cands.size() - done.size(), cands.size());
       break;
     }
     {
@@ -198,8 +247,9 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
                               cr.vs_champion->ci95_low, cr.vs_champion->ci95_high, cr.vs_champion->rounds);
     }
     say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
-    runs.push_back(cr);
+    done[i] = cr;
   }
+  for (auto& [i, cr] : done) runs.push_back(std::move(cr));  // in the generator's order
   return runs;
 }
 
