@@ -2,6 +2,7 @@
 // profiles and the roofline position.
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -194,12 +195,22 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
       done[i] = cr;
       continue;
     }
+    // CUDA: the SASS analysis (cuobjdump, CPU) runs while the GPU races the candidate.
+    std::future<util::Json> sass_future;
     if (!triton()) {
-      auto s0 = Clock::now();
-      cr.sass = sass_check({cr.build.library}, cr.candidate);
-      cr.sass_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
-      KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
+      sass_future = std::async(std::launch::async, [this, &cr] {
+        auto s0 = Clock::now();
+        auto j = sass_check({cr.build.library}, cr.candidate);
+        cr.sass_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+        return j;
+      });
     }
+    struct Joined {  // the analysis never outlives this candidate's iteration, whatever path leaves it
+      std::future<util::Json>& f;
+      ~Joined() {
+        if (f.valid()) f.wait();
+      }
+    } joined{sass_future};
     if (util::interrupted()) break;
     tick();
     if (budgeted && budget_spent()) {
@@ -224,6 +235,10 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
       cr.measure_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();
       tick();
       cr.search_s = st_.stop.search_s;
+    }
+    if (sass_future.valid()) {
+      cr.sass = sass_future.get();
+      KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
     }
     if (triton()) {
       cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);

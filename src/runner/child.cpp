@@ -90,8 +90,8 @@ class Child {
   };
   struct Bound {  // one seed's device buffers and argument values
     std::map<std::string, CUdeviceptr> dptr;
-    std::map<std::string, std::vector<unsigned char>> uploaded;  // inputs (and in-out initial values)
-    contract::TensorMap tensors;
+    std::map<std::string, const std::vector<unsigned char>*> uploaded;  // inputs (and in-out initial values)
+    const contract::TensorMap* tensors = nullptr;  // the seed's golden tensors (SeedCache owns them)
     std::vector<CUdeviceptr> spacers;
   };
 
@@ -128,7 +128,7 @@ Child::Lib Child::load_lib(const std::string& path) {
 
 Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
   Bound b;
-  b.tensors = seeds_.get(seed);
+  b.tensors = &seeds_.get(seed);
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
@@ -142,14 +142,14 @@ Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
     check(api_.cuMemAlloc(&d, bytes), "cuMemAlloc " + p.name + " (" + std::to_string(bytes) + " bytes)");
     b.dptr[p.name] = d;
     if (spec.role == "input" || spec.role == "inout") {
-      auto it = b.tensors.find("in." + p.name);
-      if (it == b.tensors.end()) throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks in." + p.name};
+      auto it = b.tensors->find("in." + p.name);
+      if (it == b.tensors->end()) throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks in." + p.name};
       if (static_cast<int64_t>(it->second.data.size()) != spec.nbytes)
         throw Fatal{RunStatus::kLoadError, "golden in." + p.name + " has the wrong size"};
-      b.uploaded[p.name] = it->second.data;
+      b.uploaded[p.name] = &it->second.data;
     }
     if (spec.role == "output" || spec.role == "inout") {
-      if (!b.tensors.count("out." + p.name))
+      if (!b.tensors->count("out." + p.name))
         throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks out." + p.name};
     }
   }
@@ -163,7 +163,7 @@ void Child::reset_outputs(Bound& b) {
     const BufferSpec& spec = g_.buffers.at(p.name);
     auto up = b.uploaded.find(p.name);
     if (up != b.uploaded.end()) {
-      check(api_.cuMemcpyHtoD(b.dptr[p.name], up->second.data(), up->second.size()), "upload " + p.name);
+      check(api_.cuMemcpyHtoD(b.dptr[p.name], up->second->data(), up->second->size()), "upload " + p.name);
     } else {
       check(api_.cuMemsetD8(b.dptr[p.name], poison_byte(spec.dtype), static_cast<size_t>(spec.nbytes)), "poison " + p.name);
     }
@@ -232,7 +232,7 @@ util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string
     std::vector<unsigned char> host(static_cast<size_t>(spec.nbytes));
     check(api_.cuMemcpyDtoH(host.data(), b.dptr[p.name], host.size()), "download " + p.name);
     if (spec.role == "input") {
-      const auto& up = b.uploaded.at(p.name);
+      const auto& up = *b.uploaded.at(p.name);
       bool same = std::memcmp(up.data(), host.data(), up.size()) == 0;
       int64_t first = -1;
       if (!same)
@@ -244,7 +244,7 @@ util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string
         message = "input " + p.name + " was modified by the kernel (first changed element " + std::to_string(first) + ")";
       }
     } else {
-      const auto& expected = b.tensors.at("out." + p.name);
+      const auto& expected = b.tensors->at("out." + p.name);
       auto c = compare(spec.dtype, spec.shape, expected.data.data(), host.data(), expected.numel(), tol);
       outputs[p.name] = to_json(c);
       if (!c.ok && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
@@ -296,6 +296,14 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   // (runner/paired.h) as long as the context survives it. Then each correct library is warmed up and probed
   // (runner/timer.h), all are timed with one method (the most conservative any needs: runner/timing_method.h),
   // in interleaved rounds: each round times every correct library once, in a shuffled order, on the same buffers.
+  // Where a paired run's wall time goes (result's phases_ms): loading, checking, probing, the timed rounds.
+  auto clock = std::chrono::steady_clock::now();
+  util::Json phases = util::Json::object();
+  auto lap = [&](const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    phases[name] = std::chrono::duration<double, std::milli>(now - clock).count();
+    clock = now;
+  };
   std::vector<PairedEntry> entries(opt_.libs.size());
   std::vector<Lib> libs(opt_.libs.size());
   for (size_t k = 0; k < libs.size(); ++k) {
@@ -353,6 +361,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     if (entries.back().status != RunStatus::kOk && !entries.back().message.empty())
       entries.back().message = "on another seed: " + entries.back().message;
   }
+  lap("load_and_check");
   std::vector<size_t> order = timed_libs(entries);
   // Probe each library alone; the common method is the most conservative one.
   std::vector<double> bound_ms(libs.size(), 0);
@@ -375,6 +384,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     }
   }
   TimingMethod method = common_method(methods);
+  lap("probe");
   auto t0 = std::chrono::steady_clock::now();
   int rounds = 0, releases = 0;
   for (; rounds < opt_.rounds && !order.empty(); ++rounds) {
@@ -416,6 +426,8 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     }
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
+  lap("rounds");
+  result["phases_ms"] = phases;
   result["rounds"] = rounds;
   result["timing_method"] = method_name(method);
   result["l2"] = l2_name(timer.l2());

@@ -47,6 +47,7 @@ std::vector<int> preferred_values(const SearchSpace& space, const MethodSelectio
 std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std::optional<Candidate>& champion,
                                              const MethodSelection& selection, const std::vector<MethodVerdict>& verdicts) {
   const auto picked = picked_ids(selection);
+  const std::set<std::string> explorable(selection.explorable.begin(), selection.explorable.end());
   // Verdicts come in order: the last one per method wins. A method stays on in the champion when it was
   // proven (effective) or when its ablation measured a significant saving that SASS could not confirm.
   std::map<std::string, bool> keep;
@@ -66,7 +67,10 @@ std::vector<std::vector<int>> allowed_values(const SearchSpace& space, const std
     const bool proven = it != keep.end() && it->second;
     if (champion_on && proven) {
       allowed[d] = on_values(dim);
-    } else if (picked.count(dim.method) || champion_on) {
+    } else if (picked.count(dim.method) || champion_on || (dim.kind == DimKind::kGuard && explorable.count(dim.method))) {
+      // Free: a pick (tried first on the incumbent), a method on in the champion, or a guard the kernel declares
+      // that the search may use on this device and in this numerics mode: the kernel's author offered it, and
+      // the profile's silence is no evidence against it (docs/SEARCH.md). Compiler-flag methods need a pick.
       for (int v = 0; v < n; ++v) allowed[d].push_back(v);
     }
     if (allowed[d].empty()) allowed[d].push_back(dim.default_index);  // off (or the only value there is)

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "search/testing.h"
 
 #include <filesystem>
@@ -68,17 +70,19 @@ class BuiltinGeneratorTest : public ::testing::Test {
 
 TEST_F(BuiltinGeneratorTest, PicksByEvidenceAndTriesThePicksWithoutImposingThem) {
   BuiltinGenerator gen;
+  in_.k = 8;
   auto out = gen.generate(in_);
   ASSERT_TRUE(out.ok()) << out.error().message;
   // Strongest evidence first: 240 waves (capped margin) before 85% of DRAM peak.
   EXPECT_EQ(out->selection.ids(), (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
-  ASSERT_EQ(out->candidates.size(), 4u);
+  // loop_unrolling is not picked (no latency slot left) but the kernel declares it: the search may use it.
+  EXPECT_EQ(out->selection.explorable, (std::vector<std::string>{"grid_stride_loop", "loop_unrolling", "vectorized_access"}));
+  ASSERT_EQ(out->candidates.size(), 8u);
   std::set<std::string> guard_values;
   for (const auto& c : out->candidates) {
-    EXPECT_EQ(c.defines.at("KOPT_LOOP_UNROLLING"), "0") << c.id;  // not picked: no latency slot left
     // The methods a candidate claims are exactly the guards it switches on.
     std::vector<std::string> on;
-    for (const char* m : {"grid_stride_loop", "vectorized_access"})
+    for (const char* m : {"grid_stride_loop", "loop_unrolling", "vectorized_access"})
       if (c.guards.at(m)) on.push_back(m);
     EXPECT_EQ(c.methods, on) << c.id;
     EXPECT_EQ(c.defines.at("KOPT_GRID_STRIDE_LOOP"), c.guards.at("grid_stride_loop") ? "1" : "0") << c.id;
@@ -94,6 +98,57 @@ TEST_F(BuiltinGeneratorTest, PicksByEvidenceAndTriesThePicksWithoutImposingThem)
   EXPECT_EQ(out->candidates[0].id, "i1c1");
   // The picks are free dimensions, not pinned: the other candidates do not all carry both.
   EXPECT_GT(guard_values.size(), 1u);
+  bool unrolled = false;
+  for (const auto& c : out->candidates) unrolled = unrolled || c.guards.at("loop_unrolling");
+  EXPECT_TRUE(unrolled) << "the initial design covers the unpicked declared method too";
+}
+
+TEST(BuiltinGenerator, WhenTheAllowedConfigurationsAreSpentItExploresTheRestAndSaysSo) {
+  fs::path dir = fs::path(::testing::TempDir()) / "kopt_builtin_widen";
+  fs::create_directories(dir);
+  ASSERT_TRUE(util::write_file_atomic(dir / "k.cu", "extern \"C\" void solve(float* y) {}\n").ok());
+  SearchSpace s;
+  Dim p;
+  p.kind = DimKind::kParam;
+  p.name = "P";
+  p.values = {1, 2};
+  Dim f;  // a compiler-flag method: off unless the profile picks it
+  f.kind = DimKind::kFlag;
+  f.name = "KOPT_L1_BYPASS_LOADS";
+  f.method = "l1_bypass_loads";
+  f.values = {0, 1};
+  s.dims = {p, f};
+  GeneratorInput in;
+  in.registry = &reg();
+  in.space = &s;
+  in.baseline_source = dir / "k.cu";
+  in.iteration_dir = dir;
+  in.k = 4;
+  Candidate base = baseline_candidate(s, reg(), in.baseline_source, "extern \"C\" void solve(float* y) {}\n");
+  Measurement m{base, CandidateStatus::kOk, 1.0, 0};
+  in.champion = m;
+  in.history = {m};
+  BuiltinGenerator gen;
+  std::vector<std::vector<std::string>> notes;
+  std::vector<Config> proposed;
+  for (int it = 1; it <= 4; ++it) {
+    in.iteration = it;
+    auto out = gen.generate(in);
+    ASSERT_TRUE(out.ok());
+    notes.push_back(out->notes);
+    for (const auto& c : out->candidates) {
+      proposed.push_back(*c.config);
+      in.history.push_back({c, CandidateStatus::kOk, 1.0, it});
+    }
+  }
+  ASSERT_EQ(proposed.size(), 3u) << "P=2 first (the flag off), then the two configurations with the flag on";
+  EXPECT_EQ(proposed[0], (Config{1, 0}));
+  auto said = [](const std::vector<std::string>& n) {
+    return std::any_of(n.begin(), n.end(), [](const std::string& x) { return x.find("exploring the rest") != std::string::npos; });
+  };
+  EXPECT_FALSE(said(notes[0]));
+  EXPECT_TRUE(said(notes[1]));
+  EXPECT_EQ(notes[2].back(), "the search space is exhausted: every allowed configuration was measured");
 }
 
 TEST(AllowedValues, APickIsFreeAndOnlyAnEffectiveChampionMethodIsPinned) {
@@ -115,6 +170,19 @@ TEST(AllowedValues, APickIsFreeAndOnlyAnEffectiveChampionMethodIsPinned) {
   EXPECT_EQ(allowed_values(s, std::nullopt, none)[1], (std::vector<int>{0}));     // not picked: off
   EXPECT_EQ(allowed_values(s, std::nullopt, pick)[1], (std::vector<int>{0, 1}));  // picked: the search decides
   EXPECT_EQ(allowed_values(s, std::nullopt, none)[0], (std::vector<int>{0, 1}));  // params: every value
+  // A declared guard the search may use (explorable: usable here, not judged ineffective) is free without a pick;
+  // a compiler-flag method is not: it needs the profile's evidence.
+  MethodSelection usable;
+  usable.explorable = {"vectorized_access", "l1_bypass_loads"};
+  EXPECT_EQ(allowed_values(s, std::nullopt, usable)[1], (std::vector<int>{0, 1}));
+  SearchSpace with_flag = s;
+  Dim f;
+  f.kind = DimKind::kFlag;
+  f.name = "KOPT_L1_BYPASS_LOADS";
+  f.method = "l1_bypass_loads";
+  f.values = {0, 1};
+  with_flag.dims.push_back(f);
+  EXPECT_EQ(allowed_values(with_flag, std::nullopt, usable)[2], (std::vector<int>{0}));
   Candidate champ;
   champ.guards["vectorized_access"] = true;
   EXPECT_EQ(allowed_values(s, champ, none)[1], (std::vector<int>{0, 1}));  // on, never judged: may be dropped
@@ -175,7 +243,6 @@ TEST_F(BuiltinGeneratorTest, ExhaustedSpaceGivesNoCandidatesAndSaysSo) {
   // Only 1 method slot and a tiny space: measure everything, then ask again.
   in_.plan.slots = {};
   BuiltinGenerator gen;
-  bool saw_widening = false;
   for (int it = 1; it < 80; ++it) {
     in_.iteration = it;
     auto out = gen.generate(in_);
@@ -196,10 +263,8 @@ TEST_F(BuiltinGeneratorTest, ExhaustedSpaceGivesNoCandidatesAndSaysSo) {
       EXPECT_GT(valid, 15u) << "more than the 15 parameter points (4 THREADS x 4 ITEMS, 512 x 8 over 2048)";
       ASSERT_TRUE(out->outlook);
       EXPECT_EQ(out->outlook->remaining, 0);
-      EXPECT_TRUE(saw_widening) << "the generator said when it went beyond the evidence's picks";
       return;
     }
-    for (const auto& n : out->notes) saw_widening = saw_widening || n.find("exploring the rest of the space") != std::string::npos;
     for (const auto& c : out->candidates) in_.history.push_back({c, CandidateStatus::kOk, 1.0, it});
   }
   FAIL() << "the space never ran out";

@@ -106,6 +106,10 @@ struct MethodSkip {
 struct MethodSelection {
   std::vector<MethodPick> picks;
   std::vector<MethodSkip> skipped;
+  // Offered methods the search may switch on whatever the profile says: usable on this device, backend and
+  // numerics mode, and not judged ineffective (or failed) under the evidence that still holds. Picks and methods
+  // already on in the champion included.
+  std::vector<std::string> explorable;
   std::vector<std::string> ids() const;
 };
 

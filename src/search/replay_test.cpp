@@ -148,15 +148,14 @@ TEST_F(ReplayTest, MethodSelectionDecidesWhenAGuardedBestIsReached) {
   ReplayOptions o;
   o.runs = 10;
   o.iterations = 40;
-  // No evidence: the loop does not pick the method, so its guard stays off until every configuration with it off
-  // is measured; then the search goes on into the rest of the space (the method on) and still finds the best.
+  // No evidence: the loop does not pick the method, but the kernel declares it, so the search may switch it on
+  // (the profile's silence is no evidence against it): the best is found among the 34 configurations all the same.
   auto none = replay(o);
   ASSERT_TRUE(none.ok()) << none.error().message;
   EXPECT_EQ(none->summary.reached, 10);
   for (const auto& run : none->runs) {
     ASSERT_TRUE(run.hit_evaluation);
-    EXPECT_GT(*run.hit_evaluation, 17) << "only after the 17 configurations with the guard off";
-    for (size_t i = 0; i < 17 && i < run.evaluated.size(); ++i) EXPECT_EQ(value(run.evaluated[i], "KOPT_VECTORIZED_ACCESS"), 0);
+    EXPECT_LE(*run.hit_evaluation, 34);
   }
   // Evidence for it: picked in iteration 1, tried first on the incumbent, then searched as a free dimension
   // (off or on) with the parameters: every run finds the best among the 34 configurations.

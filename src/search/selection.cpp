@@ -94,15 +94,16 @@ MethodSelection select_methods(const SelectionInput& in) {
       out.skipped.push_back({id, "not in the registry"});
       continue;
     }
-    if (in.active.count(id)) {
-      out.skipped.push_back({id, "already on in the champion"});
-      continue;
-    }
     if (auto why = unusable(*m, in); !why.empty()) {
       out.skipped.push_back({id, why});
       continue;
     }
     auto hits = fired_evidence(*m, in.metrics);
+    if (judged_out(*m, in, hits).empty()) out.explorable.push_back(id);
+    if (in.active.count(id)) {
+      out.skipped.push_back({id, "already on in the champion"});
+      continue;
+    }
     if (hits.empty()) {
       out.skipped.push_back({id, "no evidence for it in the current profile"});
       continue;
