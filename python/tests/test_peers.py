@@ -321,6 +321,34 @@ def test_harness_source_compiles_with_nvrtc_as_kernel_tuner_does(cp_async):
     assert name.value == b"_Z13sgemm_tunablePKfS0_Pfiii"
 
 
+@needs_kt
+def test_kernel_tuner_launches_what_solve_launches_and_accepts_the_arguments():
+    """Kernel Tuner's own helpers: the grid and block of each configuration are solve()'s, the kernel's signature
+    takes the harness's arguments, and the source Kernel Tuner would compile compiles (NVRTC, when present)."""
+    import numpy as np
+    from kernel_tuner import util
+    text = open(SGEMM).read()
+    src = kt_sgemm.device_source(text)
+    space = kt_cache.KtSpace(text, kt_sgemm.DERIVE)
+    names = ["block_size_x", "block_size_y", "block_size_z"]  # Kernel Tuner's defaults
+    for c in space.configs[::61]:
+        threads, grid = util.setup_block_and_grid((4096, 4096), (["BN"], ["BM"], None), c, names)
+        assert threads == ((c["BM"] // c["TM"]) * (c["BN"] // c["TN"]), 1, 1)
+        assert grid == (4096 // c["BN"], 4096 // c["BM"], 1)
+    args = [np.zeros(4, np.float32), np.zeros(4, np.float32), np.zeros(4, np.float32), np.int32(1), np.int32(1), np.int32(1)]
+    util.check_argument_list("sgemm_tunable", src, args)  # raises on a mismatch
+    name, code = util.prepare_kernel_string("sgemm_tunable", src, space.configs[-1], (32, 32, 1), (256, 1, 1), names,
+                                            "CUDA", None)
+    assert name == "sgemm_tunable" and code.startswith("#define grid_size_x 32\n")
+    lib = nvrtc()
+    if lib is None:
+        return
+    prog = ctypes.c_void_p()
+    assert lib.nvrtcCreateProgram(ctypes.byref(prog), code.encode(), b"CUDAProgram", 0, None, None) == 0
+    opts = [b"--std=c++11", b"--gpu-architecture=compute_90", f"-I{kt_sgemm.cuda_include()}".encode()]
+    assert lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts)) == 0
+
+
 # --- kopt: live run directories and replays -----------------------------------------------------------------------
 
 def meta(t):
