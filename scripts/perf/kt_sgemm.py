@@ -180,7 +180,7 @@ def main(argv=None):
                                strategy=a.strategy, strategy_options={"max_fevals": a.max_fevals}, cache=a.cache,
                                quiet=True, seed=a.seed)
     wall = time.time() - t1
-    points = kt_simulate.trajectory(results)
+    points = kt_simulate.trajectory(results, list(space.tune_params))
     seen, costs = set(), []
     keys = list(space.tune_params)
     for r in results:

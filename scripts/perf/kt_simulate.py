@@ -64,11 +64,12 @@ def parse_seeds(text):
     return seeds
 
 
-def trajectory(results):
-    """Kernel Tuner's results list -> points [evaluation, wall_s, overhead_s, ms, key] (module docstring)."""
+def trajectory(results, keys=None):
+    """Kernel Tuner's results list -> points [evaluation, wall_s, overhead_s, ms, key] (module docstring). `keys`:
+    the tune_params' names in order (default: every key of the first result that is not one of Kernel Tuner's
+    own fields)."""
     points, seen = [], set()
     wall_ms = over_ms = 0.0
-    keys = None
     for r in results:
         if r is None:
             continue
@@ -142,7 +143,7 @@ def simulate_one(tune_kernel, header, restrictions, cache, strategy, seed, max_f
                                    strategy_options=options, quiet=True, verbose=False, seed=seed)
     finally:
         StallGuard.remove(original)
-    points = trajectory(results)
+    points = trajectory(results, header["tune_params_keys"])
     if guard.stalled:
         end = f"stalled ({stall_limit} proposals in a row already evaluated)"
     elif len(points) >= max_fevals:
