@@ -411,6 +411,10 @@ def test_best_so_far_from_a_kopt_run_directory(tmp_path, mode):
     else:
         assert times == [0, 12.5, 25, 37.5, 50] and r["time_source"].startswith("estimated")
     assert r["search_wall_s"] == 50 and r["total_wall_s"] == 85
+    out = tmp_path / "live.json"
+    assert peers.main(["kopt-runs", str(tmp_path), "--table", str(table), "--out", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["best_ms"] == 1.0 and saved["series"][0]["runs"][0]["points"] == pts
 
 
 def test_a_folder_without_runs_is_an_input_error(tmp_path):
@@ -481,7 +485,8 @@ def test_report_table_and_figure(tmp_path, capsys):
         {"seed": 2, "points": [pt(1, 2.0, 1.2), pt(2, 4.0, 1.1), pt(3, 6.0, 1.4)]},
         {"seed": 3, "points": [pt(1, 2.0, 1.0)]}])
     ko = trajectories_file(tmp_path / "ko.json", "kopt", "default", "live", [
-        {"seed": 1, "points": [pt(1, 0.0, 1.5), pt(2, 3.0, 1.02)]}])
+        {"seed": 1, "end": "patience", "total_wall_s": 60.0, "time_source": "history[].t_s",
+         "points": [pt(1, 0.0, 1.5), pt(2, 3.0, 1.02)]}])
     md, js, fig = tmp_path / "t.md", tmp_path / "t.json", tmp_path / "f.png"
     assert peers.main(["report", kt, ko, "--table", str(table), "--sweep-report", str(report), "--md", str(md),
                        "--json", str(js), "--figure", str(fig)]) == 0
@@ -489,6 +494,8 @@ def test_report_table_and_figure(tmp_path, capsys):
     assert "| exhaustive sweep | every configuration | measured | 1 run | 5 (all;" in text
     assert "| Kernel Tuner | random_sample | simulated (table costs) | 2/3 | 2 [1–2] | 4 [2–4] | 12% | 1.0000 ms (+0.0%; 2/3) |" in text
     assert "| kopt | default | measured | 1/1 | 2 [2–2] | 3 [3–3] | 9% | 1.0200 ms (+2.0%; 0/1) |" in text
+    assert ("kopt default (live): whole run including the gates, median 60 s [60–60] over 1 runs; seconds to the "
+            "target counted from the end of the gates (history[].t_s); stops: patience") in text
     stats = json.loads(js.read_text())["stats"]
     assert stats[1]["reached"] == 2 and stats[1]["evals_median"] == 2 and stats[1]["seconds_median"] == 4.0
     try:

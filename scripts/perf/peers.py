@@ -300,6 +300,14 @@ def cmd_report(a):
         series += [rescaled(s, cost) for s in series if s["tool"] == "Kernel Tuner" and s["mode"] == "simulated"]
     stats = [series_stats(s, best_ms, a.within, exh_wall) for s in series]
     md = markdown_table(stats, best_ms, a.within, exh_wall)
+    for s in series:  # live kopt runs: the whole run's wall too (gates included), and where the times came from
+        totals = sorted(r["total_wall_s"] for r in s["runs"] if r.get("total_wall_s") is not None)
+        if totals:
+            sources = sorted({r.get("time_source", "?") for r in s["runs"]})
+            md += (f"\n\n{s['tool']} {s['strategy']} ({s['mode']}): whole run including the gates, median "
+                   f"{percentile(totals, 0.5):.0f} s [{totals[0]:.0f}–{totals[-1]:.0f}] over {len(totals)} runs; "
+                   f"seconds to the target counted from the end of the gates ({', '.join(sources)}); stops: "
+                   f"{', '.join(sorted({str(r.get('end')) for r in s['runs']}))}")
     print(md)
     if a.md:
         with open(a.md, "w") as f:
