@@ -84,6 +84,8 @@ done
 for v in SIZE ROUNDS CHUNK JOBS RUNS BRANCHES; do
   case "${!v}" in '' | *[!0-9]*) echo "search_efficiency: --$(echo "$v" | tr '[:upper:]' '[:lower:]') must be a positive integer" >&2; exit 2 ;; esac
 done
+[ -f "$KERNEL" ] || { echo "search_efficiency: no such kernel: $KERNEL" >&2; exit 2; }
+KERNEL="$(cd "$(dirname "$KERNEL")" && pwd)/$(basename "$KERNEL")"
 if [ -z "$DIMS" ]; then
   if [ "$KERNEL" != "$ROOT/examples/sgemm_tunable/kernel.cu" ]; then
     echo "search_efficiency: --kernel needs --dims (the dimensions kopt bench takes, e.g. \"--rows=8192 --cols=8192\")" >&2; exit 2
@@ -92,8 +94,6 @@ if [ -z "$DIMS" ]; then
   DIMS="--M=$SIZE --N=$SIZE --K=$SIZE"
   FLOPS="${FLOPS:-$((2 * SIZE * SIZE * SIZE))}"
 fi
-[ -f "$KERNEL" ] || { echo "search_efficiency: no such kernel: $KERNEL" >&2; exit 2; }
-KERNEL="$(cd "$(dirname "$KERNEL")" && pwd)/$(basename "$KERNEL")"
 REF="${REF_GIVEN:-$(dirname "$KERNEL")/ref.py}"
 [ -f "$REF" ] || { echo "search_efficiency: no reference $REF (give --ref)" >&2; exit 2; }
 FLOPS="${FLOPS:-0}"
