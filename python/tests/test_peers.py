@@ -355,7 +355,7 @@ def meta(t):
     return {"meta": {"kind": "x", "time": t}}
 
 
-def fake_run(tmp_path, with_t_s=False, stamps=True):
+def fake_run(tmp_path, with_search_s=False, stamps=True):
     """A run directory: baseline, iteration 1 with three candidates (one failed, one outside the table: a
     compiler-flag method), iteration 2 with one."""
     d = tmp_path / "kopt_runs" / "run_20261201_000000"
@@ -370,9 +370,9 @@ def fake_run(tmp_path, with_t_s=False, stamps=True):
         {"candidate": cand("i1c3", 64, 4, 0, ["-Xptxas=-dlcm=cg"]), "status": "ok", "median_ms": 0.95, "iteration": 1},
         {"candidate": cand("i2c1", 64, 2, 1), "status": "ok", "median_ms": 1.31, "iteration": 2},
     ]
-    if with_t_s:
+    if with_search_s:
         for h, t in zip(history, [0, 3.5, 4.0, 6.25, 20.0]):
-            h["t_s"] = t
+            h["search_s"] = t
     (d / "state.json").write_text(json.dumps(dict(meta("2026-12-01T00:03:00Z"), history=history,
                                                   phase_seconds={"gates": 30, "ceilings": 5, "compile": 10, "measure": 40},
                                                   stop_reason="patience")))
@@ -391,10 +391,10 @@ def fake_run(tmp_path, with_t_s=False, stamps=True):
     return d
 
 
-@pytest.mark.parametrize("mode", ["t_s", "stamps", "estimated"])
+@pytest.mark.parametrize("mode", ["search_s", "stamps", "estimated"])
 def test_best_so_far_from_a_kopt_run_directory(tmp_path, mode):
     space, table, kernel = tiny_table(tmp_path)  # 32,2,0 -> 1.0; 32,2,1 -> 1.1; 64,2,0 -> 1.2; 64,2,1 -> 1.3; 64,4,0 -> 1.4
-    fake_run(tmp_path, with_t_s=mode == "t_s", stamps=mode == "stamps")
+    fake_run(tmp_path, with_search_s=mode == "search_s", stamps=mode == "stamps")
     series = kopt_curves.live_series([str(tmp_path)], str(table))
     r = series["runs"][0]
     assert r["seed"] == 7 and r["end"] == "patience"
@@ -404,8 +404,8 @@ def test_best_so_far_from_a_kopt_run_directory(tmp_path, mode):
     assert [p[3] for p in pts] == [1.0, 1.2, None, 0.95, 1.3]
     assert pts[3][4] == "i1c3" and pts[1][4] == "64,2,0"
     times = [p[1] for p in pts]
-    if mode == "t_s":
-        assert times == [0, 3.5, 4.0, 6.25, 20.0] and r["time_source"] == "history[].t_s"
+    if mode == "search_s":
+        assert times == [0, 3.5, 4.0, 6.25, 20.0] and r["time_source"] == "history[].search_s"
     elif mode == "stamps":
         assert times == [0, 4, 4, 7, 20] and r["time_source"].startswith("file time stamps")
     else:
@@ -485,7 +485,7 @@ def test_report_table_and_figure(tmp_path, capsys):
         {"seed": 2, "points": [pt(1, 2.0, 1.2), pt(2, 4.0, 1.1), pt(3, 6.0, 1.4)]},
         {"seed": 3, "points": [pt(1, 2.0, 1.0)]}])
     ko = trajectories_file(tmp_path / "ko.json", "kopt", "default", "live", [
-        {"seed": 1, "end": "patience", "total_wall_s": 60.0, "time_source": "history[].t_s",
+        {"seed": 1, "end": "patience", "total_wall_s": 60.0, "time_source": "history[].search_s",
          "points": [pt(1, 0.0, 1.5), pt(2, 3.0, 1.02)]}])
     md, js, fig = tmp_path / "t.md", tmp_path / "t.json", tmp_path / "f.png"
     assert peers.main(["report", kt, ko, "--table", str(table), "--sweep-report", str(report), "--md", str(md),
@@ -495,7 +495,7 @@ def test_report_table_and_figure(tmp_path, capsys):
     assert "| Kernel Tuner | random_sample | simulated (table costs) | 2/3 | 2 [1–2] | 4 [2–4] | 12% | 1.0000 ms (+0.0%; 2/3) |" in text
     assert "| kopt | default | measured | 1/1 | 2 [2–2] | 3 [3–3] | 9% | 1.0200 ms (+2.0%; 0/1) |" in text
     assert ("kopt default (live): whole run including the gates, median 60 s [60–60] over 1 runs; seconds to the "
-            "target counted from the end of the gates (history[].t_s); stops: patience") in text
+            "target counted from the end of the gates (history[].search_s); stops: patience") in text
     stats = json.loads(js.read_text())["stats"]
     assert stats[1]["reached"] == 2 and stats[1]["evals_median"] == 2 and stats[1]["seconds_median"] == 4.0
     try:

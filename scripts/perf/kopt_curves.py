@@ -5,8 +5,8 @@ overhead_s, ms, key]), from two sources:
   * live runs: `kopt optimize` run directories (kopt_runs/run_*), one seed each. Evaluation i is the i-th entry
     of state.json's history (the baseline is evaluation 1; ablation builds are not evaluations). Its wall_s is
     the seconds from the end of the gates to the moment its timing was known, taken from, in order:
-      1. history[i].t_s, when kopt writes it (the field this script asks the loop for: seconds since the end of
-         the gates when the candidate's measurement ended; the baseline 0);
+      1. history[i].search_s, which kopt writes since a44a8ff (seconds of search since the gates passed, when the
+         candidate was measured; the baseline 0);
       2. the `meta.time` stamp (UTC, whole seconds) of iter_NN/candidates/<id>/run.json (build.json for a
          candidate that never ran), minus that of iter_00_baseline/roofline.json, the last file the gates write;
       3. else the search's phase seconds (summary.json phase_seconds less gates and ceilings) spread evenly
@@ -105,9 +105,9 @@ def run_trajectory(run_dir, dims, table):
         raise ValueError(f"{run_dir}: state.json has no history (did the gates pass?)")
     phases = state.get("phase_seconds") or summary.get("phase_seconds") or {}
     total = sum(phases.values())
-    search_wall = total - phases.get("gates", 0) - phases.get("ceilings", 0)
-    times = [h.get("t_s") for h in history]
-    source = "history[].t_s"
+    search_wall = (state.get("stop") or {}).get("search_s") or (total - phases.get("gates", 0) - phases.get("ceilings", 0))
+    times = [h.get("search_s") for h in history]
+    source = "history[].search_s"
     if any(t is None for t in times):
         t0 = meta_epoch(os.path.join(run_dir, "iter_00_baseline", "roofline.json"))
         stamps = []
