@@ -146,7 +146,8 @@ def space_fixture(tmp_path, libs, monkeypatch):
     comp.mkdir()
     for i, lib in enumerate(libs):
         if lib is not None:
-            (comp / f"{i}.json").write_text(json.dumps({"library": f"/libs/{lib}.so", "compile": {"status": "ok"}}))
+            (comp / f"{i}.json").write_text(json.dumps({"library": f"/libs/{lib}.so", "compile": {
+                "status": "ok", "compile_ms": 100.0 + i, "cache_hit": i == 3}}))
     args = ["--kopt", str(kopt), "--golden", str(tmp_path / "golden"), "--configs", str(tmp_path / "configs.txt"),
             "--compiled", str(comp), "--out", str(tmp_path / "out"), "--size", "1000", "--rounds", "5"]
     return ms, args, log
@@ -172,6 +173,13 @@ def test_measure_space_writes_the_table_from_paired_results(tmp_path, monkeypatc
     assert log.read_text().splitlines() == ["lib4 lib2_wrong lib8 lib1", "lib3"]
     failures = (tmp_path / "out" / "failures.txt").read_text().splitlines()
     assert failures == ["1\twrong_result\toutput C: first bad index 3", "2\tcompile_failed\t"]
+    # What each configuration cost: its share of its runner process's wall; none for the one never measured.
+    costs = read_rows(tmp_path / "out" / "costs.csv")
+    assert [c["index"] for c in costs] == ["0", "1", "2", "3", "4", "5"]
+    assert costs[2]["measure_ms"] == "" and all(float(costs[i]["measure_ms"]) > 0 for i in (0, 1, 3, 4, 5))
+    assert costs[0]["measure_ms"] == costs[1]["measure_ms"]  # the same process of 4, shared evenly
+    assert [c["compile_ms"] for c in costs] == ["100.0", "101.0", "", "103.0", "104.0", "105.0"]
+    assert [c["compile_cache_hit"] for c in costs] == ["0", "0", "", "1", "0", "0"]
     # The table is what the report reads.
     se = load("search_efficiency")
     dims, configs = se.read_measurements(tmp_path / "out" / "measurements.csv")

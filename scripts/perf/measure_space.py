@@ -3,7 +3,7 @@
 process, and writes measurements.csv (the table search_efficiency.py and `kopt __search-replay` read).
 
   measure_space.py --kopt KOPT --golden GOLDEN_DIR --configs configs.txt --compiled DIR --out DIR
-                   [--size S] [--chunk 32] [--rounds 7] [--timeout-per-call-s 0.25]
+                   [--size S | --flops F] [--chunk 32] [--rounds 7] [--timeout-per-call-s 0.25]
 
 configs.txt: one configuration per line as -DNAME=VALUE words (kopt_space.py). DIR/<i>.json: what
 `kopt sass --compile-only --json` wrote for line i (0-based); no file means the compile failed.
@@ -19,8 +19,12 @@ that dies:
   * with a result that names no library (golden data, driver, memory): the measurement stops; it would fail
     for every chunk.
 Outputs in --out: measurements.csv (index, one column per dimension, status, median_ms, ci95_low_ms,
-ci95_high_ms, tflops = 2*S^3 / median), failures.txt (index, status, message of each row that is not ok) and
-runs/ (each runner result).
+ci95_high_ms, tflops = F / median, F = --flops or 2*S^3; empty with --flops 0), failures.txt (index, status,
+message of each row that is not ok), costs.csv (index, compile_ms, compile_cache_hit, measure_ms: what each
+configuration cost, for tools that replay a search over the table with its costs, scripts/perf/kt_cache.py;
+compile_ms is the compile JSON's compile.compile_ms, measure_ms the wall of each runner process that measured the
+configuration divided by that process's number of libraries, summed over retries) and runs/ (each runner
+result).
 """
 import argparse
 import csv
@@ -46,6 +50,30 @@ def parse_defines(line):
 def read_configs(path):
     with open(path) as f:
         return [parse_defines(ln) for ln in f if ln.strip()]
+
+
+def read_compile_costs(compiled_dir, n):
+    """index -> (compile_ms, cache_hit) from the compile JSONs (what `kopt sass --compile-only --json` wrote)."""
+    out = {}
+    for i in range(n):
+        try:
+            with open(os.path.join(compiled_dir, f"{i}.json")) as f:
+                c = json.load(f).get("compile") or {}
+        except (OSError, ValueError):
+            continue
+        if c.get("compile_ms") is not None:
+            out[i] = (float(c["compile_ms"]), bool(c.get("cache_hit")))
+    return out
+
+
+def write_costs(path, n, compile_costs, cost_ms):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["index", "compile_ms", "compile_cache_hit", "measure_ms"])
+        for i in range(n):
+            c = compile_costs.get(i)
+            w.writerow([i, "" if c is None else f"{c[0]:.1f}", "" if c is None else int(c[1]),
+                        f"{cost_ms[i]:.1f}" if i in cost_ms else ""])
 
 
 def read_libraries(compiled_dir, n):
@@ -92,17 +120,21 @@ class Systematic(Exception):
     """A failure that would end every chunk the same way (golden data, driver, memory)."""
 
 
-def measure(indices, libs, run, chunk, log=print):
+def measure(indices, libs, run, chunk, log=print, cost_ms=None):
     """Times `indices` (configuration index -> libs[index]) in chunks through `run(chunk_libs, tag)`, which
     returns (how, result JSON or None). Returns {index: {"status", "message", "timing"?}} and the number of
-    runner processes started."""
+    runner processes started. `cost_ms`, when given, receives index -> the wall of the processes that measured
+    it, each process's wall shared evenly among its libraries."""
     results, processes = {}, 0
+    cost_ms = {} if cost_ms is None else cost_ms
     queue = [indices[k:k + chunk] for k in range(0, len(indices), chunk)]
     while queue:
         part = queue.pop(0)
         processes += 1
         t0 = time.time()
         how, res = run([libs[i] for i in part], f"chunk_{processes:03d}")
+        for i in part:
+            cost_ms[i] = cost_ms.get(i, 0.0) + 1000 * (time.time() - t0) / len(part)
         entries = (res or {}).get("libs")
         if isinstance(entries, list) and len(entries) == len(part):
             for i, e in zip(part, entries):
@@ -138,9 +170,10 @@ def fmt(x):
     return "" if x is None else f"{x:.6f}"
 
 
-def csv_rows(configs, compiled, results, size):
+def csv_rows(configs, compiled, results, size, flops=None):
     """One row per configuration, in order: index, its values, status, median_ms, ci95_low_ms, ci95_high_ms,
-    tflops (2 S^3 FLOP per call)."""
+    tflops (`flops` per call, default 2 S^3; 0: left empty)."""
+    flops = 2 * size ** 3 if flops is None else flops
     rows = []
     for i, cfg in enumerate(configs):
         if i not in compiled:
@@ -149,7 +182,7 @@ def csv_rows(configs, compiled, results, size):
             r = results.get(i, {"status": "not_measured", "message": "no runner result"})
         t = r.get("timing") or {}
         med = t.get("median_ms") if r["status"] == "ok" else None
-        tflops = 2 * size ** 3 / (med * 1e-3) / 1e12 if med else None
+        tflops = flops / (med * 1e-3) / 1e12 if med and flops else None
         rows.append([i] + list(cfg.values()) + [
             r["status"], fmt(med), fmt(t.get("ci95_low_ms") if med else None),
             fmt(t.get("ci95_high_ms") if med else None), "" if tflops is None else f"{tflops:.3f}"])
@@ -171,6 +204,8 @@ def main(argv=None):
     ap.add_argument("--compiled", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--flops", type=float, default=None, help="FLOP per call for the tflops column (default 2*size^3; "
+                    "0 leaves it empty)")
     ap.add_argument("--chunk", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--timeout-per-call-s", type=float, default=0.25,
@@ -193,13 +228,15 @@ def main(argv=None):
     print(f"measure_space: {len(indices)} of {len(configs)} configurations compiled; timing them in chunks of "
           f"{a.chunk}, {a.rounds} rounds each", flush=True)
     t0 = time.time()
+    cost_ms = {}
     try:
-        results, processes = measure(indices, compiled, run, a.chunk, log=lambda s: print(s, flush=True))
+        results, processes = measure(indices, compiled, run, a.chunk, log=lambda s: print(s, flush=True), cost_ms=cost_ms)
     except Systematic as e:
         print(f"measure_space: {e}", file=sys.stderr)
         return 1
-    rows = csv_rows(configs, compiled, results, a.size)
+    rows = csv_rows(configs, compiled, results, a.size, a.flops)
     write_csv(os.path.join(a.out, "measurements.csv"), configs[0].keys(), rows)
+    write_costs(os.path.join(a.out, "costs.csv"), len(configs), read_compile_costs(a.compiled, len(configs)), cost_ms)
     with open(os.path.join(a.out, "failures.txt"), "w") as f:
         for i in range(len(configs)):
             r = results.get(i) if i in compiled else {"status": "compile_failed", "message": ""}

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Search efficiency (docs/PERFORMANCE.md): measures every configuration of examples/sgemm_tunable's search space
-# once on this GPU, so the true best is known, then replays kopt's built-in search against that table
-# (`kopt __search-replay`, no GPU) and counts the evaluations it needs to get within 3% of the best.
+# Search efficiency (docs/PERFORMANCE.md): measures every configuration of a kernel's search space (by default
+# examples/sgemm_tunable's) once on this GPU, so the true best is known, then replays kopt's built-in search against
+# that table (`kopt __search-replay`, no GPU) and counts the evaluations it needs to get within 3% of the best.
 #
 #   scripts/perf/search_efficiency.sh [--size S] [--rounds R] [--chunk C] [--jobs J] [--fix NAME=VALUE ...]
 #                                     [--runs N] [--branches B] [--out DIR] [--dry-run] [--compile-only]
+#                                     [--kernel K.cu [--ref REF.py] --dims "--NAME=V ..." [--flops F]]
 #
 #   --size S          M = N = K = S (default 4096, the size of the issue's cuBLAS target; a multiple of 128)
+#   --kernel K.cu     another kernel with a declared space (e.g. examples/transpose/kernel.cu); needs --dims, the
+#                     dimensions kopt bench takes (e.g. "--rows=8192 --cols=8192"); --ref defaults to the ref.py
+#                     beside it; --flops F (FLOP per solve() call) fills the tflops column (default: empty)
 #   --rounds R        timing rounds per configuration, >= 5 (default 7): its median_ms is the median of R
 #                     samples, each after an L2 flush, interleaved with the other configurations of its chunk
 #   --chunk C         configurations per runner process (default 32)
@@ -33,8 +37,9 @@
 # Outputs in DIR: configs.txt (one configuration per line, -D words), kernel_subspace.cu (the kernel whose
 # annotations declare exactly the measured space), compiled/ (per configuration the compile JSON and log),
 # bench/ (the golden data's run), runs/ (runner results), measurements.csv (index, one column per dimension,
-# status, median_ms, ci95_low_ms, ci95_high_ms, tflops), failures.txt, replay_loop.json, replay_free.json and
-# report.txt (the table's summary, the replays, date, GPU, command and stage times).
+# status, median_ms, ci95_low_ms, ci95_high_ms, tflops), costs.csv (per configuration: compile_ms, whether the
+# build cache served it, measure_ms: its share of the runner processes' wall), failures.txt, replay_loop.json,
+# replay_free.json and report.txt (the table's summary, the replays, date, GPU, command and stage times).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -49,6 +54,9 @@ OUT=""
 JOBS="$(nproc 2>/dev/null || echo 4)"
 DRY_RUN=0
 COMPILE_ONLY=0
+DIMS=""
+FLOPS=""
+REF_GIVEN=""
 FIX=()
 ARGS=("$@")
 
@@ -63,6 +71,10 @@ while [ $# -gt 0 ]; do
     --runs) RUNS="$2"; shift 2 ;;
     --branches) BRANCHES="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
+    --kernel) KERNEL="$2"; shift 2 ;;
+    --ref) REF_GIVEN="$2"; shift 2 ;;
+    --dims) DIMS="$2"; shift 2 ;;
+    --flops) FLOPS="$2"; shift 2 ;;
     --dry-run) DRY_RUN=1; shift ;;
     --compile-only) COMPILE_ONLY=1; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -72,7 +84,19 @@ done
 for v in SIZE ROUNDS CHUNK JOBS RUNS BRANCHES; do
   case "${!v}" in '' | *[!0-9]*) echo "search_efficiency: --$(echo "$v" | tr '[:upper:]' '[:lower:]') must be a positive integer" >&2; exit 2 ;; esac
 done
-if [ $((SIZE % 128)) -ne 0 ] || [ "$SIZE" -eq 0 ]; then echo "search_efficiency: --size must be a multiple of 128" >&2; exit 2; fi
+[ -f "$KERNEL" ] || { echo "search_efficiency: no such kernel: $KERNEL" >&2; exit 2; }
+KERNEL="$(cd "$(dirname "$KERNEL")" && pwd)/$(basename "$KERNEL")"
+if [ -z "$DIMS" ]; then
+  if [ "$KERNEL" != "$ROOT/examples/sgemm_tunable/kernel.cu" ]; then
+    echo "search_efficiency: --kernel needs --dims (the dimensions kopt bench takes, e.g. \"--rows=8192 --cols=8192\")" >&2; exit 2
+  fi
+  if [ $((SIZE % 128)) -ne 0 ] || [ "$SIZE" -eq 0 ]; then echo "search_efficiency: --size must be a multiple of 128" >&2; exit 2; fi
+  DIMS="--M=$SIZE --N=$SIZE --K=$SIZE"
+  FLOPS="${FLOPS:-$((2 * SIZE * SIZE * SIZE))}"
+fi
+REF="${REF_GIVEN:-$(dirname "$KERNEL")/ref.py}"
+[ -f "$REF" ] || { echo "search_efficiency: no reference $REF (give --ref)" >&2; exit 2; }
+FLOPS="${FLOPS:-0}"
 if [ "$ROUNDS" -lt 5 ]; then echo "search_efficiency: --rounds must be at least 5" >&2; exit 2; fi
 
 KOPT=""
@@ -88,7 +112,7 @@ mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"
 python3 "$ROOT/scripts/perf/kopt_space.py" "$KERNEL" "${FIX[@]}" --narrowed-kernel "$OUT/kernel_subspace.cu" >"$OUT/configs.txt" || exit 1
 N=$(wc -l <"$OUT/configs.txt")
 ITERATIONS=$(((N + BRANCHES - 1) / BRANCHES))  # enough for a run to measure the whole space
-echo "search_efficiency: $N configurations (${FIX[*]:-all}) at M=N=K=$SIZE, $ROUNDS rounds each, chunks of $CHUNK"
+echo "search_efficiency: $N configurations of $(basename "$(dirname "$KERNEL")") (${FIX[*]:-all}) at $DIMS, $ROUNDS rounds each, chunks of $CHUNK"
 echo "search_efficiency: $N compiles on $JOBS jobs; replay: $RUNS seeds x up to $ITERATIONS iterations of $BRANCHES"
 if [ $DRY_RUN -eq 1 ]; then
   echo "search_efficiency: dry run; configurations in $OUT/configs.txt, kernel in $OUT/kernel_subspace.cu"
@@ -123,7 +147,8 @@ echo "search_efficiency: $n_compiled/$N compiled in $t_compile s"
 echo "search_efficiency: golden data (kopt bench, 1 seed)..."
 t_golden=$(date +%s)
 rm -rf "$OUT/bench"
-"$KOPT" bench "$KERNEL" --ref "$REF" --M="$SIZE" --N="$SIZE" --K="$SIZE" --seeds 1 --no-reference-timing \
+# shellcheck disable=SC2086  # DIMS is a list of --NAME=VALUE words
+"$KOPT" bench "$KERNEL" --ref "$REF" $DIMS --seeds 1 --no-reference-timing \
   --max-time-s 0.5 --out "$OUT/bench" --json "$OUT/bench.json" >"$OUT/bench.log" 2>&1 </dev/null
 GOLDEN="$(find "$OUT/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)"
 t_golden=$(($(date +%s) - t_golden))
@@ -137,7 +162,7 @@ echo "search_efficiency: golden data in $t_golden s: $GOLDEN"
 # 3. Time every library, a chunk per runner process.
 t_measure=$(date +%s)
 python3 "$ROOT/scripts/perf/measure_space.py" --kopt "$KOPT" --golden "$GOLDEN" --configs "$OUT/configs.txt" \
-  --compiled "$OUT/compiled" --out "$OUT" --size "$SIZE" --chunk "$CHUNK" --rounds "$ROUNDS" || exit 1
+  --compiled "$OUT/compiled" --out "$OUT" --size "$SIZE" --flops "$FLOPS" --chunk "$CHUNK" --rounds "$ROUNDS" || exit 1
 t_measure=$(($(date +%s) - t_measure))
 
 # 4. The report: the table, then the replays of the built-in search.
@@ -156,7 +181,7 @@ t_measure=$(($(date +%s) - t_measure))
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
   echo "kopt: $KOPT ($("$KOPT" --version 2>/dev/null | head -1))"
   echo "command: scripts/perf/search_efficiency.sh ${ARGS[*]}"
-  echo "size: M=N=K=$SIZE; $ROUNDS rounds per configuration, chunks of $CHUNK; $JOBS compile jobs"
+  echo "size: $DIMS; $ROUNDS rounds per configuration, chunks of $CHUNK; $JOBS compile jobs"
   echo "stages: compile $t_compile s, golden data $t_golden s, measurement $t_measure s"
   echo "baseline by kopt bench: $(grep -m1 'kernel     median' "$OUT/bench.log" | sed 's/^ *//')"
 } >"$OUT/report.txt"
