@@ -23,18 +23,24 @@ sass::VerifyStatus sass_status_of(const util::Json& sass, const std::string& met
 
 Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteration, const fs::path& iter_dir) {
   Phase p(*this, "ablation");
-  util::Json ablation = util::Json::array();
   const auto& cc = champ_run.candidate;
+  // Every ablatable method's variant (the champion with it off) in one batch: they compile in parallel and each is
+  // raced against the champion (CUDA) as it is built; that race is the attribution.
+  struct Plan {
+    std::string method;
+    bool ablatable = false;
+    std::optional<search::Candidate> off;
+  };
+  std::vector<Plan> plans;
+  std::vector<search::Candidate> offs;
   for (const auto& m : cc.methods) {
-    if (util::interrupted()) break;
-    auto sass_status = sass_status_of(champ_run.sass, m);
+    Plan pl{m};
     bool guarded = cc.guards.count(m) && cc.guards.at(m) &&
                    std::find(cc.not_ablatable.begin(), cc.not_ablatable.end(), m) == cc.not_ablatable.end();
     const search::Method* meth = search::find_method(m);
     bool flag_method = meth && meth->is_flag_method();
-    std::optional<Attribution> attr;
-    util::Json entry = {{"method", m}, {"sass", sass::to_string(sass_status)}};
-    if (guarded || flag_method) {
+    pl.ablatable = guarded || flag_method;
+    if (pl.ablatable) {
       search::Candidate off = cc;
       off.id = cc.id + "_no_" + m;
       off.methods.erase(std::remove(off.methods.begin(), off.methods.end(), m), off.methods.end());
@@ -45,21 +51,43 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
         else off.defines[compile::method_guard(m)] = "0";
         off.guards[m] = false;
       }
-      KOPT_TRY_ASSIGN(auto offs, measure({off}, iter_dir / "ablation", "ablation of " + m));
-      if (!offs.empty() && offs[0].status == search::CandidateStatus::kOk) {
-        auto cmp = paired(st_.champion->library, st_.champion->candidate, offs[0].build.library, offs[0].candidate,
-                          iter_dir / "ablation" / ("paired_" + m + ".json"));
+      pl.off = off;
+      offs.push_back(off);
+    }
+    plans.push_back(pl);
+  }
+  std::map<std::string, CandidateRun> measured;
+  if (!offs.empty()) {
+    KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation", fmt::format("ablation of {} method(s)", offs.size())));
+    for (auto& r : runs) measured[r.candidate.id] = std::move(r);
+  }
+  util::Json ablation = util::Json::array();
+  for (const auto& pl : plans) {
+    if (util::interrupted()) break;
+    const std::string& m = pl.method;
+    auto sass_status = sass_status_of(champ_run.sass, m);
+    std::optional<Attribution> attr;
+    util::Json entry = {{"method", m}, {"sass", sass::to_string(sass_status)}};
+    if (pl.off) {
+      auto it = measured.find(pl.off->id);
+      if (it != measured.end() && it->second.status == search::CandidateStatus::kOk) {
+        const CandidateRun& off = it->second;
+        // The race already compared the champion with the variant; Triton's variant gets a paired run now.
+        std::optional<runner::PairedComparison> cmp = off.vs_champion;
+        if (!cmp)
+          cmp = paired(st_.champion->library, st_.champion->candidate, off.build.library, off.candidate,
+                       iter_dir / "ablation" / ("paired_" + m + ".json"));
         if (cmp) {
           attr = attribution_from(*cmp);
           entry["attribution_ms"] = {{"median", attr->median_ms}, {"ci95_low", attr->ci95_low_ms}, {"ci95_high", attr->ci95_high_ms}};
           entry["comparison"] = runner::to_json(*cmp);
         }
-      } else if (!offs.empty()) {
-        entry["ablated_status"] = search::candidate_status_name(offs[0].status);
-        entry["ablated_note"] = offs[0].note;
+      } else if (it != measured.end()) {
+        entry["ablated_status"] = search::candidate_status_name(it->second.status);
+        entry["ablated_note"] = it->second.note;
       }
     }
-    auto v = classify(guarded || flag_method, sass_status, attr);
+    auto v = classify(pl.ablatable, sass_status, attr);
     entry["verdict"] = search::verdict_name(v);
     say("  ablation {}: {}", m, search::verdict_name(v));
     search::MethodVerdict mv{m, v, iteration, attr && attr->significant(), st_.metrics};

@@ -170,7 +170,7 @@ std::optional<int> Optimizer::pass_gates() {
                           {"note", fmt::format("gates passed; {}; stability {}", roofline::describe(placed->verdict),
                                                runner::describe(timed.timing->stability))}});
   st_.gates_passed = true;
-  st_.last_profile = {{"methods", base_candidate_.methods}, {"median_ms", timed.timing->median_ms}};
+  st_.last_profile = {{"methods", base_candidate_.methods}, {"median_ms", timed.timing->median_ms}, {"candidate", "baseline"}};
   start_search_clock();
   if (auto st = save_state(); !st) return fail(st.error());
   say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),

@@ -28,10 +28,27 @@ int Optimizer::run() {
   while (true) {
     tick();
     StopReason why = should_stop(st_.stop);
-    if (why != StopReason::kNone) return finish(why, "");
+    if (why != StopReason::kNone) {
+      profile_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done));
+      return finish(why, "");
+    }
     if (util::interrupted()) return interrupted_exit();
     if (auto rc = iterate(*gen)) return *rc;
   }
+}
+
+void Optimizer::profile_champion(const fs::path& iter_dir) {
+  if (!st_.champion || st_.last_profile.value("candidate", std::string()) == st_.champion->candidate.id) return;
+  std::error_code ec;
+  fs::create_directories(iter_dir / "profile", ec);
+  auto metrics = profile(fs::path(st_.champion->library), &st_.champion->candidate, iter_dir / "profile", "champion");
+  if (!metrics) {
+    say("  profile failed: {} (keeping the previous metrics)", metrics.error().message);
+    return;
+  }
+  st_.metrics = *metrics;
+  st_.last_profile = {{"methods", st_.champion->candidate.methods}, {"median_ms", st_.champion->median_ms},
+                      {"candidate", st_.champion->candidate.id}};
 }
 
 search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) const {
@@ -124,6 +141,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
       !st)
     return fail(st.error());
   if (should_stop(st_.stop) == StopReason::kNoPredictedGain) {
+    profile_champion(idir);
     if (auto st = save_state(); !st) return fail(st.error());
     return finish(StopReason::kNoPredictedGain, "");
   }
@@ -159,23 +177,12 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   if (auto st = write_json(idir / "ablation.json", "ablation", {{"methods", ablation}}); !st) return fail(st.error());
 
   // ---- Profile and roofline of the new champion ----
-  // Profiled again only when the methods changed or the time moved by 15% since the last profile: parameters alone
-  // rarely move the bottleneck, and a profile costs 15-30 s.
+  // The profile is evidence for choosing methods: taken when the search needs new evidence, i.e. when an iteration
+  // brought no faster champion, and of a champion not profiled yet (a profile costs 15-30 s; while parameters keep
+  // paying, the search goes on without one). The final champion is profiled when the run ends (finish).
   bool near_peak = st_.stop.near_peak;
+  if (!sel->improved) profile_champion(idir);
   if (champ_run) {
-    const auto& lp = st_.last_profile;
-    const bool due = !lp.is_object() || lp.value("methods", std::vector<std::string>{}) != champ_run->candidate.methods ||
-                     champ_run->outcome.timing->median_ms < 0.85 * lp.value("median_ms", 0.0);
-    if (due) {
-      auto metrics = profile(champ_run->build.library, &champ_run->candidate, idir / "profile", "champion");
-      if (metrics) {
-        st_.metrics = *metrics;
-        st_.last_profile = {{"methods", champ_run->candidate.methods}, {"median_ms", champ_run->outcome.timing->median_ms},
-                            {"candidate", champ_run->candidate.id}};
-      } else {
-        say("  profile failed: {} (keeping the previous metrics)", metrics.error().message);
-      }
-    }
     auto placed = place(*champ_run->outcome.timing, idir, champ_run->candidate.id);
     if (placed) near_peak = placed->near_peak();
   }

@@ -65,6 +65,8 @@ class Optimizer {
   search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
   void update_frontier();
+  // Profiles the champion unless it was already (its metrics become the method selection's evidence).
+  void profile_champion(const std::filesystem::path& iter_dir);
   // ---- evaluation (evaluate.cpp) ----
   runner::RunOutcome run(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
                          const std::filesystem::path& result, const std::string& mode,

@@ -1,5 +1,8 @@
 #include "runner/compare.h"
 
+#include <atomic>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -63,19 +66,28 @@ Tolerance default_tolerance(DType t) {
   }
 }
 
-CompareResult compare(DType t, const std::vector<int64_t>& shape, const unsigned char* expected,
-                      const unsigned char* actual, int64_t numel, Tolerance tol) {
-  CompareResult r;
-  r.numel = numel;
+namespace {
+
+// One chunk's share of a comparison; chunks are merged in order, so the result does not depend on how many threads
+// ran them (the sums are added chunk by chunk in index order).
+struct Partial {
+  int64_t mismatches = 0, nan_or_inf_mismatches = 0, still_poisoned = 0;
+  int64_t first_bad_index = -1;
+  double expected_at_first_bad = 0, actual_at_first_bad = 0;
+  double max_abs_err = 0, max_rel_err = 0, err2 = 0, ref2 = 0;
+};
+
+template <typename Decode>
+Partial compare_range_as(DType t, const Decode& decode, const unsigned char* expected, const unsigned char* actual,
+                         int64_t begin, int64_t end, Tolerance tol, bool bitwise_equal) {
+  Partial r;
   const size_t es = contract::dtype_size(t);
-  r.bitwise_equal = std::memcmp(expected, actual, static_cast<size_t>(numel) * es) == 0;
   const unsigned char pb = poison_byte(t);
-  double err2 = 0, ref2 = 0;
-  for (int64_t i = 0; i < numel; ++i) {
+  for (int64_t i = begin; i < end; ++i) {
     const unsigned char* ap = actual + i * static_cast<int64_t>(es);
     bool poisoned = true;
     for (size_t b = 0; b < es; ++b) poisoned = poisoned && ap[b] == pb;
-    double e = element_as_double(t, expected, i), a = element_as_double(t, actual, i);
+    double e = decode(expected, i), a = decode(actual, i);
     bool bad;
     if (std::isnan(e) || std::isnan(a) || std::isinf(e) || std::isinf(a)) {
       // NaN matches NaN; an infinity matches the same infinity; anything else is a mismatch.
@@ -86,11 +98,11 @@ CompareResult compare(DType t, const std::vector<int64_t>& shape, const unsigned
       double d = std::fabs(a - e);
       r.max_abs_err = std::max(r.max_abs_err, d);
       if (e != 0) r.max_rel_err = std::max(r.max_rel_err, d / std::fabs(e));
-      err2 += d * d;
-      ref2 += e * e;
+      r.err2 += d * d;
+      r.ref2 += e * e;
       bad = d > tol.atol + tol.rtol * std::fabs(e);
     }
-    if (poisoned && !(r.bitwise_equal)) ++r.still_poisoned;
+    if (poisoned && !bitwise_equal) ++r.still_poisoned;
     if (bad) {
       if (r.mismatches == 0) {
         r.first_bad_index = i;
@@ -99,6 +111,61 @@ CompareResult compare(DType t, const std::vector<int64_t>& shape, const unsigned
       }
       ++r.mismatches;
     }
+  }
+  return r;
+}
+
+// The common types decode inline; the others through element_as_double.
+Partial compare_range(DType t, const unsigned char* expected, const unsigned char* actual, int64_t begin, int64_t end,
+                      Tolerance tol, bool bitwise_equal) {
+  if (t == DType::kF32)
+    return compare_range_as(t, [](const unsigned char* d, int64_t i) { return static_cast<double>(load<float>(d, i)); },
+                            expected, actual, begin, end, tol, bitwise_equal);
+  if (t == DType::kF64)
+    return compare_range_as(t, [](const unsigned char* d, int64_t i) { return load<double>(d, i); }, expected, actual, begin,
+                            end, tol, bitwise_equal);
+  return compare_range_as(t, [t](const unsigned char* d, int64_t i) { return element_as_double(t, d, i); }, expected, actual,
+                          begin, end, tol, bitwise_equal);
+}
+
+// Elements per chunk: large outputs are compared on several threads (a 4096 x 4096 float output is 16 chunks).
+constexpr int64_t kChunk = 1 << 20;
+
+}  // namespace
+
+CompareResult compare(DType t, const std::vector<int64_t>& shape, const unsigned char* expected,
+                      const unsigned char* actual, int64_t numel, Tolerance tol) {
+  CompareResult r;
+  r.numel = numel;
+  const size_t es = contract::dtype_size(t);
+  r.bitwise_equal = std::memcmp(expected, actual, static_cast<size_t>(numel) * es) == 0;
+  const int64_t chunks = std::max<int64_t>(1, (numel + kChunk - 1) / kChunk);
+  std::vector<Partial> parts(static_cast<size_t>(chunks));
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t c = next++; c < chunks; c = next++)
+      parts[static_cast<size_t>(c)] = compare_range(t, expected, actual, c * kChunk, std::min(numel, (c + 1) * kChunk), tol,
+                                                    r.bitwise_equal);
+  };
+  const int64_t threads = std::min<int64_t>(chunks, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int64_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  double err2 = 0, ref2 = 0;
+  for (const auto& p : parts) {
+    if (p.mismatches > 0 && r.mismatches == 0) {
+      r.first_bad_index = p.first_bad_index;
+      r.expected_at_first_bad = p.expected_at_first_bad;
+      r.actual_at_first_bad = p.actual_at_first_bad;
+    }
+    r.mismatches += p.mismatches;
+    r.nan_or_inf_mismatches += p.nan_or_inf_mismatches;
+    r.still_poisoned += p.still_poisoned;
+    r.max_abs_err = std::max(r.max_abs_err, p.max_abs_err);
+    r.max_rel_err = std::max(r.max_rel_err, p.max_rel_err);
+    err2 += p.err2;
+    ref2 += p.ref2;
   }
   r.rel_l2_err = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   if (r.first_bad_index >= 0 && !shape.empty()) {
