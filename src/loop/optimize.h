@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "loop/gate_options.h"
 #include "pipeline/prepare.h"
 
 namespace kopt::loop {
@@ -26,6 +27,7 @@ struct OptimizeOptions {
   bool quiet = false;
   bool print_json = false;
   uint64_t seed = 1;
+  GateOptions gates;         // the workload matrix, shapes files, regressions, working set, sanitizer (issue 18)
 };
 
 // Returns the process exit code; everything it learns lands in the run directory.
