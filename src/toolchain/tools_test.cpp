@@ -63,8 +63,10 @@ TEST(ToolLocations, ComputeSanitizerHonoursItsVariable) {
   EXPECT_EQ(find_compute_sanitizer(), "/opt/cs/compute-sanitizer");
   if (old) ::setenv("KOPT_COMPUTE_SANITIZER", saved.c_str(), 1);
   else ::unsetenv("KOPT_COMPUTE_SANITIZER");
-  // Its version line has Nsight Compute's layout.
-  auto v = parse_ncu_version("NVIDIA (R) Compute Sanitizer\nCopyright (c) 2020-2025 NVIDIA Corporation\nVersion 2025.3.1.0 (build 36398880) (public-release)\n");
+  // Its version line (captured on the H200) has Nsight Compute's layout.
+  auto text = util::read_file(testing_support::test_data_dir() + "/sanitize/compute-sanitizer-2025.3.1.0/version.txt");
+  ASSERT_TRUE(text);
+  auto v = parse_ncu_version(*text);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->major, 2025);
   EXPECT_EQ(v->text, "2025.3.1.0");
