@@ -22,6 +22,7 @@ class Buffer:
     dtype: str
     shape: tuple
     source: str  # setup | shapes | guessed
+    expr: tuple = None  # shapes: ref.py's entry (dimension names and integers), so kopt can size other dims
 
     @property
     def numel(self):
@@ -32,8 +33,11 @@ class Buffer:
         return self.numel * dtypes.lookup(self.dtype).itemsize
 
     def manifest(self):
-        return {"name": self.name, "role": self.role, "dtype": self.dtype, "shape": list(self.shape),
-                "nbytes": self.nbytes, "shape_source": self.source}
+        m = {"name": self.name, "role": self.role, "dtype": self.dtype, "shape": list(self.shape),
+             "nbytes": self.nbytes, "shape_source": self.source}
+        if self.expr is not None:  # kopt's working-set estimate evaluates it at other dims (workload/working_set.h)
+            m["shape_expr"] = [e if isinstance(e, str) else int(e) for e in self.expr]
+        return m
 
 
 def parse_dims(obj):
@@ -98,8 +102,12 @@ def split_setup(result, params):
     return bufs, scalars
 
 
+def _shape_items(entry):
+    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+
+
 def _shape_entry(name, entry, dims):
-    items = entry if isinstance(entry, (tuple, list)) else (entry,)
+    items = _shape_items(entry)
     shape = []
     for it in items:
         if isinstance(it, str):
@@ -149,7 +157,8 @@ def plan_buffers(params, dims, role_of, shapes_attr, setup_bufs, ptr_size):
             shape, source = _shape_entry(p.name, shapes_attr[p.name], dims), "shapes"
         else:
             shape, source, guessed = guessed_shape(dims, ptr_size), "guessed", True
-        out.append(Buffer(p.name, role_of[p.name], p.dtype, shape, source))
+        expr = _shape_items(shapes_attr[p.name]) if source == "shapes" else None
+        out.append(Buffer(p.name, role_of[p.name], p.dtype, shape, source, expr))
     return out, guessed
 
 

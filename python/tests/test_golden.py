@@ -82,6 +82,8 @@ def test_shapes_path_with_names_and_integers(harness):
     _, m, seeds = harness.generate(text, MATMUL, {"M": 4, "N": 3, "K": 5})
     assert [b["shape"] for b in m["buffers"]] == [[4, 5], [5, 3], [4, 3]]
     assert all(b["shape_source"] == "shapes" for b in m["buffers"]) and m["sizes_guessed"] is False
+    # The entries themselves, so kopt can size the buffers at other dims (the workload matrix)
+    assert [b["shape_expr"] for b in m["buffers"]] == [["M", "K"], ["K", 3], ["M", 3]]
     assert seeds[0]["in.A"].shape == (4, 5)
     np.testing.assert_allclose(seeds[0]["out.C"], seeds[0]["in.A"] @ seeds[0]["in.B"], rtol=1e-6, atol=1e-6)
 

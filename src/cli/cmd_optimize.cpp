@@ -14,6 +14,39 @@ namespace kopt::cli {
 
 namespace {
 
+struct GateOptionValues {
+  std::string workload_matrix = "default", sanitize = "finalists", shapes, holdout_shapes;
+};
+
+// Issue 18's options (loop/gate_options.h); the strings become enums in finish_gate_options.
+void add_gate_options(CLI::App& app, loop::GateOptions& g, GateOptionValues& v) {
+  app.add_option("--workload-matrix", v.workload_matrix,
+                 "default: check and time every candidate at the dims x0.5, x0.75 and x1 (weights 0.2/0.3/0.5) on the "
+                 "three largest dims; off: at the dims alone (default: default)");
+  app.add_option("--shapes", v.shapes, "a file of cases instead of the matrix: one 'NAME=VALUE ... [weight=W]' line per "
+                                       "case, # comments");
+  app.add_option("--holdout-shapes", v.holdout_shapes, "shapes checked and timed after the search only, same format "
+                                                       "(default: awkward ones derived from the dims)");
+  app.add_flag("--no-regressions", g.no_regressions, "reject a finalist slower than the champion beyond the noise at any case");
+  app.add_option("--max-working-set-mb", g.max_working_set_mb,
+                 "largest working set (MiB of buffers) of a case; larger ones are scaled down (default: 1/16 of the "
+                 "GPU's memory)");
+  app.add_option("--sanitize", v.sanitize, "compute-sanitizer gate: finalists (the baseline and each finalist), all, "
+                                           "or off (default finalists)");
+}
+
+Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, const Dims& dims) {
+  auto m = workload::parse_matrix_mode(v.workload_matrix);
+  if (!m) return input_error("--workload-matrix must be default or off, not '" + v.workload_matrix + "'");
+  g.workload_matrix = *m;
+  auto s = sanitize::parse_policy(v.sanitize);
+  if (!s) return input_error("--sanitize must be finalists, all or off, not '" + v.sanitize + "'");
+  g.sanitize = *s;
+  if (!v.shapes.empty()) g.shapes_file = v.shapes;
+  if (!v.holdout_shapes.empty()) g.holdout_shapes_file = v.holdout_shapes;
+  return loop::validate(g, dims);
+}
+
 // The defaults shown are OptimizeOptions' own (loop/options.h), never repeated here.
 void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time_budget) {
   const loop::OptimizeOptions d;
@@ -85,15 +118,21 @@ int cmd_optimize(const Args& args) {
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
   KernelOptionValues v;
+  GateOptionValues gv;
   add_kernel_options(app, o.job, v);
   std::string time_budget;
   add_loop_options(app, o, time_budget);
+  add_gate_options(app, o.gates, gv);
   app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
   app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
              "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
   if (auto st = finish_kernel_job(o.job, v, dims); !st) {
+    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
+    return to_int(st.error().code);
+  }
+  if (auto st = finish_gate_options(o.gates, gv, dims); !st) {
     std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
     return to_int(st.error().code);
   }

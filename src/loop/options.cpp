@@ -6,7 +6,7 @@ namespace fs = std::filesystem;
 
 util::Json options_to_json(const OptimizeOptions& o) {
   const auto& j = o.job;
-  return {{"kernel", fs::absolute(j.kernel).string()}, {"ref", fs::absolute(j.ref).string()}, {"dims", j.dims},
+  util::Json out = {{"kernel", fs::absolute(j.kernel).string()}, {"ref", fs::absolute(j.ref).string()}, {"dims", j.dims},
           {"seeds", j.seeds}, {"ptr_size", j.ptr_size}, {"numerics", search::numerics_mode_name(j.numerics)},
           {"atol", j.atol ? util::Json(*j.atol) : util::Json(nullptr)}, {"rtol", j.rtol ? util::Json(*j.rtol) : util::Json(nullptr)},
           {"arch", j.arch}, {"nvcc_flags", j.nvcc_flags}, {"include_dirs", j.include_dirs}, {"defines", j.defines},
@@ -16,6 +16,8 @@ util::Json options_to_json(const OptimizeOptions& o) {
           {"budget_total", o.budget_total}, {"budget_per_axis", o.budget_per_axis},
           {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", o.generator},
           {"max_time_s", o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
+  add_to_json(o.gates, out);
+  return out;
 }
 
 Result<OptimizeOptions> options_from_json(const util::Json& j) {
@@ -51,6 +53,7 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.max_time_s = j.value("max_time_s", d.max_time_s);
     o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
     o.seed = j.value("seed", d.seed);
+    KOPT_TRY_ASSIGN(o.gates, gate_options_from_json(j));
   } catch (const std::exception& e) {
     return input_error(std::string("options.json is malformed: ") + e.what());
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "loop/gate_options.h"
 #include "pipeline/prepare.h"
 #include "util/json_io.h"
 
@@ -31,6 +32,7 @@ struct OptimizeOptions {
   bool quiet = false;
   bool print_json = false;
   uint64_t seed = 1;
+  GateOptions gates;         // the workload matrix, shapes files, regressions, working set, sanitizer (issue 18)
 };
 
 // The options a run directory was started with (options.json), for --resume.

@@ -97,6 +97,15 @@ std::string find_nvcc() { return find_cuda_tool("nvcc", false); }
 std::string find_cuobjdump() { return find_cuda_tool("cuobjdump", true); }
 std::string find_nvdisasm() { return find_cuda_tool("nvdisasm", true); }
 
+std::string find_compute_sanitizer() {
+  if (const char* v = std::getenv("KOPT_COMPUTE_SANITIZER"); v && *v) return v;
+  std::string p = util::find_in_path("compute-sanitizer");
+  if (!p.empty()) return p;
+  return first_existing({cuda_home() + "/bin/compute-sanitizer", "/usr/local/cuda/bin/compute-sanitizer",
+                         cuda_home() + "/compute-sanitizer/compute-sanitizer",
+                         "/usr/local/cuda/compute-sanitizer/compute-sanitizer"});
+}
+
 std::string find_ncu() {
   if (const char* v = std::getenv("KOPT_NCU"); v && *v) return v;
   std::string p = util::find_in_path("ncu");

@@ -29,6 +29,10 @@ std::string find_nvcc();
 std::string find_ncu();
 std::string find_cuobjdump();
 std::string find_nvdisasm();
+// compute-sanitizer: $KOPT_COMPUTE_SANITIZER, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, then the toolkit's
+// compute-sanitizer/ folder (older layouts). Its --version prints "Version 2025.3.1.0 (build ...)": parse it
+// with parse_ncu_version.
+std::string find_compute_sanitizer();
 std::string find_python();  // $KOPT_PYTHON or python3
 // The site-packages folders of find_python() (asked once per process; empty without python3).
 const std::vector<std::string>& python_site_dirs();

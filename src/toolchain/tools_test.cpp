@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "testing/test_support.h"
 
 #include "util/fs.h"
@@ -48,6 +50,26 @@ TEST(ToolVersions, VersionOrdering) {
   Version a{13, 0, 88, ""}, b{13, 5, 37, ""};
   EXPECT_TRUE(a < b);
   EXPECT_FALSE(b < a);
+}
+
+}  // namespace kopt::toolchain
+
+namespace kopt::toolchain {
+
+TEST(ToolLocations, ComputeSanitizerHonoursItsVariable) {
+  const char* old = std::getenv("KOPT_COMPUTE_SANITIZER");
+  std::string saved = old ? old : "";
+  ::setenv("KOPT_COMPUTE_SANITIZER", "/opt/cs/compute-sanitizer", 1);
+  EXPECT_EQ(find_compute_sanitizer(), "/opt/cs/compute-sanitizer");
+  if (old) ::setenv("KOPT_COMPUTE_SANITIZER", saved.c_str(), 1);
+  else ::unsetenv("KOPT_COMPUTE_SANITIZER");
+  // Its version line (captured on the H200) has Nsight Compute's layout.
+  auto text = util::read_file(testing_support::test_data_dir() + "/sanitize/compute-sanitizer-2025.3.1.0/version.txt");
+  ASSERT_TRUE(text);
+  auto v = parse_ncu_version(*text);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->major, 2025);
+  EXPECT_EQ(v->text, "2025.3.1.0");
 }
 
 }  // namespace kopt::toolchain

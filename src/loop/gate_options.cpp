@@ -1,0 +1,48 @@
+#include "loop/gate_options.h"
+
+#include <cmath>
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+Status validate(const GateOptions& g, const Dims& user) {
+  if (g.max_working_set_mb < 0 || !std::isfinite(g.max_working_set_mb))
+    return input_error("--max-working-set-mb must be a positive number of MiB (or 0 for the default from the GPU's memory)");
+  if (g.shapes_file) KOPT_TRY(workload::read_shapes_file(*g.shapes_file, user, workload::CaseOrigin::kShapesFile));
+  if (g.holdout_shapes_file)
+    KOPT_TRY(workload::read_shapes_file(*g.holdout_shapes_file, user, workload::CaseOrigin::kHoldoutFile));
+  return ok_status();
+}
+
+void add_to_json(const GateOptions& g, util::Json& j) {
+  auto path = [](const std::optional<fs::path>& p) { return p ? util::Json(fs::absolute(*p).string()) : util::Json(nullptr); };
+  j["workload_matrix"] = workload::matrix_mode_name(g.workload_matrix);
+  j["shapes_file"] = path(g.shapes_file);
+  j["holdout_shapes_file"] = path(g.holdout_shapes_file);
+  j["no_regressions"] = g.no_regressions;
+  j["max_working_set_mb"] = g.max_working_set_mb;
+  j["sanitize"] = sanitize::policy_name(g.sanitize);
+}
+
+Result<GateOptions> gate_options_from_json(const util::Json& j) {
+  GateOptions g;
+  try {
+    auto m = workload::parse_matrix_mode(j.value("workload_matrix", std::string("default")));
+    if (!m) return input_error("options.json: workload_matrix must be default or off");
+    g.workload_matrix = *m;
+    if (j.contains("shapes_file") && j["shapes_file"].is_string()) g.shapes_file = j["shapes_file"].get<std::string>();
+    if (j.contains("holdout_shapes_file") && j["holdout_shapes_file"].is_string())
+      g.holdout_shapes_file = j["holdout_shapes_file"].get<std::string>();
+    g.no_regressions = j.value("no_regressions", false);
+    g.max_working_set_mb = j.value("max_working_set_mb", 0.0);
+    auto s = sanitize::parse_policy(j.value("sanitize", std::string("finalists")));
+    if (!s) return input_error("options.json: sanitize must be finalists, all or off");
+    g.sanitize = *s;
+  } catch (const std::exception& e) {
+    return input_error(std::string("options.json is malformed: ") + e.what());
+  }
+  return g;
+}
+
+}  // namespace kopt::loop

@@ -1,0 +1,35 @@
+#pragma once
+// The options of issue 18's shape and safety gates (the workload matrix, shapes files, regressions, the
+// working-set limit, the sanitizer policy), kept together so `kopt optimize`, options.json and --resume carry
+// them as one block. OptimizeOptions holds one (optimize.h: `gates`).
+#include <filesystem>
+#include <optional>
+
+#include "core/dims.h"
+#include "core/result.h"
+#include "sanitize/sanitizer.h"
+#include "util/json_io.h"
+#include "workload/matrix.h"
+
+namespace kopt::loop {
+
+struct GateOptions {
+  workload::MatrixMode workload_matrix = workload::MatrixMode::kDefault;  // --workload-matrix default|off
+  std::optional<std::filesystem::path> shapes_file;                       // --shapes FILE (wins over the matrix)
+  std::optional<std::filesystem::path> holdout_shapes_file;               // --holdout-shapes FILE (else derived)
+  bool no_regressions = false;                                            // --no-regressions
+  double max_working_set_mb = 0;  // --max-working-set-mb; 0: derived from the GPU's memory (working_set.h)
+  sanitize::Policy sanitize = sanitize::Policy::kFinalists;               // --sanitize finalists|all|off
+};
+
+// Checks the values and parses the shapes files against the user's dims, before any GPU work: every malformed
+// line is an input error (exit 4) naming FILE:LINE (workload::parse_shapes).
+Status validate(const GateOptions& g, const Dims& user);
+
+// The keys "workload_matrix", "shapes_file", "holdout_shapes_file", "no_regressions", "max_working_set_mb",
+// "sanitize", merged into options.json; from_json reads them back (absent keys: the defaults, so run
+// directories made before these options resume unchanged). Paths are stored absolute.
+void add_to_json(const GateOptions& g, util::Json& options);
+Result<GateOptions> gate_options_from_json(const util::Json& options);
+
+}  // namespace kopt::loop

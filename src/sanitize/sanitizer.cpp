@@ -1,0 +1,178 @@
+#include "sanitize/sanitizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "util/strings.h"
+
+namespace kopt::sanitize {
+
+std::string_view policy_name(Policy p) {
+  switch (p) {
+    case Policy::kFinalists: return "finalists";
+    case Policy::kAll: return "all";
+    case Policy::kOff: return "off";
+  }
+  return "?";
+}
+
+std::optional<Policy> parse_policy(std::string_view name) {
+  for (Policy p : {Policy::kFinalists, Policy::kAll, Policy::kOff})
+    if (policy_name(p) == name) return p;
+  return std::nullopt;
+}
+
+bool should_sanitize(Policy p, Role r) {
+  switch (p) {
+    case Policy::kOff: return false;
+    case Policy::kAll: return true;
+    case Policy::kFinalists: return r == Role::kBaseline || r == Role::kFinalist;
+  }
+  return false;
+}
+
+std::string_view race_safe_name(RaceSafe s) {
+  switch (s) {
+    case RaceSafe::kSafe: return "safe";
+    case RaceSafe::kUnsafe: return "unsafe";
+    case RaceSafe::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+std::string_view outcome_name(RunOutcome o) {
+  switch (o) {
+    case RunOutcome::kClean: return "clean";
+    case RunOutcome::kFindings: return "findings";
+    case RunOutcome::kToolError: return "tool_error";
+    case RunOutcome::kTimedOut: return "timed_out";
+  }
+  return "?";
+}
+
+std::vector<std::string> sanitizer_argv(const std::string& sanitizer, Tool tool, const std::vector<std::string>& target) {
+  std::vector<std::string> argv = {sanitizer,         "--tool",       std::string(tool_name(tool)), "--print-limit", "100",
+                                   "--error-exitcode", "99",          "--show-backtrace",           "no"};
+  argv.insert(argv.end(), target.begin(), target.end());
+  return argv;
+}
+
+ToolRun interpret(Tool tool, const util::ProcessResult& proc) {
+  ToolRun r;
+  r.tool = tool;
+  r.exit_code = proc.exit_code;
+  r.wall_ms = proc.wall_ms;
+  r.report = parse_text(tool, proc.stdout_text + "\n" + proc.stderr_text);
+  auto tail = [&] {
+    std::string t = util::trim(proc.stdout_text + "\n" + proc.stderr_text);
+    return t.size() > 600 ? "..." + t.substr(t.size() - 600) : t;
+  };
+  if (!proc.started) {
+    r.outcome = RunOutcome::kToolError;
+    r.message = "compute-sanitizer did not start: " + proc.start_error;
+  } else if (proc.timed_out || proc.interrupted) {
+    r.outcome = RunOutcome::kTimedOut;
+    r.message = proc.interrupted ? "interrupted" : "compute-sanitizer " + std::string(tool_name(tool)) + " " + proc.describe();
+  } else if (!r.report.finished()) {
+    r.outcome = RunOutcome::kToolError;
+    r.message = "compute-sanitizer " + std::string(tool_name(tool)) + " ended (" + proc.describe() + ") without its summary: " + tail();
+  } else if (!r.report.findings.empty() || r.report.error_summary.value_or(0) > 0 || r.report.race_hazards.value_or(0) > 0) {
+    r.outcome = RunOutcome::kFindings;
+  } else {
+    r.outcome = RunOutcome::kClean;
+  }
+  return r;
+}
+
+ToolRun run_tool(const std::string& sanitizer, Tool tool, const std::vector<std::string>& target, double timeout_s,
+                 util::CommandRunner& runner) {
+  util::ProcessSpec spec{sanitizer_argv(sanitizer, tool, target)};
+  spec.timeout_s = timeout_s;
+  spec.max_output_bytes = 8u << 20;
+  return interpret(tool, runner.run(spec));
+}
+
+bool Verdict::complete() const {
+  return !runs.empty() && std::all_of(runs.begin(), runs.end(), [](const ToolRun& r) {
+    return r.outcome == RunOutcome::kClean || r.outcome == RunOutcome::kFindings;
+  });
+}
+
+RaceSafe race_safety(const std::vector<ToolRun>& runs) {
+  RaceSafe s = RaceSafe::kUnknown;
+  for (const auto& r : runs) {
+    if (r.tool != Tool::kRacecheck) continue;
+    if (r.outcome != RunOutcome::kClean && r.outcome != RunOutcome::kFindings) continue;
+    bool race = std::any_of(r.report.findings.begin(), r.report.findings.end(),
+                            [](const Finding& f) { return f.kind == FindingKind::kRaceHazard && !f.warning; }) ||
+                r.report.race_errors.value_or(0) > 0;
+    if (race) return RaceSafe::kUnsafe;
+    s = RaceSafe::kSafe;
+  }
+  return s;
+}
+
+Verdict judge(std::vector<ToolRun> runs) {
+  Verdict v;
+  std::vector<std::string> rejecting;
+  for (const auto& r : runs) {
+    for (const auto& f : r.report.findings) (rejects(f.kind, f.warning) ? rejecting : v.reported).push_back(f.text());
+    if (r.outcome == RunOutcome::kToolError || r.outcome == RunOutcome::kTimedOut) v.reported.push_back(r.message);
+    // Error-level races the print limit kept from being displayed still count (the summary's numbers).
+    const bool shown = std::any_of(r.report.findings.begin(), r.report.findings.end(),
+                                   [](const Finding& f) { return f.kind == FindingKind::kRaceHazard && !f.warning; });
+    if (r.tool == Tool::kRacecheck && !shown && r.report.race_errors.value_or(0) > 0)
+      rejecting.push_back(fmt::format("racecheck: {} shared-memory race hazard(s) at error level (not displayed)", *r.report.race_errors));
+  }
+  v.race_safe = race_safety(runs);
+  if (!rejecting.empty()) {
+    v.rejected = true;
+    v.reason = "compute-sanitizer: " + util::join(rejecting, "; ");
+  }
+  v.runs = std::move(runs);
+  return v;
+}
+
+Verdict run_gate(const Request& req, util::CommandRunner& runner) {
+  std::vector<ToolRun> runs;
+  if (req.sanitizer.empty()) {
+    for (Tool t : req.tools) {
+      ToolRun r;
+      r.tool = t;
+      r.outcome = RunOutcome::kToolError;
+      r.message = "compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, or set KOPT_COMPUTE_SANITIZER)";
+      runs.push_back(std::move(r));
+    }
+    return judge(std::move(runs));
+  }
+  for (Tool t : req.tools) {
+    runs.push_back(run_tool(req.sanitizer, t, req.target_argv, req.timeout_s, runner));
+    if (util::interrupted()) break;
+  }
+  return judge(std::move(runs));
+}
+
+util::Json to_json(const ToolRun& r) {
+  return {{"tool", tool_name(r.tool)}, {"outcome", outcome_name(r.outcome)}, {"message", r.message},
+          {"exit_code", r.exit_code},  {"wall_ms", r.wall_ms},               {"report", to_json(r.report)}};
+}
+
+util::Json to_json(const Verdict& v) {
+  util::Json runs = util::Json::array();
+  for (const auto& r : v.runs) runs.push_back(to_json(r));
+  return {{"rejected", v.rejected}, {"reason", v.reason},     {"reported", v.reported},
+          {"race_safe", race_safe_name(v.race_safe)}, {"complete", v.complete()}, {"runs", runs}};
+}
+
+Result<Dims> sanitize_dims(const workload::WorkingSetModel& model, const Dims& user, int64_t max_bytes) {
+  auto f = workload::fit_to_limit(model, user, max_bytes);
+  if (f) return f->realised;
+  // Cannot reach the small size (no dimension to shrink, or too large even at its smallest): the smallest the
+  // matrix's rounding allows, which is still the user's alignment.
+  return workload::scale_dims(user, workload::scaled_axes(user), 1e-9);
+}
+
+double sanitize_timeout_s(double check_wall_ms) { return std::clamp(120.0 + 100.0 * check_wall_ms / 1000.0, 120.0, 1800.0); }
+
+}  // namespace kopt::sanitize

@@ -1,0 +1,143 @@
+#include "sanitize/sanitizer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+namespace kopt::sanitize {
+
+namespace {
+
+// Answers each tool with a canned console output and exit code, and records the argv it was given.
+class FakeSanitizer : public util::CommandRunner {
+ public:
+  std::map<std::string, std::pair<std::string, int>> by_tool;
+  std::vector<std::vector<std::string>> calls;
+  util::ProcessResult run(const util::ProcessSpec& spec) override {
+    calls.push_back(spec.argv);
+    util::ProcessResult r;
+    r.started = true;
+    r.wall_ms = 1500;
+    std::string tool = spec.argv.size() > 2 ? spec.argv[2] : "";
+    auto it = by_tool.find(tool);
+    if (it == by_tool.end()) {
+      r.timed_out = true;
+      return r;
+    }
+    r.stdout_text = it->second.first;
+    r.exit_code = it->second.second;
+    return r;
+  }
+};
+
+const char* kClean = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n";
+const char* kRace =
+    "========= COMPUTE-SANITIZER\n"
+    "========= Error: Race reported between Write access at racy(float *)+0x100 in k.cu:14\n"
+    "=========     and Read access at racy(float *)+0x160 in k.cu:16 [28 hazards]\n"
+    "=========\n"
+    "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n";
+const char* kUninit =
+    "========= Uninitialized __global__ memory read of size 4 bytes\n"
+    "=========     at acc(float *)+0x70 in k.cu:9\n"
+    "=========\n"
+    "========= ERROR SUMMARY: 1 error\n";
+const std::vector<std::string> kTarget = {"/x/kopt", "__runner", "--lib", "k.so", "--golden", "g", "--out", "r.json", "--mode", "check"};
+
+}  // namespace
+
+TEST(SanitizerGate, PolicyDecidesWhoIsSanitized) {
+  EXPECT_TRUE(should_sanitize(Policy::kFinalists, Role::kBaseline));
+  EXPECT_TRUE(should_sanitize(Policy::kFinalists, Role::kFinalist));
+  EXPECT_FALSE(should_sanitize(Policy::kFinalists, Role::kCandidate));
+  EXPECT_TRUE(should_sanitize(Policy::kAll, Role::kCandidate));
+  EXPECT_FALSE(should_sanitize(Policy::kOff, Role::kBaseline));
+  EXPECT_EQ(parse_policy("finalists"), Policy::kFinalists);
+  EXPECT_EQ(parse_policy("off"), Policy::kOff);
+  EXPECT_FALSE(parse_policy("some"));
+}
+
+TEST(SanitizerGate, ArgvWrapsTheMeasuringChild) {
+  auto a = sanitizer_argv("/usr/local/cuda/bin/compute-sanitizer", Tool::kRacecheck, kTarget);
+  std::vector<std::string> head = {"/usr/local/cuda/bin/compute-sanitizer", "--tool", "racecheck", "--print-limit", "100",
+                                   "--error-exitcode", "99", "--show-backtrace", "no"};
+  ASSERT_EQ(a.size(), head.size() + kTarget.size());
+  EXPECT_TRUE(std::equal(head.begin(), head.end(), a.begin()));
+  EXPECT_EQ(a[head.size()], "/x/kopt");
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--racecheck-report"), a.end());  // the default analysis mode
+}
+
+TEST(SanitizerGate, ARaceRejectsAndMakesTheRunUnsafe) {
+  FakeSanitizer fake;
+  fake.by_tool = {{"memcheck", {kClean, 0}}, {"racecheck", {kRace, 99}}, {"synccheck", {kClean, 0}}, {"initcheck", {kUninit, 99}}};
+  auto v = run_gate({"cs", kTarget, {Tool::kMemcheck, Tool::kRacecheck, Tool::kSynccheck, Tool::kInitcheck}, 300}, fake);
+  ASSERT_EQ(fake.calls.size(), 4u);
+  EXPECT_TRUE(v.rejected);
+  EXPECT_EQ(v.race_safe, RaceSafe::kUnsafe);
+  EXPECT_TRUE(v.complete());
+  EXPECT_NE(v.reason.find("racecheck: shared-memory race hazard (Write/Read) in racy at k.cu:14 (28 times)"), std::string::npos)
+      << v.reason;
+  ASSERT_EQ(v.reported.size(), 1u);  // the uninitialised read: reported, not rejecting
+  EXPECT_NE(v.reported[0].find("initcheck"), std::string::npos);
+  EXPECT_EQ(v.runs[1].outcome, RunOutcome::kFindings);
+  EXPECT_EQ(v.runs[0].outcome, RunOutcome::kClean);
+  auto j = to_json(v);
+  EXPECT_EQ(j["race_safe"], "unsafe");
+  EXPECT_EQ(j["runs"][1]["report"]["findings"][0]["kind"], "race_hazard");
+}
+
+TEST(SanitizerGate, CleanToolsAreSafeAndAMissingOrHungToolIsUnknown) {
+  FakeSanitizer fake;
+  fake.by_tool = {{"memcheck", {kClean, 0}}, {"racecheck", {kClean, 0}}, {"synccheck", {kClean, 0}}, {"initcheck", {kClean, 0}}};
+  auto clean = run_gate({"cs", kTarget}, fake);
+  EXPECT_FALSE(clean.rejected);
+  EXPECT_EQ(clean.race_safe, RaceSafe::kSafe);
+  EXPECT_TRUE(clean.complete());
+
+  FakeSanitizer hung;  // racecheck times out (no canned answer)
+  hung.by_tool = {{"memcheck", {kClean, 0}}};
+  auto h = run_gate({"cs", kTarget, {Tool::kMemcheck, Tool::kRacecheck}, 60}, hung);
+  EXPECT_FALSE(h.rejected);
+  EXPECT_EQ(h.race_safe, RaceSafe::kUnknown);
+  EXPECT_FALSE(h.complete());
+  EXPECT_EQ(h.runs[1].outcome, RunOutcome::kTimedOut);
+
+  FakeSanitizer unused;
+  auto none = run_gate({"", kTarget}, unused);  // no compute-sanitizer
+  EXPECT_TRUE(unused.calls.empty());
+  EXPECT_EQ(none.race_safe, RaceSafe::kUnknown);
+  EXPECT_FALSE(none.rejected);
+  EXPECT_NE(none.runs[0].message.find("compute-sanitizer not found"), std::string::npos);
+}
+
+TEST(SanitizerGate, OutputWithoutASummaryIsAToolError) {
+  util::ProcessResult p;
+  p.started = true;
+  p.exit_code = 1;
+  p.stdout_text = "========= COMPUTE-SANITIZER\n========= Error: Target application terminated before first instrumented API call\n";
+  auto r = interpret(Tool::kMemcheck, p);
+  EXPECT_EQ(r.outcome, RunOutcome::kToolError);
+  EXPECT_NE(r.message.find("without its summary"), std::string::npos);
+  util::ProcessResult not_started;
+  EXPECT_EQ(interpret(Tool::kMemcheck, not_started).outcome, RunOutcome::kToolError);
+}
+
+TEST(SanitizerGate, SmallCaseAndTimeout) {
+  auto model = workload::model_from_manifest(util::Json::parse(R"({"dims": {"M": 4096, "N": 4096, "K": 4096},
+    "buffers": [{"name": "A", "dtype": "float32", "shape": [4096, 4096], "shape_source": "shapes", "shape_expr": ["M", "K"]},
+                {"name": "C", "dtype": "float32", "shape": [4096, 4096], "shape_source": "shapes", "shape_expr": ["M", "N"]}]})"));
+  ASSERT_TRUE(model);
+  auto d = sanitize_dims(*model, {{"M", 4096}, {"N", 4096}, {"K", 4096}});
+  ASSERT_TRUE(d);
+  auto ws = workload::estimate(*model, *d);
+  ASSERT_TRUE(ws);
+  EXPECT_LE(ws->bytes, kSanitizeWorkingSetBytes);
+  EXPECT_EQ(d->at("M") % 256, 0);  // the user's alignment kept
+  EXPECT_EQ(d->at("M"), 1280);     // 2 x 1280^2 x 4 B = 12.5 MiB; 1536 would be 18 MiB
+  EXPECT_DOUBLE_EQ(sanitize_timeout_s(0), 120);
+  EXPECT_DOUBLE_EQ(sanitize_timeout_s(3000), 420);
+  EXPECT_DOUBLE_EQ(sanitize_timeout_s(1e7), 1800);
+}
+
+}  // namespace kopt::sanitize
