@@ -159,13 +159,44 @@ TEST(RunData, LoadsTheRecordedRun) {
     EXPECT_FALSE(a["verdict"].get<std::string>().empty());
     EXPECT_FALSE(a["sass"].get<std::string>().empty());
   }
-  ASSERT_TRUE(d["mix"]["baseline"].is_object());
-  ASSERT_TRUE(d["mix"]["champion"].is_object());
-  EXPECT_GT(d["mix"]["baseline"]["total"].get<int>(), 0);
-  EXPECT_NE(d["mix"]["baseline"], d["mix"]["champion"]);
   for (const char* who : {"baseline", "champion"})
     for (const char* axis : {"compute", "memory", "latency"}) EXPECT_FALSE(d["profile"][who]["top_metrics"][axis].empty()) << who << axis;
-  EXPECT_TRUE(d["notes"].empty()) << d["notes"].dump();
+  // The fixture may lack SASS captures (tests/data/report/README.md): then the page says so, and nothing else is missing.
+  if (fs::exists(fixture() / "iter_00_baseline" / "sass.json")) {
+    EXPECT_TRUE(d["mix"]["baseline"].is_object());
+    EXPECT_TRUE(d["notes"].empty()) << d["notes"].dump();
+  } else {
+    EXPECT_TRUE(d["mix"]["baseline"].is_null());
+    ASSERT_EQ(d["notes"].size(), 1u) << d["notes"].dump();
+    EXPECT_NE(d["notes"][0].get<std::string>().find("iter_00_baseline/sass.json"), std::string::npos);
+  }
+}
+
+TEST(RunData, InstructionMixBaselineToChampion) {
+  // sass.json as the loop writes it (Optimizer::sass_check), for the baseline and the champion of a copy.
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_mix_run";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  auto sass = [](int fp32, int ldg) {
+    return Json{{"kernels", Json::array({{{"function", "sgemm_tiled"}, {"mix", {{"fp32", fp32}, {"ldg", ldg}, {"total", fp32 + ldg}}}}})},
+                {"methods", Json::object()}};
+  };
+  ASSERT_TRUE(util::write_json_atomic(copy / "iter_00_baseline" / "sass.json", "sass", sass(512, 64)).ok());
+  auto state = util::read_json(copy / "state.json").value();
+  std::string champion = state["champion"]["candidate"]["id"];
+  fs::path champ_dir;
+  for (const auto& e : fs::recursive_directory_iterator(copy))
+    if (e.is_directory() && e.path().filename() == champion && e.path().parent_path().filename() == "candidates") champ_dir = e.path();
+  ASSERT_FALSE(champ_dir.empty());
+  ASSERT_TRUE(util::write_json_atomic(champ_dir / "sass.json", "sass", sass(2048, 16)).ok());
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const Json& mix = (*loaded)["mix"];
+  EXPECT_EQ(mix["champion_id"], champion);
+  EXPECT_EQ(mix["baseline"]["fp32"], 512);
+  EXPECT_EQ(mix["champion"]["fp32"], 2048);
+  EXPECT_EQ(mix["champion"]["ldg"], 16);
+  EXPECT_TRUE((*loaded)["notes"].empty()) << (*loaded)["notes"].dump();
 }
 
 TEST(RunData, SamplesOnlyWhenAsked) {
@@ -173,6 +204,24 @@ TEST(RunData, SamplesOnlyWhenAsked) {
   ASSERT_TRUE(loaded);
   for (const auto& c : (*loaded)["candidates"])
     if (c["status"] == "ok") EXPECT_EQ(c["samples_ms"].size(), c["samples"].get<size_t>()) << c["id"];
+}
+
+TEST(RunData, ARunStoppedAtAGateStillLoads) {
+  // What stop() leaves when the correctness gate fails: state.json without history, summary.json, no iterations.
+  fs::path dir = fs::path(::testing::TempDir()) / "kopt_report_gate_failed";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  loop::RunState st;
+  st.stop_reason = "gate_failed";
+  st.stop_detail = "correctness: the baseline is not correct";
+  ASSERT_TRUE(util::write_json_atomic(dir / "state.json", "state", loop::to_json(st)).ok());
+  ASSERT_TRUE(util::write_json_atomic(dir / "summary.json", "summary", {{"schema", "kopt.summary/1"}, {"kernel", "k.cu"}}).ok());
+  auto loaded = load_run(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_TRUE((*loaded)["candidates"].empty());
+  EXPECT_TRUE((*loaded)["convergence"].empty());
+  EXPECT_EQ((*loaded)["run"]["stop_reason"], "gate_failed");
+  EXPECT_FALSE((*loaded)["notes"].empty());
 }
 
 TEST(RunData, MissingPartsBecomeNotes) {

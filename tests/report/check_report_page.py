@@ -127,9 +127,11 @@ def expected_from_run(run):
     ablation = []
     for f in sorted(run.glob("iter_*/ablation.json")):
         ablation += json.loads(f.read_text())["methods"]
+    champion = state["champion"]["candidate"]["id"]
+    mix = (run / "iter_00_baseline/sass.json").exists() and bool(glob.glob(str(run / f"iter_*/candidates/{champion}/sass.json")))
     return {"candidates": len(history) + len(ablation_dirs), "ok": len(ok), "timeline": len(state["timeline"]),
             "ablation": len(ablation), "ablation_timed": sum(1 for a in ablation if "attribution_ms" in a),
-            "champion": state["champion"]["candidate"]["id"]}
+            "champion": champion, "mix": mix}
 
 
 # Runs in the page: what Chart.js drew and what the tables hold.
@@ -151,7 +153,7 @@ PROBE = r"""(() => {
   for (const t of document.querySelectorAll("table")) tables[t.id] = t.tBodies.length ? t.tBodies[0].rows.length : 0;
   const err = document.getElementById("page-error");
   return JSON.stringify({ rendered: document.body.dataset.koptRendered || "", error: err.hidden ? "" : err.textContent,
-                          charts, tables, title: document.title });
+                          charts, tables, title: document.title, mix_note: document.getElementById("mix-note").textContent });
 })()"""
 
 SORT = r"""(() => {
@@ -230,8 +232,8 @@ def main():
         if probe["error"]:
             failures.append("the page shows an error: " + probe["error"])
         charts = probe["charts"]
-        for cid in ("chart-roofline", "chart-conv-evals", "chart-conv-time", "chart-ablation", "chart-mix",
-                    "chart-utilisation", "chart-phases"):
+        for cid in ("chart-roofline", "chart-conv-evals", "chart-conv-time", "chart-ablation", "chart-utilisation",
+                    "chart-phases") + (("chart-mix",) if want["mix"] else ()):
             c = charts.get(cid)
             if not c:
                 failures.append(f"{cid}: no Chart.js chart")
@@ -260,14 +262,16 @@ def main():
         if points("chart-ablation", "95% CI") != want["ablation_timed"]:
             failures.append(f"ablation chart: {points('chart-ablation', '95% CI')} bars, expected {want['ablation_timed']}")
         mix = charts.get("chart-mix") or {"datasets": [], "labels": 0}
-        if len(mix["datasets"]) != 2 or mix["labels"] < 3:
+        if want["mix"] and (len(mix["datasets"]) != 2 or mix["labels"] < 3):
             failures.append(f"instruction mix: {len(mix['datasets'])} series over {mix['labels']} classes, expected baseline and champion")
+        if not want["mix"] and "not recorded" not in probe["mix_note"]:
+            failures.append("instruction mix: the run has no SASS captures and the page does not say so")
         tables = probe["tables"]
         for tid, n in (("table-candidates", want["candidates"]), ("table-ablation", want["ablation"]), ("table-timeline", want["timeline"])):
             if tables.get(tid) != n:
                 failures.append(f"{tid}: {tables.get(tid)} rows, expected {n}")
-        if tables.get("table-mix", 0) < 3:
-            failures.append("table-mix: fewer than 3 rows")
+        if tables.get("table-mix", 0) < (3 if want["mix"] else 1):
+            failures.append(f"table-mix: {tables.get('table-mix')} rows")
         profile_tables = [t for t in tables if t.startswith("table-profile-")]
         if len(profile_tables) < 3 or any(tables[t] == 0 for t in profile_tables):
             failures.append(f"profile: {len(profile_tables)} metric tables ({tables}), expected one per axis, each with rows")

@@ -21,6 +21,7 @@ import datetime
 import hashlib
 import json
 import math
+import os
 import pathlib
 import random
 import shutil
@@ -51,6 +52,8 @@ def now(advance_s=0.0):
 
 
 def write(path, kind, body, advance_s=0.0):
+    if body is None:  # a part this fixture does not have (see sass_json)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     out = {"meta": dict(META, kind=kind, time=now(advance_s))}
     out.update(body)
@@ -103,7 +106,21 @@ def timing(m, samples):
 
 
 def kopt_sass(kopt, params, methods):
-    """The real SASS report of this configuration (nvcc and cuobjdump here)."""
+    """The real SASS report of this configuration (nvcc and cuobjdump here); kept in $KOPT_FIXTURE_SASS_CACHE when set."""
+    cache = os.environ.get("KOPT_FIXTURE_SASS_CACHE")
+    key = "_".join(f"{p}{params[p]}" for p in PARAMS) + "_" + "+".join(sorted(methods))
+    if cache and (pathlib.Path(cache) / f"{key}.json").exists():
+        return json.loads((pathlib.Path(cache) / f"{key}.json").read_text())
+    if os.environ.get("KOPT_FIXTURE_SASS_ONLY_CACHED"):
+        return None  # this configuration's SASS was not captured: its sass.json and resources are left out
+    report = run_kopt_sass(kopt, params, methods)
+    if cache:
+        pathlib.Path(cache).mkdir(parents=True, exist_ok=True)
+        (pathlib.Path(cache) / f"{key}.json").write_text(json.dumps(report))
+    return report
+
+
+def run_kopt_sass(kopt, params, methods):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "sass.json"
         cmd = [kopt, "sass", str(KERNEL), "--json", str(out), "--cache-dir", str(pathlib.Path(tmp) / "cache")]
@@ -119,16 +136,18 @@ def kopt_sass(kopt, params, methods):
 
 
 def sass_json(report):
+    if report is None:
+        return None
     return {"kernels": [{"function": k["name"], "mix": k["instruction_mix"]} for k in report["kernels"]],
             "methods": report["methods"]}
 
 
 def build_json(cid, report, cdir):
-    comp = report.get("compile") or {}
+    comp = (report or {}).get("compile") or {}
     return {"name": cid, "status": "ok", "cache_hit": False, "library": f"{RUN}/{cdir}/kernel.so",
             "log_path": f"{RUN}/{cdir}/compile.log", "cache_key": hashlib.sha256(cid.encode()).hexdigest()[:32],
             "compile_ms": comp.get("compile_ms") or 2400.0,
-            "resources": [k["resources"] for k in report["kernels"] if k.get("resources")]}
+            "resources": [k["resources"] for k in (report or {"kernels": []})["kernels"] if k.get("resources")]}
 
 
 def paired(inc, cand):
@@ -336,7 +355,7 @@ def main():
                 att = {"median": cmp["median_ratio"] * champ["m"]["median_ms"] - champ["m"]["median_ms"]}
                 spread = (cmp["ci95_high"] - cmp["ci95_low"]) / 2 * champ["m"]["median_ms"]
                 att["ci95_low"], att["ci95_high"] = att["median"] - spread, att["median"] + spread
-                sass_status = champ_rep["methods"].get(meth, {}).get("status", "inconclusive")
+                sass_status = (champ_rep or {"methods": {}})["methods"].get(meth, {}).get("status", "inconclusive")
                 significant = att["ci95_low"] > 0  # loop::classify's rule
                 if sass_status == "fail":
                     verdict = "implementation_failed"
