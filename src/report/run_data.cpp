@@ -186,7 +186,7 @@ Json candidate_row(const Reader& r, const fs::path& rel, const std::optional<int
   if (auto s = r.json(rel / "sass.json")) {
     Json verdicts = Json::object();
     if (s->contains("methods") && (*s)["methods"].is_object())
-      for (const auto& [m, v] : (*s)["methods"].items()) verdicts[m] = v.value("status", std::string());
+      for (const auto& [m, v] : (*s)["methods"].items()) verdicts[m] = v.is_object() ? v.value("status", std::string()) : std::string();
     row["sass"] = verdicts;
   }
   return row;
@@ -351,7 +351,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
         if (auto b = r.json("iter_00_baseline/sass.json")) {
           Json verdicts = Json::object();
           if (b->contains("methods") && (*b)["methods"].is_object())
-            for (const auto& [m, v] : (*b)["methods"].items()) verdicts[m] = v.value("status", std::string());
+            for (const auto& [m, v] : (*b)["methods"].items()) verdicts[m] = v.is_object() ? v.value("status", std::string()) : std::string();
           row["sass"] = verdicts;
         }
       } else {
@@ -366,7 +366,6 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     row["status"] = h.value("status", std::string("ok"));
     // state.json's median is the one the loop decided on (strict numerics may have turned a timed run incorrect).
     if (h.contains("median_ms") && h["median_ms"].is_number()) row["median_ms"] = h["median_ms"];
-    if (row["status"] != "ok") row["median_ms"] = row.value("median_ms", Json());
     row["role"] = id == "baseline" ? "baseline" : (id == champion_id ? "champion" : (selection_of.count(id) ? "finalist" : "candidate"));
     if (selection_of.count(id)) {
       const auto& s = selection_of[id];

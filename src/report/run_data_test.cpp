@@ -202,8 +202,11 @@ TEST(RunData, InstructionMixBaselineToChampion) {
 TEST(RunData, SamplesOnlyWhenAsked) {
   auto loaded = load_run(fixture(), {.samples = true});
   ASSERT_TRUE(loaded);
-  for (const auto& c : (*loaded)["candidates"])
-    if (c["status"] == "ok") EXPECT_EQ(c["samples_ms"].size(), c["samples"].get<size_t>()) << c["id"];
+  for (const auto& c : (*loaded)["candidates"]) {
+    if (c["status"] == "ok") {
+      EXPECT_EQ(c["samples_ms"].size(), c["samples"].get<size_t>()) << c["id"];
+    }
+  }
 }
 
 TEST(RunData, ARunStoppedAtAGateStillLoads) {
