@@ -20,7 +20,9 @@ const std::vector<Subcommand>& subcommands() {
       {"sass", "compile a kernel, show its resources and instruction mix, verify methods in SASS", cmd_sass},
       {"roofline", "measure device ceilings and place a kernel on the roofline", cmd_roofline},
       {"doctor", "check the GPU, drivers and tools kopt needs (the hardware gate)", cmd_doctor},
-      {"report", "re-render a run directory's summary from its JSON", cmd_report},
+      {"report", "re-render a run directory's summary from its JSON (--html: the page)", cmd_report},
+      {"export", "a run's measurements as Kernel Tuner T4 results or CSV", cmd_export},
+      {"compare", "two runs side by side: time ratios with 95% CIs", cmd_compare},
       {"methods", "list the optimization method registry", cmd_methods},
   };
   return table;

@@ -10,9 +10,9 @@ namespace kopt::cli {
 
 TEST(App, HelpListsEverySubcommandFromTheTable) {
   std::string help = help_text();
-  for (const char* name : {"optimize", "bench", "profile", "sass", "roofline", "doctor", "report", "methods"})
+  for (const char* name : {"optimize", "bench", "profile", "sass", "roofline", "doctor", "report", "methods", "export", "compare"})
     EXPECT_NE(help.find(std::string("  ") + name), std::string::npos) << name;
-  EXPECT_EQ(subcommands().size(), 8u);
+  EXPECT_EQ(subcommands().size(), 10u);
 }
 
 TEST(App, SuggestsTheClosestSubcommand) {

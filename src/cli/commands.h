@@ -13,6 +13,8 @@ int cmd_sass(const Args& args);
 int cmd_roofline(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_report(const Args& args);
+int cmd_export(const Args& args);
+int cmd_compare(const Args& args);
 int cmd_methods(const Args& args);
 int cmd_search_replay(const Args& args);  // internal: `kopt __search-replay`
 

@@ -101,5 +101,37 @@ TEST(MethodsCommand, FindsTheRegistryNextToTheExecutable) {
   EXPECT_NE(src.stdout_text.find(std::to_string(reg().methods().size()) + " method(s)"), std::string::npos);
 }
 
+TEST(MethodsCommand, RunsFromACmakeInstallPrefix) {
+  // The real `cmake --install`: PREFIX/bin/kopt finds its registry and Python harness in PREFIX/share/kopt, not in
+  // the source tree it was built from, and writes a report page with nothing but itself.
+  std::string build = testing_support::build_dir();
+  if (build.empty()) GTEST_SKIP() << "no configured build directory here (a copied tree)";
+  fs::path prefix = fs::path(::testing::TempDir()) / "kopt_cmake_install";
+  fs::remove_all(prefix);
+  util::ProcessSpec install;
+  install.argv = {testing_support::cmake_command(), "--install", build, "--prefix", prefix.string()};
+  install.timeout_s = 120;
+  auto done = util::run_process(install);
+  ASSERT_EQ(done.exit_code, 0) << done.stdout_text << done.stderr_text;
+  fs::path kopt_bin = prefix / "bin" / "kopt";
+  ASSERT_TRUE(fs::exists(kopt_bin));
+
+  auto listed = kopt({"methods", "--json"}, {}, kopt_bin.string());
+  ASSERT_EQ(listed.exit_code, 0) << listed.stderr_text;
+  auto j = util::Json::parse(listed.stdout_text);
+  EXPECT_EQ(fs::path(j["source"].get<std::string>()), fs::weakly_canonical(prefix / "share" / "kopt" / "data" / "methods.json"));
+  EXPECT_EQ(j["methods"].size(), reg().methods().size());
+
+  EXPECT_EQ(toolchain::python_harness_dir_near(prefix / "bin"), fs::weakly_canonical(prefix / "share" / "kopt" / "python").string());
+  EXPECT_TRUE(fs::exists(prefix / "share" / "kopt" / "python" / "kopt_harness" / "golden.py"));
+  EXPECT_FALSE(fs::exists(prefix / "share" / "kopt" / "python" / "kopt_harness" / "__pycache__"));
+
+  fs::path run = prefix / "run";
+  fs::copy(fs::path(testing_support::test_data_dir()) / "report" / "run_sgemm_h200", run, fs::copy_options::recursive);
+  auto page = kopt({"report", "--html", "--quiet", run.string()}, {}, kopt_bin.string());
+  ASSERT_EQ(page.exit_code, 0) << page.stderr_text;
+  EXPECT_GT(fs::file_size(run / "summary.html"), 200000u);
+}
+
 }  // namespace
 }  // namespace kopt::search

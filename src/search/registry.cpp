@@ -273,6 +273,7 @@ std::vector<std::string> lint(const Registry& r, const LintOptions& opts) {
 fs::path methods_json_path() {
   std::vector<fs::path> cands;
   if (const char* v = std::getenv("KOPT_DATA_DIR"); v && *v) cands.emplace_back(v);
+  cands.push_back(util::executable_dir() / ".." / "share" / "kopt" / "data");  // cmake --install
   cands.push_back(util::executable_dir() / ".." / "data");
   cands.push_back(util::executable_dir() / "data");
   cands.push_back(fs::path(KOPT_SOURCE_DIR) / "data");

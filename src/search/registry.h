@@ -40,7 +40,8 @@ struct LintOptions {
 // Every problem found, one sentence each; empty when the registry is clean.
 std::vector<std::string> lint(const Registry& r, const LintOptions& opts = {});
 
-// Where data/methods.json is: $KOPT_DATA_DIR, next to the executable (exe_dir/../data, exe_dir/data), then
+// Where data/methods.json is: $KOPT_DATA_DIR, next to the executable (exe_dir/../share/kopt/data as `cmake
+// --install` lays it out, exe_dir/../data, exe_dir/data), then
 // the source tree (KOPT_SOURCE_DIR/data). Empty when none has it.
 std::filesystem::path methods_json_path();
 Result<Registry> load_registry(const std::filesystem::path& path);

@@ -17,4 +17,11 @@ std::string test_data_dir() {
 
 std::string source_dir() { return std::filesystem::path(test_data_dir()).parent_path().parent_path().string(); }
 
+std::string build_dir() {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(KOPT_BUILD_DIR) / "cmake_install.cmake", ec) ? std::string(KOPT_BUILD_DIR) : std::string();
+}
+
+std::string cmake_command() { return KOPT_CMAKE; }
+
 }  // namespace kopt::testing_support

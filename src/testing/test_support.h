@@ -29,6 +29,11 @@ std::string test_data_dir();
 // The source tree: the folder holding tests/data (test_data_dir()'s grandparent).
 std::string source_dir();
 
+// The build directory and the cmake this build was configured with, for the `cmake --install` test; build_dir()
+// is empty on a copied tree (a GPU machine) where that directory does not exist.
+std::string build_dir();
+std::string cmake_command();
+
 // Builds tests/data/triton/NAME.cu into OUT_DIR/NAME.cubin with nvcc -cubin (a stand-in for a cubin Triton
 // writes: one extern "C" kernel). Returns the path; the process result says whether it worked.
 inline std::filesystem::path compile_test_cubin(const std::string& name, const std::filesystem::path& out_dir,

@@ -144,9 +144,16 @@ const std::vector<std::string>& python_site_dirs() {
   return dirs;
 }
 
+std::string python_harness_dir_near(const fs::path& exe_dir) {
+  for (const auto& c : {exe_dir / ".." / "share" / "kopt" / "python", util::find_upwards(exe_dir, "python/kopt_harness").parent_path()}) {
+    std::error_code ec;
+    if (!c.empty() && fs::is_regular_file(c / "kopt_harness" / "__init__.py", ec)) return fs::weakly_canonical(c, ec).string();
+  }
+  return "";
+}
+
 std::string python_harness_dir() {
-  std::vector<fs::path> cands = {util::find_upwards(util::executable_dir(), "python/kopt_harness").parent_path(),
-                                 fs::path(KOPT_SOURCE_DIR) / "python"};
+  std::vector<fs::path> cands = {python_harness_dir_near(util::executable_dir()), fs::path(KOPT_SOURCE_DIR) / "python"};
   if (const char* v = std::getenv("KOPT_PYTHON_DIR"); v && *v) cands.insert(cands.begin(), v);
   for (const auto& c : cands) {
     std::error_code ec;

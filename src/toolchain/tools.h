@@ -1,6 +1,7 @@
 #pragma once
 // Finding the external tools kopt drives (nvcc, ncu, cuobjdump, nvdisasm, python3) and reading their versions.
 // Parsers are pure functions over the tools' own text, tested on captured output.
+#include <filesystem>
 #include <optional>
 #include <tuple>
 #include <string>
@@ -36,8 +37,11 @@ std::string find_compute_sanitizer();
 std::string find_python();  // $KOPT_PYTHON or python3
 // The site-packages folders of find_python() (asked once per process; empty without python3).
 const std::vector<std::string>& python_site_dirs();
-// The directory holding kopt's Python harness (python/kopt_harness), found next to the executable or in
-// the source tree. Empty when missing.
+// The directory holding kopt's Python harness (python/kopt_harness): $KOPT_PYTHON_DIR, next to the executable
+// (python_harness_dir_near), or in the source tree. Empty when missing.
 std::string python_harness_dir();
+// Next to an executable in `exe_dir`: an installed prefix (exe_dir/../share/kopt/python, as `cmake --install`
+// lays it out) or a tree holding python/kopt_harness a few levels up. Empty when neither has it.
+std::string python_harness_dir_near(const std::filesystem::path& exe_dir);
 
 }  // namespace kopt::toolchain

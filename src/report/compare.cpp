@@ -1,0 +1,124 @@
+#include "report/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "runner/stats.h"
+
+namespace kopt::report {
+
+using util::Json;
+
+namespace {
+
+// The array at j[key], or an empty one: a reference into j (Json::value would return a copy).
+const Json& array_at(const Json& j, const char* key) {
+  static const Json empty = Json::array();
+  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
+}
+
+bool measured_ok(const Json& c) { return c.value("status", std::string()) == "ok" && c.contains("median_ms") && c["median_ms"].is_number(); }
+
+Json side(const Json& c) {
+  Json s = {{"median_ms", c["median_ms"]}};
+  for (const char* k : {"ci95_low_ms", "ci95_high_ms", "samples"}) s[k] = c.value(k, Json());
+  return s;
+}
+
+std::vector<double> samples(const Json& c) {
+  if (!c.contains("samples_ms") || !c["samples_ms"].is_array()) return {};
+  return c["samples_ms"].get<std::vector<double>>();
+}
+
+Json row(const std::string& what, const Json& ca, const Json& cb) {
+  Json r = {{"what", what}, {"id_a", ca.value("id", std::string())}, {"id_b", cb.value("id", std::string())},
+            {"a", side(ca)}, {"b", side(cb)},
+            {"ratio_of_medians", cb["median_ms"].get<double>() / ca["median_ms"].get<double>()}};
+  auto sa = samples(ca), sb = samples(cb);
+  if (std::min(sa.size(), sb.size()) >= 5) {
+    auto p = runner::compare_paired(sa, sb);
+    r["ratio"] = {{"median_ratio", p.median_ratio}, {"ci95_low", p.ci95_low}, {"ci95_high", p.ci95_high},
+                  {"rounds", p.rounds}, {"verdict", runner::describe(p.verdict)}};
+  } else {
+    r["ratio"] = nullptr;
+  }
+  return r;
+}
+
+const Json* find_role(const Json& run, const std::string& role) {
+  for (const auto& c : array_at(run, "candidates"))
+    if (c.value("role", std::string()) == role && measured_ok(c)) return &c;
+  return nullptr;
+}
+
+Json facts(const Json& run) {
+  const Json& r = run.value("run", Json::object());
+  return {{"dir", r.value("dir", std::string())}, {"kernel", r.value("kernel", std::string())}, {"dims", r.value("dims_text", std::string())},
+          {"gpu", r.value("gpu", std::string())}, {"champion_id", run.value("champion_id", std::string())}};
+}
+
+std::string fmt_side(const Json& s) {
+  std::string v = fmt::format("{:.4f}", s["median_ms"].get<double>());
+  if (s.value("ci95_low_ms", Json()).is_number() && s.value("ci95_high_ms", Json()).is_number())
+    v += fmt::format(" [{:.4f}, {:.4f}]", s["ci95_low_ms"].get<double>(), s["ci95_high_ms"].get<double>());
+  return v;
+}
+
+}  // namespace
+
+util::Json compare_runs(const util::Json& a, const util::Json& b) {
+  Json rows = Json::array(), notes = Json::array();
+  std::set<std::pair<std::string, std::string>> shown;  // (id_a, id_b) already in a row
+  for (const char* role : {"baseline", "champion"}) {
+    const Json *ca = find_role(a, role), *cb = find_role(b, role);
+    if (ca && cb) {
+      rows.push_back(row(role, *ca, *cb));
+      shown.insert({ca->value("id", std::string()), cb->value("id", std::string())});
+    }
+    else notes.push_back(fmt::format("no measured {} in {}", role, !ca ? "A" : "B"));
+  }
+  if (facts(a)["kernel"] != facts(b)["kernel"]) notes.push_back("the runs are of different kernel files");
+  if (facts(a)["dims"] != facts(b)["dims"]) notes.push_back("the runs have different dims: times are of different workloads");
+  std::map<std::string, const Json*> in_b;
+  for (const auto& c : array_at(b, "candidates"))
+    if (measured_ok(c) && !c.value("content_hash", std::string()).empty()) in_b.emplace(c["content_hash"].get<std::string>(), &c);
+  std::vector<Json> same;
+  for (const auto& c : array_at(a, "candidates")) {
+    if (!measured_ok(c) || c.value("content_hash", std::string()).empty()) continue;
+    auto it = in_b.find(c["content_hash"].get<std::string>());
+    if (it != in_b.end() && !shown.count({c.value("id", std::string()), it->second->value("id", std::string())}))
+      same.push_back(row("same_configuration", c, *it->second));
+  }
+  std::sort(same.begin(), same.end(), [](const Json& x, const Json& y) { return x["a"]["median_ms"].get<double>() < y["a"]["median_ms"].get<double>(); });
+  for (auto& r : same) rows.push_back(std::move(r));
+  return {{"a", facts(a)}, {"b", facts(b)}, {"rows", rows}, {"notes", notes}};
+}
+
+std::string format_compare(const util::Json& cmp) {
+  std::string s;
+  for (const char* k : {"a", "b"}) {
+    const Json& f = cmp[k];
+    s += fmt::format("{}: {}  ({}, {}, {})\n", k[0] == 'a' ? "A" : "B", f.value("dir", std::string()), f.value("kernel", std::string()),
+                     f.value("dims", std::string()), f.value("gpu", std::string()));
+  }
+  s += fmt::format("\n{:<19} {:<22} {:<30} {:<30} {}\n", "row", "A id / B id", "A median ms [95% CI]", "B median ms [95% CI]",
+                   "B/A time ratio [95% CI], verdict");
+  for (const auto& r : cmp["rows"]) {
+    std::string ratio = r["ratio"].is_object()
+                            ? fmt::format("{:.3f} [{:.3f}, {:.3f}] over {} rounds, B {}", r["ratio"]["median_ratio"].get<double>(),
+                                          r["ratio"]["ci95_low"].get<double>(), r["ratio"]["ci95_high"].get<double>(),
+                                          r["ratio"]["rounds"].get<int>(), r["ratio"]["verdict"].get<std::string>())
+                            : fmt::format("{:.3f} (ratio of medians; too few samples for a CI)", r["ratio_of_medians"].get<double>());
+    s += fmt::format("{:<19} {:<22} {:<30} {:<30} {}\n", r["what"].get<std::string>(),
+                     r["id_a"].get<std::string>() + " / " + r["id_b"].get<std::string>(), fmt_side(r["a"]), fmt_side(r["b"]), ratio);
+  }
+  if (cmp["rows"].empty()) s += "(nothing measured correct in both runs)\n";
+  for (const auto& n : cmp["notes"]) s += "note: " + n.get<std::string>() + "\n";
+  return s;
+}
+
+}  // namespace kopt::report

@@ -1,0 +1,115 @@
+#include "report/export.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "compile/request.h"
+
+namespace kopt::report {
+
+using util::Json;
+
+namespace {
+
+std::string invalidity(const std::string& status) {
+  if (status == "ok") return "correct";
+  if (status == "compile_failed") return "compile";
+  if (status == "incorrect") return "correctness";
+  if (status == "timed_out") return "timeout";
+  return "runtime";  // crashed, or a run that never completed
+}
+
+const Json& array_at(const Json& j, const char* key) {
+  static const Json empty = Json::array();
+  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
+}
+const Json& object_at(const Json& j, const char* key) {
+  static const Json empty = Json::object();
+  return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : empty;
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string number(const Json& v) {
+  if (!v.is_number()) return "";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return fmt::format("{:.6g}", v.get<double>());
+}
+
+}  // namespace
+
+util::Json t4_results(const util::Json& run) {
+  Json results = Json::array();
+  for (const auto& c : array_at(run, "candidates")) {
+    std::string status = c.value("status", std::string());
+    Json config = Json::object();
+    for (const auto& [k, v] : object_at(c, "params").items()) config[k] = v;
+    for (const auto& [m, on] : object_at(c, "guards").items())
+      config[compile::method_guard(m)] = on.is_boolean() && on.get<bool>() ? 1 : 0;
+    if (c.contains("flags") && c["flags"].is_array() && !c["flags"].empty()) {
+      std::string flags;
+      for (const auto& f : c["flags"]) flags += (flags.empty() ? "" : " ") + f.get<std::string>();
+      config["nvcc_flags"] = flags;
+    }
+    Json times = {{"runtimes", status == "ok" && c.contains("samples_ms") ? c["samples_ms"] : Json::array()}};
+    if (c.contains("compile_ms") && c["compile_ms"].is_number()) times["compilation_time"] = c["compile_ms"];
+    Json measurements = Json::array();
+    if (status == "ok" && c.contains("median_ms") && c["median_ms"].is_number()) {
+      measurements.push_back({{"name", "time"}, {"value", c["median_ms"]}, {"unit", "ms"}});
+      for (auto [key, name] : {std::pair{"ci95_low_ms", "time_ci95_low"}, std::pair{"ci95_high_ms", "time_ci95_high"}})
+        if (c.contains(key) && c[key].is_number()) measurements.push_back({{"name", name}, {"value", c[key]}, {"unit", "ms"}});
+      if (c.contains("samples")) measurements.push_back({{"name", "samples"}, {"value", c["samples"]}, {"unit", ""}});
+    }
+    if (c.contains("registers") && c["registers"].is_number())
+      measurements.push_back({{"name", "registers_per_thread"}, {"value", c["registers"]}, {"unit", ""}});
+    Json r = {{"configuration", config},
+              {"times", times},
+              {"invalidity", invalidity(status)},
+              {"correctness", status == "ok" ? 1 : 0},
+              {"measurements", measurements},
+              {"objectives", Json::array({"time"})},
+              {"kopt", {{"id", c.value("id", std::string())}, {"iteration", c.value("iteration", 0)},
+                        {"role", c.value("role", std::string())}, {"methods", c.value("methods", Json::array())},
+                        {"status", status}, {"reason", c.value("reason", std::string())}}}};
+    if (!c.value("measured_at", std::string()).empty()) r["timestamp"] = c["measured_at"];
+    results.push_back(r);
+  }
+  const Json& info = run.value("run", Json::object());
+  return {{"schema_version", kT4SchemaVersion},
+          {"metadata", {{"timeunit", "milliseconds"},
+                        {"kopt", {{"kernel", info.value("kernel", std::string())}, {"dims", info.value("dims", Json::object())},
+                                  {"gpu", info.value("gpu", std::string())}, {"run_dir", info.value("dir", std::string())},
+                                  {"kopt_version", info.value("kopt_version", std::string())},
+                                  {"champion_id", run.value("champion_id", std::string())}}}}},
+          {"results", results}};
+}
+
+std::string candidates_csv(const util::Json& run) {
+  std::set<std::string> params;
+  const Json& cands = array_at(run, "candidates");
+  for (const auto& c : cands)
+    for (const auto& [k, v] : object_at(c, "params").items()) params.insert(k);
+  std::string out = "id,iteration,role";
+  for (const auto& p : params) out += "," + csv_cell(p);
+  out += ",methods,median_ms,ci95_low_ms,ci95_high_ms,status,reason\r\n";
+  for (const auto& c : cands) {
+    out += csv_cell(c.value("id", std::string())) + "," + number(c.value("iteration", Json())) + "," + csv_cell(c.value("role", std::string()));
+    const Json& pv = object_at(c, "params");
+    for (const auto& p : params) out += "," + (pv.contains(p) ? number(pv[p]) : std::string());
+    std::string methods;
+    for (const auto& m : c.value("methods", Json::array())) methods += (methods.empty() ? "" : "+") + m.get<std::string>();
+    bool ok = c.value("status", std::string()) == "ok";
+    out += "," + csv_cell(methods);
+    for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"}) out += "," + (ok ? number(c.value(k, Json())) : std::string());
+    out += "," + csv_cell(c.value("status", std::string())) + "," + csv_cell(c.value("reason", std::string())) + "\r\n";
+  }
+  return out;
+}
+
+}  // namespace kopt::report

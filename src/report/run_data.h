@@ -1,0 +1,50 @@
+#pragma once
+// A run directory read into one JSON document (schema "kopt.report_data/1"): what summary.html embeds and
+// renders, and what `kopt export` and `kopt compare` read. Missing parts become notes, never invented numbers.
+//
+// Read from RUN_DIR: state.json (the evaluation order, statuses), summary.json, options.json (dims, start time),
+// env.json, ceilings.json, gates/timing*.json (the baseline's timing), iter_*/{plan,selection,ablation}.json,
+// iter_*/roofline.json, iter_*/profile/*_metrics.json, iter_*/sass.json (the baseline's instruction mix, in
+// iter_00_baseline) and iter_*/[ablation/]candidates/ID/{candidate,build,run,sass}.json.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "util/json_io.h"
+
+namespace kopt::report {
+
+inline constexpr const char* kReportDataSchema = "kopt.report_data/1";
+
+struct LoadOptions {
+  bool samples = false;  // keep every candidate's timing samples (samples_ms): exports and compare need them, the page does not
+};
+
+// Errors (exit 4) only when RUN_DIR is not a directory, or has neither state.json nor summary.json, or
+// state.json is not valid JSON.
+Result<util::Json> load_run(const std::filesystem::path& run_dir, const LoadOptions& o = {});
+
+// ---- pure pieces, exposed for tests -------------------------------------------------------------------------
+
+// "2026-11-30T03:10:00Z" -> seconds since the epoch; nullopt when it is not that form.
+std::optional<int64_t> parse_utc_iso(const std::string& s);
+
+// Best-so-far over the candidates that have an "eval" index, in that order: one point per evaluation with
+// {eval, time_s, id, status, median_ms (null unless ok), best_ms, best_id} (best_* null until one is ok).
+util::Json convergence(const util::Json& candidates);
+
+// Why a candidate is not the champion, in words (empty for the champion itself): its failure, its paired
+// comparison's decision, or that it was not among the fastest (the finalists).
+std::string candidate_reason(const util::Json& candidate, const std::string& champion_id);
+
+// The first line of a compile log that names an error (nvcc's "file(12): error: ..."), else its last non-empty
+// line; at most 240 characters.
+std::string compile_error_line(const std::string& log);
+
+// The instruction-mix classes summed over a sass.json's kernels ({"kernels": [{"function", "mix": {...}}]}).
+util::Json summed_mix(const util::Json& sass);
+
+}  // namespace kopt::report

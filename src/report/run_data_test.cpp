@@ -1,0 +1,247 @@
+#include "report/run_data.h"
+
+#include <gtest/gtest.h>
+
+#include "loop/state.h"
+#include "roofline/ceilings.h"
+#include "testing/test_support.h"
+
+namespace kopt::report {
+namespace {
+
+namespace fs = std::filesystem;
+using util::Json;
+
+fs::path fixture() { return fs::path(testing_support::test_data_dir()) / "report" / "run_sgemm_h200"; }
+
+TEST(RunData, ParsesUtcTimestamps) {
+  EXPECT_EQ(parse_utc_iso("1970-01-01T00:01:40Z"), 100);
+  EXPECT_EQ(parse_utc_iso("2026-11-30T07:12:04Z").value() - parse_utc_iso("2026-11-30T07:11:04Z").value(), 60);
+  EXPECT_FALSE(parse_utc_iso("2026-11-30 07:12:04"));
+  EXPECT_FALSE(parse_utc_iso(""));
+}
+
+TEST(RunData, ConvergenceIsTheBestSoFarInEvaluationOrder) {
+  Json c = Json::array({{{"id", "b"}, {"eval", 1}, {"status", "ok"}, {"median_ms", 4.0}, {"time_s", 10}},
+                        {{"id", "a"}, {"eval", 0}, {"status", "ok"}, {"median_ms", 5.0}, {"time_s", 0}},
+                        {{"id", "x"}, {"eval", 2}, {"status", "compile_failed"}, {"median_ms", nullptr}},
+                        {{"id", "slow"}, {"eval", 3}, {"status", "ok"}, {"median_ms", 6.0}},
+                        {{"id", "abl"}, {"status", "ok"}, {"median_ms", 1.0}}});  // no eval: an ablation build
+  Json conv = convergence(c);
+  ASSERT_EQ(conv.size(), 4u);
+  EXPECT_EQ(conv[0]["id"], "a");
+  EXPECT_EQ(conv[0]["best_ms"], 5.0);
+  EXPECT_EQ(conv[1]["best_ms"], 4.0);
+  EXPECT_EQ(conv[1]["best_id"], "b");
+  EXPECT_TRUE(conv[2]["median_ms"].is_null());
+  EXPECT_EQ(conv[2]["best_ms"], 4.0);
+  EXPECT_EQ(conv[3]["best_id"], "b");
+  EXPECT_TRUE(conv[3]["time_s"].is_null());
+}
+
+TEST(RunData, ReasonsSayWhyACandidateLost) {
+  EXPECT_EQ(candidate_reason({{"id", "c1"}, {"status", "ok"}}, "c1"), "");
+  EXPECT_EQ(candidate_reason({{"id", "c2"}, {"status", "compile_failed"}, {"note", "ptxas error"}}, "c1"),
+            "compile failed: ptxas error");
+  EXPECT_EQ(candidate_reason({{"id", "c3"}, {"status", "ok"}, {"selection", {{"decision", "keep"}, {"reason", "CI reaches 0.99"}}}}, "c1"),
+            "finalist, kept the incumbent: CI reaches 0.99");
+  EXPECT_NE(candidate_reason({{"id", "c4"}, {"status", "ok"}}, "c1").find("not a finalist"), std::string::npos);
+  EXPECT_NE(candidate_reason({{"id", "c1_no_x"}, {"role", "ablation"}, {"ablation_of", "x"}, {"status", "ok"}}, "c1").find("ablation of x"),
+            std::string::npos);
+}
+
+TEST(RunData, CompileErrorLineAndMixSum) {
+  EXPECT_EQ(compile_error_line("nvcc ...\nk.cu(12): error: expected a ;\nmore\n"), "k.cu(12): error: expected a ;");
+  EXPECT_EQ(compile_error_line("line one\n\nlast line\n"), "last line");
+  Json sass = {{"kernels", Json::array({{{"function", "f"}, {"mix", {{"fp32", 10}, {"total", 30}}}},
+                                         {{"function", "g"}, {"mix", {{"fp32", 5}, {"ldg", 2}, {"total", 9}}}}})}};
+  Json m = summed_mix(sass);
+  EXPECT_EQ(m["fp32"], 15);
+  EXPECT_EQ(m["ldg"], 2);
+  EXPECT_EQ(m["total"], 39);
+  EXPECT_TRUE(summed_mix(Json::object()).empty());
+}
+
+TEST(RunData, RejectsWhatIsNotARunDirectory) {
+  auto missing = load_run("/nonexistent/kopt/run");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ExitCode::kInput);
+  fs::path empty = fs::path(::testing::TempDir()) / "kopt_not_a_run";
+  fs::create_directories(empty);
+  auto r = load_run(empty);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("neither state.json nor summary.json"), std::string::npos);
+}
+
+// The recorded run (tests/data/report/README.md): its files are in the formats kopt writes, and load_run reads
+// every part of it.
+TEST(RunData, TheFixtureIsInKoptsOwnFormats) {
+  auto state = util::read_json(fixture() / "state.json");
+  ASSERT_TRUE(state) << state.error().message;
+  auto st = loop::state_from_json(*state);
+  ASSERT_TRUE(st) << st.error().message;
+  EXPECT_TRUE(st->finished());
+  auto ceil = util::read_json(fixture() / "ceilings.json");
+  ASSERT_TRUE(ceil);
+  auto c = roofline::ceilings_from_json(*ceil);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->gpu_name, "NVIDIA H200");
+}
+
+TEST(RunData, LoadsTheRecordedRun) {
+  auto loaded = load_run(fixture());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const Json& d = *loaded;
+  EXPECT_EQ(d["schema"], kReportDataSchema);
+  auto state = util::read_json(fixture() / "state.json").value();
+  std::string champion = state["champion"]["candidate"]["id"];
+  EXPECT_EQ(d["champion_id"], champion);
+  EXPECT_EQ(d["run"]["gpu"], "NVIDIA H200");
+  EXPECT_EQ(d["run"]["dims"]["K"], 4096);
+
+  // Every evaluation of state.json, in order, then the ablation builds.
+  const Json& cands = d["candidates"];
+  size_t evals = 0, ablations = 0, champions = 0;
+  for (const auto& c : cands) {
+    if (c["role"] == "ablation") {
+      ++ablations;
+      EXPECT_FALSE(c.contains("eval"));
+      EXPECT_NE(c["reason"].get<std::string>().find("ablation of"), std::string::npos);
+      continue;
+    }
+    EXPECT_EQ(c["eval"], evals);
+    EXPECT_EQ(c["id"], state["history"][evals]["candidate"]["id"]);
+    EXPECT_EQ(c["status"], state["history"][evals]["status"]);
+    ++evals;
+    if (c["role"] == "champion") ++champions;
+    if (c["status"] == "ok") {
+      ASSERT_TRUE(c["median_ms"].is_number()) << c["id"];
+      EXPECT_LE(c["ci95_low_ms"].get<double>(), c["median_ms"].get<double>()) << c["id"];
+      EXPECT_GE(c["ci95_high_ms"].get<double>(), c["median_ms"].get<double>()) << c["id"];
+      EXPECT_TRUE(c["time_s"].is_number()) << c["id"];
+      EXPECT_FALSE(c.contains("samples_ms"));  // only with LoadOptions::samples
+    } else {
+      EXPECT_FALSE(c["reason"].get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(evals, state["history"].size());
+  EXPECT_GT(ablations, 0u);
+  EXPECT_EQ(champions, 1u);
+  EXPECT_EQ(d["candidates"][0]["role"], "baseline");
+
+  // The compile failure names nvcc's error line; the incorrect run says what differed.
+  bool compile_failed = false, incorrect = false;
+  for (const auto& c : cands) {
+    if (c["status"] == "compile_failed") compile_failed = c["reason"].get<std::string>().find("ptxas error") != std::string::npos;
+    if (c["status"] == "incorrect") incorrect = c["reason"].get<std::string>().find("reference has") != std::string::npos;
+  }
+  EXPECT_TRUE(compile_failed);
+  EXPECT_TRUE(incorrect);
+
+  // Convergence: one point per evaluation, never getting worse, ending at the best correct median.
+  const Json& conv = d["convergence"];
+  ASSERT_EQ(conv.size(), evals);
+  double best = 1e300;
+  for (const auto& p : conv) {
+    ASSERT_TRUE(p["best_ms"].is_number());
+    EXPECT_LE(p["best_ms"].get<double>(), best);
+    best = p["best_ms"].get<double>();
+  }
+
+  // Roofline inputs, ablation, mix, profile.
+  ASSERT_TRUE(d["ceilings"].is_object());
+  EXPECT_EQ(d["ceilings"]["origin"], "run");
+  EXPECT_GE(d["ceilings"]["roofs"].size(), 3u);
+  ASSERT_TRUE(d["workload"].is_object());
+  EXPECT_DOUBLE_EQ(d["workload"]["flops"].get<double>(), 2.0 * 4096 * 4096 * 4096);
+  EXPECT_FALSE(d["ablation"].empty());
+  for (const auto& a : d["ablation"]) {
+    EXPECT_FALSE(a["verdict"].get<std::string>().empty());
+    EXPECT_FALSE(a["sass"].get<std::string>().empty());
+  }
+  for (const char* who : {"baseline", "champion"})
+    for (const char* axis : {"compute", "memory", "latency"}) EXPECT_FALSE(d["profile"][who]["top_metrics"][axis].empty()) << who << axis;
+  // The fixture may lack SASS captures (tests/data/report/README.md): then the page says so, and nothing else is missing.
+  if (fs::exists(fixture() / "iter_00_baseline" / "sass.json")) {
+    EXPECT_TRUE(d["mix"]["baseline"].is_object());
+    EXPECT_TRUE(d["notes"].empty()) << d["notes"].dump();
+  } else {
+    EXPECT_TRUE(d["mix"]["baseline"].is_null());
+    ASSERT_EQ(d["notes"].size(), 1u) << d["notes"].dump();
+    EXPECT_NE(d["notes"][0].get<std::string>().find("iter_00_baseline/sass.json"), std::string::npos);
+  }
+}
+
+TEST(RunData, InstructionMixBaselineToChampion) {
+  // sass.json as the loop writes it (Optimizer::sass_check), for the baseline and the champion of a copy.
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_mix_run";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  auto sass = [](int fp32, int ldg) {
+    return Json{{"kernels", Json::array({{{"function", "sgemm_tiled"}, {"mix", {{"fp32", fp32}, {"ldg", ldg}, {"total", fp32 + ldg}}}}})},
+                {"methods", Json::object()}};
+  };
+  ASSERT_TRUE(util::write_json_atomic(copy / "iter_00_baseline" / "sass.json", "sass", sass(512, 64)).ok());
+  auto state = util::read_json(copy / "state.json").value();
+  std::string champion = state["champion"]["candidate"]["id"];
+  fs::path champ_dir;
+  for (const auto& e : fs::recursive_directory_iterator(copy))
+    if (e.is_directory() && e.path().filename() == champion && e.path().parent_path().filename() == "candidates") champ_dir = e.path();
+  ASSERT_FALSE(champ_dir.empty());
+  ASSERT_TRUE(util::write_json_atomic(champ_dir / "sass.json", "sass", sass(2048, 16)).ok());
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const Json& mix = (*loaded)["mix"];
+  EXPECT_EQ(mix["champion_id"], champion);
+  EXPECT_EQ(mix["baseline"]["fp32"], 512);
+  EXPECT_EQ(mix["champion"]["fp32"], 2048);
+  EXPECT_EQ(mix["champion"]["ldg"], 16);
+  EXPECT_TRUE((*loaded)["notes"].empty()) << (*loaded)["notes"].dump();
+}
+
+TEST(RunData, SamplesOnlyWhenAsked) {
+  auto loaded = load_run(fixture(), {.samples = true});
+  ASSERT_TRUE(loaded);
+  for (const auto& c : (*loaded)["candidates"]) {
+    if (c["status"] == "ok") {
+      EXPECT_EQ(c["samples_ms"].size(), c["samples"].get<size_t>()) << c["id"];
+    }
+  }
+}
+
+TEST(RunData, ARunStoppedAtAGateStillLoads) {
+  // What stop() leaves when the correctness gate fails: state.json without history, summary.json, no iterations.
+  fs::path dir = fs::path(::testing::TempDir()) / "kopt_report_gate_failed";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  loop::RunState st;
+  st.stop_reason = "gate_failed";
+  st.stop_detail = "correctness: the baseline is not correct";
+  ASSERT_TRUE(util::write_json_atomic(dir / "state.json", "state", loop::to_json(st)).ok());
+  ASSERT_TRUE(util::write_json_atomic(dir / "summary.json", "summary", {{"schema", "kopt.summary/1"}, {"kernel", "k.cu"}}).ok());
+  auto loaded = load_run(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_TRUE((*loaded)["candidates"].empty());
+  EXPECT_TRUE((*loaded)["convergence"].empty());
+  EXPECT_EQ((*loaded)["run"]["stop_reason"], "gate_failed");
+  EXPECT_FALSE((*loaded)["notes"].empty());
+}
+
+TEST(RunData, MissingPartsBecomeNotes) {
+  // A copy without ceilings.json, the baseline's SASS or its profile: still loads, and says what is missing.
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_partial_run";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  fs::remove(copy / "ceilings.json");
+  fs::remove(copy / "iter_00_baseline" / "sass.json");
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ((*loaded)["ceilings"]["origin"], "datasheet");  // the H200's datasheet, labelled
+  EXPECT_TRUE((*loaded)["mix"]["baseline"].is_null());
+  std::string notes = (*loaded)["notes"].dump();
+  EXPECT_NE(notes.find("no ceilings.json"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("iter_00_baseline/sass.json"), std::string::npos) << notes;
+}
+
+}  // namespace
+}  // namespace kopt::report
