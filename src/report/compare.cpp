@@ -83,15 +83,21 @@ util::Json compare_runs(const util::Json& a, const util::Json& b) {
   }
   if (facts(a)["kernel"] != facts(b)["kernel"]) notes.push_back("the runs are of different kernel files");
   if (facts(a)["dims"] != facts(b)["dims"]) notes.push_back("the runs have different dims: times are of different workloads");
-  std::map<std::string, const Json*> in_b;
+  // A run can measure one configuration more than once (an ablation variant equal to an earlier candidate): B's
+  // measurement with the same id is preferred, else its first.
+  std::map<std::string, std::vector<const Json*>> in_b;
   for (const auto& c : array_at(b, "candidates"))
-    if (measured_ok(c) && !c.value("content_hash", std::string()).empty()) in_b.emplace(c["content_hash"].get<std::string>(), &c);
+    if (measured_ok(c) && !c.value("content_hash", std::string()).empty()) in_b[c["content_hash"].get<std::string>()].push_back(&c);
   std::vector<Json> same;
   for (const auto& c : array_at(a, "candidates")) {
     if (!measured_ok(c) || c.value("content_hash", std::string()).empty()) continue;
     auto it = in_b.find(c["content_hash"].get<std::string>());
-    if (it != in_b.end() && !shown.count({c.value("id", std::string()), it->second->value("id", std::string())}))
-      same.push_back(row("same_configuration", c, *it->second));
+    if (it == in_b.end()) continue;
+    const Json* match = it->second.front();
+    for (const Json* m : it->second)
+      if (m->value("id", std::string()) == c.value("id", std::string())) match = m;
+    if (!shown.count({c.value("id", std::string()), match->value("id", std::string())}))
+      same.push_back(row("same_configuration", c, *match));
   }
   std::sort(same.begin(), same.end(), [](const Json& x, const Json& y) { return x["a"]["median_ms"].get<double>() < y["a"]["median_ms"].get<double>(); });
   for (auto& r : same) rows.push_back(std::move(r));
