@@ -106,6 +106,7 @@ std::optional<int> Optimizer::pass_gates() {
     auto c = lab_.ceilings(gpu_);
     if (!c) return stop("hardware", c.error(), {{"step", "device ceilings"}});
     ceilings_ = *c;
+    if (auto st = write_json(dir_ / "ceilings.json", "ceilings", roofline::to_json(*ceilings_)); !st) return fail(st.error());
   }
   if (!st_.profile_plan.is_null() && !st_.profile_plan.empty()) {
     if (auto pl = profile::plan_from_json(st_.profile_plan); pl) plan_ = *pl;
@@ -149,6 +150,9 @@ std::optional<int> Optimizer::pass_gates() {
                                                  "kernel is too short (< 10 µs): use larger dims.",
                                                  100 * timed.timing->robust_cv, 100 * timed.timing->ci95_rel_halfwidth, timed.timing->samples)),
                 tried);
+  // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
+  if (!triton())
+    if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());
   // ---- Gate 4: Nsight Compute ----
   say("gate 4/4 Nsight Compute profile of the baseline...");
   auto metrics = profile(prep_.build.library, nullptr, base_dir / "profile", "baseline");

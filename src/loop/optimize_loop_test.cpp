@@ -105,6 +105,8 @@ TEST(OptimizeLoop, AModelKernelGetsAFasterCorrectChampionAndARunDirectoryThatSay
   EXPECT_EQ((*summary)["headline"]["champion_ms"], champion_ms);
   EXPECT_FALSE((*summary)["stop"]["reason"].get<std::string>().empty());
   EXPECT_TRUE(fs::exists(r.run_dir / "summary.md"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "summary.html")) << "every run writes its page";
+  EXPECT_TRUE(fs::exists(r.run_dir / "ceilings.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "champion" / "tile_kernel.cu"));
 }
 

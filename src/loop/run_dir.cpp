@@ -2,6 +2,7 @@
 // summary.json and summary.md. Every write is atomic and its failure is reported, never dropped.
 #include "loop/optimizer.h"
 #include "pipeline/triton.h"
+#include "report/html.h"
 #include "report/summary.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -72,7 +73,10 @@ int Optimizer::fail(const Error& e) {
 Status Optimizer::write_summary() {
   auto s = summary_json();
   KOPT_TRY(write_json(dir_ / "summary.json", "summary", s));
-  return util::write_file_atomic(dir_ / "summary.md", report::render_markdown(s));
+  KOPT_TRY(util::write_file_atomic(dir_ / "summary.md", report::render_markdown(s)));
+  // The page (report/html.h) is a view of the files above: a failure to render it is said, not fatal.
+  if (auto page = report::write_html(dir_); !page) say("  summary.html not written: {}", page.error().message);
+  return ok_status();
 }
 
 int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) {
@@ -92,6 +96,7 @@ int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) 
 int Optimizer::interrupted_exit() {
   st_.stop_reason = "";  // not finished: resumable
   if (auto st = save_state(); !st) return fail(st.error());
+  if (auto st = write_summary(); !st) say("  the summary of the interrupted run was not written: {}", st.error().message);
   std::fprintf(stderr, "\nkopt optimize: interrupted. The run directory is consistent; continue with:\n  kopt optimize --resume %s\n",
                dir_.c_str());
   return to_int(ExitCode::kInterrupted);
