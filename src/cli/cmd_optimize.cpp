@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_options.h"
+#include "cli/llm_options.h"
 #include "cli/parse.h"
 #include "loop/optimize.h"
 #include "util/fs.h"
@@ -56,7 +57,13 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   app.add_option("--iterations", o.iterations, fmt::format("a cap on the number of iterations (default {})", d.iterations));
   app.add_option("--branches", o.branches, "candidates per iteration (default auto: 8 for the built-in generator, 4 for a command)");
   app.add_option("--ncu-num", o.ncu_num, fmt::format("top Nsight Compute metrics per axis (default {})", d.ncu_num));
-  app.add_option("--generator", o.generator, "builtin (default) or a command, e.g. 'python3 my_agent.py'");
+  app.add_option("--generator", o.generator,
+                 "builtin (default); llm (a language model behind --llm-url); manual (kopt writes the brief and waits "
+                 "for your manifest.json); or a command, e.g. 'python3 my_agent.py' (docs/GENERATORS.md)");
+  add_llm_options(app, o.llm, true);
+  app.add_option("--manual-timeout-s", o.manual_timeout_s,
+                 fmt::format("--generator manual: seconds to wait for each iteration's manifest.json (default {}; 0: no limit)",
+                             d.manual_timeout_s));
   app.add_option("--finalists", o.finalists, fmt::format("finalists re-timed in paired rounds against the champion (default {})", d.finalists));
   app.add_option("--patience", o.patience,
                  "iterations without a significant gain before stopping (default auto: the built-in generator stops when "
@@ -90,6 +97,14 @@ int cmd_optimize(const Args& args) {
     app.add_flag("--json", json);
     app.add_option("--iterations", iterations, "raise or lower the maximum number of iterations");
     app.add_option("--time-budget", time_budget, "raise or lower the search's time budget (counted over the whole run)");
+    // A run stopped by a language-model endpoint can continue against a fixed URL, model or key variable.
+    std::string llm_url, llm_model, llm_key_env;
+    double llm_timeout_s = -1, manual_timeout_s = -1;
+    app.add_option("--llm-url", llm_url, "--generator llm: a new endpoint URL");
+    app.add_option("--llm-model", llm_model, "--generator llm: a new model name");
+    app.add_option("--llm-key-env", llm_key_env, "--generator llm: a new variable for the key");
+    app.add_option("--llm-timeout-s", llm_timeout_s, "--generator llm: a new request time limit");
+    app.add_option("--manual-timeout-s", manual_timeout_s, "--generator manual: a new wait limit");
     if (auto rc = parse_args(app, args); rc) return *rc;
     auto j = util::read_json(std::filesystem::path(dir) / "options.json");
     if (!j) {
@@ -114,6 +129,13 @@ int cmd_optimize(const Args& args) {
       }
       o.time_budget_s = *b;
     }
+    if (!llm_url.empty()) o.llm.url = llm_url;
+    if (!llm_model.empty()) o.llm.model = llm_model;
+    if (!llm_key_env.empty()) o.llm.key_env = llm_key_env;
+    if (llm_timeout_s >= 0) o.llm.timeout_s = llm_timeout_s;
+    if (manual_timeout_s >= 0) o.manual_timeout_s = manual_timeout_s;
+    if (o.generator == "llm")
+      if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
     return loop::run_optimize(o);
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
@@ -145,6 +167,13 @@ int cmd_optimize(const Args& args) {
     o.time_budget_s = *b;
   }
   o.out = v.out;
+  // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.
+  if (o.generator == "llm")
+    if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
+  if (o.generator == "manual" && o.manual_timeout_s < 0) {
+    std::fprintf(stderr, "kopt optimize: --manual-timeout-s must be >= 0 (0: no limit)\n");
+    return to_int(ExitCode::kInput);
+  }
   return loop::run_optimize(o);
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "compile/command.h"
+#include "loop/candidate_check.h"
 #include "loop/numerics.h"
 #include "loop/optimizer.h"
 #include "pipeline/placement.h"
@@ -54,13 +55,7 @@ std::optional<runner::PairedComparison> Optimizer::paired(const fs::path& inc, c
 }
 
 compile::CompileRequest Optimizer::request_for(const search::Candidate& c, const fs::path& out_dir) const {
-  auto req = pipeline::compile_request(o_.job, c.id, c.source, out_dir);
-  for (const auto& [k, v] : c.defines) req.defines[k] = v;
-  for (const auto& f : c.flags) {
-    if (f == "-arch=sm_90a") req.arch = "sm_90a";  // the sm_90a method: the compile module emits -gencode
-    else req.extra_flags.push_back(f);
-  }
-  return req;
+  return candidate_compile_request(o_.job, c, out_dir);
 }
 
 util::Json Optimizer::sass_check(const std::vector<fs::path>& binaries, const search::Candidate& c) {

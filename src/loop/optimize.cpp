@@ -2,8 +2,10 @@
 #include "loop/optimize.h"
 
 #include "loop/optimizer.h"
+#include "loop/candidate_check.h"
 #include "search/builtin_generator.h"
 #include "search/external_generator.h"
+#include "search/manual_generator.h"
 #include "util/fs.h"
 
 namespace kopt::loop {
@@ -20,6 +22,14 @@ int Optimizer::run() {
   util::SystemRunner generator_runner;
   if (o_.generator == "builtin") {
     gen = std::make_unique<search::BuiltinGenerator>();
+  } else if (o_.generator == "llm") {
+    auto g = search::make_llm_generator(o_.llm, false, nullptr);  // the command line checked the endpoint
+    if (!g) return generator_stopped(g.error());
+    gen = std::move(g).value();
+  } else if (o_.generator == "manual") {
+    search::ManualOptions mo;
+    mo.timeout_s = o_.manual_timeout_s;
+    gen = std::make_unique<search::ManualGenerator>(mo);
   } else {
     search::ExternalOptions eo;
     eo.timeout_s = o_.generator_timeout_s;
@@ -110,6 +120,9 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
 
   // ---- Generate ----
   search::GeneratorInput in = generator_input(it, idir);
+  // A generator that repairs its candidates (--generator llm) checks them through the lab before returning them.
+  LoopChecker checker({&o_.job, &prep_, &baseline_result_, &lab_, jobs_ > 0 ? jobs_ : 1, idir / "checks"});
+  in.checker = &checker;
   Result<search::GeneratorOutput> out = internal_error("not run");
   {
     Phase p(*this, "generate");
@@ -117,8 +130,11 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   }
   if (!out) {
     if (auto st = write_json(idir / "generator_error.json", "generator_error", {{"message", out.error().message}}); !st) return fail(st.error());
-    return finish(StopReason::kGeneratorFailed, out.error().message);
+    if (util::interrupted() || out.error().code == ExitCode::kInterrupted) return interrupted_exit();
+    // A generator that failed (an endpoint down, a command that crashed) leaves the run resumable, not finished.
+    return generator_stopped(out.error());
   }
+  for (const auto& m : out->checked_failures) st_.history.push_back(m);
   // The model's outlook: two generations in a row that see no significant gain anywhere end the search.
   if (out->outlook) {
     const bool none = predicts_no_gain(*out->outlook, st_.champion->median_ms, space_->dims.size());

@@ -95,6 +95,8 @@ class Optimizer {
   int finish(StopReason reason, const std::string& detail);
   int fail(const Error& e);  // a failure of kopt itself (a state file it cannot write): the run stays resumable
   int interrupted_exit();
+  // The generator failed: the run stays resumable (no stop reason), stop.json says so, the exit code is the error's.
+  int generator_stopped(const Error& e);
   Status write_champion();
   util::Json summary_json();
   Status write_summary();

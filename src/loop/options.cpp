@@ -17,6 +17,8 @@ util::Json options_to_json(const OptimizeOptions& o) {
           {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", o.generator},
           {"max_time_s", o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
   add_to_json(o.gates, out);
+  out["llm"] = search::to_json(o.llm);
+  out["manual_timeout_s"] = o.manual_timeout_s;
   return out;
 }
 
@@ -54,6 +56,10 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
     o.seed = j.value("seed", d.seed);
     KOPT_TRY_ASSIGN(o.gates, gate_options_from_json(j));
+    if (j.contains("llm")) {
+      KOPT_TRY_ASSIGN(o.llm, search::llm_options_from_json(j["llm"]));
+    }
+    o.manual_timeout_s = j.value("manual_timeout_s", d.manual_timeout_s);
   } catch (const std::exception& e) {
     return input_error(std::string("options.json is malformed: ") + e.what());
   }

@@ -9,6 +9,7 @@
 #include "core/result.h"
 #include "loop/gate_options.h"
 #include "pipeline/prepare.h"
+#include "search/llm_generator.h"
 #include "util/json_io.h"
 
 namespace kopt::loop {
@@ -23,8 +24,10 @@ struct OptimizeOptions {
   int patience = 0;          // iterations without a significant gain before stopping; 0: auto (patience_for)
   int budget_total = 3, budget_per_axis = 2;
   double near_peak_efficiency = 0.80;  // floor / time at or above which the champion is near peak (docs/ROOFLINE.md)
-  std::string generator = "builtin";  // or a command line
+  std::string generator = "builtin";  // "builtin", "llm", "manual", or a command line
   double generator_timeout_s = 1800;
+  search::LlmOptions llm;             // --generator llm (the key is read from the environment, never stored)
+  double manual_timeout_s = 3600;     // --generator manual: how long to wait for manifest.json (0: no limit)
   double max_time_s = 2;     // timing budget per candidate (s)
   int paired_rounds = 30;
   std::filesystem::path out = ".";

@@ -3,6 +3,7 @@
 #include "loop/optimizer.h"
 #include "pipeline/triton.h"
 #include "report/html.h"
+#include "search/llm_usage.h"
 #include "report/summary.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -93,6 +94,20 @@ int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) 
   return to_int(e.code);
 }
 
+int Optimizer::generator_stopped(const Error& e) {
+  st_.stop_reason = "";  // not finished: the generator can be retried with --resume
+  st_.stop_detail = "generator: " + e.message;
+  Status written = save_state();
+  if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "generator"}, {"reason", e.message}, {"resumable", true}});
+  if (written) written = write_summary();
+  std::string again = "kopt optimize --resume " + dir_.string();
+  if (o_.generator == "llm") again += " [--llm-url URL] [--llm-model MODEL] [--llm-key-env VAR]";
+  std::fprintf(stderr, "kopt optimize: the generator stopped: %s\n  run directory: %s; after fixing the cause, continue with:\n  %s\n",
+               e.message.c_str(), dir_.c_str(), again.c_str());
+  if (!written) return fail(written.error());
+  return to_int(e.code == ExitCode::kOk ? ExitCode::kOther : e.code);
+}
+
 int Optimizer::interrupted_exit() {
   st_.stop_reason = "";  // not finished: resumable
   if (auto st = save_state(); !st) return fail(st.error());
@@ -177,6 +192,7 @@ util::Json Optimizer::summary_json() {
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;
   s["candidate_costs"] = candidate_costs(st_.history);
+  if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
   s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
   s["run_dir"] = dir_.string();
   return s;

@@ -1,5 +1,7 @@
 #include "report/summary.h"
 
+#include "search/llm_usage.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -77,6 +79,7 @@ std::string render_markdown(const util::Json& s) {
                       c["median_ms"].value("measure", 0.0), c["p90_ms"].value("compile", 0.0), c["p90_ms"].value("sass", 0.0),
                       c["p90_ms"].value("measure", 0.0));
   }
+  if (s.contains("llm") && !s["llm"].is_null()) md += search::render_llm_usage_markdown(s["llm"]);
   md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";
   if (s.contains("phase_seconds"))
     for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)

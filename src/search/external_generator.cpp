@@ -154,20 +154,21 @@ Result<GeneratorOutput> read_manifest(const Json& manifest, const ManifestContex
   return out;
 }
 
-Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
-  if (!in.registry) return internal_error("the external generator needs the registry");
+Result<BriefFiles> write_brief_files(const GeneratorInput& in, const std::string& manifest_name, bool require_guards) {
+  if (!in.registry) return internal_error("a brief needs the registry");
   std::error_code ec;
   fs::create_directories(in.iteration_dir, ec);
   if (ec) return internal_error(fmt::format("cannot create {}: {}", in.iteration_dir.string(), ec.message()));
-  const fs::path dir = fs::canonical(in.iteration_dir);
+  BriefFiles b;
+  b.dir = fs::canonical(in.iteration_dir);
 
   const fs::path champion_path = in.champion ? in.champion->candidate.source : in.baseline_source;
-  KOPT_TRY_ASSIGN(std::string champion_text, util::read_file(champion_path));
-  const SourceLanguage lang = language_of(champion_path.string());
-  auto signature = extract_entry_signature(champion_text, lang);
+  KOPT_TRY_ASSIGN(b.champion_text, util::read_file(champion_path));
+  b.language = language_of(champion_path.string());
+  auto signature = extract_entry_signature(b.champion_text, b.language);
   if (!signature)
     return input_error(fmt::format("{}: no {} found to hold candidates to", champion_path.string(),
-                                   lang == SourceLanguage::kPython ? "def run_kernel(...)" : "extern \"C\" ... solve(...)"));
+                                   b.language == SourceLanguage::kPython ? "def run_kernel(...)" : "extern \"C\" ... solve(...)"));
 
   // This iteration's methods: any registry method for the backend, by evidence and budget.
   SelectionInput sel = selection_input(in);
@@ -175,22 +176,56 @@ Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
     if (m.supports(in.backend)) sel.offered.push_back(m.id);
   if (in.champion)
     for (const auto& id : in.champion->candidate.methods) sel.active.insert(id);
-  MethodSelection selection = select_methods(sel);
+  b.selection = select_methods(sel);
 
-  const std::string champion_copy = std::string("champion") + (lang == SourceLanguage::kPython ? ".py" : ".cu");
-  KOPT_TRY(util::write_file_atomic(dir / champion_copy, champion_text));
+  const std::string champion_copy = std::string("champion") + (b.language == SourceLanguage::kPython ? ".py" : ".cu");
+  KOPT_TRY(util::write_file_atomic(b.dir / champion_copy, b.champion_text));
   BriefInput bi;
   bi.generator = &in;
-  bi.selection = selection;
-  bi.champion_source_text = champion_text;
-  bi.champion_file = (dir / champion_copy).string();
+  bi.selection = b.selection;
+  bi.champion_source_text = b.champion_text;
+  bi.champion_file = (b.dir / champion_copy).string();
   bi.signature = *signature;
-  bi.manifest_name = opts_.manifest_name;
-  Json brief = make_brief(bi);
-  if (!in.context.contract_signature.empty()) brief["contract"]["declared"] = in.context.contract_signature;
-  KOPT_TRY(util::write_json_atomic(dir / "brief.json", "generator_brief", brief));
-  KOPT_TRY(util::write_file_atomic(dir / "brief.md", render_brief_markdown(brief)));
+  bi.manifest_name = manifest_name;
+  b.brief = make_brief(bi);
+  if (!in.context.contract_signature.empty()) b.brief["contract"]["declared"] = in.context.contract_signature;
+  b.markdown = render_brief_markdown(b.brief);
+  KOPT_TRY(util::write_json_atomic(b.dir / "brief.json", "generator_brief", b.brief));
+  KOPT_TRY(util::write_file_atomic(b.dir / "brief.md", b.markdown));
 
+  ManifestContext& ctx = b.manifest;
+  ctx.iteration_dir = b.dir;
+  ctx.registry = in.registry;
+  ctx.backend = in.backend;
+  ctx.language = b.language;
+  ctx.signature = *signature;
+  ctx.k = in.k;
+  ctx.require_guards = require_guards;
+  if (in.champion) ctx.champion_guards = in.champion->candidate.guards;
+  return b;
+}
+
+GeneratorOutput accept_candidates(const GeneratorInput& in, GeneratorOutput read, MethodSelection selection) {
+  GeneratorOutput out;
+  out.selection = std::move(selection);
+  out.notes = std::move(read.notes);
+  std::set<std::string> seen;
+  for (const auto& m : in.history) seen.insert(m.candidate.content_hash);
+  for (auto& c : read.candidates) {
+    if (!seen.insert(c.content_hash).second) {
+      out.notes.push_back(fmt::format("{}: identical to a candidate already measured or listed; skipped", c.source.filename().string()));
+      continue;
+    }
+    c.id = fmt::format("i{}x{}", in.iteration, out.candidates.size() + 1);
+    out.candidates.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
+  KOPT_TRY_ASSIGN(BriefFiles b, write_brief_files(in, opts_.manifest_name, opts_.require_guards));
+  const fs::path& dir = b.dir;
+  std::error_code ec;
   const fs::path manifest_path = dir / opts_.manifest_name;
   fs::remove(manifest_path, ec);  // never read a stale manifest
   util::ProcessSpec spec;
@@ -211,33 +246,9 @@ Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
     return input_error(fmt::format("generator command '{}' finished without writing {}", command_, manifest_path.string()));
   auto manifest = util::read_json(manifest_path);
   if (!manifest) return input_error(manifest.error().message);
-
-  ManifestContext ctx;
-  ctx.iteration_dir = dir;
-  ctx.registry = in.registry;
-  ctx.backend = in.backend;
-  ctx.language = lang;
-  ctx.signature = *signature;
-  ctx.k = in.k;
-  ctx.require_guards = opts_.require_guards;
-  if (in.champion) ctx.champion_guards = in.champion->candidate.guards;
-  auto read = read_manifest(manifest.value(), ctx);
+  auto read = read_manifest(manifest.value(), b.manifest);
   if (!read) return input_error(manifest_path.string() + ": " + read.error().message);
-
-  GeneratorOutput out;
-  out.selection = std::move(selection);
-  out.notes = read->notes;
-  std::set<std::string> seen;
-  for (const auto& m : in.history) seen.insert(m.candidate.content_hash);
-  for (auto& c : read->candidates) {
-    if (!seen.insert(c.content_hash).second) {
-      out.notes.push_back(fmt::format("{}: identical to a candidate already measured or listed; skipped", c.source.filename().string()));
-      continue;
-    }
-    c.id = fmt::format("i{}x{}", in.iteration, out.candidates.size() + 1);
-    out.candidates.push_back(std::move(c));
-  }
-  return out;
+  return accept_candidates(in, std::move(read).value(), std::move(b.selection));
 }
 
 }  // namespace kopt::search

@@ -32,6 +32,24 @@ struct ManifestContext {
   std::map<std::string, bool> champion_guards;
 };
 
+// What every brief-based generator (external command, language model, manual) starts from: this iteration's
+// methods, the champion's copy and the brief, written into the iteration directory as champion.cu (or .py),
+// brief.json and brief.md; and what every candidate will be checked against.
+struct BriefFiles {
+  std::filesystem::path dir;  // the iteration directory, canonical
+  std::string champion_text;
+  SourceLanguage language = SourceLanguage::kCuda;
+  MethodSelection selection;
+  util::Json brief;           // brief.json's body
+  std::string markdown;       // brief.md
+  ManifestContext manifest;   // the checks read_manifest applies
+};
+Result<BriefFiles> write_brief_files(const GeneratorInput& in, const std::string& manifest_name, bool require_guards);
+
+// The validated candidates in `read`, minus any identical (content hash) to one already measured or listed
+// earlier (noted), numbered i<iteration>x<n>; `read`'s notes are kept.
+GeneratorOutput accept_candidates(const GeneratorInput& in, GeneratorOutput read, MethodSelection selection);
+
 // Validates a manifest (already parsed JSON) and turns its entries into candidates. Any invalid entry
 // rejects the whole manifest with an input error (exit 4) naming the entry and what is wrong. Reads the
 // listed files. More than k entries: the first k are kept (a note says so).

@@ -72,6 +72,20 @@ struct BriefContext {
   util::Json sass_summary;         // resources and instruction mix of the champion
 };
 
+// What compiling and checking one candidate found, for a generator that repairs what failed (llm_generator.h).
+struct CheckFeedback {
+  CandidateStatus status = CandidateStatus::kOk;
+  std::string details;  // the compiler's errors, the first mismatches, or how the run ended; empty when ok
+};
+
+// Supplied by the loop: compiles a candidate and runs the correctness check on every seed (no timing).
+// An error means the check itself could not run (not a verdict on the candidate). Calls come one at a time.
+class CandidateChecker {
+ public:
+  virtual ~CandidateChecker() = default;
+  virtual Result<CheckFeedback> check(const Candidate& c) = 0;
+};
+
 struct GeneratorInput {
   int iteration = 1;
   int k = 4;          // candidates wanted
@@ -89,6 +103,7 @@ struct GeneratorInput {
   std::vector<MethodVerdict> verdicts;  // every verdict so far
   std::map<std::string, double> metrics;  // the champion's profile, keyed by ncu metric name
   BriefContext context;
+  CandidateChecker* checker = nullptr;  // optional: lets a generator repair a failing candidate before returning it
 };
 
 // One method chosen for this iteration, with the evidence that called for it.
@@ -120,6 +135,9 @@ struct GeneratorOutput {
   // A model-based generator's view of what is left in the whole space (the loop's stopping rules read it);
   // nullopt from generators without a model.
   std::optional<Outlook> outlook;
+  // Candidates the generator checked (GeneratorInput::checker) and dropped because they still failed after its
+  // repairs: not to be measured, but to be added to the history so later briefs show what failed.
+  std::vector<Measurement> checked_failures;
 };
 
 class Generator {
