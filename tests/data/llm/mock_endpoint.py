@@ -127,7 +127,7 @@ def make_handler(state, server_ref):
         def do_GET(self):
             if not self.count():
                 return self.send(503, '{"error": "mock: too many requests"}')
-            if not self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/") != "/v1/models":  # served under /v1, as OpenAI-compatible servers do
                 return self.send(404, '{"error": "not found"}')
             ok = self.auth_ok()
             state.log({"path": self.path, "method": "GET", "auth_ok": ok})
@@ -145,7 +145,7 @@ def make_handler(state, server_ref):
                 return
             if not self.count():
                 return self.send(503, '{"error": "mock: too many requests"}')
-            if not self.path.endswith("/chat/completions"):
+            if self.path != "/v1/chat/completions":
                 state.log({"path": self.path, "method": "POST", "status": 404})
                 return self.send(404, '{"error": {"message": "Not Found"}}')
             with state.lock:
