@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "loop/lab.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 
@@ -44,7 +45,8 @@ TEST(CandidateCheck, ACompileErrorComesBackWithTheCompilersWords) {
   pipeline::Prepared prep;
   prep.backend = "cuda";
   util::SystemRunner runner;
-  LoopChecker checker({&job, &prep, nullptr, &runner, 1, dir});
+  SystemLab lab(job, runner);
+  LoopChecker checker({&job, &prep, nullptr, &lab, 1, dir});
   search::Candidate c;
   c.id = "i1llm1a0";
   c.source = testing_support::test_data_dir() + "/llm/saxpy_vec4_broken.cu";
