@@ -156,6 +156,29 @@ TEST(RunnerChildArgv, PassesL2AndTimingMethodOnlyWhenNotTheDefault) {
   EXPECT_EQ(*(m + 1), "events_default_stream");
 }
 
+TEST(RunnerChildArgv, DumpOutputsIsPassedWhenSetAndTheChildAcceptsIt) {
+  RunRequest req;
+  req.libs = {"/k.so"};
+  req.golden_dir = "/nonexistent/golden";
+  auto plain = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--dump-outputs"), plain.end());
+  fs::path dir = fs::path(::testing::TempDir()) / ("kopt_dump_outputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  req.result_json = dir / "r.json";
+  req.dump_outputs = dir / "out.safetensors";
+  auto argv = child_argv(req, testing_support::kopt_binary());
+  auto d = std::find(argv.begin(), argv.end(), "--dump-outputs");
+  ASSERT_NE(d, argv.end());
+  EXPECT_EQ(*(d + 1), req.dump_outputs.string());
+  // The child parses it (an unknown option would end it before any result): no golden data, a load error.
+  util::SystemRunner runner;
+  auto proc = runner.run({argv});
+  EXPECT_EQ(proc.exit_code, 4);
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << proc.stderr_text;
+  EXPECT_EQ((*j)["status"], "load_error");
+}
+
 TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
   for (int i = 0; i <= static_cast<int>(RunStatus::kInternal); ++i) {
     auto s = static_cast<RunStatus>(i);
