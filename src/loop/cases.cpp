@@ -69,7 +69,9 @@ std::optional<int> Optimizer::prepare_cases() {
         if (auto w = workload::estimate(*ws_model_, cd.c.realised)) ws = w->bytes;
       auto d = workload::decide_oom_retry(workload::OomWho::kGoldenData, workload::is_out_of_memory(m.error().message), retries, ws, policy);
       if (!d.retry || !ws_model_)
-        return stop("inputs", Error{m.error().code, "case " + cd.c.name + " (" + format_dims(cd.c.realised) + "): " + m.error().message},
+        return stop("inputs", Error{m.error().code, "golden data for case " + cd.c.name + " (" + format_dims(cd.c.realised) + "): " +
+                                                      m.error().message + "\n(a shape ref.py cannot compute: give --shapes FILE without it, "
+                                                      "or --workload-matrix off)"},
                     {{"case", workload::to_json(cd.c)}});
       auto f = workload::fit_to_limit(*ws_model_, cd.c.requested, d.next_max_bytes);
       if (!f) return stop("inputs", f.error(), {{"case", workload::to_json(cd.c)}});
@@ -225,8 +227,26 @@ MultiCaseComparison Optimizer::compare_over_cases(const CandidateRun& cr, const 
   return combine_cases(per_case);
 }
 
-void Optimizer::reject(const std::string& id, const std::string& gate, const std::string& reason) {
-  push_record(st_.gate_records, "rejected", {{"candidate", id}, {"gate", gate}, {"reason", reason}});
+std::string_view reject_gate_name(RejectGate g) {
+  switch (g) {
+    case RejectGate::kCases: return "cases";
+    case RejectGate::kRegression: return "regression";
+    case RejectGate::kDeterminism: return "determinism";
+    case RejectGate::kSanitizer: return "sanitizer";
+  }
+  return "?";
+}
+
+void Optimizer::reject(const std::string& id, RejectGate gate, const std::string& reason) {
+  push_record(st_.gate_records, "rejected", {{"candidate", id}, {"gate", reject_gate_name(gate)}, {"reason", reason}});
+  // A finalist the sanitizer or the determinism check rejects is no correct configuration: the history (the
+  // frontier, the generator's model) says so. One slower at a case stays a correct, timed configuration.
+  if (gate != RejectGate::kSanitizer && gate != RejectGate::kDeterminism) return;
+  for (auto& m : st_.history)
+    if (m.candidate.id == id && m.status == search::CandidateStatus::kOk) {
+      m.status = search::CandidateStatus::kIncorrect;
+      m.median_ms.reset();
+    }
 }
 
 std::optional<std::string> Optimizer::determinism_gate(const CandidateRun& cr, const fs::path& dir, util::Json& record) {

@@ -263,7 +263,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
       if (auto wrong = check_at_cases(cr, cdir)) {
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = *wrong;
-        reject(cr.candidate.id, "cases", *wrong);
+        reject(cr.candidate.id, RejectGate::kCases, *wrong);
       }
     // --sanitize all: every candidate that passed its check, not only the finalists.
     if (cr.status == search::CandidateStatus::kOk && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kCandidate)) {
@@ -272,7 +272,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
       if (v.rejected) {
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = "sanitizer: " + v.reason;
-        reject(cr.candidate.id, "sanitizer", v.reason);
+        reject(cr.candidate.id, RejectGate::kSanitizer, v.reason);
       }
     }
     std::string figure = cr.note;
@@ -324,7 +324,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
                            {"rejected", o_.gates.no_regressions}};
         if (!st_.gate_records.contains("flagged")) st_.gate_records["flagged"] = util::Json::array();
         st_.gate_records["flagged"].push_back(flag);
-        if (o_.gates.no_regressions) reject(f.id, "regression", util::join(multi.regressions, "; "));
+        if (o_.gates.no_regressions) reject(f.id, RejectGate::kRegression, util::join(multi.regressions, "; "));
       }
       cmp = multi.as_paired();
     } else {
@@ -332,12 +332,12 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     }
     // The safety gates: a finalist that is nondeterministic, or that the sanitizer flags, never becomes champion.
     if (auto why = determinism_gate(*cr, iter_dir, rec)) {
-      if (d.decision == ChampionDecision::kNewChampion) reject(f.id, "determinism", *why);
+      if (d.decision == ChampionDecision::kNewChampion) reject(f.id, RejectGate::kDeterminism, *why);
       d.decision = ChampionDecision::kKeepIncumbent;
       d.reason = *why;
     } else if (d.decision == ChampionDecision::kNewChampion) {
       if (auto unsafe = sanitizer_gate(*cr, iter_dir, rec)) {
-        reject(f.id, "sanitizer", *unsafe);
+        reject(f.id, RejectGate::kSanitizer, *unsafe);
         d.decision = ChampionDecision::kKeepIncumbent;
         d.reason = "sanitizer: " + *unsafe;
       }

@@ -268,7 +268,13 @@ TEST(OptimizeGates, AFinalistTheSanitizerFlagsIsRejectedWithTheReasonAndRaceSafe
   EXPECT_EQ(r.summary["gates"]["baseline_sanitizer"]["race_safe"], "safe");
   EXPECT_NE(r.summary_md.find("race_safe: **safe**"), std::string::npos);
   EXPECT_NE(r.summary_md.find("(sanitizer): compute-sanitizer: racecheck: shared-memory race"), std::string::npos) << r.summary_md;
-  for (const auto& x : rej) EXPECT_EQ(tile_of(r, x["candidate"]), 64);
+  for (const auto& x : rej) {
+    EXPECT_EQ(tile_of(r, x["candidate"]), 64);
+    for (const auto& m : r.state["history"])
+      if (m["candidate"]["id"] == x["candidate"]) {
+        EXPECT_EQ(m["status"], "incorrect") << "the history marks it: " << m.dump();
+      }
+  }
 }
 
 TEST(OptimizeGates, ARacyBaselineLeavesTheRunRaceUnsafeUntilASanitizedChampionReplacesIt) {

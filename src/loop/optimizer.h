@@ -49,6 +49,10 @@ struct SelectionResult {
   util::Json record = util::Json::array();
 };
 
+// The gate that rejected a candidate (state.json gate_records.rejected[].gate, by name).
+enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer };
+std::string_view reject_gate_name(RejectGate g);
+
 // The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
 util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
@@ -116,7 +120,7 @@ class Optimizer {
   std::optional<std::string> determinism_gate(const CandidateRun& cr, const std::filesystem::path& dir, util::Json& record);
   std::optional<std::string> sanitizer_gate(const CandidateRun& cr, const std::filesystem::path& dir, util::Json& record);
   sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);
-  void reject(const std::string& id, const std::string& gate, const std::string& reason);
+  void reject(const std::string& id, RejectGate gate, const std::string& reason);
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
   void final_case_table();
   void run_holdout();
