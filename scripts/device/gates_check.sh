@@ -17,6 +17,8 @@ set -u
 start_check
 cat .carry/build/COMMIT
 S=tests/data/sanitize
+step "runner --dump-outputs (the determinism check's input)" 60 .carry/build/kopt_tests \
+  --gtest_filter='RunnerGpu.CheckModeDumpsTheFirstSeedsOutputs:RunnerGpu.CorrectKernelPassesAndIsTimed' 2>&1 | tail -8
 Q="--max-time-s 0.5 --seeds 2"
 opt() {  # opt NAME LIMIT_S ARGS...: one optimize run, its log under $OUT, its summary printed
   local name=$1 limit=$2; shift 2

@@ -329,6 +329,24 @@ TEST_F(RunnerGpu, CorrectKernelPassesAndIsTimed) {
               o.timing->median_ms, o.timing->robust_cv, o.timing->ci95_rel_halfwidth, o.timing->samples);
 }
 
+// The determinism check's input (loop/determinism.h): check mode writes the first seed's outputs when asked.
+TEST_F(RunnerGpu, CheckModeDumpsTheFirstSeedsOutputs) {
+  util::SystemRunner sys;
+  RunRequest req;
+  req.libs = {build("vadd_ok")};
+  req.golden_dir = dir_ / "golden";
+  req.result_json = dir_ / "dump.json";
+  req.mode = "check";
+  req.dump_outputs = dir_ / "outputs.safetensors";
+  auto proc = sys.run({child_argv(req, testing_support::kopt_binary())});
+  ASSERT_EQ(proc.exit_code, 0) << proc.stderr_text;
+  auto t = contract::read_safetensors(req.dump_outputs);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->count("out.c"), 1u);
+  EXPECT_EQ(t->at("out.c").shape, std::vector<int64_t>{1 << 20});
+  EXPECT_EQ(t->count("out.a"), 0u) << "inputs are not outputs";
+}
+
 TEST_F(RunnerGpu, WrongKernelFailsWithTheFirstBadIndex) {
   auto o = run("vadd_wrong");
   EXPECT_EQ(o.status, RunStatus::kWrongResult);
