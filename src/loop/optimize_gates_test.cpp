@@ -369,6 +369,9 @@ TEST(OptimizeGates, ACaseAboveTheWorkingSetLimitIsScaledDownAndBothDimsAreReport
     reported = reported || (c["fitted"].get<bool>() && c["requested"]["n"] == kUserN);
   EXPECT_TRUE(reported) << r.summary["cases"].dump(2);
   EXPECT_NE(r.summary_md.find("(fitted)"), std::string::npos);
+  ASSERT_TRUE(r.summary.contains("timed_at")) << "the headline's times are at the fitted dims, and it says so";
+  EXPECT_EQ(r.summary["timed_at"]["requested"]["n"], kUserN);
+  EXPECT_NE(r.summary_md.find("- timed at: case full"), std::string::npos);
 }
 
 }  // namespace

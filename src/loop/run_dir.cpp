@@ -180,6 +180,10 @@ util::Json Optimizer::summary_json() {
     if (g.contains(k)) gates[k] = g[k];
   s["gates"] = gates;
   if (g.contains("case_table")) s["cases"] = g["case_table"];
+  // The headline's times are the primary case's: said when it is not the user's dims (fitted or another case).
+  if (!cases_.empty() && cases_[primary_].c.realised != o_.job.dims)
+    s["timed_at"] = {{"case", cases_[primary_].c.name}, {"requested", cases_[primary_].c.requested},
+                     {"realised", cases_[primary_].c.realised}, {"note", cases_[primary_].c.note}};
   if (g.contains("holdout")) s["holdout"] = g["holdout"];
   if (st_.roofline.is_object()) {
     const auto& r = st_.roofline;

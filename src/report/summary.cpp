@@ -95,6 +95,10 @@ std::string render_markdown(const util::Json& s) {
   const auto& stop = s.contains("stop") ? s["stop"] : util::Json::object();
   md += fmt::format("- stopped: **{}** — {}\n\n", str(stop, "reason"), str(stop, "detail"));
 
+  if (s.contains("timed_at") && s["timed_at"].is_object())
+    md += fmt::format("- timed at: case {} ({}; requested {}): {}\n\n", str(s["timed_at"], "case"),
+                      dims_text(s["timed_at"].value("realised", util::Json())), dims_text(s["timed_at"].value("requested", util::Json())),
+                      str(s["timed_at"], "note"));
   md += "## Headline\n\n| | median ms | speedup |\n| --- | --- | --- |\n";
   const auto& h = s.contains("headline") ? s["headline"] : util::Json::object();
   md += fmt::format("| baseline | {} | 1.00x |\n", num(h, "baseline_ms"));
