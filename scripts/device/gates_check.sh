@@ -28,6 +28,7 @@ opt() {  # opt NAME LIMIT_S ARGS...: one optimize run, its log under $OUT, its s
   local d; d=$(ls -d runs/$name/kopt_runs/run_* 2>/dev/null | head -1)
   [ -n "$d" ] && for f in state.json stop.json holdout.json gates/cases.json gates/sanitize_baseline.json; do
     [ -f "$d/$f" ] && cp "$d/$f" "runs/json/$name/$(echo $f | tr / _)"; done
+  [ -n "$d" ] && cp "$d/summary.md" "$OUT/summary_$name.md" 2>/dev/null
 }
 opt va 75 examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216 --time-budget 15 --iterations 1 --branches 4
 printf 'rows=4096 cols=4096 weight=3\nrows=2048 cols=6144 weight=1\n' > runs/transpose_shapes.txt
