@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "loop/lab.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 

@@ -19,13 +19,21 @@
 #include "search/registry.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
 runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
-                                  const fs::path& result, const std::string& mode, const fs::path& dump_cubins, bool race) {
+                                  const fs::path& result, const std::string& mode, const fs::path& dump_cubins, bool race,
+                                  const fs::path& golden) {
+  return lab_.run(request(libs, cands, result, mode, dump_cubins, race, golden));
+}
+
+runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
+                                      const fs::path& result, const std::string& mode, const fs::path& dump_cubins, bool race,
+                                      const fs::path& golden) const {
   runner::RunRequest r;
   if (triton()) {
     r.triton_kernel = prep_.kernel;
@@ -34,7 +42,7 @@ runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::
   } else {
     r.libs = libs;
   }
-  r.golden_dir = prep_.golden_dir;
+  r.golden_dir = golden.empty() ? prep_.golden_dir : golden;
   r.result_json = result;
   r.mode = mode;
   r.tol = prep_.tol;
@@ -42,12 +50,13 @@ runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::
   r.rounds = o_.paired_rounds;
   r.race = race;
   r.timeout_s = o_.job.run_timeout_s + 4 * o_.max_time_s;
-  return lab_.run(r);
+  return r;
 }
 
 std::optional<runner::PairedComparison> Optimizer::paired(const fs::path& inc, const search::Candidate& inc_c,
-                                                          const fs::path& cand, const search::Candidate& cand_c, const fs::path& out) {
-  auto r = run({inc, cand}, {&inc_c, &cand_c}, out, "paired", {}, !triton());
+                                                          const fs::path& cand, const search::Candidate& cand_c, const fs::path& out,
+                                                          const fs::path& golden) {
+  auto r = run({inc, cand}, {&inc_c, &cand_c}, out, "paired", {}, !triton(), golden);
   if (r.status != runner::RunStatus::kOk || !r.details.contains("libs") || r.details["libs"].size() != 2) return std::nullopt;
   auto a = r.details["libs"][0]["samples_ms"].get<std::vector<double>>();
   auto b = r.details["libs"][1]["samples_ms"].get<std::vector<double>>();
@@ -249,6 +258,23 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         cr.note = v.reason;
       }
     }
+    // Correct at every case of the workload matrix, not only at the one it was raced at (issue 18).
+    if (cr.status == search::CandidateStatus::kOk && over_cases())
+      if (auto wrong = check_at_cases(cr, cdir)) {
+        cr.status = search::CandidateStatus::kIncorrect;
+        cr.note = *wrong;
+        reject(cr.candidate.id, RejectGate::kCases, *wrong);
+      }
+    // --sanitize all: every candidate that passed its check, not only the finalists.
+    if (cr.status == search::CandidateStatus::kOk && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kCandidate)) {
+      auto v = run_sanitizer(cr.build.library, &cr.candidate, cdir / "sanitize");
+      KOPT_TRY(write_json(cdir / "sanitize" / "verdict.json", "sanitizer", sanitize::to_json(v)));
+      if (v.rejected) {
+        cr.status = search::CandidateStatus::kIncorrect;
+        cr.note = "sanitizer: " + v.reason;
+        reject(cr.candidate.id, RejectGate::kSanitizer, v.reason);
+      }
+    }
     std::string figure = cr.note;
     if (cr.status == search::CandidateStatus::kOk && cr.outcome.timing) {
       figure = fmt::format("{:.4f} ms", cr.outcome.timing->median_ms);
@@ -285,9 +311,40 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
       out.record.push_back({{"finalist", f.id}, {"error", "paired timing failed"}});
       continue;
     }
-    auto d = decide(inc, f, *cmp);
-    out.record.push_back({{"finalist", f.id}, {"incumbent", inc.id}, {"comparison", runner::to_json(*cmp)},
-                          {"decision", d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep"}, {"reason", d.reason}});
+    // Over the workload matrix: the weighted geometric mean of the per-case ratios, regressions flagged (issue 18).
+    util::Json rec = {{"finalist", f.id}, {"incumbent", inc.id}, {"comparison", runner::to_json(*cmp)}};
+    SelectionOutcome d;
+    if (over_cases()) {
+      auto multi = compare_over_cases(*cr, *cmp, iter_dir);
+      d = decide_over_cases(inc, f, multi, o_.gates.no_regressions);
+      rec["cases"] = to_json(multi);
+      rec["comparison"] = runner::to_json(multi.as_paired());
+      if (!multi.regressions.empty()) {
+        util::Json flag = {{"candidate", f.id}, {"iteration", st_.iterations_done + 1}, {"regressions", multi.regressions},
+                           {"rejected", o_.gates.no_regressions}};
+        if (!st_.gate_records.contains("flagged")) st_.gate_records["flagged"] = util::Json::array();
+        st_.gate_records["flagged"].push_back(flag);
+        if (o_.gates.no_regressions) reject(f.id, RejectGate::kRegression, util::join(multi.regressions, "; "));
+      }
+      cmp = multi.as_paired();
+    } else {
+      d = decide(inc, f, *cmp);
+    }
+    // The safety gates: a finalist that is nondeterministic, or that the sanitizer flags, never becomes champion.
+    if (auto why = determinism_gate(*cr, iter_dir, rec)) {
+      if (d.decision == ChampionDecision::kNewChampion) reject(f.id, RejectGate::kDeterminism, *why);
+      d.decision = ChampionDecision::kKeepIncumbent;
+      d.reason = *why;
+    } else if (d.decision == ChampionDecision::kNewChampion) {
+      if (auto unsafe = sanitizer_gate(*cr, iter_dir, rec)) {
+        reject(f.id, RejectGate::kSanitizer, *unsafe);
+        d.decision = ChampionDecision::kKeepIncumbent;
+        d.reason = "sanitizer: " + *unsafe;
+      }
+    }
+    rec["decision"] = d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep";
+    rec["reason"] = d.reason;
+    out.record.push_back(rec);
     say("  {} vs {}: {} (time ratio {:.3f}, 95% CI [{:.3f}, {:.3f}], {} paired rounds) -> {}", f.id, inc.id,
         runner::describe(cmp->verdict), cmp->median_ratio, cmp->ci95_low, cmp->ci95_high, cmp->rounds, d.reason);
     if (d.decision == ChampionDecision::kNewChampion) {

@@ -101,6 +101,11 @@ std::optional<int> Optimizer::pass_gates() {
     if (prep_.manifest.contains("reference_timing") && prep_.manifest["reference_timing"].is_object())
       st_.reference_ms = prep_.manifest["reference_timing"].value("median_ms", 0.0);
   }
+  // ---- The workload matrix: the cases, fitted to the working set, golden data each (issue 18) ----
+  {
+    Phase p(*this, "gates");
+    if (auto rc = prepare_cases()) return *rc;
+  }
   {
     Phase p(*this, "ceilings");
     auto c = lab_.ceilings(gpu_);
@@ -126,10 +131,16 @@ std::optional<int> Optimizer::pass_gates() {
   // ---- Gate 2: correctness on every seed ----
   say("gate 2/4 correctness of the baseline on {} seeds...", o_.job.seeds);
   auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", "check");
-  if (check.status != runner::RunStatus::kOk)
+  if (check.status != runner::RunStatus::kOk) {
+    // What the sanitizer sees in a baseline that is wrong is often why (a race, an out-of-bounds write): data for the stop.
+    sanitize_baseline();
     return stop("correctness", validation_error("the baseline is not correct: " + std::string(runner::status_name(check.status)) + ": " + check.message),
-                {{"result", runner::to_json(check)}});
+                {{"result", runner::to_json(check)},
+                 {"sanitizer", st_.gate_records.contains("baseline_sanitizer") ? st_.gate_records["baseline_sanitizer"] : util::Json(nullptr)}});
+  }
   baseline_result_ = check.details;
+  sanitize_timeout_s_ = sanitize::sanitize_timeout_s(check.wall_ms);
+  if (auto rc = check_baseline_at_cases()) return *rc;
   // ---- Gate 3: timing stability ----
   say("gate 3/4 timing stability...");
   auto timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", "time");
@@ -153,6 +164,8 @@ std::optional<int> Optimizer::pass_gates() {
   // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
   if (!triton())
     if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());
+  // ---- The sanitizer on the baseline at a small case (findings recorded; race_safe starts from it) ----
+  sanitize_baseline();
   // ---- Gate 4: Nsight Compute ----
   say("gate 4/4 Nsight Compute profile of the baseline...");
   auto metrics = profile(prep_.build.library, nullptr, base_dir / "profile", "baseline");

@@ -16,6 +16,7 @@
 #include "roofline/ceilings.h"
 #include "runner/launch.h"
 #include "runner/worker.h"
+#include "sanitize/sanitizer.h"
 #include "sass/analysis.h"
 #include "search/candidate.h"
 #include "util/json_io.h"
@@ -47,6 +48,11 @@ class Lab {
   // One measuring run (check, time, paired or profile mode).
   virtual runner::RunOutcome run(const runner::RunRequest& request) = 0;
   virtual Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) = 0;
+  // Golden data at other dims than the job's into `out_dir` (no reference timing): the cases of the workload matrix,
+  // the sanitizer's small case, the held-out shapes (issue 18). The manifest back; errors as prepare()'s.
+  virtual Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) = 0;
+  // The sanitizer gate on one measuring child (sanitize/sanitizer.h run_gate: every tool through the runner).
+  virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
 };
 
 // The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
@@ -63,6 +69,8 @@ class SystemLab final : public Lab {
                               const std::vector<std::string>& kernels) override;
   runner::RunOutcome run(const runner::RunRequest& request) override;
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
+  Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
+  sanitize::Verdict sanitize(const sanitize::Request& request) override;
 
  private:
   pipeline::KernelJob job_;

@@ -1,7 +1,9 @@
 #include "loop/model_lab.h"
 
 #include <cmath>
+#include <cstring>
 
+#include "contract/safetensors.h"
 #include "contract/signature.h"
 #include "runner/race.h"
 #include "util/fs.h"
@@ -19,6 +21,7 @@ HardwareGate ModelLab::hardware() {
   g.gpu.name = o_.ceilings.gpu_name.empty() ? "model GPU" : o_.ceilings.gpu_name;
   g.gpu.cc_major = 9;
   g.gpu.cc_minor = 0;
+  g.gpu.memory_bytes = o_.gpu_memory_bytes;
   g.meta = {g.gpu.name, "model", "model", "model"};
   return g;
 }
@@ -30,7 +33,8 @@ Result<pipeline::Prepared> ModelLab::prepare(const fs::path& run_dir, bool, cons
   p.kernel = kernel;
   p.golden_dir = run_dir / "golden";
   fs::create_directories(p.golden_dir);
-  p.manifest = {{"workload_model", {{"flops", 1e6}, {"bytes_min", 8e6}}}};
+  p.manifest = manifest(dims);
+  golden_dims_[p.golden_dir.string()] = dims;
   KOPT_TRY(util::write_json_atomic(p.golden_dir / "manifest.json", "golden_manifest", p.manifest));
   p.tol = {1e-4, 1e-4};
   p.buffer_dtypes = {"float32", "float32"};
@@ -85,7 +89,8 @@ std::vector<double> ModelLab::samples(const std::string& lib, double true_ms, in
 }
 
 runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
-  runs.push_back(req.mode + (req.race ? " race" : ""));
+  runs.push_back(req.mode + (req.race ? " race" : "") + (req.dump_outputs.empty() ? "" : " dump"));
+  results.push_back(req.result_json);
   runner::RunOutcome out;
   out.status = runner::RunStatus::kOk;
   util::Json details = {{"mode", req.mode}};
@@ -99,11 +104,34 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
       truth.push_back(std::nullopt);
       continue;
     }
-    truth.push_back(o_.time_ms(it->second));
+    truth.push_back(this->truth(it->second, req.golden_dir));
     if (!truth.back() && out.status == runner::RunStatus::kOk) {  // the first failing library's status, as the child
       out.status = runner::RunStatus::kWrongResult;
       out.message = "output y: model: wrong result";
     }
+  }
+  if (req.mode == "check" && !req.dump_outputs.empty() && !req.libs.empty() && libs_.count(req.libs.front().string())) {
+    // Four outputs of 1.0; a nondeterministic configuration's change from call to call.
+    const Defines& d = libs_[req.libs.front().string()];
+    const float v = o_.nondeterministic && o_.nondeterministic(d) ? 1.0f + 0.5f * static_cast<float>(calls_[req.libs.front().string() + "#dump"]++) : 1.0f;
+    contract::Tensor t;
+    t.dtype = contract::DType::kF32;
+    t.shape = {4};
+    t.data.resize(16);
+    for (int k = 0; k < 4; ++k) std::memcpy(t.data.data() + 4 * k, &v, 4);
+    fs::create_directories(req.dump_outputs.parent_path());
+    if (auto st = util::write_file_atomic(req.dump_outputs, contract::serialize_safetensors({{"out.y", t}})); !st) {
+      out.status = runner::RunStatus::kInternal;
+      out.message = st.error().message;
+    }
+  }
+  if (req.mode != "paired" && !truth.empty() && !truth.front() && out.status == runner::RunStatus::kWrongResult) {
+    // The child's comparison of a wrong output: the model misses the last element (a tile's tail).
+    auto g = golden_dims_.find(req.golden_dir.string());
+    const int64_t n = g != golden_dims_.end() && g->second.count("n") ? g->second.at("n") : 1;
+    details["seeds"] = util::Json::array({{{"seed", 0},
+                                           {"outputs", {{"y", {{"ok", false}, {"first_bad_index", n - 1}, {"first_bad_coords", {n - 1}},
+                                                               {"expected_at_first_bad", 2.0}, {"actual_at_first_bad", 0.0}}}}}}});
   }
   if (req.mode == "time" && out.status == runner::RunStatus::kOk) {
     out.samples_ms = samples(req.libs.front().string(), *truth.front(), 30);
@@ -154,6 +182,81 @@ Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& 
   for (const auto& [k, v] : o_.metrics) r.aggregate.metrics[k] = {v, "", profile::AggregateMethod::kTimeWeightedMean, 1.0};
   fs::create_directories(req.out_dir);
   return r;
+}
+
+std::optional<double> ModelLab::truth(const Defines& d, const fs::path& golden_dir) const {
+  if (!o_.time_at) return o_.time_ms(d);
+  auto it = golden_dims_.find(golden_dir.string());
+  return o_.time_at(d, it == golden_dims_.end() ? dims : it->second);
+}
+
+util::Json ModelLab::manifest(const Dims& d) const {
+  // Two float32 buffers of n elements (x in, y out): the working set is 8 n bytes.
+  const double n = d.count("n") ? static_cast<double>(d.at("n")) : 1e6;
+  util::Json buffers = util::Json::array();
+  for (const char* b : {"x", "y"})
+    buffers.push_back({{"name", b}, {"dtype", "float32"}, {"shape", {d.count("n") ? d.at("n") : 1}}, {"shape_expr", {"n"}},
+                       {"role", std::string(b) == "x" ? "input" : "output"}});
+  return {{"dims", d}, {"buffers", buffers}, {"workload_model", {{"flops", n}, {"bytes_min", 8 * n}}}};
+}
+
+Result<util::Json> ModelLab::golden(const Dims& d, const fs::path& out_dir) {
+  goldens.push_back(d);
+  if (o_.golden_oom && o_.golden_oom(d)) return input_error("ref.py failed: torch.OutOfMemoryError: CUDA out of memory");
+  fs::create_directories(out_dir);
+  util::Json m = manifest(d);
+  KOPT_TRY(util::write_json_atomic(out_dir / "manifest.json", "golden_manifest", m));
+  golden_dims_[out_dir.string()] = d;
+  return m;
+}
+
+namespace {
+// compute-sanitizer as the model lab plays it: each tool's captured report for the library in the target argv.
+class ModelSanitizer final : public util::CommandRunner {
+ public:
+  using Output = std::function<std::optional<std::pair<std::string, int>>(const std::string& lib, sanitize::Tool)>;
+  explicit ModelSanitizer(Output out) : out_(std::move(out)) {}
+  util::ProcessResult run(const util::ProcessSpec& spec) override {
+    std::string lib, tool;
+    for (size_t i = 0; i + 1 < spec.argv.size(); ++i) {
+      if (spec.argv[i] == "--lib" && lib.empty()) lib = spec.argv[i + 1];
+      if (spec.argv[i] == "--tool") tool = spec.argv[i + 1];
+    }
+    util::ProcessResult r;
+    r.started = true;
+    r.exit_code = 0;
+    const auto t = sanitize::parse_tool(tool).value_or(sanitize::Tool::kMemcheck);
+    auto o = out_(lib, t);
+    if (o) {
+      r.stdout_text = o->first;
+      r.exit_code = o->second;
+    } else {
+      r.stdout_text = t == sanitize::Tool::kRacecheck
+                          ? "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+                          : "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n";
+    }
+    return r;
+  }
+
+ private:
+  Output out_;
+};
+}  // namespace
+
+sanitize::Verdict ModelLab::sanitize(const sanitize::Request& request) {
+  sanitize::Request req = request;
+  if (req.sanitizer.empty()) req.sanitizer = "compute-sanitizer";
+  for (size_t i = 0; i + 1 < req.target_argv.size(); ++i)
+    if (req.target_argv[i] == "--lib") {
+      sanitized.push_back(req.target_argv[i + 1]);
+      break;
+    }
+  ModelSanitizer runner([this](const std::string& lib, sanitize::Tool t) -> std::optional<std::pair<std::string, int>> {
+    auto it = libs_.find(lib);
+    if (!o_.sanitizer_output || it == libs_.end()) return std::nullopt;
+    return o_.sanitizer_output(it->second, t);
+  });
+  return sanitize::run_gate(req, runner);
 }
 
 }  // namespace kopt::loop

@@ -23,6 +23,16 @@ struct ModelLabOptions {
   roofline::Ceilings ceilings;
   std::map<std::string, double> metrics;                          // what every profile reports (ncu names, base units)
   bool hardware_passes = true;
+  // Issue 18's gates. time_at: the true time at a case's dims (set: wins over time_ms; nullopt: wrong there).
+  std::function<std::optional<double>(const Defines&, const Dims&)> time_at;
+  // What compute-sanitizer prints for a configuration under a tool, and its exit code (unset or nullopt: the
+  // clean report). The lab answers the gate's processes with it (sanitize/sanitizer.h interprets them).
+  std::function<std::optional<std::pair<std::string, int>>(const Defines&, sanitize::Tool)> sanitizer_output;
+  // Two runs on the same inputs give different outputs (the determinism check's dumps differ).
+  std::function<bool(const Defines&)> nondeterministic;
+  // golden() at these dims fails as torch's out-of-memory does.
+  std::function<bool(const Dims&)> golden_oom;
+  int64_t gpu_memory_bytes = 0;
 };
 
 class ModelLab final : public Lab {
@@ -37,12 +47,18 @@ class ModelLab final : public Lab {
                               const std::vector<std::string>& kernels) override;
   runner::RunOutcome run(const runner::RunRequest& request) override;
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
+  Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
+  sanitize::Verdict sanitize(const sanitize::Request& request) override;
 
   // What the loop asked for, for tests: every compile request's name, and every run's mode.
   std::vector<std::string> compiled;
   std::vector<std::string> runs;
-  // Set before prepare(): the kernel, and the job's own defines (the baseline build's).
+  std::vector<std::filesystem::path> results;  // every run's result file
+  std::vector<Dims> goldens;              // every golden() call's dims
+  std::vector<std::string> sanitized;     // the library of every sanitizer gate run
+  // Set before prepare(): the kernel, the job's dims and its own defines (the baseline build's).
   std::filesystem::path kernel;
+  Dims dims;
   Defines job_defines;
 
  private:
@@ -50,6 +66,9 @@ class ModelLab final : public Lab {
   ModelLabOptions o_;
   std::map<std::string, Defines> libs_;  // library path -> the defines it was built with
   std::map<std::string, int> calls_;     // per library: samples drawn so far (the noise's sequence)
+  std::map<std::string, Dims> golden_dims_;  // golden directory -> its dims
+  std::optional<double> truth(const Defines& d, const std::filesystem::path& golden_dir) const;
+  util::Json manifest(const Dims& dims) const;
 };
 
 }  // namespace kopt::loop

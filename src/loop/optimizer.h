@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "loop/decisions.h"
+#include "loop/determinism.h"
+#include "loop/multi_case.h"
 #include "loop/lab.h"
 #include "loop/options.h"
 #include "loop/state.h"
@@ -23,6 +25,7 @@
 #include "search/generator.h"
 #include "search/registry.h"
 #include "search/space.h"
+#include "workload/working_set.h"
 
 namespace kopt::loop {
 
@@ -46,6 +49,10 @@ struct SelectionResult {
   util::Json record = util::Json::array();
 };
 
+// The gate that rejected a candidate (state.json gate_records.rejected[].gate, by name).
+enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer };
+std::string_view reject_gate_name(RejectGate g);
+
 // The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
 util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
@@ -68,12 +75,18 @@ class Optimizer {
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
   // ---- evaluation (evaluate.cpp) ----
+  // `golden`: another case's golden data (empty: the run's own, prep_.golden_dir).
+  runner::RunRequest request(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
+                             const std::filesystem::path& result, const std::string& mode,
+                             const std::filesystem::path& dump_cubins = {}, bool race = false,
+                             const std::filesystem::path& golden = {}) const;
   runner::RunOutcome run(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
                          const std::filesystem::path& result, const std::string& mode,
-                         const std::filesystem::path& dump_cubins = {}, bool race = false);
+                         const std::filesystem::path& dump_cubins = {}, bool race = false,
+                         const std::filesystem::path& golden = {});
   std::optional<runner::PairedComparison> paired(const std::filesystem::path& incumbent, const search::Candidate& inc_c,
                                                  const std::filesystem::path& candidate, const search::Candidate& cand_c,
-                                                 const std::filesystem::path& out);
+                                                 const std::filesystem::path& out, const std::filesystem::path& golden = {});
   // `budgeted`: candidates left when the time budget runs out are not measured (not recorded either: a resumed
   // run with more budget may propose them again).
   Result<std::vector<CandidateRun>> measure(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
@@ -86,6 +99,38 @@ class Optimizer {
   Result<roofline::RooflineResult> place(const runner::TimingStats& t, const std::filesystem::path& out_dir,
                                          const std::string& label);
   std::map<Axis, int> budget_from_roofline() const;
+  // ---- the shapes and safety gates (cases.cpp; issue 18, docs/GATES.md) ----
+  struct CaseData {
+    workload::Case c;
+    std::filesystem::path golden_dir;
+    util::Json manifest;
+  };
+  // After prepare(): the search's cases, fitted to the working-set limit, with golden data each (an out-of-memory
+  // retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
+  // single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
+  std::optional<int> prepare_cases();
+  std::optional<int> check_baseline_at_cases();  // gate 2 at every case but the primary
+  void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
+  // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one.
+  std::optional<std::string> check_at_cases(const CandidateRun& cr, const std::filesystem::path& cdir);
+  // A finalist against the champion at every case: the primary case's comparison and paired runs at the others.
+  MultiCaseComparison compare_over_cases(const CandidateRun& cr, const runner::PairedComparison& primary,
+                                         const std::filesystem::path& dir);
+  // Determinism (every finalist) and, before it may become champion, the sanitizer: the reason it may not.
+  std::optional<std::string> determinism_gate(const CandidateRun& cr, const std::filesystem::path& dir, util::Json& record);
+  std::optional<std::string> sanitizer_gate(const CandidateRun& cr, const std::filesystem::path& dir, util::Json& record);
+  sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);
+  void reject(const std::string& id, RejectGate gate, const std::string& reason);
+  // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
+  void final_case_table();
+  void run_holdout();
+  bool over_cases() const { return cases_.size() > 1; }
+  std::vector<CaseData> cases_;
+  size_t primary_ = 0;  // the case races, timings and profiles run at: the largest realised working set
+  std::optional<workload::WorkingSetModel> ws_model_;
+  int64_t max_ws_bytes_ = 0;
+  std::filesystem::path sanitize_golden_;  // the sanitizer's small case (made once)
+  double sanitize_timeout_s_ = 600;
   // ---- ablation (ablation.cpp) ----
   Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir);
   // ---- run directory (run_dir.cpp) ----

@@ -127,6 +127,8 @@ Status Optimizer::write_champion() {
                                  st_.champion->median_ms, st_.baseline ? st_.baseline->median_ms : 0.0,
                                  c.methods.empty() ? "none" : util::join(c.methods, ", "));
   if (!c.flags.empty()) head += "// build with these extra nvcc flags: " + util::join(c.flags, " ") + "\n";
+  const std::string warning = st_.gate_records.contains("holdout") ? st_.gate_records["holdout"].value("warning", std::string()) : "";
+  if (!warning.empty()) head += "// WARNING: " + warning + "\n";
   std::string name = o_.job.kernel.filename().string();
   if (triton()) {
     // A Python kernel takes its configuration as run_kernel's keyword arguments: written beside it.
@@ -164,7 +166,25 @@ util::Json Optimizer::summary_json() {
       h["speedup_vs_reference"] = st_.reference_ms / st_.champion->median_ms;
     }
   }
+  const auto& g = st_.gate_records;
+  if (g.contains("holdout") && !g["holdout"].value("warning", std::string()).empty())
+    h["warning"] = g["holdout"]["warning"];
   s["headline"] = h;
+  // Issue 18's gates: the cases (requested vs realised dims), the per-case table, the held-out shapes, the
+  // sanitizer's race safety, the determinism checks and what the gates rejected or flagged.
+  util::Json gates = {{"race_safe", sanitize::race_safe_name(st_.race_safe)},
+                      {"sanitize", sanitize::policy_name(o_.gates.sanitize)},
+                      {"workload_matrix", workload::matrix_mode_name(o_.gates.workload_matrix)},
+                      {"no_regressions", o_.gates.no_regressions}};
+  for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism"})
+    if (g.contains(k)) gates[k] = g[k];
+  s["gates"] = gates;
+  if (g.contains("case_table")) s["cases"] = g["case_table"];
+  // The headline's times are the primary case's: said when it is not the user's dims (fitted or another case).
+  if (!cases_.empty() && cases_[primary_].c.realised != o_.job.dims)
+    s["timed_at"] = {{"case", cases_[primary_].c.name}, {"requested", cases_[primary_].c.requested},
+                     {"realised", cases_[primary_].c.realised}, {"note", cases_[primary_].c.note}};
+  if (g.contains("holdout")) s["holdout"] = g["holdout"];
   if (st_.roofline.is_object()) {
     const auto& r = st_.roofline;
     util::Json rs = {{"mode", r.value("mode", std::string())}, {"near_peak", r.value("verdict", std::string()) == "near_peak"},
@@ -201,6 +221,10 @@ util::Json Optimizer::summary_json() {
 int Optimizer::finish(StopReason reason, const std::string& detail) {
   st_.stop_reason = std::string(stop_name(reason));
   st_.stop_detail = detail.empty() ? std::string(describe(reason)) : detail;
+  // After the search (issue 18): the champion and the baseline at every case, then at the held-out shapes, run
+  // on the matrix (the default) or with --holdout-shapes; not on the single-case path.
+  final_case_table();
+  if (!cases_.empty() || o_.gates.holdout_shapes_file) run_holdout();
   Status written = write_champion();
   if (written) written = save_state();
   if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", st_.stop_reason}, {"detail", st_.stop_detail}});

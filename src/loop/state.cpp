@@ -80,7 +80,9 @@ util::Json to_json(const RunState& s) {
           {"metrics", s.metrics},
           {"roofline", s.roofline},
           {"frontier", s.frontier},
-          {"reference_ms", s.reference_ms}};
+          {"reference_ms", s.reference_ms},
+          {"race_safe", sanitize::race_safe_name(s.race_safe)},
+          {"gate_records", s.gate_records}};
 }
 
 Result<RunState> state_from_json(const util::Json& j) {
@@ -149,6 +151,10 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.roofline = j.value("roofline", util::Json());
     s.frontier = j.value("frontier", util::Json::array());
     s.reference_ms = j.value("reference_ms", 0.0);
+    const std::string rs = j.value("race_safe", std::string("unknown"));
+    for (auto v : {sanitize::RaceSafe::kSafe, sanitize::RaceSafe::kUnsafe, sanitize::RaceSafe::kUnknown})
+      if (sanitize::race_safe_name(v) == rs) s.race_safe = v;
+    s.gate_records = j.value("gate_records", util::Json::object());
   } catch (const std::exception& e) {
     return input_error(std::string("state.json is malformed: ") + e.what());
   }

@@ -8,6 +8,7 @@
 
 #include "core/result.h"
 #include "loop/decisions.h"
+#include "sanitize/sanitizer.h"
 #include "search/generator.h"
 #include "util/json_io.h"
 
@@ -43,6 +44,11 @@ struct RunState {
   // the method set last ablated (a new champion with the same methods keeps their verdicts).
   util::Json last_profile = nullptr;
   std::optional<std::vector<std::string>> ablated_methods;
+  // Issue 18's safety gates: the champion's race safety (the baseline's until a sanitized finalist replaces it)
+  // and the gates' records: {"baseline_sanitizer", "champion_sanitizer", "rejected": [{candidate, gate, reason}],
+  // "flagged": [{candidate, regressions}], "determinism": [{candidate, verdict, reason}]}.
+  sanitize::RaceSafe race_safe = sanitize::RaceSafe::kUnknown;
+  util::Json gate_records = util::Json::object();
   bool finished() const { return !stop_reason.empty(); }
 };
 

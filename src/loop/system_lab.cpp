@@ -1,4 +1,5 @@
 #include "compile/pool.h"
+#include "contract/golden_maker.h"
 #include "doctor/doctor.h"
 #include "loop/lab.h"
 #include "pipeline/triton.h"
@@ -70,6 +71,28 @@ runner::RunOutcome SystemLab::run(const runner::RunRequest& request) {
 
 Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {
   return profile::profile_call(request, plan, runner_, top_n);
+}
+
+Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {
+  contract::GoldenRequest g;
+  g.ref_py = job_.ref;
+  g.dims = dims;
+  g.seeds = job_.seeds;
+  g.out_dir = out_dir;
+  g.ptr_size = job_.ptr_size;
+  g.time_reference = false;
+  if (pipeline::is_triton_kernel(job_.kernel)) {
+    g.triton_kernel = job_.kernel;
+  } else {
+    KOPT_TRY_ASSIGN(auto text, util::read_file(job_.kernel));
+    KOPT_TRY_ASSIGN(g.signature, contract::parse_solve_signature(text, job_.kernel.string()));
+  }
+  return contract::make_golden(g, runner_);
+}
+
+sanitize::Verdict SystemLab::sanitize(const sanitize::Request& request) {
+  // compute-sanitizer wraps a one-shot child: the long-lived worker is not the process it must watch.
+  return sanitize::run_gate(request, runner_);
 }
 
 }  // namespace kopt::loop

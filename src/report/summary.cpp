@@ -25,7 +25,66 @@ std::string list(const util::Json& j) {
   for (const auto& x : j) s += (s.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
   return s;
 }
+std::string dims_text(const util::Json& d) {
+  if (!d.is_object()) return "n/a";
+  std::string t;
+  for (auto it = d.begin(); it != d.end(); ++it) t += (t.empty() ? "" : " ") + it.key() + "=" + it.value().dump();
+  return t;
+}
 }  // namespace
+
+// Issue 18's sections: the cases (requested vs realised), the held-out shapes, the safety gates.
+std::string render_gates_markdown(const util::Json& s) {
+  std::string md;
+  if (s.contains("cases") && s["cases"].contains("cases")) {
+    md += "## Cases (the workload matrix)\n\n| case | requested | realised | weight | baseline ms | champion ms | ratio | "
+          "efficiency | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& c : s["cases"]["cases"]) {
+      std::string eff = c.contains("efficiency") && c["efficiency"].is_number()
+                            ? fmt::format("{:.1f}%", 100 * c["efficiency"].get<double>()) : "n/a";
+      std::string ratio = c.contains("ratio") && c["ratio"].is_number() ? fmt::format("{:.3f}", c["ratio"].get<double>()) : "n/a";
+      md += fmt::format("| {} | {} | {} | {:.2f} | {} | {} | {} | {} | {} |\n", str(c, "name"), dims_text(c.value("requested", util::Json())),
+                        dims_text(c.value("realised", util::Json())) + (c.value("fitted", false) ? " (fitted)" : ""),
+                        c.value("weight", 0.0), num(c, "baseline_ms"), num(c, "champion_ms"), ratio, eff, str(c, "note"));
+    }
+    const auto& g = s["cases"].value("geomean", util::Json::object());
+    if (g.contains("ratio") && g["ratio"].is_number())
+      md += fmt::format("\nWeighted geometric mean of the champion/baseline time ratios: {:.3f} ({:.2f}x) over {} case(s)\n",
+                        g["ratio"].get<double>(), g.value("speedup", 0.0), g.value("cases", 0));
+    md += "\n";
+  }
+  if (s.contains("holdout") && s["holdout"].is_object()) {
+    const auto& hd = s["holdout"];
+    md += fmt::format("## Held-out shapes (not used in the search)\n\n{} passed, {} outside the kernel's domain, {} where the "
+                      "champion fails, {} not run\n\n", hd.value("passed", 0), hd.value("outside_domain", 0),
+                      hd.value("champion_fails", 0), hd.value("not_run", 0));
+    if (hd.contains("cases"))
+      for (const auto& c : hd["cases"]) md += fmt::format("- {}\n", str(c, "text"));
+    if (!hd.value("note", std::string()).empty()) md += fmt::format("- note: {}\n", str(hd, "note"));
+    md += "\n";
+  }
+  if (s.contains("gates") && s["gates"].is_object()) {
+    const auto& g = s["gates"];
+    md += fmt::format("## Safety gates\n\n- race_safe: **{}** (sanitizer: {})\n", str(g, "race_safe"), str(g, "sanitize"));
+    if (g.contains("baseline_sanitizer")) {
+      const auto& b = g["baseline_sanitizer"];
+      md += fmt::format("- baseline sanitizer: race_safe {}{}\n", str(b, "race_safe"),
+                        b.value("rejected", false) ? "; findings: " + str(b, "reason") : std::string());
+    }
+    if (g.contains("rejected"))
+      for (const auto& r : g["rejected"]) md += fmt::format("- rejected `{}` ({}): {}\n", str(r, "candidate"), str(r, "gate"), str(r, "reason"));
+    if (g.contains("flagged"))
+      for (const auto& f : g["flagged"])
+        md += fmt::format("- regression flagged for `{}`{}: {}\n", str(f, "candidate"), f.value("rejected", false) ? " (rejected: --no-regressions)" : "",
+                          list(f.value("regressions", util::Json::array())));
+    if (g.contains("determinism"))
+      for (const auto& d : g["determinism"])
+        if (d.value("verdict", std::string()) == "nondeterministic")
+          md += fmt::format("- `{}` is nondeterministic: {}\n", str(d, "candidate"), str(d, "reason"));
+    md += "\n";
+  }
+  return md;
+}
 
 std::string render_markdown(const util::Json& s) {
   std::string md = "# kopt run summary\n\n";
@@ -36,6 +95,10 @@ std::string render_markdown(const util::Json& s) {
   const auto& stop = s.contains("stop") ? s["stop"] : util::Json::object();
   md += fmt::format("- stopped: **{}** — {}\n\n", str(stop, "reason"), str(stop, "detail"));
 
+  if (s.contains("timed_at") && s["timed_at"].is_object())
+    md += fmt::format("- timed at: case {} ({}; requested {}): {}\n\n", str(s["timed_at"], "case"),
+                      dims_text(s["timed_at"].value("realised", util::Json())), dims_text(s["timed_at"].value("requested", util::Json())),
+                      str(s["timed_at"], "note"));
   md += "## Headline\n\n| | median ms | speedup |\n| --- | --- | --- |\n";
   const auto& h = s.contains("headline") ? s["headline"] : util::Json::object();
   md += fmt::format("| baseline | {} | 1.00x |\n", num(h, "baseline_ms"));
@@ -43,6 +106,9 @@ std::string render_markdown(const util::Json& s) {
                     h.contains("speedup_vs_baseline") ? num(h, "speedup_vs_baseline", "{:.2f}x") : "n/a");
   md += fmt::format("| reference (ref.py) | {} | {} vs reference |\n\n", num(h, "reference_ms"),
                     h.contains("speedup_vs_reference") ? num(h, "speedup_vs_reference", "{:.2f}x") : "n/a");
+
+  if (h.contains("warning")) md += fmt::format("**WARNING: {}**\n\n", str(h, "warning"));
+  md += render_gates_markdown(s);
 
   const auto& r = s.contains("roofline") ? s["roofline"] : util::Json::object();
   md += "## Roofline\n\n";

@@ -12,6 +12,8 @@ inline constexpr const char* kSummarySchema = "kopt.summary/1";
 
 // Renders the Markdown summary. Missing optional parts are shown as "n/a", never invented.
 std::string render_markdown(const util::Json& summary);
+// The sections of issue 18's gates (cases, held-out shapes, safety), part of render_markdown; empty when absent.
+std::string render_gates_markdown(const util::Json& summary);
 
 // Reads RUN_DIR/summary.json, validates its schema, writes RUN_DIR/summary.md atomically.
 Result<std::string> rerender(const std::string& run_dir);

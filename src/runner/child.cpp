@@ -24,6 +24,7 @@
 #include "runner/stats.h"
 #include "runner/timer.h"
 #include "runner/timing_method.h"
+#include "util/fs.h"
 
 namespace kopt::runner {
 
@@ -48,6 +49,7 @@ struct Options {
   int seed_for_timing = -1;  // default: the first seed
   std::string l2 = "cold";             // cold | warm (runner/timing_method.h)
   std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
+  std::string dump_outputs;  // check mode: the first seed's outputs as a safetensors file (the determinism check)
 };
 
 // The forced method of --timing-method, or nullopt for auto (validated in child_main).
@@ -102,6 +104,7 @@ class Child {
   void reset_outputs(Bound& b);
   void call(const Lib& lib, Bound& b);
   util::Json verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
+  void dump_outputs(Bound& b, const std::string& path);
   std::vector<Region> written_regions(const Bound& b) const;
   void time_one(const Lib& lib, Bound& b, util::Json& result);
   void run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message);
@@ -257,6 +260,23 @@ util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string
   out["outputs"] = outputs;
   out["inputs"] = inputs;
   return out;
+}
+
+void Child::dump_outputs(Bound& b, const std::string& path) {
+  contract::TensorMap out;
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
+    if (spec.role == "input") continue;
+    contract::Tensor t;
+    t.dtype = spec.dtype;
+    t.shape = spec.shape;
+    t.data.resize(static_cast<size_t>(spec.nbytes));
+    check(api_.cuMemcpyDtoH(t.data.data(), b.dptr[p.name], t.data.size()), "download " + p.name);
+    out["out." + p.name] = std::move(t);
+  }
+  auto st = util::write_file_atomic(path, contract::serialize_safetensors(out));
+  if (!st) throw Fatal{RunStatus::kInternal, "--dump-outputs: " + st.error().message};
 }
 
 std::vector<Region> Child::written_regions(const Bound& b) const {
@@ -457,6 +477,7 @@ util::Json Child::run() {
       util::Json v = verify(b, tol, status, message);
       v["seed"] = seed;
       seeds.push_back(v);
+      if (!opt_.dump_outputs.empty() && seed == g_.seeds.front()) dump_outputs(b, opt_.dump_outputs);
       free_bound(b);
       if (opt_.mode == "profile") break;  // one seed is enough to profile
     }
@@ -515,6 +536,7 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
   app.add_option("--target-ci", o.target_ci);
   app.add_option("--rounds", o.rounds);
   app.add_flag("--race", o.race);
+  app.add_option("--dump-outputs", o.dump_outputs, "check mode: write the first seed's outputs to this safetensors file");
   app.add_option("--l2", o.l2, "cold (flush the L2 before every sample, the default) | warm");
   app.add_option("--timing-method", o.timing_method,
                  "auto (the default) | events_blocked | events_default_stream | events_with_device_sync_before_stop");

@@ -156,6 +156,29 @@ TEST(RunnerChildArgv, PassesL2AndTimingMethodOnlyWhenNotTheDefault) {
   EXPECT_EQ(*(m + 1), "events_default_stream");
 }
 
+TEST(RunnerChildArgv, DumpOutputsIsPassedWhenSetAndTheChildAcceptsIt) {
+  RunRequest req;
+  req.libs = {"/k.so"};
+  req.golden_dir = "/nonexistent/golden";
+  auto plain = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--dump-outputs"), plain.end());
+  fs::path dir = fs::path(::testing::TempDir()) / ("kopt_dump_outputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  req.result_json = dir / "r.json";
+  req.dump_outputs = dir / "out.safetensors";
+  auto argv = child_argv(req, testing_support::kopt_binary());
+  auto d = std::find(argv.begin(), argv.end(), "--dump-outputs");
+  ASSERT_NE(d, argv.end());
+  EXPECT_EQ(*(d + 1), req.dump_outputs.string());
+  // The child parses it (an unknown option would end it before any result): no golden data, a load error.
+  util::SystemRunner runner;
+  auto proc = runner.run({argv});
+  EXPECT_EQ(proc.exit_code, 4);
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << proc.stderr_text;
+  EXPECT_EQ((*j)["status"], "load_error");
+}
+
 TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
   for (int i = 0; i <= static_cast<int>(RunStatus::kInternal); ++i) {
     auto s = static_cast<RunStatus>(i);
@@ -304,6 +327,24 @@ TEST_F(RunnerGpu, CorrectKernelPassesAndIsTimed) {
   EXPECT_TRUE(o.details["recheck"]["outputs"]["c"]["ok"].get<bool>());
   std::printf("[runner] vadd 1M: median %.4f ms, robust CV %.4f, CI half-width %.4f, %d samples\n",
               o.timing->median_ms, o.timing->robust_cv, o.timing->ci95_rel_halfwidth, o.timing->samples);
+}
+
+// The determinism check's input (loop/determinism.h): check mode writes the first seed's outputs when asked.
+TEST_F(RunnerGpu, CheckModeDumpsTheFirstSeedsOutputs) {
+  util::SystemRunner sys;
+  RunRequest req;
+  req.libs = {build("vadd_ok")};
+  req.golden_dir = dir_ / "golden";
+  req.result_json = dir_ / "dump.json";
+  req.mode = "check";
+  req.dump_outputs = dir_ / "outputs.safetensors";
+  auto proc = sys.run({child_argv(req, testing_support::kopt_binary())});
+  ASSERT_EQ(proc.exit_code, 0) << proc.stderr_text;
+  auto t = contract::read_safetensors(req.dump_outputs);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->count("out.c"), 1u);
+  EXPECT_EQ(t->at("out.c").shape, std::vector<int64_t>{1 << 20});
+  EXPECT_EQ(t->count("out.a"), 0u) << "inputs are not outputs";
 }
 
 TEST_F(RunnerGpu, WrongKernelFailsWithTheFirstBadIndex) {

@@ -1,0 +1,378 @@
+// Issue 18's shapes and safety gates in the whole optimize loop without a GPU: a ModelLab whose model depends on
+// the case's dims stands in for the device; the workload matrix, shapes files, working-set fitting, selection over
+// cases, the sanitizer (answered with compute-sanitizer output captured on an H200), determinism and the held-out
+// shapes are the loop's own.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "loop/model_lab.h"
+#include "loop/optimize.h"
+#include "roofline/testing.h"
+#include "testing/test_support.h"
+#include "util/fs.h"
+#include "util/json_io.h"
+
+namespace kopt::loop {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kUserN = 1 << 20;  // the matrix: full 1048576, scale_0.75 786432, scale_0.5 524288
+
+int64_t def(const Defines& d, const std::string& k, int64_t dflt) {
+  auto it = d.find(k);
+  return it == d.end() ? dflt : std::stoll(it->second);
+}
+int64_t tile(const Defines& d) { return def(d, "TILE", 16); }
+int64_t n_of(const Dims& d) { return d.count("n") ? d.at("n") : 0; }
+
+// optimize_loop_test.cpp's model: TILE 64 and UNROLL 2 are best, TILE 128 with UNROLL 2 is wrong everywhere.
+std::optional<double> base_time(const Defines& d) {
+  int64_t t = tile(d), unroll = def(d, "UNROLL", 1);
+  bool vec = def(d, "KOPT_VECTORIZED_ACCESS", 0) != 0;
+  if (t == 128 && unroll == 2) return std::nullopt;
+  double ms = t == 16 ? 1.6 : t == 32 ? 1.2 : t == 64 ? 1.0 : 1.1;
+  ms *= unroll == 1 ? 1.2 : unroll == 2 ? 1.0 : 1.05;
+  return ms * (vec ? 0.9 : 1.0);
+}
+
+struct GateRun {
+  int exit_code = -1;
+  fs::path run_dir;
+  util::Json state, summary;
+  std::string summary_md;
+  std::vector<Dims> goldens;
+  std::vector<std::string> sanitized;
+};
+
+GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_gates_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  o.job.kernel = data / "loop" / "tile_kernel.cu";
+  o.job.ref = data / "loop" / "ref.py";
+  if (o.job.dims.empty()) o.job.dims = {{"n", kUserN}};
+  o.out = out;
+  o.quiet = true;
+  if (o.iterations == 0) o.iterations = 4;
+  o.patience = o.iterations;
+  mo.ceilings = roofline::testing::round_ceilings();
+  mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
+                {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
+  if (!mo.time_ms) mo.time_ms = base_time;
+  ModelLab lab(mo);
+  lab.kernel = o.job.kernel;
+  lab.dims = o.job.dims;
+  GateRun r;
+  r.exit_code = run_optimize(o, lab);
+  if (fs::exists(out / "kopt_runs")) r.run_dir = fs::directory_iterator(out / "kopt_runs")->path();
+  if (auto s = util::read_json(r.run_dir / "state.json")) r.state = *s;
+  if (auto s = util::read_json(r.run_dir / "summary.json")) r.summary = *s;
+  if (auto s = util::read_file(r.run_dir / "summary.md")) r.summary_md = *s;
+  r.goldens = lab.goldens;
+  r.sanitized = lab.sanitized;
+  return r;
+}
+
+int64_t champion_tile(const GateRun& r) {
+  return r.state["champion"]["candidate"]["params"].value("TILE", int64_t{16});
+}
+
+// A measured candidate's TILE, from the history.
+int64_t tile_of(const GateRun& r, const util::Json& id) {
+  for (const auto& m : r.state["history"])
+    if (m["candidate"]["id"] == id) return m["candidate"]["params"].value("TILE", int64_t{16});
+  return -1;
+}
+
+// The rejections the gates recorded, by gate.
+std::vector<util::Json> rejected(const GateRun& r, const std::string& gate) {
+  std::vector<util::Json> out;
+  for (const auto& x : r.state["gate_records"].value("rejected", util::Json::array()))
+    if (x.value("gate", std::string()) == gate) out.push_back(x);
+  return out;
+}
+
+std::string captured(const std::string& tool, const std::string& kernel) {
+  auto t = util::read_file(fs::path(testing_support::test_data_dir()) / "sanitize" / "compute-sanitizer-2025.3.1.0" / tool / (kernel + ".txt"));
+  return t ? *t : std::string();
+}
+
+TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIsRejected) {
+  ModelLabOptions mo;
+  // TILE 64, the fastest, computes a wrong answer at the 0.5 case only.
+  mo.time_at = [](const Defines& d, const Dims& dims) -> std::optional<double> {
+    if (tile(d) == 64 && n_of(dims) == kUserN / 2) return std::nullopt;
+    return base_time(d);
+  };
+  auto r = run_gates("matrix", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto cases = util::read_json(r.run_dir / "gates" / "cases.json");
+  ASSERT_TRUE(cases.ok());
+  ASSERT_EQ((*cases)["cases"].size(), 3u);
+  EXPECT_EQ((*cases)["primary"], "full");
+  std::map<std::string, double> weights;
+  for (const auto& c : (*cases)["cases"]) weights[c["name"]] = c["weight"];
+  EXPECT_DOUBLE_EQ(weights["full"], 0.5);
+  EXPECT_DOUBLE_EQ(weights["scale_0.75"], 0.3);
+  EXPECT_DOUBLE_EQ(weights["scale_0.5"], 0.2);
+  // Golden data per case: the user's case is prepare()'s, the two others made for the matrix.
+  EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "scale_0.5" / "manifest.json"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "scale_0.75" / "manifest.json"));
+  // The baseline passed the correctness gate at every case.
+  EXPECT_TRUE(fs::exists(r.run_dir / "gates" / "correctness_scale_0.5.json"));
+  // Every TILE 64 candidate was rejected at the 0.5 case; the champion is not one.
+  auto wrong = rejected(r, "cases");
+  ASSERT_FALSE(wrong.empty()) << r.state["gate_records"].dump(2);
+  for (const auto& w : wrong) EXPECT_NE(w["reason"].get<std::string>().find("scale_0.5"), std::string::npos) << w.dump();
+  int tile64 = 0;
+  for (const auto& m : r.state["history"])
+    if (m["candidate"]["params"].value("TILE", 0) == 64) {
+      ++tile64;
+      EXPECT_EQ(m["status"], "incorrect");
+    }
+  EXPECT_GT(tile64, 0) << "the search measured a TILE 64 candidate";
+  EXPECT_NE(champion_tile(r), 64);
+  EXPECT_LT(r.state["champion"]["median_ms"].get<double>(), r.state["baseline"]["median_ms"].get<double>());
+  // The summary's per-case table: the baseline and the champion at each case, the weighted geometric mean.
+  ASSERT_TRUE(r.summary.contains("cases"));
+  ASSERT_EQ(r.summary["cases"]["cases"].size(), 3u);
+  for (const auto& c : r.summary["cases"]["cases"]) {
+    EXPECT_TRUE(c["baseline_ms"].is_number());
+    EXPECT_TRUE(c["champion_ms"].is_number());
+    EXPECT_LT(c["ratio"].get<double>(), 1.0) << c.dump();
+    EXPECT_TRUE(c["efficiency"].is_number()) << "the roofline floor at the case's dims";
+  }
+  EXPECT_LT(r.summary["cases"]["geomean"]["ratio"].get<double>(), 1.0);
+  EXPECT_NE(r.summary_md.find("## Cases (the workload matrix)"), std::string::npos);
+  EXPECT_NE(r.summary_md.find("scale_0.75"), std::string::npos);
+  // Selection records the per-case comparison of each finalist.
+  auto sel = util::read_json(r.run_dir / "iter_01" / "selection.json");
+  ASSERT_TRUE(sel.ok());
+  ASSERT_FALSE((*sel)["finalists"].empty());
+  EXPECT_EQ((*sel)["finalists"][0]["cases"]["cases"].size(), 3u);
+}
+
+TEST(OptimizeGates, WithTheMatrixOffTheLoopStaysOnOneCase) {
+  OptimizeOptions o;
+  o.gates.workload_matrix = workload::MatrixMode::kOff;
+  o.iterations = 2;
+  ModelLabOptions mo;
+  auto r = run_gates("off", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(r.run_dir / "gates" / "cases.json"));
+  EXPECT_FALSE(fs::exists(r.run_dir / "holdout.json")) << "no held-out shapes without the matrix or --holdout-shapes";
+  EXPECT_FALSE(r.summary.contains("cases"));
+  for (const auto& d : r.goldens) EXPECT_LT(n_of(d), kUserN) << "only the sanitizer's small case: " << format_dims(d);
+}
+
+TEST(OptimizeGates, AShapesFileGivesTheCasesAndTheirWeights) {
+  fs::path f = fs::path(::testing::TempDir()) / ("kopt_gates_shapes_" + std::to_string(::getpid()) + ".txt");
+  ASSERT_TRUE(util::write_file_atomic(f, "# two shapes\nn=262144 weight=1\nn=1048576 weight=3\n").ok());
+  OptimizeOptions o;
+  o.gates.shapes_file = f;
+  o.iterations = 2;
+  auto r = run_gates("shapes", o, {});
+  ASSERT_EQ(r.exit_code, 0);
+  auto cases = util::read_json(r.run_dir / "gates" / "cases.json");
+  ASSERT_TRUE(cases.ok());
+  ASSERT_EQ((*cases)["cases"].size(), 2u);
+  std::map<int64_t, util::Json> by_n;
+  for (const auto& c : (*cases)["cases"]) by_n[c["realised"]["n"].get<int64_t>()] = c;
+  ASSERT_EQ(by_n.size(), 2u);
+  EXPECT_EQ(by_n[262144]["origin"], "shapes_file");
+  EXPECT_EQ(by_n[262144]["name"], "line2") << "named after its line";
+  EXPECT_DOUBLE_EQ(by_n[262144]["weight"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(by_n[kUserN]["weight"].get<double>(), 0.75);
+  EXPECT_EQ((*cases)["primary"], by_n[kUserN]["name"]) << "races run at the largest case";
+  ASSERT_EQ(r.summary["cases"]["cases"].size(), 2u);
+  EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "line2" / "manifest.json"));
+}
+
+// TILE 64 is 3x slower at the 0.5 case, and faster everywhere else.
+std::optional<double> regressing(const Defines& d, const Dims& dims) {
+  auto t = base_time(d);
+  if (t && tile(d) == 64 && n_of(dims) == kUserN / 2) return *t * 3;
+  return t;
+}
+
+TEST(OptimizeGates, ARegressionAtOneCaseIsFlaggedAndRejectedUnderNoRegressions) {
+  ModelLabOptions mo;
+  mo.time_at = regressing;
+  auto flagged = run_gates("regress", {}, mo);
+  ASSERT_EQ(flagged.exit_code, 0);
+  const auto& records = flagged.state["gate_records"];
+  ASSERT_TRUE(records.contains("flagged")) << records.dump(2);
+  // TILE 64 against a slower champion is flagged at the 0.5 case; a finalist slower than a TILE 64 champion at the
+  // cases TILE 64 wins is flagged too (at full and 0.75): a regression is against the champion of the moment.
+  bool tile64_at_half = false;
+  for (const auto& f : records["flagged"]) {
+    EXPECT_FALSE(f["rejected"].get<bool>());
+    const std::string text = f["regressions"].dump();
+    if (tile_of(flagged, f["candidate"]) == 64) {
+      EXPECT_NE(text.find("scale_0.5"), std::string::npos) << text;
+      tile64_at_half = true;
+    }
+  }
+  EXPECT_TRUE(tile64_at_half) << records["flagged"].dump(2);
+  EXPECT_TRUE(rejected(flagged, "regression").empty());
+  EXPECT_NE(flagged.summary_md.find("regression flagged"), std::string::npos);
+
+  OptimizeOptions strict;
+  strict.gates.no_regressions = true;
+  auto r = run_gates("noregress", strict, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto rej = rejected(r, "regression");
+  ASSERT_FALSE(rej.empty()) << r.state["gate_records"].dump(2);
+  int tile64_rejected = 0;
+  for (const auto& x : rej)
+    if (tile_of(r, x["candidate"]) == 64) {
+      ++tile64_rejected;
+      EXPECT_NE(x["reason"].get<std::string>().find("scale_0.5"), std::string::npos) << x.dump();
+    }
+  EXPECT_GT(tile64_rejected, 0) << r.state["gate_records"].dump(2);
+  EXPECT_NE(champion_tile(r), 64) << "a finalist slower at one case never becomes champion under --no-regressions";
+  EXPECT_TRUE(r.summary["gates"]["no_regressions"].get<bool>());
+}
+
+TEST(OptimizeGates, AFinalistTheSanitizerFlagsIsRejectedWithTheReasonAndRaceSafetyIsRecorded) {
+  const std::string race = captured("racecheck", "race_shared");
+  const std::string uninit = captured("initcheck", "uninit_global");
+  ASSERT_FALSE(race.empty());
+  ASSERT_FALSE(uninit.empty());
+  ModelLabOptions mo;
+  // TILE 64 races on shared memory; the baseline (TILE 16) reads uninitialised global memory (reported, not
+  // rejecting).
+  mo.sanitizer_output = [&](const Defines& d, sanitize::Tool t) -> std::optional<std::pair<std::string, int>> {
+    if (tile(d) == 64 && t == sanitize::Tool::kRacecheck) return std::make_pair(race, 99);
+    if (tile(d) == 16 && t == sanitize::Tool::kInitcheck) return std::make_pair(uninit, 99);
+    return std::nullopt;
+  };
+  auto r = run_gates("sanitize", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_FALSE(r.sanitized.empty());
+  EXPECT_NE(r.sanitized.front().find("baseline"), std::string::npos) << "the baseline first, at a small case";
+  // The sanitizer ran at the small case (16 MiB at most: the user's 8 MiB case fits, so its own golden data).
+  auto base = util::read_json(r.run_dir / "gates" / "sanitize_baseline.json");
+  ASSERT_TRUE(base.ok());
+  EXPECT_FALSE((*base)["rejected"].get<bool>()) << "uninitialised reads are reported, not rejecting";
+  EXPECT_FALSE((*base)["reported"].empty());
+  auto rej = rejected(r, "sanitizer");
+  ASSERT_FALSE(rej.empty()) << r.state["gate_records"].dump(2);
+  EXPECT_NE(rej.front()["reason"].get<std::string>().find("racecheck"), std::string::npos) << rej.front().dump();
+  EXPECT_NE(champion_tile(r), 64);
+  // race_safe: the champion's, a finalist the sanitizer passed (or the baseline's when none did).
+  EXPECT_EQ(r.state["race_safe"], "safe");
+  EXPECT_EQ(r.summary["gates"]["race_safe"], "safe");
+  EXPECT_EQ(r.summary["gates"]["baseline_sanitizer"]["race_safe"], "safe");
+  EXPECT_NE(r.summary_md.find("race_safe: **safe**"), std::string::npos);
+  EXPECT_NE(r.summary_md.find("(sanitizer): compute-sanitizer: racecheck: shared-memory race"), std::string::npos) << r.summary_md;
+  for (const auto& x : rej) {
+    EXPECT_EQ(tile_of(r, x["candidate"]), 64);
+    for (const auto& m : r.state["history"])
+      if (m["candidate"]["id"] == x["candidate"]) {
+        EXPECT_EQ(m["status"], "incorrect") << "the history marks it: " << m.dump();
+      }
+  }
+}
+
+TEST(OptimizeGates, ARacyBaselineLeavesTheRunRaceUnsafeUntilASanitizedChampionReplacesIt) {
+  const std::string race = captured("racecheck", "race_shared");
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines&) -> std::optional<double> { return 1.0; };  // nothing beats the baseline
+  mo.sanitizer_output = [&](const Defines& d, sanitize::Tool t) -> std::optional<std::pair<std::string, int>> {
+    if (tile(d) == 16 && t == sanitize::Tool::kRacecheck) return std::make_pair(race, 99);
+    return std::nullopt;
+  };
+  OptimizeOptions o;
+  o.iterations = 1;
+  auto r = run_gates("racy_baseline", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.state["champion"]["candidate"]["id"], "baseline");
+  EXPECT_EQ(r.state["race_safe"], "unsafe");
+  EXPECT_TRUE(r.summary["gates"]["baseline_sanitizer"]["rejected"].get<bool>());
+}
+
+TEST(OptimizeGates, ANondeterministicFinalistIsReportedAndNeverBecomesChampion) {
+  ModelLabOptions mo;
+  mo.nondeterministic = [](const Defines& d) { return tile(d) == 64; };
+  auto r = run_gates("nondet", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  bool seen = false;
+  for (const auto& d : r.state["gate_records"]["determinism"]) {
+    const bool t64 = d["candidate"].get<std::string>() != "baseline" && d["verdict"] == "nondeterministic";
+    seen = seen || t64;
+    if (d["verdict"] != "nondeterministic") {
+      EXPECT_EQ(d["verdict"], "bitwise_equal") << d.dump();
+    }
+  }
+  ASSERT_TRUE(seen) << r.state["gate_records"].dump(2);
+  EXPECT_NE(champion_tile(r), 64);
+  EXPECT_NE(r.summary_md.find("is nondeterministic"), std::string::npos);
+}
+
+TEST(OptimizeGates, HeldOutShapesCatchAChampionCorrectOnlyAtMultiplesOfItsTile) {
+  ModelLabOptions mo;
+  // TILE 64 (the fastest) is correct only where n is a multiple of 64 (the search's cases all are); the baseline
+  // is correct everywhere but n = 1 (outside its domain).
+  mo.time_at = [](const Defines& d, const Dims& dims) -> std::optional<double> {
+    const int64_t n = n_of(dims);
+    if (n == 1) return std::nullopt;
+    if (tile(d) >= 64 && n % tile(d) != 0) return std::nullopt;
+    return base_time(d);
+  };
+  auto r = run_gates("holdout", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(champion_tile(r), 64) << "the search's shapes cannot tell";
+  auto h = util::read_json(r.run_dir / "holdout.json");
+  ASSERT_TRUE(h.ok());
+  EXPECT_GE((*h)["champion_fails"].get<int>(), 1);
+  EXPECT_EQ((*h)["outside_domain"], 1) << (*h).dump(2);
+  bool first_bad = false;
+  for (const auto& c : (*h)["cases"])
+    if (c["verdict"] == "champion_fails")
+      first_bad = first_bad || c["text"].get<std::string>().find("first bad index") != std::string::npos;
+  EXPECT_TRUE(first_bad) << (*h).dump(2);
+  // The warning goes with the champion wherever it is presented.
+  ASSERT_TRUE(r.summary["headline"].contains("warning"));
+  EXPECT_NE(r.summary_md.find("**WARNING:"), std::string::npos);
+  EXPECT_NE(r.summary_md.find("## Held-out shapes"), std::string::npos);
+  auto src = util::read_file(r.run_dir / "champion" / "tile_kernel.cu");
+  ASSERT_TRUE(src.ok());
+  EXPECT_NE(src->find("// WARNING:"), std::string::npos);
+}
+
+TEST(OptimizeGates, ACaseAboveTheWorkingSetLimitIsScaledDownAndBothDimsAreReported) {
+  OptimizeOptions o;
+  o.gates.max_working_set_mb = 4;  // the user's case holds 8 MiB (two float32 buffers of 2^20)
+  o.iterations = 2;
+  ModelLabOptions mo;
+  mo.golden_oom = [](const Dims& d) { return n_of(d) > 400000; };  // golden data runs out of memory above that
+  auto r = run_gates("fit", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto cases = util::read_json(r.run_dir / "gates" / "cases.json");
+  ASSERT_TRUE(cases.ok());
+  bool fitted_full = false, retried = false;
+  for (const auto& c : (*cases)["cases"]) {
+    EXPECT_LE(c["working_set_bytes"].get<int64_t>(), 4 << 20) << c.dump();
+    if (c["name"] == "full") {
+      fitted_full = c["requested"]["n"] == kUserN && c["realised"]["n"].get<int64_t>() < kUserN;
+      retried = c["note"].get<std::string>().find("out of device memory") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(fitted_full) << (*cases).dump(2);
+  EXPECT_TRUE(retried) << "the out-of-memory of the golden data was retried smaller: " << (*cases).dump(2);
+  for (const auto& d : r.goldens) EXPECT_TRUE(n_of(d) <= kUserN / 2) << format_dims(d);
+  bool reported = false;
+  for (const auto& c : r.summary["cases"]["cases"])
+    reported = reported || (c["fitted"].get<bool>() && c["requested"]["n"] == kUserN);
+  EXPECT_TRUE(reported) << r.summary["cases"].dump(2);
+  EXPECT_NE(r.summary_md.find("(fitted)"), std::string::npos);
+  ASSERT_TRUE(r.summary.contains("timed_at")) << "the headline's times are at the fitted dims, and it says so";
+  EXPECT_EQ(r.summary["timed_at"]["requested"]["n"], kUserN);
+  EXPECT_NE(r.summary_md.find("- timed at: case full"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kopt::loop
