@@ -17,7 +17,7 @@
 #   --jobs J          parallel compiles (default: the CPU count)
 #   --fix NAME=VALUE  pin a param (repeatable): measure a subspace (default: all 496 configurations)
 #   --runs N          seeds the replay runs (default 50)
-#   --branches B      candidates per iteration in the replay (default 4, as kopt optimize)
+#   --branches B      candidates per iteration in the replay (default 8, as kopt optimize with the built-in generator)
 #   --out DIR         where everything goes (default perf_runs/search_efficiency_<time>)
 #   --dry-run         enumerate the space and print the plan; no compile, no GPU
 #   --compile-only    enumerate and compile (no GPU needed), then stop
@@ -49,7 +49,7 @@ SIZE=4096
 ROUNDS=7
 CHUNK=32
 RUNS=50
-BRANCHES=4
+BRANCHES=8
 OUT=""
 JOBS="$(nproc 2>/dev/null || echo 4)"
 DRY_RUN=0

@@ -74,6 +74,7 @@ class Replayer {
     Candidate base = baseline_candidate(s_, *in_.registry, in_.source, text_);
     Lookup b = look_up(*in_.table, *base.config);
     history_.clear();
+    verdicts_.clear();
     history_.push_back({base, b.status, b.ms, 0});
     r.evaluations = 1;
     r.evaluated.push_back(*base.config);
@@ -98,6 +99,7 @@ class Replayer {
         gi.baseline_source = in_.source;
         gi.champion = history_[champion];
         gi.history = history_;
+        gi.verdicts = verdicts_;
         gi.metrics = o_.metrics;
         auto out = gen.generate(gi);
         if (!out) return out.error();
@@ -134,6 +136,7 @@ class Replayer {
       if (champion != before) {
         without_gain = 0;
         for (const auto& [id, on] : history_[champion].candidate.guards) r.ablations += on;
+        ablate(history_[champion], it);
       } else {
         ++without_gain;
       }
@@ -145,6 +148,28 @@ class Replayer {
   }
 
  private:
+  // The loop ablates each method the new champion has on; here the table answers: the champion with that guard
+  // off, effective when that is more than 1% slower (the loop's paired CI at a few rounds resolves about that).
+  void ablate(const Measurement& champ, int iteration) {
+    if (!champ.candidate.config || !champ.median_ms) return;
+    for (const auto& [id, on] : champ.candidate.guards) {
+      if (!on) continue;
+      const int d = s_.method_dim(id);
+      if (d < 0) continue;
+      Config off = *champ.candidate.config;
+      off[static_cast<size_t>(d)] = s_.dims[static_cast<size_t>(d)].default_index;
+      Lookup l = look_up(*in_.table, off);
+      MethodVerdict v;
+      v.method = id;
+      v.iteration = iteration;
+      v.measured_gain = l.ms && *l.ms > *champ.median_ms * 1.01;
+      v.verdict = v.measured_gain ? Verdict::kEffective : Verdict::kIneffective;
+      if (l.ms) v.saved_ms = *l.ms - *champ.median_ms;
+      verdicts_.push_back(v);
+    }
+  }
+
+  std::vector<MethodVerdict> verdicts_;
   const ReplayInput& in_;
   const SearchSpace& s_;
   const ReplayOptions& o_;

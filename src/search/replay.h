@@ -38,7 +38,7 @@ std::optional<ReplayPolicy> parse_replay_policy(std::string_view s);
 struct ReplayOptions {
   int runs = 50;
   int iterations = 25;            // per run, at most
-  int branches = 4;               // candidates per iteration (optimize's --branches)
+  int branches = 8;               // candidates per iteration (optimize's --branches: 8 for the built-in generator)
   double within_pct = 3;          // the target: within this many percent of the best
   double target_share_pct = 20;   // a run "meets the target" when it gets there in at most this share of the space
   int patience = 0;               // stop after this many iterations without a faster champion; 0: never
