@@ -12,7 +12,7 @@ TEST(App, HelpListsEverySubcommandFromTheTable) {
   std::string help = help_text();
   for (const char* name : {"optimize", "bench", "profile", "sass", "roofline", "doctor", "report", "methods", "export", "compare"})
     EXPECT_NE(help.find(std::string("  ") + name), std::string::npos) << name;
-  EXPECT_EQ(subcommands().size(), 10u);
+  EXPECT_EQ(subcommands().size(), 12u);
 }
 
 TEST(App, SuggestsTheClosestSubcommand) {

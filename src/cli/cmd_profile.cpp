@@ -5,6 +5,7 @@
 #include "cli/kernel_options.h"
 #include "cli/parse.h"
 #include "device/gpu_info.h"
+#include "doctor/doctor.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
 #include "profile/profiler.h"
@@ -35,9 +36,11 @@ int cmd_profile(const Args& args) {
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
   if (top_n < 1 || top_n > 50) return fail(input_error("--ncu-num must be between 1 and 50"));
   if (cache_control != "all" && cache_control != "none") return fail(input_error("--cache-control must be all or none"));
+  if (auto st = check_contract_first("profile", job); !st) return fail(st.error());
   auto info = device::query_gpus();
   if (!info) return fail(gate_error("needs a GPU: " + info.error().message));
   const auto& gpu = info->gpus[0];
+  util::set_meta_info(doctor::probe_meta(gpu.name, info->driver_version_text()));
   auto dir = pipeline::make_run_dir(v.out, "profile");
   if (!dir) return fail(dir.error());
   std::fprintf(stderr, "kopt profile %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
 #include "cli/sass_triton.h"
@@ -12,6 +13,7 @@
 #include "sass/report.h"
 #include "sass/signature_lookup.h"
 #include "toolchain/cutlass.h"
+#include "util/output.h"
 #include "util/strings.h"
 
 namespace kopt::cli {
@@ -50,7 +52,7 @@ int cmd_sass(const Args& args) {
       });
   app.add_option("--kernel-name", kernels, "check this kernel function (name, qualified name or mangled; repeatable)");
   app.add_option("--lib", lib, "read this shared library or cubin instead of compiling");
-  app.add_option("--json", json_path, "also write the report as JSON");
+  add_json_option(app, json_path, "the report");
   app.add_option("--cache-dir", cache_dir, "build cache folder (default $XDG_CACHE_HOME/kopt/build)");
   bool compile_only = false;
   app.add_flag("--compile-only", compile_only,
@@ -99,11 +101,9 @@ int cmd_sass(const Args& args) {
     }
     binary = res.library;
     if (compile_only) {
-      std::printf("library: %s\n", binary.c_str());
-      if (!json_path.empty()) {
-        util::Json j = {{"source", source}, {"arch", req.arch}, {"library", binary.string()}, {"compile", compile::to_json(res)}};
-        if (auto st = util::write_json_atomic(json_path, "sass_compile", j); !st) return fail(st.error());
-      }
+      std::fprintf(util::report_stream(json_path), "library: %s\n", binary.c_str());
+      util::Json j = {{"source", source}, {"arch", req.arch}, {"library", binary.string()}, {"compile", compile::to_json(res)}};
+      if (auto st = util::write_json_output(json_path, "sass_compile", j); !st) return fail(st.error());
       return 0;
     }
     report.resources = res.resources;
@@ -127,11 +127,8 @@ int cmd_sass(const Args& args) {
     report.methods.push_back({m, std::move(v).value()});
   }
 
-  std::fputs(sass::format_text(report).c_str(), stdout);
-  if (!json_path.empty()) {
-    auto st = util::write_json_atomic(json_path, "sass", sass::to_json(report));
-    if (!st) return fail(st.error());
-  }
+  std::fputs(sass::format_text(report).c_str(), util::report_stream(json_path));
+  if (auto st = util::write_json_output(json_path, "sass", sass::to_json(report)); !st) return fail(st.error());
   if (!report.analysis.tool_error.empty()) return to_int(ExitCode::kGate);
   return any_fail ? to_int(ExitCode::kValidation) : 0;
 }

@@ -7,6 +7,7 @@
 #include "report/summary.h"
 #include "util/fs.h"
 #include "util/strings.h"
+#include "util/output.h"
 
 namespace kopt::loop {
 
@@ -207,8 +208,8 @@ int Optimizer::finish(StopReason reason, const std::string& detail) {
   if (written) written = write_summary();
   if (!written) return fail(written.error());
   auto s = summary_json();
-  if (o_.print_json) std::puts(s.dump(2).c_str());
-  else if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), stdout);
+  if (auto st = util::write_json_document(o_.json_out, s); !st) return fail(st.error());
+  if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), util::report_stream(o_.json_out));
   return 0;
 }
 
