@@ -13,6 +13,7 @@
 #include "runner/launch.h"
 #include "runner/timing_method.h"
 #include "util/output.h"
+#include "util/progress.h"
 
 namespace kopt::cli {
 
@@ -42,6 +43,8 @@ int cmd_bench(const Args& args) {
   add_json_option(app, json_path, "the results");
   app.add_option("--max-time-s", max_time_s, "timing budget per kernel in seconds (default 5)");
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
       ->check(CLI::IsMember({"cold", "warm"}));
   Dims dims;
@@ -50,6 +53,7 @@ int cmd_bench(const Args& args) {
     std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
     return to_int(st.error().code);
   }
+  util::set_progress_quiet(quiet);
   if (max_time_s <= 0) {
     std::fprintf(stderr, "kopt bench: --max-time-s must be positive\n");
     return to_int(ExitCode::kInput);
@@ -69,9 +73,12 @@ int cmd_bench(const Args& args) {
     std::fprintf(stderr, "kopt bench: %s\n", dir.error().message.c_str());
     return to_int(dir.error().code);
   }
-  auto say = [](const std::string& s) { std::fprintf(stderr, "  %s\n", s.c_str()); };
-  std::fprintf(stderr, "kopt bench %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),
-               gpus->gpus[0].name.c_str(), dir->c_str());
+  auto say = [quiet](const std::string& s) {
+    if (!quiet) std::fprintf(stderr, "  %s\n", s.c_str());
+  };
+  if (!quiet)
+    std::fprintf(stderr, "kopt bench %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),
+                 gpus->gpus[0].name.c_str(), dir->c_str());
   util::SystemRunner sys;
   auto prep = pipeline::prepare(job, *dir, sys, !no_ref_timing, say);
   if (!prep) {
@@ -80,7 +87,11 @@ int cmd_bench(const Args& args) {
   }
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
   req.l2 = l2;
-  auto out = runner::run_candidate(req, sys);
+  runner::RunOutcome out;
+  {
+    util::Progress progress(fmt::format("  measuring: {} seed(s) checked, then timed (budget {:g} s)", job.seeds, max_time_s));
+    out = runner::run_candidate(req, sys);
+  }
 
   const auto& m = prep->manifest;
   std::string report = fmt::format("\nkopt bench: {}  [{}]  on {}\n", job.kernel.string(), format_dims(dims), gpus->gpus[0].name);

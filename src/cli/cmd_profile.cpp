@@ -13,6 +13,7 @@
 #include "profile/report.h"
 #include "runner/launch.h"
 #include "toolchain/tools.h"
+#include "util/progress.h"
 
 namespace kopt::cli {
 
@@ -65,7 +66,10 @@ int cmd_profile(const Args& args) {
   profile::ProfilePlan plan;
   say("profiling (pass 1: speed of light, launch, occupancy; pass 2: what the binding axes need)...");
   auto t0 = std::chrono::steady_clock::now();
-  auto r = profile::profile_call(req, plan, sys, top_n);
+  auto r = [&] {
+    util::Progress progress("  profiling with Nsight Compute");
+    return profile::profile_call(req, plan, sys, top_n);
+  }();
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r) return fail(r.error());
   // The child also checked correctness on the profiled call: a wrong kernel is profiled but reported.

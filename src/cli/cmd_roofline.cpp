@@ -17,6 +17,7 @@
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/output.h"
+#include "util/progress.h"
 
 namespace kopt::cli {
 
@@ -94,7 +95,10 @@ int kernel_roofline(const Args& args) {
   auto prep = pipeline::prepare(job, *dir, sys, false, say);
   if (!prep) return fail(prep.error());
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
-  auto out = runner::run_candidate(req, sys);
+  auto out = [&] {
+    util::Progress progress("  measuring the kernel");
+    return runner::run_candidate(req, sys);
+  }();
   if (!out.timing) {
     std::fprintf(stderr, "kopt roofline: the kernel is not correct, so it is not placed: %s: %s\n",
                  std::string(runner::status_name(out.status)).c_str(), out.message.c_str());
