@@ -194,7 +194,10 @@ util::Json Optimizer::summary_json() {
   s["phase_seconds"] = st_.phase_seconds;
   s["candidate_costs"] = candidate_costs(st_.history);
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
-  s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
+  // Only a champion that was written: a run stopped at a gate has none (and its summary says so).
+  if (std::error_code ec; fs::exists(dir_ / "champion" / o_.job.kernel.filename(), ec))
+    s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
+  s["gates_passed"] = st_.stop_reason != "gate_failed";
   s["run_dir"] = dir_.string();
   return s;
 }
