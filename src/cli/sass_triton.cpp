@@ -156,11 +156,11 @@ int cmd_sass_triton(const Args& args) {
     any_fail = any_fail || v->status == sass::VerifyStatus::kFail;
     report.methods.push_back({m, std::move(v).value()});
   }
-  std::FILE* text = util::report_stream(json_path);
-  std::fputs(sass::format_text(report).c_str(), text);
+  std::FILE* report_out = util::report_stream(json_path);
+  std::fputs(sass::format_text(report).c_str(), report_out);
   if (cubins.size() > 1) {
-    std::fprintf(text, "\ncubins (%zu):\n", cubins.size());
-    for (const auto& c : cubins) std::fprintf(text, "  %s\n", c.c_str());
+    std::fprintf(report_out, "\ncubins (%zu):\n", cubins.size());
+    for (const auto& c : cubins) std::fprintf(report_out, "  %s\n", c.c_str());
   }
   if (!json_path.empty()) {
     util::Json j = sass::to_json(report);

@@ -87,6 +87,12 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
     return input_error(fmt::format("checking {} took longer than {:.0f} s", job.ref.string(), timeout_s));
   if (!r.success()) {
     std::string err = util::trim(r.stderr_text);
+    // The harness's own prefix is noise inside kopt's message.
+    for (const std::string prefix : {"kopt_harness: error: ", "kopt_harness: "})
+      if (util::starts_with(err, prefix)) {
+        err = err.substr(prefix.size());
+        break;
+      }
     if (r.exit_code == 4) return input_error(job.ref.string() + " does not meet the contract (docs/CONTRACT.md):\n" + err);
     return internal_error("the harness's contract check failed (" + r.describe() + "):\n" + err);
   }
@@ -97,6 +103,15 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
   } catch (const std::exception& e) {
     return internal_error(std::string("the harness's contract check printed no JSON line: ") + e.what());
   }
+  if (c.harness.value("status", std::string()) == "module_missing") {
+    std::string module = c.harness.value("module", std::string("?"));
+    std::string why = fmt::format("{} imports {}, which {} cannot import here ({}): install it ({}), or check on a machine "
+                                  "that has it", job.ref.string(), module, spec.argv.front(),
+                                  c.harness.value("reason", std::string()),
+                                  module == "torch" ? "pip install torch; the CPU build is enough" : "pip install " + module);
+    if (run == ReferenceRun::kOnCpu) return gate_error(why);
+    c.harness["warnings"] = util::Json::array({why + "; ref.py itself is checked when the golden data is made"});
+  }
   return c;
 }
 
@@ -105,7 +120,10 @@ std::string format_contract_report(const KernelJob& job, const ContractCheck& c)
   std::string s = fmt::format("contract OK: {} [{}]\n", job.kernel.string(), format_dims(job.dims));
   s += fmt::format("  kernel     {} ({})\n", c.entry, c.backend);
   s += fmt::format("  annotations {} param(s), {} method(s)\n", c.annotated_params, c.annotated_methods);
-  s += fmt::format("  ref.py     {}: imports, defines reference(), every name it needs is given\n", job.ref.string());
+  if (h.value("status", std::string()) == "module_missing")
+    s += fmt::format("  ref.py     {}: not imported here (see the warning)\n", job.ref.string());
+  else
+    s += fmt::format("  ref.py     {}: imports, defines reference(), every name it needs is given\n", job.ref.string());
   std::string ref = h.value("reference", std::string("not run"));
   if (ref == "ran") {
     std::vector<std::string> bufs;
