@@ -97,15 +97,14 @@ std::string reword_parse_error(const CLI::App& app, const CLI::ParseError& e) {
       std::string name = msg.substr(0, p);
       const CLI::Option* o = find_option(app, name);
       std::string type = o ? o->get_type_name() : "";
+      if (type == "FILE|-") return name + " needs a value: a file, or - for stdout";
       return fmt::format("{} needs a value{}", name, type.empty() ? "" : " (" + type + ")");
     }
     return msg;
   }
-  if (kind == "ExtrasError") {
-    for (const char* prefix : {"The following arguments were not expected: ", "The following argument was not expected: "})
-      if (auto rest = after(msg, prefix); !rest.empty()) return "unexpected argument(s): " + rest;
-    return msg;
-  }
+  // ExtrasError is matched by its text: CLI11 gives it the app's name, not its class's.
+  for (const char* prefix : {"The following arguments were not expected: ", "The following argument was not expected: "})
+    if (auto rest = after(msg, prefix); !rest.empty()) return "unexpected argument(s): " + rest;
   return msg;
 }
 
