@@ -45,8 +45,9 @@ TEST(ContractCheck, ChecksTheExampleWithoutAGpuAndReportsIt) {
   EXPECT_EQ(c->entry, "void solve(const float* a, const float* b, float* c, int n)");
   std::string report = format_contract_report(job, *c);
   EXPECT_EQ(report.rfind("contract OK: ", 0), 0u) << report;
-  if (c->harness.value("reference", std::string()) == "ran")
+  if (c->harness.value("reference", std::string()) == "ran") {
     EXPECT_NE(report.find("ran once on the CPU"), std::string::npos) << report;
+  }
   job.dims = {{"N", 64}};  // a wrong dimension name
   auto wrong = check_contract(job, sys, ReferenceRun::kStatic);
   ASSERT_FALSE(wrong.ok());
