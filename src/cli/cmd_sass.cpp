@@ -9,6 +9,7 @@
 #include "compile/cutlass.h"
 #include "compile/pool.h"
 #include "compile/resources.h"
+#include "doctor/doctor.h"
 #include "sass/dump.h"
 #include "sass/report.h"
 #include "sass/signature_lookup.h"
@@ -59,6 +60,7 @@ int cmd_sass(const Args& args) {
                "only compile into the build cache and print `library: PATH` (no SASS analysis; --json gets the "
                "compile result)");
   if (auto rc = parse_args(app, args); rc) return *rc;
+  if (!json_path.empty()) util::set_meta_info(doctor::probe_meta("", ""));  // the JSON names the nvcc that built it
   bool arch_given = app.count("--arch") > 0;
 
   if (source.empty() && lib.empty()) return fail(input_error("give a kernel source (KERNEL.cu) or --lib FILE"));

@@ -116,6 +116,20 @@ TEST_F(FirstMinutes, JsonDashPrintsToStdoutAndWritesNoFileNamedDash) {
   EXPECT_FALSE(fs::exists(dir_ / "-"));
 }
 
+TEST_F(FirstMinutes, MetaBlocksCarryTheVersionsDoctorFound) {
+  auto r = kopt({"doctor", "--no-counters", "--json", "-"});
+  auto j = util::Json::parse(r.stdout_text);
+  std::string nvcc;
+  for (const auto& c : j["checks"])
+    if (c["name"] == "nvcc" && c["details"].contains("version")) nvcc = c["details"]["version"];
+  EXPECT_EQ(j["meta"]["nvcc"], nvcc) << "the meta block says what the nvcc check found";
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc here";
+  EXPECT_NE(r.stdout_text.find("\"nvcc\": \"" + nvcc + "\""), std::string::npos);
+  auto sass = kopt({"sass", path("ok.cu"), "--json", "-", "--cache-dir", path("cache")});
+  ASSERT_EQ(sass.exit_code, 0) << sass.stderr_text;
+  EXPECT_EQ(util::Json::parse(sass.stdout_text)["meta"]["nvcc"], nvcc);
+}
+
 TEST_F(FirstMinutes, HelpCmdShowsThatCommandsHelp) {
   auto r = kopt({"help", "bench"});
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;

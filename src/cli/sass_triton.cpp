@@ -7,6 +7,7 @@
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
 #include "compile/resources.h"
+#include "doctor/doctor.h"
 #include "device/gpu_info.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
@@ -95,6 +96,7 @@ int cmd_sass_triton(const Args& args) {
   app.footer("Dimensions for setup() are given as --NAME=VALUE (e.g. --n_rows=16384 --n_cols=4096).");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (!json_path.empty()) util::set_meta_info(doctor::probe_meta("", ""));
   if (!fs::is_regular_file(source)) return fail(input_error("no such kernel source: " + source));
 
   auto sigs = method_signatures(methods, signature_file);
