@@ -1,4 +1,4 @@
-"""Command line: `golden`, `inspect` and `triton-run`. Exit codes follow kopt's table: 0 success, 4 input/contract error
+"""Command line: `golden`, `check`, `inspect` and `triton-run`. Exit codes follow kopt's table: 0 success, 4 input/contract error
 (bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an internal error, 130 Ctrl-C."""
 
 import argparse
