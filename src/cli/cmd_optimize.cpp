@@ -11,7 +11,6 @@
 #include "loop/optimize.h"
 #include "util/fs.h"
 #include "util/json_io.h"
-#include "util/progress.h"
 
 namespace kopt::cli {
 
@@ -139,7 +138,6 @@ int cmd_optimize(const Args& args) {
     if (manual_timeout_s >= 0) o.manual_timeout_s = manual_timeout_s;
     if (o.generator == "llm")
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-    util::set_progress_quiet(o.quiet);
     return loop::run_optimize(o);
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
@@ -186,7 +184,6 @@ int cmd_optimize(const Args& args) {
     std::fprintf(stderr, "kopt optimize: --manual-timeout-s must be >= 0 (0: no limit)\n");
     return to_int(ExitCode::kInput);
   }
-  util::set_progress_quiet(o.quiet);
   return loop::run_optimize(o);
 }
 
