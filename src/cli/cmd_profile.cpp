@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_options.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "device/gpu_info.h"
 #include "doctor/doctor.h"
@@ -13,6 +14,7 @@
 #include "profile/report.h"
 #include "runner/launch.h"
 #include "toolchain/tools.h"
+#include "util/output.h"
 #include "util/progress.h"
 
 namespace kopt::cli {
@@ -28,6 +30,8 @@ int cmd_profile(const Args& args) {
   add_kernel_options(app, job, v);
   app.add_option("--ncu-num", top_n, "top metrics per axis (default 5)");
   app.add_option("--cache-control", cache_control, "all (flush caches before each replay pass, default) | none");
+  std::string json_path;
+  add_json_option(app, json_path, "the profile (the analysis, its plan and the profiled call's correctness)");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
   auto fail = [](const Error& e) {
@@ -75,9 +79,14 @@ int cmd_profile(const Args& args) {
   // The child also checked correctness on the profiled call: a wrong kernel is profiled but reported.
   auto run = util::read_json(rr.result_json);
   std::string run_status = run ? run->value("status", std::string("?")) : "no result";
-  std::fputs(profile::format_summary(*r, top_n).c_str(), stdout);
-  std::printf("\nprofiled call: correctness %s; profiling took %.1f s; report %s\n", run_status.c_str(), wall_s,
-              r->report_path.c_str());
+  std::FILE* text = util::report_stream(json_path);
+  std::fputs(profile::format_summary(*r, top_n).c_str(), text);
+  std::fprintf(text, "\nprofiled call: correctness %s; profiling took %.1f s; report %s\n", run_status.c_str(), wall_s,
+               r->report_path.c_str());
+  if (auto st = util::write_json_output(json_path, "profile",
+                                        {{"profile", profile::to_json(*r)}, {"correctness", run_status}, {"run_dir", dir->string()}});
+      !st)
+    return fail(st.error());
   (void)util::write_json_atomic(*dir / "plan.json", "profile_plan", profile::to_json(plan));
   return run_status == "ok" ? 0 : to_int(ExitCode::kValidation);
 }
