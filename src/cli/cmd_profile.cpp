@@ -31,9 +31,12 @@ int cmd_profile(const Args& args) {
   app.add_option("--ncu-num", top_n, "top metrics per axis (default 5)");
   app.add_option("--cache-control", cache_control, "all (flush caches before each replay pass, default) | none");
   std::string json_path;
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   add_json_option(app, json_path, "the profile (the analysis, its plan and the profiled call's correctness)");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  util::set_progress_quiet(quiet);
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "kopt profile: %s\n", e.message.c_str());
     return to_int(e.code);

@@ -66,6 +66,8 @@ int kernel_roofline(const Args& args) {
   app.add_option("--svg", svg_path, "write the roofline chart as SVG to FILE, or to stdout with --svg - (default: in the run "
                  "directory)")->type_name("FILE|-");
   app.add_option("--max-time-s", max_time_s, "timing budget in seconds (default 5)");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   bool ceilings_only_flag = false, quick = false;
   int gpu_index = -1;
   app.add_flag("--ceilings-only", ceilings_only_flag, "no kernel: only measure (or read from the cache) and print the GPU's ceilings");
@@ -74,6 +76,7 @@ int kernel_roofline(const Args& args) {
   app.footer("Without a kernel: kopt roofline --ceilings-only [--remeasure] [--quick] [--gpu N] [--json FILE|-] [--svg FILE|-]");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  util::set_progress_quiet(quiet);
   if (quick || gpu_index >= 0)
     return fail(input_error("--quick and --gpu apply to --ceilings-only; a kernel is placed on GPU 0's roofline"));
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
