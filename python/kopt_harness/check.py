@@ -41,7 +41,7 @@ def _need(fn, where, available, hint):
     missing = sorted(required - set(available))
     if missing:
         raise UsageError(f"{where} requires {', '.join(map(repr, missing))}, which kopt cannot supply "
-                         f"(available: {', '.join(sorted(available)) or 'none'}); {hint}")
+                         f"(available: {', '.join(sorted(available)) or 'none'}); {hint.format(name=missing[0])}")
     return named, var_kw
 
 
@@ -69,14 +69,14 @@ def _triton_setup_args(kernel_path):
 def static_check(ref, params, dims, triton_kernel=None):
     """Returns {"unused_dims": [...], "warnings": [...]}; raises UsageError / RefError naming what to fix."""
     module = refmod.load(ref)
-    dim_hint = "give it as a dimension --NAME=N (names are case-sensitive) or a default value"
+    dim_hint = "give a dimension --{name}=N (names are case-sensitive) or a default value"
     used, anything = set(), False
     if triton_kernel is not None:
-        required, named, var_kw = _triton_setup_args(triton_kernel)
+        required, named, _ = _triton_setup_args(triton_kernel)
         missing = sorted(required - set(dims) - {"seed"})
         if missing:
             raise UsageError(f"kernel.py: setup() requires {', '.join(map(repr, missing))}, which no dimension gives "
-                             f"(dims given: {', '.join(sorted(dims)) or 'none'}); {dim_hint}")
+                             f"(dims given: {', '.join(sorted(dims)) or 'none'}); {dim_hint.format(name=missing[0])}")
         used |= named
         anything = True  # reference() gets setup()'s tensors and the dims: known only once setup() runs
     else:
