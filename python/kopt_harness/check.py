@@ -69,7 +69,7 @@ def _triton_setup_args(kernel_path):
 def static_check(ref, params, dims, triton_kernel=None):
     """Returns {"unused_dims": [...], "warnings": [...]}; raises UsageError / RefError naming what to fix."""
     module = refmod.load(ref)
-    dim_hint = "give a dimension --{name}=N (names are case-sensitive) or a default value"
+    dim_hint = "give a dimension --{name}=VALUE (names are case-sensitive) or a default value"
     used, anything = set(), False
     if triton_kernel is not None:
         required, named, _ = _triton_setup_args(triton_kernel)
@@ -99,7 +99,7 @@ def static_check(ref, params, dims, triton_kernel=None):
             missing = [s for s in scalars if s not in dims]
             if missing:
                 raise UsageError(f"scalar parameter(s) {', '.join(map(repr, missing))} of solve() have no value: give "
-                                 f"--{missing[0]}=N (dims given: {', '.join(sorted(dims)) or 'none'}; names are "
+                                 f"--{missing[0]}=VALUE (dims given: {', '.join(sorted(dims)) or 'none'}; names are "
                                  f"case-sensitive) or return them from ref.py's setup()")
             plan.resolve_scalars(params, dims, {})
         else:
