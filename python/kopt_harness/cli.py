@@ -1,4 +1,4 @@
-"""Command line: `golden`, `inspect` and `triton-run`. Exit codes follow kopt's table: 0 success, 4 input/contract error
+"""Command line: `golden`, `check`, `inspect` and `triton-run`. Exit codes follow kopt's table: 0 success, 4 input/contract error
 (bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an internal error, 130 Ctrl-C."""
 
 import argparse
@@ -8,7 +8,7 @@ import os
 import sys
 import traceback
 
-from . import golden, inspect_cmd, signature, triton_golden, triton_run
+from . import check, golden, inspect_cmd, signature, triton_golden, triton_run
 from .plan import parse_dims
 from .errors import RefError, UsageError
 
@@ -35,6 +35,13 @@ def _parser():
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="where the reference runs")
     g.add_argument("--time-reference", action="store_true", help="also time the reference (first seed)")
     g.add_argument("--time-budget-s", type=float, default=10.0, help="time budget for the reference timing")
+    c = sub.add_parser("check", help="the contract without a GPU: ref.py, dims, shapes (kopt check)")
+    c.add_argument("--ref", required=True, help="the reference module (ref.py)")
+    c.add_argument("--signature", help="solve()'s signature as JSON (written by kopt), for a CUDA kernel")
+    c.add_argument("--triton-kernel", help="a Triton kernel.py (no --signature)")
+    c.add_argument("--dims", default="{}", help="dimensions as a JSON object")
+    c.add_argument("--ptr-size", type=int, default=None, help="elements per buffer when sizes are guessed")
+    c.add_argument("--run", action="store_true", help="also run the reference once on the CPU (numpy or torch CPU)")
     i = sub.add_parser("inspect", help="print a golden folder's manifest and tensors")
     i.add_argument("dir", help="the golden folder")
     i.add_argument("--json", action="store_true", help="print the tensor summary as JSON")
@@ -111,6 +118,16 @@ def _golden(args):
     print(json.dumps(summary), flush=True)
 
 
+def _check(args):
+    if (args.signature is None) == (args.triton_kernel is None):
+        raise UsageError("check needs exactly one of --signature SIG.json (a CUDA kernel) and "
+                         "--triton-kernel kernel.py (a Triton kernel)")
+    params = signature.load(args.signature) if args.signature is not None else []
+    with _stdout_to_stderr():
+        result = check.check(args.ref, params, _dims(args.dims), args.triton_kernel, args.run, args.ptr_size)
+    print(json.dumps(result), flush=True)
+
+
 def _configs(texts):
     out = []
     for i, text in enumerate(texts):
@@ -144,6 +161,8 @@ def main(argv=None):
         args = _parser().parse_args(argv)
         if args.command == "golden":
             _golden(args)
+        elif args.command == "check":
+            _check(args)
         elif args.command == "triton-run":
             _triton_run(args)
         else:

@@ -15,6 +15,7 @@ namespace kopt::cli {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
       {"optimize", "run the roofline-guided branch-and-select loop on a kernel", cmd_optimize},
+      {"check", "check a kernel's contract (solve(), ref.py, dims) without a GPU; the reference on the CPU", cmd_check},
       {"bench", "check a kernel's correctness on every seed and time it", cmd_bench},
       {"profile", "profile one solve() call with Nsight Compute (adaptive sections)", cmd_profile},
       {"sass", "compile a kernel, show its resources and instruction mix, verify methods in SASS", cmd_sass},
@@ -32,9 +33,14 @@ const std::vector<Subcommand>& subcommands() {
 std::string help_text() {
   std::string s = fmt::format(
       "kopt {} — makes CUDA, CUTLASS and Triton kernels faster, with evidence.\n\n"
-      "Usage: kopt <command> [options]\n       kopt <command> --help\n\nCommands:\n",
+      "Usage: kopt <command> [options]\n       kopt <command> --help   (or: kopt help <command>)\n       kopt --version\n\n"
+      "Commands:\n",
       KOPT_VERSION);
   for (const auto& c : subcommands()) s += fmt::format("  {:<10} {}\n", c.name, c.summary);
+  s += "\nOptions:\n  -h, --help     this help; kopt <command> --help lists the command's options\n"
+       "  -V, --version  print kopt's version\n";
+  s += "\nOutput: --json FILE|- and --csv FILE|- mean the same in every command ('-' is stdout; the human report\n"
+       "then goes to stderr). Progress goes to stderr; --quiet silences it.\n";
   s += "\nDimensions are given as --NAME=VALUE, e.g. kopt bench k.cu --ref ref.py --M=4096 --N=4096 --K=4096\n"
        "\nExit codes:\n";
   for (ExitCode c : {ExitCode::kOk, ExitCode::kOther, ExitCode::kValidation, ExitCode::kGate, ExitCode::kInput,
@@ -67,6 +73,14 @@ int not_available(const std::string& name, const std::string& where) {
 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() >= 2 && args[0] == "help") {  // kopt help CMD: that command's own help
+    for (const auto& c : subcommands())
+      if (c.name == args[1]) return c.handler({"--help"});
+    std::string hint = suggest_subcommand(args[1]);
+    std::fprintf(stderr, "kopt help: unknown command '%s'.%s Run 'kopt --help' for the list.\n", args[1].c_str(),
+                 hint.empty() ? "" : (" Did you mean '" + hint + "'?").c_str());
+    return to_int(ExitCode::kInput);
+  }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(help_text().c_str(), stdout);
     return args.empty() ? to_int(ExitCode::kInput) : 0;

@@ -4,12 +4,16 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_options.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "device/gpu_info.h"
+#include "doctor/doctor.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
 #include "runner/launch.h"
 #include "runner/timing_method.h"
+#include "util/output.h"
+#include "util/progress.h"
 
 namespace kopt::cli {
 
@@ -36,9 +40,11 @@ int cmd_bench(const Args& args) {
   bool no_ref_timing = false;
   std::string l2 = "cold";
   add_kernel_options(app, job, v);
-  app.add_option("--json", json_path, "write the results as JSON");
+  add_json_option(app, json_path, "the results");
   app.add_option("--max-time-s", max_time_s, "timing budget per kernel in seconds (default 5)");
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
       ->check(CLI::IsMember({"cold", "warm"}));
   Dims dims;
@@ -47,23 +53,32 @@ int cmd_bench(const Args& args) {
     std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
     return to_int(st.error().code);
   }
+  util::set_progress_quiet(quiet);
   if (max_time_s <= 0) {
     std::fprintf(stderr, "kopt bench: --max-time-s must be positive\n");
     return to_int(ExitCode::kInput);
+  }
+  if (auto st = check_contract_first("bench", job); !st) {
+    std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
+    return to_int(st.error().code);
   }
   auto gpus = device::query_gpus();
   if (!gpus) {
     std::fprintf(stderr, "kopt bench: needs a GPU: %s\n", gpus.error().message.c_str());
     return to_int(ExitCode::kGate);
   }
+  util::set_meta_info(doctor::probe_meta(gpus->gpus[0].name, gpus->driver_version_text()));
   auto dir = pipeline::make_run_dir(v.out, "bench");
   if (!dir) {
     std::fprintf(stderr, "kopt bench: %s\n", dir.error().message.c_str());
     return to_int(dir.error().code);
   }
-  auto say = [](const std::string& s) { std::fprintf(stderr, "  %s\n", s.c_str()); };
-  std::fprintf(stderr, "kopt bench %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),
-               gpus->gpus[0].name.c_str(), dir->c_str());
+  auto say = [quiet](const std::string& s) {
+    if (!quiet) std::fprintf(stderr, "  %s\n", s.c_str());
+  };
+  if (!quiet)
+    std::fprintf(stderr, "kopt bench %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),
+                 gpus->gpus[0].name.c_str(), dir->c_str());
   util::SystemRunner sys;
   auto prep = pipeline::prepare(job, *dir, sys, !no_ref_timing, say);
   if (!prep) {
@@ -72,7 +87,11 @@ int cmd_bench(const Args& args) {
   }
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
   req.l2 = l2;
-  auto out = runner::run_candidate(req, sys);
+  runner::RunOutcome out;
+  {
+    util::Progress progress(fmt::format("  measuring: {} seed(s) checked, then timed (budget {:g} s)", job.seeds, max_time_s));
+    out = runner::run_candidate(req, sys);
+  }
 
   const auto& m = prep->manifest;
   std::string report = fmt::format("\nkopt bench: {}  [{}]  on {}\n", job.kernel.string(), format_dims(dims), gpus->gpus[0].name);
@@ -136,11 +155,9 @@ int cmd_bench(const Args& args) {
       result["achieved"] = {{"flop_per_s", flops / s}, {"bytes_per_s", bytes / s}};
     }
   }
-  std::fputs(report.c_str(), stdout);
-  if (!json_path.empty()) {
-    if (auto st = util::write_json_atomic(json_path, "bench", result); !st)
-      std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
-  }
+  std::fputs(report.c_str(), util::report_stream(json_path));
+  if (auto st = util::write_json_output(json_path, "bench", result); !st)
+    std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
   (void)util::write_json_atomic(*dir / "bench.json", "bench", result);
   if (out.status == runner::RunStatus::kInterrupted) return to_int(ExitCode::kInterrupted);
   return runner::is_correct(out.status) ? 0 : to_int(ExitCode::kValidation);

@@ -2,8 +2,10 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "doctor/doctor.h"
+#include "util/output.h"
 
 namespace kopt::cli {
 
@@ -11,20 +13,18 @@ int cmd_doctor(const Args& args) {
   CLI::App app{"kopt doctor: check the GPU, driver and tools kopt needs (the hardware gate)", "kopt doctor"};
   std::string json_path;
   bool no_counters = false;
-  app.add_option("--json", json_path, "write the report as JSON (the env.json of a run directory)");
+  add_json_option(app, json_path, "the report (the env.json of a run directory)");
   app.add_flag("--no-counters", no_counters, "do not profile a probe kernel to test counter access");
   if (auto rc = parse_args(app, args); rc) return *rc;
 
   doctor::Options opts;
   opts.check_ncu_counters = !no_counters;
   auto report = doctor::run_doctor(opts);
-  std::fputs(doctor::format_table(report).c_str(), stdout);
-  if (!json_path.empty()) {
-    auto st = util::write_json_atomic(json_path, "doctor", doctor::to_json(report));
-    if (!st) {
-      std::fprintf(stderr, "kopt doctor: %s\n", st.error().message.c_str());
-      return to_int(ExitCode::kOther);
-    }
+  util::set_meta_info(doctor::meta_of(report));
+  std::fputs(doctor::format_table(report).c_str(), util::report_stream(json_path));
+  if (auto st = util::write_json_output(json_path, "doctor", doctor::to_json(report)); !st) {
+    std::fprintf(stderr, "kopt doctor: %s\n", st.error().message.c_str());
+    return to_int(ExitCode::kOther);
   }
   return report.passed() ? 0 : to_int(ExitCode::kGate);
 }

@@ -2,23 +2,25 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "search/method_table.h"
 #include "search/registry.h"
 #include "util/json_io.h"
+#include "util/output.h"
 #include "util/strings.h"
 
 namespace kopt::cli {
 
 int cmd_methods(const Args& args) {
   CLI::App app{"kopt methods: list the optimization method registry (data/methods.json)", "kopt methods"};
-  std::string id, axis, backend, numerics;
-  bool json = false;
+  std::string id, axis, backend, numerics, json, csv;
   app.add_option("id", id, "show one method in full");
   app.add_option("--axis", axis, "only this axis: compute, memory or latency");
   app.add_option("--backend", backend, "only methods for this backend: cuda, cutlass or triton");
   app.add_option("--numerics", numerics, "only methods this numerics mode admits: strict, reference or approximate");
-  app.add_flag("--json", json, "print JSON (with a meta block) instead of a table");
+  add_json_option(app, json, "the methods");
+  add_csv_option(app, csv, "the table (one row per method)");
   if (auto rc = parse_args(app, args); rc) return *rc;
 
   auto fail = [](const std::string& msg) {
@@ -51,12 +53,15 @@ int cmd_methods(const Args& args) {
     list = search::filter_methods(r, f);
   }
 
-  if (json) {
-    util::Json out = {{"meta", util::make_meta("methods")}, {"source", search::methods_json_path().string()}};
-    out["methods"] = util::Json::array();
+  if (util::is_stdout_path(json) && util::is_stdout_path(csv)) return fail("--json - and --csv - cannot both print to stdout");
+  if (!json.empty()) {
+    util::Json out = {{"source", search::methods_json_path().string()}, {"methods", util::Json::array()}};
     for (const auto* m : list) out["methods"].push_back(search::to_json(*m));
-    std::puts(out.dump(2).c_str());
-  } else if (!id.empty()) {
+    if (auto st = util::write_json_output(json, "methods", out); !st) return fail(st.error().message);
+  }
+  if (auto st = util::write_text_output(csv, search::format_method_csv(list)); !st) return fail(st.error().message);
+  if (util::is_stdout_path(json) || util::is_stdout_path(csv)) return 0;  // stdout carries the document alone
+  if (!id.empty()) {
     std::fputs(search::format_method_card(*list.front()).c_str(), stdout);
   } else {
     std::fputs(search::format_method_table(list).c_str(), stdout);

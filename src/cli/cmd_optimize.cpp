@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/kernel_options.h"
 #include "cli/llm_options.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "loop/optimize.h"
 #include "util/fs.h"
@@ -77,7 +78,7 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
       ->check(CLI::Range(0.01, 1.0));
   app.add_option("--seed", o.seed, fmt::format("seed of the built-in search (default {})", d.seed));
   app.add_flag("--quiet", o.quiet, "no progress output");
-  app.add_flag("--json", o.print_json, "print the summary JSON (for scripts) instead of the Markdown");
+  add_json_option(app, o.json_out, "the summary (summary.json's content)");
 }
 
 }  // namespace
@@ -90,11 +91,12 @@ int cmd_optimize(const Args& args) {
     CLI::App app{"kopt optimize --resume RUN_DIR: continue an interrupted run from its last completed step", "kopt optimize"};
     std::string dir;
     app.add_option("--resume", dir, "the run directory (kopt_runs/run_YYYYmmdd_HHMMSS)")->required();
-    bool quiet = false, json = false;
+    bool quiet = false;
+    std::string json;
     int iterations = -1;
     std::string time_budget;
-    app.add_flag("--quiet", quiet);
-    app.add_flag("--json", json);
+    app.add_flag("--quiet", quiet, "no progress output");
+    add_json_option(app, json, "the summary (summary.json's content)");
     app.add_option("--iterations", iterations, "raise or lower the maximum number of iterations");
     app.add_option("--time-budget", time_budget, "raise or lower the search's time budget (counted over the whole run)");
     // A run stopped by a language-model endpoint can continue against a fixed URL, model or key variable.
@@ -119,7 +121,7 @@ int cmd_optimize(const Args& args) {
     o = *opts;
     o.resume = dir;
     o.quiet = quiet;
-    o.print_json = json;
+    o.json_out = json;
     if (iterations >= 0) o.iterations = iterations;
     if (!time_budget.empty()) {
       auto b = loop::parse_duration_s(time_budget);
@@ -146,6 +148,10 @@ int cmd_optimize(const Args& args) {
   add_loop_options(app, o, time_budget);
   add_gate_options(app, o.gates, gv);
   app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
+  std::string resume_dir;  // documented here; a --resume command line is parsed above, by its own options
+  app.add_option("--resume", resume_dir, "continue an interrupted run from its last completed step: kopt optimize --resume "
+                 "RUN_DIR [--iterations N] [--time-budget T] [--quiet] [--json FILE|-] (see kopt optimize --resume x --help)")
+      ->type_name("RUN_DIR");
   app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
              "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
   Dims dims;
@@ -167,6 +173,10 @@ int cmd_optimize(const Args& args) {
     o.time_budget_s = *b;
   }
   o.out = v.out;
+  if (auto st = check_contract_first("optimize", o.job); !st) {
+    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
+    return to_int(st.error().code);
+  }
   // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.
   if (o.generator == "llm")
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;

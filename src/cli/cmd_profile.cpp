@@ -3,8 +3,10 @@
 
 #include "cli/commands.h"
 #include "cli/kernel_options.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "device/gpu_info.h"
+#include "doctor/doctor.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
 #include "profile/profiler.h"
@@ -12,6 +14,8 @@
 #include "profile/report.h"
 #include "runner/launch.h"
 #include "toolchain/tools.h"
+#include "util/output.h"
+#include "util/progress.h"
 
 namespace kopt::cli {
 
@@ -26,8 +30,13 @@ int cmd_profile(const Args& args) {
   add_kernel_options(app, job, v);
   app.add_option("--ncu-num", top_n, "top metrics per axis (default 5)");
   app.add_option("--cache-control", cache_control, "all (flush caches before each replay pass, default) | none");
+  std::string json_path;
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
+  add_json_option(app, json_path, "the profile (the analysis, its plan and the profiled call's correctness)");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  util::set_progress_quiet(quiet);
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "kopt profile: %s\n", e.message.c_str());
     return to_int(e.code);
@@ -35,9 +44,11 @@ int cmd_profile(const Args& args) {
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
   if (top_n < 1 || top_n > 50) return fail(input_error("--ncu-num must be between 1 and 50"));
   if (cache_control != "all" && cache_control != "none") return fail(input_error("--cache-control must be all or none"));
+  if (auto st = check_contract_first("profile", job); !st) return fail(st.error());
   auto info = device::query_gpus();
   if (!info) return fail(gate_error("needs a GPU: " + info.error().message));
   const auto& gpu = info->gpus[0];
+  util::set_meta_info(doctor::probe_meta(gpu.name, info->driver_version_text()));
   auto dir = pipeline::make_run_dir(v.out, "profile");
   if (!dir) return fail(dir.error());
   std::fprintf(stderr, "kopt profile %s (%s) on %s -> %s\n", job.kernel.c_str(), format_dims(dims).c_str(),
@@ -62,15 +73,23 @@ int cmd_profile(const Args& args) {
   profile::ProfilePlan plan;
   say("profiling (pass 1: speed of light, launch, occupancy; pass 2: what the binding axes need)...");
   auto t0 = std::chrono::steady_clock::now();
-  auto r = profile::profile_call(req, plan, sys, top_n);
+  auto r = [&] {
+    util::Progress progress("  profiling with Nsight Compute");
+    return profile::profile_call(req, plan, sys, top_n);
+  }();
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r) return fail(r.error());
   // The child also checked correctness on the profiled call: a wrong kernel is profiled but reported.
   auto run = util::read_json(rr.result_json);
   std::string run_status = run ? run->value("status", std::string("?")) : "no result";
-  std::fputs(profile::format_summary(*r, top_n).c_str(), stdout);
-  std::printf("\nprofiled call: correctness %s; profiling took %.1f s; report %s\n", run_status.c_str(), wall_s,
-              r->report_path.c_str());
+  std::FILE* text = util::report_stream(json_path);
+  std::fputs(profile::format_summary(*r, top_n).c_str(), text);
+  std::fprintf(text, "\nprofiled call: correctness %s; profiling took %.1f s; report %s\n", run_status.c_str(), wall_s,
+               r->report_path.c_str());
+  if (auto st = util::write_json_output(json_path, "profile",
+                                        {{"profile", profile::to_json(*r)}, {"correctness", run_status}, {"run_dir", dir->string()}});
+      !st)
+    return fail(st.error());
   (void)util::write_json_atomic(*dir / "plan.json", "profile_plan", profile::to_json(plan));
   return run_status == "ok" ? 0 : to_int(ExitCode::kValidation);
 }

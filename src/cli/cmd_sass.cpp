@@ -2,16 +2,19 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
 #include "cli/sass_triton.h"
 #include "compile/cutlass.h"
 #include "compile/pool.h"
 #include "compile/resources.h"
+#include "doctor/doctor.h"
 #include "sass/dump.h"
 #include "sass/report.h"
 #include "sass/signature_lookup.h"
 #include "toolchain/cutlass.h"
+#include "util/output.h"
 #include "util/strings.h"
 
 namespace kopt::cli {
@@ -50,13 +53,14 @@ int cmd_sass(const Args& args) {
       });
   app.add_option("--kernel-name", kernels, "check this kernel function (name, qualified name or mangled; repeatable)");
   app.add_option("--lib", lib, "read this shared library or cubin instead of compiling");
-  app.add_option("--json", json_path, "also write the report as JSON");
+  add_json_option(app, json_path, "the report");
   app.add_option("--cache-dir", cache_dir, "build cache folder (default $XDG_CACHE_HOME/kopt/build)");
   bool compile_only = false;
   app.add_flag("--compile-only", compile_only,
                "only compile into the build cache and print `library: PATH` (no SASS analysis; --json gets the "
                "compile result)");
   if (auto rc = parse_args(app, args); rc) return *rc;
+  if (!json_path.empty()) util::set_meta_info(doctor::probe_meta("", ""));  // the JSON names the nvcc that built it
   bool arch_given = app.count("--arch") > 0;
 
   if (source.empty() && lib.empty()) return fail(input_error("give a kernel source (KERNEL.cu) or --lib FILE"));
@@ -99,11 +103,9 @@ int cmd_sass(const Args& args) {
     }
     binary = res.library;
     if (compile_only) {
-      std::printf("library: %s\n", binary.c_str());
-      if (!json_path.empty()) {
-        util::Json j = {{"source", source}, {"arch", req.arch}, {"library", binary.string()}, {"compile", compile::to_json(res)}};
-        if (auto st = util::write_json_atomic(json_path, "sass_compile", j); !st) return fail(st.error());
-      }
+      std::fprintf(util::report_stream(json_path), "library: %s\n", binary.c_str());
+      util::Json j = {{"source", source}, {"arch", req.arch}, {"library", binary.string()}, {"compile", compile::to_json(res)}};
+      if (auto st = util::write_json_output(json_path, "sass_compile", j); !st) return fail(st.error());
       return 0;
     }
     report.resources = res.resources;
@@ -127,11 +129,8 @@ int cmd_sass(const Args& args) {
     report.methods.push_back({m, std::move(v).value()});
   }
 
-  std::fputs(sass::format_text(report).c_str(), stdout);
-  if (!json_path.empty()) {
-    auto st = util::write_json_atomic(json_path, "sass", sass::to_json(report));
-    if (!st) return fail(st.error());
-  }
+  std::fputs(sass::format_text(report).c_str(), util::report_stream(json_path));
+  if (auto st = util::write_json_output(json_path, "sass", sass::to_json(report)); !st) return fail(st.error());
   if (!report.analysis.tool_error.empty()) return to_int(ExitCode::kGate);
   return any_fail ? to_int(ExitCode::kValidation) : 0;
 }

@@ -3,11 +3,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/output_options.h"
 #include "cli/commands.h"
 #include "cli/parse.h"
 #include "search/annotations.h"
 #include "search/replay.h"
 #include "util/fs.h"
+#include "util/output.h"
 
 namespace kopt::cli {
 
@@ -46,7 +48,7 @@ int cmd_search_replay(const Args& args) {
   app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --seed; default 1)");
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
   app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");
-  app.add_option("--json", json_path, "also write the result as JSON");
+  add_json_option(app, json_path, "the result");
   if (auto rc = parse_args(app, args); rc) return *rc;
   auto fail = [](const Error& e) {
     std::fprintf(stderr, "kopt __search-replay: %s\n", e.message.c_str());
@@ -82,12 +84,12 @@ int cmd_search_replay(const Args& args) {
   search::ReplayInput in{&*space, &reg->get(), kernel, &*table, o};
   auto res = search::replay_search(in);
   if (!res) return fail(res.error());
-  std::fputs(search::format_replay(*res, o).c_str(), stdout);
+  std::fputs(search::format_replay(*res, o).c_str(), util::report_stream(json_path));
   if (!json_path.empty()) {
     util::Json j = search::to_json(*res, o);
     j["kernel"] = kernel;
     j["table"] = table_path;
-    if (auto st = util::write_json_atomic(json_path, "search_replay", j); !st) return fail(st.error());
+    if (auto st = util::write_json_output(json_path, "search_replay", j); !st) return fail(st.error());
   }
   return 0;
 }

@@ -8,6 +8,7 @@ namespace kopt::cli {
 using Args = std::vector<std::string>;
 int cmd_optimize(const Args& args);
 int cmd_bench(const Args& args);
+int cmd_check(const Args& args);
 int cmd_profile(const Args& args);
 int cmd_sass(const Args& args);
 int cmd_roofline(const Args& args);

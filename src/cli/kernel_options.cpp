@@ -1,5 +1,8 @@
 #include "cli/kernel_options.h"
 
+#include <cstdio>
+
+#include "pipeline/contract_check.h"
 #include "toolchain/cutlass.h"
 
 namespace kopt::cli {
@@ -49,6 +52,20 @@ Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, 
   }
   if (dims.empty()) return input_error("no dimensions given: add them as --NAME=VALUE (e.g. --N=1048576)");
   return pipeline::validate(job);
+}
+
+Status check_contract_first(const std::string& command, const pipeline::KernelJob& job) {
+  util::SystemRunner sys;
+  auto checked = pipeline::check_contract(job, sys, pipeline::ReferenceRun::kStatic);
+  if (!checked && checked.error().code == ExitCode::kOther) {  // the check itself broke: the golden data judges later
+    std::fprintf(stderr, "kopt %s: warning: the contract check did not run: %s\n", command.c_str(),
+                 checked.error().message.c_str());
+    return ok_status();
+  }
+  KOPT_TRY_ASSIGN(pipeline::ContractCheck c, std::move(checked));
+  for (const auto& w : c.harness.value("warnings", util::Json::array()))
+    std::fprintf(stderr, "kopt %s: warning: %s\n", command.c_str(), w.get<std::string>().c_str());
+  return ok_status();
 }
 
 }  // namespace kopt::cli

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/parse_messages.h"
 #include "core/exit_code.h"
 
 namespace kopt::cli {
@@ -16,8 +17,8 @@ std::optional<int> do_parse(CLI::App& app, const std::vector<std::string>& args)
     std::fputs(app.help().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s\nRun '%s --help' for the options.\n", app.get_name().c_str(), e.what(),
-                 app.get_name().c_str());
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for the options.\n", app.get_name().c_str(),
+                 reword_parse_error(app, e).c_str(), app.get_name().c_str());
     return to_int(ExitCode::kInput);
   }
   return std::nullopt;

@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
 #include "compile/resources.h"
+#include "doctor/doctor.h"
 #include "device/gpu_info.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
@@ -14,6 +16,7 @@
 #include "sass/dump.h"
 #include "sass/report.h"
 #include "util/fs.h"
+#include "util/output.h"
 
 namespace kopt::cli {
 
@@ -87,12 +90,13 @@ int cmd_sass_triton(const Args& args) {
   app.add_option("--lib", libs, "read this cubin instead of running the kernel (repeatable; no GPU needed)");
   app.add_option("--kernel-name", kernels, "check only this function (repeatable; default: every function of the cubins)");
   app.add_option("--arch", arch, "only functions of this arch, e.g. sm_90a (default: all)");
-  app.add_option("--json", json_path, "also write the report as JSON");
+  add_json_option(app, json_path, "the report");
   app.add_option("--out", out, "where kopt_runs/ is created for the cubins (default .)");
   app.add_option("--timeout", timeout_s, "seconds before the compile run is killed (default 300)");
   app.footer("Dimensions for setup() are given as --NAME=VALUE (e.g. --n_rows=16384 --n_cols=4096).");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (!json_path.empty()) util::set_meta_info(doctor::probe_meta("", ""));
   if (!fs::is_regular_file(source)) return fail(input_error("no such kernel source: " + source));
 
   auto sigs = method_signatures(methods, signature_file);
@@ -154,10 +158,11 @@ int cmd_sass_triton(const Args& args) {
     any_fail = any_fail || v->status == sass::VerifyStatus::kFail;
     report.methods.push_back({m, std::move(v).value()});
   }
-  std::fputs(sass::format_text(report).c_str(), stdout);
+  std::FILE* report_out = util::report_stream(json_path);
+  std::fputs(sass::format_text(report).c_str(), report_out);
   if (cubins.size() > 1) {
-    std::printf("\ncubins (%zu):\n", cubins.size());
-    for (const auto& c : cubins) std::printf("  %s\n", c.c_str());
+    std::fprintf(report_out, "\ncubins (%zu):\n", cubins.size());
+    for (const auto& c : cubins) std::fprintf(report_out, "  %s\n", c.c_str());
   }
   if (!json_path.empty()) {
     util::Json j = sass::to_json(report);
@@ -165,7 +170,7 @@ int cmd_sass_triton(const Args& args) {
     j["config"] = *config;
     j["cubins"] = util::Json::array();
     for (const auto& c : cubins) j["cubins"].push_back(c.string());
-    if (auto st = util::write_json_atomic(json_path, "sass", j); !st) return fail(st.error());
+    if (auto st = util::write_json_output(json_path, "sass", j); !st) return fail(st.error());
   }
   if (!report.analysis.tool_error.empty()) return to_int(ExitCode::kGate);
   return any_fail ? to_int(ExitCode::kValidation) : 0;

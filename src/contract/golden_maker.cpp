@@ -24,6 +24,19 @@ std::vector<std::string> harness_argv(const GoldenRequest& req, const std::strin
   return argv;
 }
 
+Result<util::ProcessSpec> harness_process(const std::vector<std::string>& args, double timeout_s) {
+  std::string python = toolchain::find_python();
+  if (python.empty()) return gate_error("python3 not found; the golden-data harness needs it (or set KOPT_PYTHON)");
+  std::string harness = toolchain::python_harness_dir();
+  if (harness.empty()) return internal_error("kopt's Python harness (python/kopt_harness) was not found next to kopt");
+  util::ProcessSpec spec{{python, "-m", "kopt_harness"}};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.env["PYTHONPATH"] = harness + (std::getenv("PYTHONPATH") ? std::string(":") + std::getenv("PYTHONPATH") : "");
+  spec.env["PYTHONUNBUFFERED"] = "1";
+  spec.timeout_s = timeout_s;
+  return spec;
+}
+
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(req.ref_py, ec))
@@ -31,14 +44,8 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
   std::filesystem::create_directories(req.out_dir, ec);
   if (req.triton_kernel.empty())  // a Triton kernel's harness writes signature.json from setup()
     KOPT_TRY(util::write_json_atomic(req.out_dir / "signature.json", "signature", {{"signature", to_json(req.signature)}}));
-  std::string python = toolchain::find_python();
-  if (python.empty()) return gate_error("python3 not found; the golden-data harness needs it (or set KOPT_PYTHON)");
-  std::string harness = toolchain::python_harness_dir();
-  if (harness.empty()) return internal_error("kopt's Python harness (python/kopt_harness) was not found next to kopt");
-  util::ProcessSpec spec{harness_argv(req, python)};
-  spec.env["PYTHONPATH"] = harness + (std::getenv("PYTHONPATH") ? std::string(":") + std::getenv("PYTHONPATH") : "");
-  spec.env["PYTHONUNBUFFERED"] = "1";
-  spec.timeout_s = req.timeout_s;
+  auto argv = harness_argv(req, "python3");
+  KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({argv.begin() + 3, argv.end()}, req.timeout_s));
   auto r = runner.run(spec);
   if (r.timed_out) return input_error("ref.py took longer than " + std::to_string(static_cast<int>(req.timeout_s)) + " s to make golden data");
   if (!r.success()) {

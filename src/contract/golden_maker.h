@@ -29,6 +29,10 @@ struct GoldenRequest {
 // The harness argv (python3 -m kopt_harness golden ...). Pure.
 std::vector<std::string> harness_argv(const GoldenRequest& req, const std::string& python);
 
+// The harness as a process: `python3 -m kopt_harness ARGS...` with PYTHONPATH set to kopt's harness. Errors:
+// python3 missing (gate, exit 3), the harness not found next to kopt (internal).
+Result<util::ProcessSpec> harness_process(const std::vector<std::string>& args, double timeout_s);
+
 // Runs the harness. Errors inside ref.py come back with their traceback (exit 4).
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner);
 

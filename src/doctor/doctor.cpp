@@ -350,4 +350,26 @@ std::string format_table(const Report& r) {
   return s;
 }
 
+util::MetaInfo meta_of(const Report& r) {
+  util::MetaInfo m;
+  if (!r.gpus.empty()) m.gpu = r.gpus.front().name;
+  m.driver = r.driver_version;
+  for (const auto& c : r.checks) {
+    if (c.name == "nvcc") m.nvcc = c.details.value("version", std::string());
+    if (c.name == "ncu") m.ncu = c.details.value("version", std::string());
+  }
+  return m;
+}
+
+util::MetaInfo probe_meta(const std::string& gpu, const std::string& driver) {
+  util::MetaInfo m{gpu, driver, "", ""};
+  if (std::string nvcc = toolchain::find_nvcc(); !nvcc.empty())
+    if (auto v = toolchain::parse_cuda_tool_version(util::run_process({{nvcc, "--version"}, "", {}, 30}).stdout_text))
+      m.nvcc = v->text;
+  if (std::string ncu = toolchain::find_ncu(); !ncu.empty())
+    if (auto v = toolchain::parse_ncu_version(util::run_process({{ncu, "--version"}, "", {}, 60}).stdout_text))
+      m.ncu = v->text;
+  return m;
+}
+
 }  // namespace kopt::doctor

@@ -38,6 +38,11 @@ Report run_doctor(const Options& opts);
 // The CUTLASS headers (optional: warn when missing): toolchain::find_cutlass_include(), with CuTe beside them.
 Check check_cutlass();
 util::Json to_json(const Report& r);
+// The versions every JSON's meta block carries (util/json_io.h), as this report found them.
+util::MetaInfo meta_of(const Report& r);
+// The same without a whole doctor run (bench, roofline, profile, sass): the GPU and driver given, nvcc's and
+// ncu's versions asked with --version (empty where a tool is missing).
+util::MetaInfo probe_meta(const std::string& gpu, const std::string& driver);
 std::string format_table(const Report& r);
 
 // Recognises Nsight Compute's "no permission to read counters" message (ERR_NVGPUCTRPERM).

@@ -20,6 +20,7 @@
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/strings.h"
+#include "util/progress.h"
 
 namespace kopt::loop {
 
@@ -129,6 +130,8 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
   // Compiles run on a thread while the GPU measures what is already built, in the order the builds finish
   // (Triton compiles at the first launch, inside the measuring child: everything is ready at once).
   std::vector<compile::CompileResult> builds(cands.size());
+  util::Progress progress(fmt::format("  {}: candidates measured", what), cands.size());
+  size_t built = triton() ? cands.size() : 0, done_count = 0;  // guarded by mu
   std::mutex mu;
   std::condition_variable cv;
   std::deque<size_t> ready;
@@ -152,6 +155,8 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         auto it = index.find(r.name);
         if (it == index.end()) return;
         std::lock_guard<std::mutex> lock(mu);
+        ++built;
+        progress.set(done_count, fmt::format("{}/{} built", built, cands.size()));
         builds[it->second] = r;
         seen[it->second] = true;
         ready.push_back(it->second);
@@ -186,6 +191,12 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     return i;
   };
   std::map<size_t, CandidateRun> done;
+  auto mark_done = [&](size_t i, CandidateRun cr) {
+    done[i] = std::move(cr);
+    std::lock_guard<std::mutex> lock(mu);
+    done_count = done.size();
+    progress.set(done_count, fmt::format("{}/{} built", built, cands.size()));
+  };
   while (auto next = next_built()) {
     const size_t i = *next;
     CandidateRun cr;
@@ -196,7 +207,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     if (!cr.build.ok()) {
       cr.status = search::CandidateStatus::kCompileFailed;
       cr.note = std::string(compile::to_string(cr.build.status));
-      done[i] = cr;
+      mark_done(i, cr);
       continue;
     }
     // CUDA: the SASS analysis (cuobjdump, CPU) runs while the GPU races the candidate.
@@ -283,7 +294,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
                               cr.vs_champion->ci95_low, cr.vs_champion->ci95_high, cr.vs_champion->rounds);
     }
     say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
-    done[i] = cr;
+    mark_done(i, cr);
   }
   for (auto& [i, cr] : done) runs.push_back(std::move(cr));  // in the generator's order
   return runs;
@@ -360,6 +371,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
 Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir,
                                                         const std::string& name) {
   Phase p(*this, "profile");
+  util::Progress progress("  profiling " + name + " (Nsight Compute)");
   runner::RunRequest rr;
   if (triton()) {
     rr.triton_kernel = prep_.kernel;

@@ -84,11 +84,11 @@ std::optional<int> Optimizer::pass_gates() {
     say("gate 1/4 hardware (kopt doctor)...");
     auto hw = lab_.hardware();
     fs::create_directories(dir_ / "gates");
+    util::set_meta_info(hw.meta);  // env.json's own meta block carries the versions it reports
     if (auto st = write_json(dir_ / "env.json", "env", hw.report); !st) return fail(st.error());
     if (auto st = write_json(dir_ / "gates" / "hardware.json", "gate", hw.report); !st) return fail(st.error());
     if (!hw.passed) return stop("hardware", gate_error("missing or broken: " + util::join(hw.failed_required, ", ")), hw.report);
     gpu_ = hw.gpu;
-    util::set_meta_info(hw.meta);
   }
   if (util::interrupted()) return interrupted_exit();
 

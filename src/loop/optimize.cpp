@@ -215,6 +215,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
 }
 
 int run_optimize(OptimizeOptions opts, Lab& lab) {
+  util::set_progress_quiet(opts.quiet);  // --quiet silences the progress bars too (util/progress.h)
   Optimizer o(std::move(opts), lab);
   return o.run();
 }

@@ -125,6 +125,15 @@ TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyCandidate) {
   EXPECT_EQ((*stop)["stage"], "hardware");
   for (const auto& e : fs::directory_iterator(r.run_dir))
     EXPECT_NE(e.path().filename().string().rfind("iter_", 0), 0u) << "no candidate before the gates pass";
+  // The folder is clearly marked: not a measured run, and it names no champion file (none was written).
+  auto summary = util::read_json(r.run_dir / "summary.json");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["gates_passed"], false);
+  EXPECT_FALSE(summary->contains("champion_path")) << summary->dump(2);
+  auto md = util::read_file(r.run_dir / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("not a measured run"), std::string::npos) << *md;
+  EXPECT_NE(md->find("Champion source: none"), std::string::npos) << *md;
 }
 
 TEST(OptimizeLoop, ABaselineThatIsWrongStopsAtTheCorrectnessGate) {

@@ -26,6 +26,7 @@
 #include "search/registry.h"
 #include "search/space.h"
 #include "workload/working_set.h"
+#include "util/progress.h"
 
 namespace kopt::loop {
 
@@ -148,7 +149,7 @@ class Optimizer {
 
   template <typename... A>
   void say(fmt::format_string<A...> f, A&&... a) {
-    if (!o_.quiet) std::fprintf(stderr, "%s\n", fmt::format(f, std::forward<A>(a)...).c_str());
+    if (!o_.quiet) util::progress_print(fmt::format(f, std::forward<A>(a)...));  // above a progress bar
   }
   // Adds the wall time of a scope to state.phase_seconds[name], exclusively: a nested phase (a profile inside
   // the gates) pauses the enclosing one, so the phases add up to the run's wall time.

@@ -33,7 +33,7 @@ struct OptimizeOptions {
   std::filesystem::path out = ".";
   std::optional<std::filesystem::path> resume;
   bool quiet = false;
-  bool print_json = false;
+  std::string json_out;      // --json FILE|-: where the summary JSON also goes (util/output.h); empty: nowhere
   uint64_t seed = 1;
   GateOptions gates;         // the workload matrix, shapes files, regressions, working set, sanitizer (issue 18)
 };

@@ -7,6 +7,7 @@
 #include "report/summary.h"
 #include "util/fs.h"
 #include "util/strings.h"
+#include "util/output.h"
 
 namespace kopt::loop {
 
@@ -213,7 +214,10 @@ util::Json Optimizer::summary_json() {
   s["phase_seconds"] = st_.phase_seconds;
   s["candidate_costs"] = candidate_costs(st_.history);
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
-  s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
+  // Only a champion that was written: a run stopped at a gate has none (and its summary says so).
+  if (std::error_code ec; fs::exists(dir_ / "champion" / o_.job.kernel.filename(), ec))
+    s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
+  s["gates_passed"] = st_.stop_reason != "gate_failed";
   s["run_dir"] = dir_.string();
   return s;
 }
@@ -231,8 +235,8 @@ int Optimizer::finish(StopReason reason, const std::string& detail) {
   if (written) written = write_summary();
   if (!written) return fail(written.error());
   auto s = summary_json();
-  if (o_.print_json) std::puts(s.dump(2).c_str());
-  else if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), stdout);
+  if (auto st = util::write_json_document(o_.json_out, s); !st) return fail(st.error());
+  if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), util::report_stream(o_.json_out));
   return 0;
 }
 

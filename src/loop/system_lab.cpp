@@ -18,12 +18,7 @@ HardwareGate SystemLab::hardware() {
   g.failed_required = rep.failed_required();
   g.report = doctor::to_json(rep);
   if (!rep.gpus.empty()) g.gpu = rep.gpus.front();
-  g.meta.gpu = g.gpu.name;
-  g.meta.driver = rep.driver_version;
-  for (const auto& c : rep.checks) {
-    if (c.name == "nvcc") g.meta.nvcc = c.details.value("version", std::string());
-    if (c.name == "ncu") g.meta.ncu = c.details.value("version", std::string());
-  }
+  g.meta = doctor::meta_of(rep);
   return g;
 }
 

@@ -9,6 +9,7 @@
 #include "toolchain/cutlass.h"
 #include <cmath>
 #include "util/fs.h"
+#include "util/progress.h"
 
 namespace kopt::pipeline {
 
@@ -79,8 +80,10 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
     say("CUTLASS kernel: " + req.arch + ", headers " + (inc.empty() ? "not found" : inc));
   }
   int jobs = 1;
-  auto results = compile::compile_batch({req}, {jobs, ""}, runner);
-  p.build = results.front();
+  {
+    util::Progress progress("  compiling " + job.kernel.filename().string());
+    p.build = compile::compile_batch({req}, {jobs, ""}, runner).front();
+  }
   if (p.build.status == compile::CompileStatus::kToolMissing) return gate_error("nvcc not found: " + p.build.log_text);
   if (!p.build.ok()) {
     std::string log = p.build.log_text;
@@ -98,8 +101,11 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
   g.out_dir = work_dir / "golden";
   g.ptr_size = job.ptr_size;
   g.time_reference = time_reference;
-  say("golden data: running ref.py for " + std::to_string(job.seeds) + " seeds...");
-  KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
+  {
+    util::Progress progress("  golden data: ref.py for " + std::to_string(job.seeds) + " seed(s)" +
+                            (time_reference ? ", then timing it" : ""));
+    KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
+  }
   p.golden_dir = g.out_dir;
   p.sizes_guessed = p.manifest.value("sizes_guessed", false);
   p.tol = resolve_tolerance(p.manifest, job.numerics, job.atol, job.rtol, &p.tol_source);

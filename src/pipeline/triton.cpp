@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "contract/golden_maker.h"
+#include "util/progress.h"
 #include "search/method.h"
 #include "search/source_scan.h"
 #include "util/fs.h"
@@ -70,8 +71,10 @@ Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, 
   g.seeds = job.seeds;
   g.out_dir = work_dir / "golden";
   g.time_reference = time_reference;
-  say("golden data: running kernel.py's setup() and ref.py for " + std::to_string(job.seeds) + " seeds...");
-  KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
+  {
+    util::Progress progress("  golden data: kernel.py's setup() and ref.py for " + std::to_string(job.seeds) + " seed(s)");
+    KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
+  }
   p.golden_dir = g.out_dir;
   KOPT_TRY_ASSIGN(p.signature, contract::signature_from_json(p.manifest));
   p.signature.normalised = entry;

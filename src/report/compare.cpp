@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "runner/stats.h"
+#include "util/output.h"
 
 namespace kopt::report {
 
@@ -102,6 +103,26 @@ util::Json compare_runs(const util::Json& a, const util::Json& b) {
   std::sort(same.begin(), same.end(), [](const Json& x, const Json& y) { return x["a"]["median_ms"].get<double>() < y["a"]["median_ms"].get<double>(); });
   for (auto& r : same) rows.push_back(std::move(r));
   return {{"a", facts(a)}, {"b", facts(b)}, {"rows", rows}, {"notes", notes}};
+}
+
+std::string compare_csv(const Json& cmp) {
+  auto num = [](const Json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_number() ? fmt::format("{:.6g}", j[key].get<double>()) : std::string();
+  };
+  std::string s = "what,id_a,id_b,a_median_ms,a_ci95_low_ms,a_ci95_high_ms,b_median_ms,b_ci95_low_ms,b_ci95_high_ms,"
+                  "ratio,ratio_ci95_low,ratio_ci95_high,rounds,verdict\r\n";
+  for (const auto& r : cmp.value("rows", Json::array())) {
+    const Json& ra = r.value("ratio", Json());
+    const bool ci = ra.is_object();
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\r\n", util::csv_cell(r.value("what", std::string())),
+                     util::csv_cell(r.value("id_a", std::string())), util::csv_cell(r.value("id_b", std::string())),
+                     num(r["a"], "median_ms"), num(r["a"], "ci95_low_ms"), num(r["a"], "ci95_high_ms"), num(r["b"], "median_ms"),
+                     num(r["b"], "ci95_low_ms"), num(r["b"], "ci95_high_ms"), ci ? num(ra, "median_ratio") : num(r, "ratio_of_medians"),
+                     ci ? num(ra, "ci95_low") : "", ci ? num(ra, "ci95_high") : "",
+                     ci && ra.contains("rounds") ? std::to_string(ra["rounds"].get<int>()) : "",
+                     ci ? util::csv_cell(ra.value("verdict", std::string())) : "");
+  }
+  return s;
 }
 
 std::string format_compare(const util::Json& cmp) {

@@ -20,5 +20,9 @@ util::Json compare_runs(const util::Json& a, const util::Json& b);
 
 // The table for people.
 std::string format_compare(const util::Json& comparison);
+// The table as CSV (RFC 4180, CRLF): what,id_a,id_b,a_median_ms,a_ci95_low_ms,a_ci95_high_ms,b_median_ms,
+// b_ci95_low_ms,b_ci95_high_ms,ratio,ratio_ci95_low,ratio_ci95_high,rounds,verdict (ratio: the median ratio, or the
+// ratio of medians where there are too few samples for a CI; the CI cells are then empty).
+std::string compare_csv(const util::Json& comparison);
 
 }  // namespace kopt::report

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace kopt::report {
 namespace {
 
@@ -50,6 +52,11 @@ TEST(Compare, ChampionsBaselinesAndConfigurationsMeasuredInBoth) {
   EXPECT_NE(text.find("champion"), std::string::npos);
   EXPECT_NE(text.find("B faster"), std::string::npos) << text;
   EXPECT_TRUE(cmp["notes"].empty()) << cmp["notes"].dump();
+  std::string csv = compare_csv(cmp);
+  EXPECT_EQ(csv.rfind("what,id_a,id_b,a_median_ms,", 0), 0u) << csv;
+  EXPECT_NE(csv.find("\r\nchampion,i1c1,i2c4,3,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",30,faster\r\n"), std::string::npos) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << "a header and one line per row";
 }
 
 TEST(Compare, WithoutSamplesOnlyTheRatioOfMedians) {
@@ -61,6 +68,7 @@ TEST(Compare, WithoutSamplesOnlyTheRatioOfMedians) {
   EXPECT_TRUE(cmp["rows"][0]["ratio"].is_null());
   EXPECT_NEAR(cmp["rows"][0]["ratio_of_medians"].get<double>(), 0.8, 1e-12);
   EXPECT_NE(format_compare(cmp).find("too few samples for a CI"), std::string::npos);
+  EXPECT_NE(compare_csv(cmp).find("\r\nbaseline,baseline,baseline,5,4.95,5.05,4,3.96,4.04,0.8,,,,\r\n"), std::string::npos) << compare_csv(cmp);
   std::string notes = cmp["notes"].dump();
   EXPECT_NE(notes.find("no measured champion in A"), std::string::npos);
   EXPECT_NE(notes.find("different dims"), std::string::npos);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compile/request.h"
+#include "util/output.h"
 
 namespace kopt::report {
 
@@ -29,12 +30,7 @@ const Json& object_at(const Json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_object() ? j[key] : empty;
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+using util::csv_cell;
 
 std::string number(const Json& v) {
   if (!v.is_number()) return "";

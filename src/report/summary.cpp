@@ -93,7 +93,11 @@ std::string render_markdown(const util::Json& s) {
                     str(s, "generator"));
   if (s.value("sizes_guessed", false)) md += "- **buffer sizes were guessed** (no setup() or shapes in ref.py)\n";
   const auto& stop = s.contains("stop") ? s["stop"] : util::Json::object();
-  md += fmt::format("- stopped: **{}** — {}\n\n", str(stop, "reason"), str(stop, "detail"));
+  md += fmt::format("- stopped: **{}** — {}\n", str(stop, "reason"), str(stop, "detail"));
+  if (!s.value("gates_passed", true))
+    md += "- **not a measured run**: it stopped at a gate before any candidate, so there is no champion; the gate's "
+          "report is in stop.json (and env.json)\n";
+  md += "\n";
 
   if (s.contains("timed_at") && s["timed_at"].is_object())
     md += fmt::format("- timed at: case {} ({}; requested {}): {}\n\n", str(s["timed_at"], "case"),
@@ -150,7 +154,10 @@ std::string render_markdown(const util::Json& s) {
   if (s.contains("phase_seconds"))
     for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)
       md += fmt::format("| {} | {:.1f} |\n", it.key(), it.value().get<double>());
-  md += fmt::format("\nChampion source: `{}`\n", s.contains("champion_path") ? str(s, "champion_path") : "n/a");
+  if (s.contains("champion_path") && s["champion_path"].is_string())
+    md += fmt::format("\nChampion source: `{}`\n", s["champion_path"].get<std::string>());
+  else
+    md += "\nChampion source: none (no champion was written)\n";
   return md;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "util/output.h"
 #include "util/strings.h"
 
 namespace kopt::search {
@@ -33,6 +34,15 @@ std::string format_method_table(const std::vector<const Method*>& methods) {
     s += fmt::format("{:<{}}  {:<8} {:<21} {:<6} {:<19} {}{}\n", m->id, id_w, axis_name(m->axis), numerics_name(m->numerics),
                      fmt::format("sm_{}", m->min_arch), backends_text(*m), m->name, m->is_flag_method() ? " [flag]" : "");
   s += fmt::format("{} method(s). `kopt methods ID` shows one in full.\n", methods.size());
+  return s;
+}
+
+std::string format_method_csv(const std::vector<const Method*>& methods) {
+  std::string s = "id,name,axis,numerics,min_arch,backends,flag_method\r\n";
+  for (const Method* m : methods)
+    s += fmt::format("{},{},{},{},sm_{},{},{}\r\n", util::csv_cell(m->id), util::csv_cell(m->name), axis_name(m->axis),
+                     numerics_name(m->numerics), m->min_arch, util::csv_cell(backends_text(*m)),
+                     m->is_flag_method() ? "true" : "false");
   return s;
 }
 

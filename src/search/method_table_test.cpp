@@ -60,7 +60,7 @@ TEST(MethodsCommand, ListsFiltersAndShowsOne) {
   EXPECT_NE(all.stdout_text.find("coalesced_access"), std::string::npos);
   EXPECT_NE(all.stdout_text.find(std::to_string(reg().methods().size()) + " method(s)"), std::string::npos);
 
-  auto memory = kopt({"methods", "--axis", "memory", "--backend", "cuda", "--json"});
+  auto memory = kopt({"methods", "--axis", "memory", "--backend", "cuda", "--json", "-"});
   ASSERT_EQ(memory.exit_code, 0) << memory.stderr_text;
   auto j = util::Json::parse(memory.stdout_text);
   EXPECT_EQ(j["meta"]["kind"], "methods");
@@ -116,7 +116,7 @@ TEST(MethodsCommand, RunsFromACmakeInstallPrefix) {
   fs::path kopt_bin = prefix / "bin" / "kopt";
   ASSERT_TRUE(fs::exists(kopt_bin));
 
-  auto listed = kopt({"methods", "--json"}, {}, kopt_bin.string());
+  auto listed = kopt({"methods", "--json", "-"}, {}, kopt_bin.string());
   ASSERT_EQ(listed.exit_code, 0) << listed.stderr_text;
   auto j = util::Json::parse(listed.stdout_text);
   EXPECT_EQ(fs::path(j["source"].get<std::string>()), fs::weakly_canonical(prefix / "share" / "kopt" / "data" / "methods.json"));

@@ -1,0 +1,176 @@
+"""`check`: the contract without a GPU (kopt check, and every kernel command before it looks for a GPU).
+
+Static part (always, allocates nothing, so it is cheap at any dimensions): ref.py imports and defines
+reference(); the dimensions satisfy what solve()'s scalars, ref.py's `shapes`, setup(), reference() and
+workload_model() need; kernel.py (Triton) parses and its setup() gets every argument it requires.
+With --run: the reference also runs once on the CPU (one seed, numpy or torch CPU) into a scratch folder,
+which catches shape and dtype errors; a reference that cannot run on the CPU (it needs CUDA, or torch is not
+installed) is reported as skipped, not as an error."""
+
+import ast
+import inspect
+import os
+import tempfile
+
+from . import golden, plan, refmod, triton_golden
+from .errors import RefError, UsageError
+
+
+def _required_and_named(fn):
+    """(required keyword names, every named parameter, takes **kwargs) of a function; None when unknown."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    required, named, var_kw = set(), set(), False
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_KEYWORD:
+            var_kw = True
+        elif p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            named.add(p.name)
+            if p.default is p.empty:
+                required.add(p.name)
+    return required, named, var_kw
+
+
+def _need(fn, where, available, hint):
+    info = _required_and_named(fn)
+    if info is None:
+        return set(), False
+    required, named, var_kw = info
+    missing = sorted(required - set(available))
+    if missing:
+        raise UsageError(f"{where} requires {', '.join(map(repr, missing))}, which kopt cannot supply "
+                         f"(available: {', '.join(sorted(available)) or 'none'}); {hint.format(name=missing[0])}")
+    return named, var_kw
+
+
+def _triton_setup_args(kernel_path):
+    """kernel.py's setup() parameters, read with ast (no import: triton may not be installed here)."""
+    try:
+        with open(kernel_path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), filename=kernel_path)
+    except OSError as e:
+        raise UsageError(f"{kernel_path}: cannot read it ({e.strerror})") from None
+    except SyntaxError as e:
+        raise UsageError(f"{kernel_path}:{e.lineno}: syntax error: {e.msg}") from None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "setup":
+            a = node.args
+            pos = a.posonlyargs + a.args
+            n_req = len(pos) - len(a.defaults)
+            required = {x.arg for x in pos[:n_req]}
+            required |= {x.arg for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is None}
+            named = {x.arg for x in pos + a.kwonlyargs}
+            return required, named, a.kwarg is not None
+    raise UsageError(f"{kernel_path}: defines no setup(seed, **dims); a Triton kernel needs one (docs/TRITON.md)")
+
+
+def static_check(ref, params, dims, triton_kernel=None):
+    """Returns {"unused_dims": [...], "warnings": [...]}; raises UsageError / RefError naming what to fix."""
+    module = refmod.load(ref)
+    dim_hint = "give a dimension --{name}=VALUE (names are case-sensitive) or a default value"
+    used, anything = set(), False
+    if triton_kernel is not None:
+        required, named, _ = _triton_setup_args(triton_kernel)
+        missing = sorted(required - set(dims) - {"seed"})
+        if missing:
+            raise UsageError(f"kernel.py: setup() requires {', '.join(map(repr, missing))}, which no dimension gives "
+                             f"(dims given: {', '.join(sorted(dims)) or 'none'}); {dim_hint.format(name=missing[0])}")
+        used |= named
+        anything = True  # reference() gets setup()'s tensors and the dims: known only once setup() runs
+    else:
+        role_of = plan.roles(params, getattr(module, "inout", None))
+        shapes_attr = getattr(module, "shapes", None)
+        setup_fn = getattr(module, "setup", None)
+        if setup_fn is not None and not callable(setup_fn):
+            raise UsageError("ref.py: setup is defined but is not a function")
+        if shapes_attr is not None:
+            if not isinstance(shapes_attr, dict):
+                raise UsageError(f"ref.py: shapes must be a dict of name -> tuple of dims, got {type(shapes_attr).__name__}")
+            for entry in shapes_attr.values():
+                items = tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+                used |= {it for it in items if isinstance(it, str)}
+            if setup_fn is None:  # the shapes alone give the buffers: check them now
+                plan.plan_buffers(params, dims, role_of, shapes_attr, {}, None)
+        scalars = [p.name for p in params if not p.is_pointer]
+        used |= set(scalars)
+        if setup_fn is None:
+            missing = [s for s in scalars if s not in dims]
+            if missing:
+                raise UsageError(f"scalar parameter(s) {', '.join(map(repr, missing))} of solve() have no value: give "
+                                 f"--{missing[0]}=VALUE (dims given: {', '.join(sorted(dims)) or 'none'}; names are "
+                                 f"case-sensitive) or return them from ref.py's setup()")
+            plan.resolve_scalars(params, dims, {})
+        else:
+            named, var_kw = _need(setup_fn, "ref.py: setup()", {*dims, "seed"}, dim_hint)
+            used |= named
+            anything |= var_kw
+        named, var_kw = _need(module.reference, "ref.py: reference()", {p.name for p in params},
+                              "reference() receives solve()'s parameters (buffers and scalars) by name")
+        used |= named
+        anything |= var_kw
+    wm = getattr(module, "workload_model", None)
+    if wm is not None:
+        if not callable(wm):
+            raise UsageError("ref.py: workload_model is defined but is not a function")
+        if triton_kernel is None:  # a Triton kernel's scalars come from its setup(): known only once it runs
+            named, _ = _need(wm, "ref.py: workload_model()", set(dims) | {p.name for p in params if not p.is_pointer},
+                             dim_hint)
+            used |= named  # its **kwargs receive every dimension by contract, so they are no sign of use
+    unused = [] if anything else sorted(d for d in dims if d not in used)
+    warnings = [f"dimension --{d} is used by nothing (solve()'s scalars, ref.py's shapes, setup(), reference(), "
+                f"workload_model()): is the name right?" for d in unused]
+    return {"unused_dims": unused, "warnings": warnings}
+
+
+_CPU_SKIP_MARKERS = ("cuda", "nvidia", "gpu", "no module named 'torch'", "no module named 'triton'",
+                     "torch is not installed", "install torch")
+
+
+def _skip_reason(e):
+    """Why the reference could not run on the CPU, when that is the machine's fault and not the contract's."""
+    cause = e.cause if isinstance(e, RefError) else e
+    text = f"{type(cause).__name__}: {cause}"
+    if isinstance(cause, ImportError) or any(m in text.lower() for m in _CPU_SKIP_MARKERS):
+        return text
+    return None
+
+
+def run_on_cpu(ref, params, dims, triton_kernel=None, ptr_size=None):
+    """Runs the reference once on the CPU; returns {"reference": "ran"|"skipped", ...}."""
+    with tempfile.TemporaryDirectory(prefix="kopt-check-") as out:
+        try:
+            if triton_kernel is not None:
+                summary = triton_golden.generate(triton_golden.TritonOptions(
+                    kernel=triton_kernel, ref=ref, dims=dims, seeds=1, out=out, device="cpu"))
+            else:
+                summary = golden.generate(golden.Options(ref=ref, params=params, dims=dims, seeds=1, out=out,
+                                                         ptr_size=ptr_size, device="cpu"))
+        except (UsageError, RefError) as e:
+            reason = _skip_reason(e)
+            if reason is None:
+                raise
+            return {"reference": "skipped", "reason": reason}
+        except ImportError as e:
+            return {"reference": "skipped", "reason": f"{type(e).__name__}: {e}"}
+    return {"reference": "ran", "backend": summary["backend"], "device": summary["device"],
+            "buffers": summary["buffers"], "sizes_guessed": summary["sizes_guessed"],
+            "elapsed_s": summary["elapsed_s"]}
+
+
+def check(ref, params, dims, triton_kernel=None, run=False, ptr_size=None):
+    try:
+        result = {"status": "ok", **static_check(ref, params, dims, triton_kernel)}
+    except RefError as e:
+        # A module ref.py imports is not installed here (torch on a laptop): the machine's gap, not the contract's.
+        if e.where == "importing ref.py" and isinstance(e.cause, ModuleNotFoundError):
+            return {"status": "module_missing", "module": e.cause.name, "reason": f"{type(e.cause).__name__}: {e.cause}",
+                    "ref": os.path.abspath(ref), "reference": "not run", "warnings": []}
+        raise
+    if run:
+        result.update(run_on_cpu(ref, params, dims, triton_kernel, ptr_size))
+    else:
+        result["reference"] = "not run"
+    result["ref"] = os.path.abspath(ref)
+    return result

@@ -1,0 +1,56 @@
+"""`python3 -m kopt_harness check`: the contract without a GPU (kopt check, and every kernel command first)."""
+
+import json
+
+import pytest
+from conftest import VECADD
+
+GOOD = """
+import numpy as np
+shapes = {"a": ("n",), "b": ("n",), "c": ("n",)}
+def reference(*, a, b, c, n):
+    c[:] = a + b
+"""
+
+
+def check(harness, ref_text, dims='{"n": 16}', *extra):
+    return harness.cli("check", "--ref", harness.ref(ref_text), "--signature", harness.sig_file(VECADD),
+                       "--dims", dims, *extra)
+
+
+def test_a_good_contract_passes_statically_and_on_the_cpu(harness):
+    r = check(harness, GOOD)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.splitlines()[-1])
+    assert out["status"] == "ok" and out["reference"] == "not run" and out["unused_dims"] == []
+    ran = json.loads(check(harness, GOOD, '{"n": 16}', "--run").stdout.splitlines()[-1])
+    assert ran["reference"] == "ran" and ran["device"] == "cpu" and ran["buffers"] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("text,dims,needle", [
+    (GOOD, '{"N": 16}', "give --n=N"),                                   # a wrong dimension name
+    ("def reference(:\n    pass\n", '{"n": 16}', "SyntaxError"),          # a syntax error in ref.py
+    ("x = 1\n", '{"n": 16}', "defines no function reference"),
+    ("def setup(*, seed, M):\n    return {}\ndef reference(**kw):\n    pass\n", '{"n": 16}', "'M'"),
+    (GOOD.replace("c, n):", "c, n, alpha):"), '{"n": 16}', "reference() requires 'alpha'"),
+])
+def test_contract_errors_exit_4_naming_what_to_fix(harness, text, dims, needle):
+    r = check(harness, text, dims)
+    assert r.returncode == 4
+    assert needle in r.stderr, r.stderr
+
+
+def test_a_shape_error_shows_only_when_the_reference_runs(harness):
+    bad = GOOD.replace("c[:] = a + b", "c[:] = a[: n // 2] + b")
+    assert check(harness, bad).returncode == 0
+    r = check(harness, bad, '{"n": 16}', "--run")
+    assert r.returncode == 4 and "could not be broadcast" in r.stderr, r.stderr
+
+
+def test_an_unused_dimension_is_a_warning_and_a_missing_module_is_reported_not_failed(harness):
+    out = json.loads(check(harness, GOOD, '{"n": 16, "m": 2}').stdout.splitlines()[-1])
+    assert out["unused_dims"] == ["m"] and "--m" in out["warnings"][0]
+    r = check(harness, "import no_such_module_anywhere\n" + GOOD)
+    assert r.returncode == 0, r.stderr
+    missing = json.loads(r.stdout.splitlines()[-1])
+    assert missing["status"] == "module_missing" and missing["module"] == "no_such_module_anywhere"

@@ -1,0 +1,45 @@
+#include "util/output.h"
+
+#include "util/fs.h"
+
+namespace kopt::util {
+
+std::FILE* report_stream(const std::string& json_path, const std::string& csv_path) {
+  return is_stdout_path(json_path) || is_stdout_path(csv_path) ? stderr : stdout;
+}
+
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+Status write_text_output(const std::string& path, const std::string& text) {
+  if (path.empty()) return ok_status();
+  if (is_stdout_path(path)) {
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+      return internal_error("cannot write to stdout");
+    return ok_status();
+  }
+  return write_file_atomic(path, text);
+}
+
+Status write_json_document(const std::string& path, const Json& document) {
+  return write_text_output(path, document.dump(2) + "\n");
+}
+
+Status write_json_output(const std::string& path, const std::string& kind, const Json& body) {
+  if (path.empty()) return ok_status();
+  if (!is_stdout_path(path)) return write_json_atomic(path, kind, body);
+  Json out = Json::object();
+  out["meta"] = make_meta(kind);
+  if (body.is_object()) {
+    for (auto it = body.begin(); it != body.end(); ++it) out[it.key()] = it.value();
+  } else {
+    out["data"] = body;
+  }
+  return write_json_document(path, out);
+}
+
+}  // namespace kopt::util
