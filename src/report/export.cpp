@@ -76,6 +76,30 @@ util::Json t4_results(const util::Json& run) {
     if (!c.value("measured_at", std::string()).empty()) r["timestamp"] = c["measured_at"];
     results.push_back(r);
   }
+  // Kernel Tuner's readers take the tunable parameters from the configurations, so every configuration has the
+  // same keys: a guard a candidate lacks is off (0), a parameter it lacks null, no flags "". Candidates whose
+  // source a generator wrote (an external command, a language model) also say which source ("source": origin).
+  std::set<std::string> keys;
+  std::set<std::string> origins;
+  for (const auto& r : results)
+    for (const auto& [k, v] : r["configuration"].items()) keys.insert(k);
+  for (const auto& c : array_at(run, "candidates")) origins.insert(c.value("origin", std::string()));
+  const bool by_source = origins.size() > 1;
+  size_t i = 0;
+  for (auto& r : results) {
+    Json& config = r["configuration"];
+    for (const auto& k : keys) {
+      if (config.contains(k)) continue;
+      if (k == "nvcc_flags") config[k] = "";
+      else if (k.rfind("KOPT_", 0) == 0) config[k] = 0;
+      else config[k] = nullptr;
+    }
+    if (by_source) {
+      std::string origin = array_at(run, "candidates")[i].value("origin", std::string());
+      config["source"] = origin.empty() ? "baseline" : origin;
+    }
+    ++i;
+  }
   const Json& info = run.value("run", Json::object());
   return {{"schema_version", kT4SchemaVersion},
           {"metadata", {{"timeunit", "milliseconds"},

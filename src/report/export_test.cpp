@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "report/run_data.h"
 #include "testing/test_support.h"
 #include "util/strings.h"
@@ -51,6 +53,34 @@ TEST(Export, T4OneResultPerMeasuredCandidate) {
   }
   EXPECT_TRUE(compile);
   EXPECT_TRUE(correctness);
+}
+
+// Candidates of a generator that writes sources carry different guards and params (the H200's llm run of
+// 2026-12-01: Kernel Tuner's reader found 4 key sets among 8 results): every configuration gets them all.
+TEST(Export, T4ConfigurationsShareTheirKeys) {
+  Json run = {{"candidates", Json::array({
+      {{"id", "baseline"}, {"status", "ok"}, {"origin", "baseline"}, {"params", Json::object()},
+       {"guards", {{"l1_bypass_loads", false}}}},
+      {{"id", "i1x1"}, {"status", "ok"}, {"origin", "external:v1.cu"}, {"params", {{"BK", 16}}},
+       {"guards", {{"register_tiling", true}}}, {"flags", Json::array({"-Xptxas -dlcm=cg"})}},
+      {{"id", "i1x2"}, {"status", "compile_failed"}, {"origin", "external:v2.cu"}, {"params", Json::object()},
+       {"guards", {{"vectorized_access", true}}}}})}};
+  Json t4 = t4_results(run);
+  ASSERT_EQ(t4["results"].size(), 3u);
+  std::set<std::string> first;
+  for (const auto& [k, v] : t4["results"][0]["configuration"].items()) first.insert(k);
+  EXPECT_EQ(first, (std::set<std::string>{"BK", "KOPT_L1_BYPASS_LOADS", "KOPT_REGISTER_TILING", "KOPT_VECTORIZED_ACCESS",
+                                          "nvcc_flags", "source"}));
+  for (const auto& r : t4["results"]) {
+    std::set<std::string> ks;
+    for (const auto& [k, v] : r["configuration"].items()) ks.insert(k);
+    EXPECT_EQ(ks, first);
+  }
+  EXPECT_TRUE(t4["results"][0]["configuration"]["BK"].is_null());
+  EXPECT_EQ(t4["results"][0]["configuration"]["KOPT_REGISTER_TILING"], 0);
+  EXPECT_EQ(t4["results"][1]["configuration"]["KOPT_REGISTER_TILING"], 1);
+  EXPECT_EQ(t4["results"][1]["configuration"]["source"], "external:v1.cu");
+  EXPECT_EQ(t4["results"][2]["configuration"]["nvcc_flags"], "");
 }
 
 TEST(Export, CsvOneRowPerMeasuredCandidate) {

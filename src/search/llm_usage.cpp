@@ -82,7 +82,7 @@ std::string render_llm_usage_markdown(const util::Json& s) {
   if (s.is_null() || !s.contains("totals")) return "";
   const Json& t = s["totals"];
   auto n = [&](const char* k) { return t.value(k, int64_t{0}); };
-  std::string md = "## Language model\n";
+  std::string md = "\n## Language model\n\n";
   if (s.contains("endpoint") && s["endpoint"].is_object())
     md += fmt::format("`{}` at {}\n\n", s["endpoint"].value("model", std::string()), s["endpoint"].value("url", std::string()));
   md += fmt::format("- requests: {} ({} HTTP attempts, {} retried), of which {} repair requests\n", n("requests"),
