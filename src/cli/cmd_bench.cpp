@@ -111,6 +111,18 @@ int cmd_bench(const Args& args) {
     const util::Json& ti = out.details.contains("timing_info") ? out.details["timing_info"] : util::Json();
     if (ti.is_object() && !ti.value("fallback_reason_text", std::string()).empty())
       report += fmt::format("  method     {}\n", ti["fallback_reason_text"].get<std::string>());
+    if (ti.is_object() && ti.contains("gpu_clock")) {
+      const std::string clock = ti["gpu_clock"].get<std::string>();
+      const double event_ms = ti.value("event_median_ms", 0.0);
+      if (clock == "cupti_activity")
+        report += fmt::format("  clock      {}: span of solve()'s GPU work ({} records per call, busy {:.4f} ms); "
+                              "events median {:.4f} ms\n",
+                              clock, ti.value("kernels_per_call", 0.0), ti.value("busy_median_ms", 0.0), event_ms);
+      else
+        report += fmt::format("  clock      events ({})\n", ti.value("gpu_clock_off_reason_text", std::string()));
+      result["gpu_clock"] = clock;
+      result["event_ms"] = event_ms;
+    }
     result["gpu_ms"] = t.median_ms;
     if (out.call) result["call_ms"] = out.call->median_ms;
     result["timing_method"] = method;
