@@ -141,6 +141,18 @@ std::vector<std::string> candidates() {
   std::vector<fs::path> roots;
   if (const char* h = std::getenv("CUDA_HOME"); h && *h) roots.emplace_back(h);
   roots.emplace_back("/usr/local/cuda");
+  // The toolkit whose nvcc is on PATH (a toolkit installed elsewhere, without /usr/local/cuda).
+  if (const char* path = std::getenv("PATH")) {
+    std::string all(path);
+    for (size_t b = 0; b <= all.size();) {
+      size_t e = all.find(':', b);
+      if (e == std::string::npos) e = all.size();
+      fs::path dir(all.substr(b, e - b));
+      std::error_code ec;
+      if (!dir.empty() && fs::exists(dir / "nvcc", ec)) roots.push_back(dir.parent_path());
+      b = e + 1;
+    }
+  }
   for (const auto& root : roots)
     for (const char* sub : {"lib64", "lib", "extras/CUPTI/lib64"}) add_dir(root / sub);
   return out;

@@ -7,7 +7,8 @@
 //
 // Where libcupti is looked for, first found wins: $KOPT_CUPTI_LIB (a file, or a directory holding libcupti.so*
 // or, as a site-packages directory, nvidia/cuda_cupti/lib/libcupti.so*); libcupti.so.13 and libcupti.so on the
-// loader's path; then $CUDA_HOME and /usr/local/cuda, each in lib64, lib and extras/CUPTI/lib64.
+// loader's path; then $CUDA_HOME, /usr/local/cuda and the toolkit of each nvcc on $PATH, each in lib64, lib and
+// extras/CUPTI/lib64.
 #include <cstddef>
 #include <memory>
 #include <string>
