@@ -99,7 +99,11 @@ int cmd_bench(const Args& args) {
   if (out.timing) {
     const auto& t = *out.timing;
     const std::string method = out.timing_method.empty() ? "?" : out.timing_method;
-    const bool launch_free = runner::parse_method(method) && runner::excludes_launch(*runner::parse_method(method));
+    const util::Json& info = out.details.contains("timing_info") ? out.details["timing_info"] : util::Json();
+    // On the kernel clock the launch is outside gpu_ms whatever the method: only GPU timestamps are read.
+    const bool kernel_clock = info.is_object() && info.value("gpu_clock", std::string()) == "cupti_activity";
+    const bool launch_free =
+        kernel_clock || (runner::parse_method(method) && runner::excludes_launch(*runner::parse_method(method)));
     report += fmt::format("\ntiming ({} L2; {}: kernel = gpu_ms, {}; call = call_ms, as an application calling solve() sees it)\n",
                           l2, method, launch_free ? "launch excluded" : "host launch included (fallback)");
     report += fmt::format("  kernel     median {:.4f} ms  95% CI [{:.4f}, {:.4f}]  p10 {:.4f}  p90 {:.4f}  min {:.4f}  robust CV {:.2f}%  n={}  {}\n",
