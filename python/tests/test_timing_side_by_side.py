@@ -116,3 +116,17 @@ def test_rows_and_the_table(tmp_path):
     assert "kopt/ncu" in head and "kopt/nvbench" in head
     assert "0.0052" in first and "1.20%" in first and "events_blocked" in first and "1.020" in first
     assert second.split()[0] == "failed" and second.count("-") >= 6
+    assert r[0]["kopt"]["clock"] == "events" and r[0]["kopt"]["event_ms"] == 0.0052  # a result from before
+
+
+def test_the_kernel_clock_and_the_event_median_side_by_side(tmp_path):
+    bench = tmp_path / "b.json"
+    bench.write_text(json.dumps({"gpu_clock": "cupti_activity", "outcome": {
+        "status": "ok", "timing_method": "events_blocked", "timing": {"median_ms": 0.0049, "robust_cv": 0.01},
+        "call": {"median_ms": 0.0121},
+        "details": {"timing_info": {"gpu_clock": "cupti_activity", "event_median_ms": 0.0070}}}}))
+    k = sbs.kopt_figures(str(bench))
+    assert k["clock"] == "cupti_activity" and k["gpu_ms"] == 0.0049 and k["event_ms"] == 0.0070
+    head, _, first = sbs.table([{"name": "axpb_1m", "kopt": k, "ncu_ms": 0.0049, "nvbench_ms": 0.0074}]).splitlines()
+    assert "kopt event_ms" in head and "clock" in head
+    assert "cupti_activity" in first and "0.0070" in first and "1.000" in first

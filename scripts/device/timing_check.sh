@@ -63,10 +63,13 @@ runner_row() {
 import json, sys
 r = json.load(open(sys.argv[1])); rows = json.load(open(sys.argv[2]))
 t, c = r.get("timing") or {}, r.get("call") or {}
+ti = r.get("timing_info") or {}
 rows.append({"name": sys.argv[3], "kopt": {"gpu_ms": t.get("median_ms"), "robust_cv": t.get("robust_cv"),
-             "call_ms": c.get("median_ms"), "method": r.get("timing_method")}, "ncu_ms": None, "nvbench_ms": None})
+             "call_ms": c.get("median_ms"), "method": r.get("timing_method"), "clock": ti.get("gpu_clock"),
+             "event_ms": ti.get("event_median_ms")}, "ncu_ms": None, "nvbench_ms": None})
 json.dump(rows, open(sys.argv[2], "w"), indent=1)
-print(r["status"], r.get("timing_method"), r.get("l2"), json.dumps(r.get("timing_info", {}).get("probe")))
+print(r["status"], r.get("timing_method"), r.get("l2"), ti.get("gpu_clock"), ti.get("gpu_clock_off_reason_text"),
+      "cupti_missing", ti.get("cupti_missing"), json.dumps(ti.get("probe")))
 PY
 }
 
@@ -81,9 +84,10 @@ one side_stream_4m axpb_side_stream $TK/axpb_side_stream/kernel.cu $TK/axpb_side
 one syncs_inside_4m axpb_syncs $TK/axpb_syncs/kernel.cu $TK/axpb_syncs/ref.py "--sync" --n=4194304
 runner_row "axpb_1m old method" axpb axpb_1m --timing-method events_default_stream
 runner_row "axpb_1m warm L2" axpb axpb_1m --l2 warm
+(export KOPT_CUPTI=0; runner_row "axpb_1m events clock" axpb axpb_1m)
 
 # The GPU tests of the new timing (they build their kernels with nvcc here).
-step "gpu tests" 120 .carry/build/kopt_tests --gtest_filter='RunnerGpu.*:Blocker.*:TimingMethod.*:Watchdog.*' 2>&1 | tail -25
+step "gpu tests" 300 .carry/build/kopt_tests --gtest_filter='RunnerGpu.*:Blocker.*:TimingMethod.*:Watchdog.*:Cupti*' 2>&1 | tail -40
 
 echo "=== side by side"
 $SBS table --rows "$W/rows.json" | tee "$OUT/timing_table.txt"

@@ -221,15 +221,17 @@ def fmt_ratio(a, b):
 
 
 def table(rows):
-    """The final table: one line per kernel. A row: name, kopt {gpu_ms, robust_cv, call_ms, method}, ncu_ms,
-    nvbench_ms (any may be None when a tool failed)."""
-    head = ["kernel", "kopt gpu_ms", "robust CV", "kopt call_ms", "method", "ncu median", "nvbench cold median",
-            "kopt/ncu", "kopt/nvbench"]
+    """The final table: one line per kernel. A row: name, kopt {gpu_ms, robust_cv, call_ms, method, clock,
+    event_ms}, ncu_ms, nvbench_ms (any may be None when a tool failed). kopt's event median sits next to its
+    gpu_ms: on the kernel clock (cupti_activity) it is the figure kopt reported before it; on events they agree."""
+    head = ["kernel", "kopt gpu_ms", "clock", "kopt event_ms", "robust CV", "kopt call_ms", "method", "ncu median",
+            "nvbench cold median", "kopt/ncu", "kopt/nvbench"]
     body = []
     for r in rows:
         k = r.get("kopt") or {}
         cv = k.get("robust_cv")
-        body.append([r["name"], fmt_ms(k.get("gpu_ms")), "-" if cv is None else f"{100 * cv:.2f}%",
+        body.append([r["name"], fmt_ms(k.get("gpu_ms")), k.get("clock") or "-", fmt_ms(k.get("event_ms")),
+                     "-" if cv is None else f"{100 * cv:.2f}%",
                      fmt_ms(k.get("call_ms")), k.get("method") or "-", fmt_ms(r.get("ncu_ms")),
                      fmt_ms(r.get("nvbench_ms")), fmt_ratio(k.get("gpu_ms"), r.get("ncu_ms")),
                      fmt_ratio(k.get("gpu_ms"), r.get("nvbench_ms"))])
@@ -239,13 +241,21 @@ def table(rows):
 
 
 def kopt_figures(bench_json):
-    """gpu_ms, robust_cv, call_ms and method from `kopt bench --json`."""
+    """gpu_ms, robust_cv, call_ms, method, clock and event_ms from `kopt bench --json`. The clock and the event
+    median come from the runner's timing_info (outcome.details.timing_info); a result from before the kernel
+    clock has neither: its gpu_ms is the event figure."""
     with open(bench_json, encoding="utf-8") as f:
         j = json.load(f)
     o = j.get("outcome", {})
     t, c = o.get("timing") or {}, o.get("call") or {}
+    ti = (o.get("details") or {}).get("timing_info") or {}
+    clock = ti.get("gpu_clock") or j.get("gpu_clock")
+    event_ms = ti.get("event_median_ms")
+    if event_ms is None and clock in (None, "events"):
+        event_ms = t.get("median_ms")
     return {"gpu_ms": t.get("median_ms"), "robust_cv": t.get("robust_cv"), "call_ms": c.get("median_ms"),
-            "method": o.get("timing_method") or j.get("timing_method"), "status": o.get("status")}
+            "method": o.get("timing_method") or j.get("timing_method"), "status": o.get("status"),
+            "clock": clock or ("events" if t else None), "event_ms": event_ms}
 
 
 def cmd_row(a):

@@ -118,7 +118,11 @@ int cmd_bench(const Args& args) {
   if (out.timing) {
     const auto& t = *out.timing;
     const std::string method = out.timing_method.empty() ? "?" : out.timing_method;
-    const bool launch_free = runner::parse_method(method) && runner::excludes_launch(*runner::parse_method(method));
+    const util::Json& info = out.details.contains("timing_info") ? out.details["timing_info"] : util::Json();
+    // On the kernel clock the launch is outside gpu_ms whatever the method: only GPU timestamps are read.
+    const bool kernel_clock = info.is_object() && info.value("gpu_clock", std::string()) == "cupti_activity";
+    const bool launch_free =
+        kernel_clock || (runner::parse_method(method) && runner::excludes_launch(*runner::parse_method(method)));
     report += fmt::format("\ntiming ({} L2; {}: kernel = gpu_ms, {}; call = call_ms, as an application calling solve() sees it)\n",
                           l2, method, launch_free ? "launch excluded" : "host launch included (fallback)");
     report += fmt::format("  kernel     median {:.4f} ms  95% CI [{:.4f}, {:.4f}]  p10 {:.4f}  p90 {:.4f}  min {:.4f}  robust CV {:.2f}%  n={}  {}\n",
@@ -130,6 +134,18 @@ int cmd_bench(const Args& args) {
     const util::Json& ti = out.details.contains("timing_info") ? out.details["timing_info"] : util::Json();
     if (ti.is_object() && !ti.value("fallback_reason_text", std::string()).empty())
       report += fmt::format("  method     {}\n", ti["fallback_reason_text"].get<std::string>());
+    if (ti.is_object() && ti.contains("gpu_clock")) {
+      const std::string clock = ti["gpu_clock"].get<std::string>();
+      const double event_ms = ti.value("event_median_ms", 0.0);
+      if (clock == "cupti_activity")
+        report += fmt::format("  clock      {}: span of solve()'s GPU work ({} records per call, busy {:.4f} ms); "
+                              "events median {:.4f} ms\n",
+                              clock, ti.value("kernels_per_call", 0.0), ti.value("busy_median_ms", 0.0), event_ms);
+      else
+        report += fmt::format("  clock      events ({})\n", ti.value("gpu_clock_off_reason_text", std::string()));
+      result["gpu_clock"] = clock;
+      result["event_ms"] = event_ms;
+    }
     result["gpu_ms"] = t.median_ms;
     if (out.call) result["call_ms"] = out.call->median_ms;
     result["timing_method"] = method;

@@ -309,6 +309,9 @@ void Child::time_one(const Lib& lib, Bound& b, util::Json& result) {
   result["timing_method"] = method_name(s.decision.method);
   result["l2"] = l2_name(timer.l2());
   result["timing_info"] = series_info_json(s, timer.l2(), timer.blocker_error());
+  result["event_samples_ms"] = s.event_ms;
+  for (const char* k : {"gpu_clock", "gpu_clock_off_reason", "event_median_ms", "busy_median_ms", "kernels_per_call"})
+    if (result["timing_info"].contains(k)) result[k] = result["timing_info"][k];
 }
 
 void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message) {
@@ -405,6 +408,15 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   }
   TimingMethod method = common_method(methods);
   lap("probe");
+  // One clock for every library of the run: any sample without a span turns them all to their event figures.
+  SeriesClock run_clock(timer.kernel_clock() ? GpuClock::kCuptiActivity : GpuClock::kEvents, timer.clock_off_reason(), 0);
+  auto to_events = [&] {
+    for (auto& e : entries) {
+      e.samples_ms = e.event_samples_ms;
+      e.busy_samples_ms.clear();
+      e.kernels.clear();
+    }
+  };
   auto t0 = std::chrono::steady_clock::now();
   int rounds = 0, releases = 0;
   for (; rounds < opt_.rounds && !order.empty(); ++rounds) {
@@ -424,11 +436,25 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
         restart = true;
         break;
       }
-      entries[k].samples_ms.push_back(g.gpu_ms);
+      if (run_clock.add(g.clock == GpuClock::kCuptiActivity) == SeriesClock::Step::kSwitchToEvents) to_events();
+      auto& e = entries[k];
+      if (run_clock.clock() == GpuClock::kCuptiActivity) {
+        e.samples_ms.push_back(g.gpu_ms);
+        e.busy_samples_ms.push_back(g.busy_ms);
+        e.kernels.push_back(g.kernels);
+      } else {
+        e.samples_ms.push_back(g.event_ms);
+      }
+      e.event_samples_ms.push_back(g.event_ms);
     }
     if (restart) {
       method = TimingMethod::kEventsDefaultStream;
-      for (auto& e : entries) e.samples_ms.clear();
+      for (auto& e : entries) {
+        e.samples_ms.clear();
+        e.event_samples_ms.clear();
+        e.busy_samples_ms.clear();
+        e.kernels.clear();
+      }
       rounds = -1;
       t0 = std::chrono::steady_clock::now();
       continue;
@@ -451,6 +477,14 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   result["rounds"] = rounds;
   result["timing_method"] = method_name(method);
   result["l2"] = l2_name(timer.l2());
+  result["gpu_clock"] = clock_name(run_clock.clock());
+  if (run_clock.clock() == GpuClock::kEvents) {
+    result["gpu_clock_off_reason"] = off_reason_name(run_clock.off_reason());
+    std::string text(describe(run_clock.off_reason()));
+    if (run_clock.off_reason() == ClockOffReason::kUnavailable) text += ": " + timer.clock_error();
+    result["gpu_clock_off_reason_text"] = text;
+  }
+  result["cupti_missing"] = run_clock.missing();
   result["libs"] = paired_libs_json(entries);
   std::tie(status, message) = paired_status(entries);
   free_bound(b);

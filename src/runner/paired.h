@@ -20,6 +20,9 @@ struct PairedEntry {
   std::string message;
   util::Json check = util::Json::object();  // the check's per-output and per-input comparisons
   std::vector<double> samples_ms;           // one per round; empty for a library that was not timed
+  std::vector<double> event_samples_ms;     // the event figure of each of those samples (the same on events)
+  std::vector<double> busy_samples_ms;      // cupti_activity only: solve()'s busy time of each sample
+  std::vector<double> kernels;              // cupti_activity only: solve()'s records of each sample
   util::Json timing_info = util::Json::object();  // its probe alone: probe_method, fallback_reason, medians
 };
 
@@ -32,7 +35,9 @@ std::pair<RunStatus, std::string> paired_status(const std::vector<PairedEntry>& 
 
 // The result's `libs` array: per library `lib`, `status`, `message`, `check`, `samples_ms` (empty when not
 // timed) and, when timed, `timing` (runner/stats.h) and `timing_info` (what its probe alone decided; every
-// library is timed with the result's one `timing_method`). Index k is the k-th --lib.
+// library is timed with the result's one `timing_method`), `event_samples_ms` and `event_median_ms` (the event
+// figures of the same samples), and on the kernel clock `busy_median_ms` and `kernels_per_call`. Index k is the
+// k-th --lib; every library is on the result's one `gpu_clock`.
 util::Json paired_libs_json(const std::vector<PairedEntry>& entries);
 
 }  // namespace kopt::runner

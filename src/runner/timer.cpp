@@ -55,6 +55,12 @@ Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cf
     fn_ = nullptr;
     blocker_error_ = "the blocker kernel did not load: " + device::error_text(api_, r);
   }
+  if (KernelClock::disabled_by_env()) {
+    clock_off_ = ClockOffReason::kDisabled;
+  } else {
+    clock_ = KernelClock::open(&clock_error_);
+    if (!clock_) clock_off_ = ClockOffReason::kUnavailable;
+  }
   watchdog_ = std::make_unique<Watchdog>([this](uint32_t token) { release(token); });
 }
 
@@ -91,14 +97,31 @@ int Timer::warm_up(const Call& call) {
 
 GpuSample Timer::sample(const Call& call, TimingMethod method, double watchdog_ms, const std::vector<Region>* watch,
                         double hold_ms) {
+  const bool clocked = clock_ && !watch;
+  if (clocked) clock_->drain();
+  GpuSample s;
   switch (method) {
     case TimingMethod::kBlocked:
       if (!blocker_available()) throw Fatal{RunStatus::kInternal, "blocked timing without a blocker: " + blocker_error_};
-      return blocked_sample(call, watchdog_ms, watch, hold_ms);
-    case TimingMethod::kEventsDefaultStream: return unblocked_sample(call, false);
-    case TimingMethod::kDeviceSyncBeforeStop: return unblocked_sample(call, true);
+      s = blocked_sample(call, watchdog_ms, watch, hold_ms);
+      break;
+    case TimingMethod::kEventsDefaultStream: s = unblocked_sample(call, false); break;
+    case TimingMethod::kDeviceSyncBeforeStop: s = unblocked_sample(call, true); break;
     default: throw Fatal{RunStatus::kInternal, std::string("not a timing method of the C++ runner: ") + std::string(method_name(method))};
   }
+  s.event_ms = s.gpu_ms;
+  if (!clocked || s.discarded()) return s;
+  // The sample synchronised: every record is complete.
+  auto span = solve_span(clock_->collect(), method == TimingMethod::kBlocked, cfg_.l2 == L2Mode::kCold);
+  if (!span) {
+    ++cupti_missing_;
+    return s;
+  }
+  s.gpu_ms = span->span_ms;
+  s.busy_ms = span->busy_ms;
+  s.kernels = span->count;
+  s.clock = GpuClock::kCuptiActivity;
+  return s;
 }
 
 GpuSample Timer::unblocked_sample(const Call& call, bool device_sync_before_stop) {
@@ -262,6 +285,8 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
   if (s.decision.method == TimingMethod::kBlocked && !timer.blocker_available())
     s.decision = {TimingMethod::kEventsDefaultStream, FallbackReason::kBlockerUnavailable};
   s.watchdog_bound_ms = watchdog_bound_ms(s.probe.return_ms);
+  SeriesClock series_clock(timer.kernel_clock() ? GpuClock::kCuptiActivity : GpuClock::kEvents, timer.clock_off_reason(),
+                    kMaxMissingSpans);
   auto t0 = Clock::now();
   int releases = 0;
   while (true) {
@@ -273,11 +298,28 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
         s.decision = {TimingMethod::kEventsDefaultStream, FallbackReason::kSolveWaitedOnGpu};
         s.gpu_ms.clear();
         s.call_ms.clear();
+        s.event_ms.clear();
+        s.busy_ms.clear();
+        s.kernels.clear();
         t0 = Clock::now();
       }
       continue;
     }
-    s.gpu_ms.push_back(g.gpu_ms);
+    const auto step = series_clock.add(g.clock == GpuClock::kCuptiActivity);
+    if (step == SeriesClock::Step::kDrop) continue;
+    if (step == SeriesClock::Step::kSwitchToEvents) {  // one clock per series: the samples so far on events too
+      s.gpu_ms = s.event_ms;
+      s.busy_ms.clear();
+      s.kernels.clear();
+    }
+    if (series_clock.clock() == GpuClock::kCuptiActivity) {
+      s.gpu_ms.push_back(g.gpu_ms);
+      s.busy_ms.push_back(g.busy_ms);
+      s.kernels.push_back(g.kernels);
+    } else {
+      s.gpu_ms.push_back(g.event_ms);
+    }
+    s.event_ms.push_back(g.event_ms);
     if (o.with_call) s.call_ms.push_back(timer.call_sample(call));
     const int n = static_cast<int>(s.gpu_ms.size());
     if (n >= o.max_samples) { s.stop_reason = "max_samples"; break; }
@@ -290,6 +332,10 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
       break;
     }
   }
+  s.clock = series_clock.clock();
+  s.clock_off = series_clock.off_reason();
+  if (s.clock_off == ClockOffReason::kUnavailable) s.clock_off_detail = timer.clock_error();
+  s.cupti_missing = series_clock.missing();
   return s;
 }
 
@@ -312,6 +358,18 @@ util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& 
                   {"watchdog_bound_ms", s.watchdog_bound_ms},
                   {"host_median_ms", median_of(s.call_ms)},
                   {"probe", probe}};
+  j["gpu_clock"] = clock_name(s.clock);
+  j["event_median_ms"] = median_of(s.event_ms);
+  j["cupti_missing"] = s.cupti_missing;
+  if (s.clock == GpuClock::kCuptiActivity) {
+    j["busy_median_ms"] = median_of(s.busy_ms);
+    j["kernels_per_call"] = median_of(s.kernels);
+  } else {
+    j["gpu_clock_off_reason"] = off_reason_name(s.clock_off);
+    std::string text(describe(s.clock_off));
+    if (!s.clock_off_detail.empty()) text += ": " + s.clock_off_detail;
+    j["gpu_clock_off_reason_text"] = text;
+  }
   if (s.decision.reason == FallbackReason::kWorkOutsideDefaultStream ||
       s.decision.reason == FallbackReason::kOutputsWrittenWhileHeld)
     j["work_outside_default_stream"] = true;

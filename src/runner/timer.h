@@ -9,6 +9,11 @@
 // the first kernel's start to the last one's end, without the host's launch latency and with the flush outside.
 // A watchdog thread releases the flag if solve() has not returned within a bound (a solve() that synchronises
 // inside would otherwise deadlock); that sample is discarded and the method falls back (timing_method.h).
+//
+// The clock of gpu_ms: where CUPTI is available (runner/cupti.h), the kernel clock: the GPU timestamps of the
+// kernels, memsets and memcpys solve() issued, from the first one's start to the last one's end (the events add a
+// fixed 2-4 us of their own: docs/RUNNER.md). The events' figure is kept beside it (event_ms) and is the clock
+// where CUPTI is off or its records of a series fall short (runner/gpu_clock.h, SeriesClock).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -17,6 +22,8 @@
 #include <vector>
 
 #include "device/cuda_driver.h"
+#include "runner/cupti.h"
+#include "runner/gpu_clock.h"
 #include "runner/timing_method.h"
 #include "runner/watchdog.h"
 #include "util/json_io.h"
@@ -35,7 +42,11 @@ struct Region {
 };
 
 struct GpuSample {
-  double gpu_ms = 0;     // between the events
+  double gpu_ms = 0;     // on `clock`: the span of solve()'s GPU work (cupti_activity), or event_ms (events)
+  double event_ms = 0;   // between the events
+  double busy_ms = 0;    // cupti_activity: the sum of solve()'s records' durations; 0 on events
+  int kernels = 0;       // cupti_activity: solve()'s records (kernels, memsets, memcpys); 0 on events
+  GpuClock clock = GpuClock::kEvents;
   double host_ms = 0;    // host time of the whole sample (unblocked methods: launch, GPU work, synchronisation)
   double return_ms = 0;  // host time until solve() returned
   bool released_by_watchdog = false;
@@ -57,6 +68,13 @@ struct SeriesOptions {
 // and how they were taken.
 struct TimedSeries {
   std::vector<double> gpu_ms, call_ms;
+  std::vector<double> event_ms;         // the event figure of each gpu_ms sample (equal to it on events)
+  std::vector<double> busy_ms;          // cupti_activity only: one per sample
+  std::vector<double> kernels;          // cupti_activity only: solve()'s records per sample
+  GpuClock clock = GpuClock::kEvents;   // of every gpu_ms sample
+  ClockOffReason clock_off = ClockOffReason::kNone;
+  std::string clock_off_detail;         // kUnavailable: what failed
+  int cupti_missing = 0;                // samples on the kernel clock without a span (dropped, or the switch)
   ProbeFigures probe;
   MethodDecision decision;
   std::string stop_reason;  // ci_reached | time_budget | max_samples
@@ -79,6 +97,11 @@ class Timer {
 
   bool blocker_available() const { return fn_ != nullptr; }
   const std::string& blocker_error() const { return blocker_error_; }
+  // The kernel clock (opened here unless KOPT_CUPTI=0; nullptr with the reason when off).
+  bool kernel_clock() const { return clock_ != nullptr; }
+  ClockOffReason clock_off_reason() const { return clock_off_; }
+  const std::string& clock_error() const { return clock_error_; }
+  int cupti_missing() const { return cupti_missing_; }  // samples on the kernel clock that had no span
   L2Mode l2() const { return cfg_.l2; }
 
   // At least 3 calls and 50 ms, each followed by a device-wide synchronisation. Returns the count.
@@ -86,6 +109,9 @@ class Timer {
 
   // One GPU sample with `method` (kBlocked: with the watchdog at `watchdog_ms`; when `watch` is given, after
   // solve() returned the GPU stays held `hold_ms` and the regions are compared with their content before).
+  // With the kernel clock, gpu_ms is solve()'s span when its records give one (clock cupti_activity), else the
+  // event figure (clock events, counted in cupti_missing). A sample that watches is always on events: its reads
+  // on the side stream would be among the records.
   GpuSample sample(const Call& call, TimingMethod method, double watchdog_ms = 1000,
                    const std::vector<Region>* watch = nullptr, double hold_ms = 0);
 
@@ -113,6 +139,10 @@ class Timer {
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
   std::string blocker_error_;
+  std::unique_ptr<KernelClock> clock_;
+  ClockOffReason clock_off_ = ClockOffReason::kNone;
+  std::string clock_error_;
+  int cupti_missing_ = 0;
   uint32_t* host_words_ = nullptr;  // pinned, mapped: [0] the flag the host writes, [1] the blocker's timeout mark
   CUdeviceptr dev_words_ = 0;
   CUstream side_ = nullptr;  // non-blocking: reads outputs while the default stream is held
@@ -125,13 +155,16 @@ class Timer {
 // The whole measurement of one solve(): warm-up, probe, method decision, then samples (a GPU sample and a call
 // sample per round) until the median's CI is within options.target_ci (runner/stats.h ci_within, checked every
 // 5 samples from min_samples), or max_samples, or max_time_s. Blocked samples the watchdog releases are
-// discarded; after kMaxWatchdogReleases the series restarts with events_default_stream.
+// discarded; after kMaxWatchdogReleases the series restarts with events_default_stream. One clock for the whole
+// series (SeriesClock, kMaxMissingSpans): a switch to events turns the samples so far into their event figures.
 TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::function<void()>& reset,
                         const std::vector<Region>& outputs, const SeriesOptions& options);
 
 // `timing_info` of a result: timing_method, launch_excluded, fallback_reason (+ _text), l2, stop_reason,
 // warmup_calls, discarded_samples, watchdog_bound_ms, host_median_ms (the call samples' median), the probe's
-// figures, and work_outside_default_stream: true when that is why.
+// figures, and work_outside_default_stream: true when that is why; the clock: gpu_clock (cupti_activity |
+// events), gpu_clock_off_reason (+ _text) on events, event_median_ms (the event figures of the same samples,
+// always), busy_median_ms and kernels_per_call on cupti_activity, cupti_missing.
 util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& blocker_error);
 
 }  // namespace kopt::runner
