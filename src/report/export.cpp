@@ -77,14 +77,18 @@ util::Json t4_results(const util::Json& run) {
     results.push_back(r);
   }
   // Kernel Tuner's readers take the tunable parameters from the configurations, so every configuration has the
-  // same keys: a guard a candidate lacks is off (0), a parameter it lacks null, no flags "". Candidates whose
-  // source a generator wrote (an external command, a language model) also say which source ("source": origin).
+  // same keys: a guard a candidate lacks is off (0), a parameter it lacks null, no flags "". When a generator wrote
+  // sources (an external command, a language model, a person), "source" says whose: "baseline" for the kernel's
+  // own (the baseline and the built-in generator's points of it), else the id of the candidate that brought it.
   std::set<std::string> keys;
-  std::set<std::string> origins;
+  bool by_source = false;
   for (const auto& r : results)
     for (const auto& [k, v] : r["configuration"].items()) keys.insert(k);
-  for (const auto& c : array_at(run, "candidates")) origins.insert(c.value("origin", std::string()));
-  const bool by_source = origins.size() > 1;
+  auto own_source = [](const Json& c) {
+    const std::string o = c.value("origin", std::string());
+    return o.empty() || o == "baseline" || o == "builtin";
+  };
+  for (const auto& c : array_at(run, "candidates")) by_source = by_source || !own_source(c);
   size_t i = 0;
   for (auto& r : results) {
     Json& config = r["configuration"];
@@ -95,8 +99,8 @@ util::Json t4_results(const util::Json& run) {
       else config[k] = nullptr;
     }
     if (by_source) {
-      std::string origin = array_at(run, "candidates")[i].value("origin", std::string());
-      config["source"] = origin.empty() ? "baseline" : origin;
+      const Json& c = array_at(run, "candidates")[i];
+      config["source"] = own_source(c) ? std::string("baseline") : c.value("id", std::string());
     }
     ++i;
   }

@@ -61,9 +61,9 @@ TEST(Export, T4ConfigurationsShareTheirKeys) {
   Json run = {{"candidates", Json::array({
       {{"id", "baseline"}, {"status", "ok"}, {"origin", "baseline"}, {"params", Json::object()},
        {"guards", {{"l1_bypass_loads", false}}}},
-      {{"id", "i1x1"}, {"status", "ok"}, {"origin", "external:v1.cu"}, {"params", {{"BK", 16}}},
+      {{"id", "i1x1"}, {"status", "ok"}, {"origin", "external"}, {"params", {{"BK", 16}}},
        {"guards", {{"register_tiling", true}}}, {"flags", Json::array({"-Xptxas -dlcm=cg"})}},
-      {{"id", "i1x2"}, {"status", "compile_failed"}, {"origin", "external:v2.cu"}, {"params", Json::object()},
+      {{"id", "i1x2"}, {"status", "compile_failed"}, {"origin", "external"}, {"params", Json::object()},
        {"guards", {{"vectorized_access", true}}}}})}};
   Json t4 = t4_results(run);
   ASSERT_EQ(t4["results"].size(), 3u);
@@ -79,7 +79,9 @@ TEST(Export, T4ConfigurationsShareTheirKeys) {
   EXPECT_TRUE(t4["results"][0]["configuration"]["BK"].is_null());
   EXPECT_EQ(t4["results"][0]["configuration"]["KOPT_REGISTER_TILING"], 0);
   EXPECT_EQ(t4["results"][1]["configuration"]["KOPT_REGISTER_TILING"], 1);
-  EXPECT_EQ(t4["results"][1]["configuration"]["source"], "external:v1.cu");
+  EXPECT_EQ(t4["results"][0]["configuration"]["source"], "baseline");
+  EXPECT_EQ(t4["results"][1]["configuration"]["source"], "i1x1");
+  EXPECT_FALSE(t4_results(run_with_samples())["results"][0]["configuration"].contains("source"));  // built-in only
   EXPECT_EQ(t4["results"][2]["configuration"]["nvcc_flags"], "");
 }
 
