@@ -10,9 +10,9 @@ namespace kopt::cli {
 
 TEST(App, HelpListsEverySubcommandFromTheTable) {
   std::string help = help_text();
-  for (const char* name : {"optimize", "bench", "profile", "sass", "roofline", "doctor", "report", "methods", "export", "compare"})
+  for (const char* name : {"optimize", "bench", "profile", "sass", "roofline", "doctor", "report", "methods", "export", "compare", "annotate"})
     EXPECT_NE(help.find(std::string("  ") + name), std::string::npos) << name;
-  EXPECT_EQ(subcommands().size(), 10u);
+  EXPECT_EQ(subcommands().size(), 12u);
 }
 
 TEST(App, SuggestsTheClosestSubcommand) {
