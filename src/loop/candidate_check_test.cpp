@@ -44,7 +44,8 @@ TEST(CandidateCheck, ACompileErrorComesBackWithTheCompilersWords) {
   pipeline::Prepared prep;
   prep.backend = "cuda";
   util::SystemRunner runner;
-  LoopChecker checker({&job, &prep, nullptr, &runner, 1, dir});
+  SystemLab lab(job, runner);
+  LoopChecker checker({&job, &prep, nullptr, &lab, 1, dir});
   search::Candidate c;
   c.id = "i1llm1a0";
   c.source = testing_support::test_data_dir() + "/llm/saxpy_vec4_broken.cu";

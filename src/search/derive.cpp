@@ -1244,8 +1244,9 @@ class TritonDeriver {
               return true;
             }
             edits_.push_back({pos, static_cast<size_t>(it->length(0)), fmt::vformat(text_for, fmt::make_format_args(f->second[0]))});
+            std::string also = fmt::format("; also the grid at line {}", s_.line_of(pos));
             for (auto& p : d_.params)
-              if (p.name == f->second[0]) p.reason += fmt::format("; also the grid at line {}", s_.line_of(pos));
+              if (p.name == f->second[0] && p.reason.find(also) == npos) p.reason += also;
             return true;
           };
           if (!follow(v, "{}")) follow(v + 1, "({} - 1)");
