@@ -26,6 +26,15 @@ std::optional<int> Optimizer::check_inputs() {
     KOPT_TRY_ASSIGN(auto reg, search::registry());
     reg_ = &reg.get();
     KOPT_TRY_ASSIGN(auto ann, search::parse_annotations(source_text_, o_.job.kernel.string()));
+    if (ann.empty()) {
+      // No annotations: the space kopt derives from the code (docs/ANNOTATIONS.md), searched through a copy.
+      KOPT_TRY_ASSIGN(auto d, search::derive(source_text_, o_.job.kernel.string()));
+      if (!d.empty()) {
+        KOPT_TRY_ASSIGN(ann, search::parse_annotations(d.instrumented, o_.job.kernel.string()));
+        source_text_ = d.instrumented;
+        derived_ = std::move(d);
+      }
+    }
     search::SpaceOptions so;
     if (pipeline::is_triton_kernel(o_.job.kernel)) so.backend = search::Backend::kTriton;
     so.numerics = o_.job.numerics;
@@ -74,6 +83,8 @@ std::optional<int> Optimizer::open_run_dir() {
   st_.stop.max_iterations = o_.iterations;
   st_.stop.patience = patience_for(o_);
   st_.stop.time_budget_s = o_.time_budget_s;
+  if (derived_)
+    if (auto st = use_derived_space(); !st) return fail(st.error());
   return std::nullopt;
 }
 

@@ -47,6 +47,8 @@ class Lab {
   // One measuring run (check, time, paired or profile mode).
   virtual runner::RunOutcome run(const runner::RunRequest& request) = 0;
   virtual Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) = 0;
+  // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
+  virtual void use_job(const pipeline::KernelJob& job) { (void)job; }
 };
 
 // The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
@@ -54,6 +56,7 @@ class Lab {
 class SystemLab final : public Lab {
  public:
   SystemLab(pipeline::KernelJob job, util::CommandRunner& runner) : job_(std::move(job)), runner_(runner) {}
+  void use_job(const pipeline::KernelJob& job) override { job_ = job; }
   HardwareGate hardware() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;

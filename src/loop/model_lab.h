@@ -37,6 +37,7 @@ class ModelLab final : public Lab {
                               const std::vector<std::string>& kernels) override;
   runner::RunOutcome run(const runner::RunRequest& request) override;
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
+  void use_job(const pipeline::KernelJob& job) override { kernel = job.kernel; }
 
   // What the loop asked for, for tests: every compile request's name, and every run's mode.
   std::vector<std::string> compiled;

@@ -194,6 +194,10 @@ util::Json Optimizer::summary_json() {
   s["candidate_costs"] = candidate_costs(st_.history);
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
   s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
+  if (derived_) {
+    s["kernel"] = original_kernel_.string();
+    s["derived"] = derived_json();
+  }
   s["run_dir"] = dir_.string();
   return s;
 }

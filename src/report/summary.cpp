@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace kopt::report {
 
@@ -24,6 +25,39 @@ std::string list(const util::Json& j) {
   std::string s;
   for (const auto& x : j) s += (s.empty() ? "" : ", ") + (x.is_string() ? x.get<std::string>() : x.dump());
   return s;
+}
+}  // namespace
+
+namespace {
+// A table cell: '|' escaped.
+std::string cell(std::string s) {
+  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.insert(i, "\\");
+  return s;
+}
+
+std::string render_derived_markdown(const util::Json& d) {
+  std::string md = fmt::format("\n## Derived search space\n\nThe kernel has no `@kopt` lines: kopt derived these parameters "
+                               "from its code and searched them through an annotated copy (`{}`; `kopt annotate` prints the "
+                               "same).\n\n| parameter | values | default | why |\n| --- | --- | --- | --- |\n",
+                               str(d, "copy"));
+  for (const auto& p : d.value("params", util::Json::array())) {
+    std::vector<std::string> v;
+    for (const auto& x : p.value("values", util::Json::array())) v.push_back(x.dump());
+    md += fmt::format("| `{}` | {} | {} | {} |\n", str(p, "name"), util::join(v, ", "), p.value("default", 0), cell(str(p, "reason")));
+  }
+  const auto& cs = d.value("constraints", util::Json::array());
+  if (!cs.empty()) {
+    md += "\n| constraint | why |\n| --- | --- |\n";
+    for (const auto& c : cs) md += fmt::format("| `{}` | {} |\n", cell(str(c, "expr")), cell(str(c, "reason")));
+  }
+  for (const auto& n : d.value("notes", util::Json::array())) md += "- note: " + n.get<std::string>() + "\n";
+  const auto& pr = d.value("pruned", util::Json::array());
+  md += fmt::format("\n### Pruned points ({})\n\n", pr.size());
+  if (pr.empty()) md += "None: every measured point built and was correct.\n";
+  else md += "| candidate | point | status | why |\n| --- | --- | --- | --- |\n";
+  for (const auto& p : pr)
+    md += fmt::format("| `{}` | `{}` | {} | {} |\n", str(p, "candidate"), cell(str(p, "point")), str(p, "status"), cell(str(p, "why")));
+  return md;
 }
 }  // namespace
 
@@ -79,6 +113,7 @@ std::string render_markdown(const util::Json& s) {
                       c["median_ms"].value("measure", 0.0), c["p90_ms"].value("compile", 0.0), c["p90_ms"].value("sass", 0.0),
                       c["p90_ms"].value("measure", 0.0));
   }
+  if (s.contains("derived") && s["derived"].is_object()) md += render_derived_markdown(s["derived"]);
   if (s.contains("llm") && !s["llm"].is_null()) md += search::render_llm_usage_markdown(s["llm"]);
   md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";
   if (s.contains("phase_seconds"))
