@@ -28,11 +28,16 @@ std::optional<int> Optimizer::check_inputs() {
     KOPT_TRY_ASSIGN(auto ann, search::parse_annotations(source_text_, o_.job.kernel.string()));
     if (ann.empty()) {
       // No annotations: the space kopt derives from the code (docs/ANNOTATIONS.md), searched through a copy.
-      KOPT_TRY_ASSIGN(auto d, search::derive(source_text_, o_.job.kernel.string()));
-      if (!d.empty()) {
-        KOPT_TRY_ASSIGN(ann, search::parse_annotations(d.instrumented, o_.job.kernel.string()));
-        source_text_ = d.instrumented;
-        derived_ = std::move(d);
+      auto d = search::derive(source_text_, o_.job.kernel.string());
+      auto back = d && !d->empty() ? search::parse_annotations(d->instrumented, o_.job.kernel.string())
+                                   : Result<search::Annotations>(search::Annotations{});
+      if (!d || !back) {
+        say("kopt optimize: no search space could be derived from {} ({}): only the flag methods are searched",
+            o_.job.kernel.string(), (!d ? d.error() : back.error()).message);
+      } else if (!d->empty()) {
+        ann = std::move(back).value();
+        source_text_ = d->instrumented;
+        derived_ = std::move(d).value();
       }
     }
     search::SpaceOptions so;
