@@ -595,6 +595,15 @@ class CudaDeriver {
     std::map<std::string, int> seen;
     for (const auto& c : constants_) ++seen[c.name];
     for (const auto& c : constants_) {
+      if (seen[c.name] > 1) {
+        std::vector<std::string> lines;
+        for (const auto& o : constants_)
+          if (o.name == c.name) lines.push_back(std::to_string(o.line));
+        if (c.line == std::stoi(lines[0]))
+          d_.notes.push_back(fmt::format("line {}: {} is declared {} times (lines {}): not one constant, so it is not derived",
+                                         c.line, c.name, lines.size(), util::join(lines, ", ")));
+        continue;
+      }
       std::vector<std::string> kernels;
       auto uses = uses_of(c.name, c.name_pos);
       auto cl = classify(uses, &kernels);
@@ -617,7 +626,7 @@ class CudaDeriver {
         continue;
       }
       std::string name = s_.unique_name(c.name + "_VALUE");
-      if (seen[c.name] == 1) const_param_[c.name] = name;
+      const_param_[c.name] = name;
       add_param(name, c.name, c.member ? DeriveSite::kStaticMember : DeriveSite::kNamedConstant, cl->second, c.value, c.line,
                 fmt::format("{} at line {}: {}", decl, c.line, cl->first));
       for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
@@ -912,7 +921,8 @@ class CudaDeriver {
         }
         parts.push_back("(" + *t + ")");
       }
-      if (!ok || (parts.size() == 1 && std::isdigit(static_cast<unsigned char>(parts[0][0])))) continue;
+      bool any_param = std::any_of(parts.begin(), parts.end(), [](const std::string& x) { return x[0] == '('; });
+      if (!ok || !any_param) continue;
       bool only_block_param = false;
       for (const auto& p : d_.params)
         if (parts.size() == 1 && parts[0] == "(" + p.name + ")" && p.role == ValueRole::kBlockThreads) only_block_param = true;
@@ -1474,6 +1484,7 @@ Result<Derivation> derive(std::string_view text, const std::string& file_name) {
     edits = t.edits();
   }
   check_constraints(d);
+  if (d.params.empty()) d.constraints.clear();
   if (!ann.empty()) {
     // The declared space is the authority: keep only what it does not cover, as suggestions.
     d.annotated = true;
@@ -1485,6 +1496,7 @@ Result<Derivation> derive(std::string_view text, const std::string& file_name) {
       extra.push_back(p);
     }
     size_t dropped = d.params.size() - extra.size();
+    std::erase_if(d.notes, [](const std::string& n) { return n.find("the KOPT_ prefix is reserved") != npos; });  // guards
     d.params = std::move(extra);
     d.constraints.clear();
     d.notes.insert(d.notes.begin(),

@@ -222,6 +222,27 @@ TEST(DeriveCuda, PragmaUnrollFactorsBecomeConstexprs) {
   EXPECT_TRUE(contains(d.instrumented, "comment (never rewritten): #pragma unroll 2\n"));
 }
 
+TEST(DeriveCuda, AConstantDeclaredTwiceIsNotDerived) {
+  const char* cu = R"(#include <cuda_runtime.h>
+__global__ void k(float* x) { x[threadIdx.x] = 0.0f; }
+#if USE_WIDE
+constexpr int kThreads = 256;
+#else
+constexpr int kThreads = 128;
+#endif
+extern "C" void solve(float* x, int n) {
+  k<<<1, kThreads>>>(x);
+  dim3 block(16, 16);
+  k<<<1, block>>>(x);
+}
+)";
+  auto d = derive(cu, "twice.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->empty());
+  EXPECT_TRUE(d->constraints.empty());  // 16 * 16 <= 1024 names no parameter
+  EXPECT_TRUE(has_note(*d, "line 4: kThreads is declared 2 times (lines 4, 6): not one constant"));
+}
+
 TEST(DeriveCuda, NothingToDerive) {
   Derivation d = derive_file(data_path("nothing.cu"));
   EXPECT_TRUE(d.empty());
