@@ -30,7 +30,7 @@ dims_of() {
   esac
 }
 
-# champion_line NAME RUN_DIR SWEEP_CSV: the summary line of one kernel.
+# report NAME RUN_DIR SWEEP_CSV: the summary lines of one kernel.
 report() {
   python3 - "$@" <<'PY'
 import csv, json, sys
@@ -89,7 +89,8 @@ for NAME in "${NAMES[@]}"; do
   else
     step "golden $NAME" 120 $K bench "$W/annotated.py" --ref "$EX/ref.py" $DIMS --seeds 1 --no-reference-timing \
       --max-time-s 0.3 --out "$W/bench" >"$OUT/bench_$NAME.log" 2>&1 </dev/null
-    G=$(ls -d "$W"/bench/kopt_runs/bench_*/golden 2>/dev/null | head -1)
+    G="$(find "$W/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)"
+    [ -n "$G" ] || { echo "plain $NAME: kopt bench made no golden data"; tail -20 "$OUT/bench_$NAME.log"; }
     step "sweep $NAME" 240 python3 scripts/device/plain_sweep_triton.py --kernel "$W/annotated.py" \
       --derivation "$W/derived.json" --golden "$G" --out "$W/sweep" >"$OUT/sweep_$NAME.log" 2>&1
     TABLE="$W/sweep/measurements.csv"
