@@ -237,6 +237,7 @@ class CudaDeriver {
     derive_static_asserts();
     derive_thread_limits();
     derive_shared_memory();
+    derive_launch_bounds_method();
     return std::move(d_);
   }
 
@@ -685,6 +686,7 @@ class CudaDeriver {
         define_macro(name, *b);
       }
       block_params[{l.kernel, *b}] = name;
+      literal_block_[l.pos] = name;
       for (size_t i = 0; i < d_.params.size(); ++i)
         if (d_.params[i].name == name) block_of_[l.kernel].push_back(i);
       edits_.push_back({l.cfg[1].begin, l.cfg[1].end - l.cfg[1].begin, name});
@@ -974,11 +976,86 @@ class CudaDeriver {
                          "ptxas (a point over it is pruned at compile time)");
   }
 
+  // The derived parameter that is, alone, the block size of a launch; "" when it is anything else.
+  std::string block_param(const Launch& l) const {
+    if (auto it = literal_block_.find(l.pos); it != literal_block_.end()) return it->second;
+    std::string b = sv(s_.masked, l.cfg[1]);
+    if (auto it = const_param_.find(b); it != const_param_.end()) return it->second;
+    for (const auto& p : d_.params)
+      if (p.site == DeriveSite::kDefine && p.name == b) return b;
+    return "";
+  }
+
+  // __launch_bounds__ from a compile-time block size: a kernel without one, whose every launch uses the same
+  // derived block-size parameter P, gets `__launch_bounds__(P)` under `#if KOPT_LAUNCH_BOUNDS` (the registry's
+  // launch_bounds method: off in the baseline, claimed, guarded and ablated like any method).
+  void derive_launch_bounds_method() {
+    const std::string guard = "KOPT_LAUNCH_BOUNDS";
+    if (s_.identifiers.count(guard)) return;
+    const std::string& m = s_.masked;
+    std::vector<std::string> done;
+    for (const auto& l : launches_) {
+      if (std::find(done.begin(), done.end(), l.kernel) != done.end()) continue;
+      done.push_back(l.kernel);
+      std::string p;
+      bool same = true;
+      for (const auto& o : launches_)
+        if (o.kernel == l.kernel) {
+          std::string q = block_param(o);
+          if (q.empty() || (!p.empty() && q != p)) same = false;
+          p = q;
+        }
+      if (!same || p.empty()) continue;
+      // The kernel's definition: `__global__ ... NAME(` with a body.
+      std::optional<size_t> at;
+      bool bounded = false;
+      for (size_t g : word_positions(m, "__global__")) {
+        size_t paren = m.find('(', g);
+        size_t stop = m.find_first_of(";{", g);
+        if (paren == npos || (stop != npos && stop < paren)) continue;
+        std::string head = m.substr(g, paren - g);
+        size_t e = head.find_last_not_of(" \t\n");
+        if (e == npos) continue;
+        size_t b = e + 1;
+        while (b > 0 && word_char(head[b - 1])) --b;
+        if (head.substr(b, e + 1 - b) != l.kernel) {
+          // __launch_bounds__(...) before the name: the name is the word before the paren after it.
+          if (head.find("__launch_bounds__") == npos) continue;
+          size_t lb_close = match_close(m, m.find('(', g + head.find("__launch_bounds__")));
+          size_t np = lb_close == npos ? npos : m.find('(', lb_close + 1);
+          if (np == npos) continue;
+          std::string h2 = m.substr(lb_close + 1, np - lb_close - 1);
+          if (util::trim(h2) != l.kernel) continue;
+          bounded = true;
+          break;
+        }
+        size_t close = match_close(m, paren);
+        size_t body = close == npos ? npos : m.find_first_not_of(" \t\n", close + 1);
+        if (body == npos || m[body] != '{') continue;
+        if (head.find("__launch_bounds__") != npos) bounded = true;
+        at = g + b;
+        break;
+      }
+      if (bounded || !at) continue;
+      edits_.push_back({*at, 0, fmt::format("\n#if {}\n__launch_bounds__({})\n#endif\n", guard, p)});
+      // One method id: its guard covers every such kernel.
+      if (d_.methods.empty()) {
+        prelude_.push_back(fmt::format("#ifndef {0}\n#define {0} 0\n#endif", guard));
+        d_.methods.push_back({"launch_bounds", fmt::format("__launch_bounds__({}) on {} (line {}), whose launches all use that "
+                                                           "block size (a method: off in the baseline)",
+                                                           p, l.kernel, s_.line_of(*at))});
+      } else {
+        d_.methods[0].reason += fmt::format("; __launch_bounds__({}) on {} (line {})", p, l.kernel, s_.line_of(*at));
+      }
+    }
+  }
+
   Source s_;
   std::string file_;
   Derivation d_;
   std::vector<Edit> edits_;
   std::vector<std::string> prelude_, postlude_;
+  std::map<size_t, std::string> literal_block_;  // a launch (its kernel's position) -> its literal block's param
   std::map<std::string, std::vector<size_t>> defines_, undefs_;
   std::map<std::string, int64_t> define_value_;
   std::set<std::string> guarded_;
@@ -1345,6 +1422,10 @@ std::string header_lines(const Derivation& d, const std::string& c) {
     if (d.language == SourceLanguage::kPython) out += fmt::format(" kind={}", param_kind_name(p.kind));
     out += "\n";
   }
+  for (const auto& m : d.methods) {
+    out += fmt::format("{} derived: {}\n", c, m.reason);
+    out += fmt::format("{} @kopt method {}\n", c, m.id);
+  }
   for (const auto& k : d.constraints) {
     out += fmt::format("{} derived: {}\n", c, k.reason);
     out += fmt::format("{} @kopt constraint {}\n", c, k.expr);
@@ -1484,7 +1565,7 @@ Result<Derivation> derive(std::string_view text, const std::string& file_name) {
     edits = t.edits();
   }
   check_constraints(d);
-  if (d.params.empty()) d.constraints.clear();
+  if (d.params.empty()) d.constraints.clear(), d.methods.clear();
   if (!ann.empty()) {
     // The declared space is the authority: keep only what it does not cover, as suggestions.
     d.annotated = true;
@@ -1499,6 +1580,9 @@ Result<Derivation> derive(std::string_view text, const std::string& file_name) {
     std::erase_if(d.notes, [](const std::string& n) { return n.find("the KOPT_ prefix is reserved") != npos; });  // guards
     d.params = std::move(extra);
     d.constraints.clear();
+    std::erase_if(d.methods, [&](const DerivedMethod& m) {
+      return std::any_of(ann.methods.begin(), ann.methods.end(), [&](const MethodDecl& x) { return x.id == m.id; });
+    });
     d.notes.insert(d.notes.begin(),
                    fmt::format("{} already declares its space with @kopt lines: those are the authority; {} derived value(s) they "
                                "cover were dropped{}",
@@ -1544,6 +1628,8 @@ util::Json to_json(const Derivation& d) {
                            {"values", p.values}, {"line", p.line}, {"reason", p.reason}});
   j["constraints"] = util::Json::array();
   for (const auto& c : d.constraints) j["constraints"].push_back({{"expr", c.expr}, {"reason", c.reason}});
+  j["methods"] = util::Json::array();
+  for (const auto& m : d.methods) j["methods"].push_back({{"id", m.id}, {"reason", m.reason}});
   j["notes"] = d.notes;
   return j;
 }

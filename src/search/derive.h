@@ -64,6 +64,12 @@ struct DerivedParam {
   std::string reason;           // one line: "template argument of sgemm<...> at line 212"
 };
 
+// A mechanical method variant of plain code, guarded like any method (KOPT_<ID>, off in the baseline).
+struct DerivedMethod {
+  std::string id;      // a registry method ("launch_bounds")
+  std::string reason;  // "__launch_bounds__(BLOCK_SIZE) on block_sum, whose launches all use that block size"
+};
+
 struct DerivedConstraint {
   std::string expr;    // over DerivedParam names, in the annotation grammar (search/expr.h)
   std::string reason;  // "static_assert at line 40", "threads per block of the launch at line 90 <= 1024"
@@ -74,6 +80,7 @@ struct Derivation {
   SourceLanguage language = SourceLanguage::kCuda;
   std::vector<DerivedParam> params;
   std::vector<DerivedConstraint> constraints;
+  std::vector<DerivedMethod> methods;
   std::vector<std::string> notes;  // what was seen and left alone, and why ("line 12: TILE is defined twice ...")
   std::string instrumented;        // the annotated, instrumented copy; empty when nothing was derived
   bool annotated = false;          // the source already had @kopt lines (they stay the authority)

@@ -87,6 +87,7 @@ TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
   EXPECT_TRUE(contains(d.instrumented, "// @kopt param BM_VALUE values=64,128,256 default=128\n"));
   EXPECT_TRUE(contains(d.instrumented, "sgemm2DBlocktiling<BM, BN, BK, TM, TN><<<gridDim, blockDim>>>"));
   EXPECT_TRUE(contains(d.instrumented, "static_assert(BM % TM == 0 && BN % TN == 0"));
+  EXPECT_TRUE(d.methods.empty());  // its block is an expression of parameters, not one parameter
 
   // The copy declares exactly the derived space; its constraints keep it modest.
   auto ann = parse_annotations(d.instrumented, "kernel.cu");
@@ -180,6 +181,10 @@ TEST(DeriveCuda, LiteralTemplateArgumentsLaunchesAndLaunchBounds) {
   EXPECT_EQ(param(d, "TWICE_MIN_BLOCKS")->default_value, 4);
   EXPECT_TRUE(contains(d.instrumented, "__launch_bounds__(TWICE_MAX_THREADS, TWICE_MIN_BLOCKS) twice("));
   EXPECT_TRUE(contains(d.instrumented, "const char* msg = \"256 threads\";"));  // strings are never rewritten
+  // fill gets the launch_bounds variant (its block is FILL_BLOCK); add_one and twice already have bounds.
+  ASSERT_EQ(d.methods.size(), 1u);
+  EXPECT_TRUE(contains(d.methods[0].reason, "__launch_bounds__(FILL_BLOCK) on fill")) << d.methods[0].reason;
+  EXPECT_FALSE(contains(d.methods[0].reason, "add_one"));
   EXPECT_EQ(d.params.size(), 5u);
 }
 
@@ -206,6 +211,13 @@ TEST(DeriveCuda, ReductionDefineIsBlockSizeAndTreeLoopBound) {
   EXPECT_TRUE(contains(d.instrumented, "for (int s = BLOCK_SIZE / 2; s > 0; s >>= 1)"));
   EXPECT_TRUE(contains(d.instrumented, "#ifndef BLOCK_SIZE\n#define BLOCK_SIZE 256\n#endif"));
   EXPECT_TRUE(has_constraint(d, "4 * (BLOCK_SIZE) <= 49152"));
+  // __launch_bounds__ from the compile-time block size: a guarded method variant, off in the baseline.
+  ASSERT_EQ(d.methods.size(), 1u);
+  EXPECT_EQ(d.methods[0].id, "launch_bounds");
+  EXPECT_TRUE(contains(d.methods[0].reason, "__launch_bounds__(BLOCK_SIZE) on block_sum")) << d.methods[0].reason;
+  EXPECT_TRUE(contains(d.instrumented, "__global__ void \n#if KOPT_LAUNCH_BOUNDS\n__launch_bounds__(BLOCK_SIZE)\n#endif\nblock_sum("));
+  EXPECT_TRUE(contains(d.instrumented, "#ifndef KOPT_LAUNCH_BOUNDS\n#define KOPT_LAUNCH_BOUNDS 0\n#endif"));
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt method launch_bounds\n"));
 }
 
 TEST(DeriveCuda, PragmaUnrollFactorsBecomeConstexprs) {
@@ -376,6 +388,10 @@ TEST_P(DeriveCompile, DefaultCopyIsTheSameCubinAndDerivedPointsBuild) {
       EXPECT_EQ(r.exit_code, 0) << src << " with " << p.name << "=" << v << "\n" << r.stderr_text;
       ++built;
     }
+  }
+  if (!d.methods.empty()) {  // the derived launch_bounds variant, on
+    auto r = cubin(copy.string(), "method.cubin", {"-DKOPT_LAUNCH_BOUNDS=1"});
+    EXPECT_EQ(r.exit_code, 0) << src << " with KOPT_LAUNCH_BOUNDS=1\n" << r.stderr_text;
   }
   EXPECT_GT(built, 0);
   fs::remove_all(dir);
