@@ -30,7 +30,11 @@ Status Optimizer::use_derived_space() {
   KOPT_TRY(util::write_file_atomic(copy, derived_->instrumented));
   KOPT_TRY(write_json(ddir / "derivation.json", "derivation", search::to_json(*derived_)));
   if (resuming_)
-    if (auto j = util::read_json(ddir / "pruned.json"); j && j->contains("pruned")) pruned_ = (*j)["pruned"];
+    if (auto j = util::read_json(ddir / "pruned.json"); j && j->contains("pruned")) {
+      pruned_ = (*j)["pruned"];
+      for (const auto& p : pruned_)
+        if (p.contains("constraint")) prune(p["constraint"].get<std::string>());
+    }
   // The copy's quoted #includes still resolve beside the original.
   if (!pipeline::is_triton_kernel(o_.job.kernel)) o_.job.include_dirs.push_back(fs::absolute(o_.job.kernel).parent_path().string());
   o_.job.kernel = copy;
@@ -52,14 +56,48 @@ void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
         point.push_back(fmt::format("{}={}", p.name, it->second));
       if (auto it = r.candidate.launch.find(p.origin); it != r.candidate.launch.end()) point.push_back(fmt::format("{}={}", p.origin, it->second));
     }
+    for (const auto& m : derived_->methods)
+      if (auto it = r.candidate.defines.find(search::guard_macro(m.id)); it != r.candidate.defines.end())
+        point.push_back(it->first + "=" + it->second);
     std::string why = r.status == search::CandidateStatus::kCompileFailed ? compile_reason(r.build.log_text, r.note) : r.note;
-    pruned_.push_back({{"candidate", r.candidate.id}, {"point", util::join(point, ",")}, {"methods", r.candidate.methods},
-                       {"status", search::candidate_status_name(r.status)}, {"why", why.substr(0, 400)}});
+    util::Json entry = {{"candidate", r.candidate.id}, {"point", util::join(point, ",")}, {"methods", r.candidate.methods},
+                        {"flags", r.candidate.flags}, {"status", search::candidate_status_name(r.status)},
+                        {"why", why.substr(0, 400)}};
+    // The point (its derived params and method guards) leaves the space: a compile failure whatever the flags, a
+    // wrong or failed run only when no flag method was on (a flag could be what broke it).
+    if (r.status == search::CandidateStatus::kCompileFailed || r.candidate.flags.empty()) {
+      std::vector<std::string> terms;
+      for (const auto& d : space_->dims) {
+        if (d.kind == search::DimKind::kFlag) continue;
+        auto it = r.candidate.params.find(d.name);
+        if (it != r.candidate.params.end()) terms.push_back(fmt::format("{} == {}", d.name, it->second));
+        else if (auto g = r.candidate.defines.find(d.name); g != r.candidate.defines.end())
+          terms.push_back(fmt::format("{} == {}", d.name, g->second));
+        else if (auto c = r.candidate.constexprs.find(d.name); c != r.candidate.constexprs.end())
+          terms.push_back(fmt::format("{} == {}", d.name, c->second));
+      }
+      if (!terms.empty()) {
+        std::string expr = "!(" + util::join(terms, " && ") + ")";
+        if (prune(expr)) entry["constraint"] = expr;
+      }
+    }
+    pruned_.push_back(entry);
     added = true;
   }
   if (added)
     if (auto st = write_json(dir_ / "derived" / "pruned.json", "pruned", {{"pruned", pruned_}}); !st)
       say("  could not write derived/pruned.json: {}", st.error().message);
+}
+
+bool Optimizer::prune(const std::string& expr) {
+  auto e = search::Expr::parse(expr);
+  if (!e) return false;
+  for (const auto& n : e->names())
+    if (space_->dim_index(n) < 0) return false;
+  for (const auto& c : space_->constraints)
+    if (c.expr.text() == expr) return true;
+  space_->constraints.push_back({std::move(e).value(), "derived/pruned.json"});
+  return true;
 }
 
 util::Json Optimizer::derived_json() const {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "loop/model_lab.h"
 #include "loop/optimize.h"
@@ -81,10 +82,20 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   }
   EXPECT_TRUE(compile_pruned) << d["pruned"].dump();
   EXPECT_TRUE(wrong_pruned) << d["pruned"].dump();
+  // A pruned point leaves the space: each (THREADS, launch_bounds) point fails at most once, whatever the flags.
+  std::set<std::string> seen;
+  for (const auto& p : d["pruned"]) {
+    ASSERT_TRUE(p.contains("constraint")) << p.dump();
+    EXPECT_TRUE(seen.insert(p["constraint"].get<std::string>()).second) << "pruned twice: " << p.dump();
+  }
   auto md = util::read_file(run / "summary.md");
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("## Derived search space"), std::string::npos);
   EXPECT_NE(md->find("### Pruned points"), std::string::npos);
+  EXPECT_NE(md->find("| `THREADS` | 32, 64, 128, 256 | 64 | #define THREADS 64 at line 4: block size of the launch of scale"),
+            std::string::npos) << *md;
+  EXPECT_NE(md->find("| method `launch_bounds` | 0, 1 | 0 |"), std::string::npos);
+  if (std::getenv("KOPT_SHOW_SUMMARY")) std::fprintf(stderr, "%s\n", md->c_str());
   fs::remove_all(out);
 }
 

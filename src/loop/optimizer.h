@@ -125,6 +125,7 @@ class Optimizer {
   // ---- a kernel without annotations (derived.cpp): the space kopt derived, searched through its copy ----
   Status use_derived_space();  // writes run_dir/derived/<kernel> and makes it the kernel of every candidate
   void record_pruned(const std::vector<CandidateRun>& runs);  // derived points that failed, and why
+  bool prune(const std::string& expr);  // adds `!(point)` to the space's constraints (false: not over its dims)
   util::Json derived_json() const;
 
   OptimizeOptions o_;

@@ -45,6 +45,8 @@ std::string render_derived_markdown(const util::Json& d) {
     for (const auto& x : p.value("values", util::Json::array())) v.push_back(x.dump());
     md += fmt::format("| `{}` | {} | {} | {} |\n", str(p, "name"), util::join(v, ", "), p.value("default", 0), cell(str(p, "reason")));
   }
+  for (const auto& m : d.value("methods", util::Json::array()))
+    md += fmt::format("| method `{}` | 0, 1 | 0 | {} |\n", str(m, "id"), cell(str(m, "reason")));
   const auto& cs = d.value("constraints", util::Json::array());
   if (!cs.empty()) {
     md += "\n| constraint | why |\n| --- | --- |\n";
