@@ -45,6 +45,11 @@ std::optional<int> Optimizer::check_inputs() {
     so.numerics = o_.job.numerics;
     so.arch = 90;
     KOPT_TRY_ASSIGN(space_, search::build_space(ann, *reg_, so));
+    if (!derived_ && !ann.empty())
+      if (auto d = search::derive(source_text_, o_.job.kernel.string()); d && !d->params.empty())
+        say("kopt optimize: note: kopt annotate derives {} more parameter(s) from the code ({}, ...); not added: the "
+            "@kopt lines are the authority",
+            d->params.size(), d->params.front().name);
     return ok_status();
   }();
   if (!space) return report(space.error());

@@ -28,6 +28,14 @@ std::string upper(std::string_view s) {
 
 bool pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+// A decimal number of at most 12 digits (never throws); -1 otherwise.
+int64_t small_number(const std::string& digits) {
+  if (digits.empty() || digits.size() > 12) return -1;
+  for (char c : digits)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return -1;
+  return std::stoll(digits);
+}
+
 // A plain decimal literal, optionally with an integer suffix (returned in `suffix`).
 std::optional<int64_t> int_literal(std::string_view s, std::string* suffix = nullptr) {
   std::string t = util::trim(s);
@@ -597,6 +605,7 @@ class CudaDeriver {
     for (const auto& c : constants_) ++seen[c.name];
     for (const auto& c : constants_) {
       if (seen[c.name] > 1) {
+        if (!c.is_const) continue;  // a local variable declared again (a loop index): nothing to say
         std::vector<std::string> lines;
         for (const auto& o : constants_)
           if (o.name == c.name) lines.push_back(std::to_string(o.line));
@@ -700,7 +709,8 @@ class CudaDeriver {
       for (const auto& g : ranges) {
         std::string gs = m.substr(g.begin, g.end - g.begin);
         for (auto it = std::sregex_iterator(gs.begin(), gs.end(), num); it != std::sregex_iterator(); ++it) {
-          int64_t v = std::stoll(it->str());
+          int64_t v = small_number(it->str());
+          if (v < 0) continue;
           size_t pos = g.begin + static_cast<size_t>(it->position(0));
           size_t after = pos + static_cast<size_t>(it->length(0));
           if (after < m.size() && (m[after] == '.' || word_char(m[after]))) continue;
@@ -1320,7 +1330,8 @@ class TritonDeriver {
           for (const auto& e : edits_)
             if (pos >= e.pos && pos < e.pos + std::max<size_t>(e.len, 1)) edited = true;
           if (edited) continue;
-          int64_t v = std::stoll(it->str());
+          int64_t v = small_number(it->str());
+          if (v < 0) continue;
           auto follow = [&](int64_t key, const std::string& text_for) {
             auto f = constexpr_by_value_.find(key);
             if (f == constexpr_by_value_.end()) return false;
@@ -1361,9 +1372,9 @@ class TritonDeriver {
         if (configs == 0) first[k] = v;
       };
       for (auto jt = std::sregex_iterator(dict.begin(), dict.end(), kv); jt != std::sregex_iterator(); ++jt)
-        add((*jt)[1], std::stoll((*jt)[2]));
+        if (int64_t v = small_number((*jt)[2]); v >= 0) add((*jt)[1], v);
       for (auto jt = std::sregex_iterator(rest.begin(), rest.end(), launch_kv); jt != std::sregex_iterator(); ++jt)
-        add((*jt)[1], std::stoll((*jt)[2]));
+        if (int64_t v = small_number((*jt)[2]); v >= 0) add((*jt)[1], v);
     }
     if (configs == 0) {
       d_.notes.push_back(fmt::format("line {}: @triton.autotune of {} has no configs kopt can read: left alone", line, kernel));
