@@ -8,7 +8,7 @@
 # Prepare here: cmake --build build && bash scripts/device/carry_build.sh
 # Run there:    bash scripts/device/plain_check.sh [NAME ...]      (carry [".carry/build"]; NAME: sgemm_tiled,
 #               elementwise_templated, reduction_define, triton_literal; default all four)
-# Budget: about 8 minutes on one H200. Each optimize is capped by `timeout -s INT $OPT_LIMIT_S` (default 75 s; an
+# Budget: about 8-9 minutes on one H200. Each optimize is capped by `timeout -s INT $OPT_LIMIT_S` (default 80 s; an
 # interrupted run still writes its summary); PLAIN_OPT_FLAGS adds flags (default none: kopt's defaults).
 # Sizes make one call take >= ~0.2 ms and are not multiples of the tiles (the kernels check their edges).
 set -u
@@ -17,7 +17,7 @@ start_check
 cat .carry/build/COMMIT 2>/dev/null
 OUT="${OUT:-$PWD/plain_out}"
 mkdir -p "$OUT" runs/plain
-OPT_LIMIT_S="${OPT_LIMIT_S:-75}"
+OPT_LIMIT_S="${OPT_LIMIT_S:-80}"
 PLAIN_OPT_FLAGS="${PLAIN_OPT_FLAGS:-}"
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -52,9 +52,14 @@ except OSError:
     pass
 best = min(rows, key=lambda r: float(r["median_ms"])) if rows else None
 dims = [k for k in (rows[0].keys() if rows else []) if k not in ("index", "status", "median_ms", "ci95_low_ms", "ci95_high_ms", "tflops")]
+methods = set((champ.get("candidate") or {}).get("methods", []))
+def value(k):  # the champion's value of a sweep column: a param, or a method guard (KOPT_<ID>: 1 when the method is on)
+    if k.startswith("KOPT_"):
+        return "1" if k[5:].lower() in methods else "0"
+    return str(params.get(k, ""))
 mine = None
 for r in rows:
-    if all(str(params.get(k, params.get(k.upper(), ""))) == r[k] for k in dims if not k.startswith("KOPT_")):
+    if all(value(k) == r[k] for k in dims):
         mine = float(r["median_ms"]); break
 bms = float(best["median_ms"]) if best else None
 fmt = lambda x: "n/a" if x is None else f"{x:.4f}"
@@ -63,7 +68,7 @@ print(f"plain {name}: distinct candidates measured {len(measured)}; kopt champio
       f"({st.get('stop_reason', '')}); sweep: {len(rows)} points, best {fmt(bms)} ms; "
       f"kopt's champion point in the sweep {fmt(mine)} ms; ratio {ratio}")
 if best:
-    print(f"plain {name}: sweep best point {json.dumps({k: best[k] for k in dims})}; kopt champion point {json.dumps(params)}")
+    print(f"plain {name}: sweep best point {json.dumps({k: best[k] for k in dims})}; kopt champion point {json.dumps({k: value(k) for k in dims})}")
 PY
 }
 
