@@ -395,13 +395,13 @@ class CudaDeriver {
     for (size_t p : word_positions(m, name)) {
       if (p == decl_pos) continue;
       size_t e = p + name.size();
-      std::string after = m.substr(e, 3), before = p >= 2 ? m.substr(p - 2, 2) : "";
+      std::string before = p >= 2 ? m.substr(p - 2, 2) : "";
       size_t a = m.find_first_not_of(" \t", e);
       if (a != npos && (m.compare(a, 2, "++") == 0 || m.compare(a, 2, "--") == 0 ||
                         (a + 1 < m.size() && std::string("+-*/%|&^<>").find(m[a]) != npos && m[a + 1] == '=' && m[a] != '<' && m[a] != '>') ||
                         (m[a] == '=' && a + 1 < m.size() && m[a + 1] != '=')))
         return true;
-      if (before == "++" || before == "--" || m[p - 1] == '&') return true;
+      if (before == "++" || before == "--" || (p > 0 && m[p - 1] == '&')) return true;  // &x: it may be written
     }
     return false;
   }
