@@ -303,6 +303,22 @@ TEST(DeriveTriton, LiteralConstexprsLaunchOptionsAndGrid) {
   EXPECT_EQ(ann->params.size(), 4u);
 }
 
+TEST(DeriveTriton, NamedLocalsOfRunKernelBecomeItsParameters) {
+  Derivation d = derive_file(data_path("named.py"));
+  ASSERT_EQ(d.params.size(), 2u);
+  const DerivedParam* b = param(d, "BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->default_value, 1024);
+  EXPECT_TRUE(contains(b->reason, "run_kernel's BLOCK_SIZE = 1024 at line 21")) << b->reason;
+  const DerivedParam* w = param(d, "num_warps");  // a launch option arrives as num_warps= whatever the local's name
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->default_value, 8);
+  EXPECT_EQ(param(d, "ROWS"), nullptr);  // assigned twice
+  EXPECT_TRUE(contains(d.instrumented, "def run_kernel(*, x, y, n, BLOCK_SIZE=1024, num_warps=8):\n"
+                                       "    BLOCK_SIZE = BLOCK_SIZE\n    NW = num_warps\n    ROWS = 1\n"));
+  EXPECT_TRUE(contains(d.instrumented, "copy_kernel[grid](x, y, n, BLOCK_SIZE=BLOCK_SIZE, ROWS=ROWS, num_warps=NW)"));
+}
+
 TEST(DeriveTriton, LiteralBlockSizesExample) {
   Derivation d = derive_file(example_path("triton_literal/kernel.py"));
   ASSERT_EQ(d.params.size(), 3u);
@@ -333,7 +349,8 @@ TEST(DeriveTriton, CopiesAreValidPython) {
   if (py.empty()) GTEST_SKIP() << "no python3";
   fs::path dir = fs::temp_directory_path() / fmt::format("kopt_derive_py_{}", ::getpid());
   fs::create_directories(dir);
-  for (const std::string& f : {data_path("literal.py"), data_path("autotune.py"), example_path("triton_literal/kernel.py")}) {
+  for (const std::string& f :
+       {data_path("literal.py"), data_path("autotune.py"), data_path("named.py"), example_path("triton_literal/kernel.py")}) {
     Derivation d = derive_file(f);
     fs::path out = dir / fs::path(f).filename();
     ASSERT_TRUE(util::write_file_atomic(out, d.instrumented).ok());

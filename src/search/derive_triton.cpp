@@ -163,12 +163,20 @@ class TritonDeriver {
         if (eq == npos) continue;
         std::string key = util::trim(a.substr(0, eq));
         auto v = int_literal(a.substr(eq + 1));
-        if (!v || a.substr(eq + 1).find_first_of("uUlL") != npos) continue;
         bool launch = key == "num_warps" || key == "num_stages";
+        // A named local instead of a literal: `BLOCK = 1024` earlier in run_kernel, then `BLOCK_SIZE=BLOCK`.
+        std::string local = util::trim(a.substr(eq + 1));
+        std::optional<std::pair<Range, int64_t>> named;
+        if (!v && util::is_identifier(local) && !sig_names_.count(local) && !util::starts_with(local, "KOPT_") &&
+            !s_.taken.count(local) && (launch || j.constexprs.count(key)))
+          if ((named = local_constant(local))) v = named->second;
+        if (!v || (!named && a.substr(eq + 1).find_first_of("uUlL") != npos)) continue;
         if (!launch && !j.constexprs.count(key)) continue;
         if (sig_names_.count(key)) continue;
         if (launch && s_.taken.count(key)) continue;  // one num_warps / num_stages parameter for all launches
-        std::string name = param_name(key);
+        // A launch option arrives as num_warps= / num_stages= whatever its param's name (docs/TRITON.md).
+        std::string name = named ? (launch ? key : local) : param_name(key);
+        if (named) s_.taken.insert(name);
         DerivedParam p;
         p.name = name;
         p.origin = key;
@@ -182,12 +190,19 @@ class TritonDeriver {
         }
         p.values = values_for(p.role, *v);
         p.line = line;
-        p.reason = fmt::format("literal {}={} in the launch of {}[...] in run_kernel at line {}", key, *v, st.kernel, line);
+        p.reason = named ? fmt::format("run_kernel's {} = {} at line {}: {} of the launch of {}[...] at line {}", local, *v,
+                                       s_.line_of(named->first.begin), key, st.kernel, line)
+                         : fmt::format("literal {}={} in the launch of {}[...] in run_kernel at line {}", key, *v, st.kernel, line);
         if (key == "num_warps") warps_done = true;
-        // The literal becomes the parameter; the grid's literal of the same block size follows it.
-        size_t vb = r.begin + eq + 1;
-        while (std::isspace(static_cast<unsigned char>(m[vb]))) ++vb;
-        edits_.push_back({vb, r.end - vb, name});
+        if (named) {
+          // The local now reads the parameter (`BLOCK = BLOCK`, `NW = num_warps`); the launch is unchanged.
+          edits_.push_back({named->first.begin, named->first.end - named->first.begin, name});
+        } else {
+          // The literal becomes the parameter; the grid's literal of the same block size follows it.
+          size_t vb = r.begin + eq + 1;
+          while (std::isspace(static_cast<unsigned char>(m[vb]))) ++vb;
+          edits_.push_back({vb, r.end - vb, name});
+        }
         add_signature(name, *v);
         if (p.kind == ParamKind::kConstexpr) constexpr_by_value_[*v].push_back(name);
         d_.params.push_back(std::move(p));
@@ -230,6 +245,24 @@ class TritonDeriver {
       }
       edits_.push_back({ins, 0, text});
     }
+  }
+
+  // `NAME = <int>` on a line of run_kernel's body, NAME assigned nowhere else in it: the literal and its value.
+  std::optional<std::pair<Range, int64_t>> local_constant(const std::string& name) const {
+    const std::string& m = s_.masked;
+    std::string body = m.substr(body_begin_, body_end_ - body_begin_);
+    std::regex def("(^|\\n)[ \\t]+" + name + R"([ \t]*=[ \t]*(\d+)[ \t]*(?=\n|$))");
+    std::regex any("\\b" + name + R"(\s*(\+|-|\*|/|//|%|\||&)?=(?!=))");
+    std::smatch dm;
+    if (!std::regex_search(body, dm, def)) return std::nullopt;
+    int assignments = 0;  // a launch's keyword `NAME=` is not an assignment
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), any); it != std::sregex_iterator(); ++it)
+      assignments += kw_positions_.count(body_begin_ + static_cast<size_t>(it->position(0))) ? 0 : 1;
+    if (assignments != 1) return std::nullopt;
+    int64_t v = small_number(dm[2].str());
+    if (v < 0) return std::nullopt;
+    size_t b = body_begin_ + static_cast<size_t>(dm.position(2));
+    return std::make_pair(Range{b, b + static_cast<size_t>(dm.length(2))}, v);
   }
 
   std::string_view call_separator(size_t open, size_t close) const {
