@@ -25,6 +25,7 @@ const std::vector<Subcommand>& subcommands() {
       {"export", "a run's measurements as Kernel Tuner T4 results or CSV", cmd_export},
       {"compare", "two runs side by side: time ratios with 95% CIs", cmd_compare},
       {"methods", "list the optimization method registry", cmd_methods},
+      {"annotate", "derive a search space from a kernel without @kopt lines (--write: the annotated copy)", cmd_annotate},
       {"llm-check", "check a language-model endpoint (URL, key, model) for --generator llm", cmd_llm_check},
   };
   return table;

@@ -11,7 +11,7 @@ namespace kopt::cli {
 TEST(App, HelpListsEverySubcommandFromTheTable) {
   std::string help = help_text();
   for (const char* name : {"optimize", "bench", "profile", "sass", "roofline", "doctor", "report", "methods", "export",
-                           "compare", "llm-check", "check"})
+                           "compare", "llm-check", "check", "annotate"})
     EXPECT_NE(help.find(std::string("  ") + name), std::string::npos) << name;
   for (const auto& c : subcommands()) EXPECT_NE(help.find(std::string("  ") + std::string(c.name) + " "), std::string::npos) << c.name;
 }

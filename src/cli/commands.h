@@ -17,6 +17,7 @@ int cmd_report(const Args& args);
 int cmd_export(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_methods(const Args& args);
+int cmd_annotate(const Args& args);
 int cmd_llm_check(const Args& args);
 int cmd_search_replay(const Args& args);  // internal: `kopt __search-replay`
 

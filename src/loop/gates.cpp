@@ -26,11 +26,30 @@ std::optional<int> Optimizer::check_inputs() {
     KOPT_TRY_ASSIGN(auto reg, search::registry());
     reg_ = &reg.get();
     KOPT_TRY_ASSIGN(auto ann, search::parse_annotations(source_text_, o_.job.kernel.string()));
+    if (ann.empty()) {
+      // No annotations: the space kopt derives from the code (docs/ANNOTATIONS.md), searched through a copy.
+      auto d = search::derive(source_text_, o_.job.kernel.string());
+      auto back = d && !d->empty() ? search::parse_annotations(d->instrumented, o_.job.kernel.string())
+                                   : Result<search::Annotations>(search::Annotations{});
+      if (!d || !back) {
+        say("kopt optimize: no search space could be derived from {} ({}): only the flag methods are searched",
+            o_.job.kernel.string(), (!d ? d.error() : back.error()).message);
+      } else if (!d->empty()) {
+        ann = std::move(back).value();
+        source_text_ = d->instrumented;
+        derived_ = std::move(d).value();
+      }
+    }
     search::SpaceOptions so;
     if (pipeline::is_triton_kernel(o_.job.kernel)) so.backend = search::Backend::kTriton;
     so.numerics = o_.job.numerics;
     so.arch = 90;
     KOPT_TRY_ASSIGN(space_, search::build_space(ann, *reg_, so));
+    if (!derived_ && !ann.empty())
+      if (auto d = search::derive(source_text_, o_.job.kernel.string()); d && !d->params.empty())
+        say("kopt optimize: note: kopt annotate derives {} more parameter(s) from the code ({}, ...); not added: the "
+            "@kopt lines are the authority",
+            d->params.size(), d->params.front().name);
     return ok_status();
   }();
   if (!space) return report(space.error());
@@ -74,6 +93,8 @@ std::optional<int> Optimizer::open_run_dir() {
   st_.stop.max_iterations = o_.iterations;
   st_.stop.patience = patience_for(o_);
   st_.stop.time_budget_s = o_.time_budget_s;
+  if (derived_)
+    if (auto st = use_derived_space(); !st) return fail(st.error());
   return std::nullopt;
 }
 

@@ -53,6 +53,8 @@ class Lab {
   virtual Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) = 0;
   // The sanitizer gate on one measuring child (sanitize/sanitizer.h run_gate: every tool through the runner).
   virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
+  // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
+  virtual void use_job(const pipeline::KernelJob& job) { (void)job; }
 };
 
 // The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
@@ -60,6 +62,7 @@ class Lab {
 class SystemLab final : public Lab {
  public:
   SystemLab(pipeline::KernelJob job, util::CommandRunner& runner) : job_(std::move(job)), runner_(runner) {}
+  void use_job(const pipeline::KernelJob& job) override { job_ = job; }
   HardwareGate hardware() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;

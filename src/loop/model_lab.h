@@ -49,6 +49,7 @@ class ModelLab final : public Lab {
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
+  void use_job(const pipeline::KernelJob& job) override { kernel = job.kernel; }
 
   // What the loop asked for, for tests: every compile request's name, and every run's mode.
   std::vector<std::string> compiled;

@@ -98,6 +98,7 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.measure_ms = r.measure_ms;
     st_.history.push_back(m);
   }
+  if (derived_) record_pruned(runs);
 }
 
 void Optimizer::update_frontier() {

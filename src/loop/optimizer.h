@@ -24,6 +24,7 @@
 #include "runner/launch.h"
 #include "search/generator.h"
 #include "search/registry.h"
+#include "search/derive.h"
 #include "search/space.h"
 #include "workload/working_set.h"
 #include "util/progress.h"
@@ -167,8 +168,17 @@ class Optimizer {
   void flush_phase(Clock::time_point now);
   bool triton() const { return prep_.backend == "triton"; }
 
+  // ---- a kernel without annotations (derived.cpp): the space kopt derived, searched through its copy ----
+  Status use_derived_space();  // writes run_dir/derived/<kernel> and makes it the kernel of every candidate
+  void record_pruned(const std::vector<CandidateRun>& runs);  // derived points that failed, and why
+  bool prune(const std::string& expr);  // adds `!(point)` to the space's constraints (false: not over its dims)
+  util::Json derived_json() const;
+
   OptimizeOptions o_;
   Lab& lab_;
+  std::optional<search::Derivation> derived_;
+  std::filesystem::path original_kernel_;
+  util::Json pruned_ = util::Json::array();
   std::filesystem::path dir_;
   bool resuming_ = false;
   RunState st_;

@@ -218,6 +218,10 @@ util::Json Optimizer::summary_json() {
   if (std::error_code ec; fs::exists(dir_ / "champion" / o_.job.kernel.filename(), ec))
     s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
   s["gates_passed"] = st_.stop_reason != "gate_failed";
+  if (derived_) {
+    s["kernel"] = original_kernel_.string();
+    s["derived"] = derived_json();
+  }
   s["run_dir"] = dir_.string();
   return s;
 }

@@ -28,6 +28,7 @@
 #include "sass/analysis.h"
 #include "search/annotations.h"
 #include "search/candidate.h"
+#include "search/derive.h"
 #include "search/registry.h"
 #include "search/space.h"
 #include "testing/test_support.h"
@@ -87,9 +88,20 @@ const search::Registry& registry() {
   return reg->get();
 }
 
+// The example's source; for a kernel without annotations (examples/plain), the annotated copy kopt derives.
+std::string source_of(const std::string& name) {
+  fs::path kernel = example_file(name, "kernel.cu");
+  std::string text = read(kernel);
+  auto ann = search::parse_annotations(text, kernel.string());
+  if (!ann || !ann->empty()) return text;
+  auto d = search::derive(text, kernel.string());
+  EXPECT_TRUE(d.ok()) << (d ? "" : d.error().message);
+  return d && !d->empty() ? d->instrumented : text;
+}
+
 SearchSpace space_of(const std::string& name) {
   fs::path kernel = example_file(name, "kernel.cu");
-  auto ann = search::parse_annotations(read(kernel), kernel.string());
+  auto ann = search::parse_annotations(source_of(name), kernel.string());
   EXPECT_TRUE(ann.ok()) << (ann ? "" : ann.error().message);
   if (!ann) return {};
   search::SpaceOptions opts;  // CUDA, sm_90, reference numerics, flag methods offered
@@ -487,7 +499,7 @@ EmuFailures run_emulated(const EmuCase& ec) {
   fs::remove_all(work);
   fs::create_directories(work);
   const fs::path kernel = example_file(ec.example, "kernel.cu");
-  std::string source = read(kernel);
+  std::string source = source_of(ec.example);
   if (!ec.mutate_from.empty()) {
     auto at = source.find(ec.mutate_from);
     EXPECT_NE(at, std::string::npos) << ec.mutate_from;
@@ -619,6 +631,14 @@ TEST_F(ExamplesEmu, VectorAddAndNaiveSgemmAreRight) {
   // n = 4099: not a multiple of 4 (the float4 path's scalar tail) nor of any block's span.
   expect_correct({"vector_add", {{"n", 4099}}, 29, "", ""}, 2 * 29);
   expect_correct({"sgemm_naive", {{"M", 40}, {"N", 24}, {"K", 64}}, 1, "", ""}, 2);
+}
+
+// The plain examples (no annotations): every sampled point of the space kopt derives is right, at sizes that are
+// not multiples of any tile.
+TEST_F(ExamplesEmu, PlainExamplesAreRightAcrossTheirDerivedSpaces) {
+  expect_correct({"plain/elementwise_templated", {{"n", 5003}}, 15, "", ""}, 2 * 15);
+  expect_correct({"plain/reduction_define", {{"n", 100003}}, 12, "", ""}, 2 * 12);
+  expect_correct({"plain/sgemm_tiled", {{"M", 70}, {"N", 200}, {"K", 37}}, 12, "", ""}, 2 * 12);
 }
 
 // The emulator has teeth: reading a cp.async stage one group too early, or a tile before the barrier that

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace kopt::report {
 
@@ -86,6 +87,41 @@ std::string render_gates_markdown(const util::Json& s) {
   return md;
 }
 
+namespace {
+// A table cell: '|' escaped.
+std::string cell(std::string s) {
+  for (size_t i = 0; (i = s.find('|', i)) != std::string::npos; i += 2) s.insert(i, "\\");
+  return s;
+}
+
+std::string render_derived_markdown(const util::Json& d) {
+  std::string md = fmt::format("\n## Derived search space\n\nThe kernel has no `@kopt` lines: kopt derived these parameters "
+                               "from its code and searched them through an annotated copy (`{}`; `kopt annotate` prints the "
+                               "same).\n\n| parameter | values | default | why |\n| --- | --- | --- | --- |\n",
+                               str(d, "copy"));
+  for (const auto& p : d.value("params", util::Json::array())) {
+    std::vector<std::string> v;
+    for (const auto& x : p.value("values", util::Json::array())) v.push_back(x.dump());
+    md += fmt::format("| `{}` | {} | {} | {} |\n", str(p, "name"), util::join(v, ", "), p.value("default", 0), cell(str(p, "reason")));
+  }
+  for (const auto& m : d.value("methods", util::Json::array()))
+    md += fmt::format("| method `{}` | 0, 1 | 0 | {} |\n", str(m, "id"), cell(str(m, "reason")));
+  const auto& cs = d.value("constraints", util::Json::array());
+  if (!cs.empty()) {
+    md += "\n| constraint | why |\n| --- | --- |\n";
+    for (const auto& c : cs) md += fmt::format("| `{}` | {} |\n", cell(str(c, "expr")), cell(str(c, "reason")));
+  }
+  for (const auto& n : d.value("notes", util::Json::array())) md += "- note: " + n.get<std::string>() + "\n";
+  const auto& pr = d.value("pruned", util::Json::array());
+  md += fmt::format("\n### Pruned points ({})\n\n", pr.size());
+  if (pr.empty()) md += "None: every measured point built and was correct.\n";
+  else md += "| candidate | point | status | why |\n| --- | --- | --- | --- |\n";
+  for (const auto& p : pr)
+    md += fmt::format("| `{}` | `{}` | {} | {} |\n", str(p, "candidate"), cell(str(p, "point")), str(p, "status"), cell(str(p, "why")));
+  return md;
+}
+}  // namespace
+
 std::string render_markdown(const util::Json& s) {
   std::string md = "# kopt run summary\n\n";
   md += fmt::format("- kernel: `{}`\n- dims: {}\n- GPU: {}\n- numerics mode: {}\n- generator: {}\n", str(s, "kernel"),
@@ -149,6 +185,7 @@ std::string render_markdown(const util::Json& s) {
                       c["median_ms"].value("measure", 0.0), c["p90_ms"].value("compile", 0.0), c["p90_ms"].value("sass", 0.0),
                       c["p90_ms"].value("measure", 0.0));
   }
+  if (s.contains("derived") && s["derived"].is_object()) md += render_derived_markdown(s["derived"]);
   if (s.contains("llm") && !s["llm"].is_null()) md += search::render_llm_usage_markdown(s["llm"]);
   md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";
   if (s.contains("phase_seconds"))

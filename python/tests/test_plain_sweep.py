@@ -1,0 +1,49 @@
+"""scripts/device/plain_sweep_triton.py (the exhaustive sweep of a derived Triton space) with the harness faked:
+the cross product of the derived values, the chunks, the split of a failing chunk down to the configuration that
+breaks it, and measurements.csv."""
+
+import csv
+import importlib.util
+import json
+import os
+import sys
+
+from conftest import PYTHON_DIR
+
+SCRIPT = os.path.join(os.path.dirname(PYTHON_DIR), "scripts", "device", "plain_sweep_triton.py")
+
+
+def load():
+    spec = importlib.util.spec_from_file_location("plain_sweep_triton", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch):
+    mod = load()
+    derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [256, 512, 1024]},
+                          {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
+    (tmp_path / "d.json").write_text(json.dumps(derived))
+    calls = []
+
+    def fake_chunk(a, configs, tag):
+        calls.append(len(configs))
+        # BLOCK=1024 with 4 warps is wrong: a chunk holding it fails as a whole, as the harness's paired mode does.
+        if any(c == {"BLOCK": 1024, "num_warps": 4} for c in configs):
+            return {"status": "incorrect", "message": "configuration 0: output y: mismatches"}
+        return {"status": "ok", "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
+
+    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
+    out = tmp_path / "sweep"
+    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
+                                      "--golden", "g", "--out", str(out), "--chunk", "6"])
+    mod.main()
+    rows = list(csv.DictReader(open(out / "measurements.csv")))
+    assert [(r["BLOCK"], r["num_warps"]) for r in rows] == [("256", "4"), ("256", "8"), ("512", "4"), ("512", "8"),
+                                                           ("1024", "4"), ("1024", "8")]
+    status = {(r["BLOCK"], r["num_warps"]): r["status"] for r in rows}
+    assert status[("1024", "4")] == "incorrect"
+    assert sum(1 for s in status.values() if s == "ok") == 5
+    assert float(rows[1]["median_ms"]) == 256 / 1000 / 8
+    assert calls[0] == 6 and 1 in calls  # the whole chunk, then halves down to the one that fails

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Plain kernels (issue 15): for each of examples/plain/*, `kopt optimize` with default flags on the un-annotated
+# kernel (it searches the space kopt derives), then an exhaustive sweep of the same derived space (`kopt annotate
+# --write` and the existing sweep tooling on the annotated copy), and one line per kernel: distinct candidates
+# kopt measured, kopt's champion ms, the sweep's best ms, and the sweep's time of kopt's champion point over the
+# sweep's best (same measurement, so the ratio compares like with like; 1.00 = kopt found the best point).
+#
+# Prepare here: cmake --build build && bash scripts/device/carry_build.sh
+# Run there:    bash scripts/device/plain_check.sh [NAME ...]      (carry [".carry/build"]; NAME: sgemm_tiled,
+#               elementwise_templated, reduction_define, triton_literal; default all four)
+# Budget: about 8-9 minutes on one H200. Each optimize is capped by `timeout -s INT $OPT_LIMIT_S` (default 80 s; an
+# interrupted run still writes its summary); PLAIN_OPT_FLAGS adds flags (default none: kopt's defaults).
+# Sizes make one call take >= ~0.2 ms and are not multiples of the tiles (the kernels check their edges).
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+start_check
+cat .carry/build/COMMIT 2>/dev/null
+OUT="${OUT:-$PWD/plain_out}"
+mkdir -p "$OUT" runs/plain
+OPT_LIMIT_S="${OPT_LIMIT_S:-80}"
+PLAIN_OPT_FLAGS="${PLAIN_OPT_FLAGS:-}"
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+
+dims_of() {
+  case "$1" in
+    sgemm_tiled) echo "--M=2000 --N=2000 --K=2000" ;;
+    elementwise_templated) echo "--n=67108867" ;;
+    reduction_define) echo "--n=200000003" ;;
+    triton_literal) echo "--M=10000 --N=10000" ;;
+  esac
+}
+
+# report NAME RUN_DIR SWEEP_CSV: the summary lines of one kernel.
+report() {
+  python3 - "$@" <<'PY'
+import csv, json, sys
+name, run, table = sys.argv[1:4]
+try:
+    st = json.load(open(f"{run}/state.json"))
+except OSError:
+    print(f"plain {name}: no optimize state ({run})"); sys.exit(0)
+hist = st.get("history", [])
+measured = {json.dumps(h["candidate"].get("params", {}), sort_keys=True) + json.dumps(h["candidate"].get("flags", []))
+            for h in hist if h.get("median_ms") is not None}
+champ = st.get("champion") or {}
+champ_ms = champ.get("median_ms")
+params = (champ.get("candidate") or {}).get("params", {})
+rows = []
+try:
+    rows = [r for r in csv.DictReader(open(table)) if r.get("status") == "ok" and r.get("median_ms")]
+except OSError:
+    pass
+best = min(rows, key=lambda r: float(r["median_ms"])) if rows else None
+dims = [k for k in (rows[0].keys() if rows else []) if k not in ("index", "status", "median_ms", "ci95_low_ms", "ci95_high_ms", "tflops")]
+methods = set((champ.get("candidate") or {}).get("methods", []))
+def value(k):  # the champion's value of a sweep column: a param, or a method guard (KOPT_<ID>: 1 when the method is on)
+    if k.startswith("KOPT_"):
+        return "1" if k[5:].lower() in methods else "0"
+    return str(params.get(k, ""))
+mine = None
+for r in rows:
+    if all(value(k) == r[k] for k in dims):
+        mine = float(r["median_ms"]); break
+bms = float(best["median_ms"]) if best else None
+fmt = lambda x: "n/a" if x is None else f"{x:.4f}"
+ratio = f"{mine / bms:.3f}" if mine and bms else "n/a"
+print(f"plain {name}: distinct candidates measured {len(measured)}; kopt champion {fmt(champ_ms)} ms "
+      f"({st.get('stop_reason', '')}); sweep: {len(rows)} points, best {fmt(bms)} ms; "
+      f"kopt's champion point in the sweep {fmt(mine)} ms; ratio {ratio}")
+if best:
+    print(f"plain {name}: sweep best point {json.dumps({k: best[k] for k in dims})}; kopt champion point {json.dumps({k: value(k) for k in dims})}")
+PY
+}
+
+NAMES=("$@")
+[ ${#NAMES[@]} -gt 0 ] || NAMES=(sgemm_tiled elementwise_templated reduction_define triton_literal)
+for NAME in "${NAMES[@]}"; do
+  EX="examples/plain/$NAME"
+  KF="$EX/kernel.cu"; [ -f "$KF" ] || KF="$EX/kernel.py"
+  DIMS="$(dims_of "$NAME")"
+  W="runs/plain/$NAME"
+  rm -rf "$W"; mkdir -p "$W"
+  $K annotate "$KF" --write "$W/annotated.${KF##*.}" --json "$W/derived.json" >"$W/annotate.txt" 2>&1
+  cat "$W/annotate.txt"
+  # shellcheck disable=SC2086
+  step "optimize $NAME" $((OPT_LIMIT_S + 30)) timeout -s INT "$OPT_LIMIT_S" $K optimize "$KF" --ref "$EX/ref.py" $DIMS \
+    $PLAIN_OPT_FLAGS --out "$W/opt" </dev/null >"$OUT/optimize_$NAME.log" 2>&1
+  tail -15 "$OUT/optimize_$NAME.log"
+  RUN=$(ls -d "$W"/opt/kopt_runs/run_* 2>/dev/null | head -1)
+  if [ "${KF##*.}" = "cu" ]; then
+    step "sweep $NAME" 240 bash scripts/perf/search_efficiency.sh --kernel "$W/annotated.cu" --ref "$EX/ref.py" \
+      --dims "$DIMS" --rounds 5 --runs 1 --chunk 48 --out "$W/sweep" >"$OUT/sweep_$NAME.log" 2>&1
+    TABLE="$W/sweep/measurements.csv"
+  else
+    step "golden $NAME" 120 $K bench "$W/annotated.py" --ref "$EX/ref.py" $DIMS --seeds 1 --no-reference-timing \
+      --max-time-s 0.3 --out "$W/bench" >"$OUT/bench_$NAME.log" 2>&1 </dev/null
+    G="$(find "$W/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)"
+    [ -n "$G" ] || { echo "plain $NAME: kopt bench made no golden data"; tail -20 "$OUT/bench_$NAME.log"; }
+    step "sweep $NAME" 240 python3 scripts/device/plain_sweep_triton.py --kernel "$W/annotated.py" \
+      --derivation "$W/derived.json" --golden "$G" --out "$W/sweep" >"$OUT/sweep_$NAME.log" 2>&1
+    TABLE="$W/sweep/measurements.csv"
+  fi
+  tail -5 "$OUT/sweep_$NAME.log"
+  report "$NAME" "${RUN:-none}" "$TABLE" | tee -a "$OUT/plain_report.txt"
+  [ -n "${RUN:-}" ] && cp "$RUN/summary.md" "$OUT/summary_$NAME.md" 2>/dev/null
+  cp "$TABLE" "$OUT/sweep_$NAME.csv" 2>/dev/null
+  summ "plain/$NAME/opt"
+done
+echo "=== report"
+cat "$OUT/plain_report.txt"
+finish_check

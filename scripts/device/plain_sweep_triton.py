@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The exhaustive sweep of a derived Triton space (scripts/device/plain_check.sh): every configuration of the
+params `kopt annotate --json` lists (their cross product; derived Triton spaces carry no constraints), timed with
+the harness's paired mode on golden data made once. A chunk whose process fails is split in halves down to single
+configurations (one that still fails is recorded with the harness's message).
+
+  plain_sweep_triton.py --kernel ANNOTATED.py --derivation DERIVED.json --golden GOLDEN_DIR --out DIR
+                        [--chunk 12] [--rounds 10] [--max-time-s 2]
+
+Writes DIR/measurements.csv (index, one column per param, status, median_ms) and prints the best.
+"""
+import argparse
+import csv
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def run_chunk(a, configs, tag):
+    out = os.path.join(a.out, f"run_{tag}.json")
+    cmd = [sys.executable, "-m", "kopt_harness", "triton-run", "--kernel", a.kernel, "--golden", a.golden, "--out", out,
+           "--mode", "paired", "--config", json.dumps(configs), "--rounds", str(a.rounds), "--max-time-s", str(a.max_time_s)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    try:
+        res = json.load(open(out))
+    except (OSError, ValueError):
+        res = {"status": "crashed", "message": p.stderr[-500:]}
+    return res
+
+
+def measure(a, items, results, depth=0):
+    """items: [(index, config)]; fills results[index] = (status, median_ms or None, message)."""
+    res = run_chunk(a, [c for _, c in items], f"{items[0][0]}_{len(items)}")
+    libs = res.get("libs") or []
+    if res.get("status") == "ok" and len(libs) == len(items):
+        for (i, _), lib in zip(items, libs):
+            s = lib.get("samples_ms") or []
+            results[i] = ("ok", statistics.median(s), "") if s else ("no_samples", None, "")
+        return
+    if len(items) == 1:
+        results[items[0][0]] = (res.get("status", "failed"), None, str(res.get("message", ""))[:300])
+        return
+    half = len(items) // 2
+    measure(a, items[:half], results, depth + 1)
+    measure(a, items[half:], results, depth + 1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--derivation", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--chunk", type=int, default=12)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--max-time-s", type=float, default=2.0)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    d = json.load(open(a.derivation))
+    params = d["params"]
+    names = [p["origin"] if p["kind"] in ("num_warps", "num_stages") else p["name"] for p in params]
+    configs = [dict(zip(names, vals)) for vals in itertools.product(*[p["values"] for p in params])]
+    results = {}
+    items = list(enumerate(configs))
+    for k in range(0, len(items), a.chunk):
+        measure(a, items[k:k + a.chunk], results)
+    with open(os.path.join(a.out, "measurements.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["index"] + names + ["status", "median_ms"])
+        for i, c in enumerate(configs):
+            st, ms, _ = results.get(i, ("missing", None, ""))
+            w.writerow([i] + [c[n] for n in names] + [st, "" if ms is None else f"{ms:.6f}"])
+    ok = [(results[i][1], configs[i]) for i in results if results[i][0] == "ok"]
+    print(f"plain_sweep_triton: {len(ok)}/{len(configs)} configurations measured")
+    if ok:
+        best = min(ok, key=lambda x: x[0])
+        print(f"plain_sweep_triton: best {best[0]:.4f} ms at {json.dumps(best[1])}")
+
+
+if __name__ == "__main__":
+    main()

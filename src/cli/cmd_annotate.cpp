@@ -1,0 +1,67 @@
+// kopt annotate KERNEL: the search space kopt derives from a kernel nobody annotated (search/derive.h), printed
+// as @kopt lines with their reasons; --write OUT writes the annotated, instrumented copy. No GPU needed.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "cli/parse.h"
+#include "search/derive.h"
+#include "util/fs.h"
+#include "util/json_io.h"
+
+namespace kopt::cli {
+
+namespace fs = std::filesystem;
+
+int cmd_annotate(const Args& args) {
+  CLI::App app{"kopt annotate: derive a search space from a kernel without @kopt annotations (docs/ANNOTATIONS.md)",
+               "kopt annotate"};
+  std::string kernel, write, json;
+  app.add_option("kernel", kernel, "the kernel: .cu (CUDA) or .py (Triton)")->required();
+  app.add_option("--write", write, "write the annotated copy here (never over the kernel itself)");
+  app.add_option("--json", json, "write the derivation as JSON to FILE, or - for stdout");
+  if (auto rc = parse_args(app, args); rc) return *rc;
+
+  auto fail = [](const Error& e) {
+    std::fprintf(stderr, "kopt annotate: %s\n", e.message.c_str());
+    return to_int(e.code);
+  };
+  auto text = util::read_file(kernel);
+  if (!text) return fail(input_error(kernel + ": " + text.error().message));
+  auto d = search::derive(*text, kernel);
+  if (!d) return fail(d.error());
+
+  std::error_code ec;
+  if (!write.empty() && fs::exists(write) && fs::equivalent(write, kernel, ec))
+    return fail(input_error("--write " + write + " is the kernel itself: kopt never rewrites your file; give another path"));
+  bool json_stdout = json == "-";
+  FILE* out = json_stdout ? stderr : stdout;
+  if (d->annotated) {
+    std::fprintf(out, "%s", search::annotation_text(*d).c_str());
+    if (!write.empty()) std::fprintf(stderr, "kopt annotate: %s already has @kopt lines; nothing written to %s\n", kernel.c_str(), write.c_str());
+  } else if (d->empty()) {
+    std::fprintf(out, "kopt annotate: nothing to derive in %s (no named constant, literal launch, template argument, "
+                      "#pragma unroll or __launch_bounds__ kopt can tune)\n%s",
+                 kernel.c_str(), search::annotation_text(*d).c_str());
+  } else {
+    std::fprintf(out, "%s", search::annotation_text(*d).c_str());
+    if (!write.empty()) {
+      if (auto st = util::write_file_atomic(write, d->instrumented); !st) return fail(st.error());
+      std::fprintf(stderr, "kopt annotate: wrote the annotated copy of %s to %s (%zu parameters, %zu constraints)\n",
+                   kernel.c_str(), write.c_str(), d->params.size(), d->constraints.size());
+    }
+  }
+  if (!json.empty()) {
+    util::Json body = search::to_json(*d);
+    if (json_stdout) {
+      body["meta"] = util::make_meta("annotate");
+      std::puts(body.dump(2).c_str());
+    } else if (auto st = util::write_json_atomic(json, "annotate", body); !st) {
+      return fail(st.error());
+    }
+  }
+  return 0;
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,110 @@
+// A kernel without @kopt annotations: kopt searches the space it derived (search/derive.h) through an
+// annotated, instrumented copy in the run directory; the user's file is never touched. Points of that space
+// that fail to build or compute a wrong answer are pruned, each with its reason, in derived/pruned.json and
+// the summary.
+#include "loop/optimizer.h"
+#include "pipeline/triton.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The first line of a compiler log that says what failed (static_assert, ptxas resources), else the status.
+std::string compile_reason(const std::string& log, const std::string& fallback) {
+  for (const auto& line : util::split_lines(log))
+    if (line.find("error") != std::string::npos) return util::trim(line).substr(0, 300);
+  return fallback;
+}
+
+}  // namespace
+
+Status Optimizer::use_derived_space() {
+  original_kernel_ = o_.job.kernel;
+  fs::path ddir = dir_ / "derived";
+  fs::create_directories(ddir);
+  fs::path copy = ddir / o_.job.kernel.filename();
+  KOPT_TRY(util::write_file_atomic(copy, derived_->instrumented));
+  KOPT_TRY(write_json(ddir / "derivation.json", "derivation", search::to_json(*derived_)));
+  if (resuming_)
+    if (auto j = util::read_json(ddir / "pruned.json"); j && j->contains("pruned")) {
+      pruned_ = (*j)["pruned"];
+      for (const auto& p : pruned_)
+        if (p.contains("constraint")) prune(p["constraint"].get<std::string>());
+    }
+  // The copy's quoted #includes still resolve beside the original.
+  if (!pipeline::is_triton_kernel(o_.job.kernel)) o_.job.include_dirs.push_back(fs::absolute(o_.job.kernel).parent_path().string());
+  o_.job.kernel = copy;
+  lab_.use_job(o_.job);
+  if (space_) space_->source_file = copy.string();
+  say("kopt optimize: {} has no @kopt lines; searching the {} parameter(s) kopt derived ({}; kopt annotate {} shows them)",
+      original_kernel_.string(), derived_->params.size(), copy.string(), original_kernel_.string());
+  return ok_status();
+}
+
+void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
+  bool added = false;
+  for (const auto& r : runs) {
+    if (r.status == search::CandidateStatus::kOk) continue;
+    std::vector<std::string> point;
+    for (const auto& p : derived_->params) {
+      if (auto it = r.candidate.defines.find(p.name); it != r.candidate.defines.end()) point.push_back(p.name + "=" + it->second);
+      if (auto it = r.candidate.constexprs.find(p.name); it != r.candidate.constexprs.end())
+        point.push_back(fmt::format("{}={}", p.name, it->second));
+      if (auto it = r.candidate.launch.find(p.origin); it != r.candidate.launch.end()) point.push_back(fmt::format("{}={}", p.origin, it->second));
+    }
+    for (const auto& m : derived_->methods)
+      if (auto it = r.candidate.defines.find(search::guard_macro(m.id)); it != r.candidate.defines.end())
+        point.push_back(it->first + "=" + it->second);
+    std::string why = r.status == search::CandidateStatus::kCompileFailed ? compile_reason(r.build.log_text, r.note) : r.note;
+    util::Json entry = {{"candidate", r.candidate.id}, {"point", util::join(point, ",")}, {"methods", r.candidate.methods},
+                        {"flags", r.candidate.flags}, {"status", search::candidate_status_name(r.status)},
+                        {"why", why.substr(0, 400)}};
+    // The point (its derived params and method guards) leaves the space: a compile failure whatever the flags, a
+    // wrong or failed run only when no flag method was on (a flag could be what broke it).
+    if (r.status == search::CandidateStatus::kCompileFailed || r.candidate.flags.empty()) {
+      std::vector<std::string> terms;
+      for (const auto& d : space_->dims) {
+        if (d.kind == search::DimKind::kFlag) continue;
+        auto it = r.candidate.params.find(d.name);
+        if (it != r.candidate.params.end()) terms.push_back(fmt::format("{} == {}", d.name, it->second));
+        else if (auto g = r.candidate.defines.find(d.name); g != r.candidate.defines.end())
+          terms.push_back(fmt::format("{} == {}", d.name, g->second));
+        else if (auto c = r.candidate.constexprs.find(d.name); c != r.candidate.constexprs.end())
+          terms.push_back(fmt::format("{} == {}", d.name, c->second));
+      }
+      if (!terms.empty()) {
+        std::string expr = "!(" + util::join(terms, " && ") + ")";
+        if (prune(expr)) entry["constraint"] = expr;
+      }
+    }
+    pruned_.push_back(entry);
+    added = true;
+  }
+  if (added)
+    if (auto st = write_json(dir_ / "derived" / "pruned.json", "pruned", {{"pruned", pruned_}}); !st)
+      say("  could not write derived/pruned.json: {}", st.error().message);
+}
+
+bool Optimizer::prune(const std::string& expr) {
+  auto e = search::Expr::parse(expr);
+  if (!e) return false;
+  for (const auto& n : e->names())
+    if (space_->dim_index(n) < 0) return false;
+  for (const auto& c : space_->constraints)
+    if (c.expr.text() == expr) return true;
+  space_->constraints.push_back({std::move(e).value(), "derived/pruned.json"});
+  return true;
+}
+
+util::Json Optimizer::derived_json() const {
+  util::Json j = search::to_json(*derived_);
+  j["copy"] = o_.job.kernel.string();
+  j["pruned"] = pruned_;
+  return j;
+}
+
+}  // namespace kopt::loop

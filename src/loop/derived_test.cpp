@@ -1,0 +1,104 @@
+// The optimize loop on a kernel without annotations, without a GPU (a ModelLab): the derived space is searched
+// through a copy in the run directory, the user's file stays as it was, pruned points are recorded with why.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "loop/model_lab.h"
+#include "loop/optimize.h"
+#include "roofline/testing.h"
+#include "testing/test_support.h"
+#include "util/fs.h"
+#include "util/json_io.h"
+
+namespace kopt::loop {
+namespace {
+
+namespace fs = std::filesystem;
+
+int64_t threads_of(const Defines& d) {
+  auto it = d.find("THREADS");
+  return it == d.end() ? 64 : std::stoll(it->second);
+}
+
+TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoints) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_derive_loop_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  const fs::path kernel = data / "derive" / "loop_plain.cu";
+  auto before = util::read_file(kernel);
+  ASSERT_TRUE(before.ok());
+  OptimizeOptions o;
+  o.iterations = 4;
+  o.patience = 4;
+  o.job.kernel = kernel;
+  o.job.ref = data / "loop" / "ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out;
+  o.quiet = true;
+  ModelLabOptions mo;
+  // THREADS 256 is best; 32 does not build (a ptxas-like failure); 128 computes a wrong answer.
+  mo.time_ms = [](const Defines& d) -> std::optional<double> {
+    int64_t t = threads_of(d);
+    if (t == 128) return std::nullopt;
+    return t == 256 ? 0.5 : 1.0;
+  };
+  mo.compiles = [](const Defines& d) { return threads_of(d) != 32; };
+  mo.ceilings = roofline::testing::round_ceilings();
+  mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
+                {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
+  ModelLab lab(mo);
+  lab.kernel = kernel;
+  ASSERT_EQ(run_optimize(o, lab), 0);
+  ASSERT_TRUE(fs::exists(out / "kopt_runs"));
+  fs::path run = fs::directory_iterator(out / "kopt_runs")->path();
+
+  // The copy is the kernel of every candidate; the user's file is untouched.
+  EXPECT_EQ(lab.kernel, run / "derived" / "loop_plain.cu");
+  auto copy = util::read_file(run / "derived" / "loop_plain.cu");
+  ASSERT_TRUE(copy.ok());
+  EXPECT_NE(copy->find("// @kopt param THREADS values=32,64,128,256 default=64"), std::string::npos) << *copy;
+  EXPECT_EQ(*util::read_file(kernel), *before);
+  EXPECT_TRUE(fs::exists(run / "derived" / "derivation.json"));
+
+  auto state = util::read_json(run / "state.json");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ((*state)["champion"]["candidate"]["params"].value("THREADS", 0), 256);
+  EXPECT_EQ((*state)["champion"]["candidate"]["source"].get<std::string>(), (run / "derived" / "loop_plain.cu").string());
+
+  auto summary = util::read_json(run / "summary.json");
+  ASSERT_TRUE(summary.ok());
+  const auto& d = (*summary)["derived"];
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ((*summary)["kernel"].get<std::string>(), kernel.string());  // the user's kernel, not the copy
+  ASSERT_EQ(d["params"].size(), 1u);
+  EXPECT_EQ(d["params"][0]["name"], "THREADS");
+  EXPECT_NE(d["params"][0]["reason"].get<std::string>().find("block size of the launch of scale"), std::string::npos);
+  bool compile_pruned = false, wrong_pruned = false;
+  for (const auto& p : d["pruned"]) {
+    std::string point = p["point"];
+    if (point.rfind("THREADS=32,", 0) == 0) compile_pruned = p["status"] == "compile_failed";
+    if (point.rfind("THREADS=128,", 0) == 0) wrong_pruned = p["status"] == "incorrect";
+  }
+  EXPECT_TRUE(compile_pruned) << d["pruned"].dump();
+  EXPECT_TRUE(wrong_pruned) << d["pruned"].dump();
+  // A pruned point leaves the space: each (THREADS, launch_bounds) point fails at most once, whatever the flags.
+  std::set<std::string> seen;
+  for (const auto& p : d["pruned"]) {
+    ASSERT_TRUE(p.contains("constraint")) << p.dump();
+    EXPECT_TRUE(seen.insert(p["constraint"].get<std::string>()).second) << "pruned twice: " << p.dump();
+  }
+  auto md = util::read_file(run / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("## Derived search space"), std::string::npos);
+  EXPECT_NE(md->find("### Pruned points"), std::string::npos);
+  EXPECT_NE(md->find("| `THREADS` | 32, 64, 128, 256 | 64 | #define THREADS 64 at line 4: block size of the launch of scale"),
+            std::string::npos) << *md;
+  EXPECT_NE(md->find("| method `launch_bounds` | 0, 1 | 0 |"), std::string::npos);
+  if (std::getenv("KOPT_SHOW_SUMMARY")) std::fprintf(stderr, "%s\n", md->c_str());
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace kopt::loop

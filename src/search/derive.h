@@ -1,0 +1,111 @@
+#pragma once
+// Deriving a search space from a kernel nobody annotated (docs/ANNOTATIONS.md, "Kernels without annotations").
+//
+// Pure: source text in, a Derivation out. What a kernel engineer would tune, read from the code as it is:
+//   CUDA:   named integral constants (constexpr/const at namespace or function scope, static constexpr members,
+//           `#define NAME <int>`) used in a launch, a template argument, a shared-memory size or a loop bound;
+//           literal template arguments and literal block sizes at `<<<...>>>` sites (a `(n + B - 1) / B, B`
+//           launch is one parameter); `#pragma unroll N`; `__launch_bounds__(N[, M])`.
+//   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel,
+//           and the configs of an existing `@triton.autotune`.
+// The result is also an instrumented copy of the source: every derived value becomes a macro (CUDA: `#ifndef
+// P / #define P <default> / #endif`, the site rewritten to use P) or a run_kernel keyword argument (Triton),
+// under `@kopt param` / `@kopt constraint` lines, so the ordinary annotation machinery builds its candidates.
+// With every default the copy compiles to the same code as the original. Comments and strings are never
+// rewritten; a macro defined twice or #undef'd is not derived (the notes say why).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "search/annotations.h"
+#include "search/source_scan.h"
+#include "util/json_io.h"
+
+namespace kopt::search {
+
+// Where a derived parameter came from.
+enum class DeriveSite {
+  kNamedConstant,    // constexpr / const integer (namespace or function scope)
+  kStaticMember,     // static constexpr member
+  kDefine,           // #define NAME <int>
+  kTemplateLiteral,  // a literal template argument at a launch site
+  kLaunchLiteral,    // a literal block size at a launch site (and the grid that divides by it)
+  kPragmaUnroll,     // #pragma unroll N
+  kLaunchBounds,     // __launch_bounds__(N[, M])
+  kTritonConstexpr,  // a literal tl.constexpr keyword argument in run_kernel
+  kTritonLaunch,     // num_warps / num_stages in run_kernel
+  kTritonAutotune,   // a key of an existing @triton.autotune's configs
+};
+std::string_view derive_site_name(DeriveSite s);
+
+// What the value does, which decides its value set (derive.cpp: values_for).
+enum class ValueRole {
+  kBlockThreads,  // threads per block: powers of two in 32..1024
+  kTile,          // a tile / size: {d/2, d, 2d}
+  kUnroll,        // an unroll factor: 1, 2, 4, 8 (and the default)
+  kMinBlocks,     // __launch_bounds__'s second argument: 1, 2, 4 (and the default)
+  kMaxThreads,    // __launch_bounds__'s first argument alone: the default up to 1024 (larger is always safe)
+  kNumWarps,      // 2, 4, 8, 16 (and the default)
+  kNumStages,     // 1..4 (and the default)
+  kListed,        // the values an existing @triton.autotune lists
+};
+std::string_view value_role_name(ValueRole r);
+
+struct DerivedParam {
+  std::string name;     // the @kopt param (a macro for CUDA, a run_kernel keyword for Triton)
+  std::string origin;   // the constant / template parameter / keyword in the user's code ("BM", "BLOCK_SIZE")
+  ParamKind kind = ParamKind::kDefine;
+  DeriveSite site = DeriveSite::kNamedConstant;
+  ValueRole role = ValueRole::kTile;
+  int64_t default_value = 0;
+  std::vector<int64_t> values;  // ascending, holds default_value
+  int line = 0;                 // 1-based line of the site in the user's file
+  std::string reason;           // one line: "template argument of sgemm<...> at line 212"
+};
+
+// A mechanical method variant of plain code, guarded like any method (KOPT_<ID>, off in the baseline).
+struct DerivedMethod {
+  std::string id;      // a registry method ("launch_bounds")
+  std::string reason;  // "__launch_bounds__(BLOCK_SIZE) on block_sum, whose launches all use that block size"
+};
+
+struct DerivedConstraint {
+  std::string expr;    // over DerivedParam names, in the annotation grammar (search/expr.h)
+  std::string reason;  // "static_assert at line 40", "threads per block of the launch at line 90 <= 1024"
+};
+
+struct Derivation {
+  std::string file;
+  SourceLanguage language = SourceLanguage::kCuda;
+  std::vector<DerivedParam> params;
+  std::vector<DerivedConstraint> constraints;
+  std::vector<DerivedMethod> methods;
+  std::vector<std::string> notes;  // what was seen and left alone, and why ("line 12: TILE is defined twice ...")
+  std::string instrumented;        // the annotated, instrumented copy; empty when nothing was derived
+  bool annotated = false;          // the source already had @kopt lines (they stay the authority)
+  bool empty() const { return params.empty(); }
+};
+
+// Threads per block and static shared memory per block the value sets and constraints respect (sm_90).
+inline constexpr int64_t kMaxThreadsPerBlock = 1024;
+inline constexpr int64_t kMaxStaticSmemBytes = 48 * 1024;
+
+// `file_name` names the file in reasons and notes and decides the language (".py": Triton). A source that
+// already has annotations is derived too, but every derived value whose site a declared param already
+// covers is dropped (with a note), and `instrumented` stays empty: the declared space is the authority.
+Result<Derivation> derive(std::string_view text, const std::string& file_name);
+
+// The @kopt lines of a derivation, each param and constraint under a one-line comment giving its reason,
+// then the notes, in the file's comment syntax. What `kopt annotate` prints.
+std::string annotation_text(const Derivation& d);
+
+// {"file", "language", "annotated", "params": [{name, origin, kind, site, role, default, values, line, reason}],
+//  "constraints": [{expr, reason}], "notes": [...]} (summary.json's "derived" block, `kopt annotate --json`).
+util::Json to_json(const Derivation& d);
+
+// Same-length copy of `text` with comments and string/char literal contents blanked to spaces (line breaks
+// kept), so positions in it are positions in `text`.
+std::string mask_code(std::string_view text, SourceLanguage lang);
+
+}  // namespace kopt::search

@@ -1,0 +1,900 @@
+// The CUDA front end of the derivation (search/derive.h): named constants, #defines, literal launches and template
+// arguments, __launch_bounds__, #pragma unroll, the relations the code states, and the launch_bounds method variant.
+#include "search/derive_text.h"
+
+namespace kopt::search::derive_detail {
+
+namespace {
+
+struct Launch {
+  std::string kernel;
+  size_t pos = 0;                  // the identifier of the kernel
+  std::optional<Range> targs;      // the template argument list's inside
+  std::vector<Range> targ_list;
+  std::vector<Range> cfg;          // <<< args >>>
+  std::vector<Range> grid_defs, block_defs;  // statements of the function defining variables the grid / block use
+  int line = 0;
+};
+
+struct Constant {
+  std::string name;
+  bool is_const = false, is_static = false, member = false;
+  int64_t value = 0;
+  Range init;
+  size_t name_pos = 0;
+  int line = 0;
+};
+
+struct Use {
+  std::string what;  // "block size of the launch of k at line 9"
+  bool block = false;
+  bool unroll_only = false;
+  std::string kernel;  // the kernel launched, for a block use
+};
+
+class CudaDeriver {
+ public:
+  CudaDeriver(std::string_view text, std::string file) : s_(text, SourceLanguage::kCuda), file_(std::move(file)) {}
+
+  Derivation run() {
+    d_.file = file_;
+    d_.language = SourceLanguage::kCuda;
+    scan_preprocessor();
+    scan_launches();
+    scan_templates();
+    scan_constants();
+    derive_defines();
+    derive_constants();
+    derive_launch_literals();
+    derive_launch_bounds();
+    derive_pragma_unroll();
+    derive_static_asserts();
+    derive_thread_limits();
+    derive_shared_memory();
+    derive_launch_bounds_method();
+    return std::move(d_);
+  }
+
+  const std::vector<Edit>& edits() const { return edits_; }
+  const std::vector<std::string>& prelude() const { return prelude_; }
+  const std::vector<std::string>& postlude() const { return postlude_; }
+
+ private:
+  std::string at(size_t pos) const { return fmt::format("line {}", s_.line_of(pos)); }
+
+  void scan_preprocessor() {
+    static const std::regex def(R"(^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\(?)[ \t]*(.*)$)");
+    static const std::regex undef(R"(^[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*))");
+    static const std::regex ifndef(R"(^[ \t]*#[ \t]*ifndef[ \t]+([A-Za-z_]\w*)[ \t]*$)");
+    std::string prev_ifndef;
+    for (size_t ls : s_.line_starts) {
+      size_t le = s_.line_end(ls);
+      std::string line = s_.masked.substr(ls, le - ls);
+      std::smatch m;
+      if (std::regex_search(line, m, def)) {
+        std::string name = m[1];
+        defines_[name].push_back(ls);
+        if (m[2].length() == 0) {
+          if (auto v = int_literal(m[3].str())) define_value_[name] = *v;
+        }
+        if (prev_ifndef == name) guarded_.insert(name);
+      } else if (std::regex_search(line, m, undef)) {
+        undefs_[m[1]].push_back(ls);
+      }
+      if (std::regex_search(line, m, ifndef)) prev_ifndef = m[1];
+      else if (!util::trim(line).empty()) prev_ifndef.clear();
+    }
+  }
+
+  void scan_launches() {
+    const std::string& m = s_.masked;
+    size_t p = 0;
+    while ((p = m.find("<<<", p)) != npos) {
+      size_t close = m.find(">>>", p + 3);
+      if (close == npos) break;
+      Launch l;
+      l.cfg = split_args(m, p + 3, close);
+      l.line = s_.line_of(p);
+      size_t q = p;
+      while (q > 0 && std::isspace(static_cast<unsigned char>(m[q - 1]))) --q;
+      if (q > 0 && m[q - 1] == '>') {  // template arguments: find the matching '<' backwards
+        int depth = 0;
+        size_t k = q - 1;
+        for (;; --k) {
+          if (m[k] == '>') ++depth;
+          else if (m[k] == '<' && --depth == 0) break;
+          if (k == 0) break;
+        }
+        if (m[k] == '<') {
+          l.targs = Range{k + 1, q - 1};
+          l.targ_list = split_args(m, k + 1, q - 1);
+          q = k;
+          while (q > 0 && std::isspace(static_cast<unsigned char>(m[q - 1]))) --q;
+        }
+      }
+      size_t e = q;
+      while (q > 0 && word_char(m[q - 1])) --q;
+      l.kernel = m.substr(q, e - q);
+      l.pos = q;
+      if (!l.kernel.empty() && l.cfg.size() >= 2) {
+        l.grid_defs = defining_statements(l.cfg[0], l.pos);
+        l.block_defs = defining_statements(l.cfg[1], l.pos);
+        launches_.push_back(l);
+      }
+      p = close + 3;
+    }
+  }
+
+  // The outermost brace enclosing `pos` (the function's body), 0 at namespace scope.
+  size_t function_start(size_t pos) const {
+    const std::string& m = s_.masked;
+    int depth = 0, lowest = 0;
+    size_t at = 0;
+    for (size_t k = pos; k-- > 0;) {
+      if (m[k] == '}') ++depth;
+      else if (m[k] == '{' && --depth < lowest) lowest = depth, at = k;
+    }
+    return at;
+  }
+
+  // Every statement between the start of the function and `before` that assigns or declares a variable named
+  // in `arg` (`int blocks = ...;`, `dim3 grid(...);`, `if (blocks > 8) blocks = 8;`): the text after the name.
+  std::vector<Range> defining_statements(Range arg, size_t before) const {
+    const std::string& m = s_.masked;
+    std::vector<Range> out;
+    size_t from = function_start(before);
+    std::string a = sv(m, arg);
+    static const std::regex ident(R"([A-Za-z_]\w*)");
+    std::set<std::string> vars;
+    for (auto it = std::sregex_iterator(a.begin(), a.end(), ident); it != std::sregex_iterator(); ++it) vars.insert(it->str());
+    for (const auto& v : vars) {
+      std::regex def("\\b" + v + R"(\s*(=(?!=)|\(|\{)([^;]*);)");
+      std::string region = m.substr(from, before - from);
+      for (auto it = std::sregex_iterator(region.begin(), region.end(), def); it != std::sregex_iterator(); ++it) {
+        size_t b = from + static_cast<size_t>(it->position(0));
+        if (b > 0 && (m[b - 1] == '.' || (b > 1 && m[b - 1] == '>' && m[b - 2] == '-'))) continue;  // a member
+        out.push_back({from + static_cast<size_t>(it->position(2)), from + static_cast<size_t>(it->position(2) + it->length(2))});
+      }
+    }
+    return out;
+  }
+
+  // template <int BLOCK, int ITEMS> __global__ void name(  ->  tparams_["name"] = {BLOCK, ITEMS}
+  void scan_templates() {
+    const std::string& m = s_.masked;
+    for (size_t p : word_positions(m, "template")) {
+      size_t open = m.find_first_not_of(" \t\n", p + 8);
+      if (open == npos || m[open] != '<') continue;
+      size_t close = match_close(m, open);
+      if (close == npos) continue;
+      size_t paren = m.find('(', close);
+      size_t brace = m.find_first_of(";{", close);
+      if (paren == npos || (brace != npos && brace < paren)) continue;
+      std::string head = m.substr(close + 1, paren - close - 1);
+      if (head.find("__global__") == npos) continue;
+      size_t e = paren;
+      while (e > 0 && std::isspace(static_cast<unsigned char>(m[e - 1]))) --e;
+      size_t b = e;
+      while (b > 0 && word_char(m[b - 1])) --b;
+      std::vector<std::string> names;
+      for (auto r : split_args(m, open + 1, close)) {
+        std::string a = sv(m, r);
+        a = a.substr(0, a.find('='));
+        a = util::trim(a);
+        size_t k = a.size();
+        while (k > 0 && word_char(a[k - 1])) --k;
+        names.push_back(a.substr(k));
+      }
+      tparams_[m.substr(b, e - b)] = names;
+      size_t pclose = match_close(m, paren);
+      size_t body = pclose == npos ? npos : m.find_first_of(";{", pclose);
+      if (body != npos && m[body] == '{') {
+        size_t bend = match_close(m, body);
+        if (bend != npos) template_bodies_.push_back({{body, bend}, std::set<std::string>(names.begin(), names.end())});
+      }
+    }
+  }
+
+  void scan_constants() {
+    static const std::regex decl(
+        R"(((?:\b(?:static|inline|constexpr|const)\s+)*)(unsigned\s+long\s+long|unsigned\s+long|unsigned\s+int|long\s+long|unsigned|int|long|short|uint|uint32_t|int32_t|int64_t|uint64_t|size_t)\s+([A-Za-z_]\w*)\s*=\s*([^;{}=]+);)");
+    const std::string& m = s_.masked;
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), decl); it != std::sregex_iterator(); ++it) {
+      const auto& mt = *it;
+      size_t p = static_cast<size_t>(mt.position(0));
+      if (p > 0 && (word_char(m[p - 1]))) continue;
+      std::string quals = mt[1];
+      Constant c;
+      c.name = mt[3];
+      c.is_const = quals.find("const") != npos;
+      c.is_static = quals.find("static") != npos;
+      c.name_pos = static_cast<size_t>(mt.position(3));
+      c.init = {static_cast<size_t>(mt.position(4)), static_cast<size_t>(mt.position(4) + mt.length(4))};
+      while (c.init.end > c.init.begin && std::isspace(static_cast<unsigned char>(m[c.init.end - 1]))) --c.init.end;
+      c.line = s_.line_of(p);
+      std::string init = sv(m, c.init);
+      if (auto v = int_literal(init)) {
+        c.value = *v;
+        c.member = c.is_static && inside_class(p);
+        constants_.push_back(c);
+      } else if (c.is_const) {
+        aliases_[c.name].push_back(init);
+      }
+    }
+  }
+
+  // The innermost open brace before `pos` belongs to a struct or class.
+  bool inside_class(size_t pos) const {
+    const std::string& m = s_.masked;
+    int depth = 0;
+    for (size_t k = pos; k-- > 0;) {
+      if (m[k] == '}') ++depth;
+      else if (m[k] == '{' && depth-- == 0) {
+        size_t b = m.rfind(';', k);
+        b = b == npos ? 0 : b;
+        std::string head = m.substr(b, k - b);
+        return std::regex_search(head, std::regex(R"(\b(struct|class)\s+\w+)"));
+      }
+    }
+    return false;
+  }
+
+  // How `name` is used (every occurrence but `skip`): launch, template argument, shared memory, loop bound...
+  std::vector<Use> uses_of(const std::string& name, size_t skip) const {
+    std::vector<Use> out;
+    const std::string& m = s_.masked;
+    for (size_t p : word_positions(m, name)) {
+      if (p == skip) continue;
+      bool shadowed = false;  // the kernel's own template parameter of the same name
+      for (const auto& [r, names] : template_bodies_)
+        if (p > r.begin && p < r.end && names.count(name)) shadowed = true;
+      if (shadowed) continue;
+      int line = s_.line_of(p);
+      bool found = false;
+      auto within = [&](const std::vector<Range>& rs) {
+        for (const auto& r : rs)
+          if (p >= r.begin && p < r.end) return true;
+        return false;
+      };
+      for (const auto& l : launches_) {
+        if (found) break;
+        found = true;
+        if (l.targs && p >= l.targs->begin && p < l.targs->end)
+          out.push_back({fmt::format("template argument of {}<...> at line {}", l.kernel, line)});
+        else if ((p >= l.cfg[1].begin && p < l.cfg[1].end) || within(l.block_defs))
+          out.push_back({fmt::format("block size of the launch of {} at line {}", l.kernel, l.line), true, false, l.kernel});
+        else if ((p >= l.cfg[0].begin && p < l.cfg.back().end) || within(l.grid_defs))
+          out.push_back({fmt::format("launch configuration of {} at line {}", l.kernel, l.line)});
+        else
+          found = false;
+      }
+      if (found) continue;
+      std::string ln = m.substr(s_.line_start(p), s_.line_end(p) - s_.line_start(p));
+      if (ln.find("__shared__") != npos) {
+        out.push_back({fmt::format("shared-memory size at line {}", line)});
+        continue;
+      }
+      if (std::regex_search(ln, std::regex(R"(#\s*pragma\s+unroll)"))) {
+        out.push_back({fmt::format("#pragma unroll at line {}", line), false, true});
+        continue;
+      }
+      if (in_span_of(p, "__launch_bounds__")) {
+        out.push_back({fmt::format("__launch_bounds__ at line {}", line)});
+        continue;
+      }
+      if (in_span_of(p, "for")) {
+        out.push_back({fmt::format("loop bound at line {}", line)});
+        continue;
+      }
+      if (in_span_of(p, "static_assert")) continue;  // a relation, not a use
+      out.push_back({""});                             // another use (arithmetic, an array size, ...)
+    }
+    return out;
+  }
+
+  // `p` lies inside the parentheses of a `word (...)`.
+  bool in_span_of(size_t p, std::string_view word) const {
+    const std::string& m = s_.masked;
+    for (size_t w : word_positions(m, word)) {
+      if (w > p) break;
+      size_t open = m.find_first_not_of(" \t\n", w + word.size());
+      if (open == npos || m[open] != '(') continue;
+      size_t close = match_close(m, open);
+      if (close != npos && p > open && p < close) return true;
+    }
+    return false;
+  }
+
+  // The reason and role of a constant from its uses; nullopt when no use makes it a tunable.
+  std::optional<std::pair<std::string, ValueRole>> classify(const std::vector<Use>& uses, std::vector<std::string>* block_kernels) {
+    std::vector<std::string> whats;
+    bool block = false, unroll_only = true, any = false;
+    for (const auto& u : uses) {
+      if (u.what.empty()) continue;
+      any = true;
+      if (u.block) {
+        block = true;
+        block_kernels->push_back(u.kernel);
+      }
+      if (!u.unroll_only) unroll_only = false;
+      if (std::find(whats.begin(), whats.end(), u.what) == whats.end()) whats.push_back(u.what);
+    }
+    if (!any) return std::nullopt;
+    auto rank = [](const std::string& w) {
+      return w.rfind("block size", 0) == 0 ? 0 : w.rfind("template argument", 0) == 0 ? 1 : w.rfind("launch", 0) == 0 ? 2 : 3;
+    };
+    std::stable_sort(whats.begin(), whats.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+    std::string r = whats[0];
+    if (whats.size() > 1) r += "; also " + whats[1];
+    if (whats.size() > 2) r += fmt::format(" and {} more", whats.size() - 2);
+    ValueRole role = block ? ValueRole::kBlockThreads : unroll_only ? ValueRole::kUnroll : ValueRole::kTile;
+    return std::make_pair(r, role);
+  }
+
+  DerivedParam& add_param(std::string name, std::string origin, DeriveSite site, ValueRole role, int64_t def, int line,
+                          std::string reason) {
+    DerivedParam p;
+    p.name = std::move(name);
+    p.origin = std::move(origin);
+    p.site = site;
+    p.role = role;
+    p.default_value = def;
+    p.values = values_for(role, def);
+    p.line = line;
+    p.reason = std::move(reason);
+    d_.params.push_back(std::move(p));
+    return d_.params.back();
+  }
+
+  void define_macro(const std::string& name, int64_t def) {
+    prelude_.push_back(fmt::format("#ifndef {0}\n#define {0} {1}\n#endif", name, def));
+  }
+
+  void derive_defines() {
+    for (const auto& [name, lines] : defines_) {
+      int line = s_.line_of(lines[0]);
+      bool redefined = lines.size() > 1 || undefs_.count(name);
+      if (!define_value_.count(name)) continue;
+      if (util::starts_with(name, "KOPT_")) {
+        d_.notes.push_back(fmt::format("line {}: #define {}: the KOPT_ prefix is reserved for method guards: not derived", line, name));
+        continue;
+      }
+      if (redefined) {
+        std::vector<std::string> where;
+        for (size_t l : lines) where.push_back(std::to_string(s_.line_of(l)));
+        for (size_t l : undefs_[name]) where.push_back(std::to_string(s_.line_of(l)) + " (#undef)");
+        d_.notes.push_back(fmt::format("line {}: {} is defined more than once or #undef'd (lines {}): its value is not one "
+                                       "constant, so it is not derived",
+                                       line, name, util::join(where, ", ")));
+        continue;
+      }
+      size_t def_name_pos = s_.masked.find(name, lines[0]);
+      std::vector<std::string> kernels;
+      auto c = classify(uses_of(name, def_name_pos), &kernels);
+      if (!c) {
+        d_.notes.push_back(fmt::format("line {}: #define {} {} is not used in a launch, template argument, shared-memory size "
+                                       "or loop bound: left alone",
+                                       line, name, define_value_[name]));
+        continue;
+      }
+      s_.taken.insert(name);
+      auto& p = add_param(name, name, DeriveSite::kDefine, c->second, define_value_[name], line,
+                          fmt::format("#define {} {} at line {}: {}", name, define_value_[name], line, c->first));
+      for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
+      (void)p;
+      if (!guarded_.count(name)) {
+        size_t ls = lines[0], le = s_.line_end(ls);
+        edits_.push_back({ls, le - ls, fmt::format("#ifndef {}\n{}\n#endif", name, std::string(s_.text.substr(ls, le - ls)))});
+      }
+    }
+  }
+
+  // A non-const local is a tunable only as a block size that nothing assigns again.
+  bool reassigned(const std::string& name, size_t decl_pos) const {
+    const std::string& m = s_.masked;
+    for (size_t p : word_positions(m, name)) {
+      if (p == decl_pos) continue;
+      size_t e = p + name.size();
+      std::string before = p >= 2 ? m.substr(p - 2, 2) : "";
+      size_t a = m.find_first_not_of(" \t", e);
+      if (a != npos && (m.compare(a, 2, "++") == 0 || m.compare(a, 2, "--") == 0 ||
+                        (a + 1 < m.size() && std::string("+-*/%|&^<>").find(m[a]) != npos && m[a + 1] == '=' && m[a] != '<' && m[a] != '>') ||
+                        (m[a] == '=' && a + 1 < m.size() && m[a + 1] != '=')))
+        return true;
+      if (before == "++" || before == "--" || (p > 0 && m[p - 1] == '&')) return true;  // &x: it may be written
+    }
+    return false;
+  }
+
+  void derive_constants() {
+    std::map<std::string, int> seen;
+    for (const auto& c : constants_) ++seen[c.name];
+    for (const auto& c : constants_) {
+      if (seen[c.name] > 1) {
+        if (!c.is_const) continue;  // a local variable declared again (a loop index): nothing to say
+        std::vector<std::string> lines;
+        for (const auto& o : constants_)
+          if (o.name == c.name) lines.push_back(std::to_string(o.line));
+        if (c.line == std::stoi(lines[0]))
+          d_.notes.push_back(fmt::format("line {}: {} is declared {} times (lines {}): not one constant, so it is not derived",
+                                         c.line, c.name, lines.size(), util::join(lines, ", ")));
+        continue;
+      }
+      std::vector<std::string> kernels;
+      auto uses = uses_of(c.name, c.name_pos);
+      auto cl = classify(uses, &kernels);
+      std::string decl = fmt::format("{}{} {} = {}", c.member ? "static constexpr member " : "", c.is_const ? "constant" : "variable",
+                                     c.name, c.value);
+      if (!c.is_const) {
+        bool direct_block = false;
+        for (const auto& l : launches_)
+          if (sv(s_.masked, l.cfg[1]) == c.name) direct_block = true;
+        if (!direct_block || !cl || reassigned(c.name, c.name_pos)) continue;
+      }
+      if (!cl) {
+        d_.notes.push_back(fmt::format("line {}: {} is not used in a launch, template argument, shared-memory size or loop "
+                                       "bound: left alone",
+                                       c.line, decl));
+        continue;
+      }
+      if (util::starts_with(c.name, "KOPT_")) {
+        d_.notes.push_back(fmt::format("line {}: {}: the KOPT_ prefix is reserved for method guards: not derived", c.line, c.name));
+        continue;
+      }
+      std::string name = s_.unique_name(c.name + "_VALUE");
+      const_param_[c.name] = name;
+      add_param(name, c.name, c.member ? DeriveSite::kStaticMember : DeriveSite::kNamedConstant, cl->second, c.value, c.line,
+                fmt::format("{} at line {}: {}", decl, c.line, cl->first));
+      for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
+      define_macro(name, c.value);
+      edits_.push_back({c.init.begin, c.init.end - c.init.begin, name});
+    }
+  }
+
+  void derive_launch_literals() {
+    const std::string& m = s_.masked;
+    std::map<std::pair<std::string, int64_t>, std::string> block_params;  // (kernel, value) -> param
+    std::map<std::pair<std::string, size_t>, std::string> targ_params;    // (kernel, position) of one site
+    for (const auto& l : launches_) {
+      std::vector<std::pair<int64_t, std::string>> site_targs;  // this site's literal template args -> params
+      for (size_t i = 0; i < l.targ_list.size(); ++i) {
+        std::string suffix;
+        auto v = int_literal(sv(m, l.targ_list[i]), &suffix);
+        if (!v) continue;
+        if (!suffix.empty()) {
+          d_.notes.push_back(fmt::format("line {}: template argument {} of {}<...> has a suffix: left alone", l.line,
+                                         sv(m, l.targ_list[i]), l.kernel));
+          continue;
+        }
+        const auto& tp = tparams_[l.kernel];
+        std::string tname = i < tp.size() && !tp[i].empty() ? tp[i] : fmt::format("T{}", i);
+        std::string name = s_.unique_name(upper(l.kernel) + "_" + upper(tname));
+        add_param(name, tname, DeriveSite::kTemplateLiteral, ValueRole::kTile, *v, l.line,
+                  fmt::format("template argument {} = {} of {}<...> at line {}", tname, *v, l.kernel, l.line));
+        define_macro(name, *v);
+        edits_.push_back({l.targ_list[i].begin, l.targ_list[i].end - l.targ_list[i].begin, name});
+        site_targs.push_back({*v, name});
+        targ_params[{l.kernel, i}] = name;
+        targ_site_[l.kernel].push_back({i, name});
+      }
+      std::string suffix;
+      auto b = int_literal(sv(m, l.cfg[1]), &suffix);
+      if (!b || !suffix.empty()) continue;
+      std::string name;
+      for (const auto& [v, n] : site_targs)
+        if (v == *b && name.empty()) name = n;  // the kernel's template block size: one parameter
+      if (!name.empty()) {
+        for (auto& p : d_.params)
+          if (p.name == name) {
+            p.role = ValueRole::kBlockThreads;
+            p.values = values_for(p.role, p.default_value);
+            p.reason += fmt::format("; also the block size of that launch");
+          }
+      } else if (block_params.count({l.kernel, *b})) {
+        name = block_params[{l.kernel, *b}];
+        for (auto& p : d_.params)
+          if (p.name == name) p.reason += fmt::format("; also the launch at line {}", l.line);
+      } else {
+        name = s_.unique_name(upper(l.kernel) + "_BLOCK");
+        add_param(name, sv(m, l.cfg[1]), DeriveSite::kLaunchLiteral, ValueRole::kBlockThreads, *b, l.line,
+                  fmt::format("literal block size {} of the launch of {} at line {}", *b, l.kernel, l.line));
+        define_macro(name, *b);
+      }
+      block_params[{l.kernel, *b}] = name;
+      literal_block_[l.pos] = name;
+      for (size_t i = 0; i < d_.params.size(); ++i)
+        if (d_.params[i].name == name) block_of_[l.kernel].push_back(i);
+      edits_.push_back({l.cfg[1].begin, l.cfg[1].end - l.cfg[1].begin, name});
+      // The grid: literals B and B - 1 in its expression (and in the statements defining its variables) follow
+      // the block; so does a literal equal to exactly one of the site's literal template arguments (ITEMS).
+      std::vector<Range> ranges{l.cfg[0]};
+      ranges.insert(ranges.end(), l.grid_defs.begin(), l.grid_defs.end());
+      bool divides = false;
+      std::vector<Edit> grid_edits;
+      static const std::regex num(R"(\b\d+\b)");
+      for (const auto& g : ranges) {
+        std::string gs = m.substr(g.begin, g.end - g.begin);
+        for (auto it = std::sregex_iterator(gs.begin(), gs.end(), num); it != std::sregex_iterator(); ++it) {
+          int64_t v = small_number(it->str());
+          if (v < 0) continue;
+          size_t pos = g.begin + static_cast<size_t>(it->position(0));
+          size_t after = pos + static_cast<size_t>(it->length(0));
+          if (after < m.size() && (m[after] == '.' || word_char(m[after]))) continue;
+          if (v == *b) {
+            divides = true;
+            grid_edits.push_back({pos, static_cast<size_t>(it->length(0)), name});
+          } else if (v == *b - 1) {
+            grid_edits.push_back({pos, static_cast<size_t>(it->length(0)), "(" + name + " - 1)"});
+          } else if (v > 1) {
+            std::vector<std::string> same;
+            for (const auto& [tv, tn] : site_targs)
+              if (tv == v && tn != name) same.push_back(tn);
+            if (same.size() == 1) grid_edits.push_back({pos, static_cast<size_t>(it->length(0)), same[0]});
+          }
+        }
+      }
+      if (divides) {
+        edits_.insert(edits_.end(), grid_edits.begin(), grid_edits.end());
+      } else if (!int_literal(sv(m, l.cfg[0]))) {
+        d_.notes.push_back(fmt::format("line {}: the grid of {} does not divide by its literal block size {}: other block "
+                                       "sizes may cover the data differently (a wrong result prunes them)",
+                                       l.line, l.kernel, *b));
+      }
+    }
+  }
+
+  void derive_launch_bounds() {
+    const std::string& m = s_.masked;
+    for (size_t w : word_positions(m, "__launch_bounds__")) {
+      size_t open = m.find_first_not_of(" \t\n", w + 17);
+      if (open == npos || m[open] != '(') continue;
+      size_t close = match_close(m, open);
+      if (close == npos) continue;
+      auto args = split_args(m, open + 1, close);
+      size_t paren = m.find('(', close + 1);
+      if (paren == npos) continue;
+      size_t e = paren;
+      while (e > 0 && std::isspace(static_cast<unsigned char>(m[e - 1]))) --e;
+      size_t b = e;
+      while (b > 0 && word_char(m[b - 1])) --b;
+      std::string kernel = m.substr(b, e - b);
+      int line = s_.line_of(w);
+      std::string suffix;
+      if (auto n = args.empty() ? std::nullopt : int_literal(sv(m, args[0]), &suffix); n && suffix.empty()) {
+        std::string name;
+        for (size_t i : block_of_[kernel])
+          if (d_.params[i].default_value == *n && name.empty()) name = d_.params[i].name;
+        if (!name.empty()) {
+          for (auto& p : d_.params)
+            if (p.name == name) p.reason += fmt::format("; also __launch_bounds__ of {} at line {}", kernel, line);
+        } else {
+          name = s_.unique_name(upper(kernel) + "_MAX_THREADS");
+          add_param(name, "__launch_bounds__", DeriveSite::kLaunchBounds, ValueRole::kMaxThreads, *n, line,
+                    fmt::format("__launch_bounds__({}) of {} at line {} (a larger bound is always safe)", *n, kernel, line));
+          define_macro(name, *n);
+        }
+        edits_.push_back({args[0].begin, args[0].end - args[0].begin, name});
+      }
+      if (args.size() >= 2) {
+        if (auto mb = int_literal(sv(m, args[1]), &suffix); mb && suffix.empty()) {
+          std::string name = s_.unique_name(upper(kernel) + "_MIN_BLOCKS");
+          add_param(name, "__launch_bounds__", DeriveSite::kLaunchBounds, ValueRole::kMinBlocks, *mb, line,
+                    fmt::format("minimum blocks per SM {} in __launch_bounds__ of {} at line {}", *mb, kernel, line));
+          define_macro(name, *mb);
+          edits_.push_back({args[1].begin, args[1].end - args[1].begin, name});
+        }
+      }
+    }
+  }
+
+  // nvcc does not expand macros in `#pragma unroll N`; an integral constant expression works, so the pragma
+  // names a constexpr int that the macro initialises.
+  void derive_pragma_unroll() {
+    static const std::regex pr(R"(^([ \t]*#[ \t]*pragma[ \t]+unroll[ \t]*)(\(?[ \t]*\d+[ \t]*\)?)[ \t]*$)");
+    for (size_t ls : s_.line_starts) {
+      size_t le = s_.line_end(ls);
+      std::string line = s_.masked.substr(ls, le - ls);
+      std::smatch m;
+      if (!std::regex_search(line, m, pr)) continue;
+      auto v = int_literal(m[2].str());
+      if (!v) continue;
+      int ln = s_.line_of(ls);
+      std::string name = s_.unique_name(fmt::format("UNROLL_L{}", ln));
+      std::string var = s_.unique_name(fmt::format("derived_unroll_l{}", ln));
+      add_param(name, "#pragma unroll", DeriveSite::kPragmaUnroll, ValueRole::kUnroll, *v, ln,
+                fmt::format("#pragma unroll {} at line {}", *v, ln));
+      define_macro(name, *v);
+      postlude_.push_back(fmt::format("constexpr int {} = {};", var, name));
+      edits_.push_back({ls + static_cast<size_t>(m.position(2)), static_cast<size_t>(m.length(2)), var});
+    }
+  }
+
+  // An expression of the source in parameter names; nullopt when any name is not derived.
+  std::optional<std::string> translate(const std::string& expr, int depth = 0) const {
+    if (depth > 4) return std::nullopt;
+    std::string out;
+    bool any_param = false;
+    for (size_t i = 0; i < expr.size();) {
+      char c = expr[i];
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        size_t e = i;
+        while (e < expr.size() && std::isdigit(static_cast<unsigned char>(expr[e]))) ++e;
+        out += expr.substr(i, e - i);
+        while (e < expr.size() && std::string("uUlL").find(expr[e]) != npos) ++e;
+        if (e < expr.size() && word_char(expr[e])) return std::nullopt;
+        i = e;
+      } else if (word_char(c)) {
+        size_t e = i;
+        while (e < expr.size() && word_char(expr[e])) ++e;
+        std::string w = expr.substr(i, e - i);
+        i = e;
+        if (auto r = resolve(w, depth)) {
+          out += *r;
+          any_param = true;
+        } else {
+          return std::nullopt;
+        }
+      } else if (std::string("+-*/%()<>=!&| \t\n").find(c) != npos) {
+        if ((c == '<' || c == '>') && i + 1 < expr.size() && expr[i + 1] == c) return std::nullopt;  // shifts
+        out += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+        ++i;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (!any_param) return std::nullopt;
+    if (!Expr::parse(out)) return std::nullopt;
+    return util::trim(out);
+  }
+
+  std::optional<std::string> resolve(const std::string& w, int depth) const {
+    if (auto it = const_param_.find(w); it != const_param_.end()) return it->second;
+    for (const auto& p : d_.params)
+      if (p.site == DeriveSite::kDefine && p.name == w) return w;
+    if (auto it = aliases_.find(w); it != aliases_.end() && it->second.size() == 1) {
+      if (auto t = translate(it->second[0], depth + 1)) return "(" + *t + ")";
+      return std::nullopt;
+    }
+    // A kernel's template parameter bound at its only launch site to a literal or a derived name.
+    std::optional<std::string> found;
+    for (const auto& [kernel, names] : tparams_) {
+      for (size_t i = 0; i < names.size(); ++i) {
+        if (names[i] != w) continue;
+        int sites = 0;
+        const Launch* only = nullptr;
+        for (const auto& l : launches_)
+          if (l.kernel == kernel) ++sites, only = &l;
+        if (sites != 1 || i >= only->targ_list.size()) return std::nullopt;
+        std::string arg = sv(s_.masked, only->targ_list[i]);
+        std::optional<std::string> t;
+        for (const auto& [pos, pname] : targ_site_.count(kernel) ? targ_site_.at(kernel) : std::vector<std::pair<size_t, std::string>>{})
+          if (pos == i) t = pname;
+        if (!t && arg != w) t = translate(arg, depth + 1);
+        if (!t && arg == w) {
+          if (auto it = const_param_.find(w); it != const_param_.end()) t = it->second;
+        }
+        if (!t || (found && *found != *t)) return std::nullopt;
+        found = t;
+      }
+    }
+    return found;
+  }
+
+  void add_constraint(std::string expr, std::string reason) {
+    for (const auto& c : d_.constraints)
+      if (c.expr == expr) return;
+    d_.constraints.push_back({std::move(expr), std::move(reason)});
+  }
+
+  void derive_static_asserts() {
+    const std::string& m = s_.masked;
+    for (size_t w : word_positions(m, "static_assert")) {
+      size_t open = m.find_first_not_of(" \t\n", w + 13);
+      if (open == npos || m[open] != '(') continue;
+      size_t close = match_close(m, open);
+      if (close == npos) continue;
+      auto args = split_args(m, open + 1, close);
+      if (args.empty()) continue;
+      int line = s_.line_of(w);
+      std::string text = sv(m, args[0]);
+      if (auto t = translate(text)) add_constraint(*t, fmt::format("static_assert({}) at line {}", util::trim(text), line));
+      else d_.notes.push_back(fmt::format("line {}: static_assert({}) is not over derived names: left to the compiler "
+                                          "(a point that fails it is pruned at compile time)",
+                                          line, util::trim(text)));
+    }
+  }
+
+  void derive_thread_limits() {
+    const std::string& m = s_.masked;
+    for (const auto& l : launches_) {
+      std::string b = sv(m, l.cfg[1]);
+      if (int_literal(b)) continue;
+      std::vector<std::string> dims;
+      if (util::is_identifier(b) && !const_param_.count(b)) {
+        std::regex dd("\\bdim3\\s+" + b + R"(\s*[\(\{]([^;]*)[\)\}]\s*;)");
+        std::smatch dm;
+        std::string before = m.substr(0, l.pos);
+        std::optional<std::string> last;
+        for (auto it = std::sregex_iterator(before.begin(), before.end(), dd); it != std::sregex_iterator(); ++it) last = (*it)[1];
+        if (last) {
+          for (auto r : split_args(*last, 0, last->size())) dims.push_back(sv(*last, r));
+        } else {
+          dims.push_back(b);
+        }
+      } else {
+        if (b.rfind("dim3", 0) == 0) continue;
+        dims.push_back(b);
+      }
+      std::vector<std::string> parts;
+      bool ok = !dims.empty();
+      for (const auto& d : dims) {
+        if (int_literal(d)) {
+          parts.push_back(std::to_string(*int_literal(d)));
+          continue;
+        }
+        auto t = translate(d);
+        if (!t) {
+          ok = false;
+          break;
+        }
+        parts.push_back("(" + *t + ")");
+      }
+      bool any_param = std::any_of(parts.begin(), parts.end(), [](const std::string& x) { return x[0] == '('; });
+      if (!ok || !any_param) continue;
+      bool only_block_param = false;
+      for (const auto& p : d_.params)
+        if (parts.size() == 1 && parts[0] == "(" + p.name + ")" && p.role == ValueRole::kBlockThreads) only_block_param = true;
+      if (only_block_param) continue;  // a block-size parameter's values already respect the limit
+      add_constraint(fmt::format("{} <= {}", util::join(parts, " * "), kMaxThreadsPerBlock),
+                     fmt::format("threads per block of the launch of {} at line {} (at most {})", l.kernel, l.line, kMaxThreadsPerBlock));
+    }
+  }
+
+  void derive_shared_memory() {
+    static const std::map<std::string, int> sizes{{"float", 4},  {"int", 4},     {"unsigned", 4}, {"uint", 4},   {"double", 8},
+                                                 {"half", 2},   {"__half", 2},  {"char", 1},     {"float2", 8}, {"float4", 16},
+                                                 {"int2", 8},   {"int4", 16},   {"__nv_bfloat16", 2}, {"uint32_t", 4}, {"int32_t", 4}};
+    static const std::regex decl(R"(__shared__\s+(?:__align__\(\d+\)\s+|alignas\(\d+\)\s+)?([A-Za-z_]\w*)\s+[A-Za-z_]\w*((?:\s*\[[^\]]+\])+))");
+    const std::string& m = s_.masked;
+    std::vector<std::string> terms;
+    bool any_param = false, complete = true;
+    int first_line = 0;
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), decl); it != std::sregex_iterator(); ++it) {
+      int line = s_.line_of(static_cast<size_t>(it->position(0)));
+      if (!first_line) first_line = line;
+      auto sz = sizes.find((*it)[1]);
+      if (sz == sizes.end()) {
+        complete = false;
+        continue;
+      }
+      std::string dims = (*it)[2];
+      std::string term = std::to_string(sz->second);
+      static const std::regex dim(R"(\[([^\]]+)\])");
+      for (auto jt = std::sregex_iterator(dims.begin(), dims.end(), dim); jt != std::sregex_iterator(); ++jt) {
+        std::string e = (*jt)[1];
+        if (auto v = int_literal(e)) {
+          term += " * " + std::to_string(*v);
+        } else if (auto t = translate(e)) {
+          term += " * (" + *t + ")";
+          any_param = true;
+        } else {
+          complete = false;
+        }
+      }
+      terms.push_back(term);
+    }
+    if (any_param && complete)
+      add_constraint(fmt::format("{} <= {}", util::join(terms, " + "), kMaxStaticSmemBytes),
+                     fmt::format("static shared memory of the file's __shared__ arrays (from line {}) within {} KiB per block",
+                                 first_line, kMaxStaticSmemBytes / 1024));
+    else if (any_param)
+      d_.notes.push_back("some __shared__ arrays have sizes or types kopt cannot read: the shared-memory limit is left to "
+                         "ptxas (a point over it is pruned at compile time)");
+  }
+
+  // The derived parameter that is, alone, the block size of a launch; "" when it is anything else.
+  std::string block_param(const Launch& l) const {
+    if (auto it = literal_block_.find(l.pos); it != literal_block_.end()) return it->second;
+    std::string b = sv(s_.masked, l.cfg[1]);
+    if (auto it = const_param_.find(b); it != const_param_.end()) return it->second;
+    for (const auto& p : d_.params)
+      if (p.site == DeriveSite::kDefine && p.name == b) return b;
+    return "";
+  }
+
+  // __launch_bounds__ from a compile-time block size: a kernel without one, whose every launch uses the same
+  // derived block-size parameter P, gets `__launch_bounds__(P)` under `#if KOPT_LAUNCH_BOUNDS` (the registry's
+  // launch_bounds method: off in the baseline, claimed, guarded and ablated like any method).
+  void derive_launch_bounds_method() {
+    const std::string guard = "KOPT_LAUNCH_BOUNDS";
+    if (s_.identifiers.count(guard)) return;
+    const std::string& m = s_.masked;
+    std::vector<std::string> done;
+    for (const auto& l : launches_) {
+      if (std::find(done.begin(), done.end(), l.kernel) != done.end()) continue;
+      done.push_back(l.kernel);
+      std::string p;
+      bool same = true;
+      for (const auto& o : launches_)
+        if (o.kernel == l.kernel) {
+          std::string q = block_param(o);
+          if (q.empty() || (!p.empty() && q != p)) same = false;
+          p = q;
+        }
+      if (!same || p.empty()) continue;
+      // The kernel's definition: `__global__ ... NAME(` with a body.
+      std::optional<size_t> at;
+      bool bounded = false;
+      for (size_t g : word_positions(m, "__global__")) {
+        size_t paren = m.find('(', g);
+        size_t stop = m.find_first_of(";{", g);
+        if (paren == npos || (stop != npos && stop < paren)) continue;
+        std::string head = m.substr(g, paren - g);
+        size_t e = head.find_last_not_of(" \t\n");
+        if (e == npos) continue;
+        size_t b = e + 1;
+        while (b > 0 && word_char(head[b - 1])) --b;
+        if (head.substr(b, e + 1 - b) != l.kernel) {
+          // __launch_bounds__(...) before the name: the name is the word before the paren after it.
+          if (head.find("__launch_bounds__") == npos) continue;
+          size_t lb_close = match_close(m, m.find('(', g + head.find("__launch_bounds__")));
+          size_t np = lb_close == npos ? npos : m.find('(', lb_close + 1);
+          if (np == npos) continue;
+          std::string h2 = m.substr(lb_close + 1, np - lb_close - 1);
+          if (util::trim(h2) != l.kernel) continue;
+          bounded = true;
+          break;
+        }
+        size_t close = match_close(m, paren);
+        size_t body = close == npos ? npos : m.find_first_not_of(" \t\n", close + 1);
+        if (body == npos || m[body] != '{') continue;
+        if (head.find("__launch_bounds__") != npos) bounded = true;
+        at = g + b;
+        break;
+      }
+      if (bounded || !at) continue;
+      edits_.push_back({*at, 0, fmt::format("\n#if {}\n__launch_bounds__({})\n#endif\n", guard, p)});
+      // One method id: its guard covers every such kernel.
+      if (d_.methods.empty()) {
+        prelude_.push_back(fmt::format("#ifndef {0}\n#define {0} 0\n#endif", guard));
+        d_.methods.push_back({"launch_bounds", fmt::format("__launch_bounds__({}) on {} (line {}), whose launches all use that "
+                                                           "block size (a method: off in the baseline)",
+                                                           p, l.kernel, s_.line_of(*at))});
+      } else {
+        d_.methods[0].reason += fmt::format("; __launch_bounds__({}) on {} (line {})", p, l.kernel, s_.line_of(*at));
+      }
+    }
+  }
+
+  Source s_;
+  std::string file_;
+  Derivation d_;
+  std::vector<Edit> edits_;
+  std::vector<std::string> prelude_, postlude_;
+  std::map<size_t, std::string> literal_block_;  // a launch (its kernel's position) -> its literal block's param
+  std::map<std::string, std::vector<size_t>> defines_, undefs_;
+  std::map<std::string, int64_t> define_value_;
+  std::set<std::string> guarded_;
+  std::vector<Launch> launches_;
+  std::map<std::string, std::vector<std::string>> tparams_;
+  std::vector<std::pair<Range, std::set<std::string>>> template_bodies_;  // a kernel template's body, its parameters
+  std::vector<Constant> constants_;
+  std::map<std::string, std::vector<std::string>> aliases_;
+  std::map<std::string, std::string> const_param_;                 // C++ constant name -> its param (unique names only)
+  std::map<std::string, std::vector<size_t>> block_of_;            // kernel -> indices of its block-size params
+  std::map<std::string, std::vector<std::pair<size_t, std::string>>> targ_site_;  // kernel -> (position, param)
+};
+
+}  // namespace
+
+FrontEnd derive_cuda(std::string_view text, const std::string& file_name) {
+  CudaDeriver c(text, file_name);
+  FrontEnd f;
+  f.derivation = c.run();
+  f.edits = c.edits();
+  f.prelude = c.prelude();
+  f.postlude = c.postlude();
+  return f;
+}
+
+}  // namespace kopt::search::derive_detail

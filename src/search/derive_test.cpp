@@ -1,0 +1,424 @@
+#include "search/derive.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "search/registry.h"
+#include "search/space.h"
+#include "testing/test_support.h"
+#include "toolchain/tools.h"
+#include "util/fs.h"
+#include "util/process.h"
+
+namespace kopt::search {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_support::source_dir;
+using testing_support::test_data_dir;
+
+std::string data_path(const std::string& name) { return test_data_dir() + "/derive/" + name; }
+std::string example_path(const std::string& name) { return source_dir() + "/examples/plain/" + name; }
+
+Derivation derive_file(const std::string& path) {
+  auto text = util::read_file(path);
+  EXPECT_TRUE(text.ok()) << path;
+  auto d = derive(text.ok() ? *text : "", fs::path(path).filename().string());
+  EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
+  return d.ok() ? *d : Derivation{};
+}
+
+const DerivedParam* param(const Derivation& d, const std::string& name) {
+  for (const auto& p : d.params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+bool has_constraint(const Derivation& d, const std::string& expr) {
+  for (const auto& c : d.constraints)
+    if (c.expr == expr) return true;
+  return false;
+}
+
+bool has_note(const Derivation& d, const std::string& part) {
+  for (const auto& n : d.notes)
+    if (n.find(part) != std::string::npos) return true;
+  return false;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(DeriveMask, BlanksCommentsAndStringsKeepingPositions) {
+  std::string cu = "int a = 1; // BLOCK\nconst char* s = \"BLOCK\"; /* BLOCK\n */ int b;";
+  std::string m = mask_code(cu, SourceLanguage::kCuda);
+  ASSERT_EQ(m.size(), cu.size());
+  EXPECT_EQ(m.find("BLOCK"), std::string::npos);
+  EXPECT_EQ(std::count(m.begin(), m.end(), '\n'), 2);
+  EXPECT_NE(m.find("int b;"), std::string::npos);
+  std::string py = "x = 1  # BLOCK\ns = 'BLOCK'\n\"\"\"BLOCK\"\"\"\ny = 2\n";
+  std::string pm = mask_code(py, SourceLanguage::kPython);
+  EXPECT_EQ(pm.find("BLOCK"), std::string::npos);
+  EXPECT_NE(pm.find("y = 2"), std::string::npos);
+}
+
+TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
+  Derivation d = derive_file(example_path("sgemm_tiled/kernel.cu"));
+  ASSERT_EQ(d.params.size(), 5u);
+  for (const char* n : {"BM_VALUE", "BN_VALUE", "BK_VALUE", "TM_VALUE", "TN_VALUE"}) ASSERT_NE(param(d, n), nullptr) << n;
+  const DerivedParam& bm = *param(d, "BM_VALUE");
+  EXPECT_EQ(bm.origin, "BM");
+  EXPECT_EQ(bm.site, DeriveSite::kNamedConstant);
+  EXPECT_EQ(bm.default_value, 128);
+  EXPECT_EQ(bm.values, (std::vector<int64_t>{64, 128, 256}));
+  EXPECT_EQ(bm.line, 60);
+  EXPECT_TRUE(contains(bm.reason, "template argument of sgemm2DBlocktiling<...> at line 68")) << bm.reason;
+  EXPECT_EQ(param(d, "BK_VALUE")->values, (std::vector<int64_t>{4, 8, 16}));
+  // The static_asserts, NUM_THREADS expanded; the block's threads; the shared memory of As and Bs.
+  EXPECT_TRUE(has_constraint(d, "BM_VALUE % TM_VALUE == 0 && BN_VALUE % TN_VALUE == 0"));
+  EXPECT_TRUE(has_constraint(d, "(BM_VALUE * BK_VALUE) % ((BM_VALUE * BN_VALUE) / (TM_VALUE * TN_VALUE)) == 0"));
+  EXPECT_TRUE(has_constraint(d, "(((BM_VALUE * BN_VALUE) / (TM_VALUE * TN_VALUE))) <= 1024"));
+  EXPECT_TRUE(has_constraint(d, "4 * (BM_VALUE * BK_VALUE) + 4 * (BK_VALUE * BN_VALUE) <= 49152"));
+  // The copy: macros with the defaults, the constants initialised from them, the launch untouched.
+  EXPECT_TRUE(contains(d.instrumented, "#ifndef BM_VALUE\n#define BM_VALUE 128\n#endif"));
+  EXPECT_TRUE(contains(d.instrumented, "const uint BM = BM_VALUE;"));
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt param BM_VALUE values=64,128,256 default=128\n"));
+  EXPECT_TRUE(contains(d.instrumented, "sgemm2DBlocktiling<BM, BN, BK, TM, TN><<<gridDim, blockDim>>>"));
+  EXPECT_TRUE(contains(d.instrumented, "static_assert(BM % TM == 0 && BN % TN == 0"));
+  EXPECT_TRUE(d.methods.empty());  // its block is an expression of parameters, not one parameter
+
+  // The copy declares exactly the derived space; its constraints keep it modest.
+  auto ann = parse_annotations(d.instrumented, "kernel.cu");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+  auto reg = registry();
+  ASSERT_TRUE(reg.ok());
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  auto space = build_space(*ann, reg->get(), so);
+  ASSERT_TRUE(space.ok()) << space.error().message;
+  EXPECT_EQ(space->size(), 243);
+  int valid = 0;
+  Config c(5, 0);
+  for (int i = 0; i < 243; ++i) {
+    int k = i;
+    for (auto& x : c) x = k % 3, k /= 3;
+    valid += space->valid(c);
+  }
+  EXPECT_EQ(valid, 213);
+  EXPECT_TRUE(space->valid(space->default_config()));
+}
+
+TEST(DeriveCuda, NamedConstantUsedAsBlockSizeAndLoopBoundIsOneParameter) {
+  Derivation d = derive_file(data_path("named_constants.cu"));
+  ASSERT_EQ(d.params.size(), 2u);
+  const DerivedParam* block = param(d, "BLOCK_VALUE");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->role, ValueRole::kBlockThreads);
+  EXPECT_EQ(block->values, (std::vector<int64_t>{32, 64, 128, 256, 512}));
+  EXPECT_TRUE(contains(block->reason, "block size of the launch of rows_sum at line 33")) << block->reason;
+  const DerivedParam* rows = param(d, "kRows_VALUE");
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(rows->site, DeriveSite::kStaticMember);
+  EXPECT_EQ(rows->values, (std::vector<int64_t>{2, 4, 8}));
+  EXPECT_TRUE(contains(d.instrumented, "constexpr int BLOCK = BLOCK_VALUE;"));
+  EXPECT_TRUE(contains(d.instrumented, "static constexpr int kRows = kRows_VALUE;"));
+  // Uses are untouched (the constant changes), and so are the string and the comment.
+  EXPECT_TRUE(contains(d.instrumented, "for (int t = 0; t < BLOCK; ++t)"));
+  EXPECT_TRUE(contains(d.instrumented, "rows_sum<<<blocks, BLOCK>>>"));
+  EXPECT_TRUE(contains(d.instrumented, "const char* banner = \"BLOCK = 999\";  // BLOCK = 999 in a comment"));
+  EXPECT_TRUE(has_constraint(d, "4 * (BLOCK_VALUE) <= 49152"));
+}
+
+TEST(DeriveCuda, DefinesRedefinedReservedAndCollidingNames) {
+  Derivation d = derive_file(data_path("defines.cu"));
+  const DerivedParam* threads = param(d, "THREADS");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_EQ(threads->site, DeriveSite::kDefine);
+  EXPECT_EQ(threads->role, ValueRole::kBlockThreads);
+  EXPECT_EQ(threads->default_value, 256);
+  EXPECT_EQ(threads->line, 5);
+  EXPECT_TRUE(contains(d.instrumented, "#ifndef THREADS\n#define THREADS 256\n#endif"));
+  // TILE (defined twice), DEPTH (#undef'd), KOPT_WIDTH (reserved), COMMENTED (a comment) are not derived.
+  for (const char* n : {"TILE", "DEPTH", "KOPT_WIDTH", "COMMENTED"}) EXPECT_EQ(param(d, n), nullptr) << n;
+  EXPECT_TRUE(has_note(d, "TILE is defined more than once or #undef'd (lines 6, 23, 22 (#undef))"));
+  EXPECT_TRUE(has_note(d, "DEPTH is defined more than once or #undef'd"));
+  EXPECT_TRUE(has_note(d, "KOPT_WIDTH: the KOPT_ prefix is reserved"));
+  EXPECT_TRUE(contains(d.instrumented, "#define TILE 16\n#define DEPTH 4\n"));  // left as written
+  // twice's literal block would be TWICE_BLOCK, which the file already defines.
+  const DerivedParam* tb = param(d, "TWICE_BLOCK_2");
+  ASSERT_NE(tb, nullptr);
+  EXPECT_EQ(param(d, "TWICE_BLOCK"), nullptr);
+  EXPECT_TRUE(contains(d.instrumented, "twice<<<(n + (TWICE_BLOCK_2 - 1)) / TWICE_BLOCK_2, TWICE_BLOCK_2>>>(x, n);"));
+  EXPECT_TRUE(contains(d.instrumented, "#define TWICE_BLOCK 1\n"));
+  for (const auto& p : d.params) EXPECT_NE(p.name.rfind("KOPT_", 0), 0u) << p.name;
+}
+
+TEST(DeriveCuda, LiteralTemplateArgumentsLaunchesAndLaunchBounds) {
+  Derivation d = derive_file(data_path("launch_literals.cu"));
+  const DerivedParam* fb = param(d, "FILL_BLOCK");
+  ASSERT_NE(fb, nullptr);
+  EXPECT_EQ(fb->site, DeriveSite::kTemplateLiteral);
+  EXPECT_EQ(fb->role, ValueRole::kBlockThreads);  // the launch's block size is the same parameter
+  EXPECT_TRUE(contains(fb->reason, "template argument BLOCK = 128 of fill<...> at line 29; also the block size")) << fb->reason;
+  ASSERT_NE(param(d, "FILL_ITEMS"), nullptr);
+  EXPECT_EQ(param(d, "FILL_ITEMS")->values, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(param(d, "FILL_KCHECK"), nullptr);  // bool template arguments are not integers
+  EXPECT_TRUE(contains(d.instrumented, "fill<FILL_BLOCK, FILL_ITEMS, true><<<(n + 255) / 256, FILL_BLOCK>>>"));
+  EXPECT_TRUE(has_note(d, "the grid of fill does not divide by its literal block size 128"));
+  // (n + 255) / 256, 256: one parameter, and add_one's __launch_bounds__(256) follows it.
+  const DerivedParam* ab = param(d, "ADD_ONE_BLOCK");
+  ASSERT_NE(ab, nullptr);
+  EXPECT_EQ(ab->site, DeriveSite::kLaunchLiteral);
+  EXPECT_EQ(ab->values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
+  EXPECT_TRUE(contains(ab->reason, "also __launch_bounds__ of add_one at line 16")) << ab->reason;
+  EXPECT_TRUE(contains(d.instrumented, "add_one<<<(n + (ADD_ONE_BLOCK - 1)) / ADD_ONE_BLOCK, ADD_ONE_BLOCK>>>(x, n);"));
+  EXPECT_TRUE(contains(d.instrumented, "__global__ void __launch_bounds__(ADD_ONE_BLOCK) add_one("));
+  // twice: its block size is the caller's, so its bound only grows (always safe); the min-blocks argument too.
+  EXPECT_EQ(param(d, "TWICE_MAX_THREADS")->values, (std::vector<int64_t>{128, 256, 512}));
+  EXPECT_EQ(param(d, "TWICE_MIN_BLOCKS")->values, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(param(d, "TWICE_MIN_BLOCKS")->default_value, 4);
+  EXPECT_TRUE(contains(d.instrumented, "__launch_bounds__(TWICE_MAX_THREADS, TWICE_MIN_BLOCKS) twice("));
+  EXPECT_TRUE(contains(d.instrumented, "const char* msg = \"256 threads\";"));  // strings are never rewritten
+  // fill gets the launch_bounds variant (its block is FILL_BLOCK); add_one and twice already have bounds.
+  ASSERT_EQ(d.methods.size(), 1u);
+  EXPECT_TRUE(contains(d.methods[0].reason, "__launch_bounds__(FILL_BLOCK) on fill")) << d.methods[0].reason;
+  EXPECT_FALSE(contains(d.methods[0].reason, "add_one"));
+  EXPECT_EQ(d.params.size(), 5u);
+}
+
+TEST(DeriveCuda, ElementwiseTemplatedGridFollowsBlockAndItems) {
+  Derivation d = derive_file(example_path("elementwise_templated/kernel.cu"));
+  ASSERT_EQ(d.params.size(), 2u);
+  EXPECT_EQ(param(d, "AXPBY_KERNEL_BLOCK")->values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
+  EXPECT_EQ(param(d, "AXPBY_KERNEL_ITEMS")->values, (std::vector<int64_t>{2, 4, 8}));
+  EXPECT_TRUE(contains(d.instrumented,
+                       "int blocks = (n + AXPBY_KERNEL_BLOCK * AXPBY_KERNEL_ITEMS - 1) / (AXPBY_KERNEL_BLOCK * AXPBY_KERNEL_ITEMS);"));
+  EXPECT_TRUE(contains(d.instrumented,
+                       "axpby_kernel<float, AXPBY_KERNEL_BLOCK, AXPBY_KERNEL_ITEMS><<<blocks, AXPBY_KERNEL_BLOCK>>>"));
+}
+
+TEST(DeriveCuda, ReductionDefineIsBlockSizeAndTreeLoopBound) {
+  Derivation d = derive_file(example_path("reduction_define/kernel.cu"));
+  const DerivedParam* b = param(d, "BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->role, ValueRole::kBlockThreads);
+  EXPECT_TRUE(contains(b->reason, "#define BLOCK_SIZE 256 at line 6: block size of the launch of block_sum at line 28")) << b->reason;
+  ASSERT_NE(param(d, "ITEMS_PER_THREAD"), nullptr);
+  EXPECT_TRUE(contains(param(d, "ITEMS_PER_THREAD")->reason, "launch configuration of block_sum"));
+  // The tree loop keeps reading the macro, so block size and loop bound change together.
+  EXPECT_TRUE(contains(d.instrumented, "for (int s = BLOCK_SIZE / 2; s > 0; s >>= 1)"));
+  EXPECT_TRUE(contains(d.instrumented, "#ifndef BLOCK_SIZE\n#define BLOCK_SIZE 256\n#endif"));
+  EXPECT_TRUE(has_constraint(d, "4 * (BLOCK_SIZE) <= 49152"));
+  // __launch_bounds__ from the compile-time block size: a guarded method variant, off in the baseline.
+  ASSERT_EQ(d.methods.size(), 1u);
+  EXPECT_EQ(d.methods[0].id, "launch_bounds");
+  EXPECT_TRUE(contains(d.methods[0].reason, "__launch_bounds__(BLOCK_SIZE) on block_sum")) << d.methods[0].reason;
+  EXPECT_TRUE(contains(d.instrumented, "__global__ void \n#if KOPT_LAUNCH_BOUNDS\n__launch_bounds__(BLOCK_SIZE)\n#endif\nblock_sum("));
+  EXPECT_TRUE(contains(d.instrumented, "#ifndef KOPT_LAUNCH_BOUNDS\n#define KOPT_LAUNCH_BOUNDS 0\n#endif"));
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt method launch_bounds\n"));
+}
+
+TEST(DeriveCuda, PragmaUnrollFactorsBecomeConstexprs) {
+  Derivation d = derive_file(data_path("unroll.cu"));
+  ASSERT_EQ(d.params.size(), 2u);
+  EXPECT_EQ(param(d, "UNROLL_L9")->values, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(param(d, "UNROLL_L11")->default_value, 8);
+  // nvcc does not expand macros in #pragma unroll: the pragma names a constexpr the macro initialises.
+  EXPECT_TRUE(contains(d.instrumented, "constexpr int derived_unroll_l9 = UNROLL_L9;"));
+  EXPECT_TRUE(contains(d.instrumented, "#pragma unroll derived_unroll_l9\n"));
+  EXPECT_TRUE(contains(d.instrumented, "  #pragma unroll derived_unroll_l11\n"));
+  EXPECT_TRUE(contains(d.instrumented, "#pragma unroll\n  for (int k = 0; k < 4; ++k)"));
+  EXPECT_TRUE(contains(d.instrumented, "/* #pragma unroll 16 */"));
+  EXPECT_TRUE(contains(d.instrumented, "comment (never rewritten): #pragma unroll 2\n"));
+}
+
+TEST(DeriveCuda, AConstantDeclaredTwiceIsNotDerived) {
+  const char* cu = R"(#include <cuda_runtime.h>
+__global__ void k(float* x) { x[threadIdx.x] = 0.0f; }
+#if USE_WIDE
+constexpr int kThreads = 256;
+#else
+constexpr int kThreads = 128;
+#endif
+extern "C" void solve(float* x, int n) {
+  k<<<1, kThreads>>>(x);
+  dim3 block(16, 16);
+  k<<<1, block>>>(x);
+}
+)";
+  auto d = derive(cu, "twice.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->empty());
+  EXPECT_TRUE(d->constraints.empty());  // 16 * 16 <= 1024 names no parameter
+  EXPECT_TRUE(has_note(*d, "line 4: kThreads is declared 2 times (lines 4, 6): not one constant"));
+}
+
+TEST(DeriveCuda, NothingToDerive) {
+  Derivation d = derive_file(data_path("nothing.cu"));
+  EXPECT_TRUE(d.empty());
+  EXPECT_TRUE(d.instrumented.empty());
+  EXPECT_FALSE(d.annotated);
+}
+
+TEST(DeriveCuda, AnnotatedKernelKeepsItsDeclaredSpace) {
+  Derivation d = derive_file(source_dir() + "/examples/vector_add/kernel.cu");
+  EXPECT_TRUE(d.annotated);
+  EXPECT_TRUE(d.instrumented.empty());
+  EXPECT_EQ(param(d, "BLOCK"), nullptr);  // declared: the annotation is the authority
+  EXPECT_EQ(param(d, "ITEMS"), nullptr);
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_TRUE(contains(d.notes[0], "already declares its space with @kopt lines")) << d.notes[0];
+}
+
+TEST(DeriveCuda, AnnotationErrorsAreInputErrors) {
+  auto d = derive("// @kopt parm X values=1\n", "k.cu");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().code, ExitCode::kInput);
+  EXPECT_TRUE(contains(d.error().message, "k.cu:1")) << d.error().message;
+}
+
+TEST(DeriveTriton, LiteralConstexprsLaunchOptionsAndGrid) {
+  Derivation d = derive_file(data_path("literal.py"));
+  const DerivedParam* b = param(d, "BLOCK");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->kind, ParamKind::kConstexpr);
+  EXPECT_EQ(b->values, (std::vector<int64_t>{512, 1024, 2048}));
+  EXPECT_EQ(b->line, 27);
+  EXPECT_EQ(param(d, "CHUNKS")->values, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(param(d, "num_stages")->kind, ParamKind::kNumStages);
+  EXPECT_EQ(param(d, "num_stages")->default_value, 2);
+  const DerivedParam* w = param(d, "num_warps");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->default_value, 4);  // not given: Triton's default
+  EXPECT_TRUE(contains(d.instrumented, "def run_kernel(*, x, y, out, n, BLOCK=1024, CHUNKS=1, num_stages=2, num_warps=4):"));
+  EXPECT_TRUE(contains(d.instrumented, "grid = ((n + (BLOCK - 1)) // BLOCK,)"));
+  EXPECT_TRUE(contains(d.instrumented,
+                       "add_kernel[grid](x, y, out, n, 1, BLOCK=BLOCK, CHUNKS=CHUNKS, num_stages=num_stages, num_warps=num_warps)"));
+  EXPECT_TRUE(contains(d.instrumented, "label = \"BLOCK=1024\"  # BLOCK=1024 in a comment"));
+  EXPECT_TRUE(contains(d.instrumented, "# @kopt param BLOCK values=512,1024,2048 default=1024 kind=constexpr\n"));
+  auto ann = parse_annotations(d.instrumented, "literal.py");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+  EXPECT_EQ(ann->params.size(), 4u);
+}
+
+TEST(DeriveTriton, NamedLocalsOfRunKernelBecomeItsParameters) {
+  Derivation d = derive_file(data_path("named.py"));
+  ASSERT_EQ(d.params.size(), 2u);
+  const DerivedParam* b = param(d, "BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->default_value, 1024);
+  EXPECT_TRUE(contains(b->reason, "run_kernel's BLOCK_SIZE = 1024 at line 21")) << b->reason;
+  const DerivedParam* w = param(d, "num_warps");  // a launch option arrives as num_warps= whatever the local's name
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->default_value, 8);
+  EXPECT_EQ(param(d, "ROWS"), nullptr);  // assigned twice
+  EXPECT_TRUE(contains(d.instrumented, "def run_kernel(*, x, y, n, BLOCK_SIZE=1024, num_warps=8):\n"
+                                       "    BLOCK_SIZE = BLOCK_SIZE\n    NW = num_warps\n    ROWS = 1\n"));
+  EXPECT_TRUE(contains(d.instrumented, "copy_kernel[grid](x, y, n, BLOCK_SIZE=BLOCK_SIZE, ROWS=ROWS, num_warps=NW)"));
+}
+
+TEST(DeriveTriton, LiteralBlockSizesExample) {
+  Derivation d = derive_file(example_path("triton_literal/kernel.py"));
+  ASSERT_EQ(d.params.size(), 3u);
+  EXPECT_EQ(param(d, "BLOCK_M")->values, (std::vector<int64_t>{16, 32, 64}));
+  EXPECT_EQ(param(d, "BLOCK_N")->values, (std::vector<int64_t>{64, 128, 256}));
+  EXPECT_EQ(param(d, "num_warps")->values, (std::vector<int64_t>{2, 4, 8, 16}));
+  EXPECT_TRUE(contains(d.instrumented, "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))"));
+}
+
+TEST(DeriveTriton, AutotuneConfigsBecomeTheSpace) {
+  Derivation d = derive_file(data_path("autotune.py"));
+  ASSERT_EQ(d.params.size(), 2u);
+  const DerivedParam* b = param(d, "BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->site, DeriveSite::kTritonAutotune);
+  EXPECT_EQ(b->values, (std::vector<int64_t>{512, 1024, 2048}));
+  EXPECT_EQ(b->default_value, 1024);  // the first config's
+  EXPECT_EQ(param(d, "num_warps")->values, (std::vector<int64_t>{4, 8}));
+  EXPECT_TRUE(contains(d.instrumented, "# @triton.autotune(\n#     configs=[\n"));
+  EXPECT_TRUE(contains(d.instrumented, "# )\n@triton.jit\n"));
+  EXPECT_TRUE(contains(d.instrumented, "def run_kernel(*, x, y, n, BLOCK_SIZE=1024, num_warps=4, **extra):"));
+  EXPECT_TRUE(contains(d.instrumented, "scale_kernel[grid](x, y, n, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)"));
+  EXPECT_TRUE(has_note(d, "comments out @triton.autotune of scale_kernel"));
+}
+
+TEST(DeriveTriton, CopiesAreValidPython) {
+  std::string py = util::find_in_path("python3");
+  if (py.empty()) GTEST_SKIP() << "no python3";
+  fs::path dir = fs::temp_directory_path() / fmt::format("kopt_derive_py_{}", ::getpid());
+  fs::create_directories(dir);
+  for (const std::string& f :
+       {data_path("literal.py"), data_path("autotune.py"), data_path("named.py"), example_path("triton_literal/kernel.py")}) {
+    Derivation d = derive_file(f);
+    fs::path out = dir / fs::path(f).filename();
+    ASSERT_TRUE(util::write_file_atomic(out, d.instrumented).ok());
+    auto r = util::run_process({{py, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", out.string()}, "", {}, 60});
+    EXPECT_EQ(r.exit_code, 0) << f << "\n" << r.stderr_text;
+  }
+  fs::remove_all(dir);
+}
+
+// The CUDA copies, compiled: with every default the cubin is byte-for-byte the original's; every parameter at its
+// smallest and largest value (the others at their defaults, where the constraints allow) still builds.
+class DeriveCompile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeriveCompile, DefaultCopyIsTheSameCubinAndDerivedPointsBuild) {
+  std::string nvcc = toolchain::find_nvcc();
+  if (!testing_support::executable(nvcc)) GTEST_SKIP() << "nvcc not found";
+  std::string src = source_dir() + "/" + GetParam();
+  Derivation d = derive_file(src);
+  ASSERT_FALSE(d.instrumented.empty());
+  fs::path dir = fs::temp_directory_path() / fmt::format("kopt_derive_cc_{}_{}", ::getpid(), fs::path(src).parent_path().filename().string() + fs::path(src).stem().string());
+  fs::create_directories(dir);
+  fs::path copy = dir / "copy.cu";
+  ASSERT_TRUE(util::write_file_atomic(copy, d.instrumented).ok());
+  auto cubin = [&](const std::string& file, const std::string& out, const std::vector<std::string>& defines) {
+    std::vector<std::string> argv{nvcc, "-arch=sm_90", "-cubin", "-o", (dir / out).string()};
+    argv.insert(argv.end(), defines.begin(), defines.end());
+    argv.push_back(file);
+    return util::run_process({argv, "", {}, 300});
+  };
+  auto orig = cubin(src, "orig.cubin", {});
+  ASSERT_EQ(orig.exit_code, 0) << orig.stderr_text;
+  auto def = cubin(copy.string(), "copy.cubin", {});
+  ASSERT_EQ(def.exit_code, 0) << def.stderr_text;
+  auto a = util::read_file(dir / "orig.cubin"), b = util::read_file(dir / "copy.cubin");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(*a == *b) << src << ": the copy with every default does not compile to the original's cubin";
+
+  auto ann = parse_annotations(d.instrumented, "copy.cu");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+  Bindings defaults;
+  for (const auto& p : d.params) defaults[p.name] = p.default_value;
+  int built = 0;
+  for (const auto& p : d.params) {
+    for (int64_t v : {p.values.front(), p.values.back()}) {
+      if (v == p.default_value) continue;
+      Bindings b2 = defaults;
+      b2[p.name] = v;
+      bool ok = true;
+      for (const auto& c : ann->constraints) ok = ok && c.expr.holds(b2);
+      if (!ok) continue;
+      auto r = cubin(copy.string(), "point.cubin", {fmt::format("-D{}={}", p.name, v)});
+      EXPECT_EQ(r.exit_code, 0) << src << " with " << p.name << "=" << v << "\n" << r.stderr_text;
+      ++built;
+    }
+  }
+  if (!d.methods.empty()) {  // the derived launch_bounds variant, on
+    auto r = cubin(copy.string(), "method.cubin", {"-DKOPT_LAUNCH_BOUNDS=1"});
+    EXPECT_EQ(r.exit_code, 0) << src << " with KOPT_LAUNCH_BOUNDS=1\n" << r.stderr_text;
+  }
+  EXPECT_GT(built, 0);
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(DeriveKernels, DeriveCompile,
+                         ::testing::Values("examples/plain/sgemm_tiled/kernel.cu", "examples/plain/elementwise_templated/kernel.cu",
+                                           "examples/plain/reduction_define/kernel.cu", "tests/data/derive/named_constants.cu",
+                                           "tests/data/derive/defines.cu", "tests/data/derive/launch_literals.cu",
+                                           "tests/data/derive/unroll.cu"));
+
+}  // namespace
+}  // namespace kopt::search

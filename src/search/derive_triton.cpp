@@ -1,0 +1,395 @@
+// The Triton front end of the derivation (search/derive.h): literal tl.constexpr and launch options at the launches
+// in run_kernel, the grid literals that follow them, and an existing @triton.autotune's configs.
+#include "search/derive_text.h"
+
+namespace kopt::search::derive_detail {
+
+namespace {
+
+class TritonDeriver {
+ public:
+  TritonDeriver(std::string_view text, std::string file) : s_(text, SourceLanguage::kPython), file_(std::move(file)) {}
+
+  Derivation run() {
+    d_.file = file_;
+    d_.language = SourceLanguage::kPython;
+    const std::string& m = s_.masked;
+    scan_jit();
+    static const std::regex rk(R"((^|\n)[ \t]*def[ \t]+run_kernel[ \t]*\()");
+    std::smatch mt;
+    if (!std::regex_search(m, mt, rk)) {
+      d_.notes.push_back("no def run_kernel(...): nothing to derive");
+      return std::move(d_);
+    }
+    sig_open_ = static_cast<size_t>(mt.position(0) + mt.length(0) - 1);
+    sig_close_ = match_close(m, sig_open_);
+    if (sig_close_ == npos) return std::move(d_);
+    for (auto r : split_args(m, sig_open_ + 1, sig_close_)) {
+      std::string a = sv(m, r);
+      a = util::trim(a.substr(0, a.find_first_of("=:")));
+      while (!a.empty() && a[0] == '*') a.erase(0, 1);
+      if (!a.empty()) sig_names_.insert(a);
+    }
+    body_begin_ = sig_close_;
+    body_end_ = m.size();
+    for (size_t p = m.find('\n', sig_close_); p != npos && p + 1 < m.size(); p = m.find('\n', p + 1)) {
+      char c = m[p + 1];
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+        body_end_ = p + 1;
+        break;
+      }
+    }
+    scan_calls();
+    return std::move(d_);
+  }
+
+  const std::vector<Edit>& edits() const { return edits_; }
+
+ private:
+  struct Jit {
+    std::set<std::string> constexprs;
+    std::optional<Range> autotune;  // the decorator, from '@' through its ')'
+  };
+
+  void scan_jit() {
+    const std::string& m = s_.masked;
+    static const std::regex def(R"((^|\n)([ \t]*)def[ \t]+([A-Za-z_]\w*)[ \t]*\()");
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), def); it != std::sregex_iterator(); ++it) {
+      size_t dpos = static_cast<size_t>(it->position(0) + it->length(1));
+      // The decorators: the lines above starting with '@'.
+      size_t ls = dpos;
+      std::string name = (*it)[3];
+      bool jit = false;
+      std::optional<Range> autotune;
+      size_t scan = dpos;
+      while (scan > 0) {
+        size_t prev_end = scan - 1;  // the '\n' ending the previous line
+        size_t prev_start = m.rfind('\n', prev_end == 0 ? 0 : prev_end - 1);
+        prev_start = prev_start == npos ? 0 : prev_start + 1;
+        std::string line = util::trim(m.substr(prev_start, prev_end - prev_start));
+        if (line.empty()) break;
+        if (line[0] == '@') {
+          if (line.find("triton.jit") != npos || line.rfind("@jit", 0) == 0) jit = true;
+          if (line.find("triton.autotune") != npos) {
+            size_t at = m.find('@', prev_start);
+            size_t open = m.find('(', at);
+            size_t close = open == npos ? npos : match_close(m, open);
+            if (close != npos) autotune = Range{at, close + 1};
+          }
+          scan = prev_start;
+          continue;
+        }
+        // A multi-line decorator: keep walking up while inside one (a line of an autotune's configs).
+        if (line.back() == ',' || line.back() == '[' || line.back() == ']' || line.back() == ')' || line.back() == '(') {
+          scan = prev_start;
+          continue;
+        }
+        break;
+      }
+      (void)ls;
+      if (!jit) continue;
+      Jit j;
+      size_t open = static_cast<size_t>(it->position(0) + it->length(0) - 1);
+      size_t close = match_close(m, open);
+      if (close == npos) continue;
+      for (auto r : split_args(m, open + 1, close)) {
+        std::string a = sv(m, r);
+        size_t colon = a.find(':');
+        if (colon != npos && a.find("constexpr", colon) != npos) j.constexprs.insert(util::trim(a.substr(0, colon)));
+      }
+      j.autotune = autotune;
+      jits_[name] = j;
+    }
+  }
+
+  std::string param_name(const std::string& key) {
+    if (key == "num_warps" || key == "num_stages") {
+      s_.taken.insert(key);
+      return key;
+    }
+    // The keyword itself, unless run_kernel already uses that name for something else.
+    bool used = false;
+    for (size_t p : word_positions(s_.masked, key))
+      if (p > sig_open_ && p < body_end_ && !kw_positions_.count(p)) used = true;
+    if (!used && !s_.taken.count(key) && !util::starts_with(key, "KOPT_")) {
+      s_.taken.insert(key);
+      return key;
+    }
+    return s_.unique_name("P_" + key);
+  }
+
+  void add_signature(const std::string& name, int64_t def) { sig_add_.push_back(fmt::format("{}={}", name, def)); }
+
+  void scan_calls() {
+    const std::string& m = s_.masked;
+    static const std::regex call(R"(\b([A-Za-z_]\w*)[ \t]*\[)");
+    std::string body = m.substr(body_begin_, body_end_ - body_begin_);
+    struct Site {
+      std::string kernel;
+      Range grid;
+      size_t open, close;
+      std::vector<Range> args;
+    };
+    std::vector<Site> sites;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), call); it != std::sregex_iterator(); ++it) {
+      std::string k = (*it)[1];
+      if (!jits_.count(k)) continue;
+      size_t lb = body_begin_ + static_cast<size_t>(it->position(0) + it->length(0) - 1);
+      size_t rb = match_close(m, lb);
+      if (rb == npos) continue;
+      size_t open = m.find_first_not_of(" \t", rb + 1);
+      if (open == npos || m[open] != '(') continue;
+      size_t close = match_close(m, open);
+      if (close == npos) continue;
+      sites.push_back({k, {lb + 1, rb}, open, close, split_args(m, open + 1, close)});
+    }
+    bool warps_done = false;
+    for (const auto& st : sites) {
+      const Jit& j = jits_[st.kernel];
+      int line = s_.line_of(st.open);
+      std::set<std::string> given;
+      for (auto r : st.args) {
+        std::string a = sv(m, r);
+        size_t eq = a.find('=');
+        if (eq == npos || (eq + 1 < a.size() && a[eq + 1] == '=')) continue;
+        std::string key = util::trim(a.substr(0, eq));
+        if (!util::is_identifier(key)) continue;
+        given.insert(key);
+        kw_positions_.insert(r.begin);
+      }
+      for (auto r : st.args) {
+        std::string a = sv(m, r);
+        size_t eq = a.find('=');
+        if (eq == npos) continue;
+        std::string key = util::trim(a.substr(0, eq));
+        auto v = int_literal(a.substr(eq + 1));
+        bool launch = key == "num_warps" || key == "num_stages";
+        // A named local instead of a literal: `BLOCK = 1024` earlier in run_kernel, then `BLOCK_SIZE=BLOCK`.
+        std::string local = util::trim(a.substr(eq + 1));
+        std::optional<std::pair<Range, int64_t>> named;
+        if (!v && util::is_identifier(local) && !sig_names_.count(local) && !util::starts_with(local, "KOPT_") &&
+            !s_.taken.count(local) && (launch || j.constexprs.count(key)))
+          if ((named = local_constant(local))) v = named->second;
+        if (!v || (!named && a.substr(eq + 1).find_first_of("uUlL") != npos)) continue;
+        if (!launch && !j.constexprs.count(key)) continue;
+        if (sig_names_.count(key)) continue;
+        if (launch && s_.taken.count(key)) continue;  // one num_warps / num_stages parameter for all launches
+        // A launch option arrives as num_warps= / num_stages= whatever its param's name (docs/TRITON.md).
+        std::string name = named ? (launch ? key : local) : param_name(key);
+        if (named) s_.taken.insert(name);
+        DerivedParam p;
+        p.name = name;
+        p.origin = key;
+        p.kind = key == "num_warps" ? ParamKind::kNumWarps : key == "num_stages" ? ParamKind::kNumStages : ParamKind::kConstexpr;
+        p.site = launch ? DeriveSite::kTritonLaunch : DeriveSite::kTritonConstexpr;
+        p.role = key == "num_warps" ? ValueRole::kNumWarps : key == "num_stages" ? ValueRole::kNumStages : ValueRole::kTile;
+        p.default_value = *v;
+        if (p.role == ValueRole::kTile && !pow2(*v)) {
+          d_.notes.push_back(fmt::format("line {}: {}={} of {}[...] is not a power of two: left alone", line, key, *v, st.kernel));
+          continue;
+        }
+        p.values = values_for(p.role, *v);
+        p.line = line;
+        p.reason = named ? fmt::format("run_kernel's {} = {} at line {}: {} of the launch of {}[...] at line {}", local, *v,
+                                       s_.line_of(named->first.begin), key, st.kernel, line)
+                         : fmt::format("literal {}={} in the launch of {}[...] in run_kernel at line {}", key, *v, st.kernel, line);
+        if (key == "num_warps") warps_done = true;
+        if (named) {
+          // The local now reads the parameter (`BLOCK = BLOCK`, `NW = num_warps`); the launch is unchanged.
+          edits_.push_back({named->first.begin, named->first.end - named->first.begin, name});
+        } else {
+          // The literal becomes the parameter; the grid's literal of the same block size follows it.
+          size_t vb = r.begin + eq + 1;
+          while (std::isspace(static_cast<unsigned char>(m[vb]))) ++vb;
+          edits_.push_back({vb, r.end - vb, name});
+        }
+        add_signature(name, *v);
+        if (p.kind == ParamKind::kConstexpr) constexpr_by_value_[*v].push_back(name);
+        d_.params.push_back(std::move(p));
+      }
+      if (j.autotune) derive_autotune(st.kernel, *j.autotune, st.close, given);
+      else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
+        // Triton's default is 4: passing it explicitly changes nothing.
+        DerivedParam p;
+        p.name = param_name("num_warps");
+        p.origin = "num_warps";
+        p.kind = ParamKind::kNumWarps;
+        p.site = DeriveSite::kTritonLaunch;
+        p.role = ValueRole::kNumWarps;
+        p.default_value = 4;
+        p.values = values_for(p.role, 4);
+        p.line = line;
+        p.reason = fmt::format("num_warps of the launch of {}[...] at line {} (not given: Triton's default, 4)", st.kernel, line);
+        edits_.push_back({st.close, 0, std::string(call_separator(st.open, st.close)) + "num_warps=num_warps"});
+        add_signature("num_warps", 4);
+        warps_done = true;
+        d_.params.push_back(std::move(p));
+      }
+    }
+    tie_grid();
+    if (!sig_add_.empty()) {
+      // Before **kwargs if there is one, else at the end.
+      size_t ins = sig_close_;
+      size_t star = m.find("**", sig_open_);
+      std::string sep = ", ";
+      std::string text;
+      if (star != npos && star < sig_close_) {
+        ins = star;
+        text = util::join(sig_add_, ", ") + ", ";
+      } else {
+        size_t k = sig_close_;
+        while (k > sig_open_ + 1 && std::isspace(static_cast<unsigned char>(m[k - 1]))) --k;
+        bool bare = m[k - 1] == '(' || m[k - 1] == ',';
+        ins = k;
+        text = (bare ? (m[k - 1] == ',' ? " " : "") : ", ") + util::join(sig_add_, ", ");
+      }
+      edits_.push_back({ins, 0, text});
+    }
+  }
+
+  // `NAME = <int>` on a line of run_kernel's body, NAME assigned nowhere else in it: the literal and its value.
+  std::optional<std::pair<Range, int64_t>> local_constant(const std::string& name) const {
+    const std::string& m = s_.masked;
+    std::string body = m.substr(body_begin_, body_end_ - body_begin_);
+    std::regex def("(^|\\n)[ \\t]+" + name + R"([ \t]*=[ \t]*(\d+)[ \t]*(?=\n|$))");
+    std::regex any("\\b" + name + R"(\s*(\+|-|\*|/|//|%|\||&)?=(?!=))");
+    std::smatch dm;
+    if (!std::regex_search(body, dm, def)) return std::nullopt;
+    int assignments = 0;  // a launch's keyword `NAME=` is not an assignment
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), any); it != std::sregex_iterator(); ++it)
+      assignments += kw_positions_.count(body_begin_ + static_cast<size_t>(it->position(0))) ? 0 : 1;
+    if (assignments != 1) return std::nullopt;
+    int64_t v = small_number(dm[2].str());
+    if (v < 0) return std::nullopt;
+    size_t b = body_begin_ + static_cast<size_t>(dm.position(2));
+    return std::make_pair(Range{b, b + static_cast<size_t>(dm.length(2))}, v);
+  }
+
+  std::string_view call_separator(size_t open, size_t close) const {
+    size_t k = close;
+    while (k > open + 1 && std::isspace(static_cast<unsigned char>(s_.masked[k - 1]))) --k;
+    return s_.masked[k - 1] == '(' ? "" : s_.masked[k - 1] == ',' ? " " : ", ";
+  }
+
+  // Literals in run_kernel's grid expressions (cdiv(n, 1024), (n + 1023) // 1024) equal to exactly one derived
+  // block size follow that parameter.
+  void tie_grid() {
+    const std::string& m = s_.masked;
+    static const std::regex num(R"(\b\d+\b)");
+    for (size_t ls = s_.line_start(body_begin_); ls < body_end_;) {
+      size_t le = s_.line_end(ls);
+      std::string line = m.substr(ls, le - ls);
+      bool grid_line = line.find("cdiv") != npos || line.find("//") != npos;
+      if (grid_line) {
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), num); it != std::sregex_iterator(); ++it) {
+          size_t pos = ls + static_cast<size_t>(it->position(0));
+          bool edited = false;
+          for (const auto& e : edits_)
+            if (pos >= e.pos && pos < e.pos + std::max<size_t>(e.len, 1)) edited = true;
+          if (edited) continue;
+          int64_t v = small_number(it->str());
+          if (v < 0) continue;
+          auto follow = [&](int64_t key, const std::string& text_for) {
+            auto f = constexpr_by_value_.find(key);
+            if (f == constexpr_by_value_.end()) return false;
+            if (f->second.size() != 1) {
+              d_.notes.push_back(fmt::format("line {}: grid literal {} matches several block sizes ({}): left alone (a wrong "
+                                             "result prunes mismatched points)",
+                                             s_.line_of(pos), v, util::join(f->second, ", ")));
+              return true;
+            }
+            edits_.push_back({pos, static_cast<size_t>(it->length(0)), fmt::vformat(text_for, fmt::make_format_args(f->second[0]))});
+            std::string also = fmt::format("; also the grid at line {}", s_.line_of(pos));
+            for (auto& p : d_.params)
+              if (p.name == f->second[0] && p.reason.find(also) == npos) p.reason += also;
+            return true;
+          };
+          if (!follow(v, "{}")) follow(v + 1, "({} - 1)");
+        }
+      }
+      ls = le + 1;
+    }
+  }
+
+  void derive_autotune(const std::string& kernel, Range deco, size_t call_close, const std::set<std::string>& given) {
+    std::string text(s_.text.substr(deco.begin, deco.end - deco.begin));
+    int line = s_.line_of(deco.begin);
+    static const std::regex cfg(R"(Config\s*\(\s*\{([^}]*)\}([^)]*)\))");
+    static const std::regex kv(R"(['"]([A-Za-z_]\w*)['"]\s*:\s*(\d+))");
+    static const std::regex launch_kv(R"(\b(num_warps|num_stages)\s*=\s*(\d+))");
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<int64_t>> values;
+    std::map<std::string, int64_t> first;
+    int configs = 0;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), cfg); it != std::sregex_iterator(); ++it, ++configs) {
+      std::string dict = (*it)[1], rest = (*it)[2];
+      auto add = [&](const std::string& k, int64_t v) {
+        if (!values.count(k)) order.push_back(k);
+        values[k].push_back(v);
+        if (configs == 0) first[k] = v;
+      };
+      for (auto jt = std::sregex_iterator(dict.begin(), dict.end(), kv); jt != std::sregex_iterator(); ++jt)
+        if (int64_t v = small_number((*jt)[2]); v >= 0) add((*jt)[1], v);
+      for (auto jt = std::sregex_iterator(rest.begin(), rest.end(), launch_kv); jt != std::sregex_iterator(); ++jt)
+        if (int64_t v = small_number((*jt)[2]); v >= 0) add((*jt)[1], v);
+    }
+    if (configs == 0) {
+      d_.notes.push_back(fmt::format("line {}: @triton.autotune of {} has no configs kopt can read: left alone", line, kernel));
+      return;
+    }
+    std::vector<std::string> call_kws;
+    for (const auto& k : order) {
+      if (!first.count(k) || values[k].size() != static_cast<size_t>(configs)) {
+        d_.notes.push_back(fmt::format("line {}: autotune key {} is not in every config of {}: left alone", line, k, kernel));
+        return;
+      }
+      if (given.count(k) || sig_names_.count(k)) return;
+    }
+    for (const auto& k : order) {
+      DerivedParam p;
+      p.name = param_name(k);
+      p.origin = k;
+      p.kind = k == "num_warps" ? ParamKind::kNumWarps : k == "num_stages" ? ParamKind::kNumStages : ParamKind::kConstexpr;
+      p.site = DeriveSite::kTritonAutotune;
+      p.role = ValueRole::kListed;
+      p.default_value = first[k];
+      p.values = sorted_unique(values[k]);
+      p.line = line;
+      p.reason = fmt::format("{} in the {} configs of @triton.autotune of {} at line {} (default: the first config's)", k, configs,
+                             kernel, line);
+      call_kws.push_back(fmt::format("{}={}", k, p.name));
+      add_signature(p.name, p.default_value);
+      d_.params.push_back(std::move(p));
+    }
+    // The copy launches one configuration: the decorator is commented out, line by line.
+    for (size_t ls = s_.line_start(deco.begin); ls < deco.end; ls = s_.line_end(ls) + 1) edits_.push_back({ls, 0, "# "});
+    edits_.push_back({call_close, 0, std::string(call_separator(call_close, call_close)) + util::join(call_kws, ", ")});
+    d_.notes.push_back(fmt::format("line {}: the copy comments out @triton.autotune of {} and runs the configuration kopt "
+                                   "chooses (the baseline: the first config); kopt searches every combination of the "
+                                   "configs' values",
+                                   line, kernel));
+  }
+
+  Source s_;
+  std::string file_;
+  Derivation d_;
+  std::vector<Edit> edits_;
+  std::map<std::string, Jit> jits_;
+  size_t sig_open_ = 0, sig_close_ = 0, body_begin_ = 0, body_end_ = 0;
+  std::set<std::string> sig_names_;
+  std::set<size_t> kw_positions_;
+  std::vector<std::string> sig_add_;
+  std::map<int64_t, std::vector<std::string>> constexpr_by_value_;
+};
+
+}  // namespace
+
+FrontEnd derive_triton(std::string_view text, const std::string& file_name) {
+  TritonDeriver t(text, file_name);
+  FrontEnd f;
+  f.derivation = t.run();
+  f.edits = t.edits();
+  return f;
+}
+
+}  // namespace kopt::search::derive_detail
