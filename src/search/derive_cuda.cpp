@@ -378,10 +378,9 @@ class CudaDeriver {
         continue;
       }
       s_.taken.insert(name);
-      auto& p = add_param(name, name, DeriveSite::kDefine, c->second, define_value_[name], line,
+      add_param(name, name, DeriveSite::kDefine, c->second, define_value_[name], line,
                           fmt::format("#define {} {} at line {}: {}", name, define_value_[name], line, c->first));
       for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
-      (void)p;
       if (!guarded_.count(name)) {
         size_t ls = lines[0], le = s_.line_end(ls);
         edits_.push_back({ls, le - ls, fmt::format("#ifndef {}\n{}\n#endif", name, std::string(s_.text.substr(ls, le - ls)))});

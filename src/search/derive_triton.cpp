@@ -57,7 +57,6 @@ class TritonDeriver {
     for (auto it = std::sregex_iterator(m.begin(), m.end(), def); it != std::sregex_iterator(); ++it) {
       size_t dpos = static_cast<size_t>(it->position(0) + it->length(1));
       // The decorators: the lines above starting with '@'.
-      size_t ls = dpos;
       std::string name = (*it)[3];
       bool jit = false;
       std::optional<Range> autotune;
@@ -86,7 +85,6 @@ class TritonDeriver {
         }
         break;
       }
-      (void)ls;
       if (!jit) continue;
       Jit j;
       size_t open = static_cast<size_t>(it->position(0) + it->length(0) - 1);
