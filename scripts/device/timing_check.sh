@@ -84,6 +84,13 @@ one side_stream_4m axpb_side_stream $TK/axpb_side_stream/kernel.cu $TK/axpb_side
 one syncs_inside_4m axpb_syncs $TK/axpb_syncs/kernel.cu $TK/axpb_syncs/ref.py "--sync" --n=4194304
 runner_row "axpb_1m old method" axpb axpb_1m --timing-method events_default_stream
 runner_row "axpb_1m warm L2" axpb axpb_1m --l2 warm
+# The clean flush (KOPT_L2_FLUSH=read: the memset, then a read pass, so the L2 holds clean lines; docs/RUNNER.md,
+# "The L2 flush"): whether the 11-25% over Nsight Compute at 13-27 us is the flush's dirty lines.
+(export KOPT_L2_FLUSH=read
+ runner_row "axpb_1m clean flush" axpb axpb_1m
+ runner_row "axpb_4m clean flush" axpb axpb_4m
+ runner_row "softmax clean flush" softmax softmax_4096x1024
+ runner_row "two_kernels clean flush" two_kernels two_kernels_4m)
 (export KOPT_CUPTI=0; runner_row "axpb_1m events clock" axpb axpb_1m)
 
 # The GPU tests of the new timing (they build their kernels with nvcc here).

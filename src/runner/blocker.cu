@@ -24,3 +24,18 @@ extern "C" __global__ void kopt_block_until_released(const volatile unsigned int
     }
   }
 }
+
+// The clean L2 flush (KOPT_L2_FLUSH=read, docs/RUNNER.md "The L2 flush"): after the flush memset the L2 holds the
+// flush buffer's dirty lines, which the timed kernel would have to write back as it evicts them. Reading the
+// buffer once more leaves it full of clean lines instead. `sink` is written only when the loads' XOR equals
+// `never` (a run-time value the compiler cannot see), so the loads stay.
+extern "C" __global__ void kopt_l2_clean_read(const uint4* buffer, unsigned long long n16, unsigned int never,
+                                              unsigned int* sink) {
+  unsigned int acc = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n16; i += stride) {
+    const uint4 v = buffer[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == never) *sink = acc;
+}

@@ -12,5 +12,7 @@ std::string_view blocker_ptx();
 std::string_view blocker_source();
 
 inline constexpr const char* kBlockerEntry = "kopt_block_until_released";
+// The clean L2 flush's read pass (blocker.cu), in the same module.
+inline constexpr const char* kCleanReadEntry = "kopt_l2_clean_read";
 
 }  // namespace kopt::runner

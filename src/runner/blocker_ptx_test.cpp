@@ -32,6 +32,10 @@ TEST(Blocker, EmbeddedPtxMatchesTheCuFile) {
   EXPECT_NE(ptx.find("ld.volatile.global.u32"), std::string_view::npos);  // the spin re-reads the host's flag
   EXPECT_NE(ptx.find("%globaltimer"), std::string_view::npos);            // and is bounded in time
   EXPECT_EQ(ptx.data()[ptx.size()], '\0');  // cuModuleLoadData takes NUL-terminated text
+  // The clean flush's read pass is in the same module, its 16-byte loads kept (they are its whole point).
+  const size_t read = ptx.find(std::string(".entry ") + kCleanReadEntry + "(");
+  ASSERT_NE(read, std::string_view::npos);
+  EXPECT_NE(ptx.find("ld.global.v4.u32", read), std::string_view::npos);
 }
 
 TEST(Blocker, PtxAssemblesForSm90) {

@@ -92,6 +92,19 @@ TEST(CuptiSpan, ARecordOfTheWrongKindWhereTheBlockerOrFlushBelongsIsNoSpan) {
   EXPECT_FALSE(solve_span({{S, 1'000, 2'000}, {K, 3'000, 4'000}}, true, true).has_value());
 }
 
+TEST(CuptiSpan, TheCleanFlushsReadPassIsDroppedToo) {
+  // KOPT_L2_FLUSH=read: blocker, flush memset, the read pass over the flush buffer (55 us), then solve()'s kernel.
+  auto recs = blocked_cold({{K, 1'101'000, 1'155'000}, {K, 1'156'000, 1'160'900}});
+  auto s = solve_span(recs, true, true, true);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->span_ms, 0.0049);
+  EXPECT_EQ(s->count, 1);
+  // Without the flag the read pass would count as solve()'s work.
+  EXPECT_EQ(solve_span(recs, true, true)->count, 2);
+  // A clean flush whose read pass is missing (a memset inside solve() instead) is no span: a record went missing.
+  EXPECT_FALSE(solve_span(blocked_cold({{S, 1'101'000, 1'102'000}}), true, true, true).has_value());
+}
+
 TEST(CuptiSpan, ClockAndReasonNames) {
   EXPECT_EQ(clock_name(GpuClock::kCuptiActivity), "cupti_activity");
   EXPECT_EQ(clock_name(GpuClock::kEvents), "events");

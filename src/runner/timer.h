@@ -30,9 +30,18 @@
 
 namespace kopt::runner {
 
+// How a cold sample empties the L2 (docs/RUNNER.md, "The L2 flush"). kMemset: a memset of the flush buffer, which
+// leaves the L2 full of its dirty lines. kMemsetThenRead: the memset, then a read pass over the buffer
+// (blocker.cu's kopt_l2_clean_read), which leaves clean lines the timed kernel evicts for free. Experimental
+// (KOPT_L2_FLUSH=read): not yet measured on a GPU.
+enum class FlushKind { kMemset, kMemsetThenRead };
+std::string_view flush_kind_name(FlushKind k);  // "memset", "memset_then_read"
+FlushKind flush_kind_from_env();                  // KOPT_L2_FLUSH=read: kMemsetThenRead; else kMemset
+
 struct TimerConfig {
   L2Mode l2 = L2Mode::kCold;
   size_t flush_bytes = 256u << 20;  // written before every cold sample: more than 4x the H200's 60 MB L2
+  FlushKind flush = flush_kind_from_env();
 };
 
 // A device buffer solve() writes (outputs, in-out buffers): the probe looks whether it changes while held.
@@ -96,6 +105,8 @@ class Timer {
   Timer& operator=(const Timer&) = delete;
 
   bool blocker_available() const { return fn_ != nullptr; }
+  // The flush actually used: kMemsetThenRead only when asked for, cold, and its kernel loaded.
+  FlushKind flush_kind() const { return clean_read_ ? FlushKind::kMemsetThenRead : FlushKind::kMemset; }
   const std::string& blocker_error() const { return blocker_error_; }
   // The kernel clock (opened here unless KOPT_CUPTI=0; nullptr with the reason when off).
   bool kernel_clock() const { return clock_ != nullptr; }
@@ -138,6 +149,7 @@ class Timer {
   CUevent start_ = nullptr, stop_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
+  CUfunction clean_read_ = nullptr;  // FlushKind::kMemsetThenRead's read pass (nullptr: memset only)
   std::string blocker_error_;
   std::unique_ptr<KernelClock> clock_;
   ClockOffReason clock_off_ = ClockOffReason::kNone;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace kopt::runner {
 
 namespace {
@@ -60,6 +62,18 @@ TEST(TimerSeriesJson, OnEventsTheReasonIsSaidWithItsDetail) {
   j = series_info_json(s, L2Mode::kCold, "");
   EXPECT_EQ(j["gpu_clock_off_reason"], "no_span_in_first_samples");
   EXPECT_EQ(j["cupti_missing"], 1);
+}
+
+TEST(TimerFlush, TheCleanFlushIsAskedForByTheEnvironment) {
+  ::unsetenv("KOPT_L2_FLUSH");
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemset);
+  ::setenv("KOPT_L2_FLUSH", "read", 1);
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);
+  ::setenv("KOPT_L2_FLUSH", "memset", 1);
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemset);
+  ::unsetenv("KOPT_L2_FLUSH");
+  EXPECT_EQ(flush_kind_name(FlushKind::kMemset), "memset");
+  EXPECT_EQ(flush_kind_name(FlushKind::kMemsetThenRead), "memset_then_read");
 }
 
 }  // namespace kopt::runner
