@@ -64,6 +64,7 @@ std::string_view value_role_name(ValueRole r) {
   switch (r) {
     case ValueRole::kBlockThreads: return "block_threads";
     case ValueRole::kTile: return "tile";
+    case ValueRole::kBlockDim: return "block_dim";
     case ValueRole::kUnroll: return "unroll";
     case ValueRole::kMinBlocks: return "min_blocks";
     case ValueRole::kMaxThreads: return "max_threads";

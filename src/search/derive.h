@@ -5,7 +5,7 @@
 //   CUDA:   named integral constants (constexpr/const at namespace or function scope, static constexpr members,
 //           `#define NAME <int>`) used in a launch, a template argument, a shared-memory size or a loop bound;
 //           literal template arguments and literal block sizes at `<<<...>>>` sites (a `(n + B - 1) / B, B`
-//           launch is one parameter); `#pragma unroll N`; `__launch_bounds__(N[, M])`.
+//           launch is one parameter) and literal `dim3` blocks (one parameter per dimension); `#pragma unroll N`; `__launch_bounds__(N[, M])`.
 //   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel,
 //           and the configs of an existing `@triton.autotune`.
 // The result is also an instrumented copy of the source: every derived value becomes a macro (CUDA: `#ifndef
@@ -43,6 +43,7 @@ std::string_view derive_site_name(DeriveSite s);
 enum class ValueRole {
   kBlockThreads,  // threads per block: powers of two in 32..1024
   kTile,          // a tile / size: {d/2, d, 2d}
+  kBlockDim,      // one literal dimension of a dim3 block: {d/2, d, 2d} within 1..1024
   kUnroll,        // an unroll factor: 1, 2, 4, 8 (and the default)
   kMinBlocks,     // __launch_bounds__'s second argument: 1, 2, 4 (and the default)
   kMaxThreads,    // __launch_bounds__'s first argument alone: the default up to 1024 (larger is always safe)

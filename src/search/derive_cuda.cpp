@@ -1,5 +1,5 @@
-// The CUDA front end of the derivation (search/derive.h): named constants, #defines, literal launches and template
-// arguments, __launch_bounds__, #pragma unroll, the relations the code states, and the launch_bounds method variant.
+// The CUDA front end of the derivation (search/derive.h): named constants, #defines, literal launches (dim3 blocks
+// too) and template arguments, __launch_bounds__, #pragma unroll, the relations the code states, and the launch_bounds method variant.
 #include "search/derive_text.h"
 
 namespace kopt::search::derive_detail {
@@ -478,7 +478,10 @@ class CudaDeriver {
       }
       std::string suffix;
       auto b = int_literal(sv(m, l.cfg[1]), &suffix);
-      if (!b || !suffix.empty()) continue;
+      if (!b || !suffix.empty()) {
+        derive_dim3_block(l, site_targs);
+        continue;
+      }
       std::string name;
       for (const auto& [v, n] : site_targs)
         if (v == *b && name.empty()) name = n;  // the kernel's template block size: one parameter
@@ -540,6 +543,212 @@ class CudaDeriver {
                                        l.line, l.kernel, *b));
       }
     }
+  }
+
+  // The arguments of a launch's dim3 block or grid: inline (`dim3(32, 8)`), or those of the one `dim3 NAME(...)` /
+  // `dim3 NAME{...}` statement of the launching function before it, NAME never assigned again (`var` gets NAME).
+  std::optional<std::vector<Range>> dim3_args(Range arg, size_t before, std::string* var) const {
+    const std::string& m = s_.masked;
+    std::string a = sv(m, arg);
+    if (util::starts_with(a, "dim3") && (a.size() == 4 || !word_char(a[4]))) {
+      size_t open = m.find_first_not_of(" \t\n", arg.begin + 4);
+      if (open >= arg.end || (m[open] != '(' && m[open] != '{')) return std::nullopt;
+      size_t close = match_close(m, open);
+      if (close == npos || close + 1 != arg.end) return std::nullopt;
+      return split_args(m, open + 1, close);
+    }
+    if (!util::is_identifier(a)) return std::nullopt;
+    size_t from = function_start(before);
+    std::string region = m.substr(from, before - from);
+    std::regex dd("\\bdim3\\s+" + a + R"(\s*([\(\{]))");
+    std::vector<size_t> opens;
+    for (auto it = std::sregex_iterator(region.begin(), region.end(), dd); it != std::sregex_iterator(); ++it)
+      opens.push_back(from + static_cast<size_t>(it->position(1)));
+    std::regex assign("\\b" + a + R"(\s*(\.\s*[xyz]\s*)?(=(?!=)|\+=|-=|\*=|/=))");
+    if (opens.size() != 1 || std::regex_search(region, assign)) return std::nullopt;
+    size_t close = match_close(m, opens[0]);
+    if (close == npos || close > before) return std::nullopt;
+    *var = a;
+    return split_args(m, opens[0] + 1, close);
+  }
+
+  // The body of each function whose head has `kw` (`__global__`, `__device__`), by the function's name.
+  std::vector<std::pair<std::string, Range>> function_bodies(std::string_view kw) const {
+    const std::string& m = s_.masked;
+    std::vector<std::pair<std::string, Range>> out;
+    for (size_t g : word_positions(m, kw)) {
+      size_t paren = m.find('(', g);
+      size_t stop = m.find_first_of(";{}=", g);
+      if (paren == npos || (stop != npos && stop < paren)) continue;
+      std::string head = m.substr(g, paren - g);
+      if (util::trim(head).size() >= 17 && util::trim(head).substr(util::trim(head).size() - 17) == "__launch_bounds__") {
+        size_t c = match_close(m, paren);
+        if (c == npos) continue;
+        paren = m.find('(', c + 1);
+        if (paren == npos) continue;
+        head = m.substr(g, paren - g);
+      }
+      size_t e = head.find_last_not_of(" \t\n");
+      if (e == npos) continue;
+      size_t b = e + 1;
+      while (b > 0 && word_char(head[b - 1])) --b;
+      size_t close = match_close(m, paren);
+      size_t body = close == npos ? npos : m.find_first_not_of(" \t\n", close + 1);
+      if (body == npos || m[body] != '{') continue;
+      size_t end = match_close(m, body);
+      if (end == npos) continue;
+      out.push_back({head.substr(b, e + 1 - b), {body, end}});
+    }
+    return out;
+  }
+
+  // Integer literals of s_.masked[r] by value, each with the line of its first appearance.
+  void literals_in(Range r, std::map<int64_t, int>& out) const {
+    const std::string& m = s_.masked;
+    for (size_t i = r.begin; i < r.end;) {
+      if (!std::isdigit(static_cast<unsigned char>(m[i])) || (i > 0 && (word_char(m[i - 1]) || m[i - 1] == '.'))) {
+        ++i;
+        continue;
+      }
+      size_t e = i;
+      while (e < r.end && std::isdigit(static_cast<unsigned char>(m[e]))) ++e;
+      size_t f = e;
+      while (f < r.end && std::string("uUlL").find(m[f]) != npos) ++f;
+      bool number = f >= r.end || (m[f] != '.' && !word_char(m[f]));
+      if (number) {
+        int64_t v = small_number(m.substr(i, e - i));
+        if (v >= 0 && !out.count(v)) out[v] = s_.line_of(i);
+      }
+      i = f;
+    }
+  }
+
+  // A launch whose block is a dim3 of integer literals (`dim3 block(16, 16)`, `dim3(32, 8)`): each dimension above 1
+  // is a parameter, their product at most 1024; literals B and B - 1 in the grid follow the dimension B (per axis
+  // where the grid is a dim3 too). The safe rule: when such a value (or, from 8 up, its neighbour: `tile[16][17]`)
+  // appears in the kernel's body, a __device__ function, a file-scope __shared__ array or the site's template
+  // arguments, the kernel may hard-code its block, and the launch is left alone with a note.
+  void derive_dim3_block(const Launch& l, const std::vector<std::pair<int64_t, std::string>>& site_targs) {
+    const std::string& m = s_.masked;
+    std::string bvar, gvar;
+    auto dims = dim3_args(l.cfg[1], l.pos, &bvar);
+    if (!dims || dims->empty() || dims->size() > 3) return;
+    std::vector<int64_t> vals;
+    std::vector<std::string> shown;
+    for (auto r : *dims) {
+      std::string suffix;
+      auto v = int_literal(sv(m, r), &suffix);
+      if (!v || !suffix.empty() || *v < 1) return;  // a named or computed dimension: derive_thread_limits reads it
+      vals.push_back(*v);
+      shown.push_back(std::to_string(*v));
+    }
+    if (std::none_of(vals.begin(), vals.end(), [](int64_t v) { return v > 1; })) return;
+    std::string block = fmt::format("dim3({})", util::join(shown, ", "));
+    auto leave = [&](const std::string& why) {
+      d_.notes.push_back(fmt::format("line {}: the {} block of the launch of {} is left alone: {}", l.line, block, l.kernel, why));
+    };
+    auto gdims = dim3_args(l.cfg[0], l.pos, &gvar);
+    size_t fn = function_start(l.pos);
+    for (const std::string& var : {bvar, gvar}) {
+      int n = 0;
+      for (const auto& o : launches_)
+        if (!var.empty() && function_start(o.pos) == fn && (sv(m, o.cfg[0]) == var || sv(m, o.cfg[1]) == var)) ++n;
+      if (n > 1) return leave(fmt::format("{} is used by more than one launch", var));
+    }
+    std::map<int64_t, int> inside;
+    bool defined = false;
+    std::vector<Range> globals;
+    for (const auto& [name, body] : function_bodies("__global__")) {
+      globals.push_back(body);
+      if (name == l.kernel) defined = true, literals_in(body, inside);
+    }
+    for (const auto& [name, body] : function_bodies("__device__")) literals_in(body, inside);
+    for (size_t sh : word_positions(m, "__shared__")) {
+      bool in_kernel = std::any_of(globals.begin(), globals.end(), [&](Range g) { return sh > g.begin && sh < g.end; });
+      size_t semi = m.find(';', sh);
+      if (!in_kernel && semi != npos) literals_in({sh, semi}, inside);
+    }
+    if (!defined) return leave(fmt::format("{} is not defined in this file, so its code cannot be checked for the block's sizes", l.kernel));
+    for (int64_t v : vals) {
+      if (v <= 1) continue;
+      for (int64_t w : {v, v - 1, v + 1}) {
+        if (w != v && v < 8) continue;
+        if (auto it = inside.find(w); it != inside.end())
+          return leave(fmt::format("{} also appears in the kernel's code (line {}): it may hard-code its block", w, it->second));
+      }
+      for (const auto& [tv, tn] : site_targs)
+        if (tv == v) return leave(fmt::format("{} is also the template argument {}", v, tn));
+    }
+    static const char* const kAxis[] = {"X", "Y", "Z"};
+    std::vector<std::string> names(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i) {
+      if (vals[i] <= 1) continue;
+      names[i] = s_.unique_name(upper(l.kernel) + "_BLOCK_" + kAxis[i]);
+      add_param(names[i], sv(m, (*dims)[i]), DeriveSite::kLaunchLiteral, ValueRole::kBlockDim, vals[i], l.line,
+                fmt::format("literal block {} = {} of {} at the launch of {} at line {}", static_cast<char>('x' + i), vals[i], block,
+                            l.kernel, l.line));
+      define_macro(names[i], vals[i]);
+      edits_.push_back({(*dims)[i].begin, (*dims)[i].end - (*dims)[i].begin, names[i]});
+    }
+    std::vector<std::string> named;
+    for (const auto& n : names)
+      if (!n.empty()) named.push_back(n);
+    if (named.size() > 1)
+      add_constraint(fmt::format("{} <= {}", util::join(named, " * "), kMaxThreadsPerBlock),
+                     fmt::format("threads per block of the launch of {} at line {} (at most {})", l.kernel, l.line, kMaxThreadsPerBlock));
+    // The grid: per axis where it is a dim3 (an argument, or the statements defining the variable it is), else the
+    // whole expression (and the statements defining its variable) against every dimension.
+    std::vector<std::pair<std::vector<Range>, std::vector<size_t>>> parts;
+    std::vector<size_t> all;
+    for (size_t i = 0; i < names.size(); ++i)
+      if (!names[i].empty()) all.push_back(i);
+    if (gdims) {
+      for (size_t i = 0; i < gdims->size(); ++i) {
+        std::vector<Range> rs{(*gdims)[i]};
+        if (util::is_identifier(sv(m, (*gdims)[i]))) {
+          auto defs = defining_statements((*gdims)[i], l.pos);
+          rs.insert(rs.end(), defs.begin(), defs.end());
+        }
+        if (i < names.size() && !names[i].empty()) parts.push_back({rs, {i}});
+      }
+    } else {
+      std::vector<Range> rs{l.cfg[0]};
+      if (util::is_identifier(sv(m, l.cfg[0]))) rs.insert(rs.end(), l.grid_defs.begin(), l.grid_defs.end());
+      parts.push_back({rs, all});
+    }
+    bool follows = false;
+    for (const auto& [ranges, axes] : parts) {
+      for (const auto& g : ranges) {
+        for (size_t i = g.begin; i < g.end;) {  // each integer literal (not part of a word or a float)
+          size_t e = i;
+          while (e < g.end && std::isdigit(static_cast<unsigned char>(m[e]))) ++e;
+          bool literal = e > i && (i == 0 || (!word_char(m[i - 1]) && m[i - 1] != '.')) && (e >= m.size() || (m[e] != '.' && !word_char(m[e])));
+          if (!literal) {
+            i = std::max(e, i + 1);
+            continue;
+          }
+          int64_t v = small_number(m.substr(i, e - i));
+          std::vector<std::string> to;
+          for (size_t a : axes) {
+            if (v == vals[a]) to.push_back(names[a]);
+            else if (v == vals[a] - 1 && v > 0) to.push_back("(" + names[a] + " - 1)");
+          }
+          if (to.size() == 1) {
+            edits_.push_back({i, e - i, to[0]});
+            follows = true;
+          } else if (to.size() > 1) {
+            d_.notes.push_back(fmt::format("line {}: the literal {} in the grid of {} could follow more than one block dimension: "
+                                           "left alone (a block that covers the data differently computes a wrong result and is pruned)",
+                                           s_.line_of(i), v, l.kernel));
+          }
+          i = e;
+        }
+      }
+    }
+    if (!follows && !int_literal(sv(m, l.cfg[0])))
+      d_.notes.push_back(fmt::format("line {}: the grid of {} does not divide by its literal block {}: other block sizes may cover "
+                                     "the data differently (a wrong result prunes them)",
+                                     l.line, l.kernel, block));
   }
 
   void derive_launch_bounds() {

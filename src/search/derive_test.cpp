@@ -234,6 +234,70 @@ TEST(DeriveCuda, PragmaUnrollFactorsBecomeConstexprs) {
   EXPECT_TRUE(contains(d.instrumented, "comment (never rewritten): #pragma unroll 2\n"));
 }
 
+TEST(DeriveCuda, Dim3LiteralBlocksOneParameterPerDimensionGridFollows) {
+  Derivation d = derive_file(data_path("dim3_blocks.cu"));
+  ASSERT_EQ(d.params.size(), 5u);
+  const DerivedParam* sx = param(d, "SCALE2D_BLOCK_X");
+  ASSERT_NE(sx, nullptr);
+  EXPECT_EQ(sx->site, DeriveSite::kLaunchLiteral);
+  EXPECT_EQ(sx->role, ValueRole::kBlockDim);
+  EXPECT_EQ(sx->default_value, 16);
+  EXPECT_EQ(sx->values, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(sx->line, 36);
+  EXPECT_TRUE(contains(sx->reason, "literal block x = 16 of dim3(16, 16) at the launch of scale2d at line 36")) << sx->reason;
+  EXPECT_EQ(param(d, "SCALE2D_BLOCK_Y")->values, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(param(d, "ADD2D_BLOCK_X")->values, (std::vector<int64_t>{16, 32, 64}));
+  EXPECT_EQ(param(d, "ADD2D_BLOCK_Y")->values, (std::vector<int64_t>{4, 8, 16}));
+  EXPECT_EQ(param(d, "FILL1D_BLOCK_X")->values, (std::vector<int64_t>{128, 256, 512}));
+  EXPECT_EQ(param(d, "FILL1D_BLOCK_Y"), nullptr);
+  EXPECT_TRUE(has_constraint(d, "SCALE2D_BLOCK_X * SCALE2D_BLOCK_Y <= 1024"));
+  EXPECT_TRUE(has_constraint(d, "ADD2D_BLOCK_X * ADD2D_BLOCK_Y <= 1024"));
+  EXPECT_EQ(d.constraints.size(), 2u);  // one dimension's values are within 1024 already
+  // The block and, per axis, the grid (its expression and the statement defining its variable).
+  EXPECT_TRUE(contains(d.instrumented, "dim3 block(SCALE2D_BLOCK_X, SCALE2D_BLOCK_Y);"));
+  EXPECT_TRUE(contains(d.instrumented, "dim3 grid((w + (SCALE2D_BLOCK_X - 1)) / SCALE2D_BLOCK_X, (h + (SCALE2D_BLOCK_Y - 1)) / SCALE2D_BLOCK_Y);"));
+  EXPECT_TRUE(contains(d.instrumented, "int gx = (w + (ADD2D_BLOCK_X - 1)) / ADD2D_BLOCK_X;"));
+  EXPECT_TRUE(contains(d.instrumented,
+                       "add2d<<<dim3(gx, (h + (ADD2D_BLOCK_Y - 1)) / ADD2D_BLOCK_Y), dim3(ADD2D_BLOCK_X, ADD2D_BLOCK_Y)>>>"));
+  EXPECT_TRUE(contains(d.instrumented, "fill1d<<<(w * h + (FILL1D_BLOCK_X - 1)) / FILL1D_BLOCK_X, dim3(FILL1D_BLOCK_X)>>>"));
+  EXPECT_TRUE(contains(d.instrumented, "#ifndef ADD2D_BLOCK_Y\n#define ADD2D_BLOCK_Y 8\n#endif"));
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt param SCALE2D_BLOCK_X values=8,16,32 default=16\n"));
+  // The tiled transpose hard-codes 16 (its __shared__ tile, its indexing): its launch is left as written.
+  EXPECT_EQ(param(d, "TRANSPOSE_TILED_BLOCK_X"), nullptr);
+  EXPECT_TRUE(contains(d.instrumented, "dim3 tb(16, 16);\n  dim3 tg((w + 15) / 16, (h + 15) / 16);"));
+  EXPECT_TRUE(has_note(d, "line 42: the dim3(16, 16) block of the launch of transpose_tiled is left alone: 16 also appears in "
+                          "the kernel's code (line 23): it may hard-code its block"));
+  EXPECT_TRUE(d.methods.empty());
+}
+
+TEST(DeriveCuda, Dim3BlocksTheKernelMayHardCodeAreLeftAlone) {
+  const char* cu = R"(#include <cuda_runtime.h>
+__global__ void padded(float* x) {
+  __shared__ float t[32][33];
+  t[threadIdx.y][threadIdx.x] = x[threadIdx.x];
+  x[threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+__global__ void other(float* x);
+__global__ void shared_block(float* x) { x[threadIdx.x] = 0.0f; }
+extern "C" void solve(float* x, int n) {
+  padded<<<1, dim3(32, 8)>>>(x);
+  other<<<1, dim3(64, 2)>>>(x);
+  dim3 b(64, 2);
+  shared_block<<<1, b>>>(x);
+  shared_block<<<2, b>>>(x);
+  dim3 named(n, 4);
+  shared_block<<<1, named>>>(x);
+}
+)";
+  auto d = derive(cu, "hard.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(d->empty());
+  EXPECT_TRUE(has_note(*d, "line 10: the dim3(32, 8) block of the launch of padded is left alone: 32 also appears in the "
+                           "kernel's code (line 3)"));
+  EXPECT_TRUE(has_note(*d, "line 11: the dim3(64, 2) block of the launch of other is left alone: other is not defined in this file"));
+  EXPECT_TRUE(has_note(*d, "line 13: the dim3(64, 2) block of the launch of shared_block is left alone: b is used by more than one launch"));
+}
+
 TEST(DeriveCuda, AConstantDeclaredTwiceIsNotDerived) {
   const char* cu = R"(#include <cuda_runtime.h>
 __global__ void k(float* x) { x[threadIdx.x] = 0.0f; }
@@ -250,8 +314,11 @@ extern "C" void solve(float* x, int n) {
 )";
   auto d = derive(cu, "twice.cu");
   ASSERT_TRUE(d.ok()) << d.error().message;
-  EXPECT_TRUE(d->empty());
-  EXPECT_TRUE(d->constraints.empty());  // 16 * 16 <= 1024 names no parameter
+  // Only the literal dim3 block of the second launch is derived.
+  ASSERT_EQ(d->params.size(), 2u);
+  EXPECT_EQ(d->params[0].name, "K_BLOCK_X");
+  EXPECT_EQ(d->params[1].name, "K_BLOCK_Y");
+  EXPECT_TRUE(has_constraint(*d, "K_BLOCK_X * K_BLOCK_Y <= 1024"));
   EXPECT_TRUE(has_note(*d, "line 4: kThreads is declared 2 times (lines 4, 6): not one constant"));
 }
 
@@ -418,7 +485,7 @@ INSTANTIATE_TEST_SUITE_P(DeriveKernels, DeriveCompile,
                          ::testing::Values("examples/plain/sgemm_tiled/kernel.cu", "examples/plain/elementwise_templated/kernel.cu",
                                            "examples/plain/reduction_define/kernel.cu", "tests/data/derive/named_constants.cu",
                                            "tests/data/derive/defines.cu", "tests/data/derive/launch_literals.cu",
-                                           "tests/data/derive/unroll.cu"));
+                                           "tests/data/derive/unroll.cu", "tests/data/derive/dim3_blocks.cu"));
 
 }  // namespace
 }  // namespace kopt::search

@@ -139,6 +139,10 @@ inline std::vector<int64_t> values_for(ValueRole role, int64_t d) {
       if (d % 2 == 0) v.push_back(d / 2);
       v.push_back(2 * d);
       break;
+    case ValueRole::kBlockDim:
+      if (d % 2 == 0) v.push_back(d / 2);
+      if (2 * d <= kMaxThreadsPerBlock) v.push_back(2 * d);
+      break;
     case ValueRole::kUnroll: v.insert(v.end(), {1, 2, 4, 8}); break;
     case ValueRole::kMinBlocks: v.insert(v.end(), {1, 2, 4}); break;
     case ValueRole::kMaxThreads:
