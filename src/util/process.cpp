@@ -17,6 +17,20 @@ extern char** environ;
 
 namespace kopt::util {
 
+ExecVectors::ExecVectors(const ProcessSpec& spec) {
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && spec.env.count(kv.substr(0, eq))) continue;
+    env_store_.push_back(kv);
+  }
+  for (const auto& [k, v] : spec.env) env_store_.push_back(k + "=" + v);
+  for (auto& s : env_store_) envp.push_back(s.data());
+  envp.push_back(nullptr);
+}
+
 namespace {
 
 std::atomic<bool> g_interrupted{false};
@@ -100,21 +114,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     r.start_error = std::string("pipe: ") + std::strerror(errno);
     return r;
   }
-  // Build argv/envp before fork.
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && spec.env.count(kv.substr(0, eq))) continue;
-    env_store.push_back(kv);
-  }
-  for (const auto& [k, v] : spec.env) env_store.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
+  const ExecVectors exec(spec);  // before fork: the child only reads it
 
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
@@ -135,7 +135,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
       (void)!::write(exec_pipe[1], &e, sizeof e);
       ::_exit(127);
     }
-    ::execvpe(argv[0], argv.data(), envp.data());
+    ::execvpe(exec.argv[0], exec.argv.data(), exec.envp.data());
     int e = errno;
     (void)!::write(exec_pipe[1], &e, sizeof e);
     ::_exit(127);

@@ -18,6 +18,19 @@ struct ProcessSpec {
   bool merge_stderr = false;              // stderr goes into stdout_text
 };
 
+// argv and envp for execvpe(2) of `spec`: the parent's environment with spec.env added or overriding. Built before
+// fork (the child only reads it); argv points into spec.argv, which must outlive it.
+class ExecVectors {
+ public:
+  explicit ExecVectors(const ProcessSpec& spec);
+  ExecVectors(const ExecVectors&) = delete;
+  ExecVectors& operator=(const ExecVectors&) = delete;
+  std::vector<char*> argv, envp;
+
+ private:
+  std::vector<std::string> env_store_;  // what envp points into
+};
+
 struct ProcessResult {
   bool started = false;        // false: exec failed (start_error says why)
   std::string start_error;

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 
-extern char** environ;
 
 namespace kopt::util {
 
@@ -23,20 +22,7 @@ Result<std::unique_ptr<Session>> Session::start(const ProcessSpec& spec, const s
   if (!stderr_log.parent_path().empty()) std::filesystem::create_directories(stderr_log.parent_path(), ec);
   int err_fd = ::open(stderr_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (err_fd < 0) return internal_error("session: cannot open " + stderr_log.string() + ": " + std::strerror(errno));
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && spec.env.count(kv.substr(0, eq))) continue;
-    env_store.push_back(kv);
-  }
-  for (const auto& [k, v] : spec.env) env_store.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
+  const ExecVectors exec(spec);  // before fork: the child only reads it
   pid_t pid = ::fork();
   if (pid < 0) return internal_error(std::string("session: fork: ") + std::strerror(errno));
   if (pid == 0) {
@@ -51,7 +37,7 @@ Result<std::unique_ptr<Session>> Session::start(const ProcessSpec& spec, const s
       (void)!::write(exec_pipe[1], &e, sizeof e);
       ::_exit(127);
     }
-    ::execvpe(argv[0], argv.data(), envp.data());
+    ::execvpe(exec.argv[0], exec.argv.data(), exec.envp.data());
     int e = errno;
     (void)!::write(exec_pipe[1], &e, sizeof e);
     ::_exit(127);
