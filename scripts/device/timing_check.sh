@@ -73,15 +73,18 @@ print(r["status"], r.get("timing_method"), r.get("l2"), ti.get("gpu_clock"), ti.
 PY
 }
 
+# TIMING_QUICK=1: only the kernels the L2 flush question is about (4M, softmax, two kernels) and their clean-flush
+# rows, no GPU tests (about 90 s).
+QUICK=${TIMING_QUICK:-0}
 SGEMM_BEST="-DBM=128 -DBN=128 -DBK=8 -DTM=8 -DTN=8 -DSTAGES=2 -DKOPT_VECTORIZED_ACCESS=1 -DKOPT_CP_ASYNC_PIPELINE=0 -DKOPT_SMEM_PADDING=0"
-one axpb_1m axpb $TK/axpb/kernel.cu $TK/axpb/ref.py "" --n=1048576
+[ "$QUICK" = 1 ] || one axpb_1m axpb $TK/axpb/kernel.cu $TK/axpb/ref.py "" --n=1048576
 one axpb_4m axpb $TK/axpb/kernel.cu $TK/axpb/ref.py "" --n=4194304
 one softmax_4096x1024 softmax examples/softmax/kernel.cu examples/softmax/ref.py "" --rows=4096 --cols=1024
-one sgemm_best_4096 sgemm_best examples/sgemm_tunable/kernel.cu examples/sgemm_tunable/ref.py "" \
+[ "$QUICK" = 1 ] || one sgemm_best_4096 sgemm_best examples/sgemm_tunable/kernel.cu examples/sgemm_tunable/ref.py "" \
   --M=4096 --N=4096 --K=4096 $SGEMM_BEST
 one two_kernels_4m two_kernels $TK/two_kernels/kernel.cu $TK/two_kernels/ref.py "" --n=4194304
-one side_stream_4m axpb_side_stream $TK/axpb_side_stream/kernel.cu $TK/axpb_side_stream/ref.py "" --n=4194304
-one syncs_inside_4m axpb_syncs $TK/axpb_syncs/kernel.cu $TK/axpb_syncs/ref.py "--sync" --n=4194304
+[ "$QUICK" = 1 ] || one side_stream_4m axpb_side_stream $TK/axpb_side_stream/kernel.cu $TK/axpb_side_stream/ref.py "" --n=4194304
+[ "$QUICK" = 1 ] || one syncs_inside_4m axpb_syncs $TK/axpb_syncs/kernel.cu $TK/axpb_syncs/ref.py "--sync" --n=4194304
 runner_row "axpb_1m old method" axpb axpb_1m --timing-method events_default_stream
 runner_row "axpb_1m warm L2" axpb axpb_1m --l2 warm
 # The clean flush (KOPT_L2_FLUSH=read: the memset, then a read pass, so the L2 holds clean lines; docs/RUNNER.md,
@@ -94,7 +97,7 @@ runner_row "axpb_1m warm L2" axpb axpb_1m --l2 warm
 (export KOPT_CUPTI=0; runner_row "axpb_1m events clock" axpb axpb_1m)
 
 # The GPU tests of the new timing (they build their kernels with nvcc here).
-step "gpu tests" 300 .carry/build/kopt_tests --gtest_filter='RunnerGpu.*:Blocker.*:TimingMethod.*:Watchdog.*:Cupti*' 2>&1 | tail -40
+[ "$QUICK" = 1 ] || step "gpu tests" 300 .carry/build/kopt_tests --gtest_filter='RunnerGpu.*:Blocker.*:TimingMethod.*:Watchdog.*:Cupti*' 2>&1 | tail -40
 
 echo "=== side by side"
 $SBS table --rows "$W/rows.json" | tee "$OUT/timing_table.txt"
