@@ -21,6 +21,8 @@ OUT="${OUT:-$PWD/plain_out}"
 mkdir -p "$OUT" runs/plain
 OPT_LIMIT_S="${OPT_LIMIT_S:-80}"
 PLAIN_OPT_FLAGS="${PLAIN_OPT_FLAGS:-}"
+# Kernels whose sweep is repeated at every case of the run's workload matrix (kopt's default objective).
+CASE_SWEEPS="${PLAIN_CASE_SWEEPS:-sgemm_tiled elementwise_templated}"
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 
 dims_of() {
@@ -71,6 +73,36 @@ print(f"plain {name}: distinct candidates measured {len(measured)}; kopt champio
       f"kopt's champion point in the sweep {fmt(mine)} ms; ratio {ratio}")
 if best:
     print(f"plain {name}: sweep best point {json.dumps({k: best[k] for k in dims})}; kopt champion point {json.dumps({k: value(k) for k in dims})}")
+# kopt's own objective over the workload matrix's cases: per point, G = exp(sum_i w_i ln(t_i(point) / t_i(default))),
+# the weights normalised, from the sweeps at every case (the points measured ok at all of them).
+import math, os
+case_file = sys.argv[4] if len(sys.argv) > 4 else ""
+if case_file and os.path.exists(case_file):
+    tables = []
+    for line in open(case_file):
+        cname, w, path = line.split()
+        try:
+            t = {tuple(r[k] for k in dims): float(r["median_ms"]) for r in csv.DictReader(open(path))
+                 if r.get("status") == "ok" and r.get("median_ms")}
+        except OSError:
+            t = {}
+        tables.append((cname, float(w), t))
+    if len(tables) > 1 and all(t for _, _, t in tables):
+        keys = set.intersection(*(set(t) for _, _, t in tables))
+        import re
+        ann = open(sys.argv[5]).read() if len(sys.argv) > 5 and os.path.exists(sys.argv[5]) else ""
+        dflt = dict(re.findall(r"@kopt param (\w+) .*?default=(\S+)", ann))
+        defaults = tuple("0" if k.startswith("KOPT_") else dflt.get(k, "") for k in dims)
+        base = min(keys, key=lambda k: sum(1 for a, b in zip(k, defaults) if a != b)) if keys else None
+        wsum = sum(w for _, w, _ in tables)
+        G = {k: math.exp(sum(w / wsum * math.log(t[k] / t[base]) for _, w, t in tables)) for k in keys}
+        gbest = min(G, key=G.get)
+        mine_k = tuple(value(k) for k in dims)
+        gm = G.get(mine_k)
+        print(f"plain {name}: over the {len(tables)} cases ({', '.join(c for c, _, _ in tables)}), {len(keys)} points: "
+              f"best weighted geomean vs the default point {G[gbest]:.4f} at {json.dumps(dict(zip(dims, gbest)))}; "
+              f"kopt's champion point {'n/a' if gm is None else f'{gm:.4f}'}; ratio "
+              f"{'n/a' if gm is None else f'{gm / G[gbest]:.3f}'}")
 PY
 }
 
@@ -81,7 +113,7 @@ for NAME in "${NAMES[@]}"; do
   KF="$EX/kernel.cu"; [ -f "$KF" ] || KF="$EX/kernel.py"
   DIMS="$(dims_of "$NAME")"
   W="runs/plain/$NAME"
-  rm -rf "$W"; mkdir -p "$W"
+  rm -rf "$W"; mkdir -p "$W"; : >"$W/case_tables.txt"
   $K annotate "$KF" --write "$W/annotated.${KF##*.}" --json "$W/derived.json" >"$W/annotate.txt" 2>&1
   cat "$W/annotate.txt"
   # shellcheck disable=SC2086
@@ -93,6 +125,23 @@ for NAME in "${NAMES[@]}"; do
     step "sweep $NAME" 240 bash scripts/perf/search_efficiency.sh --kernel "$W/annotated.cu" --ref "$EX/ref.py" \
       --dims "$DIMS" --rounds 5 --runs 1 --chunk 48 --out "$W/sweep" >"$OUT/sweep_$NAME.log" 2>&1
     TABLE="$W/sweep/measurements.csv"
+    # The same sweep at the run's other cases (its workload matrix, gates/cases.json: realised dims and weights),
+    # so that kopt's objective (the weighted geometric mean over the cases) can be computed for every point too.
+    if [[ " $CASE_SWEEPS " == *" $NAME "* ]] && [ -f "${RUN:-none}/gates/cases.json" ]; then
+      python3 - "$RUN/gates/cases.json" >"$W/cases.txt" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1]))["cases"]:
+    dims = " ".join(f"--{k}={v}" for k, v in sorted(c["realised"].items()))
+    print(f"{c['name']}\t{c['weight']}\t{'primary' if c.get('primary') else 'other'}\t{dims}")
+PY
+      while IFS=$'\t' read -r CNAME CW CP CDIMS; do
+        [ "$CP" = primary ] && { echo "$CNAME $CW $TABLE" >>"$W/case_tables.txt"; continue; }
+        step "sweep $NAME at $CNAME" 200 bash scripts/perf/search_efficiency.sh --kernel "$W/annotated.cu" --ref "$EX/ref.py" \
+          --dims "$CDIMS" --rounds 5 --runs 1 --chunk 48 --out "$W/sweep_$CNAME" >"$OUT/sweep_${NAME}_$CNAME.log" 2>&1
+        echo "$CNAME $CW $W/sweep_$CNAME/measurements.csv" >>"$W/case_tables.txt"
+        cp "$W/sweep_$CNAME/measurements.csv" "$OUT/sweep_${NAME}_$CNAME.csv" 2>/dev/null
+      done <"$W/cases.txt"
+    fi
   else
     step "golden $NAME" 120 $K bench "$W/annotated.py" --ref "$EX/ref.py" $DIMS --seeds 1 --no-reference-timing \
       --max-time-s 0.3 --out "$W/bench" >"$OUT/bench_$NAME.log" 2>&1 </dev/null
@@ -103,7 +152,7 @@ for NAME in "${NAMES[@]}"; do
     TABLE="$W/sweep/measurements.csv"
   fi
   tail -5 "$OUT/sweep_$NAME.log"
-  report "$NAME" "${RUN:-none}" "$TABLE" | tee -a "$OUT/plain_report.txt"
+  report "$NAME" "${RUN:-none}" "$TABLE" "$W/case_tables.txt" "$W/annotated.${KF##*.}" | tee -a "$OUT/plain_report.txt"
   [ -n "${RUN:-}" ] && cp "$RUN/summary.md" "$OUT/summary_$NAME.md" 2>/dev/null
   cp "$TABLE" "$OUT/sweep_$NAME.csv" 2>/dev/null
   summ "plain/$NAME/opt"

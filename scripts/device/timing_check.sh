@@ -73,7 +73,7 @@ print(r["status"], r.get("timing_method"), r.get("l2"), ti.get("gpu_clock"), ti.
 PY
 }
 
-# TIMING_QUICK=1: only the kernels the L2 flush question is about (4M, softmax, two kernels) and their clean-flush
+# TIMING_QUICK=1: only the kernels the L2 flush question is about (4M, softmax, two kernels) and their memset-flush
 # rows, no GPU tests (about 90 s).
 QUICK=${TIMING_QUICK:-0}
 SGEMM_BEST="-DBM=128 -DBN=128 -DBK=8 -DTM=8 -DTN=8 -DSTAGES=2 -DKOPT_VECTORIZED_ACCESS=1 -DKOPT_CP_ASYNC_PIPELINE=0 -DKOPT_SMEM_PADDING=0"
@@ -87,13 +87,13 @@ one two_kernels_4m two_kernels $TK/two_kernels/kernel.cu $TK/two_kernels/ref.py 
 [ "$QUICK" = 1 ] || one syncs_inside_4m axpb_syncs $TK/axpb_syncs/kernel.cu $TK/axpb_syncs/ref.py "--sync" --n=4194304
 runner_row "axpb_1m old method" axpb axpb_1m --timing-method events_default_stream
 runner_row "axpb_1m warm L2" axpb axpb_1m --l2 warm
-# The clean flush (KOPT_L2_FLUSH=read: the memset, then a read pass, so the L2 holds clean lines; docs/RUNNER.md,
-# "The L2 flush"): whether the 11-25% over Nsight Compute at 13-27 us is the flush's dirty lines.
-(export KOPT_L2_FLUSH=read
- runner_row "axpb_1m clean flush" axpb axpb_1m
- runner_row "axpb_4m clean flush" axpb axpb_4m
- runner_row "softmax clean flush" softmax softmax_4096x1024
- runner_row "two_kernels clean flush" two_kernels two_kernels_4m)
+# The memset-only flush (KOPT_L2_FLUSH=memset, kopt's flush before 2026-12-01; the default is now the memset and
+# then a read pass, so the L2 holds clean lines; docs/RUNNER.md, "The L2 flush"): the 10-25% it costs at 13-27 us.
+(export KOPT_L2_FLUSH=memset
+ runner_row "axpb_1m memset flush" axpb axpb_1m
+ runner_row "axpb_4m memset flush" axpb axpb_4m
+ runner_row "softmax memset flush" softmax softmax_4096x1024
+ runner_row "two_kernels memset flush" two_kernels two_kernels_4m)
 (export KOPT_CUPTI=0; runner_row "axpb_1m events clock" axpb axpb_1m)
 
 # The GPU tests of the new timing (they build their kernels with nvcc here).

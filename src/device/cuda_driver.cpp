@@ -76,6 +76,7 @@ Result<const DriverApi*> load_driver() {
     resolve(lib, "cuStreamDestroy_v2", api.cuStreamDestroy, missing);
     resolve(lib, "cuStreamSynchronize", api.cuStreamSynchronize, missing);
     resolve(lib, "cuEventQuery", api.cuEventQuery, missing);
+    resolve(lib, "cuFuncSetAttribute", api.cuFuncSetAttribute, missing);
     if (!missing.empty()) load_error = "libcuda.so.1 lacks: " + missing + " (driver too old?)";
   });
   if (!load_error.empty()) return gate_error(load_error);

@@ -56,6 +56,8 @@ struct DriverApi {
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuEventQuery)(CUevent);
+  // The sanitizer gate's shared-memory fill (runner/smem_fill.h): the opt-in dynamic shared memory size.
+  CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
 };
 
 // Loads libcuda.so.1 once and resolves the table. Error (exit 3) when no driver is installed.

@@ -176,6 +176,13 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
   req.sanitizer = toolchain::find_compute_sanitizer();  // empty: the gate decides nothing (race_safe unknown)
   req.target_argv = runner::child_argv(request({lib}, {c}, out_dir / "sanitized_run.json", "check", {}, false, sanitize_golden_));
   req.timeout_s = sanitize_timeout_s_;
+  // The shared-memory fill (sanitizer.h): the same check, outside compute-sanitizer, shared memory full of 0xFF.
+  auto fill = request({lib}, {c}, out_dir / "smem_fill_run.json", "check", {}, false, sanitize_golden_);
+  if (fill.triton_kernel.empty()) {
+    fill.smem_fill = sanitize::kFillPattern;
+    req.fill_argv = runner::child_argv(fill);
+    req.fill_result = (out_dir / "smem_fill_run.json").string();
+  }
   return lab_.sanitize(req);
 }
 

@@ -95,7 +95,10 @@ std::string_view describe(StopReason r) {
 }
 
 StopReason should_stop(const StopState& s) {
-  if (s.workload_model && s.near_peak) return StopReason::kNearPeak;
+  // Near peak is the roofline's verdict on a model of the minimum work; it stops the search only once the search
+  // has confirmed it: after an iteration that brought no significantly faster champion (never at the gates).
+  if (s.workload_model && s.near_peak && s.iterations_done >= 1 && s.iterations_without_gain >= 1)
+    return StopReason::kNearPeak;
   if (s.generator_exhausted) return StopReason::kGeneratorExhausted;
   if (s.time_budget_s > 0 && s.search_s >= s.time_budget_s) return StopReason::kTimeBudget;
   if (s.iterations_done >= s.max_iterations) return StopReason::kMaxIterations;

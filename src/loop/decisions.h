@@ -79,7 +79,7 @@ struct StopState {
   double search_s = 0;              // wall seconds since the gates passed (carried across --resume)
   int no_gain_predictions = 0;      // generations in a row whose model predicted no significant gain
 };
-// In order: near peak, the space exhausted, the time budget, the iteration cap, two predictions in a row of no
+// In order: near peak (once an iteration after the gates brought no significant gain), the space exhausted, the time budget, the iteration cap, two predictions in a row of no
 // significant gain anywhere in the space, the patience.
 StopReason should_stop(const StopState& s);
 

@@ -81,10 +81,19 @@ TEST(Stopping, EarlyStops) {
   auto exhausted = after_iteration(s, true, false, true);
   EXPECT_EQ(should_stop(exhausted), StopReason::kGeneratorExhausted);
   // near_peak counts only with a workload model.
-  auto peak = after_iteration(s, true, true, false);
+  auto peak = after_iteration(s, false, true, false);
+  peak.patience = 0;
   EXPECT_EQ(should_stop(peak), StopReason::kNone);
   peak.workload_model = true;
   EXPECT_EQ(should_stop(peak), StopReason::kNearPeak);
+  // ...and only once an iteration confirmed it: not at the gates, not after an iteration that gained.
+  StopState at_gates;
+  at_gates.workload_model = at_gates.near_peak = true;
+  at_gates.patience = 0;
+  EXPECT_EQ(should_stop(at_gates), StopReason::kNone);
+  auto gained = after_iteration(at_gates, true, true, false);
+  EXPECT_EQ(should_stop(gained), StopReason::kNone);
+  EXPECT_EQ(should_stop(after_iteration(gained, false, true, false)), StopReason::kNearPeak);
   StopState m;
   m.max_iterations = 1;
   m.patience = 0;

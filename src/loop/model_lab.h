@@ -28,6 +28,9 @@ struct ModelLabOptions {
   // What compute-sanitizer prints for a configuration under a tool, and its exit code (unset or nullopt: the
   // clean report). The lab answers the gate's processes with it (sanitize/sanitizer.h interprets them).
   std::function<std::optional<std::pair<std::string, int>>(const Defines&, sanitize::Tool)> sanitizer_output;
+  // The check child's status with shared memory filled (sanitizer.h's fill pass), e.g. "wrong_result" for a
+  // kernel that reads shared memory nobody wrote. Unset: the lab skips the fill pass.
+  std::function<std::string(const Defines&)> smem_fill_status;
   // Two runs on the same inputs give different outputs (the determinism check's dumps differ).
   std::function<bool(const Defines&)> nondeterministic;
   // golden() at these dims fails as torch's out-of-memory does.

@@ -294,6 +294,27 @@ TEST(OptimizeGates, ARacyBaselineLeavesTheRunRaceUnsafeUntilASanitizedChampionRe
   EXPECT_TRUE(r.summary["gates"]["baseline_sanitizer"]["rejected"].get<bool>());
 }
 
+TEST(OptimizeGates, AFinalistReadingSharedMemoryNobodyWroteIsRejectedByTheFill) {
+  ModelLabOptions mo;
+  // TILE 64 (the fastest) reads shared memory it never wrote: correct in its check, wrong once shared memory
+  // starts full of 0xFF (the fill pass, outside compute-sanitizer, whose tools all report it clean).
+  mo.smem_fill_status = [](const Defines& d) { return tile(d) == 64 ? std::string("wrong_result") : std::string("ok"); };
+  auto r = run_gates("smem_fill", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto base = util::read_json(r.run_dir / "gates" / "sanitize_baseline.json");
+  ASSERT_TRUE(base.ok());
+  EXPECT_EQ((*base)["smem_fill"]["outcome"], "clean") << base->dump(2);
+  EXPECT_EQ((*base)["smem_fill"]["pattern"], "0xffffffff");
+  auto rej = rejected(r, "sanitizer");
+  ASSERT_FALSE(rej.empty()) << r.state["gate_records"].dump(2);
+  for (const auto& x : rej) {
+    EXPECT_EQ(tile_of(r, x["candidate"]), 64);
+    EXPECT_NE(x["reason"].get<std::string>().find("reads shared memory it did not write"), std::string::npos) << x.dump();
+  }
+  EXPECT_NE(champion_tile(r), 64);
+  EXPECT_EQ(r.state["race_safe"], "safe") << "the fill says nothing about races";
+}
+
 TEST(OptimizeGates, ANondeterministicFinalistIsReportedAndNeverBecomesChampion) {
   ModelLabOptions mo;
   mo.nondeterministic = [](const Defines& d) { return tile(d) == 64; };

@@ -25,7 +25,7 @@ extern "C" __global__ void kopt_block_until_released(const volatile unsigned int
   }
 }
 
-// The clean L2 flush (KOPT_L2_FLUSH=read, docs/RUNNER.md "The L2 flush"): after the flush memset the L2 holds the
+// The clean L2 flush (the default; KOPT_L2_FLUSH=memset leaves it out; docs/RUNNER.md "The L2 flush"): after the flush memset the L2 holds the
 // flush buffer's dirty lines, which the timed kernel would have to write back as it evicts them. Reading the
 // buffer once more leaves it full of clean lines instead. `sink` is written only when the loads' XOR equals
 // `never` (a run-time value the compiler cannot see), so the loads stay.
@@ -38,4 +38,14 @@ extern "C" __global__ void kopt_l2_clean_read(const uint4* buffer, unsigned long
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == never) *sink = acc;
+}
+
+// The shared-memory fill of the sanitizer gate (docs/GATES.md, "Shared memory nobody wrote"): each block fills its
+// dynamic shared memory (the whole opt-in size, one block per SM) with `pattern`, so a kernel launched after it
+// finds that pattern wherever it reads shared memory it did not write. compute-sanitizer's initcheck tracks global
+// memory only; this makes such a read visible in the outputs. Volatile stores: the compiler must not drop them.
+extern "C" __global__ void kopt_smem_fill(unsigned int pattern, unsigned int words) {
+  extern __shared__ unsigned int kopt_smem[];
+  volatile unsigned int* s = kopt_smem;
+  for (unsigned int i = threadIdx.x; i < words; i += blockDim.x) s[i] = pattern;
 }

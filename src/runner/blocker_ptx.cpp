@@ -10,6 +10,7 @@ std::string_view blocker_ptx() {
 .address_size 64
 
 	// .globl	kopt_block_until_released
+.extern .shared .align 16 .b8 kopt_smem[];
 
 .visible .entry kopt_block_until_released(
 	.param .u64 kopt_block_until_released_param_0,
@@ -109,6 +110,37 @@ $L__BB1_5:
 	ret;
 
 }
+	// .globl	kopt_smem_fill
+.visible .entry kopt_smem_fill(
+	.param .u32 kopt_smem_fill_param_0,
+	.param .u32 kopt_smem_fill_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<11>;
+
+
+	ld.param.u32 	%r5, [kopt_smem_fill_param_0];
+	ld.param.u32 	%r6, [kopt_smem_fill_param_1];
+	mov.u32 	%r10, %tid.x;
+	setp.ge.u32 	%p1, %r10, %r6;
+	@%p1 bra 	$L__BB2_3;
+
+	mov.u32 	%r2, %ntid.x;
+
+$L__BB2_2:
+	shl.b32 	%r7, %r10, 2;
+	mov.u32 	%r8, kopt_smem;
+	add.s32 	%r9, %r8, %r7;
+	st.volatile.shared.u32 	[%r9], %r5;
+	add.s32 	%r10, %r10, %r2;
+	setp.lt.u32 	%p2, %r10, %r6;
+	@%p2 bra 	$L__BB2_2;
+
+$L__BB2_3:
+	ret;
+
+}
 )KOPT_PTX";
 }
 
@@ -140,7 +172,7 @@ extern "C" __global__ void kopt_block_until_released(const volatile unsigned int
   }
 }
 
-// The clean L2 flush (KOPT_L2_FLUSH=read, docs/RUNNER.md "The L2 flush"): after the flush memset the L2 holds the
+// The clean L2 flush (the default; KOPT_L2_FLUSH=memset leaves it out; docs/RUNNER.md "The L2 flush"): after the flush memset the L2 holds the
 // flush buffer's dirty lines, which the timed kernel would have to write back as it evicts them. Reading the
 // buffer once more leaves it full of clean lines instead. `sink` is written only when the loads' XOR equals
 // `never` (a run-time value the compiler cannot see), so the loads stay.
@@ -153,6 +185,16 @@ extern "C" __global__ void kopt_l2_clean_read(const uint4* buffer, unsigned long
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == never) *sink = acc;
+}
+
+// The shared-memory fill of the sanitizer gate (docs/GATES.md, "Shared memory nobody wrote"): each block fills its
+// dynamic shared memory (the whole opt-in size, one block per SM) with `pattern`, so a kernel launched after it
+// finds that pattern wherever it reads shared memory it did not write. compute-sanitizer's initcheck tracks global
+// memory only; this makes such a read visible in the outputs. Volatile stores: the compiler must not drop them.
+extern "C" __global__ void kopt_smem_fill(unsigned int pattern, unsigned int words) {
+  extern __shared__ unsigned int kopt_smem[];
+  volatile unsigned int* s = kopt_smem;
+  for (unsigned int i = threadIdx.x; i < words; i += blockDim.x) s[i] = pattern;
 }
 )KOPT_PTX";
 }

@@ -1,3 +1,4 @@
+#include "runner/smem_fill.h"
 #include "runner/child.h"
 
 #include <dlfcn.h>
@@ -50,6 +51,7 @@ struct Options {
   std::string l2 = "cold";             // cold | warm (runner/timing_method.h)
   std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
   std::string dump_outputs;  // check mode: the first seed's outputs as a safetensors file (the determinism check)
+  std::string smem_fill;     // check mode: fill shared memory with this 32-bit pattern before each call (smem_fill.h)
 };
 
 // The forced method of --timing-method, or nullopt for auto (validated in child_main).
@@ -505,9 +507,19 @@ util::Json Child::run() {
     run_paired(tol, rng, result, status, message);
   } else {
     const Lib lib = load_lib(opt_.libs.front());
+    std::optional<SmemFill> filler;
+    uint32_t pattern = 0;
+    if (!opt_.smem_fill.empty()) {
+      pattern = parse_fill_pattern(opt_.smem_fill).value_or(0);
+      CUdevice dev = 0;
+      check(api_.cuDeviceGet(&dev, 0), "cuDeviceGet");
+      filler.emplace(api_, dev);
+      result["smem_fill"] = {{"pattern", opt_.smem_fill}, {"bytes_per_block", filler->bytes_per_block()}};
+    }
     util::Json seeds = util::Json::array();
     for (int seed : g_.seeds) {
       Bound b = bind_seed(seed, rng);
+      if (filler) filler->fill(pattern);
       call(lib, b);
       util::Json v = verify(b, tol, status, message);
       v["seed"] = seed;
@@ -572,6 +584,9 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
   app.add_option("--rounds", o.rounds);
   app.add_flag("--race", o.race);
   app.add_option("--dump-outputs", o.dump_outputs, "check mode: write the first seed's outputs to this safetensors file");
+  app.add_option("--smem-fill", o.smem_fill,
+                 "check mode: fill every SM's shared memory with this 32-bit hex pattern before each call (the sanitizer "
+                 "gate's test for reads of shared memory nobody wrote)");
   app.add_option("--l2", o.l2, "cold (flush the L2 before every sample, the default) | warm");
   app.add_option("--timing-method", o.timing_method,
                  "auto (the default) | events_blocked | events_default_stream | events_with_device_sync_before_stop");
@@ -580,6 +595,11 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
     app.parse(rev);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s\n", who, e.what());
+    return std::nullopt;
+  }
+  if (!o.smem_fill.empty() && (!parse_fill_pattern(o.smem_fill) || o.mode != "check")) {
+    std::fprintf(stderr, "%s: --smem-fill %s: expected a 32-bit hex word (e.g. 0xffffffff), in --mode check\n", who,
+                 o.smem_fill.c_str());
     return std::nullopt;
   }
   if (!parse_l2(o.l2)) {

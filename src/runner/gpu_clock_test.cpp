@@ -93,7 +93,7 @@ TEST(CuptiSpan, ARecordOfTheWrongKindWhereTheBlockerOrFlushBelongsIsNoSpan) {
 }
 
 TEST(CuptiSpan, TheCleanFlushsReadPassIsDroppedToo) {
-  // KOPT_L2_FLUSH=read: blocker, flush memset, the read pass over the flush buffer (55 us), then solve()'s kernel.
+  // The clean flush (the default): blocker, flush memset, the read pass over the flush buffer (55 us), then solve()'s kernel.
   auto recs = blocked_cold({{K, 1'101'000, 1'155'000}, {K, 1'156'000, 1'160'900}});
   auto s = solve_span(recs, true, true, true);
   ASSERT_TRUE(s.has_value());

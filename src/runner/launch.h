@@ -27,6 +27,7 @@ struct RunRequest {
   std::string l2 = "cold";            // cold | warm: the L2 flushed before every sample or not (timing_method.h)
   std::string timing_method = "auto"; // auto, or a method to force (runner/timing_method.h names)
   std::filesystem::path dump_outputs; // check mode: the first seed's outputs written here (loop/determinism.h)
+  std::string smem_fill;              // check mode: shared memory filled with this pattern before each call (smem_fill.h)
   // Triton (docs/TRITON.md): set triton_kernel and the child is `python3 -m kopt_harness triton-run` on
   // that kernel.py instead of `kopt __runner`; `libs` is then unused. One configuration (the run_kernel
   // keyword arguments: constexpr params, num_warps/num_stages, KOPT_<ID> guards) per slot: one for

@@ -350,6 +350,35 @@ TEST_F(RunnerGpu, CheckModeDumpsTheFirstSeedsOutputs) {
   EXPECT_EQ(t->count("out.a"), 0u) << "inputs are not outputs";
 }
 
+// The sanitizer gate's shared-memory fill (runner/smem_fill.h): a kernel that reads a shared slot nobody wrote is
+// wrong once shared memory starts full of 0xFF; a correct kernel is not affected.
+TEST_F(RunnerGpu, TheSharedMemoryFillExposesAReadOfSharedMemoryNobodyWrote) {
+  util::SystemRunner sys;
+  auto check = [&](const std::string& name, const std::string& fill) {
+    RunRequest req;
+    req.libs = {build(name)};
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / (name + (fill.empty() ? "_plain" : "_fill") + ".json");
+    req.smem_fill = fill;
+    auto proc = sys.run({child_argv(req, testing_support::kopt_binary())});
+    std::optional<util::Json> j;
+    if (auto r = util::read_json(req.result_json); r.ok()) j = r.value();
+    auto o = interpret(proc, j);
+    std::printf("[runner] %-22s fill %-10s -> %s: %s\n", name.c_str(), fill.empty() ? "none" : fill.c_str(),
+                std::string(status_name(o.status)).c_str(), o.message.c_str());
+    return std::make_pair(o, j.value_or(util::Json::object()));
+  };
+  // Without the fill it reads whatever is there (usually finite): printed, not asserted.
+  const auto plain = check("vadd_smem_unwritten", "");
+  RecordProperty("without_fill", std::string(status_name(plain.first.status)));
+  auto [bad, bad_json] = check("vadd_smem_unwritten", "0xffffffff");
+  EXPECT_EQ(bad.status, RunStatus::kWrongResult) << bad.message;
+  EXPECT_NE(bad.message.find("nan"), std::string::npos) << bad.message;
+  EXPECT_GT(bad_json["smem_fill"]["bytes_per_block"].get<int>(), 200 * 1024) << "the H200's opt-in: 227 KiB";
+  auto [good, good_json] = check("vadd_ok", "0xffffffff");
+  EXPECT_EQ(good.status, RunStatus::kOk) << good.message;
+}
+
 TEST_F(RunnerGpu, WrongKernelFailsWithTheFirstBadIndex) {
   auto o = run("vadd_wrong");
   EXPECT_EQ(o.status, RunStatus::kWrongResult);

@@ -97,7 +97,7 @@ std::string_view flush_kind_name(FlushKind k) { return k == FlushKind::kMemsetTh
 
 FlushKind flush_kind_from_env() {
   const char* v = std::getenv("KOPT_L2_FLUSH");
-  return v && std::string_view(v) == "read" ? FlushKind::kMemsetThenRead : FlushKind::kMemset;
+  return v && std::string_view(v) == "memset" ? FlushKind::kMemset : FlushKind::kMemsetThenRead;
 }
 
 int Timer::warm_up(const Call& call) {

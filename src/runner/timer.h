@@ -32,11 +32,11 @@ namespace kopt::runner {
 
 // How a cold sample empties the L2 (docs/RUNNER.md, "The L2 flush"). kMemset: a memset of the flush buffer, which
 // leaves the L2 full of its dirty lines. kMemsetThenRead: the memset, then a read pass over the buffer
-// (blocker.cu's kopt_l2_clean_read), which leaves clean lines the timed kernel evicts for free. Experimental
-// (KOPT_L2_FLUSH=read): not yet measured on a GPU.
+// (blocker.cu's kopt_l2_clean_read), which leaves clean lines the timed kernel evicts for free: the default since
+// the H200 showed the memset's dirty lines cost 13-27 us kernels 10-20% (docs/PERFORMANCE.md section 5).
 enum class FlushKind { kMemset, kMemsetThenRead };
 std::string_view flush_kind_name(FlushKind k);  // "memset", "memset_then_read"
-FlushKind flush_kind_from_env();                  // KOPT_L2_FLUSH=read: kMemsetThenRead; else kMemset
+FlushKind flush_kind_from_env();                  // KOPT_L2_FLUSH=memset: kMemset; else kMemsetThenRead
 
 struct TimerConfig {
   L2Mode l2 = L2Mode::kCold;

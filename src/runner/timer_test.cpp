@@ -64,14 +64,15 @@ TEST(TimerSeriesJson, OnEventsTheReasonIsSaidWithItsDetail) {
   EXPECT_EQ(j["cupti_missing"], 1);
 }
 
-TEST(TimerFlush, TheCleanFlushIsAskedForByTheEnvironment) {
+TEST(TimerFlush, TheCleanFlushIsTheDefaultAndTheMemsetAloneIsAskedFor) {
   ::unsetenv("KOPT_L2_FLUSH");
-  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemset);
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);  // the default: the clean flush
   ::setenv("KOPT_L2_FLUSH", "read", 1);
   EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);
   ::setenv("KOPT_L2_FLUSH", "memset", 1);
   EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemset);
   ::unsetenv("KOPT_L2_FLUSH");
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);
   EXPECT_EQ(flush_kind_name(FlushKind::kMemset), "memset");
   EXPECT_EQ(flush_kind_name(FlushKind::kMemsetThenRead), "memset_then_read");
 }

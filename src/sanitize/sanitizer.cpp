@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "util/strings.h"
 
@@ -134,6 +135,46 @@ Verdict judge(std::vector<ToolRun> runs) {
   return v;
 }
 
+std::string_view fill_outcome_name(FillOutcome o) {
+  switch (o) {
+    case FillOutcome::kSkipped: return "skipped";
+    case FillOutcome::kClean: return "clean";
+    case FillOutcome::kWrong: return "wrong";
+    case FillOutcome::kError: return "error";
+  }
+  return "?";
+}
+
+FillRun interpret_fill(const util::ProcessResult& proc, const std::optional<util::Json>& result) {
+  FillRun f;
+  f.wall_ms = proc.wall_ms;
+  if (!result || !result->is_object() || !result->contains("status")) {
+    f.outcome = FillOutcome::kError;
+    f.message = proc.timed_out ? "the shared-memory fill run timed out" : "the shared-memory fill run left no result";
+    return f;
+  }
+  f.status = result->value("status", std::string());
+  f.message = result->value("message", std::string());
+  if (f.status == "ok") f.outcome = FillOutcome::kClean;
+  else if (f.status == "wrong_result" || f.status == "unwritten_output") f.outcome = FillOutcome::kWrong;
+  else f.outcome = FillOutcome::kError;
+  return f;
+}
+
+void add_fill(Verdict& v, FillRun fill) {
+  if (fill.outcome == FillOutcome::kWrong) {
+    const std::string why = fmt::format(
+        "shared memory: wrong outputs when every SM's shared memory starts filled with {} ({}): the kernel reads "
+        "shared memory it did not write (initcheck covers global memory only)",
+        kFillPattern, fill.message);
+    v.reason = v.rejected ? v.reason + "; " + why : why;
+    v.rejected = true;
+  } else if (fill.outcome == FillOutcome::kError) {
+    v.reported.push_back("shared-memory fill decided nothing: " + (fill.message.empty() ? fill.status : fill.message));
+  }
+  v.fill = std::move(fill);
+}
+
 Verdict run_gate(const Request& req, util::CommandRunner& runner) {
   std::vector<ToolRun> runs;
   if (req.sanitizer.empty()) {
@@ -150,7 +191,18 @@ Verdict run_gate(const Request& req, util::CommandRunner& runner) {
     runs.push_back(run_tool(req.sanitizer, t, req.target_argv, req.timeout_s, runner));
     if (util::interrupted()) break;
   }
-  return judge(std::move(runs));
+  Verdict v = judge(std::move(runs));
+  if (!req.fill_argv.empty() && !util::interrupted()) {
+    std::error_code ec;
+    std::filesystem::remove(req.fill_result, ec);  // never a stale result
+    util::ProcessSpec spec{req.fill_argv};
+    spec.timeout_s = req.timeout_s;
+    auto proc = runner.run(spec);
+    std::optional<util::Json> result;
+    if (auto j = util::read_json(req.fill_result)) result = std::move(j).value();
+    add_fill(v, interpret_fill(proc, result));
+  }
+  return v;
 }
 
 util::Json to_json(const ToolRun& r) {
@@ -162,7 +214,9 @@ util::Json to_json(const Verdict& v) {
   util::Json runs = util::Json::array();
   for (const auto& r : v.runs) runs.push_back(to_json(r));
   return {{"rejected", v.rejected}, {"reason", v.reason},     {"reported", v.reported},
-          {"race_safe", race_safe_name(v.race_safe)}, {"complete", v.complete()}, {"runs", runs}};
+          {"race_safe", race_safe_name(v.race_safe)}, {"complete", v.complete()}, {"runs", runs},
+          {"smem_fill", {{"outcome", fill_outcome_name(v.fill.outcome)}, {"pattern", kFillPattern}, {"status", v.fill.status},
+                         {"message", v.fill.message}, {"wall_ms", v.fill.wall_ms}}}};
 }
 
 Result<Dims> sanitize_dims(const workload::WorkingSetModel& model, const Dims& user, int64_t max_bytes) {

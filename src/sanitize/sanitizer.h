@@ -59,15 +59,36 @@ ToolRun interpret(Tool tool, const util::ProcessResult& proc);
 ToolRun run_tool(const std::string& sanitizer, Tool tool, const std::vector<std::string>& target_argv, double timeout_s,
                  util::CommandRunner& runner);
 
+// ---- Shared memory nobody wrote (runner/smem_fill.h) ------------------------------------------------------
+// No compute-sanitizer tool tracks shared-memory initialisation (initcheck covers global memory). So the gate runs
+// the check child once more, outside compute-sanitizer, with every SM's shared memory filled with 0xFF bytes (a
+// float NaN, an integer -1) before each call: a kernel that reads shared memory nobody wrote reads that, and a
+// kernel that passed its check without the fill and fails it with the fill has done so.
+inline constexpr const char* kFillPattern = "0xffffffff";
+enum class FillOutcome { kSkipped, kClean, kWrong, kError };
+std::string_view fill_outcome_name(FillOutcome o);  // "skipped", "clean", "wrong", "error"
+struct FillRun {
+  FillOutcome outcome = FillOutcome::kSkipped;
+  std::string status;   // the check child's status ("ok", "wrong_result", "unwritten_output", ...)
+  std::string message;  // its message, or why the run decided nothing
+  double wall_ms = 0;
+};
+// The child's result file read after it finished (pure): ok: clean; a wrong or never-written output: wrong; any
+// other end (a crash, a CUDA error, no result): error, which decides nothing.
+FillRun interpret_fill(const util::ProcessResult& proc, const std::optional<util::Json>& result);
+
 struct Verdict {
   bool rejected = false;
   std::string reason;                 // the first rejecting finding(s), e.g. "racecheck: shared-memory race ..."
   std::vector<std::string> reported;  // non-rejecting findings, one line each
   RaceSafe race_safe = RaceSafe::kUnknown;
   std::vector<ToolRun> runs;
+  FillRun fill;                       // the shared-memory fill's run (skipped: Triton, or no fill asked)
   bool complete() const;              // every tool ran to its end
 };
 Verdict judge(std::vector<ToolRun> runs);  // pure
+// Folds the fill's run into the verdict (pure): wrong rejects, naming the outputs; error is reported.
+void add_fill(Verdict& v, FillRun fill);
 RaceSafe race_safety(const std::vector<ToolRun>& runs);
 
 struct Request {
@@ -75,6 +96,10 @@ struct Request {
   std::vector<std::string> target_argv;     // runner::child_argv(...) for mode "check" at the small case
   std::vector<Tool> tools = {Tool::kMemcheck, Tool::kRacecheck, Tool::kSynccheck, Tool::kInitcheck};
   double timeout_s = 600;                   // per tool
+  // The shared-memory fill: the check child's argv with `--smem-fill kFillPattern` and its own result file.
+  // Empty: no fill (Triton kernels, whose runner has no such pass).
+  std::vector<std::string> fill_argv;
+  std::string fill_result;
 };
 Verdict run_gate(const Request& req, util::CommandRunner& runner);
 

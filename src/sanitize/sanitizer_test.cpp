@@ -2,8 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "util/json_io.h"
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
+
+#include <unistd.h>
 
 namespace kopt::sanitize {
 
@@ -46,6 +51,56 @@ const char* kUninit =
 const std::vector<std::string> kTarget = {"/x/kopt", "__runner", "--lib", "k.so", "--golden", "g", "--out", "r.json", "--mode", "check"};
 
 }  // namespace
+
+TEST(SanitizerGate, TheSharedMemoryFillRejectsWrongOutputsAndDecidesNothingWithoutAResult) {
+  util::ProcessResult p;
+  p.started = true;
+  p.exit_code = 0;
+  EXPECT_EQ(interpret_fill(p, util::Json{{"status", "ok"}}).outcome, FillOutcome::kClean);
+  auto wrong = interpret_fill(p, util::Json{{"status", "wrong_result"}, {"message", "output y: MISMATCH 7/1000 elements"}});
+  EXPECT_EQ(wrong.outcome, FillOutcome::kWrong);
+  EXPECT_EQ(interpret_fill(p, util::Json{{"status", "unwritten_output"}}).outcome, FillOutcome::kWrong);
+  EXPECT_EQ(interpret_fill(p, util::Json{{"status", "cuda_error"}}).outcome, FillOutcome::kError);
+  auto none = interpret_fill(p, std::nullopt);
+  EXPECT_EQ(none.outcome, FillOutcome::kError);
+  EXPECT_NE(none.message.find("no result"), std::string::npos);
+
+  Verdict clean = judge({});
+  add_fill(clean, interpret_fill(p, util::Json{{"status", "ok"}}));
+  EXPECT_FALSE(clean.rejected);
+  EXPECT_TRUE(clean.reported.empty());
+  Verdict v = judge({});
+  add_fill(v, wrong);
+  EXPECT_TRUE(v.rejected);
+  EXPECT_NE(v.reason.find("0xffffffff"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("MISMATCH 7/1000"), std::string::npos) << v.reason;
+  EXPECT_EQ(to_json(v)["smem_fill"]["outcome"], "wrong");
+  Verdict e = judge({});
+  add_fill(e, none);
+  EXPECT_FALSE(e.rejected);
+  ASSERT_EQ(e.reported.size(), 1u);
+}
+
+TEST(SanitizerGate, TheFillRunsTheCheckChildOnceMoreAndReadsItsResult) {
+  FakeSanitizer fake;
+  fake.by_tool["memcheck"] = {kClean, 0};
+  const auto dir = std::filesystem::temp_directory_path() / ("kopt_fill_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Request req;
+  req.sanitizer = "compute-sanitizer";
+  req.tools = {Tool::kMemcheck};
+  req.target_argv = kTarget;
+  req.fill_argv = kTarget;
+  req.fill_argv.insert(req.fill_argv.end(), {"--smem-fill", kFillPattern});
+  req.fill_result = (dir / "fill.json").string();
+  // A stale result from an earlier run must not count: the gate removes it first, and the fake child writes none.
+  ASSERT_TRUE(util::write_json_atomic(req.fill_result, "runner_result", util::Json{{"status", "ok"}}).ok());
+  auto v = run_gate(req, fake);
+  ASSERT_EQ(fake.calls.size(), 2u);
+  EXPECT_EQ(fake.calls.back().back(), "0xffffffff");
+  EXPECT_EQ(v.fill.outcome, FillOutcome::kError) << "no result file: decided nothing";
+  std::filesystem::remove_all(dir);
+}
 
 TEST(SanitizerGate, PolicyDecidesWhoIsSanitized) {
   EXPECT_TRUE(should_sanitize(Policy::kFinalists, Role::kBaseline));

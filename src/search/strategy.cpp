@@ -223,7 +223,11 @@ class Proposer {
     if (auto p = projected_incumbent()) out.push_back(*p);
     if (observed + out.size() < n_init) {
       size_t want = std::min<size_t>(static_cast<size_t>(in_.k) - out.size(), n_init - observed - out.size());
-      for (auto& c : initial_design(want)) out.push_back({c, "initial design", std::nullopt});
+      // Three quarters of the first design are the incumbent's one-step neighbours (one parameter moved at a time, as a kernel
+      // engineer starts), the rest space-filling: the first measures each parameter's effect where the kernel
+      // already works, which is what the additive model fits; the second keeps the far corners in view.
+      for (auto& c : one_step_neighbours(want * 3 / 4)) out.push_back({c, "one step from the incumbent", std::nullopt});
+      for (auto& c : initial_design(want - std::min(want, out.size()))) out.push_back({c, "initial design", std::nullopt});
     }
     if (out.size() < static_cast<size_t>(in_.k)) model_phase(out);
     return out;
@@ -342,6 +346,45 @@ class Proposer {
           for (int de : {-1, 1})
             if (auto n = step(c, d, dd))
               if (auto m = step(*n, e, de); m && usable(*m)) out.push_back(*m);
+    return out;
+  }
+
+  // Up to `m` unmeasured valid configurations one allowed step from the best observation: first one per
+  // dimension (dimensions in random order, a random direction first, the other where that one is not valid),
+  // then the remaining directions.
+  std::vector<Config> one_step_neighbours(size_t m) {
+    std::vector<Config> out;
+    auto ranked = ranked_observations(1);
+    if (m == 0 || ranked.empty()) return out;
+    const Config& inc = ranked.front();
+    auto moved = [&](size_t d, int dir) -> std::optional<Config> {
+      const auto& a = allowed_[d];
+      auto it = std::lower_bound(a.begin(), a.end(), inc[d]);
+      if (it == a.end() || *it != inc[d]) return std::nullopt;
+      const long pos = (it - a.begin()) + dir;
+      if (pos < 0 || pos >= static_cast<long>(a.size())) return std::nullopt;
+      Config n = inc;
+      n[d] = a[static_cast<size_t>(pos)];
+      if (!usable(n)) return std::nullopt;
+      return n;
+    };
+    std::vector<size_t> dims(inc.size());
+    std::iota(dims.begin(), dims.end(), 0);
+    std::shuffle(dims.begin(), dims.end(), rng_);
+    std::vector<std::pair<size_t, int>> later;
+    for (size_t d : dims) {
+      const int first = (rng_() & 1) ? 1 : -1;
+      std::optional<Config> n;
+      if (out.size() < m && (n = moved(d, first))) {
+        later.push_back({d, -first});
+      } else if (out.size() < m) {
+        n = moved(d, -first);
+      }
+      if (n) take(*n), out.push_back(std::move(*n));
+    }
+    for (const auto& [d, dir] : later)
+      if (out.size() < m)
+        if (auto n = moved(d, dir)) take(*n), out.push_back(std::move(*n));
     return out;
   }
 
