@@ -10,9 +10,10 @@
 #               elementwise_templated, reduction_define, triton_literal; default all four)
 # Budget: about 8-9 minutes on one H200. Each optimize is capped by `timeout -s INT $OPT_LIMIT_S` (default 80 s; an
 # interrupted run still writes its summary); PLAIN_OPT_FLAGS adds flags (default none: kopt's defaults).
-# Sizes make one call take >= ~0.05 ms (the kernel clock resolves that to < 1%) and are not multiples of the tiles
+# Sizes make one call take >= ~0.02 ms (the kernel clock resolves that to < 1%) and are not multiples of the tiles
 # (the kernels check their edges); smaller than before (2026-12-01 morning) so that golden data for the default
-# workload matrix (3 cases x 3 seeds) takes seconds, not half a minute.
+# workload matrix (3 cases x 3 seeds) takes seconds, not half a minute, and a candidate's checks (3 seeds at 3 cases)
+# about a second, not ten (reduction_define at n = 67 M: 10 s each on 2026-12-01).
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 start_check
@@ -28,9 +29,9 @@ export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 dims_of() {
   case "$1" in
     sgemm_tiled) echo "--M=2000 --N=2000 --K=2000" ;;
-    elementwise_templated) echo "--n=33554467" ;;
-    reduction_define) echo "--n=67108867" ;;
-    triton_literal) echo "--M=8000 --N=8000" ;;
+    elementwise_templated) echo "--n=16777259" ;;
+    reduction_define) echo "--n=16777259" ;;
+    triton_literal) echo "--M=4000 --N=6000" ;;
   esac
 }
 

@@ -168,13 +168,24 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
     if (auto st = save_state(); !st) return fail(st.error());
     return std::nullopt;
   }
+  // Ids continue after what this iteration recorded before an interrupt (a resumed iteration never reuses one).
+  size_t recorded = 0;
+  for (const auto& m : st_.history) recorded += m.iteration == it;
   for (size_t i = 0; i < out->candidates.size(); ++i)
-    if (out->candidates[i].id.empty()) out->candidates[i].id = fmt::format("i{}c{}", it, i + 1);
+    if (out->candidates[i].id.empty()) out->candidates[i].id = fmt::format("i{}c{}", it, recorded + i + 1);
 
   // ---- Measure, then select: finalists re-timed in paired rounds against the incumbent ----
   auto runs = measure(out->candidates, idir, "candidates", true);
   if (!runs) return fail(runs.error());
-  if (util::interrupted()) return interrupted_exit();
+  if (util::interrupted()) {
+    // What was measured before the interrupt is kept (the summary counts it; --resume does not measure it again);
+    // a candidate that did not end in a measurement (the one in flight) is proposed again on resume.
+    std::vector<CandidateRun> measured;
+    for (auto& r : *runs)
+      if (r.status == search::CandidateStatus::kOk && r.outcome.timing) measured.push_back(std::move(r));
+    record_history(measured, it);
+    return interrupted_exit();
+  }
   record_history(*runs, it);
   auto sel = select(*runs, idir);
   if (!sel) return fail(sel.error());
