@@ -27,7 +27,7 @@ TEST(OptimizeGateOptions, BadValuesAreInputErrorsBeforeAnyGpuWork) {
   EXPECT_EQ(optimize_with({"--workload-matrix", "on"}, &err), 4);
   EXPECT_NE(err.find("--workload-matrix must be default or off, not 'on'"), std::string::npos) << err;
   EXPECT_EQ(optimize_with({"--sanitize", "sometimes"}, &err), 4);
-  EXPECT_NE(err.find("--sanitize must be finalists, all or off"), std::string::npos) << err;
+  EXPECT_NE(err.find("--sanitize must be auto, finalists, all or off"), std::string::npos) << err;
   EXPECT_EQ(optimize_with({"--max-working-set-mb", "-5"}, &err), 4);
   EXPECT_NE(err.find("--max-working-set-mb"), std::string::npos) << err;
   auto path = std::filesystem::temp_directory_path() / "kopt_cmd_optimize_shapes.txt";
