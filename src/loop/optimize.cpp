@@ -168,11 +168,20 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
     if (auto st = save_state(); !st) return fail(st.error());
     return std::nullopt;
   }
-  // Ids continue after what this iteration recorded before an interrupt (a resumed iteration never reuses one).
-  size_t recorded = 0;
-  for (const auto& m : st_.history) recorded += m.iteration == it;
-  for (size_t i = 0; i < out->candidates.size(); ++i)
-    if (out->candidates[i].id.empty()) out->candidates[i].id = fmt::format("i{}c{}", it, recorded + i + 1);
+  // Every candidate has an id no measurement of the run has: one the generator left empty, or one the history holds
+  // already (an iteration resumed after an interrupt kept what it had measured), gets the next free i<it>c<n>.
+  std::set<std::string> taken;
+  for (const auto& m : st_.history) taken.insert(m.candidate.id);
+  size_t next = 1;
+  for (auto& c : out->candidates) {
+    if (!c.id.empty() && !taken.count(c.id)) {
+      taken.insert(c.id);
+      continue;
+    }
+    while (taken.count(fmt::format("i{}c{}", it, next))) ++next;
+    c.id = fmt::format("i{}c{}", it, next);
+    taken.insert(c.id);
+  }
 
   // ---- Measure, then select: finalists re-timed in paired rounds against the incumbent ----
   auto runs = measure(out->candidates, idir, "candidates", true);

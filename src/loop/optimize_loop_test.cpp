@@ -2,13 +2,16 @@
 // (generator, selection, ablation, stopping, the run directory).
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
+#include <set>
 
 #include "loop/model_lab.h"
 #include "loop/optimize.h"
 #include "roofline/testing.h"
 #include "testing/test_support.h"
 #include "util/json_io.h"
+#include "util/process.h"
 
 namespace kopt::loop {
 namespace {
@@ -227,6 +230,54 @@ TEST(OptimizeLoop, AnInterruptedRunResumesAfterItsLastIterationWithoutRedoingThe
   EXPECT_EQ((*after)["iterations_done"], 3);
   EXPECT_GT((*after)["history"].size(), measured_before);
   EXPECT_TRUE(fs::exists(first.run_dir / "iter_03"));
+}
+
+TEST(OptimizeLoop, AnInterruptMidIterationKeepsWhatWasMeasuredAndTheResumeGoesOnWithNewIds) {
+  util::install_interrupt_handler();
+  util::reset_interrupted_for_tests();
+  OptimizeOptions o;
+  o.iterations = 3;
+  ModelLabOptions mo;
+  std::set<Defines> seen;
+  // Ctrl-C while the fourth configuration other than the baseline is measured.
+  mo.time_ms = [&](const Defines& d) {
+    if (def(d, "TILE", 16) != 16 || def(d, "UNROLL", 1) != 1 || d.count("KOPT_VECTORIZED_ACCESS")) {
+      seen.insert(d);
+      if (seen.size() == 4 && !util::interrupted()) std::raise(SIGINT);
+    }
+    return tile_model(d);
+  };
+  auto first = run_model_loop("interrupt_mid", o, mo);
+  util::reset_interrupted_for_tests();
+  ASSERT_EQ(first.exit_code, 130);
+  auto state = util::read_json(first.run_dir / "state.json");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ((*state)["iterations_done"], 0) << "the iteration did not finish";
+  std::set<std::string> ids;
+  int kept = 0;
+  for (const auto& m : (*state)["history"])
+    if (m.value("iteration", 0) == 1) {
+      ++kept;
+      EXPECT_EQ(m["status"], "ok") << "only what ended in a measurement is kept: " << m.dump();
+      ids.insert(m["candidate"]["id"].get<std::string>());
+    }
+  EXPECT_GE(kept, 2) << "the candidates measured before the interrupt are in the state: " << (*state)["history"].dump();
+  auto opts = options_from_json(*util::read_json(first.run_dir / "options.json"));
+  ASSERT_TRUE(opts.ok());
+  OptimizeOptions again = *opts;
+  again.resume = first.run_dir;
+  mo.time_ms = tile_model;
+  auto second = run_model_loop("interrupt_mid_2", again, mo);
+  ASSERT_EQ(second.exit_code, 0);
+  auto after = util::read_json(first.run_dir / "state.json");
+  std::set<std::string> all;
+  for (const auto& m : (*after)["history"]) {
+    const std::string id = m["candidate"]["id"];
+    if (id == "baseline" || m.value("iteration", 0) == 0) continue;
+    EXPECT_TRUE(all.insert(id).second) << "an id is never reused: " << id;
+  }
+  for (const auto& id : ids) EXPECT_TRUE(all.count(id)) << id << " is still in the history";
+  EXPECT_GT(all.size(), ids.size());
 }
 
 }  // namespace

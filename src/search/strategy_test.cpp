@@ -313,3 +313,40 @@ TEST(SearchStrategy, DeterministicForASeedAndExhaustsSmallSpaces) {
 
 }  // namespace
 }  // namespace kopt::search
+
+namespace kopt::search {
+namespace {
+
+// The first design after the baseline: three quarters of it move one parameter one step from the incumbent (each a
+// different parameter where it can), the rest are space-filling.
+TEST(SearchStrategy, TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent) {
+  SearchSpace s = gemm_space();
+  Config base = {2, 2, 1, 3, 1, 2};  // BM 64, BN 64, BK 16, UNROLL 4, STAGES 2, WARPS 4
+  ASSERT_TRUE(s.valid(base));
+  StrategyInput in;
+  in.space = &s;
+  in.k = 8;
+  in.seed = 7;
+  in.history = {{base, 1.0}};
+  auto props = propose_configs(in);
+  ASSERT_EQ(props.size(), 8u);
+  std::set<size_t> moved;
+  int one_step = 0;
+  for (const auto& p : props) {
+    int differing = 0, steps = 0;
+    size_t dim = 0;
+    for (size_t d = 0; d < base.size(); ++d)
+      if (p.config[d] != base[d]) ++differing, steps += std::abs(p.config[d] - base[d]), dim = d;
+    if (p.reason == "one step from the incumbent") {
+      EXPECT_EQ(differing, 1);
+      EXPECT_EQ(steps, 1);
+      moved.insert(dim);
+      ++one_step;
+    }
+  }
+  EXPECT_EQ(one_step, 5) << "7 slots of the design (8 less the observed baseline) x 3/4";
+  EXPECT_EQ(moved.size(), 5u) << "each moves a different parameter";
+}
+
+}  // namespace
+}  // namespace kopt::search
