@@ -1,6 +1,8 @@
 // `kopt optimize`: the algorithm. The stages it calls live beside it (optimizer.h lists which file holds what).
 #include "loop/optimize.h"
 
+#include <set>
+
 #include "loop/optimizer.h"
 #include "loop/candidate_check.h"
 #include "search/builtin_generator.h"
