@@ -7,11 +7,5 @@
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export OPT_LIMIT_S=${OPT_LIMIT_S:-50} PLAIN_OPT_FLAGS="${PLAIN_OPT_FLAGS:---workload-matrix off --sanitize off}"
-P="$OUT/p"
-mkdir -p "$P"
-OUT="$P" timeout "${CHECK17_LIMIT_S:-360}" bash scripts/device/plain_check.sh sgemm_tiled reduction_define \
-  elementwise_templated triton_literal
-echo "=== plain report"
-cat "$P/plain_report.txt" 2>/dev/null
-tar czf "$OUT/plain.tgz" -C "$OUT" p && rm -rf "$P"
+plain_in "${CHECK17_LIMIT_S:-360}" sgemm_tiled reduction_define elementwise_templated triton_literal
 ls -la "$OUT"

@@ -10,10 +10,5 @@ cat .carry/build/COMMIT
 TIMING_QUICK=1 timeout 150 bash scripts/device/timing_check.sh
 mv "$OUT/runs_json.tgz" "$OUT/timing_runs_json.tgz" 2>/dev/null
 export OPT_LIMIT_S=${OPT_LIMIT_S:-150}
-P="$OUT/p"
-mkdir -p "$P"
-OUT="$P" timeout "${CHECK18_PLAIN_LIMIT_S:-420}" bash scripts/device/plain_check.sh ${CHECK18_PLAIN:-sgemm_tiled elementwise_templated}
-echo "=== plain report"
-cat "$P/plain_report.txt" 2>/dev/null
-tar czf "$OUT/plain.tgz" -C "$OUT" p && rm -rf "$P"
+plain_in "${CHECK18_PLAIN_LIMIT_S:-420}" ${CHECK18_PLAIN:-sgemm_tiled elementwise_templated}
 ls -la "$OUT"

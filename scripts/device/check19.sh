@@ -12,10 +12,5 @@ cat .carry/build/COMMIT
 step "gpu test: the shared-memory fill" 90 .carry/build/kopt_tests \
   --gtest_filter='RunnerGpu.TheSharedMemoryFillExposesAReadOfSharedMemoryNobodyWrote' 2>&1 | grep -E "runner|OK|FAILED|Failure|Expected|Which|nan" | head -20
 export OPT_LIMIT_S=${OPT_LIMIT_S:-150}
-P="$OUT/p"
-mkdir -p "$P"
-OUT="$P" timeout "${CHECK19_PLAIN_LIMIT_S:-500}" bash scripts/device/plain_check.sh ${CHECK19_PLAIN:-sgemm_tiled reduction_define}
-echo "=== plain report"
-cat "$P/plain_report.txt" 2>/dev/null
-tar czf "$OUT/plain.tgz" -C "$OUT" p && rm -rf "$P"
+plain_in "${CHECK19_PLAIN_LIMIT_S:-500}" ${CHECK19_PLAIN:-sgemm_tiled reduction_define}
 ls -la "$OUT"

@@ -9,11 +9,6 @@ set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cat .carry/build/COMMIT
 export OPT_LIMIT_S=${OPT_LIMIT_S:-120} PLAIN_CASE_SWEEPS="${PLAIN_CASE_SWEEPS:-elementwise_templated}"
-P="$OUT/p"
-mkdir -p "$P"
-OUT="$P" timeout "${CHECK20_PLAIN_LIMIT_S:-480}" bash scripts/device/plain_check.sh ${CHECK20_PLAIN:-elementwise_templated triton_literal reduction_define}
-echo "=== plain report"
-cat "$P/plain_report.txt" 2>/dev/null
-tar czf "$OUT/plain.tgz" -C "$OUT" p && rm -rf "$P"
+plain_in "${CHECK20_PLAIN_LIMIT_S:-480}" ${CHECK20_PLAIN:-elementwise_templated triton_literal reduction_define}
 GATES_RUNS="${CHECK20_GATES:-halo}" timeout 90 bash scripts/device/gates_check.sh
 ls -la "$OUT"

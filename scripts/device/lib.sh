@@ -46,3 +46,14 @@ finish_check() {
   (cd runs && tar czf "$OUT/runs_json.tgz" json 2>/dev/null)
   ls -la "$OUT"
 }
+# plain_in LIMIT_S NAME...: scripts/device/plain_check.sh on NAMEs under `timeout LIMIT_S`, its outputs in $OUT/p, then
+# its report and $OUT/plain.tgz (the device tool brings back few files).
+plain_in() {
+  local limit=$1; shift
+  local P="$OUT/p"
+  mkdir -p "$P"
+  OUT="$P" timeout "$limit" bash scripts/device/plain_check.sh "$@"
+  echo "=== plain report"
+  cat "$P/plain_report.txt" 2>/dev/null
+  tar czf "$OUT/plain.tgz" -C "$OUT" p && rm -rf "$P"
+}
