@@ -10,6 +10,8 @@
 #include <random>
 #include <set>
 
+#include "search/derive.h"
+#include "search/measured_table.h"
 #include "search/selection.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
@@ -266,6 +268,46 @@ TEST(Replay, SgemmTunableSpace) {
   for (const char* m : {"cp_async_pipeline", "smem_padding", "vectorized_access"})
     EXPECT_NE(r->notes.front().find(m), std::string::npos) << r->notes.front();
   for (const auto& run : r->runs) EXPECT_EQ(run.evaluations, static_cast<int>(run.evaluated.size()));
+}
+
+// The derived space of a plain SGEMM (examples/plain/sgemm_tiled, no @kopt lines) on its exhaustive H200 table:
+// only 4 of 190 points are within 5% of the best, and the one-step start reaches one in a few evaluations (the
+// space-filling start alone needed a median of 30, max 70).
+TEST(Replay, TheDerivedSgemmSpaceOnItsH200TableIsSearchedFromTheKernelsOwnConstants) {
+  const fs::path root = fs::path(testing_support::test_data_dir()).parent_path().parent_path();
+  auto text = util::read_file(root / "examples/plain/sgemm_tiled/kernel.cu");
+  ASSERT_TRUE(text.ok());
+  auto d = derive(*text, "kernel.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_FALSE(d->instrumented.empty());
+  const fs::path source = fs::path(::testing::TempDir()) / "kopt_replay_sgemm_tiled.cu";
+  ASSERT_TRUE(util::write_file_atomic(source, d->instrumented).ok());
+  auto a = parse_annotations(d->instrumented, source.string());
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  auto s = build_space(*a, reg(), so);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const fs::path csv_path = fs::path(testing_support::test_data_dir()) / "perf/h200-2026-12-01/sgemm_tiled_2000_measurements.csv";
+  auto csv = util::read_file(csv_path);
+  ASSERT_TRUE(csv.ok()) << csv.error().message;
+  auto parsed = parse_measured_table(*csv, csv_path.string());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto table = map_onto_space(*parsed, *s, csv_path.string());
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  ReplayOptions o;
+  o.runs = 30;
+  o.within_pct = 5;
+  o.metrics = metrics_firing(reg(), s->offered_methods());
+  auto r = replay_search({&*s, &reg(), source, &*table, o});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->summary.space_size, 213u);
+  EXPECT_EQ(r->summary.good, 4u);
+  ASSERT_TRUE(r->summary.median && r->summary.max) << "every run gets there";
+  std::printf("[replay] sgemm_tiled 2000^3, within 5%%: median %d, p90 %d, max %d evaluations of 213\n", *r->summary.median,
+              r->summary.p90.value_or(-1), *r->summary.max);
+  EXPECT_LE(*r->summary.median, 12);
+  EXPECT_LE(*r->summary.max, 24) << "a live run's two iterations of 8 and the baseline, with room";
 }
 
 }  // namespace
