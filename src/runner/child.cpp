@@ -1,4 +1,3 @@
-#include "runner/smem_fill.h"
 #include "runner/child.h"
 
 #include <dlfcn.h>
@@ -22,6 +21,7 @@
 #include "runner/outcome.h"
 #include "runner/paired.h"
 #include "runner/race.h"
+#include "runner/smem_fill.h"
 #include "runner/stats.h"
 #include "runner/timer.h"
 #include "runner/timing_method.h"

@@ -185,12 +185,13 @@ Verdict run_gate(const Request& req, util::CommandRunner& runner) {
       r.message = "compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, or set KOPT_COMPUTE_SANITIZER)";
       runs.push_back(std::move(r));
     }
-    return judge(std::move(runs));
+  } else {
+    for (Tool t : req.tools) {
+      runs.push_back(run_tool(req.sanitizer, t, req.target_argv, req.timeout_s, runner));
+      if (util::interrupted()) break;
+    }
   }
-  for (Tool t : req.tools) {
-    runs.push_back(run_tool(req.sanitizer, t, req.target_argv, req.timeout_s, runner));
-    if (util::interrupted()) break;
-  }
+  // The fill needs no compute-sanitizer: it runs whether the tools could or not.
   Verdict v = judge(std::move(runs));
   if (!req.fill_argv.empty() && !util::interrupted()) {
     std::error_code ec;
