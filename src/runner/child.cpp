@@ -414,11 +414,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   // One clock for every library of the run: any sample without a span turns them all to their event figures.
   SeriesClock run_clock(timer.kernel_clock() ? GpuClock::kCuptiActivity : GpuClock::kEvents, timer.clock_off_reason(), 0);
   auto to_events = [&] {
-    for (auto& e : entries) {
-      e.samples_ms = e.event_samples_ms;
-      e.busy_samples_ms.clear();
-      e.kernels.clear();
-    }
+    for (auto& e : entries) e.to_events();
   };
   auto t0 = std::chrono::steady_clock::now();
   int rounds = 0, releases = 0;
@@ -440,24 +436,11 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
         break;
       }
       if (run_clock.add(g.clock == GpuClock::kCuptiActivity) == SeriesClock::Step::kSwitchToEvents) to_events();
-      auto& e = entries[k];
-      if (run_clock.clock() == GpuClock::kCuptiActivity) {
-        e.samples_ms.push_back(g.gpu_ms);
-        e.busy_samples_ms.push_back(g.busy_ms);
-        e.kernels.push_back(g.kernels);
-      } else {
-        e.samples_ms.push_back(g.event_ms);
-      }
-      e.event_samples_ms.push_back(g.event_ms);
+      entries[k].add(run_clock.clock() == GpuClock::kCuptiActivity, g.gpu_ms, g.event_ms, g.busy_ms, g.kernels);
     }
     if (restart) {
       method = TimingMethod::kEventsDefaultStream;
-      for (auto& e : entries) {
-        e.samples_ms.clear();
-        e.event_samples_ms.clear();
-        e.busy_samples_ms.clear();
-        e.kernels.clear();
-      }
+      for (auto& e : entries) e.clear();
       rounds = -1;
       t0 = std::chrono::steady_clock::now();
       continue;
@@ -468,7 +451,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       RaceRule rule;
       rule.max_rounds = opt_.rounds;
       rule.max_time_s = opt_.max_time_s;
-      if (race_state(entries.front().samples_ms, entries.back().samples_ms, rule, el) != RaceState::kContinue) {
+      if (race_state(entries.front().gpu_ms, entries.back().gpu_ms, rule, el) != RaceState::kContinue) {
         ++rounds;
         break;
       }

@@ -24,13 +24,13 @@ util::Json paired_libs_json(const std::vector<PairedEntry>& entries) {
   util::Json libs = util::Json::array();
   for (const auto& e : entries) {
     util::Json j = {{"lib", e.lib}, {"status", status_name(e.status)}, {"message", e.message}, {"check", e.check},
-                    {"samples_ms", e.samples_ms}};
-    if (!e.samples_ms.empty()) j["timing"] = to_json(compute_stats(e.samples_ms));
-    if (!e.event_samples_ms.empty()) {
-      j["event_samples_ms"] = e.event_samples_ms;
-      j["event_median_ms"] = compute_stats(e.event_samples_ms).median_ms;
+                    {"samples_ms", e.gpu_ms}};
+    if (!e.gpu_ms.empty()) j["timing"] = to_json(compute_stats(e.gpu_ms));
+    if (!e.event_ms.empty()) {
+      j["event_samples_ms"] = e.event_ms;
+      j["event_median_ms"] = compute_stats(e.event_ms).median_ms;
     }
-    if (!e.busy_samples_ms.empty()) j["busy_median_ms"] = compute_stats(e.busy_samples_ms).median_ms;
+    if (!e.busy_ms.empty()) j["busy_median_ms"] = compute_stats(e.busy_ms).median_ms;
     if (!e.kernels.empty()) j["kernels_per_call"] = compute_stats(e.kernels).median_ms;
     if (!e.timing_info.empty()) j["timing_info"] = e.timing_info;
     libs.push_back(std::move(j));

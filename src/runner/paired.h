@@ -9,20 +9,19 @@
 #include <utility>
 #include <vector>
 
+#include "runner/clocked_samples.h"
 #include "runner/outcome.h"
 #include "util/json_io.h"
 
 namespace kopt::runner {
 
-struct PairedEntry {
+// Its samples (clocked_samples.h): gpu_ms one per round, empty for a library that was not timed; in the JSON
+// `samples_ms`, `event_samples_ms`.
+struct PairedEntry : ClockedSamples {
   std::string lib;
   RunStatus status = RunStatus::kOk;
   std::string message;
   util::Json check = util::Json::object();  // the check's per-output and per-input comparisons
-  std::vector<double> samples_ms;           // one per round; empty for a library that was not timed
-  std::vector<double> event_samples_ms;     // the event figure of each of those samples (the same on events)
-  std::vector<double> busy_samples_ms;      // cupti_activity only: solve()'s busy time of each sample
-  std::vector<double> kernels;              // cupti_activity only: solve()'s records of each sample
   util::Json timing_info = util::Json::object();  // its probe alone: probe_method, fallback_reason, medians
 };
 

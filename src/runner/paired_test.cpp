@@ -10,7 +10,7 @@ PairedEntry entry(const std::string& lib, RunStatus s, std::vector<double> sampl
   e.lib = lib;
   e.status = s;
   e.message = msg;
-  e.samples_ms = std::move(samples);
+  e.gpu_ms = std::move(samples);
   return e;
 }
 
@@ -56,8 +56,8 @@ TEST(RunnerPaired, ResultKeepsSamplesAndTimingPerLibrary) {
 
 TEST(RunnerPaired, OnTheKernelClockEachLibraryKeepsItsEventFiguresBusyTimeAndKernels) {
   std::vector<PairedEntry> es = {entry("a.so", RunStatus::kOk, {0.0049, 0.0050, 0.0051})};
-  es[0].event_samples_ms = {0.0070, 0.0071, 0.0069};
-  es[0].busy_samples_ms = {0.0049, 0.0050, 0.0051};
+  es[0].event_ms = {0.0070, 0.0071, 0.0069};
+  es[0].busy_ms = {0.0049, 0.0050, 0.0051};
   es[0].kernels = {1, 1, 1};
   auto j = paired_libs_json(es);
   EXPECT_DOUBLE_EQ(j[0]["timing"]["median_ms"].get<double>(), 0.0050);
@@ -66,9 +66,7 @@ TEST(RunnerPaired, OnTheKernelClockEachLibraryKeepsItsEventFiguresBusyTimeAndKer
   EXPECT_DOUBLE_EQ(j[0]["busy_median_ms"].get<double>(), 0.0050);
   EXPECT_DOUBLE_EQ(j[0]["kernels_per_call"].get<double>(), 1);
   // On events: the event figures are the samples, and there is no busy time or kernel count.
-  es[0].samples_ms = es[0].event_samples_ms;
-  es[0].busy_samples_ms.clear();
-  es[0].kernels.clear();
+  es[0].to_events();
   j = paired_libs_json(es);
   EXPECT_DOUBLE_EQ(j[0]["event_median_ms"].get<double>(), j[0]["timing"]["median_ms"].get<double>());
   EXPECT_FALSE(j[0].contains("busy_median_ms"));

@@ -314,30 +314,16 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
       ++s.discarded_samples;
       if (++releases >= kMaxWatchdogReleases) {  // solve() waits on the GPU after all: start again without the blocker
         s.decision = {TimingMethod::kEventsDefaultStream, FallbackReason::kSolveWaitedOnGpu};
-        s.gpu_ms.clear();
+        s.clear();
         s.call_ms.clear();
-        s.event_ms.clear();
-        s.busy_ms.clear();
-        s.kernels.clear();
         t0 = Clock::now();
       }
       continue;
     }
     const auto step = series_clock.add(g.clock == GpuClock::kCuptiActivity);
     if (step == SeriesClock::Step::kDrop) continue;
-    if (step == SeriesClock::Step::kSwitchToEvents) {  // one clock per series: the samples so far on events too
-      s.gpu_ms = s.event_ms;
-      s.busy_ms.clear();
-      s.kernels.clear();
-    }
-    if (series_clock.clock() == GpuClock::kCuptiActivity) {
-      s.gpu_ms.push_back(g.gpu_ms);
-      s.busy_ms.push_back(g.busy_ms);
-      s.kernels.push_back(g.kernels);
-    } else {
-      s.gpu_ms.push_back(g.event_ms);
-    }
-    s.event_ms.push_back(g.event_ms);
+    if (step == SeriesClock::Step::kSwitchToEvents) s.to_events();  // one clock per series: the samples so far too
+    s.add(series_clock.clock() == GpuClock::kCuptiActivity, g.gpu_ms, g.event_ms, g.busy_ms, g.kernels);
     if (o.with_call) s.call_ms.push_back(timer.call_sample(call));
     const int n = static_cast<int>(s.gpu_ms.size());
     if (n >= o.max_samples) { s.stop_reason = "max_samples"; break; }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "device/cuda_driver.h"
+#include "runner/clocked_samples.h"
 #include "runner/cupti.h"
 #include "runner/gpu_clock.h"
 #include "runner/timing_method.h"
@@ -75,11 +76,9 @@ struct SeriesOptions {
 
 // A timed series: the GPU samples (`gpu_ms`, the ranking figure), the host-observed call samples (`call_ms`)
 // and how they were taken.
-struct TimedSeries {
-  std::vector<double> gpu_ms, call_ms;
-  std::vector<double> event_ms;         // the event figure of each gpu_ms sample (equal to it on events)
-  std::vector<double> busy_ms;          // cupti_activity only: one per sample
-  std::vector<double> kernels;          // cupti_activity only: solve()'s records per sample
+// gpu_ms, event_ms, busy_ms, kernels: the samples on the series' clock (clocked_samples.h).
+struct TimedSeries : ClockedSamples {
+  std::vector<double> call_ms;
   GpuClock clock = GpuClock::kEvents;   // of every gpu_ms sample
   ClockOffReason clock_off = ClockOffReason::kNone;
   std::string clock_off_detail;         // kUnavailable: what failed
