@@ -18,6 +18,7 @@
 #include "runner/compare.h"
 #include "runner/fatal.h"
 #include "runner/golden.h"
+#include "runner/golden_store.h"
 #include "runner/outcome.h"
 #include "runner/paired.h"
 #include "runner/race.h"
@@ -59,26 +60,9 @@ std::optional<TimingMethod> forced_method(const Options& o) {
   return o.timing_method == "auto" ? std::nullopt : parse_method(o.timing_method);
 }
 
-// The golden tensors of each seed, read from disk once per worker (a one-shot child reads them once anyway).
-class SeedCache {
- public:
-  explicit SeedCache(const Golden& g) : g_(g) {}
-  const contract::TensorMap& get(int seed) {
-    auto it = seeds_.find(seed);
-    if (it != seeds_.end()) return it->second;
-    auto t = load_seed(g_, seed);
-    if (!t) throw Fatal{RunStatus::kLoadError, t.error().message};
-    return seeds_.emplace(seed, std::move(t).value()).first->second;
-  }
-
- private:
-  const Golden& g_;
-  std::map<int, contract::TensorMap> seeds_;
-};
-
 class Child {
  public:
-  Child(const Options& o, const DriverApi& api, const Golden& g, SeedCache& seeds) : opt_(o), api_(api), g_(g), seeds_(seeds) {}
+  Child(const Options& o, const DriverApi& api, GoldenEntry& golden) : opt_(o), api_(api), g_(golden.golden()), seeds_(golden) {}
   ~Child() {
     for (void* h : handles_) ::dlclose(h);  // a worker loads many libraries over its life
   }
@@ -95,7 +79,7 @@ class Child {
   struct Bound {  // one seed's device buffers and argument values
     std::map<std::string, CUdeviceptr> dptr;
     std::map<std::string, const std::vector<unsigned char>*> uploaded;  // inputs (and in-out initial values)
-    const contract::TensorMap* tensors = nullptr;  // the seed's golden tensors (SeedCache owns them)
+    const contract::TensorMap* tensors = nullptr;  // the seed's golden tensors (the GoldenEntry owns them)
     std::vector<CUdeviceptr> spacers;
   };
 
@@ -115,7 +99,7 @@ class Child {
   const Options& opt_;
   const DriverApi& api_;
   const Golden& g_;
-  SeedCache& seeds_;
+  GoldenEntry& seeds_;
   std::vector<void*> handles_;
 };
 
@@ -133,7 +117,9 @@ Child::Lib Child::load_lib(const std::string& path) {
 
 Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
   Bound b;
-  b.tensors = &seeds_.get(seed);
+  auto tensors = seeds_.seed(seed);
+  if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
+  b.tensors = *tensors;
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
@@ -618,9 +604,9 @@ void init_device(const DriverApi& d) {
 }
 
 // One request on an initialised device: the result and the exit code a one-shot child would give.
-std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, const Golden& g, SeedCache& seeds) {
+std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, GoldenEntry& golden) {
   try {
-    Child child(o, d, g, seeds);
+    Child child(o, d, golden);
     return {child.run(), 0};
   } catch (const Fatal& f) {
     util::Json result = {{"status", status_name(f.status)}, {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message},
@@ -652,8 +638,8 @@ int child_main(const std::vector<std::string>& args) {
     write_result(*o, {{"status", status_name(f.status)}, {"message", f.message}, {"mode", o->mode}});
     return 3;
   }
-  SeedCache seeds(golden.value());
-  auto [result, rc] = run_request(*o, d, golden.value(), seeds);
+  GoldenEntry entry(std::move(golden).value());
+  auto [result, rc] = run_request(*o, d, entry);
   write_result(*o, result);
   return rc;
 }
@@ -685,10 +671,8 @@ int worker_main() {
       device_error = f.message;
     }
   }
-  // The golden data of the last directory served, with its seeds' tensors (a run uses one directory at a time).
-  std::string golden_dir;
-  std::unique_ptr<Golden> golden;
-  std::unique_ptr<SeedCache> seeds;
+  // The golden data of every directory served (the cases of a workload matrix), up to a byte budget.
+  GoldenStore store(default_golden_budget_bytes());
   std::string line;
   char buf[65536];
   std::string pending;
@@ -717,20 +701,14 @@ int worker_main() {
       if (!reply({{"rc", 3}})) return 1;
       continue;
     }
-    if (!golden || golden_dir != o->golden) {
-      seeds.reset();
-      golden.reset();
-      auto g = load_golden(o->golden);
-      if (!g) {
-        write_result(*o, {{"status", "load_error"}, {"message", g.error().message}});
-        if (!reply({{"rc", 4}})) return 1;
-        continue;
-      }
-      golden = std::make_unique<Golden>(std::move(g).value());
-      seeds = std::make_unique<SeedCache>(*golden);
-      golden_dir = o->golden;
+    auto entry = store.get(o->golden);
+    if (!entry) {
+      write_result(*o, {{"status", "load_error"}, {"message", entry.error().message}});
+      if (!reply({{"rc", 4}})) return 1;
+      continue;
     }
-    auto [result, rc] = run_request(*o, *api.value(), *golden, *seeds);
+    auto [result, rc] = run_request(*o, *api.value(), **entry);
+    store.trim();
     write_result(*o, result);
     // A CUDA error that broke the context (an illegal address, a trap) ends this worker: the next request gets a
     // fresh one. A refused launch leaves the context usable and the worker serving.

@@ -1,0 +1,55 @@
+#include "testing/golden_fixture.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "contract/safetensors.h"
+#include "contract/signature.h"
+#include "util/fs.h"
+#include "util/json_io.h"
+
+namespace kopt::testing_support {
+
+// Golden data for solve(const float* a, const float* b, float* c, int n), made without Python.
+std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, int seeds) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  auto sig = contract::parse_solve_signature(
+      "extern \"C\" void solve(const float* a, const float* b, float* c, int n);");
+  EXPECT_TRUE(util::write_json_atomic(dir / "signature.json", "signature", {{"signature", contract::to_json(*sig)}}).ok());
+  util::Json buffers = util::Json::array();
+  for (const char* name : {"a", "b", "c"})
+    buffers.push_back({{"name", name}, {"role", std::string(name) == "c" ? "output" : "input"}, {"dtype", "float32"},
+                       {"shape", {n}}, {"nbytes", 4 * n}});
+  util::Json seed_list = util::Json::array();
+  for (int s = 0; s < seeds; ++s) seed_list.push_back(s);
+  util::Json manifest = {{"seeds", seed_list}, {"buffers", buffers}, {"scalars", {{"n", n}}},
+                         {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}}, {"sizes_guessed", false}};
+  EXPECT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", manifest).ok());
+  for (int s = 0; s < seeds; ++s) {
+    std::mt19937 rng(static_cast<unsigned>(s + 1));
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> a(static_cast<size_t>(n)), b(a.size()), c(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = u(rng);
+      b[i] = u(rng);
+      c[i] = a[i] + b[i];
+    }
+    auto tensor = [&](const std::vector<float>& v) {
+      contract::Tensor t;
+      t.shape = {n};
+      t.data.resize(v.size() * 4);
+      std::memcpy(t.data.data(), v.data(), t.data.size());
+      return t;
+    };
+    contract::TensorMap m = {{"in.a", tensor(a)}, {"in.b", tensor(b)}, {"out.c", tensor(c)}};
+    EXPECT_TRUE(util::write_file_atomic(dir / ("seed_" + std::to_string(s) + ".safetensors"),
+                                        contract::serialize_safetensors(m)).ok());
+  }
+  return dir;
+}
+
+}  // namespace kopt::testing_support
