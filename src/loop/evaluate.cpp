@@ -272,6 +272,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     // Correct at every case of the workload matrix, not only at the one it was raced at (issue 18).
     if (cr.status == search::CandidateStatus::kOk && over_cases())
       if (auto wrong = check_at_cases(cr, cdir)) {
+        if (util::interrupted()) break;  // a check cut by Ctrl-C is not a verdict on the candidate
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = *wrong;
         reject(cr.candidate.id, RejectGate::kCases, *wrong);

@@ -8,6 +8,7 @@
 #include "runner/race.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/process.h"
 
 namespace kopt::loop {
 
@@ -94,6 +95,12 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
   runner::RunOutcome out;
   out.status = runner::RunStatus::kOk;
   util::Json details = {{"mode", req.mode}};
+  if (o_.on_run) o_.on_run(req);
+  if (util::interrupted()) {  // as the child under Ctrl-C: the run is cut, no verdict
+    out.status = runner::RunStatus::kInterrupted;
+    out.message = "interrupted";
+    return out;
+  }
   // Per library: its true time, or nullopt when it computes a wrong answer (as the child's check finds).
   std::vector<std::optional<double>> truth;
   for (const auto& lib : req.libs) {

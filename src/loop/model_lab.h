@@ -36,6 +36,9 @@ struct ModelLabOptions {
   // golden() at these dims fails as torch's out-of-memory does.
   std::function<bool(const Dims&)> golden_oom;
   int64_t gpu_memory_bytes = 0;
+  // Called with every run request before it is answered (a test raises SIGINT from it; an interrupted lab answers
+  // kInterrupted, as the child does).
+  std::function<void(const runner::RunRequest&)> on_run;
 };
 
 class ModelLab final : public Lab {

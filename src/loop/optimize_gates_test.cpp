@@ -4,6 +4,7 @@
 // shapes are the loop's own.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "loop/model_lab.h"
@@ -12,6 +13,7 @@
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/process.h"
 
 namespace kopt::loop {
 namespace {
@@ -315,6 +317,25 @@ TEST(OptimizeGates, AFinalistReadingSharedMemoryNobodyWroteIsRejectedByTheFill) 
   EXPECT_EQ(r.state["race_safe"], "safe") << "the fill says nothing about races";
 }
 
+TEST(OptimizeGates, ACaseCheckCutByCtrlCIsNoVerdictOnTheCandidate) {
+  util::install_interrupt_handler();
+  util::reset_interrupted_for_tests();
+  ModelLabOptions mo;
+  // Ctrl-C during the fourth check at another case of the matrix (the gates' baseline checks come first).
+  int case_checks = 0;
+  mo.on_run = [&](const runner::RunRequest& req) {
+    if (req.mode == "check" && req.golden_dir.string().find("golden_cases") != std::string::npos && ++case_checks == 4)
+      std::raise(SIGINT);
+  };
+  auto r = run_gates("interrupt_case", {}, mo);
+  util::reset_interrupted_for_tests();
+  ASSERT_EQ(r.exit_code, 130);
+  EXPECT_GE(case_checks, 4);
+  EXPECT_TRUE(rejected(r, "cases").empty()) << r.state["gate_records"].dump(2);
+  for (const auto& m : r.state["history"])
+    EXPECT_EQ(m.value("note", std::string()).find("interrupted"), std::string::npos) << "recorded as a verdict: " << m.dump();
+}
+
 TEST(OptimizeGates, ANondeterministicFinalistIsReportedAndNeverBecomesChampion) {
   ModelLabOptions mo;
   mo.nondeterministic = [](const Defines& d) { return tile(d) == 64; };
@@ -331,6 +352,9 @@ TEST(OptimizeGates, ANondeterministicFinalistIsReportedAndNeverBecomesChampion) 
   ASSERT_TRUE(seen) << r.state["gate_records"].dump(2);
   EXPECT_NE(champion_tile(r), 64);
   EXPECT_NE(r.summary_md.find("is nondeterministic"), std::string::npos);
+  // The summary names every finalist the check ran on, deterministic ones too.
+  EXPECT_NE(r.summary_md.find("- determinism (two runs on the same inputs): "), std::string::npos) << r.summary_md;
+  EXPECT_NE(r.summary_md.find("bitwise_equal"), std::string::npos) << r.summary_md;
 }
 
 TEST(OptimizeGates, HeldOutShapesCatchAChampionCorrectOnlyAtMultiplesOfItsTile) {

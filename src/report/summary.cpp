@@ -78,10 +78,16 @@ std::string render_gates_markdown(const util::Json& s) {
       for (const auto& f : g["flagged"])
         md += fmt::format("- regression flagged for `{}`{}: {}\n", str(f, "candidate"), f.value("rejected", false) ? " (rejected: --no-regressions)" : "",
                           list(f.value("regressions", util::Json::array())));
-    if (g.contains("determinism"))
-      for (const auto& d : g["determinism"])
+    if (g.contains("determinism")) {
+      // Every finalist's check, so a reader sees it ran (and on whom); the nondeterministic ones with the reason.
+      std::vector<std::string> checked;
+      for (const auto& d : g["determinism"]) {
+        checked.push_back(fmt::format("`{}` {}", str(d, "candidate"), str(d, "verdict")));
         if (d.value("verdict", std::string()) == "nondeterministic")
           md += fmt::format("- `{}` is nondeterministic: {}\n", str(d, "candidate"), str(d, "reason"));
+      }
+      if (!checked.empty()) md += fmt::format("- determinism (two runs on the same inputs): {}\n", util::join(checked, ", "));
+    }
     md += "\n";
   }
   return md;
