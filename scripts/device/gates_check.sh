@@ -46,7 +46,7 @@ want uninit && opt uninit 50 $S/uninit_shared/kernel.cu --ref $S/uninit_shared/r
 # gate's shared-memory fill (0xFF bytes) does not.
 want halo && opt halo 60 $S/uninit_shared_halo/kernel.cu --ref $S/uninit_shared_halo/ref.py --n=1048576 --time-budget 5 \
   --iterations 1 --branches 2
-want tile && opt tile 75 tests/data/gates/tile_only/kernel.cu --ref tests/data/gates/tile_only/ref.py --n=16777216 \
+want tile && opt tile 100 tests/data/gates/tile_only/kernel.cu --ref tests/data/gates/tile_only/ref.py --n=16777216 \
   --max-working-set-mb 100 --time-budget 20 --iterations 2 --branches 4
 echo "=== outcomes"
 python3 - <<'PY'
