@@ -376,7 +376,12 @@ void Optimizer::run_holdout() {
     fs::path d = dir_ / "holdout" / shape.name;
     HoldoutRun b, c;
     auto m = lab_.golden(shape.realised, d / "golden");
-    if (!m) {
+    if (!m && util::interrupted()) {
+      // Ctrl-C (or the caller's timeout) cut the golden data: no verdict on this shape.
+      b.status = runner::RunStatus::kInterrupted;
+      b.message = "interrupted";
+      c = b;
+    } else if (!m) {
       // The reference itself fails here: outside the kernel's domain.
       b.status = runner::RunStatus::kLoadError;
       b.message = "golden data: " + m.error().message;

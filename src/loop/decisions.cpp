@@ -96,8 +96,9 @@ std::string_view describe(StopReason r) {
 
 StopReason should_stop(const StopState& s) {
   // Near peak is the roofline's verdict on a model of the minimum work; it stops the search only once the search
-  // has confirmed it: after an iteration that brought no significantly faster champion (never at the gates).
-  if (s.workload_model && s.near_peak && s.iterations_done >= 1 && s.iterations_without_gain >= 1)
+  // has confirmed it: after two iterations in a row that brought no significantly faster champion (never at the
+  // gates; one iteration's batch is a handful of points of a space, and "near" still leaves up to 20%).
+  if (s.workload_model && s.near_peak && s.iterations_done >= 2 && s.iterations_without_gain >= 2)
     return StopReason::kNearPeak;
   if (s.generator_exhausted) return StopReason::kGeneratorExhausted;
   if (s.time_budget_s > 0 && s.search_s >= s.time_budget_s) return StopReason::kTimeBudget;

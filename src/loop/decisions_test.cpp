@@ -81,19 +81,23 @@ TEST(Stopping, EarlyStops) {
   auto exhausted = after_iteration(s, true, false, true);
   EXPECT_EQ(should_stop(exhausted), StopReason::kGeneratorExhausted);
   // near_peak counts only with a workload model.
-  auto peak = after_iteration(s, false, true, false);
+  auto peak = after_iteration(after_iteration(s, false, true, false), false, true, false);
   peak.patience = 0;
+  peak.max_iterations = 10;
   EXPECT_EQ(should_stop(peak), StopReason::kNone);
   peak.workload_model = true;
   EXPECT_EQ(should_stop(peak), StopReason::kNearPeak);
-  // ...and only once an iteration confirmed it: not at the gates, not after an iteration that gained.
+  // ...and only once two iterations confirmed it: not at the gates, not after an iteration that gained, not after
+  // one iteration's candidates only (a Triton kernel at 85% of its floor stopped after 8 of 36 points on the H200).
   StopState at_gates;
   at_gates.workload_model = at_gates.near_peak = true;
   at_gates.patience = 0;
   EXPECT_EQ(should_stop(at_gates), StopReason::kNone);
   auto gained = after_iteration(at_gates, true, true, false);
   EXPECT_EQ(should_stop(gained), StopReason::kNone);
-  EXPECT_EQ(should_stop(after_iteration(gained, false, true, false)), StopReason::kNearPeak);
+  auto one_without_gain = after_iteration(gained, false, true, false);
+  EXPECT_EQ(should_stop(one_without_gain), StopReason::kNone);
+  EXPECT_EQ(should_stop(after_iteration(one_without_gain, false, true, false)), StopReason::kNearPeak);
   StopState m;
   m.max_iterations = 1;
   m.patience = 0;

@@ -136,7 +136,7 @@ HoldoutSummary summarize_holdout(std::vector<HoldoutCaseResult> cases, const std
     }
   }
   if (!fails.empty())
-    s.warning = fmt::format("WARNING: the champion fails at {} held-out shape(s) where the baseline passes; do not use it at "
+    s.warning = fmt::format("the champion fails at {} held-out shape(s) where the baseline passes; do not use it at "
                             "such shapes without a fix:\n  {}",
                             fails.size(), util::join(fails, "\n  "));
   s.cases = std::move(cases);

@@ -209,6 +209,8 @@ util::Json ModelLab::manifest(const Dims& d) const {
 
 Result<util::Json> ModelLab::golden(const Dims& d, const fs::path& out_dir) {
   goldens.push_back(d);
+  if (o_.on_golden) o_.on_golden(d);
+  if (util::interrupted()) return input_error("the golden-data harness failed (interrupted)");  // as the real one says
   if (o_.golden_oom && o_.golden_oom(d)) return input_error("ref.py failed: torch.OutOfMemoryError: CUDA out of memory");
   fs::create_directories(out_dir);
   util::Json m = manifest(d);

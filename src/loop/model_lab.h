@@ -39,6 +39,8 @@ struct ModelLabOptions {
   // Called with every run request before it is answered (a test raises SIGINT from it; an interrupted lab answers
   // kInterrupted, as the child does).
   std::function<void(const runner::RunRequest&)> on_run;
+  // Called with the dims of every golden() before it is answered (an interrupted lab's golden data fails).
+  std::function<void(const Dims&)> on_golden;
 };
 
 class ModelLab final : public Lab {
