@@ -269,9 +269,10 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         cr.note = v.reason;
       }
     }
-    // Correct at every case of the workload matrix, not only at the one it was raced at (issue 18).
+    // Correct at every case of the workload matrix, not only at the one it was raced at (issue 18); raced there
+    // too when it was raced at the primary case, so the search sees the objective selection ranks by.
     if (cr.status == search::CandidateStatus::kOk && over_cases())
-      if (auto wrong = check_at_cases(cr, cdir)) {
+      if (auto wrong = cr.vs_champion ? race_at_cases(cr, cdir) : check_at_cases(cr, cdir)) {
         if (util::interrupted()) break;  // a check cut by Ctrl-C is not a verdict on the candidate
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = *wrong;
@@ -301,19 +302,59 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
   return runs;
 }
 
+std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::path& cdir) {
+  std::vector<CaseCheck> checks;
+  std::vector<CaseComparison> per_case;
+  util::Json rec = util::Json::array();
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    const auto& cd = cases_[i];
+    if (i == primary_) {
+      per_case.push_back({cd.c.name, cd.c.weight, *cr.vs_champion});
+      continue;
+    }
+    auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
+                     cdir / ("race_" + cd.c.name + ".json"), "paired", {}, true, cd.golden_dir);
+    auto mine = raced_outcome(raced);
+    checks.push_back({cd.c.name, mine.status, mine.message});
+    util::Json r = {{"case", cd.c.name}, {"status", runner::status_name(mine.status)}, {"message", mine.message}};
+    if (mine.status != runner::RunStatus::kOk) {
+      rec.push_back(r);
+      break;  // the first wrong case decides
+    }
+    auto champ = raced.details["libs"][0].value("samples_ms", std::vector<double>{});
+    auto cmp = runner::compare_paired(champ, mine.samples_ms);
+    r["comparison"] = runner::to_json(cmp);
+    rec.push_back(r);
+    per_case.push_back({cd.c.name, cd.c.weight, cmp});
+  }
+  auto v = correct_at_every_case(checks);
+  util::Json j = {{"checks", rec}, {"correct", v.correct}, {"reason", v.reason}};
+  if (v.correct) {
+    cr.over_cases = combine_cases(per_case);
+    j["objective"] = to_json(*cr.over_cases);
+    if (cr.over_cases->valid) cr.objective_ms = st_.champion->objective() * cr.over_cases->geomean_ratio;
+  }
+  if (auto st = write_json(cdir / "cases.json", "case_checks", j); !st) say("  {}", st.error().message);
+  if (v.correct) return std::nullopt;
+  return v.reason;
+}
+
 Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs, const fs::path& iter_dir) {
   Phase p(*this, "selection");
   SelectionResult out;
   std::vector<Contender> contenders;
+  // Ranked by what selection decides on: the weighted objective over the workload matrix where it was measured.
   for (const auto& r : runs)
     if (r.status == search::CandidateStatus::kOk && r.outcome.timing)
-      contenders.push_back({r.candidate.id, true, r.outcome.timing->median_ms, static_cast<int>(r.candidate.methods.size())});
+      contenders.push_back({r.candidate.id, true, r.objective_ms.value_or(r.outcome.timing->median_ms),
+                            static_cast<int>(r.candidate.methods.size())});
   const std::string champion_at_start = st_.champion->candidate.id;
   for (const auto& f : pick_finalists(contenders, static_cast<size_t>(o_.finalists))) {
     const CandidateRun* cr = nullptr;
     for (const auto& r : runs)
       if (r.candidate.id == f.id) cr = &r;
-    Contender inc{st_.champion->candidate.id, true, st_.champion->median_ms, static_cast<int>(st_.champion->candidate.methods.size())};
+    Contender inc{st_.champion->candidate.id, true, over_cases() ? st_.champion->objective() : st_.champion->median_ms,
+                  static_cast<int>(st_.champion->candidate.methods.size())};
     // A candidate raced against this champion already has its comparison; otherwise (Triton, or the champion
     // changed earlier in this selection) it gets a paired run now.
     std::optional<runner::PairedComparison> cmp;
@@ -327,7 +368,9 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     util::Json rec = {{"finalist", f.id}, {"incumbent", inc.id}, {"comparison", runner::to_json(*cmp)}};
     SelectionOutcome d;
     if (over_cases()) {
-      auto multi = compare_over_cases(*cr, *cmp, iter_dir);
+      // Raced at every case against this champion already: that comparison; otherwise paired runs now.
+      auto multi = cr->over_cases && st_.champion->candidate.id == champion_at_start ? *cr->over_cases
+                                                                                      : compare_over_cases(*cr, *cmp, iter_dir);
       d = decide_over_cases(inc, f, multi, o_.gates.no_regressions);
       rec["cases"] = to_json(multi);
       rec["comparison"] = runner::to_json(multi.as_paired());
@@ -360,8 +403,9 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     say("  {} vs {}: {} (time ratio {:.3f}, 95% CI [{:.3f}, {:.3f}], {} paired rounds) -> {}", f.id, inc.id,
         runner::describe(cmp->verdict), cmp->median_ratio, cmp->ci95_low, cmp->ci95_high, cmp->rounds, d.reason);
     if (d.decision == ChampionDecision::kNewChampion) {
+      const double objective = over_cases() ? st_.champion->objective() * cmp->median_ratio : 0;
       st_.champion = ChampionRecord{cr->candidate, cr->build.library.string(), cr->outcome.timing->median_ms,
-                                    (iter_dir / "candidates" / cr->candidate.id / "run.json").string()};
+                                    (iter_dir / "candidates" / cr->candidate.id / "run.json").string(), objective};
       out.improved = out.improved || cmp->verdict == runner::Verdict::kFaster;
     }
   }

@@ -77,6 +77,7 @@ search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) 
   search::Measurement champ_m;
   champ_m.candidate = st_.champion->candidate;
   champ_m.median_ms = st_.champion->median_ms;
+  if (over_cases()) champ_m.objective_ms = st_.champion->objective();
   in.champion = champ_m;
   in.history = st_.history;
   in.verdicts = st_.verdicts;
@@ -94,6 +95,7 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.status = r.status;
     m.iteration = it;
     if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
+    if (r.status == search::CandidateStatus::kOk) m.objective_ms = r.objective_ms;
     m.search_s = r.search_s;
     m.compile_ms = r.build.compile_ms;
     m.sass_ms = r.sass_ms;
@@ -140,12 +142,14 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   for (const auto& m : out->checked_failures) st_.history.push_back(m);
   // The model's outlook: two generations in a row that see no significant gain anywhere end the search.
   if (out->outlook) {
-    const bool none = predicts_no_gain(*out->outlook, st_.champion->median_ms, space_->dims.size());
+    // The model's figures are what the search ranks by (the weighted objective over a workload matrix).
+    const double champ_ms = over_cases() ? st_.champion->objective() : st_.champion->median_ms;
+    const bool none = predicts_no_gain(*out->outlook, champ_ms, space_->dims.size());
     st_.stop.no_gain_predictions = none ? st_.stop.no_gain_predictions + 1 : 0;
     if (none)
       out->notes.push_back(fmt::format("the model predicts no significant gain: its most hopeful unmeasured configuration's "
                                        "lower bound is {:.4f} ms against the champion's {:.4f} ms ({} measured)",
-                                       *out->outlook->best_lcb_ms, st_.champion->median_ms, out->outlook->observations));
+                                       *out->outlook->best_lcb_ms, champ_ms, out->outlook->observations));
   }
   util::Json planned = util::Json::array();
   for (const auto& c : out->candidates) planned.push_back(search::to_json(c));

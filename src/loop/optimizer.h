@@ -41,6 +41,10 @@ struct CandidateRun {
   util::Json sass = util::Json::object();  // {"kernels": mix per function, "methods": id -> verification}
   // Raced against the champion (CUDA/CUTLASS): the paired comparison, time(candidate) / time(champion).
   std::optional<runner::PairedComparison> vs_champion;
+  // Over a workload matrix (CUDA/CUTLASS): raced against the champion at every case, and what selection ranks by
+  // (search::Measurement::objective_ms).
+  std::optional<MultiCaseComparison> over_cases;
+  std::optional<double> objective_ms;
   double sass_ms = 0, measure_ms = 0;  // wall time of its SASS analysis and of its measuring run
   double search_s = 0;                 // the search clock when it was measured
 };
@@ -115,6 +119,10 @@ class Optimizer {
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
   // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one.
   std::optional<std::string> check_at_cases(const CandidateRun& cr, const std::filesystem::path& cdir);
+  // A candidate raced against the champion at the primary case (CUDA/CUTLASS), raced at every other case too: its
+  // correctness there (the reason when it is wrong at one) and its weighted objective (cr.over_cases,
+  // cr.objective_ms), so the search ranks by what selection selects.
+  std::optional<std::string> race_at_cases(CandidateRun& cr, const std::filesystem::path& cdir);
   // A finalist against the champion at every case: the primary case's comparison and paired runs at the others.
   MultiCaseComparison compare_over_cases(const CandidateRun& cr, const runner::PairedComparison& primary,
                                          const std::filesystem::path& dir);

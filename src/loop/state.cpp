@@ -27,8 +27,10 @@ Result<search::Candidate> candidate_from_json(const util::Json& j) {
 namespace {
 util::Json champion_json(const std::optional<ChampionRecord>& c) {
   if (!c) return nullptr;
-  return {{"candidate", search::to_json(c->candidate)}, {"library", c->library}, {"median_ms", c->median_ms},
-          {"result_json", c->result_json}};
+  util::Json j = {{"candidate", search::to_json(c->candidate)}, {"library", c->library}, {"median_ms", c->median_ms},
+                  {"result_json", c->result_json}};
+  if (c->objective_ms > 0) j["objective_ms"] = c->objective_ms;
+  return j;
 }
 Result<std::optional<ChampionRecord>> champion_from(const util::Json& j) {
   if (j.is_null()) return std::optional<ChampionRecord>{};
@@ -36,6 +38,7 @@ Result<std::optional<ChampionRecord>> champion_from(const util::Json& j) {
   KOPT_TRY_ASSIGN(r.candidate, candidate_from_json(j.at("candidate")));
   r.library = j.value("library", std::string());
   r.median_ms = j.value("median_ms", 0.0);
+  r.objective_ms = j.value("objective_ms", 0.0);
   r.result_json = j.value("result_json", std::string());
   return std::optional<ChampionRecord>(r);
 }
@@ -43,13 +46,16 @@ Result<std::optional<ChampionRecord>> champion_from(const util::Json& j) {
 
 util::Json to_json(const RunState& s) {
   util::Json history = util::Json::array();
-  for (const auto& m : s.history)
-    history.push_back({{"candidate", search::to_json(m.candidate)},
-                       {"status", search::candidate_status_name(m.status)},
-                       {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
-                       {"iteration", m.iteration},
-                       {"search_s", m.search_s},
-                       {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}}}});
+  for (const auto& m : s.history) {
+    util::Json e = {{"candidate", search::to_json(m.candidate)},
+                    {"status", search::candidate_status_name(m.status)},
+                    {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
+                    {"iteration", m.iteration},
+                    {"search_s", m.search_s},
+                    {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}}}};
+    if (m.objective_ms) e["objective_ms"] = *m.objective_ms;
+    history.push_back(e);
+  }
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)
   {
@@ -103,6 +109,7 @@ Result<RunState> state_from_json(const util::Json& j) {
                       search::CandidateStatus::kCrashed, search::CandidateStatus::kTimedOut})
         if (search::candidate_status_name(cs) == st) m.status = cs;
       if (h.contains("median_ms") && h["median_ms"].is_number()) m.median_ms = h["median_ms"].get<double>();
+      if (h.contains("objective_ms") && h["objective_ms"].is_number()) m.objective_ms = h["objective_ms"].get<double>();
       m.iteration = h.value("iteration", 0);
       m.search_s = h.value("search_s", 0.0);
       if (h.contains("cost_ms") && h["cost_ms"].is_object()) {

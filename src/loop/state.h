@@ -21,6 +21,11 @@ struct ChampionRecord {
   std::string library;      // the compiled .so
   double median_ms = 0;
   std::string result_json;  // the runner result it was timed with
+  // Over a workload matrix: the weighted objective the selection ranks by, in the primary case's ms (the
+  // baseline's is its median; each new champion's is the old one's times their weighted geometric mean ratio).
+  // 0: median_ms (one case, or a state written before).
+  double objective_ms = 0;
+  double objective() const { return objective_ms > 0 ? objective_ms : median_ms; }
 };
 
 struct RunState {

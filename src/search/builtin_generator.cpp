@@ -107,7 +107,7 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   st.prefer = preferred_values(space, out.selection);
   for (const auto& m : in.history) {
     if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
-    st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});
+    st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.ranked_ms() : std::nullopt});
   }
   st.k = in.k;
   st.seed = in.seed + static_cast<uint64_t>(in.iteration) * 1000003ull;

@@ -39,6 +39,10 @@ struct Measurement {
   // What it cost (loop bookkeeping, 0 when unknown), wall milliseconds: its compile (the nvcc process; compiles
   // of a batch run in parallel), its SASS analysis and its measuring run (the race against the champion).
   double compile_ms = 0, sass_ms = 0, measure_ms = 0;
+  // Over a workload matrix, what selection ranks by: the champion's objective times this candidate's weighted
+  // geometric mean of per-case time ratios against it, in the primary case's milliseconds. Unset: median_ms.
+  std::optional<double> objective_ms;
+  std::optional<double> ranked_ms() const { return objective_ms ? objective_ms : median_ms; }
 };
 
 // The ablation's judgement of one method in a champion.
