@@ -135,7 +135,10 @@ std::string render_markdown(const util::Json& s) {
                     str(s, "generator"));
   if (s.value("sizes_guessed", false)) md += "- **buffer sizes were guessed** (no setup() or shapes in ref.py)\n";
   const auto& stop = s.contains("stop") ? s["stop"] : util::Json::object();
-  md += fmt::format("- stopped: **{}** — {}\n", str(stop, "reason"), str(stop, "detail"));
+  if (str(stop, "reason").empty())  // an interrupted run writes its summary before any stop reason exists
+    md += "- stopped: **not finished** — interrupted; `kopt optimize --resume RUN_DIR` continues it\n";
+  else
+    md += fmt::format("- stopped: **{}** — {}\n", str(stop, "reason"), str(stop, "detail"));
   if (!s.value("gates_passed", true))
     md += "- **not a measured run**: it stopped at a gate before any candidate, so there is no champion; the gate's "
           "report is in stop.json (and env.json)\n";

@@ -36,6 +36,14 @@ TEST(Summary, RendersEveryPartFromJson) {
   EXPECT_EQ(md.find("guessed"), std::string::npos);
 }
 
+TEST(Summary, AnInterruptedRunSaysItIsNotFinishedAndHowToGoOn) {
+  auto s = sample_summary();
+  s["stop"] = {{"reason", ""}, {"detail", ""}};
+  std::string md = render_markdown(s);
+  EXPECT_NE(md.find("- stopped: **not finished** — interrupted; `kopt optimize --resume RUN_DIR` continues it"), std::string::npos) << md;
+  EXPECT_EQ(md.find("**** —"), std::string::npos) << md;
+}
+
 TEST(Summary, MissingPartsAreNotInvented) {
   util::Json s = {{"schema", kSummarySchema}, {"sizes_guessed", true}};
   std::string md = render_markdown(s);
