@@ -90,7 +90,8 @@ int cmd_profile(const Args& args) {
                                         {{"profile", profile::to_json(*r)}, {"correctness", run_status}, {"run_dir", dir->string()}});
       !st)
     return fail(st.error());
-  (void)util::write_json_atomic(*dir / "plan.json", "profile_plan", profile::to_json(plan));
+  if (auto st = util::write_json_atomic(*dir / "plan.json", "profile_plan", profile::to_json(plan)); !st)
+    std::fprintf(stderr, "kopt profile: warning: the run directory's plan.json was not written: %s\n", st.error().message.c_str());
   return run_status == "ok" ? 0 : to_int(ExitCode::kValidation);
 }
 

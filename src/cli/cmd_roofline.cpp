@@ -119,7 +119,8 @@ int kernel_roofline(const Args& args) {
   if (auto st = util::write_text_output(svg_path, svg); !st) return fail(st.error());
   util::Json j = {{"roofline", roofline::to_json(*placed)}, {"ceilings", roofline::to_json(*ceilings)},
                   {"timing", runner::to_json(*out.timing)}, {"sizes_guessed", prep->sizes_guessed}};
-  (void)util::write_json_atomic(*dir / "roofline.json", "roofline", j);
+  if (auto st = util::write_json_atomic(*dir / "roofline.json", "roofline", j); !st)
+    std::fprintf(stderr, "kopt roofline: warning: the run directory's roofline.json was not written: %s\n", st.error().message.c_str());
   if (auto st = util::write_json_output(json_path, "roofline", j); !st) return fail(st.error());
   if (!util::is_stdout_path(svg_path)) std::fprintf(text, "chart: %s\n", svg_path.c_str());
   return 0;

@@ -236,11 +236,11 @@ Result<GeneratorOutput> ExternalGenerator::generate(const GeneratorInput& in) {
               {"KOPT_K", std::to_string(in.k)}};
   spec.timeout_s = opts_.timeout_s;
   util::ProcessResult pr = runner_.run(spec);
-  (void)util::write_file_atomic(dir / "generator.log", fmt::format("$ {}\n[{}]\n--- stdout\n{}\n--- stderr\n{}\n", command_,
-                                                                  pr.describe(), pr.stdout_text, pr.stderr_text));
+  auto logged = util::write_file_atomic(dir / "generator.log", fmt::format("$ {}\n[{}]\n--- stdout\n{}\n--- stderr\n{}\n",
+                                                                          command_, pr.describe(), pr.stdout_text, pr.stderr_text));
+  const std::string log_text = logged ? (dir / "generator.log").string() : "not written: " + logged.error().message;
   if (!pr.success())
-    return input_error(fmt::format("generator command '{}' {} (log: {}){}", command_, pr.describe(),
-                                   (dir / "generator.log").string(),
+    return input_error(fmt::format("generator command '{}' {} (log: {}){}", command_, pr.describe(), log_text,
                                    pr.stderr_text.empty() ? "" : ":\n" + tail(pr.stderr_text, 2000)));
   if (!fs::exists(manifest_path, ec))
     return input_error(fmt::format("generator command '{}' finished without writing {}", command_, manifest_path.string()));
