@@ -61,7 +61,7 @@ int cmd_profile(const Args& args) {
   pipeline::bind_kernel(rr, *prep);  // the library, or the Triton kernel.py and its configuration
   rr.golden_dir = prep->golden_dir;
   rr.result_json = *dir / "profile_run.json";
-  rr.mode = "profile";
+  rr.mode = runner::RunMode::kProfile;
   rr.tol = prep->tol;
   profile::ProfileRequest req;
   req.target_argv = runner::child_argv(rr);

@@ -124,7 +124,7 @@ int cmd_sass_triton(const Args& args) {
     runner::RunRequest req;
     req.triton_kernel = source;
     req.triton_configs = {*config};
-    req.mode = "compile";
+    req.mode = runner::RunMode::kCompile;
     req.triton_dims = dims;
     req.result_json = *dir / "compile.json";
     req.dump_cubin_dir = *dir / "cubins";

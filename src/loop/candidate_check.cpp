@@ -80,7 +80,7 @@ Result<search::CheckFeedback> LoopChecker::check(const search::Candidate& c) {
   }
   r.golden_dir = s_.prep->golden_dir;
   r.result_json = dir / "check.json";
-  r.mode = "check";
+  r.mode = runner::RunMode::kCheck;
   r.tol = s_.prep->tol;
   r.timeout_s = s_.job->run_timeout_s;
   runner::RunOutcome out = s_.lab->run(r);

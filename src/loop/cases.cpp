@@ -124,7 +124,7 @@ std::optional<int> Optimizer::check_baseline_at_cases() {
     if (i == primary_) continue;
     auto& cd = cases_[i];
     for (int retries = 0;; ++retries) {
-      auto r = run({prep_.build.library}, {nullptr}, dir_ / "gates" / ("correctness_" + cd.c.name + ".json"), "check", {}, false, cd.golden_dir);
+      auto r = run({prep_.build.library}, {nullptr}, dir_ / "gates" / ("correctness_" + cd.c.name + ".json"), runner::RunMode::kCheck, {}, false, cd.golden_dir);
       if (r.status == runner::RunStatus::kOk) break;
       // The baseline out of memory at a case: the case is fitted smaller for every contender, golden data remade.
       int64_t ws = 0;
@@ -174,10 +174,10 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
   }
   sanitize::Request req;
   req.sanitizer = toolchain::find_compute_sanitizer();  // empty: the gate decides nothing (race_safe unknown)
-  req.target_argv = runner::child_argv(request({lib}, {c}, out_dir / "sanitized_run.json", "check", {}, false, sanitize_golden_));
+  req.target_argv = runner::child_argv(request({lib}, {c}, out_dir / "sanitized_run.json", runner::RunMode::kCheck, {}, false, sanitize_golden_));
   req.timeout_s = sanitize_timeout_s_;
   // The shared-memory fill (sanitizer.h): the same check, outside compute-sanitizer, shared memory full of 0xFF.
-  auto fill = request({lib}, {c}, out_dir / "smem_fill_run.json", "check", {}, false, sanitize_golden_);
+  auto fill = request({lib}, {c}, out_dir / "smem_fill_run.json", runner::RunMode::kCheck, {}, false, sanitize_golden_);
   if (fill.triton_kernel.empty()) {
     fill.smem_fill = sanitize::kFillPattern;
     req.fill_argv = runner::child_argv(fill);
@@ -206,7 +206,7 @@ std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, con
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (i == primary_) continue;
     const auto& cd = cases_[i];
-    auto r = run({cr.build.library}, {&cr.candidate}, cdir / ("check_" + cd.c.name + ".json"), "check", {}, false, cd.golden_dir);
+    auto r = run({cr.build.library}, {&cr.candidate}, cdir / ("check_" + cd.c.name + ".json"), runner::RunMode::kCheck, {}, false, cd.golden_dir);
     checks.push_back({cd.c.name, r.status, r.message});
     rec.push_back({{"case", cd.c.name}, {"status", runner::status_name(r.status)}, {"message", r.message}});
     if (r.status != runner::RunStatus::kOk) break;  // the first wrong case decides
@@ -261,9 +261,9 @@ std::optional<std::string> Optimizer::determinism_gate(const CandidateRun& cr, c
   fs::create_directories(d);
   const search::Candidate* c = &cr.candidate;
   // Two check runs on the same golden inputs, each writing its first seed's outputs.
-  auto ra0 = request({cr.build.library}, {c}, d / "run_a.json", "check", {}, false);
+  auto ra0 = request({cr.build.library}, {c}, d / "run_a.json", runner::RunMode::kCheck, {}, false);
   ra0.dump_outputs = d / "outputs_a.safetensors";
-  auto ra = request({cr.build.library}, {c}, d / "run_b.json", "check", {}, false);
+  auto ra = request({cr.build.library}, {c}, d / "run_b.json", runner::RunMode::kCheck, {}, false);
   ra.dump_outputs = d / "outputs_b.safetensors";
   auto a = lab_.run(ra0);
   auto b = lab_.run(ra);
@@ -321,11 +321,11 @@ void Optimizer::final_case_table() {
     row.note = cd.c.note;
     std::optional<runner::TimingStats> champ_t;
     if (same) {
-      auto r = run({fs::path(st_.baseline->library)}, {nullptr}, d / (cd.c.name + ".json"), "time", {}, false, cd.golden_dir);
+      auto r = run({fs::path(st_.baseline->library)}, {nullptr}, d / (cd.c.name + ".json"), runner::RunMode::kTime, {}, false, cd.golden_dir);
       if (r.timing) row.baseline_ms = row.champion_ms = r.timing->median_ms, champ_t = r.timing;
     } else {
       auto r = run({fs::path(st_.baseline->library), fs::path(st_.champion->library)}, {nullptr, &st_.champion->candidate},
-                   d / (cd.c.name + ".json"), "paired", {}, false, cd.golden_dir);
+                   d / (cd.c.name + ".json"), runner::RunMode::kPaired, {}, false, cd.golden_dir);
       if (r.status == runner::RunStatus::kOk && r.details.contains("libs") && r.details["libs"].size() == 2) {
         auto a = r.details["libs"][0].value("samples_ms", std::vector<double>{});
         auto b = r.details["libs"][1].value("samples_ms", std::vector<double>{});
@@ -387,9 +387,9 @@ void Optimizer::run_holdout() {
       b.message = "golden data: " + m.error().message;
       c = b;
     } else {
-      b = holdout_run_from(run({fs::path(st_.baseline->library)}, {nullptr}, d / "baseline.json", "time", {}, false, d / "golden"));
+      b = holdout_run_from(run({fs::path(st_.baseline->library)}, {nullptr}, d / "baseline.json", runner::RunMode::kTime, {}, false, d / "golden"));
       c = same ? b
-               : holdout_run_from(run({fs::path(st_.champion->library)}, {&st_.champion->candidate}, d / "champion.json", "time", {},
+               : holdout_run_from(run({fs::path(st_.champion->library)}, {&st_.champion->candidate}, d / "champion.json", runner::RunMode::kTime, {},
                                       false, d / "golden"));
     }
     auto r = judge_holdout_case(shape, b, c);

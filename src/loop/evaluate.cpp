@@ -27,13 +27,13 @@ namespace kopt::loop {
 namespace fs = std::filesystem;
 
 runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
-                                  const fs::path& result, const std::string& mode, const fs::path& dump_cubins, bool race,
+                                  const fs::path& result, runner::RunMode mode, const fs::path& dump_cubins, bool race,
                                   const fs::path& golden) {
   return lab_.run(request(libs, cands, result, mode, dump_cubins, race, golden));
 }
 
 runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
-                                      const fs::path& result, const std::string& mode, const fs::path& dump_cubins, bool race,
+                                      const fs::path& result, runner::RunMode mode, const fs::path& dump_cubins, bool race,
                                       const fs::path& golden) const {
   runner::RunRequest r;
   if (triton()) {
@@ -57,7 +57,7 @@ runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const s
 std::optional<runner::PairedComparison> Optimizer::paired(const fs::path& inc, const search::Candidate& inc_c,
                                                           const fs::path& cand, const search::Candidate& cand_c, const fs::path& out,
                                                           const fs::path& golden) {
-  auto r = run({inc, cand}, {&inc_c, &cand_c}, out, "paired", {}, !triton(), golden);
+  auto r = run({inc, cand}, {&inc_c, &cand_c}, out, runner::RunMode::kPaired, {}, !triton(), golden);
   if (r.status != runner::RunStatus::kOk || !r.details.contains("libs") || r.details["libs"].size() != 2) return std::nullopt;
   auto a = r.details["libs"][0]["samples_ms"].get<std::vector<double>>();
   auto b = r.details["libs"][1]["samples_ms"].get<std::vector<double>>();
@@ -236,11 +236,11 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
       Phase p(*this, "measure");
       auto m0 = Clock::now();
       if (triton()) {
-        cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", "time", cdir / "cubins");
+        cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins");
       } else {
         // Raced against the champion in interleaved rounds, stopped as soon as it is ranked (runner/race.h).
         auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
-                         cdir / "run.json", "paired", {}, true);
+                         cdir / "run.json", runner::RunMode::kPaired, {}, true);
         cr.outcome = raced_outcome(raced);
         if (raced.status == runner::RunStatus::kOk && cr.outcome.timing) {
           auto a = raced.details["libs"][0].value("samples_ms", std::vector<double>{});
@@ -313,7 +313,7 @@ std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::
       continue;
     }
     auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
-                     cdir / ("race_" + cd.c.name + ".json"), "paired", {}, true, cd.golden_dir);
+                     cdir / ("race_" + cd.c.name + ".json"), runner::RunMode::kPaired, {}, true, cd.golden_dir);
     auto mine = raced_outcome(raced);
     checks.push_back({cd.c.name, mine.status, mine.message});
     util::Json r = {{"case", cd.c.name}, {"status", runner::status_name(mine.status)}, {"message", mine.message}};
@@ -426,7 +426,7 @@ Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, co
   }
   rr.golden_dir = prep_.golden_dir;
   rr.result_json = out_dir / (name + "_profile_run.json");
-  rr.mode = "profile";
+  rr.mode = runner::RunMode::kProfile;
   rr.tol = prep_.tol;
   profile::ProfileRequest req;
   req.target_argv = runner::child_argv(rr);

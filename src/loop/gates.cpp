@@ -151,7 +151,7 @@ std::optional<int> Optimizer::pass_gates() {
   Phase p(*this, "gates");
   // ---- Gate 2: correctness on every seed ----
   say("gate 2/4 correctness of the baseline on {} seeds...", o_.job.seeds);
-  auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", "check");
+  auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", runner::RunMode::kCheck);
   if (check.status != runner::RunStatus::kOk) {
     // What the sanitizer sees in a baseline that is wrong is often why (a race, an out-of-bounds write): data for the stop.
     sanitize_baseline();
@@ -164,14 +164,14 @@ std::optional<int> Optimizer::pass_gates() {
   if (auto rc = check_baseline_at_cases()) return *rc;
   // ---- Gate 3: timing stability ----
   say("gate 3/4 timing stability...");
-  auto timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", "time");
+  auto timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", runner::RunMode::kTime);
   util::Json tried = util::Json::array();
   tried.push_back(runner::to_json(timed));
   if (timed.timing && timed.timing->stability == runner::Stability::kUnstable) {
     say("  unstable (robust CV {:.1f}%): retrying with 3x the samples budget", 100 * timed.timing->robust_cv);
     double saved = o_.max_time_s;
     o_.max_time_s = saved * 3;
-    timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing_retry.json", "time");
+    timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing_retry.json", runner::RunMode::kTime);
     o_.max_time_s = saved;
     tried.push_back(runner::to_json(timed));
   }

@@ -90,11 +90,11 @@ std::vector<double> ModelLab::samples(const std::string& lib, double true_ms, in
 }
 
 runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
-  runs.push_back(req.mode + (req.race ? " race" : "") + (req.dump_outputs.empty() ? "" : " dump"));
+  runs.push_back(std::string(runner::run_mode_name(req.mode)) + (req.race ? " race" : "") + (req.dump_outputs.empty() ? "" : " dump"));
   results.push_back(req.result_json);
   runner::RunOutcome out;
   out.status = runner::RunStatus::kOk;
-  util::Json details = {{"mode", req.mode}};
+  util::Json details = {{"mode", runner::run_mode_name(req.mode)}};
   if (o_.on_run) o_.on_run(req);
   if (util::interrupted()) {  // as the child under Ctrl-C: the run is cut, no verdict
     out.status = runner::RunStatus::kInterrupted;
@@ -117,7 +117,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
       out.message = "output y: model: wrong result";
     }
   }
-  if (req.mode == "check" && !req.dump_outputs.empty() && !req.libs.empty() && libs_.count(req.libs.front().string())) {
+  if (req.mode == runner::RunMode::kCheck && !req.dump_outputs.empty() && !req.libs.empty() && libs_.count(req.libs.front().string())) {
     // Four outputs of 1.0; a nondeterministic configuration's change from call to call.
     const Defines& d = libs_[req.libs.front().string()];
     const float v = o_.nondeterministic && o_.nondeterministic(d) ? 1.0f + 0.5f * static_cast<float>(calls_[req.libs.front().string() + "#dump"]++) : 1.0f;
@@ -132,7 +132,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
       out.message = st.error().message;
     }
   }
-  if (req.mode != "paired" && !truth.empty() && !truth.front() && out.status == runner::RunStatus::kWrongResult) {
+  if (req.mode != runner::RunMode::kPaired && !truth.empty() && !truth.front() && out.status == runner::RunStatus::kWrongResult) {
     // The child's comparison of a wrong output: the model misses the last element (a tile's tail).
     auto g = golden_dims_.find(req.golden_dir.string());
     const int64_t n = g != golden_dims_.end() && g->second.count("n") ? g->second.at("n") : 1;
@@ -140,13 +140,13 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
                                            {"outputs", {{"y", {{"ok", false}, {"first_bad_index", n - 1}, {"first_bad_coords", {n - 1}},
                                                                {"expected_at_first_bad", 2.0}, {"actual_at_first_bad", 0.0}}}}}}});
   }
-  if (req.mode == "time" && out.status == runner::RunStatus::kOk) {
+  if (req.mode == runner::RunMode::kTime && out.status == runner::RunStatus::kOk) {
     out.samples_ms = samples(req.libs.front().string(), *truth.front(), 30);
     out.timing = runner::compute_stats(out.samples_ms);
     details["timing"] = runner::to_json(*out.timing);
     details["samples_ms"] = out.samples_ms;
   }
-  if (req.mode == "paired") {
+  if (req.mode == runner::RunMode::kPaired) {
     // Interleaved rounds over the correct libraries; a race stops once the last is ranked against the first.
     std::vector<std::vector<double>> s(req.libs.size());
     int rounds = 0;

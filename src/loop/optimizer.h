@@ -83,11 +83,11 @@ class Optimizer {
   // ---- evaluation (evaluate.cpp) ----
   // `golden`: another case's golden data (empty: the run's own, prep_.golden_dir).
   runner::RunRequest request(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
-                             const std::filesystem::path& result, const std::string& mode,
+                             const std::filesystem::path& result, runner::RunMode mode,
                              const std::filesystem::path& dump_cubins = {}, bool race = false,
                              const std::filesystem::path& golden = {}) const;
   runner::RunOutcome run(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
-                         const std::filesystem::path& result, const std::string& mode,
+                         const std::filesystem::path& result, runner::RunMode mode,
                          const std::filesystem::path& dump_cubins = {}, bool race = false,
                          const std::filesystem::path& golden = {});
   std::optional<runner::PairedComparison> paired(const std::filesystem::path& incumbent, const search::Candidate& inc_c,

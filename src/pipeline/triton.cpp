@@ -99,7 +99,7 @@ runner::RunRequest timing_request(const KernelJob& job, const Prepared& p, const
   bind_kernel(req, p);
   req.golden_dir = p.golden_dir;
   req.result_json = result_json;
-  req.mode = "time";
+  req.mode = runner::RunMode::kTime;
   req.tol = p.tol;
   req.timeout_s = job.run_timeout_s + 2 * max_time_s;
   req.max_time_s = max_time_s;

@@ -151,11 +151,11 @@ def run_kernel(*, x, out, n, BLOCK, KOPT_PERSISTENT_KERNEL):
     j.seeds = 2;
     return j;
   }
-  runner::RunOutcome run(const Prepared& p, const std::string& mode) {
+  runner::RunOutcome run(const Prepared& p, runner::RunMode mode) {
     runner::RunRequest req;
     bind_kernel(req, p);
     req.golden_dir = p.golden_dir;
-    req.result_json = dir_ / (mode + ".json");
+    req.result_json = dir_ / (std::string(runner::run_mode_name(mode)) + ".json");
     req.mode = mode;
     req.tol = p.tol;
     req.max_time_s = 0.3;
@@ -183,9 +183,9 @@ TEST_F(TritonPipelineCpu, PrepareMakesGoldenDataAndTheChildMeasures) {
   EXPECT_TRUE(fs::exists(p->golden_dir / "seed_1.safetensors"));
   EXPECT_TRUE(p->build.library.empty());  // nothing compiled
 
-  auto checked = run(*p, "check");
+  auto checked = run(*p, runner::RunMode::kCheck);
   EXPECT_EQ(checked.status, runner::RunStatus::kOk) << checked.message;
-  auto timed = run(*p, "time");
+  auto timed = run(*p, runner::RunMode::kTime);
   ASSERT_EQ(timed.status, runner::RunStatus::kOk) << timed.message;
   ASSERT_TRUE(timed.timing.has_value());
   EXPECT_GE(timed.timing->samples, 10);
@@ -197,7 +197,7 @@ TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {
   util::SystemRunner sys;
   auto p = prepare(job("out[:] = 3 * x\n    out[17] = 0.0"), dir_ / "work", sys, false, [](const std::string&) {});
   ASSERT_TRUE(p.ok()) << p.error().message;
-  auto o = run(*p, "check");
+  auto o = run(*p, runner::RunMode::kCheck);
   EXPECT_EQ(o.status, runner::RunStatus::kWrongResult);
   EXPECT_NE(o.message.find("first bad index 17"), std::string::npos) << o.message;
   EXPECT_EQ(o.details["seeds"][0]["outputs"]["out"]["first_bad_index"], 17);

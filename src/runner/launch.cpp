@@ -13,6 +13,17 @@
 
 namespace kopt::runner {
 
+std::string_view run_mode_name(RunMode m) {
+  switch (m) {
+    case RunMode::kCheck: return "check";
+    case RunMode::kTime: return "time";
+    case RunMode::kPaired: return "paired";
+    case RunMode::kProfile: return "profile";
+    case RunMode::kCompile: return "compile";
+  }
+  return "check";
+}
+
 std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe) {
   if (!req.triton_kernel.empty()) {
     const char* pp = std::getenv("PYTHONPATH");
@@ -24,7 +35,7 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
     argv.push_back("--lib");
     argv.push_back(l.string());
   }
-  argv.insert(argv.end(), {"--golden", req.golden_dir.string(), "--out", req.result_json.string(), "--mode", req.mode,
+  argv.insert(argv.end(), {"--golden", req.golden_dir.string(), "--out", req.result_json.string(), "--mode", std::string(run_mode_name(req.mode)),
                            "--max-time-s", fmt::format("{:.17g}", req.max_time_s), "--target-ci", fmt::format("{:.17g}", req.target_ci),
                            "--min-samples", std::to_string(req.min_samples), "--rounds", std::to_string(req.rounds)});
   if (req.race) argv.push_back("--race");

@@ -12,11 +12,16 @@
 
 namespace kopt::runner {
 
+// What a runner child does with the libraries: check them on every seed, time one, race several (paired), run
+// one seed under a profiler, or (Triton) compile without golden data. The child's `--mode` takes the names.
+enum class RunMode { kCheck, kTime, kPaired, kProfile, kCompile };
+std::string_view run_mode_name(RunMode m);
+
 struct RunRequest {
   std::vector<std::filesystem::path> libs;  // one, or several for mode "paired"
   std::filesystem::path golden_dir;
   std::filesystem::path result_json;  // where the child writes its result
-  std::string mode = "check";         // check | time | paired | profile
+  RunMode mode = RunMode::kCheck;
   std::optional<Tolerance> tol;       // overrides the golden manifest's
   double timeout_s = 120;
   double max_time_s = 5;              // timing budget inside the child

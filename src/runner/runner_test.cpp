@@ -211,7 +211,7 @@ TEST(MeasuringWorker, OneWorkerServesManyRequestsAndSaysWhatItCouldNotDo) {
   EXPECT_EQ(w.served(), 3);
   // Requests it cannot serve run one-shot: Triton's and profile runs.
   RunRequest profile;
-  profile.mode = "profile";
+  profile.mode = RunMode::kProfile;
   EXPECT_FALSE(MeasuringWorker::serves(profile));
   RunRequest triton;
   triton.triton_kernel = "k.py";
@@ -252,14 +252,14 @@ class RunnerGpu : public ::testing::Test {
     EXPECT_TRUE(r.success()) << r.stdout_text;
     return lib;
   }
-  RunOutcome run(const std::string& name, const std::string& mode = "check", double timeout_s = 60,
+  RunOutcome run(const std::string& name, RunMode mode = RunMode::kCheck, double timeout_s = 60,
                  const std::string& method = "auto", const std::string& l2 = "cold",
                  std::map<std::string, std::string> env = {}) {
     util::SystemRunner sys;
     RunRequest req;
     req.libs = {build(name)};
     req.golden_dir = dir_ / "golden";
-    req.result_json = dir_ / (name + "_" + mode + "_" + method + "_" + l2 + ".json");
+    req.result_json = dir_ / (name + "_" + std::string(run_mode_name(mode)) + "_" + method + "_" + l2 + ".json");
     req.mode = mode;
     req.timeout_s = timeout_s;
     req.max_time_s = 2;
@@ -272,7 +272,7 @@ class RunnerGpu : public ::testing::Test {
     std::optional<util::Json> j;
     if (auto r = util::read_json(req.result_json); r.ok()) j = r.value();
     auto o = interpret(proc, j);
-    std::printf("[runner] %-22s %-6s -> %s: %s (%.0f ms)\n", name.c_str(), mode.c_str(),
+    std::printf("[runner] %-22s %-6s -> %s: %s (%.0f ms)\n", name.c_str(), std::string(run_mode_name(mode)).c_str(),
                 std::string(status_name(o.status)).c_str(), o.message.c_str(), o.wall_ms);
     if (o.timing)
       std::printf("[runner]   %s (%s, L2 %s): gpu median %.5f ms (robust CV %.2f%%, n=%d), call median %.5f ms; %s\n",
@@ -286,7 +286,7 @@ class RunnerGpu : public ::testing::Test {
 };
 
 TEST_F(RunnerGpu, CorrectKernelPassesAndIsTimed) {
-  auto o = run("vadd_ok", "time");
+  auto o = run("vadd_ok", RunMode::kTime);
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   ASSERT_TRUE(o.timing.has_value());
   EXPECT_GT(o.timing->median_ms, 0);
@@ -304,7 +304,7 @@ TEST_F(RunnerGpu, CheckModeDumpsTheFirstSeedsOutputs) {
   req.libs = {build("vadd_ok")};
   req.golden_dir = dir_ / "golden";
   req.result_json = dir_ / "dump.json";
-  req.mode = "check";
+  req.mode = RunMode::kCheck;
   req.dump_outputs = dir_ / "outputs.safetensors";
   auto proc = sys.run({child_argv(req, testing_support::kopt_binary())});
   ASSERT_EQ(proc.exit_code, 0) << proc.stderr_text;
@@ -369,13 +369,13 @@ TEST_F(RunnerGpu, IllegalAddressIsReportedAndKoptGoesOn) {
 }
 
 TEST_F(RunnerGpu, HangIsKilledAtTheTimeout) {
-  auto o = run("vadd_hang", "check", 10);
+  auto o = run("vadd_hang", RunMode::kCheck, 10);
   EXPECT_EQ(o.status, RunStatus::kTimedOut);
   EXPECT_LT(o.wall_ms, 20000);
 }
 
 TEST_F(RunnerGpu, WorkOnANonBlockingStreamIsStillTimedAndChecked) {
-  auto o = run("vadd_side_stream", "time");
+  auto o = run("vadd_side_stream", RunMode::kTime);
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   EXPECT_TRUE(o.details["timing_info"].value("work_outside_default_stream", false));
   EXPECT_EQ(o.details["timing_info"]["timing_method"], "events_with_device_sync_before_stop");
@@ -391,8 +391,8 @@ TEST_F(RunnerGpu, WorkOnANonBlockingStreamIsStillTimedAndChecked) {
 TEST_F(RunnerGpu, BlockedTimingOfA5usKernelIsBelowTheHostLaunchedFigure) {
   // On the events (KOPT_CUPTI=0): the kernel clock leaves the launch out of either method.
   const std::map<std::string, std::string> events = {{"KOPT_CUPTI", "0"}};
-  auto blocked = run("vadd_ok", "time", 60, "auto", "cold", events);
-  auto launched = run("vadd_ok", "time", 60, "events_default_stream", "cold", events);
+  auto blocked = run("vadd_ok", RunMode::kTime, 60, "auto", "cold", events);
+  auto launched = run("vadd_ok", RunMode::kTime, 60, "events_default_stream", "cold", events);
   ASSERT_EQ(blocked.status, RunStatus::kOk) << blocked.message;
   ASSERT_EQ(launched.status, RunStatus::kOk) << launched.message;
   EXPECT_EQ(blocked.timing_method, "events_blocked");
@@ -413,7 +413,7 @@ TEST_F(RunnerGpu, BlockedTimingOfA5usKernelIsBelowTheHostLaunchedFigure) {
 // ---- The kernel clock (CUPTI activity records; docs/RUNNER.md, "Timing") ------------------------------------
 
 TEST_F(RunnerGpu, TheKernelClockTimesASmallKernelBelowTheEvents) {
-  auto o = run("vadd_ok", "time");
+  auto o = run("vadd_ok", RunMode::kTime);
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   const auto& ti = o.details["timing_info"];
   ASSERT_EQ(ti["gpu_clock"], "cupti_activity") << ti.value("gpu_clock_off_reason_text", std::string());
@@ -432,8 +432,8 @@ TEST_F(RunnerGpu, TheKernelClockTimesASmallKernelBelowTheEvents) {
 }
 
 TEST_F(RunnerGpu, TheKernelClockSpansBothKernelsOfATwoKernelSolve) {
-  auto one = run("vadd_ok", "time");
-  auto two = run("vadd_two_kernels", "time");
+  auto one = run("vadd_ok", RunMode::kTime);
+  auto two = run("vadd_two_kernels", RunMode::kTime);
   ASSERT_EQ(two.status, RunStatus::kOk) << two.message;
   const auto& ti = two.details["timing_info"];
   ASSERT_EQ(ti["gpu_clock"], "cupti_activity") << ti.value("gpu_clock_off_reason_text", std::string());
@@ -448,7 +448,7 @@ TEST_F(RunnerGpu, TheKernelClockSpansBothKernelsOfATwoKernelSolve) {
 }
 
 TEST_F(RunnerGpu, KoptCupti0TimesWithTheEvents) {
-  auto o = run("vadd_ok", "time", 60, "auto", "cold", {{"KOPT_CUPTI", "0"}});
+  auto o = run("vadd_ok", RunMode::kTime, 60, "auto", "cold", {{"KOPT_CUPTI", "0"}});
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   const auto& ti = o.details["timing_info"];
   EXPECT_EQ(ti["gpu_clock"], "events");
@@ -463,7 +463,7 @@ TEST_F(RunnerGpu, PairedModeKeepsBothLibrariesOnTheKernelClock) {
   req.libs = {build("vadd_ok"), build("vadd_two_kernels")};
   req.golden_dir = dir_ / "golden";
   req.result_json = dir_ / "paired_clock.json";
-  req.mode = "paired";
+  req.mode = RunMode::kPaired;
   req.rounds = 12;
   util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
   spec.timeout_s = 120;
@@ -484,7 +484,7 @@ TEST_F(RunnerGpu, PairedModeKeepsBothLibrariesOnTheKernelClock) {
 }
 
 TEST_F(RunnerGpu, ASolveThatSynchronisesFallsBackAndIsTimedNotHung) {
-  auto o = run("vadd_syncs", "time", 60);
+  auto o = run("vadd_syncs", RunMode::kTime, 60);
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   EXPECT_EQ(o.timing_method, "events_default_stream");
   EXPECT_EQ(o.details["timing_info"]["fallback_reason"], "solve_waited_on_gpu");
@@ -500,25 +500,25 @@ TEST_F(RunnerGpu, AShortKernelOnANonBlockingStreamIsSeenWhileHeld) {
   // output while the default stream is held, and is timed with a device synchronisation instead.
   // On the events (KOPT_CUPTI=0), where an escaped kernel would be missing from the figure.
   const std::map<std::string, std::string> events = {{"KOPT_CUPTI", "0"}};
-  auto o = run("vadd_side_stream_small", "time", 60, "auto", "cold", events);
+  auto o = run("vadd_side_stream_small", RunMode::kTime, 60, "auto", "cold", events);
   ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
   EXPECT_EQ(o.timing_method, "events_with_device_sync_before_stop");
   const auto reason = o.details["timing_info"]["fallback_reason"].get<std::string>();
   EXPECT_TRUE(reason == "outputs_written_while_held" || reason == "work_outside_default_stream") << reason;
   ASSERT_TRUE(o.timing.has_value());
-  auto ok = run("vadd_ok", "time", 60, "auto", "cold", events);
+  auto ok = run("vadd_ok", RunMode::kTime, 60, "auto", "cold", events);
   ASSERT_TRUE(ok.timing.has_value());
   EXPECT_GT(o.timing->median_ms, ok.timing->median_ms);  // the kernel's time is inside, not escaped
   // The kernel clock records the side stream's kernel like any other.
-  auto k = run("vadd_side_stream_small", "time");
+  auto k = run("vadd_side_stream_small", RunMode::kTime);
   ASSERT_EQ(k.status, RunStatus::kOk) << k.message;
   ASSERT_EQ(k.details["timing_info"]["gpu_clock"], "cupti_activity");
   EXPECT_EQ(k.details["timing_info"]["kernels_per_call"].get<double>(), 1);
 }
 
 TEST_F(RunnerGpu, WarmL2IsFasterForDataThatFitsInIt) {
-  auto cold = run("vadd_ok", "time");
-  auto warm = run("vadd_ok", "time", 60, "auto", "warm");
+  auto cold = run("vadd_ok", RunMode::kTime);
+  auto warm = run("vadd_ok", RunMode::kTime, 60, "auto", "warm");
   ASSERT_TRUE(cold.timing && warm.timing);
   EXPECT_EQ(warm.details["l2"], "warm");
   EXPECT_EQ(warm.timing_method, "events_blocked");
@@ -531,7 +531,7 @@ TEST_F(RunnerGpu, PairedModeChecksEachLibraryAndTimesOnlyTheCorrectOnes) {
   req.libs = {build("vadd_ok"), build("vadd_wrong"), dir_ / "missing.so", build("vadd_side_stream")};
   req.golden_dir = dir_ / "golden";
   req.result_json = dir_ / "paired.json";
-  req.mode = "paired";
+  req.mode = RunMode::kPaired;
   req.rounds = 6;
   req.max_time_s = 30;
   util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
@@ -567,7 +567,7 @@ TEST_F(RunnerGpu, PairedModeTimesHonestLibrariesBlocked) {
   req.libs = {build("vadd_ok"), build("vadd_ok")};
   req.golden_dir = dir_ / "golden";
   req.result_json = dir_ / "paired_blocked.json";
-  req.mode = "paired";
+  req.mode = RunMode::kPaired;
   req.rounds = 20;
   util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
   spec.timeout_s = 120;
@@ -587,7 +587,7 @@ TEST_F(RunnerGpu, PairedModeTimesHonestLibrariesBlocked) {
 
 TEST_F(RunnerGpu, TheWorkerServesCheckTimeAndRacesAndRestartsAfterABrokenContext) {
   MeasuringWorker w(dir_ / "worker.log", testing_support::kopt_binary());
-  auto request = [&](std::vector<fs::path> libs, const std::string& mode, const std::string& tag) {
+  auto request = [&](std::vector<fs::path> libs, RunMode mode, const std::string& tag) {
     RunRequest req;
     req.libs = std::move(libs);
     req.golden_dir = dir_ / "golden";
@@ -595,27 +595,27 @@ TEST_F(RunnerGpu, TheWorkerServesCheckTimeAndRacesAndRestartsAfterABrokenContext
     req.mode = mode;
     req.max_time_s = 1;
     req.timeout_s = 60;
-    req.race = mode == "paired";
+    req.race = mode == RunMode::kPaired;
     return req;
   };
   auto ok = build("vadd_ok"), wrong = build("vadd_wrong"), broken = build("vadd_illegal_address");
   auto t0 = std::chrono::steady_clock::now();
-  auto checked = w.run(request({ok}, "check", "check"));
+  auto checked = w.run(request({ok}, RunMode::kCheck, "check"));
   EXPECT_EQ(checked.status, RunStatus::kOk) << checked.message;
-  auto timed = w.run(request({ok}, "time", "time"));
+  auto timed = w.run(request({ok}, RunMode::kTime, "time"));
   ASSERT_EQ(timed.status, RunStatus::kOk) << timed.message;
   ASSERT_TRUE(timed.timing);
-  auto raced = w.run(request({ok, wrong}, "paired", "race_wrong"));
+  auto raced = w.run(request({ok, wrong}, RunMode::kPaired, "race_wrong"));
   EXPECT_EQ(raced.details["libs"][1]["status"], "wrong_result") << raced.details.dump();
-  auto same = w.run(request({ok, ok}, "paired", "race_same"));
+  auto same = w.run(request({ok, ok}, RunMode::kPaired, "race_same"));
   ASSERT_EQ(same.status, RunStatus::kOk) << same.message;
   EXPECT_LE(same.details["rounds"].get<int>(), 40);
   EXPECT_EQ(w.starts(), 1);
   double per_request_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 4;
   std::printf("[worker] 4 requests on one worker: %.0f ms each on average (time run %.0f ms)\n", per_request_ms, timed.wall_ms);
-  auto crashed = w.run(request({broken}, "check", "broken"));
+  auto crashed = w.run(request({broken}, RunMode::kCheck, "broken"));
   EXPECT_TRUE(crashed.status == RunStatus::kCudaError || crashed.status == RunStatus::kCrashed) << status_name(crashed.status);
-  auto after = w.run(request({ok}, "check", "after"));
+  auto after = w.run(request({ok}, RunMode::kCheck, "after"));
   EXPECT_EQ(after.status, RunStatus::kOk) << "a fresh worker serves the next request: " << after.message;
   EXPECT_EQ(w.starts(), 2);
 }
@@ -626,7 +626,7 @@ TEST_F(RunnerGpu, PairedModeNamesTheLibraryThatBrokeTheContext) {
   req.libs = {build("vadd_ok"), build("vadd_illegal_address")};
   req.golden_dir = dir_ / "golden";
   req.result_json = dir_ / "paired_broken.json";
-  req.mode = "paired";
+  req.mode = RunMode::kPaired;
   req.rounds = 5;
   util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
   spec.timeout_s = 120;

@@ -14,12 +14,12 @@ std::vector<std::string> triton_child_argv(const RunRequest& req, const std::str
                                            const std::string& harness_dir, const std::string& pythonpath) {
   std::string path = harness_dir + (pythonpath.empty() ? "" : ":" + pythonpath);
   // Profiled runs start the harness themselves: ncu follows the processes it starts, not a fork server's child.
-  const char* module = req.mode == "profile" ? "kopt_harness" : "kopt_harness.fork_client";
+  const char* module = req.mode == RunMode::kProfile ? "kopt_harness" : "kopt_harness.fork_client";
   std::vector<std::string> argv = {"env", "PYTHONPATH=" + path, "PYTHONUNBUFFERED=1",
                                    python.empty() ? "python3" : python, "-m", module, "triton-run",
                                    "--kernel", std::filesystem::absolute(req.triton_kernel).string(),
-                                   "--out", req.result_json.string(), "--mode", req.mode};
-  if (req.mode == "compile") {
+                                   "--out", req.result_json.string(), "--mode", std::string(run_mode_name(req.mode))};
+  if (req.mode == RunMode::kCompile) {
     argv.insert(argv.end(), {"--dims", req.triton_dims.dump()});
   } else {
     argv.insert(argv.end(), {"--golden", req.golden_dir.string()});

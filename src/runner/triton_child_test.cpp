@@ -18,7 +18,7 @@ RunRequest triton_request() {
   req.triton_kernel = "/k/kernel.py";
   req.golden_dir = "/run/golden";
   req.result_json = "/run/result.json";
-  req.mode = "time";
+  req.mode = RunMode::kTime;
   req.triton_configs = {util::Json{{"BLOCK_SIZE", 1024}, {"num_warps", 8}}};
   req.tol = Tolerance{1e-8, 1e-7};
   req.max_time_s = 2.5;
@@ -48,14 +48,14 @@ TEST(TritonChild, ArgvRunsTheHarnessThroughEnvWithItsPythonPath) {
 
 TEST(TritonChild, PairedPassesOneConfigPerSlotAndCompileModePassesDims) {
   auto req = triton_request();
-  req.mode = "paired";
+  req.mode = RunMode::kPaired;
   req.triton_configs = {util::Json{{"A", 1}}, util::Json{{"A", 2}}, util::Json::object()};
   auto argv = triton_child_argv(req, "python3", "/h");
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "--config"), 3);
   EXPECT_EQ(argv[1], "PYTHONPATH=/h");
   EXPECT_NE(std::find(argv.begin(), argv.end(), "{}"), argv.end());
 
-  req.mode = "compile";
+  req.mode = RunMode::kCompile;
   req.triton_dims = {{"n_rows", 64}, {"n_cols", 128}};
   req.dump_cubin_dir = "/run/cubins";
   auto c = triton_child_argv(req, "python3", "/h");
@@ -68,12 +68,12 @@ TEST(TritonChild, PairedPassesOneConfigPerSlotAndCompileModePassesDims) {
 // profiles the processes it starts, and a fork server's child is not one of them.
 TEST(TritonChild, OnlyTheProfiledRunBypassesTheForkServer) {
   auto req = triton_request();
-  for (const char* mode : {"check", "time", "paired", "compile"}) {
+  for (RunMode mode : {RunMode::kCheck, RunMode::kTime, RunMode::kPaired, RunMode::kCompile}) {
     req.mode = mode;
     auto argv = triton_child_argv(req, "python3", "/h");
-    EXPECT_EQ(argv[5], "kopt_harness.fork_client") << mode;
+    EXPECT_EQ(argv[5], "kopt_harness.fork_client") << run_mode_name(mode);
   }
-  req.mode = "profile";
+  req.mode = RunMode::kProfile;
   EXPECT_EQ(triton_child_argv(req, "python3", "/h")[5], "kopt_harness");
 }
 

@@ -20,7 +20,7 @@ class MeasuringWorker {
   explicit MeasuringWorker(std::filesystem::path log, std::string kopt_exe = "");
   // The same contract as run_candidate(); Triton and profile requests are not the worker's (they run one-shot).
   RunOutcome run(const RunRequest& req);
-  static bool serves(const RunRequest& req) { return req.triton_kernel.empty() && req.mode != "profile"; }
+  static bool serves(const RunRequest& req) { return req.triton_kernel.empty() && req.mode != RunMode::kProfile; }
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
   int served() const { return served_; }
 
