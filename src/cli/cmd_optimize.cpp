@@ -80,8 +80,8 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   app.add_option("--budget-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
   app.add_option("--max-time-s", o.max_time_s, fmt::format("timing budget per candidate in seconds (default {})", d.max_time_s));
   app.add_option("--near-peak", o.near_peak_efficiency,
-                 fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak and the run stops "
-                             "(default {})", d.near_peak_efficiency))
+                 fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak; the run stops "
+                             "there after two iterations without a significant gain (default {})", d.near_peak_efficiency))
       ->check(CLI::Range(0.01, 1.0));
   app.add_option("--seed", o.seed, fmt::format("seed of the built-in search (default {})", d.seed));
   app.add_flag("--quiet", o.quiet, "no progress output");

@@ -353,8 +353,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     const CandidateRun* cr = nullptr;
     for (const auto& r : runs)
       if (r.candidate.id == f.id) cr = &r;
-    Contender inc{st_.champion->candidate.id, true, over_cases() ? st_.champion->objective() : st_.champion->median_ms,
-                  static_cast<int>(st_.champion->candidate.methods.size())};
+    Contender inc{st_.champion->candidate.id, true, st_.champion->objective(), static_cast<int>(st_.champion->candidate.methods.size())};
     // A candidate raced against this champion already has its comparison; otherwise (Triton, or the champion
     // changed earlier in this selection) it gets a paired run now.
     std::optional<runner::PairedComparison> cmp;

@@ -77,7 +77,7 @@ search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) 
   search::Measurement champ_m;
   champ_m.candidate = st_.champion->candidate;
   champ_m.median_ms = st_.champion->median_ms;
-  if (over_cases()) champ_m.objective_ms = st_.champion->objective();
+  if (st_.champion->objective_ms > 0) champ_m.objective_ms = st_.champion->objective_ms;
   in.champion = champ_m;
   in.history = st_.history;
   in.verdicts = st_.verdicts;
@@ -143,7 +143,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   // The model's outlook: two generations in a row that see no significant gain anywhere end the search.
   if (out->outlook) {
     // The model's figures are what the search ranks by (the weighted objective over a workload matrix).
-    const double champ_ms = over_cases() ? st_.champion->objective() : st_.champion->median_ms;
+    const double champ_ms = st_.champion->objective();
     const bool none = predicts_no_gain(*out->outlook, champ_ms, space_->dims.size());
     st_.stop.no_gain_predictions = none ? st_.stop.no_gain_predictions + 1 : 0;
     if (none)

@@ -26,7 +26,6 @@ Result<GoldenEntry*> GoldenStore::get(const std::filesystem::path& dir) {
   KOPT_TRY_ASSIGN(auto g, load_golden(dir));
   ++loads_;
   order_.emplace_front(key, std::make_unique<GoldenEntry>(std::move(g)));
-  trim();
   return order_.front().second.get();
 }
 

@@ -34,8 +34,8 @@ class GoldenStore {
  public:
   // `budget_bytes`: tensor bytes kept across directories; the directory in use is never evicted, whatever its size.
   explicit GoldenStore(int64_t budget_bytes) : budget_(budget_bytes) {}
-  // The entry of `dir` (loaded on first use, then the most recently used); directories beyond the budget are
-  // dropped, least recently used first. The pointer stays valid until the next call.
+  // The entry of `dir` (loaded on first use, then the most recently used). The pointer stays valid until the next
+  // trim().
   Result<GoldenEntry*> get(const std::filesystem::path& dir);
   int64_t bytes() const;
   size_t directories() const { return order_.size(); }
