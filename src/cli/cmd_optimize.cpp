@@ -57,6 +57,25 @@ Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, cons
 }
 
 // The defaults shown are OptimizeOptions' own (loop/options.h), never repeated here.
+// --gpus and --ray (issue 21): given on a new run, or on --resume to measure a resumed run elsewhere.
+void add_gpu_options(CLI::App& app, std::string& gpus, std::string& ray) {
+  app.add_option("--gpus", gpus,
+                 "measure on these GPUs, one measuring worker each, candidates handed to whichever is free: all, or a "
+                 "list of ordinals such as 0,1,3 (default: the first GPU; with --ray: N slots of the cluster, or all) "
+                 "(docs/MULTI_GPU.md)");
+  app.add_option("--ray", ray, "measure on a Ray cluster at this address (auto, HOST:PORT, ray://...): one worker per "
+                 "GPU slot through `python3 -m kopt_harness ray-worker` (docs/MULTI_GPU.md)");
+}
+
+// Applies --gpus/--ray to `o` (empty strings: keep what `o` has); an input error naming the option otherwise.
+Status apply_gpu_options(loop::OptimizeOptions& o, const std::string& gpus, const std::string& ray) {
+  if (!ray.empty()) o.ray_address = ray;
+  if (!gpus.empty() || !ray.empty()) {
+    KOPT_TRY_ASSIGN(o.gpus, dispatch::parse_gpus(gpus.empty() ? o.gpus.text() : gpus, !o.ray_address.empty()));
+  }
+  return ok_status();
+}
+
 void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time_budget) {
   const loop::OptimizeOptions d;
   app.add_option("--time-budget", time_budget,
@@ -114,6 +133,8 @@ int cmd_optimize(const Args& args) {
     app.add_option("--llm-key-env", llm_key_env, "--generator llm: a new variable for the key");
     app.add_option("--llm-timeout-s", llm_timeout_s, "--generator llm: a new request time limit");
     app.add_option("--manual-timeout-s", manual_timeout_s, "--generator manual: a new wait limit");
+    std::string gpus, ray;
+    add_gpu_options(app, gpus, ray);
     if (auto rc = parse_args(app, args); rc) return *rc;
     auto j = util::read_json(std::filesystem::path(dir) / "options.json");
     if (!j) {
@@ -143,6 +164,10 @@ int cmd_optimize(const Args& args) {
     if (!llm_key_env.empty()) o.llm.key_env = llm_key_env;
     if (llm_timeout_s >= 0) o.llm.timeout_s = llm_timeout_s;
     if (manual_timeout_s >= 0) o.manual_timeout_s = manual_timeout_s;
+    if (auto st = apply_gpu_options(o, gpus, ray); !st) {
+      std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
+      return to_int(st.error().code);
+    }
     if (o.generator == "llm")
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
     return loop::run_optimize(o);
@@ -155,9 +180,11 @@ int cmd_optimize(const Args& args) {
   add_loop_options(app, o, time_budget);
   add_gate_options(app, o.gates, gv);
   app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
+  std::string gpus, ray;
+  add_gpu_options(app, gpus, ray);
   std::string resume_dir;  // documented here; a --resume command line is parsed above, by its own options
   app.add_option("--resume", resume_dir, "continue an interrupted run from its last completed step: kopt optimize --resume "
-                 "RUN_DIR [--iterations N] [--time-budget T] [--quiet] [--json FILE|-] (see kopt optimize --resume x --help)")
+                 "RUN_DIR [--iterations N] [--time-budget T] [--gpus G] [--quiet] [--json FILE|-] (see kopt optimize --resume x --help)")
       ->type_name("RUN_DIR");
   app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
              "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
@@ -180,6 +207,10 @@ int cmd_optimize(const Args& args) {
     o.time_budget_s = *b;
   }
   o.out = v.out;
+  if (auto st = apply_gpu_options(o, gpus, ray); !st) {
+    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
+    return to_int(st.error().code);
+  }
   if (auto st = check_contract_first("optimize", o.job); !st) {
     std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
     return to_int(st.error().code);

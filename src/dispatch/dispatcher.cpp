@@ -16,6 +16,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+thread_local int tls_slot = -1;
+struct SlotScope {  // the calling thread works for `slot` until the scope ends
+  int saved;
+  explicit SlotScope(int slot) : saved(tls_slot) { tls_slot = slot; }
+  ~SlotScope() { tls_slot = saved; }
+};
+
 struct Pending {
   size_t job;
   std::optional<int> pin;
@@ -92,7 +99,11 @@ void Dispatcher::run(const Next& next, const Work& work, const Pin& pin) {
       mine->tried.push_back(slot);
       lock.unlock();
       const auto w0 = Clock::now();
-      const Attempt a = work(mine->job, slot, attempt);
+      Attempt a;
+      {
+        SlotScope scope(slot);
+        a = work(mine->job, slot, attempt);
+      }
       const double busy = since(w0);
       lock.lock();
       --in_flight;
@@ -122,6 +133,8 @@ void Dispatcher::run(const Next& next, const Work& work, const Pin& pin) {
   // Jobs yielded but never finished (the run stopped first) keep an empty record: not run.
   wall_s_ = since(t0);
 }
+
+int current_slot() { return tls_slot; }
 
 std::string utilisation_text(const Dispatcher& d, const std::vector<std::string>& slot_names) {
   std::string out;

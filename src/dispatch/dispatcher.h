@@ -62,6 +62,10 @@ class Dispatcher {
   double wall_s_ = 0;
 };
 
+// The slot whose work this thread is doing (inside a Work call), -1 elsewhere: what a measuring request made
+// there is served by.
+int current_slot();
+
 // The per-slot figures of a run, for the summary: jobs, lost, busy seconds and utilisation (busy / wall).
 std::string utilisation_text(const Dispatcher& d, const std::vector<std::string>& slot_names);
 

@@ -245,6 +245,7 @@ std::string_view reject_gate_name(RejectGate g) {
 }
 
 void Optimizer::reject(const std::string& id, RejectGate gate, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(state_mu_);
   push_record(st_.gate_records, "rejected", {{"candidate", id}, {"gate", reject_gate_name(gate)}, {"reason", reason}});
   // A finalist the sanitizer or the determinism check rejects is no correct configuration: the history (the
   // frontier, the generator's model) says so. One slower at a case stays a correct, timed configuration.

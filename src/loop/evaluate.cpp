@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "compile/command.h"
+#include "dispatch/dispatcher.h"
 #include "loop/candidate_check.h"
 #include "loop/numerics.h"
 #include "loop/optimizer.h"
@@ -51,6 +52,7 @@ runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const s
   r.rounds = o_.paired_rounds;
   r.race = race;
   r.timeout_s = o_.job.run_timeout_s + 4 * o_.max_time_s;
+  r.slot = dispatch::current_slot();  // measuring on several GPUs: the slot this candidate's job runs on
   return r;
 }
 
@@ -132,7 +134,8 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
   std::vector<compile::CompileResult> builds(cands.size());
   util::Progress progress(fmt::format("  {}: candidates measured", what), cands.size());
   size_t built = triton() ? cands.size() : 0, done_count = 0;  // guarded by mu
-  std::mutex mu;
+  bool budget_said = false;                                     // guarded by mu
+  std::mutex mu, sanitizer_mu;
   std::condition_variable cv;
   std::deque<size_t> ready;
   bool compiling = !triton();
@@ -192,23 +195,31 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
   };
   std::map<size_t, CandidateRun> done;
   auto mark_done = [&](size_t i, CandidateRun cr) {
-    done[i] = std::move(cr);
     std::lock_guard<std::mutex> lock(mu);
+    done[i] = std::move(cr);
     done_count = done.size();
     progress.set(done_count, fmt::format("{}/{} built", built, cands.size()));
   };
-  while (auto next = next_built()) {
-    const size_t i = *next;
+  // Each built candidate is one job of the dispatcher: measured whole (its races at every case, its checks) on
+  // one slot; on one slot, on this thread in the order the builds finish; on several, on whichever slot is free.
+  std::optional<Error> failed;  // the first failure of kopt itself (a file it could not write): the run stops
+  auto stop_with = [&](const Error& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!failed) failed = e;
+    return dispatch::Attempt::kStop;
+  };
+  auto evaluate = [&](size_t i, int slot, int attempt) -> dispatch::Attempt {
     CandidateRun cr;
     cr.candidate = cands[i];
     cr.build = builds[i];
+    cr.slot = slot;
     fs::path cdir = iter_dir / "candidates" / cands[i].id;
-    KOPT_TRY(write_json(cdir / "build.json", "build", compile::to_json(cr.build)));
+    if (auto st = write_json(cdir / "build.json", "build", compile::to_json(cr.build)); !st) return stop_with(st.error());
     if (!cr.build.ok()) {
       cr.status = search::CandidateStatus::kCompileFailed;
       cr.note = std::string(compile::to_string(cr.build.status));
       mark_done(i, cr);
-      continue;
+      return dispatch::Attempt::kDone;
     }
     // CUDA: the SASS analysis (cuobjdump, CPU) runs while the GPU races the candidate.
     std::future<util::Json> sass_future;
@@ -226,21 +237,26 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         if (f.valid()) f.wait();
       }
     } joined{sass_future};
-    if (util::interrupted()) break;
+    if (util::interrupted()) return dispatch::Attempt::kStop;
     tick();
     if (budgeted && budget_spent()) {
-      say("    the time budget is spent: {} of {} candidates not measured", cands.size() - done.size(), cands.size());
-      break;
+      std::lock_guard<std::mutex> lock(mu);
+      if (!budget_said) say("    the time budget is spent: {} of {} candidates not measured", cands.size() - done.size(), cands.size());
+      budget_said = true;
+      return dispatch::Attempt::kStop;
     }
+    bool lost = false;  // the slot's worker died under it, with no verdict (retried elsewhere when there is one)
     {
       Phase p(*this, "measure");
       auto m0 = Clock::now();
       if (triton()) {
         cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins");
+        lost = runner::lost_worker(cr.outcome);
       } else {
         // Raced against the champion in interleaved rounds, stopped as soon as it is ranked (runner/race.h).
         auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
                          cdir / "run.json", runner::RunMode::kPaired, {}, true);
+        lost = runner::lost_worker(raced);
         cr.outcome = raced_outcome(raced);
         if (raced.status == runner::RunStatus::kOk && cr.outcome.timing) {
           auto a = raced.details["libs"][0].value("samples_ms", std::vector<double>{});
@@ -248,18 +264,21 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         }
       }
       cr.measure_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();
-      tick();
-      cr.search_s = st_.stop.search_s;
+      cr.search_s = tick();
+    }
+    if (lost && attempt == 0 && slots_.size() > 1) {
+      say("    {:<10} lost its worker on {} ({}): measured again on another GPU", cr.candidate.id, slot_name(slot), cr.outcome.message);
+      return dispatch::Attempt::kWorkerLost;
     }
     if (sass_future.valid()) {
       cr.sass = sass_future.get();
-      KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
+      if (auto st = write_json(cdir / "sass.json", "sass", cr.sass); !st) return stop_with(st.error());
     }
     if (triton()) {
       cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);
-      KOPT_TRY(write_json(cdir / "sass.json", "sass", cr.sass));
+      if (auto st = write_json(cdir / "sass.json", "sass", cr.sass); !st) return stop_with(st.error());
     }
-    if (cr.outcome.status == runner::RunStatus::kInterrupted) break;  // not a verdict on the candidate
+    if (cr.outcome.status == runner::RunStatus::kInterrupted) return dispatch::Attempt::kStop;  // no verdict
     cr.status = status_of(cr.outcome.status);
     cr.note = cr.outcome.message;
     if (cr.status == search::CandidateStatus::kOk && o_.job.numerics == search::NumericsMode::kStrict) {
@@ -273,15 +292,16 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     // too when it was raced at the primary case, so the search sees the objective selection ranks by.
     if (cr.status == search::CandidateStatus::kOk && over_cases())
       if (auto wrong = cr.vs_champion ? race_at_cases(cr, cdir) : check_at_cases(cr, cdir)) {
-        if (util::interrupted()) break;  // a check cut by Ctrl-C is not a verdict on the candidate
+        if (util::interrupted()) return dispatch::Attempt::kStop;  // a check cut by Ctrl-C is not a verdict
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = *wrong;
         reject(cr.candidate.id, RejectGate::kCases, *wrong);
       }
-    // --sanitize all: every candidate that passed its check, not only the finalists.
+    // --sanitize all: every candidate that passed its check, not only the finalists (one at a time).
     if (cr.status == search::CandidateStatus::kOk && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kCandidate)) {
+      std::lock_guard<std::mutex> lock(sanitizer_mu);
       auto v = run_sanitizer(cr.build.library, &cr.candidate, cdir / "sanitize");
-      KOPT_TRY(write_json(cdir / "sanitize" / "verdict.json", "sanitizer", sanitize::to_json(v)));
+      if (auto st = write_json(cdir / "sanitize" / "verdict.json", "sanitizer", sanitize::to_json(v)); !st) return stop_with(st.error());
       if (v.rejected) {
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = "sanitizer: " + v.reason;
@@ -295,9 +315,19 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         figure += fmt::format(" ({:.3f}x the champion, 95% CI [{:.3f}, {:.3f}], {} rounds)", cr.vs_champion->median_ratio,
                               cr.vs_champion->ci95_low, cr.vs_champion->ci95_high, cr.vs_champion->rounds);
     }
+    if (slots_.size() > 1) figure += " on " + slot_name(slot);
     say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
-    mark_done(i, cr);
+    mark_done(i, std::move(cr));
+    return dispatch::Attempt::kDone;
+  };
+  dispatch::Dispatcher dispatcher({static_cast<int>(std::max<size_t>(1, slots_.size())), 2});
+  {
+    std::optional<Phase> p;  // several slots: the whole dispatch is the measuring phase (slots' own phases are off)
+    if (slots_.size() > 1) p.emplace(*this, "measure");
+    dispatcher.run(next_built, evaluate);
   }
+  record_dispatch(dispatcher);
+  if (failed) return *failed;
   for (auto& [i, cr] : done) runs.push_back(std::move(cr));  // in the generator's order
   return runs;
 }

@@ -2,6 +2,8 @@
 // stability and the Nsight Compute profile of the baseline all pass.
 #include "compile/pool.h"
 #include "loop/optimizer.h"
+#include "dispatch/gpus.h"
+#include "toolchain/tools.h"
 #include "pipeline/triton.h"
 #include "profile/plan.h"
 #include "search/annotations.h"
@@ -110,6 +112,7 @@ std::optional<int> Optimizer::pass_gates() {
     if (auto st = write_json(dir_ / "gates" / "hardware.json", "gate", hw.report); !st) return fail(st.error());
     if (!hw.passed) return stop("hardware", gate_error("missing or broken: " + util::join(hw.failed_required, ", ")), hw.report);
     gpu_ = hw.gpu;
+    if (auto rc = choose_slots(hw)) return *rc;
   }
   if (util::interrupted()) return interrupted_exit();
 
@@ -213,6 +216,59 @@ std::optional<int> Optimizer::pass_gates() {
   if (auto st = save_state(); !st) return fail(st.error());
   say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),
       roofline::describe(placed->verdict));
+  return std::nullopt;
+}
+
+}  // namespace kopt::loop
+
+namespace kopt::loop {
+
+std::optional<int> Optimizer::choose_slots(const HardwareGate& hw) {
+  slots_.clear();
+  std::vector<runner::WorkerSpec> specs;
+  util::Json rec = util::Json::array();
+  if (!o_.ray_address.empty()) {
+    // A Ray cluster: one bridge per slot, each holding one GPU of the cluster through a Ray actor.
+    if (pipeline::is_triton_kernel(o_.job.kernel))
+      return stop("hardware", input_error("--ray measures CUDA/CUTLASS libraries through kopt's worker; a Triton kernel is "
+                                          "measured by one-shot Python children on this host: drop --ray"), util::Json::object());
+    if (o_.gpus.kind != dispatch::GpuSelection::Kind::kCount)
+      return stop("hardware", input_error("--ray needs the number of GPU slots to use: --gpus N"), util::Json::object());
+    const std::string harness = toolchain::python_harness_dir();
+    for (int i = 0; i < o_.gpus.count; ++i) {
+      runner::WorkerSpec w;
+      w.argv = {toolchain::find_python(), "-m", "kopt_harness", "ray-worker", "--address", o_.ray_address,
+                "--kopt", (util::executable_dir() / "kopt").string(), "--slot", std::to_string(i)};
+      if (!harness.empty()) {
+        const char* pp = std::getenv("PYTHONPATH");
+        w.env["PYTHONPATH"] = harness + (pp && *pp ? std::string(":") + pp : "");
+      }
+      specs.push_back(std::move(w));
+      slots_.push_back({fmt::format("Ray slot {}", i)});
+      rec.push_back({{"slot", i}, {"name", slots_.back().name}, {"ray_address", o_.ray_address}});
+    }
+  } else {
+    auto chosen = dispatch::resolve_gpus(o_.gpus, hw.gpus.empty() ? std::vector<device::GpuInfo>{hw.gpu} : hw.gpus);
+    if (!chosen) return stop("hardware", chosen.error(), hw.report);
+    for (const auto& sl : *chosen) {
+      runner::WorkerSpec w;
+      if (!sl.visible_devices.empty()) w.env["CUDA_VISIBLE_DEVICES"] = sl.visible_devices;
+      specs.push_back(std::move(w));
+      slots_.push_back({sl.name});
+      rec.push_back({{"slot", static_cast<int>(slots_.size()) - 1}, {"name", sl.name}, {"gpu", device::to_json(sl.gpu)},
+                     {"cuda_visible_devices", sl.visible_devices}});
+    }
+    gpu_ = chosen->front().gpu;  // ceilings, the roofline and profiles are the first slot's (one model: any slot's)
+  }
+  st_.measuring["slots"] = rec;
+  // Today's path exactly: one slot on the first GPU in kopt's own environment: the lab keeps its one worker.
+  const bool plain = specs.size() == 1 && specs.front().argv.empty() && specs.front().env.empty();
+  if (!plain) lab_.use_slots(specs);
+  if (slots_.size() > 1 || !plain) {
+    std::string names;
+    for (const auto& sl : slots_) names += (names.empty() ? "" : ", ") + sl.name;
+    say("  measuring on {} slot(s): {}", slots_.size(), names);
+  }
   return std::nullopt;
 }
 

@@ -28,7 +28,8 @@ struct HardwareGate {
   bool passed = false;
   std::vector<std::string> failed_required;  // the checks that failed the gate
   util::Json report;                         // doctor's report (env.json, gates/hardware.json)
-  device::GpuInfo gpu;                       // the device the run uses (when passed)
+  device::GpuInfo gpu;                       // the device the run uses (when passed): the first listed
+  std::vector<device::GpuInfo> gpus;         // every GPU the driver lists (--gpus chooses among them)
   util::MetaInfo meta;                       // versions every JSON's meta block carries from here on
 };
 
@@ -55,6 +56,9 @@ class Lab {
   virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
   // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
   virtual void use_job(const pipeline::KernelJob& job) { (void)job; }
+  // The run's measuring slots (issue 21), one worker each, after hardware() and before prepare(); a request's
+  // `slot` picks one. Never called: one slot on the first GPU (today's path).
+  virtual void use_slots(const std::vector<runner::WorkerSpec>& slots) { (void)slots; }
 };
 
 // The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
@@ -74,12 +78,15 @@ class SystemLab final : public Lab {
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
+  void use_slots(const std::vector<runner::WorkerSpec>& slots) override;
 
  private:
   pipeline::KernelJob job_;
   util::CommandRunner& runner_;
-  // Serves every check, time and paired run of CUDA/CUTLASS libraries once the golden data exists (prepare()).
-  std::unique_ptr<runner::MeasuringWorker> worker_;
+  std::vector<runner::WorkerSpec> slots_ = {runner::WorkerSpec{}};
+  // One per slot: serves every check, time and paired run of CUDA/CUTLASS libraries on its GPU once the golden
+  // data exists (prepare()).
+  std::vector<std::unique_ptr<runner::MeasuringWorker>> workers_;
 };
 
 }  // namespace kopt::loop

@@ -1,5 +1,6 @@
 #include "loop/model_lab.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -24,6 +25,12 @@ HardwareGate ModelLab::hardware() {
   g.gpu.cc_minor = 0;
   g.gpu.memory_bytes = o_.gpu_memory_bytes;
   g.meta = {g.gpu.name, "model", "model", "model"};
+  for (int i = 0; i < std::max(1, o_.gpus); ++i) {
+    auto gi = g.gpu;
+    gi.index = i;
+    gi.uuid = "GPU-model-" + std::to_string(i);
+    g.gpus.push_back(gi);
+  }
   return g;
 }
 
@@ -51,6 +58,7 @@ Result<roofline::Ceilings> ModelLab::ceilings(const device::GpuInfo&) { return o
 std::vector<compile::CompileResult> ModelLab::compile(const std::vector<compile::CompileRequest>& requests, int,
                                                       const compile::ProgressFn&) {
   std::vector<compile::CompileResult> out;
+  std::lock_guard<std::mutex> lock(mu_);
   for (const auto& r : requests) {
     compiled.push_back(r.name);
     compile::CompileResult c;
@@ -90,6 +98,10 @@ std::vector<double> ModelLab::samples(const std::string& lib, double true_ms, in
 }
 
 runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
+  std::lock_guard<std::mutex> lock(mu_);
+  run_slots.push_back(req.slot);
+  // This run's own noise sequence (noise_per_run): keyed by its result file, which no other run shares.
+  const std::string seq = o_.noise_per_run ? "@" + req.result_json.string() : "";
   runs.push_back(std::string(runner::run_mode_name(req.mode)) + (req.race ? " race" : "") + (req.dump_outputs.empty() ? "" : " dump"));
   results.push_back(req.result_json);
   runner::RunOutcome out;
@@ -101,6 +113,12 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     out.message = "interrupted";
     return out;
   }
+  if (o_.worker_dies && !req.libs.empty())
+    if (auto it = libs_.find(req.libs.back().string()); it != libs_.end() && o_.worker_dies(it->second, req.slot)) {
+      out.status = runner::RunStatus::kCrashed;
+      out.message = "the measuring process was killed by SIGKILL (model: its GPU faulted)";
+      return out;  // no result file, no details: the worker was lost
+    }
   // Per library: its true time, or nullopt when it computes a wrong answer (as the child's check finds).
   std::vector<std::optional<double>> truth;
   for (const auto& lib : req.libs) {
@@ -141,7 +159,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
                                                                {"expected_at_first_bad", 2.0}, {"actual_at_first_bad", 0.0}}}}}}});
   }
   if (req.mode == runner::RunMode::kTime && out.status == runner::RunStatus::kOk) {
-    out.samples_ms = samples(req.libs.front().string(), *truth.front(), 30);
+    out.samples_ms = samples(req.libs.front().string() + seq, *truth.front(), 30);
     out.timing = runner::compute_stats(out.samples_ms);
     details["timing"] = runner::to_json(*out.timing);
     details["samples_ms"] = out.samples_ms;
@@ -154,7 +172,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     rule.max_rounds = req.rounds;
     for (; rounds < req.rounds; ++rounds) {
       for (size_t k = 0; k < req.libs.size(); ++k)
-        if (truth[k]) s[k].push_back(samples(req.libs[k].string(), *truth[k], 1).front());
+        if (truth[k]) s[k].push_back(samples(req.libs[k].string() + seq, *truth[k], 1).front());
       if (req.race && truth.size() >= 2 && truth.front() && truth.back() &&
           runner::race_state(s.front(), s.back(), rule, 0.0) != runner::RaceState::kContinue) {
         ++rounds;

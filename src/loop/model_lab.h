@@ -5,6 +5,7 @@
 // configuration computes a wrong answer); measured samples are that time times a small deterministic noise.
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +42,14 @@ struct ModelLabOptions {
   std::function<void(const runner::RunRequest&)> on_run;
   // Called with the dims of every golden() before it is answered (an interrupted lab's golden data fails).
   std::function<void(const Dims&)> on_golden;
+  // GPUs the hardware gate lists (issue 21's --gpus), all of one model.
+  int gpus = 1;
+  // Each run's noise drawn from its own sequence (the library and the result file) instead of the library's:
+  // the samples then do not depend on the order runs are served in, as on several GPUs at once.
+  bool noise_per_run = false;
+  // The worker of `slot` dies under this configuration (a GPU fault): the run ends with no result, as a killed
+  // measuring process's does.
+  std::function<bool(const Defines&, int slot)> worker_dies;
 };
 
 class ModelLab final : public Lab {
@@ -58,6 +67,7 @@ class ModelLab final : public Lab {
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   void use_job(const pipeline::KernelJob& job) override { kernel = job.kernel; }
+  void use_slots(const std::vector<runner::WorkerSpec>& s) override { slots = s; }
 
   // What the loop asked for, for tests: every compile request's name, and every run's mode.
   std::vector<std::string> compiled;
@@ -65,6 +75,8 @@ class ModelLab final : public Lab {
   std::vector<std::filesystem::path> results;  // every run's result file
   std::vector<Dims> goldens;              // every golden() call's dims
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
+  std::vector<int> run_slots;             // every run's slot (its request's), in the order served
+  std::vector<runner::WorkerSpec> slots;  // what use_slots() was given
   // Set before prepare(): the kernel, the job's dims and its own defines (the baseline build's).
   std::filesystem::path kernel;
   Dims dims;
@@ -73,6 +85,7 @@ class ModelLab final : public Lab {
  private:
   std::vector<double> samples(const std::string& lib, double true_ms, int n);
   ModelLabOptions o_;
+  std::mutex mu_;  // the loop measures on several slots at once and compiles on a thread
   std::map<std::string, Defines> libs_;  // library path -> the defines it was built with
   std::map<std::string, int> calls_;     // per library: samples drawn so far (the noise's sequence)
   std::map<std::string, Dims> golden_dims_;  // golden directory -> its dims

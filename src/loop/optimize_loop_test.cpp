@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "loop/model_lab.h"
@@ -39,6 +40,8 @@ struct LoopRun {
   fs::path run_dir;
   std::vector<std::string> runs;  // the modes the lab was asked to run, in order
   std::vector<fs::path> results;  // their result files
+  std::vector<int> run_slots;     // the slot each run was served by
+  size_t slots_given = 0;         // what the loop gave the lab's use_slots()
 };
 
 LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo) {
@@ -63,6 +66,8 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   else if (fs::exists(out / "kopt_runs")) r.run_dir = fs::directory_iterator(out / "kopt_runs")->path();
   r.runs = lab.runs;
   r.results = lab.results;
+  r.run_slots = lab.run_slots;
+  r.slots_given = lab.slots.size();
   return r;
 }
 
@@ -278,6 +283,118 @@ TEST(OptimizeLoop, AnInterruptMidIterationKeepsWhatWasMeasuredAndTheResumeGoesOn
   }
   for (const auto& id : ids) EXPECT_TRUE(all.count(id)) << id << " is still in the history";
   EXPECT_GT(all.size(), ids.size());
+}
+
+}  // namespace
+}  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+// Issue 21: the same search on one GPU and on four (fake) GPUs of one model.
+struct Decisions {
+  std::vector<std::string> champions;  // the timeline's champion per iteration
+  std::map<std::string, std::string> status;  // candidate -> status
+  std::string final_champion;
+};
+Decisions decisions_of(const LoopRun& r) {
+  Decisions d;
+  auto st = util::read_json(r.run_dir / "state.json");
+  if (!st) return d;
+  for (const auto& t : (*st)["timeline"]) d.champions.push_back(t.value("champion", ""));
+  for (const auto& h : (*st)["history"]) d.status[h["candidate"]["id"].get<std::string>()] = h.value("status", "");
+  d.final_champion = (*st)["champion"]["candidate"]["id"].get<std::string>();
+  return d;
+}
+
+OptimizeOptions gpus_options(const std::string& gpus) {
+  OptimizeOptions o;
+  o.iterations = 3;
+  o.patience = 3;
+  o.gpus = dispatch::parse_gpus(gpus, false).value();
+  return o;
+}
+
+TEST(OptimizeGpus, FourGpusMeasureEveryCandidateOnOneAndDecideAsOneGpuDoes) {
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.noise_per_run = true;  // samples independent of the order runs are served in
+  mo.gpus = 4;
+  auto one = run_model_loop("gpus_one", gpus_options(""), mo);
+  auto four = run_model_loop("gpus_four", gpus_options("all"), mo);
+  ASSERT_EQ(one.exit_code, 0);
+  ASSERT_EQ(four.exit_code, 0);
+  auto d1 = decisions_of(one), d4 = decisions_of(four);
+  EXPECT_EQ(d1.champions, d4.champions);
+  EXPECT_EQ(d1.status, d4.status);
+  EXPECT_EQ(d1.final_champion, d4.final_champion);
+  EXPECT_NE(d1.final_champion, "baseline");
+  EXPECT_EQ(one.slots_given, 0u);  // today's path: the lab keeps its one worker
+  EXPECT_EQ(four.slots_given, 4u);
+  // Candidates went to more than one GPU; every run of one candidate (its race, its checks at the cases) on one.
+  std::map<std::string, std::set<int>> slots_of;
+  std::set<int> used;
+  for (size_t k = 0; k < four.results.size(); ++k) {
+    const auto p = four.results[k];
+    if (p.parent_path().parent_path().filename() != "candidates") continue;
+    slots_of[p.parent_path().filename().string()].insert(four.run_slots[k]);
+    used.insert(four.run_slots[k]);
+  }
+  EXPECT_GE(used.size(), 2u);
+  for (const auto& [c, s] : slots_of) EXPECT_EQ(s.size(), 1u) << c << " was measured on several GPUs";
+  auto st = util::read_json(four.run_dir / "state.json").value();
+  ASSERT_EQ(st["measuring"]["slots"].size(), 4u);
+  ASSERT_EQ(st["measuring"]["per_slot"].size(), 4u);
+  int runs = 0;
+  for (const auto& s : st["measuring"]["per_slot"]) runs += s["runs"].get<int>();
+  EXPECT_EQ(runs, static_cast<int>(slots_of.size()));
+  auto summary = util::read_file(four.run_dir / "summary.md").value();
+  EXPECT_NE(summary.find("## Measuring"), std::string::npos);
+  EXPECT_NE(summary.find("| GPU 3 ("), std::string::npos);
+}
+
+TEST(OptimizeGpus, ACandidateWhoseWorkerDiesIsMeasuredAgainOnAnotherGpu) {
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.noise_per_run = true;
+  mo.gpus = 2;
+  // GPU 0 faults under TILE 64 (the best tile): each such candidate must be measured again on GPU 1, and win there.
+  mo.worker_dies = [](const Defines& d, int slot) { return slot == 0 && def(d, "TILE", 16) == 64; };
+  auto r = run_model_loop("gpus_dies", gpus_options("all"), mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto st = util::read_json(r.run_dir / "state.json").value();
+  EXPECT_GE(st["measuring"]["retried"].size(), 1u);
+  for (const auto& rt : st["measuring"]["retried"]) {
+    EXPECT_EQ(rt["slots"], util::Json::array({0, 1}));
+    EXPECT_FALSE(rt["lost"].get<bool>());
+  }
+  EXPECT_EQ(st["champion"]["candidate"]["params"].value("TILE", int64_t{0}), 64);
+}
+
+TEST(OptimizeGpus, OnOneGpuAWorkerThatDiesIsTheCandidatesVerdict) {
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.worker_dies = [](const Defines& d, int) { return def(d, "TILE", 16) == 64; };
+  auto r = run_model_loop("gpus_dies_one", gpus_options("all"), mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto st = util::read_json(r.run_dir / "state.json").value();
+  EXPECT_FALSE(st["measuring"].contains("retried"));
+  bool crashed = false;
+  for (const auto& h : st["history"])
+    if (h.value("status", "") == "crashed") crashed = true;
+  EXPECT_TRUE(crashed);
+  EXPECT_NE(st["champion"]["candidate"]["params"].value("TILE", int64_t{0}), 64);
+}
+
+TEST(OptimizeGpus, AGpuListNamingAMissingGpuStopsAtTheHardwareGateSayingWhich) {
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.gpus = 2;
+  auto r = run_model_loop("gpus_missing", gpus_options("0,5"), mo);
+  EXPECT_NE(r.exit_code, 0);
+  auto stop = util::read_json(r.run_dir / "stop.json");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_NE(stop->dump().find("no GPU 5"), std::string::npos) << stop->dump();
 }
 
 }  // namespace

@@ -9,10 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "dispatch/dispatcher.h"
 #include "loop/decisions.h"
 #include "loop/determinism.h"
 #include "loop/multi_case.h"
@@ -47,6 +50,7 @@ struct CandidateRun {
   std::optional<double> objective_ms;
   double sass_ms = 0, measure_ms = 0;  // wall time of its SASS analysis and of its measuring run
   double search_s = 0;                 // the search clock when it was measured
+  int slot = -1;                       // the measuring slot (GPU) it was measured on
 };
 
 // What one iteration's selection decided.
@@ -71,6 +75,15 @@ class Optimizer {
  private:
   // ---- run directory and gates (gates.cpp) ----
   std::optional<int> check_inputs();          // an exit code when the inputs are unusable
+  // After the hardware gate: the measuring slots --gpus/--ray select (issue 21), given to the lab.
+  std::optional<int> choose_slots(const HardwareGate& hw);
+  std::string slot_name(int slot) const;
+  // A measure() dispatch's per-slot figures, added to st_.measuring (the summary's "Measuring" table).
+  void record_dispatch(const dispatch::Dispatcher& d);
+  struct SlotInfo {
+    std::string name;
+  };
+  std::vector<SlotInfo> slots_;  // empty until choose_slots(): one slot
   std::optional<int> open_run_dir();          // new, or the one --resume names
   std::optional<int> pass_gates();            // hardware, golden data, ceilings, correctness, timing, profile
   // ---- one iteration (optimize.cpp) ----
@@ -158,7 +171,10 @@ class Optimizer {
 
   template <typename... A>
   void say(fmt::format_string<A...> f, A&&... a) {
-    if (!o_.quiet) util::progress_print(fmt::format(f, std::forward<A>(a)...));  // above a progress bar
+    if (o_.quiet) return;
+    auto line = fmt::format(f, std::forward<A>(a)...);
+    std::lock_guard<std::mutex> lock(say_mu_);
+    util::progress_print(line);  // above a progress bar
   }
   // Adds the wall time of a scope to state.phase_seconds[name], exclusively: a nested phase (a profile inside
   // the gates) pauses the enclosing one, so the phases add up to the run's wall time.
@@ -172,7 +188,11 @@ class Optimizer {
 
    private:
     Optimizer& o_;
+    bool active_;  // on the loop's own thread; a measuring slot's thread (several GPUs) keeps no phases
   };
+  const std::thread::id main_thread_ = std::this_thread::get_id();
+  mutable std::mutex state_mu_;  // st_'s clock and gate records, written from measuring slots' threads too
+  std::mutex say_mu_;
   void flush_phase(Clock::time_point now);
   bool triton() const { return prep_.backend == "triton"; }
 
@@ -203,8 +223,11 @@ class Optimizer {
   std::vector<std::pair<std::string, Clock::time_point>> phase_stack_;
   // The search's clock (the time budget counts from the end of the gates, across --resume).
   void start_search_clock();
-  void tick();  // st_.stop.search_s from the clock
-  bool budget_spent() const { return st_.stop.time_budget_s > 0 && st_.stop.search_s >= st_.stop.time_budget_s; }
+  double tick();  // st_.stop.search_s from the clock (returned)
+  bool budget_spent() const {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    return st_.stop.time_budget_s > 0 && st_.stop.search_s >= st_.stop.time_budget_s;
+  }
   std::optional<Clock::time_point> search_clock_;
   double search_base_s_ = 0;
 };

@@ -19,6 +19,8 @@ util::Json options_to_json(const OptimizeOptions& o) {
   add_to_json(o.gates, out);
   out["llm"] = search::to_json(o.llm);
   out["manual_timeout_s"] = o.manual_timeout_s;
+  out["gpus"] = o.gpus.text();
+  out["ray_address"] = o.ray_address;
   return out;
 }
 
@@ -60,6 +62,8 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
       KOPT_TRY_ASSIGN(o.llm, search::llm_options_from_json(j["llm"]));
     }
     o.manual_timeout_s = j.value("manual_timeout_s", d.manual_timeout_s);
+    o.ray_address = j.value("ray_address", std::string());
+    KOPT_TRY_ASSIGN(o.gpus, dispatch::parse_gpus(j.value("gpus", std::string()), !o.ray_address.empty()));
   } catch (const std::exception& e) {
     return input_error(std::string("options.json is malformed: ") + e.what());
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "dispatch/gpus.h"
 #include "loop/gate_options.h"
 #include "pipeline/prepare.h"
 #include "search/llm_generator.h"
@@ -36,6 +37,10 @@ struct OptimizeOptions {
   std::string json_out;      // --json FILE|-: where the summary JSON also goes (util/output.h); empty: nowhere
   uint64_t seed = 1;
   GateOptions gates;         // the workload matrix, shapes files, regressions, working set, sanitizer (issue 18)
+  // Where candidates are measured (issue 21, docs/MULTI_GPU.md): --gpus all|LIST of this host (default: the first
+  // GPU), or with --ray ADDRESS that many slots of a Ray cluster, one measuring worker each.
+  dispatch::GpuSelection gpus;
+  std::string ray_address;
 };
 
 // The options a run directory was started with (options.json), for --resume.

@@ -13,13 +13,15 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
-Optimizer::Phase::Phase(Optimizer& o, std::string n) : o_(o) {
+Optimizer::Phase::Phase(Optimizer& o, std::string n) : o_(o), active_(std::this_thread::get_id() == o.main_thread_) {
+  if (!active_) return;
   auto now = Clock::now();
   if (!o_.phase_stack_.empty()) o_.flush_phase(now);
   o_.phase_stack_.push_back({std::move(n), now});
 }
 
 Optimizer::Phase::~Phase() {
+  if (!active_) return;
   o_.flush_phase(Clock::now());
   o_.phase_stack_.pop_back();
   if (!o_.phase_stack_.empty()) o_.phase_stack_.back().second = Clock::now();
@@ -57,8 +59,35 @@ void Optimizer::start_search_clock() {
   search_clock_ = Clock::now();
 }
 
-void Optimizer::tick() {
+std::string Optimizer::slot_name(int slot) const {
+  if (slot >= 0 && static_cast<size_t>(slot) < slots_.size()) return slots_[static_cast<size_t>(slot)].name;
+  return "GPU";
+}
+
+void Optimizer::record_dispatch(const dispatch::Dispatcher& d) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  auto& m = st_.measuring;
+  m["wall_s"] = m.value("wall_s", 0.0) + d.wall_s();
+  if (!m.contains("per_slot") || !m["per_slot"].is_array()) m["per_slot"] = util::Json::array();
+  auto& per = m["per_slot"];
+  for (size_t s = 0; s < d.slots().size(); ++s) {
+    while (per.size() <= s) per.push_back({{"slot", per.size()}, {"runs", 0}, {"lost", 0}, {"busy_s", 0.0}});
+    per[s]["name"] = slot_name(static_cast<int>(s));
+    per[s]["runs"] = per[s].value("runs", 0) + d.slots()[s].jobs;
+    per[s]["lost"] = per[s].value("lost", 0) + d.slots()[s].lost;
+    per[s]["busy_s"] = per[s].value("busy_s", 0.0) + d.slots()[s].busy_s;
+  }
+  for (const auto& [job, r] : d.jobs())
+    if (r.slots.size() > 1) {
+      if (!m.contains("retried") || !m["retried"].is_array()) m["retried"] = util::Json::array();
+      m["retried"].push_back({{"slots", r.slots}, {"lost", r.lost}});
+    }
+}
+
+double Optimizer::tick() {
+  std::lock_guard<std::mutex> lock(state_mu_);
   if (search_clock_) st_.stop.search_s = search_base_s_ + std::chrono::duration<double>(Clock::now() - *search_clock_).count();
+  return st_.stop.search_s;
 }
 
 Status Optimizer::save_state() {
@@ -213,6 +242,7 @@ util::Json Optimizer::summary_json() {
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;
   s["candidate_costs"] = candidate_costs(st_.history);
+  if (st_.measuring.contains("per_slot")) s["measuring"] = st_.measuring;
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
   // Only a champion that was written: a run stopped at a gate has none (and its summary says so).
   if (std::error_code ec; fs::exists(dir_ / "champion" / o_.job.kernel.filename(), ec))

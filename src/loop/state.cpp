@@ -88,7 +88,7 @@ util::Json to_json(const RunState& s) {
           {"frontier", s.frontier},
           {"reference_ms", s.reference_ms},
           {"race_safe", sanitize::race_safe_name(s.race_safe)},
-          {"gate_records", s.gate_records}};
+          {"gate_records", s.gate_records}, {"measuring", s.measuring}};
 }
 
 Result<RunState> state_from_json(const util::Json& j) {
@@ -162,6 +162,7 @@ Result<RunState> state_from_json(const util::Json& j) {
     for (auto v : {sanitize::RaceSafe::kSafe, sanitize::RaceSafe::kUnsafe, sanitize::RaceSafe::kUnknown})
       if (sanitize::race_safe_name(v) == rs) s.race_safe = v;
     s.gate_records = j.value("gate_records", util::Json::object());
+    s.measuring = j.value("measuring", util::Json::object());
   } catch (const std::exception& e) {
     return input_error(std::string("state.json is malformed: ") + e.what());
   }

@@ -54,6 +54,9 @@ struct RunState {
   // "flagged": [{candidate, regressions}], "determinism": [{candidate, verdict, reason}]}.
   sanitize::RaceSafe race_safe = sanitize::RaceSafe::kUnknown;
   util::Json gate_records = util::Json::object();
+  // Where candidates were measured (issue 21): {"slots": [{slot, name, gpu, ...}], "wall_s": dispatch wall,
+  // "per_slot": [{slot, name, runs, lost, busy_s}], "retried": [{slots, lost}]}, summed over the run.
+  util::Json measuring = util::Json::object();
   bool finished() const { return !stop_reason.empty(); }
 };
 

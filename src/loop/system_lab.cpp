@@ -1,3 +1,5 @@
+#include <cstdlib>
+
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
 #include "doctor/doctor.h"
@@ -18,13 +20,17 @@ HardwareGate SystemLab::hardware() {
   g.failed_required = rep.failed_required();
   g.report = doctor::to_json(rep);
   if (!rep.gpus.empty()) g.gpu = rep.gpus.front();
+  g.gpus = rep.gpus;
   g.meta = doctor::meta_of(rep);
   return g;
 }
 
 Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resuming, const pipeline::Say& say) {
   const auto& job = job_;
-  worker_ = std::make_unique<runner::MeasuringWorker>(run_dir / "worker.log");
+  workers_.clear();
+  for (size_t i = 0; i < slots_.size(); ++i)
+    workers_.push_back(std::make_unique<runner::MeasuringWorker>(
+        run_dir / (i == 0 ? std::string("worker.log") : "worker_" + std::to_string(i) + ".log"), "", slots_[i]));
   if (resuming && !pipeline::is_triton_kernel(job.kernel) && fs::exists(run_dir / "golden" / "manifest.json")) {
     pipeline::Prepared p;
     KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));
@@ -60,8 +66,21 @@ sass::Analysis SystemLab::analyze_sass(const std::vector<fs::path>& binaries, co
 }
 
 runner::RunOutcome SystemLab::run(const runner::RunRequest& request) {
-  if (worker_ && runner::MeasuringWorker::serves(request)) return worker_->run(request);
-  return runner::run_candidate(request, runner_);
+  const size_t slot = request.slot > 0 && static_cast<size_t>(request.slot) < slots_.size() ? static_cast<size_t>(request.slot) : 0;
+  if (slot < workers_.size() && runner::MeasuringWorker::serves(request)) return workers_[slot]->run(request);
+  if (slots_[slot].env.empty()) return runner::run_candidate(request, runner_);
+  auto on_slot = request;  // a one-shot child (Triton, a profile) on the slot's GPU
+  for (const auto& [k, v] : slots_[slot].env) on_slot.env.emplace(k, v);
+  return runner::run_candidate(on_slot, runner_);
+}
+
+void SystemLab::use_slots(const std::vector<runner::WorkerSpec>& slots) {
+  if (slots.empty()) return;
+  slots_ = slots;
+  // Everything else a run starts (golden data, the sanitizer, Nsight Compute, the ceilings probe) runs on the first
+  // slot's GPU: kopt's own environment says which, when it is not the first visible one.
+  if (auto it = slots_.front().env.find("CUDA_VISIBLE_DEVICES"); it != slots_.front().env.end())
+    ::setenv("CUDA_VISIBLE_DEVICES", it->second.c_str(), 1);
 }
 
 Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {

@@ -194,6 +194,26 @@ std::string render_markdown(const util::Json& s) {
                       c["median_ms"].value("measure", 0.0), c["p90_ms"].value("compile", 0.0), c["p90_ms"].value("sass", 0.0),
                       c["p90_ms"].value("measure", 0.0));
   }
+  // Several measuring slots (issue 21): what each GPU did, and how busy it was over the measuring phases' wall.
+  if (s.contains("measuring") && s["measuring"].is_object() && s["measuring"].value("per_slot", util::Json::array()).size() > 1) {
+    const auto& ms = s["measuring"];
+    const double wall = ms.value("wall_s", 0.0);
+    md += fmt::format("\n## Measuring\n\n{} slots, candidates handed to whichever was free; every race runs whole on one GPU. "
+                      "Utilisation is a slot's busy time over the measuring phases' wall time ({:.1f} s).\n\n"
+                      "| slot | candidates (attempts) | worker lost | busy s | utilisation |\n| --- | --- | --- | --- | --- |\n",
+                      ms["per_slot"].size(), wall);
+    for (const auto& p : ms["per_slot"]) {
+      const double busy = p.value("busy_s", 0.0);
+      md += fmt::format("| {} | {} | {} | {:.1f} | {:.0f}% |\n", str(p, "name"), p.value("runs", 0), p.value("lost", 0), busy,
+                        wall > 0 ? 100.0 * busy / wall : 0.0);
+    }
+    if (ms.contains("retried") && ms["retried"].is_array() && !ms["retried"].empty()) {
+      int lost = 0;
+      for (const auto& rt : ms["retried"]) lost += rt.value("lost", false) ? 1 : 0;
+      md += fmt::format("\n{} candidate(s) lost their worker and were measured again on another GPU; {} lost it there too "
+                        "(reported with that verdict).\n", ms["retried"].size(), lost);
+    }
+  }
   if (s.contains("derived") && s["derived"].is_object()) md += render_derived_markdown(s["derived"]);
   if (s.contains("llm") && !s["llm"].is_null()) md += search::render_llm_usage_markdown(s["llm"]);
   md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";

@@ -126,11 +126,17 @@ RunOutcome interpret(const util::ProcessResult& proc, const std::optional<util::
   return o;
 }
 
+bool lost_worker(const RunOutcome& o) {
+  const bool no_result = !o.details.is_object() || !o.details.contains("status");
+  return no_result && (o.status == RunStatus::kCrashed || o.status == RunStatus::kInternal);
+}
+
 RunOutcome run_candidate(const RunRequest& req, util::CommandRunner& runner) {
   std::error_code ec;
   std::filesystem::remove(req.result_json, ec);
   util::ProcessSpec spec{child_argv(req)};
   spec.timeout_s = req.timeout_s;
+  spec.env = req.env;
   auto proc = runner.run(spec);
   std::optional<util::Json> result;
   if (std::filesystem::exists(req.result_json, ec)) {

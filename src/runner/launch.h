@@ -2,6 +2,7 @@
 // The parent side of the runner: starts `kopt __runner` as a child with a timeout and turns what happened
 // (a result file, or the way the child died) into a RunOutcome. kopt never runs candidate code in-process.
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,10 @@ struct RunRequest {
   std::vector<util::Json> triton_configs;
   std::filesystem::path dump_cubin_dir;
   util::Json triton_dims = util::Json::object();
+  // Several GPUs (issue 21): the measuring slot that serves it (-1: the first) and what its child's environment
+  // gains (CUDA_VISIBLE_DEVICES of that slot's GPU); neither is part of the child's command line.
+  int slot = -1;
+  std::map<std::string, std::string> env;
 };
 
 // The argv that runs the child (`<kopt> __runner ...`); `kopt_exe` defaults to this executable.
@@ -57,5 +62,10 @@ void fill_timing(RunOutcome& o);
 RunOutcome interpret(const util::ProcessResult& proc, const std::optional<util::Json>& result_json);
 
 RunOutcome run_candidate(const RunRequest& req, util::CommandRunner& runner);
+
+// The run has no verdict because its measuring process died or never started without writing a result: a worker
+// lost under it (a GPU fault, a lost node, a kernel that killed its process). On several GPUs such a candidate is
+// measured once more on another (issue 21) before it is reported.
+bool lost_worker(const RunOutcome& o);
 
 }  // namespace kopt::runner

@@ -17,14 +17,18 @@ util::Json worker_request(const RunRequest& req) {
   return {{"argv", std::vector<std::string>(argv.begin() + 2, argv.end())}};  // without "kopt __runner"
 }
 
-MeasuringWorker::MeasuringWorker(std::filesystem::path log, std::string kopt_exe) : log_(std::move(log)), exe_(std::move(kopt_exe)) {
+MeasuringWorker::MeasuringWorker(std::filesystem::path log, std::string kopt_exe, WorkerSpec spec)
+    : log_(std::move(log)), exe_(std::move(kopt_exe)), spec_(std::move(spec)) {
   if (exe_.empty()) exe_ = (util::executable_dir() / "kopt").string();
+  if (spec_.argv.empty()) spec_.argv = {exe_, "__worker"};
 }
 
 RunOutcome MeasuringWorker::run(const RunRequest& req) {
   if (!serves(req)) {
     util::SystemRunner sys;
-    return run_candidate(req, sys);
+    auto one_shot = req;
+    for (const auto& [k, v] : spec_.env) one_shot.env.emplace(k, v);
+    return run_candidate(one_shot, sys);
   }
   std::error_code ec;
   std::filesystem::remove(req.result_json, ec);
@@ -33,7 +37,9 @@ RunOutcome MeasuringWorker::run(const RunRequest& req) {
   proc.started = true;
   if (session_ && served_by_this_ >= kRequestsPerWorker) session_.reset();
   if (!session_ || !session_->alive()) {
-    auto s = util::Session::start({{exe_, "__worker"}}, log_);
+    util::ProcessSpec ps{spec_.argv};
+    ps.env = spec_.env;
+    auto s = util::Session::start(ps, log_);
     if (!s) {
       proc.started = false;
       proc.start_error = s.error().message;

@@ -6,18 +6,28 @@
 // drift. A request that kills the worker, hangs or leaves the CUDA context broken costs one worker restart:
 // the next request starts a fresh one; the failing candidate gets the verdict a one-shot child would give it.
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runner/launch.h"
 #include "util/session.h"
 
 namespace kopt::runner {
 
+// How a worker is started: `kopt __worker` on this host (argv empty), or another command speaking the same line
+// protocol (the Ray bridge, `python3 -m kopt_harness ray-worker`, docs/MULTI_GPU.md); `env` is added to its
+// environment (CUDA_VISIBLE_DEVICES of its GPU when a run measures on several).
+struct WorkerSpec {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+};
+
 class MeasuringWorker {
  public:
   // `log`: where the worker's stderr goes (a kernel's printf lands there too); `kopt_exe` as child_argv's.
-  explicit MeasuringWorker(std::filesystem::path log, std::string kopt_exe = "");
+  explicit MeasuringWorker(std::filesystem::path log, std::string kopt_exe = "", WorkerSpec spec = {});
   // The same contract as run_candidate(); Triton and profile requests are not the worker's (they run one-shot).
   RunOutcome run(const RunRequest& req);
   static bool serves(const RunRequest& req) { return req.triton_kernel.empty() && req.mode != RunMode::kProfile; }
@@ -27,6 +37,7 @@ class MeasuringWorker {
  private:
   std::filesystem::path log_;
   std::string exe_;
+  WorkerSpec spec_;
   std::unique_ptr<util::Session> session_;
   int starts_ = 0, served_ = 0;
   int served_by_this_ = 0;  // requests the current worker answered (it is renewed after many libraries)
