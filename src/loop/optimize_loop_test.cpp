@@ -386,6 +386,48 @@ TEST(OptimizeGpus, OnOneGpuAWorkerThatDiesIsTheCandidatesVerdict) {
   EXPECT_NE(st["champion"]["candidate"]["params"].value("TILE", int64_t{0}), 64);
 }
 
+TEST(OptimizeGpus, AnInterruptOnTwoGpusKeepsWhatWasMeasuredAndTheResumeMeasuresOnThemAgain) {
+  util::install_interrupt_handler();
+  util::reset_interrupted_for_tests();
+  OptimizeOptions o = gpus_options("all");
+  ModelLabOptions mo;
+  mo.gpus = 2;
+  mo.noise_per_run = true;
+  std::set<Defines> seen;
+  mo.time_ms = [&](const Defines& d) {  // Ctrl-C while the fourth configuration other than the baseline is measured
+    if (def(d, "TILE", 16) != 16 || def(d, "UNROLL", 1) != 1 || d.count("KOPT_VECTORIZED_ACCESS")) {
+      seen.insert(d);
+      if (seen.size() == 4 && !util::interrupted()) std::raise(SIGINT);
+    }
+    return tile_model(d);
+  };
+  auto first = run_model_loop("gpus_interrupt", o, mo);
+  util::reset_interrupted_for_tests();
+  ASSERT_EQ(first.exit_code, 130);
+  auto state = util::read_json(first.run_dir / "state.json").value();
+  int kept = 0;
+  for (const auto& m : state["history"])
+    if (m.value("iteration", 0) == 1) {
+      ++kept;
+      EXPECT_EQ(m["status"], "ok") << "an interrupted measurement is no verdict: " << m.dump();
+    }
+  EXPECT_GE(kept, 2);
+  auto opts = options_from_json(*util::read_json(first.run_dir / "options.json"));
+  ASSERT_TRUE(opts.ok());
+  EXPECT_EQ(opts->gpus.kind, dispatch::GpuSelection::Kind::kAll);  // options.json keeps --gpus
+  OptimizeOptions again = *opts;
+  again.resume = first.run_dir;
+  mo.time_ms = tile_model;
+  auto second = run_model_loop("gpus_interrupt_2", again, mo);
+  ASSERT_EQ(second.exit_code, 0);
+  EXPECT_EQ(second.slots_given, 2u);
+  std::set<int> used(second.run_slots.begin(), second.run_slots.end());
+  EXPECT_TRUE(used.count(0) && used.count(1));
+  auto after = util::read_json(first.run_dir / "state.json").value();
+  EXPECT_GT(after["history"].size(), state["history"].size());
+  EXPECT_EQ(after["stop_reason"].get<std::string>().empty(), false);
+}
+
 TEST(OptimizeGpus, AGpuListNamingAMissingGpuStopsAtTheHardwareGateSayingWhich) {
   ModelLabOptions mo;
   mo.time_ms = tile_model;
