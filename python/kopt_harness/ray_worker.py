@@ -596,9 +596,9 @@ def add_arguments(p):
     p.add_argument("--resource", default="GPU",
                    help="what the actor holds one unit of: GPU (num_gpus=1, the default) or a custom resource "
                         "name (resources={NAME: 1}, num_gpus=0)")
-    p.add_argument("--ship", default="auto", choices=["auto", "always", "never"],
+    p.add_argument("--ship", default=os.environ.get("KOPT_RAY_SHIP", "auto"), choices=["auto", "always", "never"],
                    help="send inputs and bring back outputs: when the actor is on another node (auto), always, or "
-                        "never (a shared filesystem)")
+                        "never (a shared filesystem); default $KOPT_RAY_SHIP, else auto")
     p.add_argument("--slot", type=int, default=0, help="the measuring slot this bridge serves (a label)")
     p.add_argument("--log-prefix", default=None, help="the prefix of this bridge's own lines on stderr")
     p.add_argument("--cache-mb", type=int, default=DEFAULT_CACHE_MB,
@@ -657,6 +657,9 @@ def run(args):
     cmd = worker_command(args)
     if not cmd:
         log("error: give --kopt PATH (the worker is PATH __worker) or --worker-cmd")
+        return EXIT_USAGE
+    if args.ship not in ("auto", "always", "never"):
+        log(f"error: --ship (or KOPT_RAY_SHIP) {args.ship!r}: expected auto, always or never")
         return EXIT_USAGE
     if not args.address:
         log("error: no Ray cluster: give --address (auto, HOST:PORT, ray://HOST:PORT) or set RAY_ADDRESS")

@@ -278,7 +278,7 @@ def test_actor_options_and_ship_decisions():
     assert rw.decide_ship("never", "auto", "n1", "n2") is False
 
 
-def test_the_command_line_and_its_usage_errors(tmp_path):
+def test_the_command_line_and_its_usage_errors(tmp_path, monkeypatch):
     from kopt_harness import cli
 
     args = cli._parser().parse_args(["ray-worker", "--kopt", "build/kopt", "--resource", "fake_gpu", "--slot", "2"])
@@ -296,3 +296,11 @@ def test_the_command_line_and_its_usage_errors(tmp_path):
     r = subprocess.run([sys.executable, "-m", "kopt_harness", "ray-worker", "--ship", "sometimes"], env=env,
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert r.returncode == 4
+    r = subprocess.run([sys.executable, "-m", "kopt_harness", "ray-worker", "--kopt", "/k", "--address", "auto"],
+                       env=dict(env, KOPT_RAY_SHIP="sometimes"), capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 4 and "KOPT_RAY_SHIP" in r.stderr
+    monkeypatch.delenv("KOPT_RAY_SHIP", raising=False)
+    assert cli._parser().parse_args(["ray-worker"]).ship == "auto"
+    monkeypatch.setenv("KOPT_RAY_SHIP", "never")  # what kopt's environment gives every bridge it starts
+    assert cli._parser().parse_args(["ray-worker"]).ship == "never"
