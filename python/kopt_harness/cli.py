@@ -69,7 +69,7 @@ def _parser():
     t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
     t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
     r = sub.add_parser("ray-worker", help="a measuring worker whose `kopt __worker` runs on a Ray cluster "
-                                          "(docs/RUNNER.md)")
+                                          "(docs/MULTI_GPU.md)")
     ray_worker.add_arguments(r)
     sub.add_parser("fake-worker", help="a stand-in for `kopt __worker` without a GPU, for tests")
     return p

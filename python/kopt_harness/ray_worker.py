@@ -16,7 +16,7 @@ the actor is on another node than this process.
 
 When the remote worker dies, or the actor or its node is lost, this process writes one line to stderr and exits
 3 without answering: kopt's parent sees what it sees when a local worker dies, and starts a fresh bridge (a
-fresh actor) for its next request. See docs/RUNNER.md, "Beyond one host: the Ray bridge".
+fresh actor) for its next request. See docs/MULTI_GPU.md.
 
 The pieces that do not need Ray (the argv scan, packing and unpacking, WorkerHost and Bridge) are plain Python,
 tested without a cluster (python/tests/test_ray_worker.py)."""
@@ -440,8 +440,6 @@ class Bridge:
         self.ship = ship
         self.log = log or (lambda msg: None)
         self.sent = set()  # keys the host was sent (it may have evicted some: it then asks again)
-        self.shipped_bytes = 0
-        self.shipments = 0
 
     def handle(self, line):
         """The reply line for one request line; raises WorkerDied when the worker gives none."""
@@ -477,7 +475,7 @@ class Bridge:
                 raise WorkerDied(f"the actor lost inputs it was just sent: {res['missing']}")
         self.sent.update(e["key"] for e in inputs if e["kind"] != "missing")
         pairs = [(res["local"][a.index], a.path) for a in args if a.index in res["local"]]
-        self._write_outputs(argv, args, res["outputs"], pairs)
+        self._write_outputs(args, res["outputs"], pairs)
         self._forward_stderr(res.get("stderr", b""), pairs)
         if res["reply"] is None:
             raise WorkerDied(f"the remote worker ended ({res['died']}) without answering")
@@ -497,11 +495,10 @@ class Bridge:
             if kind == "file":
                 e["mode"] = os.stat(e["path"]).st_mode & 0o7777
             done.add(e["key"])
-            self.shipped_bytes += len(data)
-            self.shipments += 1
             self.log(f"shipped {e['option']} {e['path']} ({kind}, {_fmt_bytes(len(data))})")
 
-    def _write_outputs(self, argv, args, outputs, pairs):
+    def _write_outputs(self, args, outputs, pairs):
+        """Writes what came back at the driver's paths; the result JSON with the actor's paths made the driver's."""
         by_index = {a.index: a for a in args}
         for o in outputs:
             a = by_index[o["index"]]
@@ -668,7 +665,7 @@ def run(args):
         import ray
         import ray.exceptions
     except ImportError as e:
-        log(f"error: Ray is not installed ({e}); install it with: pip install 'ray>=2.40'")
+        log(f"error: Ray is not installed ({e}); install it with: pip install -r python/requirements.txt (ray>=2.30)")
         return EXIT_USAGE
     signals = _Signals()
     actor = None
