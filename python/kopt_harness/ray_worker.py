@@ -256,14 +256,64 @@ def _pdeathsig_preexec():
     return preexec
 
 
+ROOT_PREFIX = "kopt-ray-slot"  # the actors' folders: ROOT_PREFIX<slot>-XXXXXXXX in the node's temporary folder
+OWNER_FILE = "owner"  # in each: "<pid> <start time>" of the actor process that made it
+
+
+def _process_start(pid):
+    """The start time of a process (clock ticks since boot, field 22 of /proc/PID/stat), None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else fields[19]
+
+
+def sweep_stale_roots(parent):
+    """Removes the actors' folders in parent whose actor process is gone (killed before it could clean up:
+    ray.kill, a dead worker, a lost node come back). A folder without an owner file is left alone. Linux only.
+    Returns the folders removed."""
+    removed = []
+    if not sys.platform.startswith("linux"):
+        return removed
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(parent, name)
+        if not name.startswith(ROOT_PREFIX):
+            continue
+        try:
+            with open(os.path.join(path, OWNER_FILE)) as f:
+                pid, start = f.read().split()
+        except (OSError, ValueError):
+            continue
+        if _process_start(int(pid)) != start:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 class WorkerHost:
     """Runs the worker command and serves requests to it. In the Ray actor (RayWorkerHost) on the worker's node;
-    directly in tests. Requests are plain data: argv, the inputs to materialise, the outputs to bring back."""
+    directly in tests. Requests are plain data: argv, the inputs to materialise, the outputs to bring back.
+    Without `root`, its folder is made in the node's temporary folder, after removing those of actors that died
+    without cleaning up."""
 
     def __init__(self, worker_cmd, slot=0, root=None, cache_bytes=DEFAULT_CACHE_MB << 20, env=None):
         self.slot = slot
-        self.root = root or tempfile.mkdtemp(prefix=f"kopt-ray-slot{slot}-")
+        self.swept = []
+        if root is None:
+            self.swept = sweep_stale_roots(tempfile.gettempdir())
+            root = tempfile.mkdtemp(prefix=f"{ROOT_PREFIX}{slot}-")
+        self.root = root
         os.makedirs(os.path.join(self.root, "in"), exist_ok=True)
+        start = _process_start(os.getpid())
+        if start is not None:
+            with open(os.path.join(self.root, OWNER_FILE), "w") as f:
+                f.write(f"{os.getpid()} {start}\n")
         self.cache_bytes = cache_bytes
         self.cache = collections.OrderedDict()  # key -> (local path, bytes), least recently used first
         self.requests = 0
@@ -277,7 +327,7 @@ class WorkerHost:
 
     def info(self):
         return {"host": socket.gethostname(), "pid": os.getpid(), "worker_pid": self.proc.pid, "root": self.root,
-                "cuda_visible_devices": self.env.get("CUDA_VISIBLE_DEVICES"), "node_id": None}
+                "cuda_visible_devices": self.env.get("CUDA_VISIBLE_DEVICES"), "node_id": None, "swept": self.swept}
 
     # -- inputs --
     def _materialise(self, inputs):
@@ -535,6 +585,7 @@ class _Stop(Exception):
 
 
 POLL_S = 0.2  # how often a wait looks whether a signal asked this bridge to stop
+SHUTDOWN_S = 1.5  # the clean exit after stdin closed, within the 2 s kopt's parent gives a worker it ends
 
 
 class _Signals:
@@ -569,17 +620,18 @@ class _LineReader:
         self.fd, self.signals, self.buf = fd, signals, b""
 
     def readline(self):
-        """The next line (with its newline), or b"" at end of file."""
+        """The next line (with its newline), or b"" at end of file (a last line without a newline is dropped,
+        as `kopt __worker` drops it). A signal stops the wait, unless the input has already ended: kopt's parent
+        closes stdin and then signals, and that is the clean exit."""
         while b"\n" not in self.buf:
+            r, _, _ = select.select([self.fd], [], [], 0 if self.signals.got else POLL_S)
+            if r:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    self.buf = b""
+                    return b""
+                self.buf += chunk
             self.signals.check()
-            r, _, _ = select.select([self.fd], [], [], POLL_S)
-            if not r:
-                continue
-            chunk = os.read(self.fd, 1 << 16)
-            if not chunk:
-                line, self.buf = self.buf, b""
-                return line
-            self.buf += chunk
         line, _, self.buf = self.buf.partition(b"\n")
         return line + b"\n"
 
@@ -706,8 +758,10 @@ def run(args):
             return EXIT_DIED
         ship = decide_ship(args.ship, args.address, ray.get_runtime_context().get_node_id(), info["node_id"])
         log(f"actor on {info['host']} (node {info['node_id'][:12]}, worker pid {info['worker_pid']}, "
-            f"CUDA_VISIBLE_DEVICES={info['cuda_visible_devices']}, resources {info.get('resources')}); "
-            f"shipping files: {'yes' if ship else 'no'}")
+            f"CUDA_VISIBLE_DEVICES={info['cuda_visible_devices']}, resources {info.get('resources')}, "
+            f"folder {info['root']}); shipping files: {'yes' if ship else 'no'}")
+        if info.get("swept"):
+            log(f"removed {len(info['swept'])} folder(s) of actors that died: {' '.join(info['swept'])}")
         bridge = Bridge(lambda method, *a: wait(getattr(actor, method).remote(*a)), ship, log)
         stdin = _LineReader(sys.stdin.fileno(), signals)
         while True:
@@ -717,9 +771,12 @@ def run(args):
             reply = bridge.handle(line.decode("utf-8", "replace"))
             proto.write(reply + "\n")
             proto.flush()
-        # stdin closed: the parent is done with this worker.
-        try:
-            res = wait(actor.shutdown.remote(), 15)
+        # stdin closed: the parent is done with this worker. kopt's parent sends SIGTERM right after closing and
+        # SIGKILL 2 s later: the worker (which leaves on EOF) and the actor's copies get SHUTDOWN_S of that,
+        # signal or not; a worker that does not leave by then is killed with its actor, and its folder is removed
+        # by the next actor on that node.
+        try:  # ray.get, not wait(): a signal now is noted and not acted on
+            res = ray.get(actor.shutdown.remote(SHUTDOWN_S / 2), timeout=SHUTDOWN_S)
             if res.get("stderr"):
                 sys.stderr.buffer.write(res["stderr"])
                 sys.stderr.flush()
@@ -728,6 +785,10 @@ def run(args):
         return EXIT_OK
     except WorkerDied as e:
         log(str(e))
+        try:  # the actor is still there: its copies go with it (its worker is gone already)
+            ray.get(actor.shutdown.remote(0.1), timeout=SHUTDOWN_S)
+        except ray.exceptions.RayError:
+            pass
         return EXIT_DIED
     except ray.exceptions.RayError as e:  # the actor died, its node was lost, or the cluster went away
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]

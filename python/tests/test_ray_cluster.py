@@ -14,6 +14,7 @@ left of its session, by process id: never `ray stop`, which ends every Ray proce
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -85,7 +86,9 @@ def cluster():
     ray_bin = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
     tmp = tempfile.mkdtemp(prefix="kray", dir="/tmp")  # short: Ray's socket paths live under it
     port = _free_port()
-    env = dict(os.environ, RAY_TMPDIR=tmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_USAGE_STATS_ENABLED="0")
+    # TMPDIR: the actors' folders (ray_worker.WorkerHost) are made in the cluster's folder too.
+    env = dict(os.environ, RAY_TMPDIR=tmp, TMPDIR=tmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+               RAY_USAGE_STATS_ENABLED="0")
     env.pop("RAY_ADDRESS", None)
     log_path = os.path.join(tmp, "head.log")
     log = open(log_path, "wb")
@@ -120,6 +123,13 @@ def bridge(cluster, tmp_path, slot, ship="always", resource="fake_gpu"):
     return Proc(cmd, str(tmp_path / f"bridge{slot}.log"), env=cluster["env"])
 
 
+def actor_folder(proc):
+    """The actor's folder, from the bridge's first line."""
+    m = re.search(r"folder (\S+)\)", proc.stderr())
+    assert m, proc.stderr()
+    return m.group(1)
+
+
 def result(files, name):
     return json.loads((files / "results" / name).read_text())
 
@@ -151,7 +161,10 @@ def test_two_bridges_serve_from_two_actors_and_ship_files(cluster, files, tmp_pa
         assert ra2["fake_worker"]["pid"] == wa["pid"]
         assert [median(x["samples_ms"]) for x in ra2["libs"]] == [0.25, 0.5]
         assert [x["lib"] for x in ra2["libs"]] == [str(files / "fast.so"), str(files / "other.so")]
-        assert a.close() == 0 and b.close() == 0  # stdin closed: a clean exit
+        folders = [actor_folder(a), actor_folder(b)]
+        assert all(f.startswith(cluster["tmp"]) and os.path.isdir(f) for f in folders)
+        assert a.close() == 0 and b.close() == 0  # stdin closed: a clean exit, the actors' copies removed
+        assert not any(os.path.exists(f) for f in folders)
         assert a.stderr().count("shipped --golden ") == 1, a.stderr()
         assert "fake-worker: paired fast.so other.so -> ok" in a.stderr()  # the remote worker's log, forwarded
         assert "actor on " in a.stderr() and "shipping files: yes" in a.stderr()
@@ -171,6 +184,7 @@ def test_a_dead_worker_ends_its_bridge_and_a_fresh_bridge_serves_the_next_reques
         assert not (files / "results" / "d.json").exists()
         err = a.stderr()
         assert "the remote worker ended (exit 3) without answering" in err, err
+        assert not os.path.exists(actor_folder(a))  # the actor outlived its worker: it removed its copies
         # What kopt's parent does next: a fresh bridge (a fresh actor) for the next request. Both units are free
         # again: the dead bridge's actor was killed, and a second bridge holds the other one meanwhile.
         c = bridge(cluster, tmp_path, 1)
@@ -252,6 +266,17 @@ def test_a_killed_actor_ends_its_bridge_with_exit_3_and_takes_its_worker_along(c
         assert a.p.wait(timeout=30) == 3
         assert "the Ray actor or its node was lost" in a.stderr(), a.stderr()
         assert _gone(worker, 10), "the worker outlived its actor"
+        # The killed actor could not remove its copies: the next actor started on the node does.
+        folder = actor_folder(a)
+        assert os.path.isdir(folder)
+        b = bridge(cluster, tmp_path, 1)
+        try:
+            assert b.request(req(files, ["fast.so"], "next.json")) == {"rc": 0, "restart": False}
+            swept = re.search(r"removed \d+ folder\(s\) of actors that died: (.*)", b.stderr())
+            assert swept and folder in swept.group(1).split() and not os.path.exists(folder), b.stderr()
+            assert b.close() == 0
+        finally:
+            b.kill()
     finally:
         a.kill()
 

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 
 import pytest
@@ -259,6 +260,61 @@ def test_worker_host_kills_a_worker_that_ignores_its_stdin_at_shutdown(tmp_path)
     t0 = time.monotonic()
     res = h.shutdown(grace_s=0.5)
     assert time.monotonic() - t0 < 10 and res["exit"] == "killed by SIGKILL"
+
+
+def test_sweep_removes_only_the_folders_of_actors_that_are_gone(tmp_path):
+    def folder(name, owner):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "in").mkdir()
+        if owner is not None:
+            (tmp_path / name / rw.OWNER_FILE).write_text(owner)
+        return tmp_path / name
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    me = f"{os.getpid()} {rw._process_start(os.getpid())}"
+    gone = folder(rw.ROOT_PREFIX + "0-gone", f"{dead.pid} 12345")
+    reused = folder(rw.ROOT_PREFIX + "1-reused", f"{os.getpid()} 1")  # this pid, another process's start time
+    alive = folder(rw.ROOT_PREFIX + "2-alive", me)
+    unowned = folder(rw.ROOT_PREFIX + "3-unowned", None)  # being made, or not ours
+    other = folder("something-else", f"{dead.pid} 12345")
+    assert sorted(rw.sweep_stale_roots(str(tmp_path))) == sorted([str(gone), str(reused)])
+    assert not gone.exists() and not reused.exists()
+    assert alive.exists() and unowned.exists() and other.exists()
+
+
+def test_a_worker_host_marks_its_folder_and_removes_it_at_shutdown(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where tempfile.mkdtemp() and gettempdir() look
+    stale = tmp_path / (rw.ROOT_PREFIX + "0-stale")
+    stale.mkdir()
+    (stale / rw.OWNER_FILE).write_text("999999999 1")
+    h = rw.WorkerHost(FAKE_CMD, slot=3, env=ENV)
+    try:
+        assert os.path.basename(h.root).startswith(rw.ROOT_PREFIX + "3-") and os.path.dirname(h.root) == str(tmp_path)
+        assert (tmp_path / h.root / rw.OWNER_FILE).read_text().split()[0] == str(os.getpid())
+        assert h.info()["swept"] == [str(stale)] and not stale.exists()
+    finally:
+        h.shutdown()
+    assert not os.path.exists(h.root)
+
+
+def test_line_reader_prefers_a_closed_stdin_to_a_signal(tmp_path):
+    signals = rw._Signals()
+    r, w = os.pipe()
+    try:
+        reader = rw._LineReader(r, signals)
+        os.write(w, b'{"argv": []}\npart')
+        assert reader.readline() == b'{"argv": []}\n'
+        signals.got.append(15)  # SIGTERM while waiting, the parent still holding stdin open: stop
+        with pytest.raises(rw._Stop):
+            reader.readline()
+        os.close(w)
+        w = None
+        assert reader.readline() == b""  # closed, then signalled (kopt's parent's order): the clean end
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
 
 
 # ---------------------------------------------------------------------------------------------------------------
