@@ -756,7 +756,11 @@ def run(args):
         except ray.exceptions.GetTimeoutError:
             log(f"no node gave one {args.resource} to this slot within {args.start_timeout_s:g} s")
             return EXIT_DIED
-        ship = decide_ship(args.ship, args.address, ray.get_runtime_context().get_node_id(), info["node_id"])
+        try:
+            driver_node = ray.get_runtime_context().get_node_id()
+        except Exception:  # a Ray Client may have none to give; decide_ship ships for it anyway
+            driver_node = None
+        ship = decide_ship(args.ship, args.address, driver_node, info["node_id"])
         log(f"actor on {info['host']} (node {info['node_id'][:12]}, worker pid {info['worker_pid']}, "
             f"CUDA_VISIBLE_DEVICES={info['cuda_visible_devices']}, resources {info.get('resources')}, "
             f"folder {info['root']}); shipping files: {'yes' if ship else 'no'}")
