@@ -93,8 +93,9 @@ def cluster():
     log_path = os.path.join(tmp, "head.log")
     log = open(log_path, "wb")
     head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
-                             "--num-cpus=2", "--num-gpus=1", '--resources={"fake_gpu": 2}', "--disable-usage-stats",
-                             "--include-dashboard=false", f"--temp-dir={tmp}"],
+                             "--num-cpus=2", "--num-gpus=1", '--resources={"fake_gpu": 2}',
+                             "--object-store-memory=200000000", "--disable-usage-stats", "--include-dashboard=false",
+                             f"--temp-dir={tmp}"],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True)
     try:
