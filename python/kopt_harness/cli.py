@@ -1,5 +1,6 @@
-"""Command line: `golden`, `check`, `inspect` and `triton-run`. Exit codes follow kopt's table: 0 success, 4 input/contract error
-(bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an internal error, 130 Ctrl-C."""
+"""Command line: `golden`, `check`, `inspect`, `triton-run`, `ray-worker` and `fake-worker`. Exit codes follow kopt's
+table: 0 success, 4 input/contract error (bad usage, or an error inside ref.py, whose traceback goes to stderr), 1 an
+internal error, 130 Ctrl-C."""
 
 import argparse
 import contextlib
@@ -8,7 +9,7 @@ import os
 import sys
 import traceback
 
-from . import check, golden, inspect_cmd, signature, triton_golden, triton_run
+from . import check, fake_worker, golden, inspect_cmd, ray_worker, signature, triton_golden, triton_run
 from .plan import parse_dims
 from .errors import RefError, UsageError
 
@@ -67,6 +68,10 @@ def _parser():
     t.add_argument("--dump-cubin", help="write the cubins Triton compiled into this folder")
     t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
     t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
+    r = sub.add_parser("ray-worker", help="a measuring worker whose `kopt __worker` runs on a Ray cluster "
+                                          "(docs/MULTI_GPU.md)")
+    ray_worker.add_arguments(r)
+    sub.add_parser("fake-worker", help="a stand-in for `kopt __worker` without a GPU, for tests")
     return p
 
 
@@ -165,6 +170,10 @@ def main(argv=None):
             _check(args)
         elif args.command == "triton-run":
             _triton_run(args)
+        elif args.command == "ray-worker":
+            return ray_worker.run(args)
+        elif args.command == "fake-worker":
+            return fake_worker.main()
         else:
             inspect_cmd.run(args.dir, as_json=args.json)
         return EXIT_OK

@@ -79,3 +79,8 @@ class Harness:
         env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
         return subprocess.run([sys.executable, "-m", "kopt_harness", *args], capture_output=True, text=True,
                               env=env, cwd=str(self.root), timeout=timeout)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "ray: needs Ray (a one-node cluster on loopback is started; skipped without "
+                                       "`import ray`): test_ray_cluster.py")
