@@ -297,3 +297,17 @@ def test_no_cluster_at_the_address_or_no_node_with_the_resource_ends_the_bridge_
     r = bridge_run("--address", cluster["address"], "--resource", "nobody_has", "--start-timeout-s", "2")
     assert r.returncode == 3 and r.stdout == ""
     assert "no node gave one nobody_has to this slot within 2 s" in r.stderr
+
+
+def test_kopt_dispatches_to_two_slots_through_the_bridge(cluster, tmp_path):
+    """kopt's C++ side on this cluster (src/dispatch/ray_loopback_test.cpp): its dispatcher and MeasuringWorker
+    with the bridge command `optimize --ray` starts, eight fake candidates on two slots, one whose worker dies
+    retried on the other slot and then reported. KOPT_TESTS_BIN (set by CTest) names the test binary."""
+    tests_bin = os.environ.get("KOPT_TESTS_BIN")
+    if not tests_bin or not os.path.exists(tests_bin):
+        pytest.skip("KOPT_TESTS_BIN is not set (CTest's python_harness sets it to the built kopt_tests)")
+    env = dict(cluster["env"], KOPT_TEST_RAY_ADDRESS=cluster["address"], TMPDIR=str(tmp_path))
+    p = subprocess.run([tests_bin, "--gtest_filter=RayLoopback.*"], env=env, capture_output=True, text=True, timeout=240)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert "[  PASSED  ] 1 test" in out and "SKIPPED" not in out.split("[==========]")[-1], out

@@ -234,15 +234,8 @@ std::optional<int> Optimizer::choose_slots(const HardwareGate& hw) {
                                           "measured by one-shot Python children on this host: drop --ray"), util::Json::object());
     if (o_.gpus.kind != dispatch::GpuSelection::Kind::kCount)
       return stop("hardware", input_error("--ray needs the number of GPU slots to use: --gpus N"), util::Json::object());
-    const std::string harness = toolchain::python_harness_dir();
     for (int i = 0; i < o_.gpus.count; ++i) {
-      runner::WorkerSpec w;
-      w.argv = {toolchain::find_python(), "-m", "kopt_harness", "ray-worker", "--address", o_.ray_address,
-                "--kopt", (util::executable_dir() / "kopt").string(), "--slot", std::to_string(i)};
-      if (!harness.empty()) {
-        const char* pp = std::getenv("PYTHONPATH");
-        w.env["PYTHONPATH"] = harness + (pp && *pp ? std::string(":") + pp : "");
-      }
+      auto w = runner::ray_worker_spec(o_.ray_address, i);
       specs.push_back(std::move(w));
       slots_.push_back({fmt::format("Ray slot {}", i)});
       rec.push_back({{"slot", i}, {"name", slots_.back().name}, {"ray_address", o_.ray_address}});

@@ -1,7 +1,9 @@
 #include "runner/worker.h"
 
 #include <chrono>
+#include <cstdlib>
 
+#include "toolchain/tools.h"
 #include "util/fs.h"
 
 namespace kopt::runner {
@@ -15,6 +17,18 @@ constexpr int kRequestsPerWorker = 400;
 util::Json worker_request(const RunRequest& req) {
   auto argv = child_argv(req, "kopt");
   return {{"argv", std::vector<std::string>(argv.begin() + 2, argv.end())}};  // without "kopt __runner"
+}
+
+WorkerSpec ray_worker_spec(const std::string& address, int slot, const std::vector<std::string>& extra) {
+  WorkerSpec w;
+  w.argv = {toolchain::find_python(), "-m", "kopt_harness", "ray-worker", "--address", address,
+            "--kopt", (util::executable_dir() / "kopt").string(), "--slot", std::to_string(slot)};
+  w.argv.insert(w.argv.end(), extra.begin(), extra.end());
+  if (const std::string harness = toolchain::python_harness_dir(); !harness.empty()) {
+    const char* pp = std::getenv("PYTHONPATH");
+    w.env["PYTHONPATH"] = harness + (pp && *pp ? std::string(":") + pp : "");
+  }
+  return w;
 }
 
 MeasuringWorker::MeasuringWorker(std::filesystem::path log, std::string kopt_exe, WorkerSpec spec)

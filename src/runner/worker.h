@@ -24,6 +24,11 @@ struct WorkerSpec {
   std::map<std::string, std::string> env;
 };
 
+// The worker of slot `slot` on the Ray cluster at `address`: the bridge `python3 -m kopt_harness ray-worker`
+// (python/kopt_harness/ray_worker.py) holding one GPU through a Ray actor that runs `kopt __worker` on its node
+// (docs/MULTI_GPU.md); `extra` is added to its arguments (tests: a fake worker on a custom resource).
+WorkerSpec ray_worker_spec(const std::string& address, int slot, const std::vector<std::string>& extra = {});
+
 class MeasuringWorker {
  public:
   // `log`: where the worker's stderr goes (a kernel's printf lands there too); `kopt_exe` as child_argv's.
