@@ -32,7 +32,7 @@ int cmd_check(const Args& args) {
   auto c = pipeline::check_contract(job, sys, static_only ? pipeline::ReferenceRun::kStatic : pipeline::ReferenceRun::kOnCpu);
   if (!c) return fail(c.error());
   std::fputs(pipeline::format_contract_report(job, *c).c_str(), util::report_stream(json_path));
-  util::Json j = {{"kernel", job.kernel.string()}, {"ref", job.ref.string()}, {"dims", dims}, {"backend", c->backend},
+  util::Json j = {{"kernel", job.kernel.string()}, {"ref", job.ref.string()}, {"dims", dims}, {"backend", search::backend_name(c->backend)},
                   {"entry", c->entry}, {"annotated_params", c->annotated_params},
                   {"annotated_methods", c->annotated_methods}, {"harness", c->harness}, {"status", "ok"}};
   if (auto st = util::write_json_output(json_path, "check", j); !st) return fail(st.error());

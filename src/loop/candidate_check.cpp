@@ -67,7 +67,7 @@ Result<search::CheckFeedback> LoopChecker::check(const search::Candidate& c) {
   const fs::path dir = s_.work_dir / c.id;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  const bool triton = s_.prep->backend == "triton";
+  const bool triton = s_.prep->backend == search::Backend::kTriton;
   runner::RunRequest r;
   if (triton) {  // Triton compiles at the first launch, inside the checking child
     r.triton_kernel = s_.prep->kernel;

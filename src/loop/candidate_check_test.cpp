@@ -43,7 +43,7 @@ TEST(CandidateCheck, ACompileErrorComesBackWithTheCompilersWords) {
   pipeline::KernelJob job;
   job.kernel = testing_support::test_data_dir() + "/search/variants/saxpy/saxpy.cu";
   pipeline::Prepared prep;
-  prep.backend = "cuda";
+  prep.backend = search::Backend::kCuda;
   util::SystemRunner runner;
   SystemLab lab(job, runner);
   LoopChecker checker({&job, &prep, nullptr, &lab, 1, dir});

@@ -194,7 +194,7 @@ class Optimizer {
   mutable std::mutex state_mu_;  // st_'s clock and gate records, written from measuring slots' threads too
   std::mutex say_mu_;
   void flush_phase(Clock::time_point now);
-  bool triton() const { return prep_.backend == "triton"; }
+  bool triton() const { return prep_.backend == search::Backend::kTriton; }
 
   // ---- a kernel without annotations (derived.cpp): the space kopt derived, searched through its copy ----
   Status use_derived_space();  // writes run_dir/derived/<kernel> and makes it the kernel of every candidate

@@ -65,13 +65,13 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
   ScratchDir scratch;
   const fs::path sig_path = scratch.path() / "signature.json";
   if (is_triton_kernel(job.kernel)) {
-    c.backend = "triton";
+    c.backend = search::Backend::kTriton;
     KOPT_TRY_ASSIGN(search::Annotations ann, read_triton_kernel(text, job.kernel.string()));
     c.annotated_params = ann.params.size();
     c.annotated_methods = ann.methods.size();
     c.entry = search::extract_entry_signature(text, search::SourceLanguage::kPython).value_or("setup(...)");
   } else {
-    c.backend = job.cutlass || compile::is_cutlass_source(job.kernel) ? "cutlass" : "cuda";
+    c.backend = job.cutlass || compile::is_cutlass_source(job.kernel) ? search::Backend::kCutlass : search::Backend::kCuda;
     KOPT_TRY_ASSIGN(contract::KernelSignature sig, contract::parse_solve_signature(text, job.kernel.string()));
     c.entry = sig.normalised;
     KOPT_TRY_ASSIGN(search::Annotations ann, search::parse_annotations(text, job.kernel.string()));
@@ -118,7 +118,7 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
 std::string format_contract_report(const KernelJob& job, const ContractCheck& c) {
   const util::Json& h = c.harness;
   std::string s = fmt::format("contract OK: {} [{}]\n", job.kernel.string(), format_dims(job.dims));
-  s += fmt::format("  kernel     {} ({})\n", c.entry, c.backend);
+  s += fmt::format("  kernel     {} ({})\n", c.entry, search::backend_name(c.backend));
   s += fmt::format("  annotations {} param(s), {} method(s)\n", c.annotated_params, c.annotated_methods);
   if (h.value("status", std::string()) == "module_missing")
     s += fmt::format("  ref.py     {}: not imported here (see the warning)\n", job.ref.string());

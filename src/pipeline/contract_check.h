@@ -19,7 +19,7 @@ enum class ReferenceRun {
 };
 
 struct ContractCheck {
-  std::string backend;          // "cuda", "cutlass" or "triton"
+  search::Backend backend = search::Backend::kCuda;
   std::string entry;            // the entry point, normalised ("void solve(const float* a, ...)")
   size_t annotated_params = 0;  // // @kopt param lines
   size_t annotated_methods = 0;

@@ -41,7 +41,7 @@ TEST(ContractCheck, ChecksTheExampleWithoutAGpuAndReportsIt) {
   util::SystemRunner sys;
   auto c = check_contract(job, sys, ReferenceRun::kOnCpu);
   ASSERT_TRUE(c.ok()) << c.error().message;
-  EXPECT_EQ(c->backend, "cuda");
+  EXPECT_EQ(c->backend, search::Backend::kCuda);
   EXPECT_EQ(c->entry, "void solve(const float* a, const float* b, float* c, int n)");
   std::string report = format_contract_report(job, *c);
   EXPECT_EQ(report.rfind("contract OK: ", 0), 0u) << report;

@@ -53,7 +53,7 @@ struct Prepared {
   std::vector<std::string> buffer_dtypes;
   // Triton (pipeline/triton.h): backend "triton", no build; the kernel file and the baseline run_kernel
   // configuration (annotation defaults, -D overrides) the measuring child passes.
-  std::string backend = "cuda";   // "cuda" | "triton"
+  search::Backend backend = search::Backend::kCuda;  // kCuda (CUTLASS jobs too) or kTriton
   std::filesystem::path kernel;
   util::Json triton_config = util::Json::object();
 };

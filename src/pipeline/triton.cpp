@@ -57,7 +57,7 @@ Result<search::Annotations> read_triton_kernel(const std::string& text, const st
 Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner,
                                 bool time_reference, const Say& say) {
   Prepared p;
-  p.backend = "triton";
+  p.backend = search::Backend::kTriton;
   p.kernel = job.kernel;
   KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));
   KOPT_TRY_ASSIGN(search::Annotations ann, read_triton_kernel(p.source_text, job.kernel.string()));
@@ -85,7 +85,7 @@ Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, 
 }
 
 void bind_kernel(runner::RunRequest& req, const Prepared& p) {
-  if (p.backend == "triton") {
+  if (p.backend == search::Backend::kTriton) {
     req.libs.clear();
     req.triton_kernel = p.kernel;
     req.triton_configs = {p.triton_config};

@@ -92,7 +92,7 @@ TEST(TritonPipeline, BindKernelPointsTheRequestAtTheRightChild) {
   EXPECT_EQ(a.libs, std::vector<fs::path>{"/b/kernel.so"});
   EXPECT_TRUE(a.triton_kernel.empty());
   Prepared tri;
-  tri.backend = "triton";
+  tri.backend = search::Backend::kTriton;
   tri.kernel = "/k/kernel.py";
   tri.triton_config = {{"BLOCK", 64}};
   runner::RunRequest b;
@@ -171,7 +171,7 @@ TEST_F(TritonPipelineCpu, PrepareMakesGoldenDataAndTheChildMeasures) {
   std::vector<std::string> said;
   auto p = prepare(job("out[:] = 3 * x"), dir_ / "work", sys, false, [&](const std::string& s) { said.push_back(s); });
   ASSERT_TRUE(p.ok()) << p.error().message;
-  EXPECT_EQ(p->backend, "triton");
+  EXPECT_EQ(p->backend, search::Backend::kTriton);
   EXPECT_EQ(p->triton_config, (util::Json{{"BLOCK", 128}, {"KOPT_PERSISTENT_KERNEL", 0}}));
   EXPECT_EQ(p->manifest["kernel"]["backend"], "triton");
   ASSERT_EQ(p->signature.params.size(), 3u);
