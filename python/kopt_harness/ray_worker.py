@@ -39,6 +39,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from . import store
+
 # The value-taking options of `kopt __runner` (parse_options in src/runner/child.cpp); its only flag is --race.
 VALUE_OPTIONS = frozenset({"--lib", "--golden", "--out", "--mode", "--atol", "--rtol", "--max-time-s",
                            "--min-samples", "--max-samples", "--target-ci", "--rounds", "--dump-outputs",
@@ -169,22 +171,6 @@ def pack(path):
     return "missing", b""
 
 
-def _write_file_atomic(path, data):
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _remove(path):
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
@@ -196,7 +182,8 @@ def unpack(kind, data, dest, mode=None):
     """Writes what pack() gave at dest (a file, or a folder made whole beside dest and then moved in place),
     replacing what was there. `mode` (a file's permission bits) is kept where given."""
     if kind == "file":
-        _write_file_atomic(dest, data)
+        os.makedirs(os.path.dirname(os.path.abspath(dest)), exist_ok=True)
+        store.write_atomic(dest, data)
         if mode is not None:
             os.chmod(dest, mode)
         return

@@ -4,7 +4,9 @@
 
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "loop/model_lab.h"
@@ -33,6 +35,18 @@ std::optional<double> tile_model(const Defines& d) {
   t *= tile == 16 ? 1.6 : tile == 32 ? 1.2 : tile == 64 ? 1.0 : 1.1;
   t *= unroll == 1 ? 1.2 : unroll == 2 ? 1.0 : 1.05;
   return t * (vec ? 0.9 : 1.0);
+}
+
+// tile_model, with a Ctrl-C while the fourth configuration other than the baseline is measured.
+std::function<std::optional<double>(const Defines&)> interrupt_at_fourth_configuration() {
+  auto seen = std::make_shared<std::set<Defines>>();
+  return [seen](const Defines& d) {
+    if (def(d, "TILE", 16) != 16 || def(d, "UNROLL", 1) != 1 || d.count("KOPT_VECTORIZED_ACCESS")) {
+      seen->insert(d);
+      if (seen->size() == 4 && !util::interrupted()) std::raise(SIGINT);
+    }
+    return tile_model(d);
+  };
 }
 
 struct LoopRun {
@@ -243,15 +257,7 @@ TEST(OptimizeLoop, AnInterruptMidIterationKeepsWhatWasMeasuredAndTheResumeGoesOn
   OptimizeOptions o;
   o.iterations = 3;
   ModelLabOptions mo;
-  std::set<Defines> seen;
-  // Ctrl-C while the fourth configuration other than the baseline is measured.
-  mo.time_ms = [&](const Defines& d) {
-    if (def(d, "TILE", 16) != 16 || def(d, "UNROLL", 1) != 1 || d.count("KOPT_VECTORIZED_ACCESS")) {
-      seen.insert(d);
-      if (seen.size() == 4 && !util::interrupted()) std::raise(SIGINT);
-    }
-    return tile_model(d);
-  };
+  mo.time_ms = interrupt_at_fourth_configuration();
   auto first = run_model_loop("interrupt_mid", o, mo);
   util::reset_interrupted_for_tests();
   ASSERT_EQ(first.exit_code, 130);
@@ -393,14 +399,7 @@ TEST(OptimizeGpus, AnInterruptOnTwoGpusKeepsWhatWasMeasuredAndTheResumeMeasuresO
   ModelLabOptions mo;
   mo.gpus = 2;
   mo.noise_per_run = true;
-  std::set<Defines> seen;
-  mo.time_ms = [&](const Defines& d) {  // Ctrl-C while the fourth configuration other than the baseline is measured
-    if (def(d, "TILE", 16) != 16 || def(d, "UNROLL", 1) != 1 || d.count("KOPT_VECTORIZED_ACCESS")) {
-      seen.insert(d);
-      if (seen.size() == 4 && !util::interrupted()) std::raise(SIGINT);
-    }
-    return tile_model(d);
-  };
+  mo.time_ms = interrupt_at_fourth_configuration();
   auto first = run_model_loop("gpus_interrupt", o, mo);
   util::reset_interrupted_for_tests();
   ASSERT_EQ(first.exit_code, 130);
