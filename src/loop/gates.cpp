@@ -81,6 +81,9 @@ std::optional<int> Optimizer::open_run_dir() {
       return 0;
     }
     say("kopt optimize: resuming {} after iteration {}", dir_.string(), st_.iterations_done);
+    // What the run continues with (--resume may change the iterations, the budget, the GPUs): a later --resume
+    // starts from these, not from the first start's.
+    if (auto st = write_json(dir_ / "options.json", "options", options_to_json(o_)); !st) return fail(st.error());
   } else {
     auto d = pipeline::make_run_dir(o_.out, "run");
     if (!d) {

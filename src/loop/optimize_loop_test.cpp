@@ -425,6 +425,27 @@ TEST(OptimizeGpus, AnInterruptOnTwoGpusKeepsWhatWasMeasuredAndTheResumeMeasuresO
   auto after = util::read_json(first.run_dir / "state.json").value();
   EXPECT_GT(after["history"].size(), state["history"].size());
   EXPECT_EQ(after["stop_reason"].get<std::string>().empty(), false);
+  EXPECT_EQ(util::read_json(first.run_dir / "options.json").value()["gpus"], "all");
+}
+
+TEST(OptimizeGpus, AResumeOnOtherGpusSaysSoInOptionsJson) {
+  util::install_interrupt_handler();
+  util::reset_interrupted_for_tests();
+  ModelLabOptions mo;
+  mo.gpus = 2;
+  mo.time_ms = interrupt_at_fourth_configuration();
+  auto first = run_model_loop("gpus_resume_other", gpus_options("all"), mo);
+  util::reset_interrupted_for_tests();
+  ASSERT_EQ(first.exit_code, 130);
+  OptimizeOptions again = options_from_json(*util::read_json(first.run_dir / "options.json")).value();
+  again.resume = first.run_dir;
+  again.gpus = dispatch::parse_gpus("1", false).value();  // kopt optimize --resume RUN_DIR --gpus 1
+  mo.time_ms = tile_model;
+  auto second = run_model_loop("gpus_resume_other_2", again, mo);
+  ASSERT_EQ(second.exit_code, 0);
+  EXPECT_EQ(second.slots_given, 1u);  // GPU 1 alone: one worker, pinned to it
+  for (int s : second.run_slots) EXPECT_LE(s, 0);
+  EXPECT_EQ(util::read_json(first.run_dir / "options.json").value()["gpus"], "1");
 }
 
 TEST(OptimizeGpus, AGpuListNamingAMissingGpuStopsAtTheHardwareGateSayingWhich) {
