@@ -436,6 +436,14 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   // ---- per-shape results, when the run has several ----
   Json cases = summary.contains("cases") ? summary["cases"] : state.value("cases", Json());
   Json ceilings = ceilings_json(r, gpu, notes);  // before `notes` is copied below
+  // ---- per-GPU figures, when the run measured on several (issue 21, docs/MULTI_GPU.md) ----
+  Json gpus = Json::array();
+  if (Json m = state.value("measuring", Json::object()); m.is_object() && m.value("per_slot", Json::array()).size() > 1) {
+    const double wall = m.value("wall_s", 0.0);
+    for (const auto& p : m["per_slot"])
+      gpus.push_back({{"slot", p.value("name", std::string())}, {"candidates", p.value("runs", 0)}, {"worker_lost", p.value("lost", 0)},
+                      {"busy_s", p.value("busy_s", 0.0)}, {"utilisation", wall > 0 ? p.value("busy_s", 0.0) / wall : 0.0}});
+  }
 
   Json out = {{"schema", kReportDataSchema},
               {"run", run},
@@ -455,6 +463,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
               {"mix", mix},
               {"profile", profile},
               {"cases", cases.is_array() ? cases : Json()},
+              {"gpus", gpus},
               {"notes", notes}};
   return out;
 }

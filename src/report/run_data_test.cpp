@@ -227,6 +227,29 @@ TEST(RunData, ARunStoppedAtAGateStillLoads) {
   EXPECT_FALSE((*loaded)["notes"].empty());
 }
 
+TEST(RunData, ARunOnSeveralGpusHasItsPerGpuRows) {
+  fs::path dir = fs::path(::testing::TempDir()) / "kopt_report_gpus";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  loop::RunState st;
+  st.measuring = {{"wall_s", 10.0},
+                  {"per_slot", {{{"slot", 0}, {"name", "GPU 0 (NVIDIA H200)"}, {"runs", 5}, {"lost", 0}, {"busy_s", 8.0}},
+                                {{"slot", 1}, {"name", "GPU 1 (NVIDIA H200)"}, {"runs", 4}, {"lost", 1}, {"busy_s", 6.0}}}}};
+  ASSERT_TRUE(util::write_json_atomic(dir / "state.json", "state", loop::to_json(st)).ok());
+  ASSERT_TRUE(util::write_json_atomic(dir / "summary.json", "summary", {{"schema", "kopt.summary/1"}, {"kernel", "k.cu"}}).ok());
+  auto loaded = load_run(dir);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const auto& g = (*loaded)["gpus"];
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g[1]["slot"], "GPU 1 (NVIDIA H200)");
+  EXPECT_EQ(g[1]["worker_lost"], 1);
+  EXPECT_DOUBLE_EQ(g[0]["utilisation"].get<double>(), 0.8);
+  // One GPU (today's path): no rows, the page hides the section.
+  st.measuring["per_slot"].erase(1);
+  ASSERT_TRUE(util::write_json_atomic(dir / "state.json", "state", loop::to_json(st)).ok());
+  EXPECT_TRUE((*load_run(dir))["gpus"].empty());
+}
+
 TEST(RunData, MissingPartsBecomeNotes) {
   // A copy without ceilings.json, the baseline's SASS or its profile: still loads, and says what is missing.
   fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_partial_run";

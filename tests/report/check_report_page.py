@@ -184,6 +184,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         run = pathlib.Path(tmp) / "run"
         shutil.copytree(a.run, run)
+        # As a run on two GPUs records it (state.json's `measuring`, docs/MULTI_GPU.md): the page's GPUs table.
+        state = json.loads((run / "state.json").read_text())
+        state["measuring"] = {"wall_s": 20.0, "per_slot": [
+            {"slot": 0, "name": "GPU 0 (NVIDIA H200)", "runs": 7, "lost": 0, "busy_s": 17.5},
+            {"slot": 1, "name": "GPU 1 (NVIDIA H200)", "runs": 6, "lost": 1, "busy_s": 15.0}]}
+        (run / "state.json").write_text(json.dumps(state))
         r = subprocess.run([a.kopt, "report", "--html", str(run)], capture_output=True, text=True, timeout=60)
         if r.returncode != 0:
             print(f"FAIL: kopt report --html exited {r.returncode}: {r.stderr}", file=sys.stderr)
@@ -267,7 +273,8 @@ def main():
         if not want["mix"] and "not recorded" not in probe["mix_note"]:
             failures.append("instruction mix: the run has no SASS captures and the page does not say so")
         tables = probe["tables"]
-        for tid, n in (("table-candidates", want["candidates"]), ("table-ablation", want["ablation"]), ("table-timeline", want["timeline"])):
+        for tid, n in (("table-candidates", want["candidates"]), ("table-ablation", want["ablation"]), ("table-timeline", want["timeline"]),
+                       ("table-gpus", 2)):
             if tables.get(tid) != n:
                 failures.append(f"{tid}: {tables.get(tid)} rows, expected {n}")
         if tables.get("table-mix", 0) < (3 if want["mix"] else 1):

@@ -305,6 +305,19 @@
                                                    value: (r) => flat(r[k]) })), rows);
   }
 
+  // ---- per-GPU figures (when the run measured on several) ----
+  function gpus() {
+    const rows = Array.isArray(D.gpus) ? D.gpus : [];
+    if (!rows.length) {
+      $("gpus").hidden = true;
+      document.querySelector('nav a[href="#gpus"]').hidden = true;
+      return;
+    }
+    fillTable($("table-gpus"), [{ key: "slot", label: "GPU" }, { key: "candidates", label: "candidates", num: true },
+      { key: "worker_lost", label: "worker lost", num: true }, { key: "busy_s", label: "busy s", num: true, cell: (r) => r.busy_s.toFixed(1) },
+      { key: "utilisation", label: "utilisation", num: true, cell: (r) => (100 * r.utilisation).toFixed(0) + "%" }], rows);
+  }
+
   // ---- timeline, phases, notes ----
   function timeline() {
     fillTable($("table-timeline"), [{ key: "iteration", label: "iter", num: true }, { key: "champion_id", label: "champion" },
@@ -329,6 +342,7 @@
     mix();
     profile();
     cases();
+    gpus();
     timeline();
     document.body.dataset.koptRendered = "1";
   } catch (e) {
