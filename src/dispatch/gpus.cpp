@@ -24,7 +24,10 @@ std::string GpuSelection::text() const {
     case Kind::kCount: return std::to_string(count);
     case Kind::kList: {
       std::string t;
-      for (int i : list) t += (t.empty() ? "" : ",") + std::to_string(i);
+      for (int i : list) {
+        if (!t.empty()) t += ',';
+        t += std::to_string(i);
+      }
       return t;
     }
   }
@@ -71,7 +74,10 @@ Result<std::vector<Slot>> resolve_gpus(const GpuSelection& sel, const std::vecto
         auto it = std::find_if(gpus.begin(), gpus.end(), [&](const device::GpuInfo& g) { return g.index == i; });
         if (it == gpus.end()) {
           std::string have;
-          for (const auto& g : gpus) have += (have.empty() ? "" : ", ") + std::to_string(g.index);
+          for (const auto& g : gpus) {
+            if (!have.empty()) have += ", ";
+            have += std::to_string(g.index);
+          }
           return input_error(fmt::format("--gpus {}: this host has no GPU {} (it has {}; `kopt doctor` lists them)", sel.text(), i, have));
         }
         chosen.push_back(*it);

@@ -262,7 +262,10 @@ std::optional<int> Optimizer::choose_slots(const HardwareGate& hw) {
   if (!plain) lab_.use_slots(specs);
   if (slots_.size() > 1 || !plain) {
     std::string names;
-    for (const auto& sl : slots_) names += (names.empty() ? "" : ", ") + sl.name;
+    for (const auto& sl : slots_) {
+      if (!names.empty()) names += ", ";
+      names += sl.name;
+    }
     say("  measuring on {} slot(s): {}", slots_.size(), names);
   }
   return std::nullopt;
