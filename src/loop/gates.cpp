@@ -260,7 +260,7 @@ std::optional<int> Optimizer::choose_slots(const HardwareGate& hw) {
   // Today's path exactly: one slot on the first GPU in kopt's own environment: the lab keeps its one worker.
   const bool plain = specs.size() == 1 && specs.front().argv.empty() && specs.front().env.empty();
   if (!plain) lab_.use_slots(specs);
-  if (slots_.size() > 1 || !plain) {
+  if (!plain) {
     std::string names;
     for (const auto& sl : slots_) {
       if (!names.empty()) names += ", ";

@@ -291,14 +291,16 @@
     $("profile-note").textContent = tables ? "" : "No Nsight Compute metrics were recorded in this run directory.";
   }
 
+  // A section the run has nothing for, and its link in the navigation, hidden.
+  function hideSection(id) {
+    $(id).hidden = true;
+    document.querySelector('nav a[href="#' + id + '"]').hidden = true;
+  }
+
   // ---- per-shape results (when the run measured several shapes) ----
   function cases() {
     const rows = Array.isArray(D.cases) ? D.cases : [];
-    if (!rows.length) {
-      $("cases").hidden = true;
-      document.querySelector('nav a[href="#cases"]').hidden = true;
-      return;
-    }
+    if (!rows.length) return hideSection("cases");
     const keys = Array.from(new Set(rows.flatMap((r) => Object.keys(r))));
     const flat = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v);
     fillTable($("table-cases"), keys.map((k) => ({ key: k, label: k, num: rows.every((r) => r[k] === undefined || r[k] === null || isNum(r[k])),
@@ -308,11 +310,7 @@
   // ---- per-GPU figures (when the run measured on several) ----
   function gpus() {
     const rows = Array.isArray(D.gpus) ? D.gpus : [];
-    if (!rows.length) {
-      $("gpus").hidden = true;
-      document.querySelector('nav a[href="#gpus"]').hidden = true;
-      return;
-    }
+    if (!rows.length) return hideSection("gpus");
     fillTable($("table-gpus"), [{ key: "slot", label: "GPU" }, { key: "candidates", label: "candidates", num: true },
       { key: "worker_lost", label: "worker lost", num: true }, { key: "busy_s", label: "busy s", num: true, cell: (r) => r.busy_s.toFixed(1) },
       { key: "utilisation", label: "utilisation", num: true, cell: (r) => (100 * r.utilisation).toFixed(0) + "%" }], rows);
