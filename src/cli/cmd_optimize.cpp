@@ -61,7 +61,7 @@ Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, cons
 void add_gpu_options(CLI::App& app, std::string& gpus, std::string& ray) {
   app.add_option("--gpus", gpus,
                  "measure on these GPUs, one measuring worker each, candidates handed to whichever is free: all, or a "
-                 "list of ordinals such as 0,1,3 (default: the first GPU; with --ray: N slots of the cluster, or all) "
+                 "list of ordinals such as 0,1,3 (default: the first GPU; with --ray: N, the number of the cluster's GPU slots to use) "
                  "(docs/MULTI_GPU.md)");
   app.add_option("--ray", ray, "measure on a Ray cluster at this address (auto, HOST:PORT, ray://...): one worker per "
                  "GPU slot through `python3 -m kopt_harness ray-worker` (docs/MULTI_GPU.md)");

@@ -45,7 +45,7 @@ Result<GpuSelection> parse_gpus(const std::string& text, bool ray) {
   if (ray) {
     auto n = ordinal(t);
     if (!n || *n < 1)
-      return input_error(fmt::format("--gpus with --ray takes a number of GPUs (slots of the cluster) or all, not '{}'", text));
+      return input_error(fmt::format("--gpus with --ray takes the number of GPU slots to use, not '{}'", text));
     s.kind = GpuSelection::Kind::kCount;
     s.count = *n;
     return s;
