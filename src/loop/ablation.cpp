@@ -51,6 +51,10 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
         else off.defines[compile::method_guard(m)] = "0";
         off.guards[m] = false;
       }
+      // Its place in the space, so the search learns from what the ablation measures (GeneratorInput::ablations).
+      if (const int d = space_ ? space_->method_dim(m) : -1; d >= 0 && off.config && static_cast<size_t>(d) < off.config->size())
+        (*off.config)[static_cast<size_t>(d)] = space_->dims[static_cast<size_t>(d)].default_index;
+      off.content_hash = search::candidate_hash(source_text_, off);
       pl.off = off;
       offs.push_back(off);
     }
@@ -59,7 +63,16 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
   std::map<std::string, CandidateRun> measured;
   if (!offs.empty()) {
     KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation", fmt::format("ablation of {} method(s)", offs.size())));
-    for (auto& r : runs) measured[r.candidate.id] = std::move(r);
+    for (auto& r : runs) {
+      search::Measurement am;
+      am.candidate = r.candidate;
+      am.status = r.status;
+      am.iteration = iteration;
+      if (r.status == search::CandidateStatus::kOk && r.outcome.timing) am.median_ms = r.outcome.timing->median_ms;
+      if (r.status == search::CandidateStatus::kOk) am.objective_ms = r.objective_ms;
+      st_.ablations.push_back(std::move(am));
+      measured[r.candidate.id] = std::move(r);
+    }
   }
   util::Json ablation = util::Json::array();
   for (const auto& pl : plans) {

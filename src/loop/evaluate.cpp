@@ -30,7 +30,25 @@ namespace fs = std::filesystem;
 runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,
                                   const fs::path& result, runner::RunMode mode, const fs::path& dump_cubins, bool race,
                                   const fs::path& golden) {
-  return lab_.run(request(libs, cands, result, mode, dump_cubins, race, golden));
+  runner::RunRequest req = request(libs, cands, result, mode, dump_cubins, race, golden);
+  auto key = [&](const fs::path& lib) { return lib.string() + "|" + req.golden_dir.string(); };
+  if (req.mode == runner::RunMode::kPaired && req.libs.size() >= 2) {
+    std::lock_guard<std::mutex> lock(checked_mu_);
+    req.checked_first = checked_.count(key(req.libs.front())) > 0;
+  }
+  auto out = lab_.run(req);
+  // What passed its check here is not checked again as a race's first library (the champion).
+  std::vector<fs::path> passed;
+  if (out.status == runner::RunStatus::kOk && (req.mode == runner::RunMode::kCheck || req.mode == runner::RunMode::kTime) && !req.libs.empty())
+    passed.push_back(req.libs.front());
+  if (req.mode == runner::RunMode::kPaired && out.details.contains("libs") && out.details["libs"].is_array())
+    for (size_t k = 0; k < req.libs.size() && k < out.details["libs"].size(); ++k)
+      if (out.details["libs"][k].value("status", std::string()) == "ok") passed.push_back(req.libs[k]);
+  if (!passed.empty()) {
+    std::lock_guard<std::mutex> lock(checked_mu_);
+    for (const auto& l : passed) checked_.insert(key(l));
+  }
+  return out;
 }
 
 runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,

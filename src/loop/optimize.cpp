@@ -80,6 +80,7 @@ search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) 
   if (st_.champion->objective_ms > 0) champ_m.objective_ms = st_.champion->objective_ms;
   in.champion = champ_m;
   in.history = st_.history;
+  in.ablations = st_.ablations;
   in.verdicts = st_.verdicts;
   in.metrics = st_.metrics;
   in.context.dims = o_.job.dims;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <optional>
 #include <string>
 #include <thread>
@@ -193,6 +194,10 @@ class Optimizer {
   const std::thread::id main_thread_ = std::this_thread::get_id();
   mutable std::mutex state_mu_;  // st_'s clock and gate records, written from measuring slots' threads too
   std::mutex say_mu_;
+  // The (library, golden directory) pairs that passed a check in this run: a race whose first library is one of
+  // them does not check it again (runner::RunRequest::checked_first).
+  std::set<std::string> checked_;
+  std::mutex checked_mu_;
   void flush_phase(Clock::time_point now);
   bool triton() const { return prep_.backend == search::Backend::kTriton; }
 

@@ -44,9 +44,10 @@ Result<std::optional<ChampionRecord>> champion_from(const util::Json& j) {
 }
 }  // namespace
 
-util::Json to_json(const RunState& s) {
-  util::Json history = util::Json::array();
-  for (const auto& m : s.history) {
+namespace {
+util::Json measurements_json(const std::vector<search::Measurement>& list) {
+  util::Json out = util::Json::array();
+  for (const auto& m : list) {
     util::Json e = {{"candidate", search::to_json(m.candidate)},
                     {"status", search::candidate_status_name(m.status)},
                     {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
@@ -54,8 +55,36 @@ util::Json to_json(const RunState& s) {
                     {"search_s", m.search_s},
                     {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}}}};
     if (m.objective_ms) e["objective_ms"] = *m.objective_ms;
-    history.push_back(e);
+    out.push_back(e);
   }
+  return out;
+}
+
+Result<std::vector<search::Measurement>> measurements_from(const util::Json& list) {
+  std::vector<search::Measurement> out;
+  for (const auto& h : list) {
+    search::Measurement m;
+    KOPT_TRY_ASSIGN(m.candidate, candidate_from_json(h.at("candidate")));
+    std::string st = h.value("status", std::string("ok"));
+    for (auto cs : {search::CandidateStatus::kOk, search::CandidateStatus::kCompileFailed, search::CandidateStatus::kIncorrect,
+                    search::CandidateStatus::kCrashed, search::CandidateStatus::kTimedOut})
+      if (search::candidate_status_name(cs) == st) m.status = cs;
+    if (h.contains("median_ms") && h["median_ms"].is_number()) m.median_ms = h["median_ms"].get<double>();
+    if (h.contains("objective_ms") && h["objective_ms"].is_number()) m.objective_ms = h["objective_ms"].get<double>();
+    m.iteration = h.value("iteration", 0);
+    m.search_s = h.value("search_s", 0.0);
+    if (h.contains("cost_ms") && h["cost_ms"].is_object()) {
+      m.compile_ms = h["cost_ms"].value("compile", 0.0);
+      m.sass_ms = h["cost_ms"].value("sass", 0.0);
+      m.measure_ms = h["cost_ms"].value("measure", 0.0);
+    }
+    out.push_back(m);
+  }
+  return out;
+}
+}  // namespace
+
+util::Json to_json(const RunState& s) {
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)
   {
@@ -69,7 +98,8 @@ util::Json to_json(const RunState& s) {
           {"iterations_done", s.iterations_done},
           {"champion", champion_json(s.champion)},
           {"baseline", champion_json(s.baseline)},
-          {"history", history},
+          {"history", measurements_json(s.history)},
+          {"ablations", measurements_json(s.ablations)},
           {"verdicts", verdicts},
           {"stop", {{"iterations_done", s.stop.iterations_done}, {"max_iterations", s.stop.max_iterations},
                     {"patience", s.stop.patience}, {"iterations_without_gain", s.stop.iterations_without_gain},
@@ -101,24 +131,8 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.iterations_done = j.value("iterations_done", 0);
     KOPT_TRY_ASSIGN(s.champion, champion_from(j.value("champion", util::Json())));
     KOPT_TRY_ASSIGN(s.baseline, champion_from(j.value("baseline", util::Json())));
-    for (const auto& h : j.value("history", util::Json::array())) {
-      search::Measurement m;
-      KOPT_TRY_ASSIGN(m.candidate, candidate_from_json(h.at("candidate")));
-      std::string st = h.value("status", std::string("ok"));
-      for (auto cs : {search::CandidateStatus::kOk, search::CandidateStatus::kCompileFailed, search::CandidateStatus::kIncorrect,
-                      search::CandidateStatus::kCrashed, search::CandidateStatus::kTimedOut})
-        if (search::candidate_status_name(cs) == st) m.status = cs;
-      if (h.contains("median_ms") && h["median_ms"].is_number()) m.median_ms = h["median_ms"].get<double>();
-      if (h.contains("objective_ms") && h["objective_ms"].is_number()) m.objective_ms = h["objective_ms"].get<double>();
-      m.iteration = h.value("iteration", 0);
-      m.search_s = h.value("search_s", 0.0);
-      if (h.contains("cost_ms") && h["cost_ms"].is_object()) {
-        m.compile_ms = h["cost_ms"].value("compile", 0.0);
-        m.sass_ms = h["cost_ms"].value("sass", 0.0);
-        m.measure_ms = h["cost_ms"].value("measure", 0.0);
-      }
-      s.history.push_back(m);
-    }
+    KOPT_TRY_ASSIGN(s.history, measurements_from(j.value("history", util::Json::array())));
+    KOPT_TRY_ASSIGN(s.ablations, measurements_from(j.value("ablations", util::Json::array())));
     for (const auto& v : j.value("verdicts", util::Json::array())) {
       search::MethodVerdict mv;
       mv.method = v.at("method").get<std::string>();

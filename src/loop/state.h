@@ -34,6 +34,8 @@ struct RunState {
   std::optional<ChampionRecord> champion;
   std::optional<ChampionRecord> baseline;
   std::vector<search::Measurement> history;
+  // The champions' ablation variants, measured besides the candidates (GeneratorInput::ablations).
+  std::vector<search::Measurement> ablations;
   std::vector<search::MethodVerdict> verdicts;
   StopState stop;
   std::string stop_reason;          // set when the run ended

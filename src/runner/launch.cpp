@@ -39,6 +39,7 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
                            "--max-time-s", fmt::format("{:.17g}", req.max_time_s), "--target-ci", fmt::format("{:.17g}", req.target_ci),
                            "--min-samples", std::to_string(req.min_samples), "--rounds", std::to_string(req.rounds)});
   if (req.race) argv.push_back("--race");
+  if (req.checked_first) argv.push_back("--checked-first");
   if (req.tol) {
     argv.insert(argv.end(), {"--atol", fmt::format("{:.17g}", req.tol->atol), "--rtol", fmt::format("{:.17g}", req.tol->rtol)});
   }

@@ -30,6 +30,9 @@ struct RunRequest {
   int min_samples = 10;
   int rounds = 40;                    // paired mode: at most this many rounds
   bool race = false;                  // paired mode: stop as soon as the last library is ranked against the first (runner/race.h)
+  // Paired mode: the first library passed this run's checks on this golden data already (the champion): it is warmed
+  // up, not checked again, and a worker probes it once (`--checked-first`).
+  bool checked_first = false;
   std::string l2 = "cold";            // cold | warm: the L2 flushed before every sample or not (timing_method.h)
   std::string timing_method = "auto"; // auto, or a method to force (runner/timing_method.h names)
   std::filesystem::path dump_outputs; // check mode: the first seed's outputs written here (loop/determinism.h)

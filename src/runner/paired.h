@@ -23,6 +23,7 @@ struct PairedEntry : ClockedSamples {
   std::string message;
   util::Json check = util::Json::object();  // the check's per-output and per-input comparisons
   util::Json timing_info = util::Json::object();  // its probe alone: probe_method, fallback_reason, medians
+  bool probe_reused = false;  // its probe figures came from the worker's cache (a trusted champion: --checked-first)
 };
 
 // Indices of the libraries that passed their check, in order: the ones the rounds time.

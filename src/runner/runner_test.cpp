@@ -620,6 +620,43 @@ TEST_F(RunnerGpu, TheWorkerServesCheckTimeAndRacesAndRestartsAfterABrokenContext
   EXPECT_EQ(w.starts(), 2);
 }
 
+// --checked-first: the champion the loop checked already is warmed up, not checked again, and a worker probes it once;
+// the candidate is checked on every seed as before (a wrong one is still caught).
+TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
+  MeasuringWorker w(dir_ / "worker_trust.log", testing_support::kopt_binary());
+  auto ok = build("vadd_ok"), wrong = build("vadd_wrong");
+  auto race = [&](std::vector<fs::path> libs, const std::string& tag) {
+    RunRequest req;
+    req.libs = std::move(libs);
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / ("trust_" + tag + ".json");
+    req.mode = RunMode::kPaired;
+    req.race = true;
+    req.checked_first = true;
+    req.max_time_s = 1;
+    req.timeout_s = 60;
+    return w.run(req);
+  };
+  auto first = race({ok, ok}, "first");
+  ASSERT_EQ(first.status, RunStatus::kOk) << first.message;
+  const auto& libs = first.details["libs"];
+  EXPECT_TRUE(libs[0]["check"].contains("skipped")) << libs[0]["check"].dump();
+  EXPECT_TRUE(libs[1]["check"].contains("outputs")) << "the candidate is checked";
+  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 2u) << "and on the other seeds";
+  EXPECT_FALSE(libs[0]["timing_info"]["probe_reused"].get<bool>());
+  for (const char* ph : {"load", "check", "other_seeds", "probe", "rounds"})
+    EXPECT_TRUE(first.details["phases_ms"].contains(ph)) << ph << ": " << first.details["phases_ms"].dump();
+  auto second = race({ok, ok}, "second");
+  ASSERT_EQ(second.status, RunStatus::kOk) << second.message;
+  EXPECT_TRUE(second.details["libs"][0]["timing_info"]["probe_reused"].get<bool>()) << "one probe per worker for the champion";
+  EXPECT_FALSE(second.details["libs"][1]["timing_info"]["probe_reused"].get<bool>()) << "a candidate is always probed";
+  auto caught = race({ok, wrong}, "wrong");
+  EXPECT_EQ(caught.details["libs"][1]["status"], "wrong_result") << caught.details.dump();
+  std::printf("[trust] phases of a trusted race (ms): %s; again: %s\n", first.details["phases_ms"].dump().c_str(),
+              second.details["phases_ms"].dump().c_str());
+  EXPECT_EQ(w.starts(), 1);
+}
+
 TEST_F(RunnerGpu, PairedModeNamesTheLibraryThatBrokeTheContext) {
   util::SystemRunner sys;
   RunRequest req;

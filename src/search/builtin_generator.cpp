@@ -105,17 +105,38 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   st.space = &space;
   st.allowed = allowed_values(space, champion, out.selection, in.verdicts);
   st.prefer = preferred_values(space, out.selection);
-  for (const auto& m : in.history) {
-    if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
-    st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.ranked_ms() : std::nullopt});
-  }
+  // The ablations' variants are measurements like the candidates: the model learns from them, and none is proposed again.
+  for (const auto* list : {&in.history, &in.ablations})
+    for (const auto& m : *list) {
+      if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
+      st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.ranked_ms() : std::nullopt});
+    }
   st.k = in.k;
   st.seed = in.seed + static_cast<uint64_t>(in.iteration) * 1000003ull;
+  // A method whose ablation proved it is pinned on; but the proof holds at the champion it was measured on, and a
+  // method can pay there and cost elsewhere (with another method on: docs/SEARCH.md, "Pins"). So one candidate of
+  // each batch (from K = 2) is chosen over the whole space, pins released, by the same model.
+  const bool pinned = std::any_of(space.dims.begin(), space.dims.end(), [&](const Dim& d) {
+    const auto& a = st.allowed[static_cast<size_t>(&d - space.dims.data())];
+    return d.kind != DimKind::kParam && std::find(a.begin(), a.end(), d.default_index) == a.end();
+  });
+  const bool release_one = pinned && in.k >= 2;
+  if (release_one) st.k = in.k - 1;
   auto proposals = propose_configs(st);
   // The whole space, every method free: where the search may still go once the evidence's picks are spent.
   StrategyInput whole = st;
+  whole.k = in.k;
   whole.allowed.clear();
   whole.prefer.clear();
+  if (release_one && !proposals.empty()) {
+    StrategyInput released = whole;
+    released.k = 1;
+    for (const auto& p : proposals) released.exclude.push_back(p.config);
+    for (auto& p : propose_configs(released)) {
+      p.reason = "pins released: " + p.reason;
+      proposals.push_back(std::move(p));
+    }
+  }
   if (proposals.empty()) {
     proposals = propose_configs(whole);
     if (!proposals.empty())
@@ -125,7 +146,8 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   out.outlook = space_outlook(whole);
 
   std::set<std::string> measured;
-  for (const auto& m : in.history) measured.insert(m.candidate.content_hash);
+  for (const auto* list : {&in.history, &in.ablations})
+    for (const auto& m : *list) measured.insert(m.candidate.content_hash);
   if (!out.selection.picks.empty())
     out.notes.push_back("methods picked: " + util::join(out.selection.ids(), ", "));
   else

@@ -223,6 +223,59 @@ TEST_F(BuiltinGeneratorTest, NeverProposesWhatWasMeasuredAndUsesTheHistory) {
   EXPECT_EQ(in_.champion->candidate.params.at("THREADS"), 128);
 }
 
+// A proven method is pinned on, but its proof holds at the champion it was ablated on: one candidate of each batch
+// is chosen with the pins released (the H200 sgemm_tunable seed that never left cp_async_pipeline on, check15).
+// The ablation's own variant is a measurement: never proposed again.
+TEST_F(BuiltinGeneratorTest, OneCandidateABatchIsFreeOfThePinsAndAblationsAreNotProposedAgain) {
+  const int vd = space_.method_dim("vectorized_access");
+  ASSERT_GE(vd, 0);
+  Config on = space_.default_config();
+  on[static_cast<size_t>(vd)] = 1;
+  on[static_cast<size_t>(space_.dim_index("THREADS"))] = 1;  // 128, not the baseline's 256
+  Candidate champ = candidate_from_config(space_, reg(), on, source_, kKernel, "builtin");
+  champ.id = "i1c1";
+  in_.champion = Measurement{champ, CandidateStatus::kOk, 0.5, 1};
+  in_.history.push_back(*in_.champion);
+  in_.verdicts = {{"vectorized_access", Verdict::kEffective, 1, true, in_.metrics}};
+  Config off = on;
+  off[static_cast<size_t>(vd)] = 0;
+  Candidate ablated = candidate_from_config(space_, reg(), off, source_, kKernel, "ablation");
+  ASSERT_NE(ablated.content_hash, in_.history[0].candidate.content_hash) << "the baseline differs from the ablation point";
+  in_.ablations = {{ablated, CandidateStatus::kOk, 0.9, 1}};
+  // Iteration 1 also measured the method off at more items per thread, nearly as fast as the champion: off may pay
+  // there, which the pinned candidates can never find out.
+  Config far = off;
+  far[static_cast<size_t>(space_.dim_index("ITEMS"))] = 3;
+  in_.history.push_back({candidate_from_config(space_, reg(), far, source_, kKernel, "builtin"), CandidateStatus::kOk, 0.55, 1});
+  BuiltinGenerator gen;
+  int released_total = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    GeneratorInput in = in_;
+    in.iteration = 2;
+    in.seed = seed;
+    auto out = gen.generate(in);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    ASSERT_EQ(out->candidates.size(), 4u);
+    int released = 0, said = 0;
+    for (const auto& c : out->candidates) {
+      EXPECT_NE(c.content_hash, ablated.content_hash) << "re-proposed the ablation's variant";
+      EXPECT_NE(*c.config, off);
+      released += !c.guards.at("vectorized_access");
+    }
+    for (const auto& n : out->notes) said += n.find("(pins released: ") != std::string::npos;
+    EXPECT_EQ(said, 1) << "seed " << seed << ": one candidate a batch is chosen with the pins released";
+    EXPECT_LE(released, 1) << "seed " << seed << ": only that one may switch the pinned method off";
+    released_total += released;
+  }
+  EXPECT_GE(released_total, 1) << "the released candidate switches the pinned method off in some seeds";
+
+  // Without a pin nothing is released: every candidate comes from the evidence's own space.
+  in_.verdicts.clear();
+  auto free = gen.generate(in_);
+  ASSERT_TRUE(free.ok());
+  for (const auto& n : free->notes) EXPECT_EQ(n.find("pins released"), std::string::npos) << n;
+}
+
 TEST_F(BuiltinGeneratorTest, IneffectiveMethodsStayOffAndFailuresCountAsMeasured) {
   in_.verdicts = {{"vectorized_access", Verdict::kIneffective, 1, false, in_.metrics}};
   BuiltinGenerator gen;

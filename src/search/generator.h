@@ -104,6 +104,9 @@ struct GeneratorInput {
   std::filesystem::path baseline_source;
   std::optional<Measurement> champion;  // the incumbent (the baseline in iteration 1)
   std::vector<Measurement> history;     // every candidate measured so far, champion included
+  // The champions' ablation variants measured so far (a champion with one method off): configurations the loop
+  // measured besides the candidates, which the search learns from and does not propose again.
+  std::vector<Measurement> ablations;
   std::vector<MethodVerdict> verdicts;  // every verdict so far
   std::map<std::string, double> metrics;  // the champion's profile, keyed by ncu metric name
   BriefContext context;

@@ -75,6 +75,7 @@ class Replayer {
     Lookup b = look_up(*in_.table, *base.config);
     history_.clear();
     verdicts_.clear();
+    ablations_.clear();
     history_.push_back({base, b.status, b.ms, 0});
     r.evaluations = 1;
     r.evaluated.push_back(*base.config);
@@ -99,6 +100,7 @@ class Replayer {
         gi.baseline_source = in_.source;
         gi.champion = history_[champion];
         gi.history = history_;
+        gi.ablations = ablations_;
         gi.verdicts = verdicts_;
         gi.metrics = o_.metrics;
         auto out = gen.generate(gi);
@@ -166,10 +168,13 @@ class Replayer {
       v.verdict = v.measured_gain ? Verdict::kEffective : Verdict::kIneffective;
       if (l.ms) v.saved_ms = *l.ms - *champ.median_ms;
       verdicts_.push_back(v);
+      // The loop keeps what its ablation measured, and so does the replay (GeneratorInput::ablations).
+      ablations_.push_back({candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"), l.status, l.ms, iteration});
     }
   }
 
   std::vector<MethodVerdict> verdicts_;
+  std::vector<Measurement> ablations_;
   const ReplayInput& in_;
   const SearchSpace& s_;
   const ReplayOptions& o_;

@@ -182,6 +182,8 @@ class Proposer {
     for (auto& a : allowed_) std::sort(a.begin(), a.end());
     for (const auto& o : in.history)
       if (s_.in_range(o.config)) taken_.insert(key_(o.config));
+    for (const auto& c : in.exclude)
+      if (s_.in_range(c)) taken_.insert(key_(c));
     free_dims_ = 0;
     for (const auto& a : allowed_) free_dims_ += a.size() > 1;
   }
@@ -567,6 +569,8 @@ std::vector<Proposal> propose_configs(const StrategyInput& in) {
   std::unordered_set<uint64_t> seen;
   for (const auto& o : in.history)
     if (in.space->in_range(o.config)) seen.insert(key(o.config));
+  for (const auto& c : in.exclude)
+    if (in.space->in_range(c)) seen.insert(key(c));
   for (auto& pr : out)
     if (in.space->valid(pr.config) && seen.insert(key(pr.config)).second) checked.push_back(std::move(pr));
   if (checked.size() > static_cast<size_t>(std::max(in.k, 0))) checked.resize(static_cast<size_t>(in.k));

@@ -31,6 +31,8 @@ struct StrategyInput {
   // allowed, or -1: e.g. a method picked this iteration switched on, the cleanest test of it. Empty: none.
   std::vector<int> prefer;
   std::vector<Observation> history;
+  // Configurations not to propose that are not observations (e.g. proposed already in this batch by another call).
+  std::vector<Config> exclude;
   int k = 4;
   uint64_t seed = 1;
 };
