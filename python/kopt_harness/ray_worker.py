@@ -44,7 +44,7 @@ from . import store
 # The value-taking options of `kopt __runner` (parse_options in src/runner/child.cpp); its only flag is --race.
 VALUE_OPTIONS = frozenset({"--lib", "--golden", "--out", "--mode", "--atol", "--rtol", "--max-time-s",
                            "--min-samples", "--max-samples", "--target-ci", "--rounds", "--dump-outputs",
-                           "--smem-fill", "--l2", "--timing-method"})
+                           "--smem-fill", "--l2", "--timing-method", "--max-seeds"})
 # The ones that name files or folders the worker reads (--lib repeats for --mode paired) and writes.
 INPUT_OPTIONS = ("--lib", "--golden")
 OUTPUT_OPTIONS = ("--out", "--dump-outputs")

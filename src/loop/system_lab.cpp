@@ -106,7 +106,10 @@ Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) 
 
 sanitize::Verdict SystemLab::sanitize(const sanitize::Request& request) {
   // compute-sanitizer wraps a one-shot child: the long-lived worker is not the process it must watch.
-  return sanitize::run_gate(request, runner_);
+  // Its tools run at once (SystemRunner is thread-safe; nothing is timed meanwhile).
+  sanitize::Request req = request;
+  req.concurrent = true;
+  return sanitize::run_gate(req, runner_);
 }
 
 }  // namespace kopt::loop

@@ -54,6 +54,7 @@ struct Options {
   std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
   std::string dump_outputs;  // check mode: the first seed's outputs as a safetensors file (the determinism check)
   std::string smem_fill;     // check mode: fill shared memory with this 32-bit pattern before each call (smem_fill.h)
+  int max_seeds = 0;         // check mode: only the first N seeds (0: every seed); the sanitizer gate's runs use 1
 };
 
 // The forced method of --timing-method, or nullopt for auto (validated in child_main).
@@ -529,6 +530,7 @@ util::Json Child::run() {
       if (!opt_.dump_outputs.empty() && seed == g_.seeds.front()) dump_outputs(b, opt_.dump_outputs);
       free_bound(b);
       if (opt_.mode == "profile") break;  // one seed is enough to profile
+      if (opt_.max_seeds > 0 && static_cast<int>(seeds.size()) >= opt_.max_seeds) break;
     }
     result["seeds"] = seeds;
     if (status == RunStatus::kOk && opt_.mode == "time") {
@@ -593,6 +595,8 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
                  "check mode: fill every SM's shared memory with this 32-bit hex pattern before each call (the sanitizer "
                  "gate's test for reads of shared memory nobody wrote)");
   app.add_option("--l2", o.l2, "cold (flush the L2 before every sample, the default) | warm");
+  app.add_option("--max-seeds", o.max_seeds, "check mode: only the first N seeds (0, the default: every seed)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--timing-method", o.timing_method,
                  "auto (the default) | events_blocked | events_default_stream | events_with_device_sync_before_stop");
   std::vector<std::string> rev(args.rbegin(), args.rend());

@@ -47,6 +47,7 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
   if (req.timing_method != "auto") argv.insert(argv.end(), {"--timing-method", req.timing_method});
   if (!req.dump_outputs.empty()) argv.insert(argv.end(), {"--dump-outputs", req.dump_outputs.string()});
   if (!req.smem_fill.empty()) argv.insert(argv.end(), {"--smem-fill", req.smem_fill});
+  if (req.max_seeds > 0) argv.insert(argv.end(), {"--max-seeds", std::to_string(req.max_seeds)});
   return argv;
 }
 

@@ -145,6 +145,33 @@ TEST(RunnerChildArgv, DumpOutputsIsPassedWhenSetAndTheChildAcceptsIt) {
   EXPECT_EQ((*j)["status"], "load_error");
 }
 
+// The sanitizer gate's children check one seed (--max-seeds 1); races may trust their checked first library
+// (--checked-first). Both reach the child only when set, and the child accepts both.
+TEST(RunnerChildArgv, MaxSeedsAndCheckedFirstArePassedWhenSetAndTheChildAcceptsThem) {
+  RunRequest req;
+  req.libs = {"/k.so", "/c.so"};
+  req.golden_dir = "/nonexistent/golden";
+  auto plain = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--max-seeds"), plain.end());
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--checked-first"), plain.end());
+  fs::path dir = fs::path(::testing::TempDir()) / ("kopt_max_seeds_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  req.result_json = dir / "r.json";
+  req.max_seeds = 1;
+  req.checked_first = true;
+  auto argv = child_argv(req, testing_support::kopt_binary());
+  auto m = std::find(argv.begin(), argv.end(), "--max-seeds");
+  ASSERT_NE(m, argv.end());
+  EXPECT_EQ(*(m + 1), "1");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--checked-first"), argv.end());
+  util::SystemRunner runner;
+  auto proc = runner.run({argv});
+  EXPECT_EQ(proc.exit_code, 4);  // parsed; no golden data there: a load error, not a usage error
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << proc.stderr_text;
+  EXPECT_EQ((*j)["status"], "load_error");
+}
+
 TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
   for (int i = 0; i <= static_cast<int>(RunStatus::kInternal); ++i) {
     auto s = static_cast<RunStatus>(i);
@@ -654,6 +681,16 @@ TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
   EXPECT_EQ(caught.details["libs"][1]["status"], "wrong_result") << caught.details.dump();
   std::printf("[trust] phases of a trusted race (ms): %s; again: %s\n", first.details["phases_ms"].dump().c_str(),
               second.details["phases_ms"].dump().c_str());
+  // The sanitizer gate's check: one seed.
+  RunRequest one;
+  one.libs = {ok};
+  one.golden_dir = dir_ / "golden";
+  one.result_json = dir_ / "trust_one_seed.json";
+  one.mode = RunMode::kCheck;
+  one.max_seeds = 1;
+  auto checked = w.run(one);
+  ASSERT_EQ(checked.status, RunStatus::kOk) << checked.message;
+  EXPECT_EQ(checked.details["seeds"].size(), 1u);
   EXPECT_EQ(w.starts(), 1);
 }
 

@@ -1,9 +1,12 @@
 #include "sanitize/sanitizer.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "util/strings.h"
 
@@ -175,8 +178,33 @@ void add_fill(Verdict& v, FillRun fill) {
   v.fill = std::move(fill);
 }
 
+namespace {
+// The child's argv with its result file renamed for one tool (concurrent runs must not share it).
+std::vector<std::string> with_own_result(std::vector<std::string> argv, Tool t) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "--out") {
+      std::filesystem::path p(argv[i + 1]);
+      argv[i + 1] = (p.parent_path() / (p.stem().string() + "_" + std::string(tool_name(t)) + p.extension().string())).string();
+    }
+  return argv;
+}
+
+FillRun run_fill(const Request& req, util::CommandRunner& runner) {
+  std::error_code ec;
+  std::filesystem::remove(req.fill_result, ec);  // never a stale result
+  util::ProcessSpec spec{req.fill_argv};
+  spec.timeout_s = req.timeout_s;
+  auto proc = runner.run(spec);
+  std::optional<util::Json> result;
+  if (auto j = util::read_json(req.fill_result)) result = std::move(j).value();
+  return interpret_fill(proc, result);
+}
+}  // namespace
+
 Verdict run_gate(const Request& req, util::CommandRunner& runner) {
   std::vector<ToolRun> runs;
+  std::optional<FillRun> fill;
+  const bool want_fill = !req.fill_argv.empty();
   if (req.sanitizer.empty()) {
     for (Tool t : req.tools) {
       ToolRun r;
@@ -185,6 +213,15 @@ Verdict run_gate(const Request& req, util::CommandRunner& runner) {
       r.message = "compute-sanitizer not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, or set KOPT_COMPUTE_SANITIZER)";
       runs.push_back(std::move(r));
     }
+  } else if (req.concurrent) {
+    runs.resize(req.tools.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < req.tools.size(); ++i)
+      threads.emplace_back([&, i] {
+        runs[i] = run_tool(req.sanitizer, req.tools[i], with_own_result(req.target_argv, req.tools[i]), req.timeout_s, runner);
+      });
+    if (want_fill) threads.emplace_back([&] { fill = run_fill(req, runner); });
+    for (auto& t : threads) t.join();
   } else {
     for (Tool t : req.tools) {
       runs.push_back(run_tool(req.sanitizer, t, req.target_argv, req.timeout_s, runner));
@@ -193,16 +230,8 @@ Verdict run_gate(const Request& req, util::CommandRunner& runner) {
   }
   // The fill needs no compute-sanitizer: it runs whether the tools could or not.
   Verdict v = judge(std::move(runs));
-  if (!req.fill_argv.empty() && !util::interrupted()) {
-    std::error_code ec;
-    std::filesystem::remove(req.fill_result, ec);  // never a stale result
-    util::ProcessSpec spec{req.fill_argv};
-    spec.timeout_s = req.timeout_s;
-    auto proc = runner.run(spec);
-    std::optional<util::Json> result;
-    if (auto j = util::read_json(req.fill_result)) result = std::move(j).value();
-    add_fill(v, interpret_fill(proc, result));
-  }
+  if (want_fill && !fill && !util::interrupted()) fill = run_fill(req, runner);
+  if (fill) add_fill(v, std::move(*fill));
   return v;
 }
 

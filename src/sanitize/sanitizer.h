@@ -100,6 +100,10 @@ struct Request {
   // Empty: no fill (Triton kernels, whose runner has no such pass).
   std::vector<std::string> fill_argv;
   std::string fill_result;
+  // The tools (and the fill) run at once, each child with its own result file (`--out` gets the tool's name):
+  // nothing is timed while the gate runs, and four sequential compute-sanitizer processes were most of a new
+  // champion's selection wall at sgemm 4096^3 on the H200. Off for runners that are not thread-safe (test fakes).
+  bool concurrent = false;
 };
 Verdict run_gate(const Request& req, util::CommandRunner& runner);
 

@@ -5,8 +5,12 @@
 #include "util/json_io.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include <unistd.h>
 
@@ -164,6 +168,48 @@ TEST(SanitizerGate, CleanToolsAreSafeAndAMissingOrHungToolIsUnknown) {
   EXPECT_EQ(none.race_safe, RaceSafe::kUnknown);
   EXPECT_FALSE(none.rejected);
   EXPECT_NE(none.runs[0].message.find("compute-sanitizer not found"), std::string::npos);
+}
+
+// The SystemLab runs the four tools and the fill at once (Request::concurrent): the same verdict, each tool's child
+// with its own result file, in the time of the slowest.
+TEST(SanitizerGate, ConcurrentToolsGiveTheSameVerdictEachWithItsOwnResultFile) {
+  class SlowFake : public FakeSanitizer {
+   public:
+    std::mutex mu;
+    util::ProcessResult run(const util::ProcessSpec& spec) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::lock_guard<std::mutex> lock(mu);
+      if (!spec.argv.empty() && spec.argv[0] == "fill") {
+        calls.push_back(spec.argv);
+        util::ProcessResult r;
+        r.started = true;
+        return r;
+      }
+      return FakeSanitizer::run(spec);
+    }
+  };
+  SlowFake fake;
+  fake.by_tool = {{"memcheck", {kClean, 0}}, {"racecheck", {kRace, 99}}, {"synccheck", {kClean, 0}}, {"initcheck", {kUninit, 99}}};
+  Request req{"cs", kTarget, {Tool::kMemcheck, Tool::kRacecheck, Tool::kSynccheck, Tool::kInitcheck}, 300};
+  req.fill_argv = {"fill", "--out", "fill.json"};
+  req.fill_result = (std::filesystem::temp_directory_path() / "kopt_no_such_fill_result.json").string();
+  req.concurrent = true;
+  auto t0 = std::chrono::steady_clock::now();
+  auto v = run_gate(req, fake);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 1.0) << "five 0.3 s children at once, not one after another (1.5 s)";
+  ASSERT_EQ(fake.calls.size(), 5u);
+  EXPECT_TRUE(v.rejected);
+  EXPECT_EQ(v.race_safe, RaceSafe::kUnsafe);
+  ASSERT_EQ(v.runs.size(), 4u);
+  EXPECT_EQ(v.runs[1].tool, Tool::kRacecheck);  // in the tools' order, whichever finished first
+  EXPECT_EQ(v.runs[1].outcome, RunOutcome::kFindings);
+  EXPECT_EQ(v.fill.outcome, FillOutcome::kError) << "the fake fill wrote no result";
+  std::set<std::string> outs;
+  for (const auto& c : fake.calls)
+    for (size_t i = 0; i + 1 < c.size(); ++i)
+      if (c[i] == "--out") outs.insert(c[i + 1]);
+  EXPECT_EQ(outs, (std::set<std::string>{"r_memcheck.json", "r_racecheck.json", "r_synccheck.json", "r_initcheck.json", "fill.json"}));
 }
 
 TEST(SanitizerGate, OutputWithoutASummaryIsAToolError) {
