@@ -16,7 +16,7 @@ seed_runs() {
     while kill -0 "$pid" 2>/dev/null; do
       sleep 1
       local st; st=$(ls "$out"/kopt_runs/run_*/state.json 2>/dev/null | head -1)
-      [ -n "$st" ] && python3 -c "import json,sys; s=json.load(open('$st'))['stop']; sys.exit(0 if s.get('search_s',0)>=$budget else 1)" 2>/dev/null \
+      [ "${SEED_RUNS_CUT:-1}" = 1 ] && [ -n "$st" ] && python3 -c "import json,sys; s=json.load(open('$st'))['stop']; sys.exit(0 if s.get('search_s',0)>=$budget else 1)" 2>/dev/null \
         && { sleep 1; kill -INT "$pid" 2>/dev/null; break; }
     done
     wait "$pid"; local rc=$?
@@ -43,5 +43,8 @@ print("SEED %s %s: %d candidates, best %.4f ms, stop %s, search_s %.1f, first wi
 PY
     mkdir -p "runs/json/${name}_seed$s"; [ -n "$d" ] && cp "$d"/state.json "$d"/options.json "runs/json/${name}_seed$s/" 2>/dev/null
     [ -n "$d" ] && cp "$d"/summary.json "runs/json/${name}_seed$s/" 2>/dev/null
+    # After each seed, so a call cut by its time limit still brings back what finished.
+    [ -n "${OUT:-}" ] && (cd runs && tar czf "$OUT/${name}_seed$s.tgz" --exclude='*.so' --exclude='golden*' --exclude='*.cubin' \
+      --exclude='*.ncu-rep' --exclude=build --exclude='*.safetensors' "${name}_seed$s" "${name}_seed$s.log" 2>/dev/null)
   done
 }

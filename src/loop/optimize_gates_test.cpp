@@ -255,7 +255,7 @@ TEST(OptimizeGates, AFinalistTheSanitizerFlagsIsRejectedWithTheReasonAndRaceSafe
   ASSERT_EQ(r.exit_code, 0);
   ASSERT_FALSE(r.sanitized.empty());
   EXPECT_NE(r.sanitized.front().find("baseline"), std::string::npos) << "the baseline first, at a small case";
-  // The sanitizer ran at the small case (16 MiB at most: the user's 8 MiB case fits, so its own golden data).
+  // The sanitizer ran at the small case (4 MiB at most: the user's 8 MiB case is fitted, with golden data of its own).
   auto base = util::read_json(r.run_dir / "gates" / "sanitize_baseline.json");
   ASSERT_TRUE(base.ok());
   EXPECT_FALSE((*base)["rejected"].get<bool>()) << "uninitialised reads are reported, not rejecting";

@@ -1,5 +1,6 @@
 // The whole optimize loop without a GPU: a ModelLab stands in for the device, everything else is the real loop
 // (generator, selection, ablation, stopping, the run directory).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -236,6 +237,39 @@ TEST(OptimizeLoop, TheChampionIsCheckedOnceNotBeforeEveryRace) {
   req.checked_first = false;
   argv = runner::child_argv(req, "kopt");
   EXPECT_EQ(std::find(argv.begin(), argv.end(), "--checked-first"), argv.end());
+}
+
+// A runner-up that its own race already put clearly behind the finalist crowned before it (both against the same
+// old champion, CIs apart) is kept without new paired runs; one that is close gets them, as before.
+TEST(OptimizeLoop, ARunnerUpClearlyBehindTheNewChampionNeedsNoNewRun) {
+  OptimizeOptions o;
+  o.iterations = 3;
+  o.patience = 3;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  auto r = run_model_loop("runner_up", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  int skipped = 0, repaired = 0;
+  for (int it = 1; it <= 3; ++it) {
+    const fs::path idir = r.run_dir / fmt::format("iter_{:02d}", it);
+    auto sel = util::read_json(idir / "selection.json");
+    if (!sel.ok()) continue;
+    const auto& fins = (*sel)["finalists"];
+    for (size_t i = 0; i < fins.size(); ++i) {
+      const auto& f = fins[i];
+      const std::string id = f["finalist"];
+      if (f.value("reason", std::string()).find("(no new run)") != std::string::npos) {
+        ++skipped;
+        EXPECT_GT(i, 0u) << "only after a finalist was crowned";
+        EXPECT_EQ(f["decision"], "keep");
+        EXPECT_FALSE(fs::exists(idir / ("paired_" + id + ".json"))) << id;
+      } else if (i > 0 && fs::exists(idir / ("paired_" + id + ".json"))) {
+        ++repaired;
+      }
+    }
+  }
+  EXPECT_GE(skipped, 1) << "the model's configurations differ by far more than its 0.5% noise";
+  std::printf("[runner-up] skipped %d, paired again %d\n", skipped, repaired);
 }
 
 TEST(OptimizeLoop, TheTimeBudgetEndsTheSearchAndIsCountedFromTheEndOfTheGates) {

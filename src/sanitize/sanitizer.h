@@ -112,8 +112,11 @@ util::Json to_json(const Verdict& v);
 
 // ---- The small case -------------------------------------------------------------------------------------
 // Sanitizing slows a kernel 10-100x (racecheck most): the gate runs at the user's dims fitted to this working
-// set (workload::fit_to_limit: the matrix's axes and rounding, so the alignment is kept).
-inline constexpr int64_t kSanitizeWorkingSetBytes = 16ll << 20;
+// set (workload::fit_to_limit: the matrix's axes and rounding, so the alignment is kept). 4 MiB since 2026-12-01:
+// at 16 MiB racecheck took 8.8 s of a new champion's 10 s gate on the H200 (sgemm_tunable from 4096^3; the other
+// tools about 1 s each, mostly their start); what the tools look for is per block and per access (out of bounds,
+// shared-memory hazards, barriers, uninitialised reads), and 4 MiB still runs interior and edge blocks.
+inline constexpr int64_t kSanitizeWorkingSetBytes = 4ll << 20;
 Result<Dims> sanitize_dims(const workload::WorkingSetModel& model, const Dims& user,
                                 int64_t max_bytes = kSanitizeWorkingSetBytes);
 // Per tool: 120 s plus 100x the child's own check wall time at that case, at most 1800 s.

@@ -235,7 +235,7 @@ TEST(SanitizerGate, SmallCaseAndTimeout) {
   ASSERT_TRUE(ws);
   EXPECT_LE(ws->bytes, kSanitizeWorkingSetBytes);
   EXPECT_EQ(d->at("M") % 256, 0);  // the user's alignment kept
-  EXPECT_EQ(d->at("M"), 1280);     // 2 x 1280^2 x 4 B = 12.5 MiB; 1536 would be 18 MiB
+  EXPECT_EQ(d->at("M"), 512);      // 2 x 512^2 x 4 B = 2 MiB; 768 would be 4.5 MiB
   EXPECT_DOUBLE_EQ(sanitize_timeout_s(0), 120);
   EXPECT_DOUBLE_EQ(sanitize_timeout_s(3000), 420);
   EXPECT_DOUBLE_EQ(sanitize_timeout_s(1e7), 1800);
