@@ -305,3 +305,30 @@ def test_search_efficiency_sh_end_to_end_with_a_fake_gpu(tmp_path):
     assert "gpu: Fake H200" in report
     replay = json.loads((out / "replay_free.json").read_text())
     assert replay["summary"]["space_size"] == len(configs) and len(replay["runs"]) == 5
+
+
+batch_model = load("batch_model")
+
+
+def test_batch_model_charges_each_completed_iteration_its_fixed_cost():
+    f = batch_model.seconds_to_hit
+    assert f(None, 8, 2.0, 22.0) == float("inf")
+    assert f(1, 8, 2.0, 22.0) == 0.0          # the baseline
+    assert f(2, 8, 2.0, 22.0) == 2.0          # the first candidate
+    assert f(9, 8, 2.0, 22.0) == 16.0         # the eighth: the first batch, no fixed cost yet
+    assert f(10, 8, 2.0, 22.0) == 16.0 + 22.0 + 2.0  # the first of the second batch pays the first's selection
+    assert f(10, 16, 2.0, 22.0) == 18.0       # with K = 16 it is still in the first batch
+
+
+def test_batch_model_reports_a_share_per_k(tmp_path, capsys):
+    # A fake kopt whose replay says: seed 1 hit at evaluation 10, seed 2 never.
+    fake = tmp_path / "kopt"
+    fake.write_text("#!/usr/bin/env python3\nimport json, sys\na = sys.argv\n"
+                    "json.dump({'runs': [{'hit_evaluation': 10}, {'hit_evaluation': None}]}, open(a[a.index('--json') + 1], 'w'))\n")
+    fake.chmod(0o755)
+    rc = batch_model.main(["--kopt", str(fake), "--kernel", "k.cu", "--table", "t.csv", "--per-candidate", "2",
+                           "--per-iteration", "22", "--budget", "30", "--k", "8,16"])
+    assert rc == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("K  8: 0.00 of 2 seeds")  # 40 s > 30 s
+    assert out[1].startswith("K 16: 0.50 of 2 seeds")  # 18 s
