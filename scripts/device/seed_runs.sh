@@ -2,8 +2,8 @@
 # Issue 16's live runs (sourced by the device checks): seed_runs NAME BUDGET_S TABLE_BEST_MS SEEDS -- KERNEL ARGS...
 # runs `kopt optimize KERNEL ARGS --seed S --time-budget BUDGET_S --out runs/NAME_seedS` for each seed, with kopt's
 # default flags otherwise. The budget only ends a run (docs/SEARCH.md); to save device time each run is cut by
-# SIGINT once its state says the budget is spent (the final profile, the per-case table and the held-out shapes
-# after it are skipped; what was measured is kept). Prints, per seed, the candidates, the best and the first
+# SIGINT when its held-out shapes start (after the final profile) or once its state says the budget is spent (what
+# was measured is kept; SEED_RUNS_CUT=0 lets every run finish). Prints, per seed, the candidates, the best and the first
 # evaluation within 3% of TABLE_BEST_MS with its seconds after the gates, and the per-candidate costs.
 seed_runs() {
   local name=$1 budget=$2 best=$3 seeds=$4; shift 5
@@ -16,8 +16,12 @@ seed_runs() {
     while kill -0 "$pid" 2>/dev/null; do
       sleep 1
       local st; st=$(ls "$out"/kopt_runs/run_*/state.json 2>/dev/null | head -1)
-      [ "${SEED_RUNS_CUT:-1}" = 1 ] && [ -n "$st" ] && python3 -c "import json,sys; s=json.load(open('$st'))['stop']; sys.exit(0 if s.get('search_s',0)>=$budget else 1)" 2>/dev/null \
-        && { sleep 1; kill -INT "$pid" 2>/dev/null; break; }
+      # The search is over once the held-out shapes start (after the final profile); a state written after an
+      # iteration that ended past the budget says so earlier.
+      if [ "${SEED_RUNS_CUT:-1}" = 1 ] && { grep -q "^held-out shapes:" "$out.log" 2>/dev/null || { [ -n "$st" ] && \
+           python3 -c "import json,sys; s=json.load(open('$st'))['stop']; sys.exit(0 if s.get('search_s',0)>=$budget else 1)" 2>/dev/null; }; }; then
+        sleep 1; kill -INT "$pid" 2>/dev/null; break
+      fi
     done
     wait "$pid"; local rc=$?
     echo "=== $name seed $s rc=$rc $(( $(date +%s) - t0 )) s"
