@@ -84,27 +84,34 @@ TEST_F(CmdSearchReplay, ATableOfAnotherSpaceIsAnInputError) {
 namespace kopt::cli {
 namespace {
 
+// `kopt __search-replay` on the stored sgemm_tunable table with these extra arguments: its JSON summary.
+util::Json replay_sgemm_table(const std::string& tag, std::vector<std::string> extra, std::string* output) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kopt-replay-" + tag + "-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> argv = {testing_support::kopt_binary(), "__search-replay", "--kernel",
+                                   testing_support::test_data_dir() + "/../../examples/sgemm_tunable/kernel.cu", "--table",
+                                   testing_support::test_data_dir() + "/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv",
+                                   "--json", (dir / "r.json").string()};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto r = util::run_process({argv, "", {}, 120});
+  *output = r.stdout_text + r.stderr_text;
+  auto j = util::read_json(dir / "r.json");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 0) << *output;
+  return j.ok() && j->contains("summary") ? (*j)["summary"] : util::Json::object();
+}
+
 // The real table: all 496 configurations of examples/sgemm_tunable measured at 4096^3 on the H200
 // (scripts/perf/search_efficiency.sh, 2026-11-30; tests/data/perf/h200-2026-11-30/). The target:
 // within 3% of the best in at most 20% of the space's evaluations. The built-in loop must meet it in every
 // run, and beat uniform random search's mean (55.2 evaluations here) at the median.
 TEST(CmdSearchReplayH200, TheBuiltinLoopMeetsTheSearchTargetOnTheMeasuredSgemmSpace) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kopt-replay-h200-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto r = util::run_process(
-      {{testing_support::kopt_binary(), "__search-replay", "--kernel", testing_support::test_data_dir() + "/../../examples/sgemm_tunable/kernel.cu",
-        "--table", testing_support::test_data_dir() + "/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv", "--runs", "50",
-        "--iterations", "124", "--within", "3", "--target-share", "20", "--json", (dir / "r.json").string()},
-       "", {}, 120});
-  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
-  auto j = util::read_json(dir / "r.json");
-  std::filesystem::remove_all(dir);
-  ASSERT_TRUE(j.ok());
-  const auto& s = (*j)["summary"];
+  std::string out;
+  auto s = replay_sgemm_table("h200", {"--runs", "50", "--iterations", "124", "--within", "3", "--target-share", "20"}, &out);
   EXPECT_EQ(s["space_size"], 496);
   EXPECT_EQ(s["good"], 8);
-  EXPECT_EQ(s["reached_within_target"], 50) << r.stdout_text;
-  ASSERT_TRUE(s["max_evaluations"].is_number()) << r.stdout_text;
+  EXPECT_EQ(s["reached_within_target"], 50) << out;
+  ASSERT_TRUE(s["max_evaluations"].is_number()) << out;
   EXPECT_LE(s["max_evaluations"].get<int>(), s["target_evaluations"].get<int>());
   EXPECT_LT(s["median_evaluations"].get<double>(), s["random_mean_evaluations"].get<double>());
 }
@@ -115,21 +122,11 @@ TEST(CmdSearchReplayH200, TheBuiltinLoopMeetsTheSearchTargetOnTheMeasuredSgemmSp
 // learnt from, no seed of 200 needs more than 41 evaluations (the budget of a 68.5 s live run at 1.7 s each;
 // before: 15 of 200 seeds needed 71-88).
 TEST(CmdSearchReplayH200, NoSeedStaysBehindAPinnedMethod) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kopt-replay-pins-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  auto r = util::run_process(
-      {{testing_support::kopt_binary(), "__search-replay", "--kernel", testing_support::test_data_dir() + "/../../examples/sgemm_tunable/kernel.cu",
-        "--table", testing_support::test_data_dir() + "/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv", "--runs", "200",
-        "--json", (dir / "r.json").string()},
-       "", {}, 120});
-  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
-  auto j = util::read_json(dir / "r.json");
-  std::filesystem::remove_all(dir);
-  ASSERT_TRUE(j.ok());
-  const auto& s = (*j)["summary"];
-  EXPECT_EQ(s["reached"], 200) << r.stdout_text;
-  ASSERT_TRUE(s["max_evaluations"].is_number()) << r.stdout_text;
-  EXPECT_LE(s["max_evaluations"].get<int>(), 41) << r.stdout_text;
+  std::string out;
+  auto s = replay_sgemm_table("pins", {"--runs", "200"}, &out);
+  EXPECT_EQ(s["reached"], 200) << out;
+  ASSERT_TRUE(s["max_evaluations"].is_number()) << out;
+  EXPECT_LE(s["max_evaluations"].get<int>(), 41) << out;
 }
 
 }  // namespace

@@ -64,13 +64,7 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
   if (!offs.empty()) {
     KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation", fmt::format("ablation of {} method(s)", offs.size())));
     for (auto& r : runs) {
-      search::Measurement am;
-      am.candidate = r.candidate;
-      am.status = r.status;
-      am.iteration = iteration;
-      if (r.status == search::CandidateStatus::kOk && r.outcome.timing) am.median_ms = r.outcome.timing->median_ms;
-      if (r.status == search::CandidateStatus::kOk) am.objective_ms = r.objective_ms;
-      st_.ablations.push_back(std::move(am));
+      st_.ablations.push_back(measurement_of(r, iteration));
       measured[r.candidate.id] = std::move(r);
     }
   }

@@ -89,14 +89,19 @@ search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) 
   return in;
 }
 
+search::Measurement measurement_of(const CandidateRun& r, int iteration) {
+  search::Measurement m;
+  m.candidate = r.candidate;
+  m.status = r.status;
+  m.iteration = iteration;
+  if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
+  if (r.status == search::CandidateStatus::kOk) m.objective_ms = r.objective_ms;
+  return m;
+}
+
 void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
   for (const auto& r : runs) {
-    search::Measurement m;
-    m.candidate = r.candidate;
-    m.status = r.status;
-    m.iteration = it;
-    if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
-    if (r.status == search::CandidateStatus::kOk) m.objective_ms = r.objective_ms;
+    search::Measurement m = measurement_of(r, it);
     m.search_s = r.search_s;
     m.compile_ms = r.build.compile_ms;
     m.sass_ms = r.sass_ms;

@@ -240,7 +240,7 @@ TEST(OptimizeLoop, TheChampionIsCheckedOnceNotBeforeEveryRace) {
 }
 
 // A runner-up that its own race already put clearly behind the finalist crowned before it (both against the same
-// old champion, CIs apart) is kept without new paired runs; one that is close gets them, as before.
+// old champion, CIs apart) is kept without new paired runs (the count of those that still got them is printed).
 TEST(OptimizeLoop, ARunnerUpClearlyBehindTheNewChampionNeedsNoNewRun) {
   OptimizeOptions o;
   o.iterations = 3;

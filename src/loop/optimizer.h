@@ -54,6 +54,9 @@ struct CandidateRun {
   int slot = -1;                       // the measuring slot (GPU) it was measured on
 };
 
+// A candidate's run as the search sees it (a history or ablation entry): its candidate, status, iteration and times.
+search::Measurement measurement_of(const CandidateRun& r, int iteration);
+
 // What one iteration's selection decided.
 struct SelectionResult {
   bool improved = false;  // a new champion, significantly faster than the old one
