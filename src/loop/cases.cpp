@@ -157,7 +157,8 @@ std::optional<int> Optimizer::check_baseline_at_cases() {
 sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir) {
   fs::create_directories(out_dir);
   if (sanitize_golden_.empty()) {
-    // The small case: the user's dims fitted to 4 MiB (sanitize::kSanitizeWorkingSetBytes) (the matrix's axes and rounding), golden data made once.
+    // The small case: the user's dims fitted to sanitize::kSanitizeWorkingSetBytes (4 MiB; the matrix's axes and
+    // rounding), golden data made once.
     Dims small = o_.job.dims;
     if (ws_model_)
       if (auto d = sanitize::sanitize_dims(*ws_model_, o_.job.dims)) small = *d;

@@ -27,6 +27,12 @@ TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
   m.status = search::CandidateStatus::kOk;
   m.median_ms = 1.25;
   s.history.push_back(m);
+  search::Measurement ab = m;  // an ablation's variant: the champion with a method off, with its objective
+  ab.candidate.id = "i2c1_no_vectorized_access";
+  ab.candidate.config = search::Config{1, 0, 0};
+  ab.median_ms = 1.5;
+  ab.objective_ms = 1.45;
+  s.ablations.push_back(ab);
   s.verdicts.push_back({"vectorized_access", search::Verdict::kEffective, 2, false, {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 80.0}}});
   s.verdicts.push_back({"smem_padding", search::Verdict::kUnverified, 2, true, {}});
   search::MethodVerdict measured{"smem_padding", search::Verdict::kMeasuredEffective, 3, true, {}};
@@ -51,6 +57,10 @@ TEST(RunStateJournal, RoundTripsEverythingResumeNeeds) {
   EXPECT_EQ(back->history[0].status, search::CandidateStatus::kIncorrect);
   EXPECT_FALSE(back->history[0].median_ms);
   EXPECT_DOUBLE_EQ(*back->history[1].median_ms, 1.25);
+  ASSERT_EQ(back->ablations.size(), 1u) << "resume keeps what the ablations measured (the search learns from it)";
+  EXPECT_EQ(back->ablations[0].candidate.id, "i2c1_no_vectorized_access");
+  EXPECT_EQ(*back->ablations[0].candidate.config, (search::Config{1, 0, 0}));
+  EXPECT_DOUBLE_EQ(*back->ablations[0].objective_ms, 1.45);
   ASSERT_EQ(back->verdicts.size(), 3u);
   EXPECT_EQ(back->verdicts[2].verdict, search::Verdict::kMeasuredEffective);
   EXPECT_DOUBLE_EQ(*back->verdicts[2].saved_ms, 0.135);

@@ -1,7 +1,5 @@
 #include "sanitize/sanitizer.h"
 
-#include <thread>
-
 #include <fmt/format.h>
 
 #include <algorithm>
