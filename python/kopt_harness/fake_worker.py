@@ -28,10 +28,9 @@ import struct
 import sys
 import time
 
-# The value-taking options of `kopt __runner` (src/runner/child.cpp parse_options), and its flag --race.
-_OPTIONS = {"--lib": "append", "--golden": None, "--out": None, "--mode": None, "--atol": float, "--rtol": float,
-            "--max-time-s": float, "--min-samples": int, "--max-samples": int, "--target-ci": float,
-            "--rounds": int, "--dump-outputs": None, "--smem-fill": None, "--l2": None, "--timing-method": None}
+from .runner_options import FLAGS, VALUE_OPTIONS
+from .store import write_json_atomic
+
 MODES = ("check", "time", "paired", "profile")
 
 
@@ -42,14 +41,15 @@ class _Parser(argparse.ArgumentParser):
 
 def parser():
     p = _Parser(prog="fake-worker request", add_help=False)
-    for name, how in _OPTIONS.items():
+    for name, how in VALUE_OPTIONS.items():
         if how == "append":
             p.add_argument(name, action="append", required=True)
         elif how is None:
             p.add_argument(name, required=name in ("--golden", "--out"))
         else:
             p.add_argument(name, type=how)
-    p.add_argument("--race", action="store_true")
+    for name in FLAGS:
+        p.add_argument(name, action="store_true")
     return p
 
 
@@ -148,14 +148,6 @@ def result_for(o):
     return r, 0
 
 
-def _write_json(path, obj):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
 def serve(stdin, reply):
     """The request loop: until stdin closes (returns 0) or a `die` library (exits 3 at once)."""
     for line in stdin:
@@ -181,7 +173,7 @@ def serve(stdin, reply):
         if any("slow" in n for n in names):
             time.sleep(1.0)
         if any("broken" in n for n in names):  # a CUDA error that broke the context: answered, then the end
-            _write_json(o.out, {"status": "cuda_error", "message": "fake: an illegal address broke the context",
+            write_json_atomic(o.out, {"status": "cuda_error", "message": "fake: an illegal address broke the context",
                                 "mode": o.mode})
             reply({"rc": 3, "restart": True})
             print("fake-worker: a 'broken' library: exiting after the reply", file=sys.stderr, flush=True)
@@ -192,12 +184,12 @@ def serve(stdin, reply):
             r = {"status": "load_error", "message": what, "mode": o.mode}
             if missing:
                 r["failed_lib"] = missing[0]
-            _write_json(o.out, r)
+            write_json_atomic(o.out, r)
             reply({"rc": 4, "restart": False})
             continue
         r, rc = result_for(o)
         print(f"fake-worker: {o.mode} {' '.join(names)} -> ok", file=sys.stderr, flush=True)
-        _write_json(o.out, r)
+        write_json_atomic(o.out, r)
         reply({"rc": rc, "restart": False})
     return 0
 

@@ -39,12 +39,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from . import store
+from . import runner_options, store
 
-# The value-taking options of `kopt __runner` (parse_options in src/runner/child.cpp); its only flag is --race.
-VALUE_OPTIONS = frozenset({"--lib", "--golden", "--out", "--mode", "--atol", "--rtol", "--max-time-s",
-                           "--min-samples", "--max-samples", "--target-ci", "--rounds", "--dump-outputs",
-                           "--smem-fill", "--l2", "--timing-method", "--max-seeds"})
+# The value-taking options of `kopt __runner` (runner_options.py; its flags take no value).
+VALUE_OPTIONS = frozenset(runner_options.VALUE_OPTIONS)
 # The ones that name files or folders the worker reads (--lib repeats for --mode paired) and writes.
 INPUT_OPTIONS = ("--lib", "--golden")
 OUTPUT_OPTIONS = ("--out", "--dump-outputs")
