@@ -49,3 +49,151 @@ extern "C" __global__ void kopt_smem_fill(unsigned int pattern, unsigned int wor
   volatile unsigned int* s = kopt_smem;
   for (unsigned int i = threadIdx.x; i < words; i += blockDim.x) s[i] = pattern;
 }
+
+// Checking outputs on the GPU (runner/device_compare.h, docs/RUNNER.md "Checks on the GPU"): the golden data stays
+// resident on the GPU for the worker's life, so a check compares there instead of downloading every output and
+// input. These kernels compute what runner/compare.cpp computes on the host, with the same double arithmetic
+// (explicitly rounded, never contracted into an FMA): the mismatch count decides, and any mismatch is re-examined
+// on the host for the detailed message. Each also sums a checksum of the resident buffer it reads, so a candidate
+// that wrote out of bounds into the golden data is caught instead of trusted (the host compares the sum with the
+// one taken at upload). The stats block is zeroed by the host before each launch; its layout is KoptCompareStats in
+// device_compare.cpp.
+struct KoptCompareStats {
+  unsigned long long mismatches, nan_or_inf, poisoned, not_bitwise, max_abs_bits, max_rel_bits, checksum;
+  double err2, ref2;
+};
+
+__device__ __forceinline__ unsigned long long kopt_raw(const unsigned char* p, unsigned long long i, int es) {
+  switch (es) {
+    case 1: return p[i];
+    case 2: return reinterpret_cast<const unsigned short*>(p)[i];
+    case 4: return reinterpret_cast<const unsigned int*>(p)[i];
+    default: return reinterpret_cast<const unsigned long long*>(p)[i];
+  }
+}
+
+// An element's share of a checksum: its bits mixed with its index (splitmix64's finaliser), summed modulo 2^64 so
+// the order of the additions does not matter.
+__device__ __forceinline__ unsigned long long kopt_mix(unsigned long long raw, unsigned long long i) {
+  unsigned long long z = raw + 0x9e3779b97f4a7c15ull * (i + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// contract::DType's order: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64 bool (runner/compare.cpp's decoding).
+__device__ __forceinline__ int kopt_dtype_size(int t) {
+  switch (t) {
+    case 1: case 7: case 11: return 8;
+    case 0: case 6: case 10: return 4;
+    case 2: case 3: case 5: case 9: return 2;
+    default: return 1;
+  }
+}
+
+__device__ double kopt_decode(int t, unsigned long long raw) {
+  switch (t) {
+    case 0: return static_cast<double>(__uint_as_float(static_cast<unsigned int>(raw)));
+    case 1: return __longlong_as_double(static_cast<long long>(raw));
+    case 2: {
+      const int sign = (raw >> 15) & 1, exp = (raw >> 10) & 0x1f, mant = raw & 0x3ff;
+      double v;
+      if (exp == 0) v = ldexp(static_cast<double>(mant), -24);
+      else if (exp == 31) v = mant ? __longlong_as_double(0x7ff8000000000000ll) : __longlong_as_double(0x7ff0000000000000ll);
+      else v = ldexp(static_cast<double>(mant + 1024), exp - 25);
+      return sign ? -v : v;
+    }
+    case 3: return static_cast<double>(__uint_as_float(static_cast<unsigned int>(raw) << 16));
+    case 4: return static_cast<double>(static_cast<signed char>(raw));
+    case 5: return static_cast<double>(static_cast<short>(raw));
+    case 6: return static_cast<double>(static_cast<int>(raw));
+    case 7: return __ll2double_rn(static_cast<long long>(raw));
+    case 8: case 9: case 10: return static_cast<double>(static_cast<unsigned int>(raw));
+    case 11: return __ull2double_rn(raw);
+    default: return raw ? 1.0 : 0.0;
+  }
+}
+
+__device__ __forceinline__ unsigned long long kopt_warp_sum(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ unsigned long long kopt_warp_max(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ double kopt_warp_dsum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v = __dadd_rn(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// expected and actual hold `numel` elements of dtype `t`; `poison` is the element's poison pattern (the poison byte
+// repeated). Launched with a multiple of 32 threads per block.
+extern "C" __global__ void kopt_compare(int t, const unsigned char* expected, const unsigned char* actual,
+                                        unsigned long long numel, double atol, double rtol, unsigned long long poison,
+                                        KoptCompareStats* out) {
+  const int es = kopt_dtype_size(t);
+  unsigned long long mismatches = 0, nan_or_inf = 0, poisoned = 0, not_bitwise = 0, max_abs = 0, max_rel = 0, sum = 0;
+  double err2 = 0, ref2 = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += stride) {
+    const unsigned long long re = kopt_raw(expected, i, es), ra = kopt_raw(actual, i, es);
+    sum += kopt_mix(re, i);
+    if (re != ra) ++not_bitwise;
+    if (ra == poison) ++poisoned;
+    const double e = kopt_decode(t, re), a = kopt_decode(t, ra);
+    bool bad;
+    if (isnan(e) || isnan(a) || isinf(e) || isinf(a)) {
+      const bool same = (isnan(e) && isnan(a)) || (isinf(e) && isinf(a) && (e > 0) == (a > 0));
+      bad = !same;
+      if (bad) ++nan_or_inf;
+    } else {
+      const double d = fabs(__dsub_rn(a, e));
+      max_abs = max(max_abs, static_cast<unsigned long long>(__double_as_longlong(d)));  // d >= 0: bits order as values
+      if (e != 0) max_rel = max(max_rel, static_cast<unsigned long long>(__double_as_longlong(__ddiv_rn(d, fabs(e)))));
+      err2 = __dadd_rn(err2, __dmul_rn(d, d));
+      ref2 = __dadd_rn(ref2, __dmul_rn(e, e));
+      bad = d > __dadd_rn(atol, __dmul_rn(rtol, fabs(e)));
+    }
+    if (bad) ++mismatches;
+  }
+  mismatches = kopt_warp_sum(mismatches);
+  nan_or_inf = kopt_warp_sum(nan_or_inf);
+  poisoned = kopt_warp_sum(poisoned);
+  not_bitwise = kopt_warp_sum(not_bitwise);
+  sum = kopt_warp_sum(sum);
+  max_abs = kopt_warp_max(max_abs);
+  max_rel = kopt_warp_max(max_rel);
+  err2 = kopt_warp_dsum(err2);
+  ref2 = kopt_warp_dsum(ref2);
+  if ((threadIdx.x & 31) == 0) {
+    if (mismatches) atomicAdd(&out->mismatches, mismatches);
+    if (nan_or_inf) atomicAdd(&out->nan_or_inf, nan_or_inf);
+    if (poisoned) atomicAdd(&out->poisoned, poisoned);
+    if (not_bitwise) atomicAdd(&out->not_bitwise, not_bitwise);
+    atomicAdd(&out->checksum, sum);
+    atomicMax(&out->max_abs_bits, max_abs);
+    atomicMax(&out->max_rel_bits, max_rel);
+    atomicAdd(&out->err2, err2);
+    atomicAdd(&out->ref2, ref2);
+  }
+}
+
+// Inputs: counts the elements (of `es` bytes) of `actual` that differ from `reference`, and sums the checksum of
+// `reference` (out[0] and out[1], zeroed by the host). With actual == reference it is the checksum alone.
+extern "C" __global__ void kopt_equal(int es, const unsigned char* reference, const unsigned char* actual,
+                                      unsigned long long numel, unsigned long long* out) {
+  unsigned long long differ = 0, sum = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += stride) {
+    const unsigned long long r = kopt_raw(reference, i, es);
+    sum += kopt_mix(r, i);
+    if (r != kopt_raw(actual, i, es)) ++differ;
+  }
+  differ = kopt_warp_sum(differ);
+  sum = kopt_warp_sum(sum);
+  if ((threadIdx.x & 31) == 0) {
+    if (differ) atomicAdd(&out[0], differ);
+    atomicAdd(&out[1], sum);
+  }
+}

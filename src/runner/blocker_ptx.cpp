@@ -141,6 +141,1267 @@ $L__BB2_3:
 	ret;
 
 }
+	// .globl	kopt_compare
+.visible .entry kopt_compare(
+	.param .u32 kopt_compare_param_0,
+	.param .u64 kopt_compare_param_1,
+	.param .u64 kopt_compare_param_2,
+	.param .u64 kopt_compare_param_3,
+	.param .f64 kopt_compare_param_4,
+	.param .f64 kopt_compare_param_5,
+	.param .u64 kopt_compare_param_6,
+	.param .u64 kopt_compare_param_7
+)
+{
+	.reg .pred 	%p<166>;
+	.reg .b16 	%rs<16>;
+	.reg .f32 	%f<5>;
+	.reg .b32 	%r<259>;
+	.reg .f64 	%fd<117>;
+	.reg .b64 	%rd<210>;
+
+
+	ld.param.u32 	%r6, [kopt_compare_param_0];
+	ld.param.u64 	%rd56, [kopt_compare_param_1];
+	ld.param.u64 	%rd57, [kopt_compare_param_2];
+	ld.param.u64 	%rd54, [kopt_compare_param_3];
+	ld.param.f64 	%fd46, [kopt_compare_param_4];
+	ld.param.u64 	%rd58, [kopt_compare_param_7];
+	cvta.to.global.u64 	%rd1, %rd57;
+	cvta.to.global.u64 	%rd2, %rd56;
+	cvta.to.global.u64 	%rd3, %rd58;
+	mov.u16 	%rs15, 8;
+	setp.gt.u32 	%p3, %r6, 11;
+	@%p3 bra 	$L__BB3_4;
+
+	mov.u32 	%r8, 1;
+	shl.b32 	%r9, %r8, %r6;
+	and.b32  	%r10, %r9, 556;
+	setp.ne.s32 	%p4, %r10, 0;
+	@%p4 bra 	$L__BB3_5;
+
+	and.b32  	%r13, %r9, 1089;
+	setp.ne.s32 	%p5, %r13, 0;
+	@%p5 bra 	$L__BB3_6;
+
+	mov.u32 	%r14, 1;
+	shl.b32 	%r15, %r14, %r6;
+	and.b32  	%r16, %r15, 2178;
+	setp.ne.s32 	%p6, %r16, 0;
+	@%p6 bra 	$L__BB3_7;
+
+$L__BB3_4:
+	mov.u16 	%rs15, 1;
+	bra.uni 	$L__BB3_7;
+
+$L__BB3_5:
+	mov.u16 	%rs15, 2;
+	bra.uni 	$L__BB3_7;
+
+$L__BB3_6:
+	mov.u16 	%rs15, 4;
+
+$L__BB3_7:
+	mov.u32 	%r17, %ntid.x;
+	cvt.u64.u32 	%rd4, %r17;
+	mov.u32 	%r18, %ctaid.x;
+	mul.wide.u32 	%rd66, %r18, %r17;
+	mov.u32 	%r1, %tid.x;
+	cvt.u64.u32 	%rd67, %r1;
+	add.s64 	%rd188, %rd66, %rd67;
+	setp.ge.u64 	%p7, %rd188, %rd54;
+	mov.f64 	%fd108, 0d0000000000000000;
+	mov.u64 	%rd203, 0;
+	mov.u64 	%rd194, %rd203;
+	mov.u64 	%rd205, %rd203;
+	mov.u64 	%rd206, %rd203;
+	mov.u64 	%rd191, %rd203;
+	mov.u64 	%rd190, %rd203;
+	mov.u64 	%rd209, %rd203;
+	mov.f64 	%fd107, %fd108;
+	@%p7 bra 	$L__BB3_84;
+
+	mov.u32 	%r19, %nctaid.x;
+	cvt.u64.u32 	%rd75, %r19;
+	mul.lo.s64 	%rd6, %rd75, %rd4;
+	mov.u64 	%rd209, 0;
+	mov.f64 	%fd107, 0d0000000000000000;
+	add.s32 	%r20, %r6, -8;
+	mov.f64 	%fd108, %fd107;
+	mov.u64 	%rd190, %rd209;
+	mov.u64 	%rd191, %rd209;
+	mov.u64 	%rd206, %rd209;
+	mov.u64 	%rd205, %rd209;
+	mov.u64 	%rd194, %rd209;
+	mov.u64 	%rd203, %rd209;
+
+$L__BB3_9:
+	setp.eq.s16 	%p8, %rs15, 1;
+	@%p8 bra 	$L__BB3_14;
+
+	setp.eq.s16 	%p9, %rs15, 2;
+	@%p9 bra 	$L__BB3_13;
+
+	setp.ne.s16 	%p10, %rs15, 4;
+	@%p10 bra 	$L__BB3_15;
+
+	shl.b64 	%rd76, %rd188, 2;
+	add.s64 	%rd77, %rd2, %rd76;
+	ld.global.u32 	%rd23, [%rd77];
+	add.s64 	%rd78, %rd1, %rd76;
+	ld.global.u32 	%rd24, [%rd78];
+	bra.uni 	$L__BB3_16;
+
+$L__BB3_14:
+	add.s64 	%rd82, %rd2, %rd188;
+	ld.global.u8 	%rd23, [%rd82];
+	add.s64 	%rd83, %rd1, %rd188;
+	ld.global.u8 	%rd24, [%rd83];
+	bra.uni 	$L__BB3_16;
+
+$L__BB3_13:
+	shl.b64 	%rd79, %rd188, 1;
+	add.s64 	%rd80, %rd2, %rd79;
+	ld.global.u16 	%rd23, [%rd80];
+	add.s64 	%rd81, %rd1, %rd79;
+	ld.global.u16 	%rd24, [%rd81];
+	bra.uni 	$L__BB3_16;
+
+$L__BB3_15:
+	shl.b64 	%rd84, %rd188, 3;
+	add.s64 	%rd85, %rd2, %rd84;
+	ld.global.u64 	%rd23, [%rd85];
+	add.s64 	%rd86, %rd1, %rd84;
+	ld.global.u64 	%rd24, [%rd86];
+
+$L__BB3_16:
+	ld.param.u64 	%rd187, [kopt_compare_param_6];
+	mul.lo.s64 	%rd87, %rd188, -7046029254386353131;
+	add.s64 	%rd88, %rd87, %rd23;
+	add.s64 	%rd89, %rd88, -7046029254386353131;
+	shr.u64 	%rd90, %rd89, 30;
+	xor.b64  	%rd91, %rd90, %rd89;
+	mul.lo.s64 	%rd92, %rd91, -4658895280553007687;
+	shr.u64 	%rd93, %rd92, 27;
+	xor.b64  	%rd94, %rd93, %rd92;
+	mul.lo.s64 	%rd95, %rd94, -7723592293110705685;
+	shr.u64 	%rd96, %rd95, 31;
+	xor.b64  	%rd97, %rd96, %rd95;
+	add.s64 	%rd209, %rd97, %rd209;
+	setp.ne.s64 	%p11, %rd23, %rd24;
+	selp.u64 	%rd98, 1, 0, %p11;
+	add.s64 	%rd206, %rd206, %rd98;
+	setp.eq.s64 	%p12, %rd24, %rd187;
+	selp.u64 	%rd99, 1, 0, %p12;
+	add.s64 	%rd205, %rd205, %rd99;
+	setp.gt.s32 	%p13, %r6, 5;
+	@%p13 bra 	$L__BB3_26;
+
+	setp.gt.s32 	%p19, %r6, 2;
+	@%p19 bra 	$L__BB3_22;
+
+	setp.eq.s32 	%p23, %r6, 0;
+	@%p23 bra 	$L__BB3_44;
+
+	setp.eq.s32 	%p24, %r6, 1;
+	@%p24 bra 	$L__BB3_43;
+
+	setp.eq.s32 	%p25, %r6, 2;
+	@%p25 bra 	$L__BB3_37;
+	bra.uni 	$L__BB3_21;
+
+$L__BB3_37:
+	cvt.u32.u64 	%r25, %rd23;
+	shr.u32 	%r26, %r25, 10;
+	and.b32  	%r2, %r26, 31;
+	and.b32  	%r3, %r25, 1023;
+	setp.eq.s32 	%p26, %r2, 0;
+	@%p26 bra 	$L__BB3_41;
+
+	setp.eq.s32 	%p27, %r2, 31;
+	@%p27 bra 	$L__BB3_40;
+	bra.uni 	$L__BB3_39;
+
+$L__BB3_40:
+	setp.eq.s32 	%p29, %r3, 0;
+	selp.f64 	%fd109, 0d7FF0000000000000, 0d7FF8000000000000, %p29;
+	bra.uni 	$L__BB3_42;
+
+$L__BB3_26:
+	setp.gt.s32 	%p14, %r6, 7;
+	@%p14 bra 	$L__BB3_30;
+	bra.uni 	$L__BB3_27;
+
+$L__BB3_30:
+	setp.lt.u32 	%p15, %r20, 3;
+	@%p15 bra 	$L__BB3_33;
+	bra.uni 	$L__BB3_31;
+
+$L__BB3_33:
+	cvt.u32.u64 	%r21, %rd23;
+	cvt.rn.f64.u32 	%fd110, %r21;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_22:
+	setp.eq.s32 	%p20, %r6, 3;
+	@%p20 bra 	$L__BB3_36;
+
+	setp.eq.s32 	%p21, %r6, 4;
+	@%p21 bra 	$L__BB3_35;
+
+	setp.eq.s32 	%p22, %r6, 5;
+	@%p22 bra 	$L__BB3_25;
+	bra.uni 	$L__BB3_21;
+
+$L__BB3_25:
+	cvt.u16.u64 	%rs7, %rd23;
+	cvt.rn.f64.s16 	%fd110, %rs7;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_27:
+	setp.eq.s32 	%p17, %r6, 6;
+	@%p17 bra 	$L__BB3_34;
+
+	setp.eq.s32 	%p18, %r6, 7;
+	@%p18 bra 	$L__BB3_29;
+	bra.uni 	$L__BB3_21;
+
+$L__BB3_29:
+	cvt.rn.f64.s64 	%fd110, %rd23;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_31:
+	setp.ne.s32 	%p16, %r6, 11;
+	@%p16 bra 	$L__BB3_21;
+
+	cvt.rn.f64.u64 	%fd110, %rd23;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_44:
+	cvt.u32.u64 	%r44, %rd23;
+	mov.b32 	%f2, %r44;
+	cvt.f64.f32 	%fd110, %f2;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_43:
+	mov.b64 	%fd110, %rd23;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_36:
+	cvt.u32.u64 	%r23, %rd23;
+	shl.b32 	%r24, %r23, 16;
+	mov.b32 	%f1, %r24;
+	cvt.f64.f32 	%fd110, %f1;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_35:
+	cvt.u16.u64 	%rs8, %rd23;
+	cvt.s16.s8 	%rs9, %rs8;
+	cvt.rn.f64.s16 	%fd110, %rs9;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_34:
+	cvt.u32.u64 	%r22, %rd23;
+	cvt.rn.f64.s32 	%fd110, %r22;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_21:
+	setp.eq.s64 	%p31, %rd23, 0;
+	selp.f64 	%fd110, 0d0000000000000000, 0d3FF0000000000000, %p31;
+	bra.uni 	$L__BB3_45;
+
+$L__BB3_41:
+	cvt.rn.f64.s32 	%fd58, %r3;
+	mov.u32 	%r41, 1047527424;
+	mov.u32 	%r42, 0;
+	mov.b64 	%fd59, {%r42, %r41};
+	mul.rn.f64 	%fd60, %fd58, %fd59;
+	mov.u32 	%r43, 1072693248;
+	mov.b64 	%fd61, {%r42, %r43};
+	mul.rn.f64 	%fd62, %fd60, %fd61;
+	mul.rn.f64 	%fd63, %fd62, %fd61;
+	mul.rn.f64 	%fd109, %fd63, %fd61;
+	bra.uni 	$L__BB3_42;
+
+$L__BB3_39:
+	or.b32  	%r27, %r3, 1024;
+	cvt.rn.f64.s32 	%fd52, %r27;
+	add.s32 	%r28, %r2, -25;
+	min.s32 	%r29, %r28, 2099;
+	max.s32 	%r30, %r29, -2099;
+	add.s32 	%r31, %r30, 4092;
+	shr.u32 	%r32, %r31, 2;
+	mad.lo.s32 	%r33, %r32, -3, %r31;
+	mov.u32 	%r34, 0;
+	abs.s32 	%r35, %r30;
+	setp.lt.s32 	%p28, %r35, 217;
+	add.s32 	%r36, %r30, 1023;
+	selp.b32 	%r37, %r36, %r33, %p28;
+	shl.b32 	%r38, %r32, 20;
+	selp.b32 	%r39, 1072693248, %r38, %p28;
+	mov.b64 	%fd53, {%r34, %r39};
+	shl.b32 	%r40, %r37, 20;
+	mov.b64 	%fd54, {%r34, %r40};
+	mul.rn.f64 	%fd55, %fd52, %fd54;
+	mul.rn.f64 	%fd56, %fd55, %fd53;
+	mul.rn.f64 	%fd57, %fd56, %fd53;
+	mul.rn.f64 	%fd109, %fd57, %fd53;
+
+$L__BB3_42:
+	cvt.u16.u64 	%rs10, %rd23;
+	setp.lt.s16 	%p30, %rs10, 0;
+	neg.f64 	%fd64, %fd109;
+	selp.f64 	%fd110, %fd64, %fd109, %p30;
+
+$L__BB3_45:
+	@%p13 bra 	$L__BB3_55;
+
+	setp.gt.s32 	%p38, %r6, 2;
+	@%p38 bra 	$L__BB3_51;
+
+	setp.eq.s32 	%p42, %r6, 0;
+	@%p42 bra 	$L__BB3_73;
+
+	setp.eq.s32 	%p43, %r6, 1;
+	@%p43 bra 	$L__BB3_72;
+
+	setp.eq.s32 	%p44, %r6, 2;
+	@%p44 bra 	$L__BB3_66;
+	bra.uni 	$L__BB3_50;
+
+$L__BB3_66:
+	cvt.u32.u64 	%r50, %rd24;
+	shr.u32 	%r51, %r50, 10;
+	and.b32  	%r4, %r51, 31;
+	and.b32  	%r5, %r50, 1023;
+	setp.eq.s32 	%p45, %r4, 0;
+	@%p45 bra 	$L__BB3_70;
+
+	setp.eq.s32 	%p46, %r4, 31;
+	@%p46 bra 	$L__BB3_69;
+	bra.uni 	$L__BB3_68;
+
+$L__BB3_69:
+	setp.eq.s32 	%p48, %r5, 0;
+	selp.f64 	%fd111, 0d7FF0000000000000, 0d7FF8000000000000, %p48;
+	bra.uni 	$L__BB3_71;
+
+$L__BB3_55:
+	setp.gt.s32 	%p33, %r6, 7;
+	@%p33 bra 	$L__BB3_59;
+	bra.uni 	$L__BB3_56;
+
+$L__BB3_59:
+	setp.lt.u32 	%p34, %r20, 3;
+	@%p34 bra 	$L__BB3_62;
+	bra.uni 	$L__BB3_60;
+
+$L__BB3_62:
+	cvt.u32.u64 	%r46, %rd24;
+	cvt.rn.f64.u32 	%fd112, %r46;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_51:
+	setp.eq.s32 	%p39, %r6, 3;
+	@%p39 bra 	$L__BB3_65;
+
+	setp.eq.s32 	%p40, %r6, 4;
+	@%p40 bra 	$L__BB3_64;
+
+	setp.eq.s32 	%p41, %r6, 5;
+	@%p41 bra 	$L__BB3_54;
+	bra.uni 	$L__BB3_50;
+
+$L__BB3_54:
+	cvt.u16.u64 	%rs11, %rd24;
+	cvt.rn.f64.s16 	%fd112, %rs11;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_56:
+	setp.eq.s32 	%p36, %r6, 6;
+	@%p36 bra 	$L__BB3_63;
+
+	setp.eq.s32 	%p37, %r6, 7;
+	@%p37 bra 	$L__BB3_58;
+	bra.uni 	$L__BB3_50;
+
+$L__BB3_58:
+	cvt.rn.f64.s64 	%fd112, %rd24;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_60:
+	setp.ne.s32 	%p35, %r6, 11;
+	@%p35 bra 	$L__BB3_50;
+
+	cvt.rn.f64.u64 	%fd112, %rd24;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_73:
+	cvt.u32.u64 	%r69, %rd24;
+	mov.b32 	%f4, %r69;
+	cvt.f64.f32 	%fd112, %f4;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_72:
+	mov.b64 	%fd112, %rd24;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_65:
+	cvt.u32.u64 	%r48, %rd24;
+	shl.b32 	%r49, %r48, 16;
+	mov.b32 	%f3, %r49;
+	cvt.f64.f32 	%fd112, %f3;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_64:
+	cvt.u16.u64 	%rs12, %rd24;
+	cvt.s16.s8 	%rs13, %rs12;
+	cvt.rn.f64.s16 	%fd112, %rs13;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_63:
+	cvt.u32.u64 	%r47, %rd24;
+	cvt.rn.f64.s32 	%fd112, %r47;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_50:
+	setp.eq.s64 	%p50, %rd24, 0;
+	selp.f64 	%fd112, 0d0000000000000000, 0d3FF0000000000000, %p50;
+	bra.uni 	$L__BB3_74;
+
+$L__BB3_70:
+	cvt.rn.f64.s32 	%fd71, %r5;
+	mov.u32 	%r66, 1047527424;
+	mov.u32 	%r67, 0;
+	mov.b64 	%fd72, {%r67, %r66};
+	mul.rn.f64 	%fd73, %fd71, %fd72;
+	mov.u32 	%r68, 1072693248;
+	mov.b64 	%fd74, {%r67, %r68};
+	mul.rn.f64 	%fd75, %fd73, %fd74;
+	mul.rn.f64 	%fd76, %fd75, %fd74;
+	mul.rn.f64 	%fd111, %fd76, %fd74;
+	bra.uni 	$L__BB3_71;
+
+$L__BB3_68:
+	or.b32  	%r52, %r5, 1024;
+	cvt.rn.f64.s32 	%fd65, %r52;
+	add.s32 	%r53, %r4, -25;
+	min.s32 	%r54, %r53, 2099;
+	max.s32 	%r55, %r54, -2099;
+	add.s32 	%r56, %r55, 4092;
+	shr.u32 	%r57, %r56, 2;
+	mad.lo.s32 	%r58, %r57, -3, %r56;
+	mov.u32 	%r59, 0;
+	abs.s32 	%r60, %r55;
+	setp.lt.s32 	%p47, %r60, 217;
+	add.s32 	%r61, %r55, 1023;
+	selp.b32 	%r62, %r61, %r58, %p47;
+	shl.b32 	%r63, %r57, 20;
+	selp.b32 	%r64, 1072693248, %r63, %p47;
+	mov.b64 	%fd66, {%r59, %r64};
+	shl.b32 	%r65, %r62, 20;
+	mov.b64 	%fd67, {%r59, %r65};
+	mul.rn.f64 	%fd68, %fd65, %fd67;
+	mul.rn.f64 	%fd69, %fd68, %fd66;
+	mul.rn.f64 	%fd70, %fd69, %fd66;
+	mul.rn.f64 	%fd111, %fd70, %fd66;
+
+$L__BB3_71:
+	cvt.u16.u64 	%rs14, %rd24;
+	setp.lt.s16 	%p49, %rs14, 0;
+	neg.f64 	%fd77, %fd111;
+	selp.f64 	%fd112, %fd77, %fd111, %p49;
+
+$L__BB3_74:
+	abs.f64 	%fd35, %fd110;
+	setp.gtu.f64 	%p51, %fd35, 0d7FF0000000000000;
+	abs.f64 	%fd36, %fd112;
+	@%p51 bra 	$L__BB3_79;
+	bra.uni 	$L__BB3_75;
+
+$L__BB3_79:
+	setp.gtu.f64 	%p60, %fd36, 0d7FF0000000000000;
+	mov.pred 	%p165, -1;
+	@%p60 bra 	$L__BB3_82;
+	bra.uni 	$L__BB3_80;
+
+$L__BB3_75:
+	setp.gtu.f64 	%p52, %fd36, 0d7FF0000000000000;
+	setp.eq.f64 	%p53, %fd35, 0d7FF0000000000000;
+	or.pred  	%p54, %p52, %p53;
+	setp.eq.f64 	%p55, %fd36, 0d7FF0000000000000;
+	or.pred  	%p56, %p54, %p55;
+	@%p56 bra 	$L__BB3_80;
+
+	sub.rn.f64 	%fd78, %fd112, %fd110;
+	abs.f64 	%fd37, %fd78;
+	setp.eq.f64 	%p57, %fd110, 0d0000000000000000;
+	@%p57 bra 	$L__BB3_78;
+
+	div.rn.f64 	%fd79, %fd37, %fd35;
+	mov.b64 	%rd100, %fd79;
+	max.u64 	%rd190, %rd190, %rd100;
+
+$L__BB3_78:
+	ld.param.f64 	%fd106, [kopt_compare_param_5];
+	mov.b64 	%rd101, %fd37;
+	mul.rn.f64 	%fd80, %fd37, %fd37;
+	add.rn.f64 	%fd108, %fd108, %fd80;
+	mul.rn.f64 	%fd81, %fd110, %fd110;
+	add.rn.f64 	%fd107, %fd107, %fd81;
+	mul.rn.f64 	%fd82, %fd106, %fd35;
+	add.rn.f64 	%fd83, %fd46, %fd82;
+	setp.gt.f64 	%p58, %fd37, %fd83;
+	selp.u64 	%rd199, 1, 0, %p58;
+	max.u64 	%rd191, %rd191, %rd101;
+	bra.uni 	$L__BB3_83;
+
+$L__BB3_80:
+	setp.neu.f64 	%p62, %fd35, 0d7FF0000000000000;
+	setp.neu.f64 	%p63, %fd36, 0d7FF0000000000000;
+	or.pred  	%p64, %p62, %p63;
+	mov.pred 	%p165, 0;
+	@%p64 bra 	$L__BB3_82;
+
+	setp.gt.f64 	%p65, %fd110, 0d0000000000000000;
+	setp.gt.f64 	%p66, %fd112, 0d0000000000000000;
+	xor.pred  	%p67, %p65, %p66;
+	not.pred 	%p165, %p67;
+
+$L__BB3_82:
+	not.pred 	%p68, %p165;
+	selp.u64 	%rd199, 1, 0, %p68;
+	add.s64 	%rd194, %rd194, %rd199;
+
+$L__BB3_83:
+	add.s64 	%rd203, %rd199, %rd203;
+	add.s64 	%rd188, %rd188, %rd6;
+	setp.lt.u64 	%p69, %rd188, %rd54;
+	@%p69 bra 	$L__BB3_9;
+
+$L__BB3_84:
+	mov.u32 	%r258, %tid.x;
+	// begin inline asm
+	mov.b64 {%r70,%r71}, %rd203;
+	// end inline asm
+	mov.u32 	%r250, 2;
+	mov.u32 	%r251, 31;
+	mov.u32 	%r252, 16;
+	mov.u32 	%r253, -1;
+	shfl.sync.down.b32 	%r73|%p70, %r71, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r72|%p71, %r70, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd103, {%r72,%r73};
+	// end inline asm
+	add.s64 	%rd104, %rd103, %rd203;
+	// begin inline asm
+	mov.b64 {%r74,%r75}, %rd104;
+	// end inline asm
+	mov.u32 	%r254, 8;
+	shfl.sync.down.b32 	%r77|%p72, %r75, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r76|%p73, %r74, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd105, {%r76,%r77};
+	// end inline asm
+	add.s64 	%rd106, %rd105, %rd104;
+	// begin inline asm
+	mov.b64 {%r78,%r79}, %rd106;
+	// end inline asm
+	mov.u32 	%r255, 4;
+	shfl.sync.down.b32 	%r81|%p74, %r79, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r80|%p75, %r78, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd107, {%r80,%r81};
+	// end inline asm
+	add.s64 	%rd108, %rd107, %rd106;
+	// begin inline asm
+	mov.b64 {%r82,%r83}, %rd108;
+	// end inline asm
+	shfl.sync.down.b32 	%r85|%p76, %r83, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r84|%p77, %r82, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd109, {%r84,%r85};
+	// end inline asm
+	add.s64 	%rd110, %rd109, %rd108;
+	// begin inline asm
+	mov.b64 {%r86,%r87}, %rd110;
+	// end inline asm
+	mov.u32 	%r256, 1;
+	shfl.sync.down.b32 	%r89|%p78, %r87, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r88|%p79, %r86, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd111, {%r88,%r89};
+	// end inline asm
+	add.s64 	%rd47, %rd111, %rd110;
+	// begin inline asm
+	mov.b64 {%r90,%r91}, %rd194;
+	// end inline asm
+	shfl.sync.down.b32 	%r93|%p80, %r91, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r92|%p81, %r90, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd113, {%r92,%r93};
+	// end inline asm
+	add.s64 	%rd114, %rd113, %rd194;
+	// begin inline asm
+	mov.b64 {%r94,%r95}, %rd114;
+	// end inline asm
+	shfl.sync.down.b32 	%r97|%p82, %r95, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r96|%p83, %r94, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd115, {%r96,%r97};
+	// end inline asm
+	add.s64 	%rd116, %rd115, %rd114;
+	// begin inline asm
+	mov.b64 {%r98,%r99}, %rd116;
+	// end inline asm
+	shfl.sync.down.b32 	%r101|%p84, %r99, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r100|%p85, %r98, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd117, {%r100,%r101};
+	// end inline asm
+	add.s64 	%rd118, %rd117, %rd116;
+	// begin inline asm
+	mov.b64 {%r102,%r103}, %rd118;
+	// end inline asm
+	shfl.sync.down.b32 	%r105|%p86, %r103, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r104|%p87, %r102, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd119, {%r104,%r105};
+	// end inline asm
+	add.s64 	%rd120, %rd119, %rd118;
+	// begin inline asm
+	mov.b64 {%r106,%r107}, %rd120;
+	// end inline asm
+	shfl.sync.down.b32 	%r109|%p88, %r107, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r108|%p89, %r106, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd121, {%r108,%r109};
+	// end inline asm
+	add.s64 	%rd48, %rd121, %rd120;
+	// begin inline asm
+	mov.b64 {%r110,%r111}, %rd205;
+	// end inline asm
+	shfl.sync.down.b32 	%r113|%p90, %r111, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r112|%p91, %r110, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd123, {%r112,%r113};
+	// end inline asm
+	add.s64 	%rd124, %rd123, %rd205;
+	// begin inline asm
+	mov.b64 {%r114,%r115}, %rd124;
+	// end inline asm
+	shfl.sync.down.b32 	%r117|%p92, %r115, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r116|%p93, %r114, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd125, {%r116,%r117};
+	// end inline asm
+	add.s64 	%rd126, %rd125, %rd124;
+	// begin inline asm
+	mov.b64 {%r118,%r119}, %rd126;
+	// end inline asm
+	shfl.sync.down.b32 	%r121|%p94, %r119, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r120|%p95, %r118, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd127, {%r120,%r121};
+	// end inline asm
+	add.s64 	%rd128, %rd127, %rd126;
+	// begin inline asm
+	mov.b64 {%r122,%r123}, %rd128;
+	// end inline asm
+	shfl.sync.down.b32 	%r125|%p96, %r123, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r124|%p97, %r122, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd129, {%r124,%r125};
+	// end inline asm
+	add.s64 	%rd130, %rd129, %rd128;
+	// begin inline asm
+	mov.b64 {%r126,%r127}, %rd130;
+	// end inline asm
+	shfl.sync.down.b32 	%r129|%p98, %r127, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r128|%p99, %r126, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd131, {%r128,%r129};
+	// end inline asm
+	add.s64 	%rd49, %rd131, %rd130;
+	// begin inline asm
+	mov.b64 {%r130,%r131}, %rd206;
+	// end inline asm
+	shfl.sync.down.b32 	%r133|%p100, %r131, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r132|%p101, %r130, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd133, {%r132,%r133};
+	// end inline asm
+	add.s64 	%rd134, %rd133, %rd206;
+	// begin inline asm
+	mov.b64 {%r134,%r135}, %rd134;
+	// end inline asm
+	shfl.sync.down.b32 	%r137|%p102, %r135, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r136|%p103, %r134, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd135, {%r136,%r137};
+	// end inline asm
+	add.s64 	%rd136, %rd135, %rd134;
+	// begin inline asm
+	mov.b64 {%r138,%r139}, %rd136;
+	// end inline asm
+	shfl.sync.down.b32 	%r141|%p104, %r139, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r140|%p105, %r138, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd137, {%r140,%r141};
+	// end inline asm
+	add.s64 	%rd138, %rd137, %rd136;
+	// begin inline asm
+	mov.b64 {%r142,%r143}, %rd138;
+	// end inline asm
+	shfl.sync.down.b32 	%r145|%p106, %r143, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r144|%p107, %r142, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd139, {%r144,%r145};
+	// end inline asm
+	add.s64 	%rd140, %rd139, %rd138;
+	// begin inline asm
+	mov.b64 {%r146,%r147}, %rd140;
+	// end inline asm
+	shfl.sync.down.b32 	%r149|%p108, %r147, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r148|%p109, %r146, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd141, {%r148,%r149};
+	// end inline asm
+	add.s64 	%rd50, %rd141, %rd140;
+	// begin inline asm
+	mov.b64 {%r150,%r151}, %rd209;
+	// end inline asm
+	shfl.sync.down.b32 	%r153|%p110, %r151, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r152|%p111, %r150, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd143, {%r152,%r153};
+	// end inline asm
+	add.s64 	%rd144, %rd143, %rd209;
+	// begin inline asm
+	mov.b64 {%r154,%r155}, %rd144;
+	// end inline asm
+	shfl.sync.down.b32 	%r157|%p112, %r155, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r156|%p113, %r154, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd145, {%r156,%r157};
+	// end inline asm
+	add.s64 	%rd146, %rd145, %rd144;
+	// begin inline asm
+	mov.b64 {%r158,%r159}, %rd146;
+	// end inline asm
+	shfl.sync.down.b32 	%r161|%p114, %r159, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r160|%p115, %r158, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd147, {%r160,%r161};
+	// end inline asm
+	add.s64 	%rd148, %rd147, %rd146;
+	// begin inline asm
+	mov.b64 {%r162,%r163}, %rd148;
+	// end inline asm
+	shfl.sync.down.b32 	%r165|%p116, %r163, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r164|%p117, %r162, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd149, {%r164,%r165};
+	// end inline asm
+	add.s64 	%rd150, %rd149, %rd148;
+	// begin inline asm
+	mov.b64 {%r166,%r167}, %rd150;
+	// end inline asm
+	shfl.sync.down.b32 	%r169|%p118, %r167, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r168|%p119, %r166, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd151, {%r168,%r169};
+	// end inline asm
+	add.s64 	%rd51, %rd151, %rd150;
+	// begin inline asm
+	mov.b64 {%r170,%r171}, %rd191;
+	// end inline asm
+	shfl.sync.down.b32 	%r173|%p120, %r171, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r172|%p121, %r170, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd153, {%r172,%r173};
+	// end inline asm
+	max.u64 	%rd154, %rd191, %rd153;
+	// begin inline asm
+	mov.b64 {%r174,%r175}, %rd154;
+	// end inline asm
+	shfl.sync.down.b32 	%r177|%p122, %r175, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r176|%p123, %r174, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd155, {%r176,%r177};
+	// end inline asm
+	max.u64 	%rd156, %rd154, %rd155;
+	// begin inline asm
+	mov.b64 {%r178,%r179}, %rd156;
+	// end inline asm
+	shfl.sync.down.b32 	%r181|%p124, %r179, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r180|%p125, %r178, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd157, {%r180,%r181};
+	// end inline asm
+	max.u64 	%rd158, %rd156, %rd157;
+	// begin inline asm
+	mov.b64 {%r182,%r183}, %rd158;
+	// end inline asm
+	shfl.sync.down.b32 	%r185|%p126, %r183, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r184|%p127, %r182, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd159, {%r184,%r185};
+	// end inline asm
+	max.u64 	%rd160, %rd158, %rd159;
+	// begin inline asm
+	mov.b64 {%r186,%r187}, %rd160;
+	// end inline asm
+	shfl.sync.down.b32 	%r189|%p128, %r187, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r188|%p129, %r186, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd161, {%r188,%r189};
+	// end inline asm
+	max.u64 	%rd52, %rd160, %rd161;
+	// begin inline asm
+	mov.b64 {%r190,%r191}, %rd190;
+	// end inline asm
+	shfl.sync.down.b32 	%r193|%p130, %r191, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r192|%p131, %r190, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd163, {%r192,%r193};
+	// end inline asm
+	max.u64 	%rd164, %rd190, %rd163;
+	// begin inline asm
+	mov.b64 {%r194,%r195}, %rd164;
+	// end inline asm
+	shfl.sync.down.b32 	%r197|%p132, %r195, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r196|%p133, %r194, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd165, {%r196,%r197};
+	// end inline asm
+	max.u64 	%rd166, %rd164, %rd165;
+	// begin inline asm
+	mov.b64 {%r198,%r199}, %rd166;
+	// end inline asm
+	shfl.sync.down.b32 	%r201|%p134, %r199, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r200|%p135, %r198, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd167, {%r200,%r201};
+	// end inline asm
+	max.u64 	%rd168, %rd166, %rd167;
+	// begin inline asm
+	mov.b64 {%r202,%r203}, %rd168;
+	// end inline asm
+	shfl.sync.down.b32 	%r205|%p136, %r203, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r204|%p137, %r202, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd169, {%r204,%r205};
+	// end inline asm
+	max.u64 	%rd170, %rd168, %rd169;
+	// begin inline asm
+	mov.b64 {%r206,%r207}, %rd170;
+	// end inline asm
+	shfl.sync.down.b32 	%r209|%p138, %r207, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r208|%p139, %r206, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %rd171, {%r208,%r209};
+	// end inline asm
+	max.u64 	%rd53, %rd170, %rd171;
+	// begin inline asm
+	mov.b64 {%r210,%r211}, %fd108;
+	// end inline asm
+	shfl.sync.down.b32 	%r213|%p140, %r211, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r212|%p141, %r210, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd85, {%r212,%r213};
+	// end inline asm
+	add.rn.f64 	%fd86, %fd108, %fd85;
+	// begin inline asm
+	mov.b64 {%r214,%r215}, %fd86;
+	// end inline asm
+	shfl.sync.down.b32 	%r217|%p142, %r215, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r216|%p143, %r214, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd87, {%r216,%r217};
+	// end inline asm
+	add.rn.f64 	%fd88, %fd86, %fd87;
+	// begin inline asm
+	mov.b64 {%r218,%r219}, %fd88;
+	// end inline asm
+	shfl.sync.down.b32 	%r221|%p144, %r219, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r220|%p145, %r218, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd89, {%r220,%r221};
+	// end inline asm
+	add.rn.f64 	%fd90, %fd88, %fd89;
+	// begin inline asm
+	mov.b64 {%r222,%r223}, %fd90;
+	// end inline asm
+	shfl.sync.down.b32 	%r225|%p146, %r223, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r224|%p147, %r222, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd91, {%r224,%r225};
+	// end inline asm
+	add.rn.f64 	%fd92, %fd90, %fd91;
+	// begin inline asm
+	mov.b64 {%r226,%r227}, %fd92;
+	// end inline asm
+	shfl.sync.down.b32 	%r229|%p148, %r227, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r228|%p149, %r226, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd93, {%r228,%r229};
+	// end inline asm
+	add.rn.f64 	%fd44, %fd92, %fd93;
+	// begin inline asm
+	mov.b64 {%r230,%r231}, %fd107;
+	// end inline asm
+	shfl.sync.down.b32 	%r233|%p150, %r231, %r252, %r251, %r253;
+	shfl.sync.down.b32 	%r232|%p151, %r230, %r252, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd95, {%r232,%r233};
+	// end inline asm
+	add.rn.f64 	%fd96, %fd107, %fd95;
+	// begin inline asm
+	mov.b64 {%r234,%r235}, %fd96;
+	// end inline asm
+	shfl.sync.down.b32 	%r237|%p152, %r235, %r254, %r251, %r253;
+	shfl.sync.down.b32 	%r236|%p153, %r234, %r254, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd97, {%r236,%r237};
+	// end inline asm
+	add.rn.f64 	%fd98, %fd96, %fd97;
+	// begin inline asm
+	mov.b64 {%r238,%r239}, %fd98;
+	// end inline asm
+	shfl.sync.down.b32 	%r241|%p154, %r239, %r255, %r251, %r253;
+	shfl.sync.down.b32 	%r240|%p155, %r238, %r255, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd99, {%r240,%r241};
+	// end inline asm
+	add.rn.f64 	%fd100, %fd98, %fd99;
+	// begin inline asm
+	mov.b64 {%r242,%r243}, %fd100;
+	// end inline asm
+	shfl.sync.down.b32 	%r245|%p156, %r243, %r250, %r251, %r253;
+	shfl.sync.down.b32 	%r244|%p157, %r242, %r250, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd101, {%r244,%r245};
+	// end inline asm
+	add.rn.f64 	%fd102, %fd100, %fd101;
+	// begin inline asm
+	mov.b64 {%r246,%r247}, %fd102;
+	// end inline asm
+	shfl.sync.down.b32 	%r249|%p158, %r247, %r256, %r251, %r253;
+	shfl.sync.down.b32 	%r248|%p159, %r246, %r256, %r251, %r253;
+	// begin inline asm
+	mov.b64 %fd103, {%r248,%r249};
+	// end inline asm
+	add.rn.f64 	%fd45, %fd102, %fd103;
+	and.b32  	%r257, %r258, 31;
+	setp.ne.s32 	%p160, %r257, 0;
+	@%p160 bra 	$L__BB3_94;
+
+	setp.eq.s64 	%p161, %rd47, 0;
+	@%p161 bra 	$L__BB3_87;
+
+	atom.global.add.u64 	%rd172, [%rd3], %rd47;
+
+$L__BB3_87:
+	setp.eq.s64 	%p162, %rd48, 0;
+	@%p162 bra 	$L__BB3_89;
+
+	add.s64 	%rd173, %rd3, 8;
+	atom.global.add.u64 	%rd174, [%rd173], %rd48;
+
+$L__BB3_89:
+	setp.eq.s64 	%p163, %rd49, 0;
+	@%p163 bra 	$L__BB3_91;
+
+	add.s64 	%rd175, %rd3, 16;
+	atom.global.add.u64 	%rd176, [%rd175], %rd49;
+
+$L__BB3_91:
+	setp.eq.s64 	%p164, %rd50, 0;
+	@%p164 bra 	$L__BB3_93;
+
+	add.s64 	%rd177, %rd3, 24;
+	atom.global.add.u64 	%rd178, [%rd177], %rd50;
+
+$L__BB3_93:
+	add.s64 	%rd179, %rd3, 48;
+	atom.global.add.u64 	%rd180, [%rd179], %rd51;
+	add.s64 	%rd181, %rd3, 32;
+	atom.global.max.u64 	%rd182, [%rd181], %rd52;
+	add.s64 	%rd183, %rd3, 40;
+	atom.global.max.u64 	%rd184, [%rd183], %rd53;
+	add.s64 	%rd185, %rd3, 56;
+	atom.global.add.f64 	%fd104, [%rd185], %fd44;
+	add.s64 	%rd186, %rd3, 64;
+	atom.global.add.f64 	%fd105, [%rd186], %fd45;
+
+$L__BB3_94:
+	ret;
+
+}
+	// .globl	kopt_equal
+.visible .entry kopt_equal(
+	.param .u32 kopt_equal_param_0,
+	.param .u64 kopt_equal_param_1,
+	.param .u64 kopt_equal_param_2,
+	.param .u64 kopt_equal_param_3,
+	.param .u64 kopt_equal_param_4
+)
+{
+	.reg .pred 	%p<34>;
+	.reg .b16 	%rs<5>;
+	.reg .b32 	%r<54>;
+	.reg .b64 	%rd<135>;
+
+
+	ld.param.u32 	%r2, [kopt_equal_param_0];
+	ld.param.u64 	%rd37, [kopt_equal_param_1];
+	ld.param.u64 	%rd38, [kopt_equal_param_2];
+	ld.param.u64 	%rd34, [kopt_equal_param_3];
+	ld.param.u64 	%rd39, [kopt_equal_param_4];
+	cvta.to.global.u64 	%rd1, %rd38;
+	cvta.to.global.u64 	%rd2, %rd37;
+	cvta.to.global.u64 	%rd3, %rd39;
+	mov.u32 	%r3, %nctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mul.wide.u32 	%rd4, %r3, %r4;
+	mov.u32 	%r5, %ctaid.x;
+	mul.wide.u32 	%rd40, %r5, %r4;
+	mov.u32 	%r1, %tid.x;
+	cvt.u64.u32 	%rd41, %r1;
+	add.s64 	%rd122, %rd40, %rd41;
+	setp.ge.u64 	%p1, %rd122, %rd34;
+	mov.u64 	%rd133, 0;
+	mov.u64 	%rd134, %rd133;
+	@%p1 bra 	$L__BB4_12;
+
+	mov.u64 	%rd134, 0;
+	mov.u64 	%rd133, %rd134;
+	setp.eq.s32 	%p2, %r2, 1;
+	@%p2 bra 	$L__BB4_4;
+
+	setp.ne.s32 	%p3, %r2, 2;
+	@%p3 bra 	$L__BB4_5;
+
+$L__BB4_3:
+	shl.b64 	%rd44, %rd122, 1;
+	add.s64 	%rd45, %rd2, %rd44;
+	ld.global.u16 	%rs1, [%rd45];
+	cvt.u64.u16 	%rd46, %rs1;
+	mul.lo.s64 	%rd47, %rd122, -7046029254386353131;
+	add.s64 	%rd48, %rd47, %rd46;
+	add.s64 	%rd49, %rd48, -7046029254386353131;
+	shr.u64 	%rd50, %rd49, 30;
+	xor.b64  	%rd51, %rd50, %rd49;
+	mul.lo.s64 	%rd52, %rd51, -4658895280553007687;
+	shr.u64 	%rd53, %rd52, 27;
+	xor.b64  	%rd54, %rd53, %rd52;
+	mul.lo.s64 	%rd55, %rd54, -7723592293110705685;
+	shr.u64 	%rd56, %rd55, 31;
+	xor.b64  	%rd57, %rd56, %rd55;
+	add.s64 	%rd134, %rd57, %rd134;
+	add.s64 	%rd58, %rd1, %rd44;
+	ld.global.u16 	%rs2, [%rd58];
+	setp.ne.s16 	%p4, %rs1, %rs2;
+	selp.u64 	%rd59, 1, 0, %p4;
+	add.s64 	%rd133, %rd133, %rd59;
+	add.s64 	%rd122, %rd122, %rd4;
+	setp.lt.u64 	%p5, %rd122, %rd34;
+	@%p5 bra 	$L__BB4_3;
+	bra.uni 	$L__BB4_12;
+
+$L__BB4_4:
+	add.s64 	%rd62, %rd2, %rd122;
+	ld.global.u8 	%rs3, [%rd62];
+	cvt.u64.u16 	%rd63, %rs3;
+	mul.lo.s64 	%rd64, %rd122, -7046029254386353131;
+	add.s64 	%rd65, %rd64, %rd63;
+	add.s64 	%rd66, %rd65, -7046029254386353131;
+	shr.u64 	%rd67, %rd66, 30;
+	xor.b64  	%rd68, %rd67, %rd66;
+	mul.lo.s64 	%rd69, %rd68, -4658895280553007687;
+	shr.u64 	%rd70, %rd69, 27;
+	xor.b64  	%rd71, %rd70, %rd69;
+	mul.lo.s64 	%rd72, %rd71, -7723592293110705685;
+	shr.u64 	%rd73, %rd72, 31;
+	xor.b64  	%rd74, %rd73, %rd72;
+	add.s64 	%rd134, %rd74, %rd134;
+	add.s64 	%rd75, %rd1, %rd122;
+	ld.global.u8 	%rs4, [%rd75];
+	setp.ne.s16 	%p6, %rs3, %rs4;
+	selp.u64 	%rd76, 1, 0, %p6;
+	add.s64 	%rd133, %rd133, %rd76;
+	add.s64 	%rd122, %rd122, %rd4;
+	setp.lt.u64 	%p7, %rd122, %rd34;
+	@%p7 bra 	$L__BB4_4;
+	bra.uni 	$L__BB4_12;
+
+$L__BB4_5:
+	setp.eq.s32 	%p8, %r2, 4;
+	@%p8 bra 	$L__BB4_7;
+	bra.uni 	$L__BB4_6;
+
+$L__BB4_7:
+	shl.b64 	%rd81, %rd122, 2;
+	add.s64 	%rd82, %rd2, %rd81;
+	ld.global.u32 	%rd131, [%rd82];
+	bra.uni 	$L__BB4_8;
+
+$L__BB4_6:
+	shl.b64 	%rd79, %rd122, 3;
+	add.s64 	%rd80, %rd2, %rd79;
+	ld.global.u64 	%rd131, [%rd80];
+
+$L__BB4_8:
+	mul.lo.s64 	%rd83, %rd122, -7046029254386353131;
+	add.s64 	%rd84, %rd83, %rd131;
+	add.s64 	%rd85, %rd84, -7046029254386353131;
+	shr.u64 	%rd86, %rd85, 30;
+	xor.b64  	%rd87, %rd86, %rd85;
+	mul.lo.s64 	%rd88, %rd87, -4658895280553007687;
+	shr.u64 	%rd89, %rd88, 27;
+	xor.b64  	%rd90, %rd89, %rd88;
+	mul.lo.s64 	%rd91, %rd90, -7723592293110705685;
+	shr.u64 	%rd92, %rd91, 31;
+	xor.b64  	%rd93, %rd92, %rd91;
+	add.s64 	%rd134, %rd93, %rd134;
+	@%p8 bra 	$L__BB4_10;
+	bra.uni 	$L__BB4_9;
+
+$L__BB4_10:
+	shl.b64 	%rd96, %rd122, 2;
+	add.s64 	%rd97, %rd1, %rd96;
+	ld.global.u32 	%rd132, [%rd97];
+	bra.uni 	$L__BB4_11;
+
+$L__BB4_9:
+	shl.b64 	%rd94, %rd122, 3;
+	add.s64 	%rd95, %rd1, %rd94;
+	ld.global.u64 	%rd132, [%rd95];
+
+$L__BB4_11:
+	setp.ne.s64 	%p10, %rd131, %rd132;
+	selp.u64 	%rd98, 1, 0, %p10;
+	add.s64 	%rd133, %rd133, %rd98;
+	add.s64 	%rd122, %rd122, %rd4;
+	setp.lt.u64 	%p11, %rd122, %rd34;
+	@%p11 bra 	$L__BB4_5;
+
+$L__BB4_12:
+	// begin inline asm
+	mov.b64 {%r6,%r7}, %rd133;
+	// end inline asm
+	mov.u32 	%r46, 2;
+	mov.u32 	%r47, 31;
+	mov.u32 	%r48, 16;
+	mov.u32 	%r49, -1;
+	shfl.sync.down.b32 	%r9|%p12, %r7, %r48, %r47, %r49;
+	shfl.sync.down.b32 	%r8|%p13, %r6, %r48, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd100, {%r8,%r9};
+	// end inline asm
+	add.s64 	%rd101, %rd100, %rd133;
+	// begin inline asm
+	mov.b64 {%r10,%r11}, %rd101;
+	// end inline asm
+	mov.u32 	%r50, 8;
+	shfl.sync.down.b32 	%r13|%p14, %r11, %r50, %r47, %r49;
+	shfl.sync.down.b32 	%r12|%p15, %r10, %r50, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd102, {%r12,%r13};
+	// end inline asm
+	add.s64 	%rd103, %rd102, %rd101;
+	// begin inline asm
+	mov.b64 {%r14,%r15}, %rd103;
+	// end inline asm
+	mov.u32 	%r51, 4;
+	shfl.sync.down.b32 	%r17|%p16, %r15, %r51, %r47, %r49;
+	shfl.sync.down.b32 	%r16|%p17, %r14, %r51, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd104, {%r16,%r17};
+	// end inline asm
+	add.s64 	%rd105, %rd104, %rd103;
+	// begin inline asm
+	mov.b64 {%r18,%r19}, %rd105;
+	// end inline asm
+	shfl.sync.down.b32 	%r21|%p18, %r19, %r46, %r47, %r49;
+	shfl.sync.down.b32 	%r20|%p19, %r18, %r46, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd106, {%r20,%r21};
+	// end inline asm
+	add.s64 	%rd107, %rd106, %rd105;
+	// begin inline asm
+	mov.b64 {%r22,%r23}, %rd107;
+	// end inline asm
+	mov.u32 	%r52, 1;
+	shfl.sync.down.b32 	%r25|%p20, %r23, %r52, %r47, %r49;
+	shfl.sync.down.b32 	%r24|%p21, %r22, %r52, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd108, {%r24,%r25};
+	// end inline asm
+	add.s64 	%rd32, %rd108, %rd107;
+	// begin inline asm
+	mov.b64 {%r26,%r27}, %rd134;
+	// end inline asm
+	shfl.sync.down.b32 	%r29|%p22, %r27, %r48, %r47, %r49;
+	shfl.sync.down.b32 	%r28|%p23, %r26, %r48, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd110, {%r28,%r29};
+	// end inline asm
+	add.s64 	%rd111, %rd110, %rd134;
+	// begin inline asm
+	mov.b64 {%r30,%r31}, %rd111;
+	// end inline asm
+	shfl.sync.down.b32 	%r33|%p24, %r31, %r50, %r47, %r49;
+	shfl.sync.down.b32 	%r32|%p25, %r30, %r50, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd112, {%r32,%r33};
+	// end inline asm
+	add.s64 	%rd113, %rd112, %rd111;
+	// begin inline asm
+	mov.b64 {%r34,%r35}, %rd113;
+	// end inline asm
+	shfl.sync.down.b32 	%r37|%p26, %r35, %r51, %r47, %r49;
+	shfl.sync.down.b32 	%r36|%p27, %r34, %r51, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd114, {%r36,%r37};
+	// end inline asm
+	add.s64 	%rd115, %rd114, %rd113;
+	// begin inline asm
+	mov.b64 {%r38,%r39}, %rd115;
+	// end inline asm
+	shfl.sync.down.b32 	%r41|%p28, %r39, %r46, %r47, %r49;
+	shfl.sync.down.b32 	%r40|%p29, %r38, %r46, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd116, {%r40,%r41};
+	// end inline asm
+	add.s64 	%rd117, %rd116, %rd115;
+	// begin inline asm
+	mov.b64 {%r42,%r43}, %rd117;
+	// end inline asm
+	shfl.sync.down.b32 	%r45|%p30, %r43, %r52, %r47, %r49;
+	shfl.sync.down.b32 	%r44|%p31, %r42, %r52, %r47, %r49;
+	// begin inline asm
+	mov.b64 %rd118, {%r44,%r45};
+	// end inline asm
+	add.s64 	%rd33, %rd118, %rd117;
+	and.b32  	%r53, %r1, 31;
+	setp.ne.s32 	%p32, %r53, 0;
+	@%p32 bra 	$L__BB4_16;
+
+	setp.eq.s64 	%p33, %rd32, 0;
+	@%p33 bra 	$L__BB4_15;
+
+	atom.global.add.u64 	%rd119, [%rd3], %rd32;
+
+$L__BB4_15:
+	add.s64 	%rd120, %rd3, 8;
+	atom.global.add.u64 	%rd121, [%rd120], %rd33;
+
+$L__BB4_16:
+	ret;
+
+}
 )KOPT_PTX";
 }
 
@@ -195,6 +1456,154 @@ extern "C" __global__ void kopt_smem_fill(unsigned int pattern, unsigned int wor
   extern __shared__ unsigned int kopt_smem[];
   volatile unsigned int* s = kopt_smem;
   for (unsigned int i = threadIdx.x; i < words; i += blockDim.x) s[i] = pattern;
+}
+
+// Checking outputs on the GPU (runner/device_compare.h, docs/RUNNER.md "Checks on the GPU"): the golden data stays
+// resident on the GPU for the worker's life, so a check compares there instead of downloading every output and
+// input. These kernels compute what runner/compare.cpp computes on the host, with the same double arithmetic
+// (explicitly rounded, never contracted into an FMA): the mismatch count decides, and any mismatch is re-examined
+// on the host for the detailed message. Each also sums a checksum of the resident buffer it reads, so a candidate
+// that wrote out of bounds into the golden data is caught instead of trusted (the host compares the sum with the
+// one taken at upload). The stats block is zeroed by the host before each launch; its layout is KoptCompareStats in
+// device_compare.cpp.
+struct KoptCompareStats {
+  unsigned long long mismatches, nan_or_inf, poisoned, not_bitwise, max_abs_bits, max_rel_bits, checksum;
+  double err2, ref2;
+};
+
+__device__ __forceinline__ unsigned long long kopt_raw(const unsigned char* p, unsigned long long i, int es) {
+  switch (es) {
+    case 1: return p[i];
+    case 2: return reinterpret_cast<const unsigned short*>(p)[i];
+    case 4: return reinterpret_cast<const unsigned int*>(p)[i];
+    default: return reinterpret_cast<const unsigned long long*>(p)[i];
+  }
+}
+
+// An element's share of a checksum: its bits mixed with its index (splitmix64's finaliser), summed modulo 2^64 so
+// the order of the additions does not matter.
+__device__ __forceinline__ unsigned long long kopt_mix(unsigned long long raw, unsigned long long i) {
+  unsigned long long z = raw + 0x9e3779b97f4a7c15ull * (i + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// contract::DType's order: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64 bool (runner/compare.cpp's decoding).
+__device__ __forceinline__ int kopt_dtype_size(int t) {
+  switch (t) {
+    case 1: case 7: case 11: return 8;
+    case 0: case 6: case 10: return 4;
+    case 2: case 3: case 5: case 9: return 2;
+    default: return 1;
+  }
+}
+
+__device__ double kopt_decode(int t, unsigned long long raw) {
+  switch (t) {
+    case 0: return static_cast<double>(__uint_as_float(static_cast<unsigned int>(raw)));
+    case 1: return __longlong_as_double(static_cast<long long>(raw));
+    case 2: {
+      const int sign = (raw >> 15) & 1, exp = (raw >> 10) & 0x1f, mant = raw & 0x3ff;
+      double v;
+      if (exp == 0) v = ldexp(static_cast<double>(mant), -24);
+      else if (exp == 31) v = mant ? __longlong_as_double(0x7ff8000000000000ll) : __longlong_as_double(0x7ff0000000000000ll);
+      else v = ldexp(static_cast<double>(mant + 1024), exp - 25);
+      return sign ? -v : v;
+    }
+    case 3: return static_cast<double>(__uint_as_float(static_cast<unsigned int>(raw) << 16));
+    case 4: return static_cast<double>(static_cast<signed char>(raw));
+    case 5: return static_cast<double>(static_cast<short>(raw));
+    case 6: return static_cast<double>(static_cast<int>(raw));
+    case 7: return __ll2double_rn(static_cast<long long>(raw));
+    case 8: case 9: case 10: return static_cast<double>(static_cast<unsigned int>(raw));
+    case 11: return __ull2double_rn(raw);
+    default: return raw ? 1.0 : 0.0;
+  }
+}
+
+__device__ __forceinline__ unsigned long long kopt_warp_sum(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ unsigned long long kopt_warp_max(unsigned long long v) {
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ double kopt_warp_dsum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v = __dadd_rn(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// expected and actual hold `numel` elements of dtype `t`; `poison` is the element's poison pattern (the poison byte
+// repeated). Launched with a multiple of 32 threads per block.
+extern "C" __global__ void kopt_compare(int t, const unsigned char* expected, const unsigned char* actual,
+                                        unsigned long long numel, double atol, double rtol, unsigned long long poison,
+                                        KoptCompareStats* out) {
+  const int es = kopt_dtype_size(t);
+  unsigned long long mismatches = 0, nan_or_inf = 0, poisoned = 0, not_bitwise = 0, max_abs = 0, max_rel = 0, sum = 0;
+  double err2 = 0, ref2 = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += stride) {
+    const unsigned long long re = kopt_raw(expected, i, es), ra = kopt_raw(actual, i, es);
+    sum += kopt_mix(re, i);
+    if (re != ra) ++not_bitwise;
+    if (ra == poison) ++poisoned;
+    const double e = kopt_decode(t, re), a = kopt_decode(t, ra);
+    bool bad;
+    if (isnan(e) || isnan(a) || isinf(e) || isinf(a)) {
+      const bool same = (isnan(e) && isnan(a)) || (isinf(e) && isinf(a) && (e > 0) == (a > 0));
+      bad = !same;
+      if (bad) ++nan_or_inf;
+    } else {
+      const double d = fabs(__dsub_rn(a, e));
+      max_abs = max(max_abs, static_cast<unsigned long long>(__double_as_longlong(d)));  // d >= 0: bits order as values
+      if (e != 0) max_rel = max(max_rel, static_cast<unsigned long long>(__double_as_longlong(__ddiv_rn(d, fabs(e)))));
+      err2 = __dadd_rn(err2, __dmul_rn(d, d));
+      ref2 = __dadd_rn(ref2, __dmul_rn(e, e));
+      bad = d > __dadd_rn(atol, __dmul_rn(rtol, fabs(e)));
+    }
+    if (bad) ++mismatches;
+  }
+  mismatches = kopt_warp_sum(mismatches);
+  nan_or_inf = kopt_warp_sum(nan_or_inf);
+  poisoned = kopt_warp_sum(poisoned);
+  not_bitwise = kopt_warp_sum(not_bitwise);
+  sum = kopt_warp_sum(sum);
+  max_abs = kopt_warp_max(max_abs);
+  max_rel = kopt_warp_max(max_rel);
+  err2 = kopt_warp_dsum(err2);
+  ref2 = kopt_warp_dsum(ref2);
+  if ((threadIdx.x & 31) == 0) {
+    if (mismatches) atomicAdd(&out->mismatches, mismatches);
+    if (nan_or_inf) atomicAdd(&out->nan_or_inf, nan_or_inf);
+    if (poisoned) atomicAdd(&out->poisoned, poisoned);
+    if (not_bitwise) atomicAdd(&out->not_bitwise, not_bitwise);
+    atomicAdd(&out->checksum, sum);
+    atomicMax(&out->max_abs_bits, max_abs);
+    atomicMax(&out->max_rel_bits, max_rel);
+    atomicAdd(&out->err2, err2);
+    atomicAdd(&out->ref2, ref2);
+  }
+}
+
+// Inputs: counts the elements (of `es` bytes) of `actual` that differ from `reference`, and sums the checksum of
+// `reference` (out[0] and out[1], zeroed by the host). With actual == reference it is the checksum alone.
+extern "C" __global__ void kopt_equal(int es, const unsigned char* reference, const unsigned char* actual,
+                                      unsigned long long numel, unsigned long long* out) {
+  unsigned long long differ = 0, sum = 0;
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += stride) {
+    const unsigned long long r = kopt_raw(reference, i, es);
+    sum += kopt_mix(r, i);
+    if (r != kopt_raw(actual, i, es)) ++differ;
+  }
+  differ = kopt_warp_sum(differ);
+  sum = kopt_warp_sum(sum);
+  if ((threadIdx.x & 31) == 0) {
+    if (differ) atomicAdd(&out[0], differ);
+    atomicAdd(&out[1], sum);
+  }
 }
 )KOPT_PTX";
 }

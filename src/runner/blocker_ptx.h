@@ -16,5 +16,8 @@ inline constexpr const char* kBlockerEntry = "kopt_block_until_released";
 inline constexpr const char* kCleanReadEntry = "kopt_l2_clean_read";
 // The sanitizer gate's shared-memory fill (runner/smem_fill.h), in the same module.
 inline constexpr const char* kSmemFillEntry = "kopt_smem_fill";
+// Checks on the GPU (runner/device_compare.h), in the same module.
+inline constexpr const char* kCompareEntry = "kopt_compare";
+inline constexpr const char* kEqualEntry = "kopt_equal";
 
 }  // namespace kopt::runner

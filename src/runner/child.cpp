@@ -4,6 +4,7 @@
 #include <ffi.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,7 @@
 
 #include "device/cuda_driver.h"
 #include "runner/compare.h"
+#include "runner/device_golden.h"
 #include "runner/fatal.h"
 #include "runner/golden.h"
 #include "runner/golden_store.h"
@@ -77,8 +79,8 @@ struct ProbeCache {
 
 class Child {
  public:
-  Child(const Options& o, const DriverApi& api, GoldenEntry& golden, ProbeCache& probes)
-      : opt_(o), api_(api), g_(golden.golden()), seeds_(golden), probes_(probes) {}
+  Child(const Options& o, const DriverApi& api, GoldenEntry& golden, ProbeCache& probes, DeviceGolden* resident)
+      : opt_(o), api_(api), g_(golden.golden()), seeds_(golden), probes_(probes), resident_(resident) {}
   ~Child() {
     for (void* h : handles_) ::dlclose(h);  // a worker loads many libraries over its life
   }
@@ -96,8 +98,11 @@ class Child {
     std::map<std::string, CUdeviceptr> dptr;
     std::map<std::string, const std::vector<unsigned char>*> uploaded;  // inputs (and in-out initial values)
     const contract::TensorMap* tensors = nullptr;  // the seed's golden tensors (the GoldenEntry owns them)
+    std::shared_ptr<const ResidentSeed> resident;  // the same on the GPU (runner/device_golden.h), or null
     std::vector<CUdeviceptr> spacers;
   };
+  // What a check on the GPU found (verify_on_gpu).
+  enum class GpuCheck { kDone, kOnHost, kCorrupted };
 
   void check(CUresult r, const std::string& what) { check_cuda(api_, r, what); }
   Lib load_lib(const std::string& path);
@@ -106,6 +111,12 @@ class Child {
   void reset_outputs(Bound& b);
   void call(const Lib& lib, Bound& b);
   util::Json verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
+  util::Json verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
+  GpuCheck verify_on_gpu(Bound& b, Tolerance tol, util::Json& out);
+  // call() then verify(); when the check on the GPU found the resident golden data changed, the call is made
+  // again, from the host's copy, and checked on the host. `before` runs before each call (the shared-memory fill).
+  util::Json call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunStatus& status, std::string& message,
+                             const std::function<void()>& before = {});
   void dump_outputs(Bound& b, const std::string& path);
   std::vector<Region> written_regions(const Bound& b) const;
   void time_one(const Lib& lib, Bound& b, util::Json& result);
@@ -117,6 +128,7 @@ class Child {
   const Golden& g_;
   GoldenEntry& seeds_;
   ProbeCache& probes_;
+  DeviceGolden* resident_;  // null: every check on the host
   std::vector<void*> handles_;
 };
 
@@ -137,6 +149,7 @@ Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
   auto tensors = seeds_.seed(seed);
   if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
   b.tensors = *tensors;
+  if (resident_) b.resident = resident_->get(resident_key(g_.dir, seed), **tensors);
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
@@ -170,7 +183,12 @@ void Child::reset_outputs(Bound& b) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
     auto up = b.uploaded.find(p.name);
-    if (up != b.uploaded.end()) {
+    const ResidentTensor* r = nullptr;
+    if (b.resident)
+      if (auto it = b.resident->tensors.find("in." + p.name); it != b.resident->tensors.end()) r = &it->second;
+    if (up != b.uploaded.end() && r) {
+      check(api_.cuMemcpyDtoD(b.dptr[p.name], r->ptr, up->second->size()), "copy " + p.name + " from the GPU's golden data");
+    } else if (up != b.uploaded.end()) {
       check(api_.cuMemcpyHtoD(b.dptr[p.name], up->second->data(), up->second->size()), "upload " + p.name);
     } else {
       check(api_.cuMemsetD8(b.dptr[p.name], poison_byte(spec.dtype), static_cast<size_t>(spec.nbytes)), "poison " + p.name);
@@ -232,6 +250,68 @@ void Child::call(const Lib& lib, Bound& b) {
 
 util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message) {
   util::Json out = util::Json::object();
+  if (b.resident) {
+    GpuCheck g = verify_on_gpu(b, tol, out);
+    if (g == GpuCheck::kDone) return out;  // everything passed: status and message stay as they are
+    if (g == GpuCheck::kCorrupted) return {{"corrupted", true}};
+  }
+  return verify_on_host(b, tol, status, message);
+}
+
+// Every input unchanged and every output within tolerance, decided on the GPU: kDone with `out` as the host's check
+// would write it. Any difference (kOnHost) is examined on the host, which names the first bad element; a golden
+// buffer whose checksum changed since its upload (kCorrupted) means the resident data cannot be trusted.
+Child::GpuCheck Child::verify_on_gpu(Bound& b, Tolerance tol, util::Json& out) {
+  DeviceCompare* dc = resident_ ? resident_->compare() : nullptr;
+  if (!dc) return GpuCheck::kOnHost;
+  check(api_.cuCtxSynchronize(), "synchronize after solve()");  // device-wide: catches work on any stream
+  util::Json outputs = util::Json::object(), inputs = util::Json::object();
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
+    const bool input = spec.role == "input";
+    auto it = b.resident->tensors.find((input ? "in." : "out.") + p.name);
+    if (it == b.resident->tensors.end()) return GpuCheck::kOnHost;
+    const ResidentTensor& r = it->second;
+    if (r.bytes != spec.nbytes || r.dtype != spec.dtype) return GpuCheck::kOnHost;
+    if (input) {
+      DeviceEquality e = dc->equal(spec.dtype, r.ptr, b.dptr.at(p.name), r.numel);
+      if (e.reference_sum != r.sum) return GpuCheck::kCorrupted;
+      if (e.differing > 0) return GpuCheck::kOnHost;
+      inputs[p.name] = {{"unchanged", true}, {"first_changed_index", -1}};
+    } else {
+      DeviceComparison c = dc->compare(spec.dtype, r.ptr, b.dptr.at(p.name), r.numel, tol);
+      if (c.expected_sum != r.sum) return GpuCheck::kCorrupted;
+      if (!c.result.ok) return GpuCheck::kOnHost;
+      outputs[p.name] = to_json(c.result);
+    }
+  }
+  out["outputs"] = outputs;
+  out["inputs"] = inputs;
+  out["checked_on"] = "gpu";
+  return GpuCheck::kDone;
+}
+
+util::Json Child::call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunStatus& status, std::string& message,
+                                  const std::function<void()>& before) {
+  if (before) before();
+  call(lib, b);
+  util::Json v = verify(b, tol, status, message);
+  if (!v.contains("corrupted")) return v;
+  // A kernel wrote into the resident golden data (out of bounds): drop it all and check this call again from the
+  // host's copy. Every Bound's resident tensors are gone with it, so they all go back to the host's.
+  resident_->corrupted();
+  b.resident.reset();
+  reset_outputs(b);
+  if (before) before();
+  call(lib, b);
+  v = verify_on_host(b, tol, status, message);
+  v["golden_on_gpu_corrupted"] = true;
+  return v;
+}
+
+util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std::string& message) {
+  util::Json out = util::Json::object();
   util::Json outputs = util::Json::object(), inputs = util::Json::object();
   check(api_.cuCtxSynchronize(), "synchronize after solve()");  // device-wide: catches work on any stream
   for (const auto& p : g_.signature.params) {
@@ -264,6 +344,7 @@ util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string
   }
   out["outputs"] = outputs;
   out["inputs"] = inputs;
+  out["checked_on"] = "host";
   return out;
 }
 
@@ -357,8 +438,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
         entries[k].check = {{"skipped", "checked earlier in this run on this golden data (--checked-first)"}};
       } else {
         reset_outputs(b);
-        call(libs[k], b);
-        entries[k].check = verify(b, tol, entries[k].status, entries[k].message);
+        entries[k].check = call_and_verify(libs[k], b, tol, entries[k].status, entries[k].message);
       }
       for (int i = trusted ? 0 : 1; i < 3 && entries[k].status == RunStatus::kOk; ++i) {  // 3 warm-up calls in all
         call(libs[k], b);
@@ -382,8 +462,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     for (size_t s = 1; s < g_.seeds.size() && entries.back().status == RunStatus::kOk; ++s) {
       Bound other = bind_seed(g_.seeds[s], rng);
       try {
-        call(libs.back(), other);
-        util::Json v = verify(other, tol, entries.back().status, entries.back().message);
+        util::Json v = call_and_verify(libs.back(), other, tol, entries.back().status, entries.back().message);
         v["seed"] = g_.seeds[s];
         entries.back().check["seeds"].push_back(v);
       } catch (Fatal& f) {
@@ -522,9 +601,9 @@ util::Json Child::run() {
     util::Json seeds = util::Json::array();
     for (int seed : g_.seeds) {
       Bound b = bind_seed(seed, rng);
-      if (filler) filler->fill(pattern);
-      call(lib, b);
-      util::Json v = verify(b, tol, status, message);
+      util::Json v = call_and_verify(lib, b, tol, status, message, [&] {
+        if (filler) filler->fill(pattern);
+      });
       v["seed"] = seed;
       seeds.push_back(v);
       if (!opt_.dump_outputs.empty() && seed == g_.seeds.front()) dump_outputs(b, opt_.dump_outputs);
@@ -539,10 +618,9 @@ util::Json Child::run() {
       time_one(lib, b, result);
       // Re-check correctness after timing, on fresh poison.
       reset_outputs(b);
-      call(lib, b);
       RunStatus recheck = RunStatus::kOk;
       std::string recheck_msg;
-      result["recheck"] = verify(b, tol, recheck, recheck_msg);
+      result["recheck"] = call_and_verify(lib, b, tol, recheck, recheck_msg);
       if (recheck != RunStatus::kOk) {
         status = recheck;
         message = "after timing: " + recheck_msg;
@@ -644,10 +722,16 @@ void init_device(const DriverApi& d) {
 }
 
 // One request on an initialised device: the result and the exit code a one-shot child would give.
-std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, GoldenEntry& golden, ProbeCache& probes) {
+std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, GoldenEntry& golden, ProbeCache& probes,
+                                       DeviceGolden& resident) {
   try {
-    Child child(o, d, golden, probes);
-    return {child.run(), 0};
+    Child child(o, d, golden, probes, &resident);
+    util::Json result = child.run();
+    // Where the checks ran (docs/RUNNER.md "Checks on the GPU").
+    result["golden_on_gpu"] = {{"enabled", resident.enabled()},   {"bytes", resident.bytes()},
+                               {"uploads", resident.uploads()},   {"corruptions", resident.corruptions()},
+                               {"off_reason", resident.disabled_reason()}};
+    return {result, 0};
   } catch (const Fatal& f) {
     util::Json result = {{"status", status_name(f.status)}, {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message},
                          {"mode", o.mode}};
@@ -680,7 +764,8 @@ int child_main(const std::vector<std::string>& args) {
   }
   GoldenEntry entry(std::move(golden).value());
   ProbeCache probes;  // a one-shot child remembers nothing
-  auto [result, rc] = run_request(*o, d, entry, probes);
+  DeviceGolden resident(d, default_device_golden_budget_bytes(d));
+  auto [result, rc] = run_request(*o, d, entry, probes, resident);
   write_result(*o, result);
   return rc;
 }
@@ -715,6 +800,9 @@ int worker_main() {
   // The golden data of every directory served (the cases of a workload matrix), up to a byte budget.
   GoldenStore store(default_golden_budget_bytes());
   ProbeCache probes;
+  // The same, resident on the GPU for the worker's life (runner/device_golden.h).
+  std::optional<DeviceGolden> resident;
+  if (!device_error) resident.emplace(*api.value(), default_device_golden_budget_bytes(*api.value()));
   std::string line;
   char buf[65536];
   std::string pending;
@@ -749,7 +837,7 @@ int worker_main() {
       if (!reply({{"rc", 4}})) return 1;
       continue;
     }
-    auto [result, rc] = run_request(*o, *api.value(), **entry, probes);
+    auto [result, rc] = run_request(*o, *api.value(), **entry, probes, *resident);
     store.trim();
     write_result(*o, result);
     // A CUDA error that broke the context (an illegal address, a trap) ends this worker: the next request gets a

@@ -647,6 +647,52 @@ TEST_F(RunnerGpu, TheWorkerServesCheckTimeAndRacesAndRestartsAfterABrokenContext
   EXPECT_EQ(w.starts(), 2);
 }
 
+// Checks on the GPU (runner/device_golden.h, docs/RUNNER.md): a correct kernel's seeds are checked there with the
+// figures the host gives; KOPT_GOLDEN_GPU_MB=0 checks on the host; a worker uploads each seed once for all its
+// requests, and a wrong kernel is still described by the host (its first bad index).
+TEST_F(RunnerGpu, ChecksRunOnTheGpuWithTheHostsFiguresAndAWorkerUploadsEachSeedOnce) {
+  auto gpu = run("vadd_ok", RunMode::kCheck);
+  ASSERT_EQ(gpu.status, RunStatus::kOk) << gpu.message;
+  auto host = run("vadd_ok", RunMode::kCheck, 60, "auto", "cold", {{"KOPT_GOLDEN_GPU_MB", "0"}});
+  ASSERT_EQ(host.status, RunStatus::kOk) << host.message;
+  EXPECT_TRUE(gpu.details["golden_on_gpu"]["enabled"].get<bool>()) << gpu.details["golden_on_gpu"].dump();
+  EXPECT_FALSE(host.details["golden_on_gpu"]["enabled"].get<bool>());
+  ASSERT_EQ(gpu.details["seeds"].size(), 3u);
+  ASSERT_EQ(host.details["seeds"].size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& g = gpu.details["seeds"][i];
+    const auto& h = host.details["seeds"][i];
+    EXPECT_EQ(g["checked_on"], "gpu") << g.dump();
+    EXPECT_EQ(h["checked_on"], "host") << h.dump();
+    for (const char* k : {"ok", "mismatches", "bitwise_equal", "still_poisoned", "max_abs_err", "max_rel_err"})
+      EXPECT_EQ(g["outputs"]["c"][k], h["outputs"]["c"][k]) << k << ": " << g.dump() << " vs " << h.dump();
+    EXPECT_EQ(g["inputs"], h["inputs"]);
+  }
+  MeasuringWorker w(dir_ / "worker_resident.log", testing_support::kopt_binary());
+  auto ok = build("vadd_ok"), wrong = build("vadd_wrong");
+  auto check = [&](const fs::path& lib, const std::string& tag) {
+    RunRequest req;
+    req.libs = {lib};
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / ("resident_" + tag + ".json");
+    req.mode = RunMode::kCheck;
+    req.timeout_s = 60;
+    return w.run(req);
+  };
+  auto first = check(ok, "first");
+  ASSERT_EQ(first.status, RunStatus::kOk) << first.message;
+  EXPECT_EQ(first.details["golden_on_gpu"]["uploads"], 3) << "three seeds";
+  auto caught = check(wrong, "wrong");
+  EXPECT_EQ(caught.status, RunStatus::kWrongResult);
+  EXPECT_NE(caught.message.find("first bad index 524288"), std::string::npos) << caught.message;
+  auto again = check(ok, "again");
+  ASSERT_EQ(again.status, RunStatus::kOk) << again.message;
+  EXPECT_EQ(again.details["golden_on_gpu"]["uploads"], 3) << "nothing uploaded again";
+  EXPECT_EQ(again.details["golden_on_gpu"]["corruptions"], 0);
+  EXPECT_EQ(again.details["seeds"][0]["checked_on"], "gpu");
+  EXPECT_EQ(w.starts(), 1);
+}
+
 // --checked-first: the champion the loop checked already is warmed up, not checked again, and a worker probes it once;
 // the candidate is checked on every seed as before (a wrong one is still caught).
 TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
