@@ -41,9 +41,11 @@ int cmd_search_replay(const Args& args) {
   app.add_option("--table", table_path, "measurements.csv (scripts/perf/search_efficiency.sh)")->required();
   app.add_option("--runs", o.runs, "seeds to replay (default 50)");
   app.add_option("--iterations", o.iterations, "iterations per run, at most (default 25)");
-  app.add_option("--branches", o.branches, "candidates per iteration (default 8, as optimize with the built-in generator)");
+  app.add_option("--branches", o.branches, "candidates per iteration (default 12, as optimize with the built-in generator)");
   app.add_option("--within", o.within_pct, "target: within this many percent of the best (default 3)");
   app.add_option("--target-share", o.target_share_pct, "success: the target within this share of the space, in percent (default 20)");
+  app.add_flag("!--no-promote-ablations", o.promote_ablations,
+               "keep the champion when its ablation measured a faster variant (the loop before 2026-12-01's seventh session)");
   app.add_option("--patience", o.patience, "stop a run after this many iterations without a faster champion (default 0: never)");
   app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --seed; default 1)");
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");

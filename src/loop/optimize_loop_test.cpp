@@ -161,6 +161,50 @@ TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyCandidate) {
   EXPECT_NE(md->find("Champion source: none"), std::string::npos) << *md;
 }
 
+// The profile picks vectorized access, and the first batch's best has it on (TILE 64, UNROLL 2), but it costs 5%: the ablation of a
+// champion with it on measures the variant without it faster, and that variant is selected and crowned (live on the
+// H200 a run ended with such a variant measured 5.6% faster than its champion, and discarded).
+std::optional<double> interacting_model(const Defines& d) {
+  int64_t tile = def(d, "TILE", 16), unroll = def(d, "UNROLL", 1);
+  bool vec = def(d, "KOPT_VECTORIZED_ACCESS", 0) != 0;
+  if (tile == 128 && unroll == 2) return std::nullopt;
+  double t = tile == 16 ? 1.6 : tile == 32 ? 1.2 : tile == 64 ? 1.0 : 1.1;
+  t *= unroll == 1 ? 1.2 : unroll == 2 ? 1.0 : 1.08;
+  return t * (vec ? 1.05 : 1.0);
+}
+
+TEST(OptimizeLoop, AnAblationVariantFasterThanTheChampionIsSelectedAndCrowned) {
+  OptimizeOptions o;
+  o.iterations = 1;
+  ModelLabOptions mo;
+  mo.time_ms = interacting_model;
+  auto r = run_model_loop("adopt", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto state = util::read_json(r.run_dir / "state.json");
+  ASSERT_TRUE(state.ok());
+  // The variant that was crowned is in the history (an evaluation) and no longer among the ablations' measurements.
+  std::string adopted;
+  for (const auto& t : (*state)["timeline"])
+    if (t["champion_id"].get<std::string>().find("_no_vectorized_access") != std::string::npos) adopted = t["champion_id"];
+  ASSERT_FALSE(adopted.empty()) << (*state)["timeline"].dump();
+  bool in_history = false, in_ablations = false;
+  for (const auto& h : (*state)["history"]) in_history = in_history || h["candidate"]["id"] == adopted;
+  for (const auto& a : (*state)["ablations"]) in_ablations = in_ablations || a["candidate"]["id"] == adopted;
+  EXPECT_TRUE(in_history);
+  EXPECT_FALSE(in_ablations);
+  // Selected as a candidate is: its selection record, with the determinism and sanitizer gates' place in it.
+  bool crowned = false;
+  for (const auto& e : fs::recursive_directory_iterator(r.run_dir))
+    if (e.path().filename() == "selection.json" && e.path().parent_path().filename() == "ablation") {
+      auto sel = util::read_json(e.path());
+      ASSERT_TRUE(sel.ok());
+      for (const auto& f : (*sel)["finalists"]) crowned = crowned || (f["finalist"] == adopted && f["decision"] == "new_champion");
+    }
+  EXPECT_TRUE(crowned);
+  const double champion_ms = (*state)["champion"]["median_ms"];
+  EXPECT_LT(champion_ms, 1.05) << "TILE 64, UNROLL 2 without vectorized access is the model's best (1.0)";
+}
+
 TEST(OptimizeLoop, ABaselineThatIsWrongStopsAtTheCorrectnessGate) {
   OptimizeOptions o;
   ModelLabOptions mo;
@@ -191,8 +235,8 @@ TEST(OptimizeLoop, CandidatesAreRacedAgainstTheChampionAndAClearlySlowOneStopsEa
     ++total;
     quick += (*j)["rounds"].get<int>() <= 8;
   }
-  EXPECT_EQ(total, 8);
-  EXPECT_GE(quick, 4) << "the model's configurations differ by far more than the 0.5% noise";
+  EXPECT_EQ(total, 12) << "the built-in generator's batch";
+  EXPECT_GE(quick, 6) << "the model's configurations differ by far more than the 0.5% noise";
 }
 
 // A race's first library is the champion, checked when it passed its own race (or, the baseline, at the gates): it

@@ -159,7 +159,14 @@ class Optimizer {
   std::filesystem::path sanitize_golden_;  // the sanitizer's small case (made once)
   double sanitize_timeout_s_ = 600;
   // ---- ablation (ablation.cpp) ----
-  Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir);
+  // `variants`, when given, receives the measured variants (the champion with one method off).
+  Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir,
+                            std::vector<CandidateRun>* variants = nullptr);
+  // The variants an ablation measured clearly faster than the champion (their race's 95% CI, over the workload
+  // matrix where there is one, entirely below 1) are selected as candidates are; the crowned one joins the history.
+  // Returns the new champion's run, or nullopt.
+  Result<std::optional<CandidateRun>> adopt_faster_variants(std::vector<CandidateRun> variants, int iteration,
+                                                            const std::filesystem::path& iter_dir);
   // ---- run directory (run_dir.cpp) ----
   Status write_json(const std::filesystem::path& path, const std::string& kind, const util::Json& body);
   Status save_state();

@@ -123,7 +123,9 @@ void expect_same(const CompareResult& gpu, const CompareResult& host, const std:
   EXPECT_EQ(gpu.bitwise_equal, host.bitwise_equal) << what;
   EXPECT_EQ(gpu.max_abs_err, host.max_abs_err) << what;  // the same double arithmetic: equal, not close
   EXPECT_EQ(gpu.max_rel_err, host.max_rel_err) << what;
-  EXPECT_NEAR(gpu.rel_l2_err, host.rel_l2_err, 1e-12 * std::max(1.0, host.rel_l2_err)) << what << " (summed in another order)";
+  // Sums of a million squares in another order (by warps, then blocks, against the host's chunks in sequence):
+  // relative differences of n * eps = 1e-10 at worst. Reported, never decided on.
+  EXPECT_NEAR(gpu.rel_l2_err, host.rel_l2_err, 1e-9 * host.rel_l2_err + 1e-300) << what << " (summed in another order)";
 }
 
 TEST_F(DeviceCompareGpu, AgreesWithTheHostOnEveryDtypeAndEverySpecialCase) {

@@ -38,12 +38,14 @@ std::optional<ReplayPolicy> parse_replay_policy(std::string_view s);
 struct ReplayOptions {
   int runs = 50;
   int iterations = 25;            // per run, at most
-  int branches = 8;               // candidates per iteration (optimize's --branches: 8 for the built-in generator)
+  int branches = 12;              // candidates per iteration (optimize's --branches: 12 for the built-in generator)
   double within_pct = 3;          // the target: within this many percent of the best
   double target_share_pct = 20;   // a run "meets the target" when it gets there in at most this share of the space
   int patience = 0;               // stop after this many iterations without a faster champion; 0: never
   uint64_t first_seed = 1;        // run r uses optimize's --seed first_seed + r
   ReplayPolicy policy = ReplayPolicy::kLoop;
+  // As the loop: an ablation variant clearly faster than the champion (by more than 1%) becomes the champion.
+  bool promote_ablations = true;
   std::map<std::string, double> metrics;  // the champion's profile in every iteration (policy loop)
   std::string metrics_source = "none";    // how `metrics` was made, for the report
 };
