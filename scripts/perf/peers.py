@@ -139,7 +139,7 @@ def markdown_table(stats, best_ms, within, exhaustive_wall_s):
         sr = f" [{st['seconds_range'][0]:.0f}–{st['seconds_range'][1]:.0f}]" if st["seconds_range"] else ""
         share = f"{100 * st['share_of_exhaustive']:.0f}%" if st.get("share_of_exhaustive") is not None else "–"
         fb = st["final_best_median_ms"]
-        fbs = f"{fb:.4f} ms (+{100 * (fb / best_ms - 1):.1f}%; {st['found_best']}/{st['seeds']})" if fb else "–"
+        fbs = f"{fb:.4f} ms ({100 * (fb / best_ms - 1):+.1f}%; {st['found_best']}/{st['seeds']})" if fb else "–"
         lines.append(f"| {st['tool']} | {st['strategy']} | {TIME_BASIS.get(st['mode'], st['mode'])} | "
                      f"{st['reached']}/{st['seeds']} | {fmt_num(st['evals_median'])}{er} | "
                      f"{fmt_num(st['seconds_median'])}{sr} | {share} | {fbs} |")
