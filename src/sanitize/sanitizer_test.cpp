@@ -23,8 +23,10 @@ class FakeSanitizer : public util::CommandRunner {
  public:
   std::map<std::string, std::pair<std::string, int>> by_tool;
   std::vector<std::vector<std::string>> calls;
+  std::vector<std::map<std::string, std::string>> envs;
   util::ProcessResult run(const util::ProcessSpec& spec) override {
     calls.push_back(spec.argv);
+    envs.push_back(spec.env);
     util::ProcessResult r;
     r.started = true;
     r.wall_ms = 1500;
@@ -132,6 +134,8 @@ TEST(SanitizerGate, ARaceRejectsAndMakesTheRunUnsafe) {
   fake.by_tool = {{"memcheck", {kClean, 0}}, {"racecheck", {kRace, 99}}, {"synccheck", {kClean, 0}}, {"initcheck", {kUninit, 99}}};
   auto v = run_gate({"cs", kTarget, {Tool::kMemcheck, Tool::kRacecheck, Tool::kSynccheck, Tool::kInitcheck}, 300}, fake);
   ASSERT_EQ(fake.calls.size(), 4u);
+  // The measuring child under a tool checks on the host: the runner's own compare kernels are never reported.
+  for (const auto& env : fake.envs) EXPECT_EQ(env.count("KOPT_GOLDEN_GPU_MB") ? env.at("KOPT_GOLDEN_GPU_MB") : "", "0");
   EXPECT_TRUE(v.rejected);
   EXPECT_EQ(v.race_safe, RaceSafe::kUnsafe);
   EXPECT_TRUE(v.complete());
