@@ -175,6 +175,40 @@ TEST_F(ReplayTest, MethodSelectionDecidesWhenAGuardedBestIsReached) {
   expect_consistent(*all);
 }
 
+// The best point is the best "method on" point with the method off. Its ablation measures it, and a measured
+// ablation variant is never proposed again: only adopting the faster variant, as the loop does
+// (Optimizer::adopt_faster_variants), makes it an evaluation of the run.
+TEST_F(ReplayTest, AnAblationVariantFasterThanTheChampionIsAdoptedAndCountsAsAnEvaluation) {
+  fill([&](const Config& c) -> std::optional<double> {
+    if (value(c, "A") == 4 && value(c, "B") == 5) return value(c, "KOPT_VECTORIZED_ACCESS") == 1 ? 2.0 : 1.0;
+    return value(c, "KOPT_VECTORIZED_ACCESS") == 1 ? 5.0 : 10.0;
+  });
+  ReplayOptions o;
+  o.runs = 10;
+  o.iterations = 40;
+  o.metrics = metrics_firing(reg(), space_.offered_methods());
+  auto adopted = replay(o);
+  ASSERT_TRUE(adopted.ok()) << adopted.error().message;
+  EXPECT_EQ(adopted->summary.reached, 10);
+  int via_ablation = 0;
+  for (const auto& run : adopted->runs) {
+    ASSERT_TRUE(run.hit_evaluation);
+    const Config& hit = run.evaluated[static_cast<size_t>(*run.hit_evaluation - 1)];
+    EXPECT_EQ(value(hit, "KOPT_VECTORIZED_ACCESS"), 0);
+    // The point with the method on was measured first: the hit is its ablation's variant, adopted.
+    const bool on_first = std::any_of(run.evaluated.begin(), run.evaluated.begin() + (*run.hit_evaluation - 1), [&](const Config& c) {
+      return value(c, "A") == 4 && value(c, "B") == 5 && value(c, "KOPT_VECTORIZED_ACCESS") == 1;
+    });
+    via_ablation += on_first;
+  }
+  EXPECT_GT(via_ablation, 0);
+  expect_consistent(*adopted);
+  o.promote_ablations = false;
+  auto kept = replay(o);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_LT(kept->summary.reached, adopted->summary.reached) << "a variant the ablation measured is not proposed again";
+}
+
 TEST_F(ReplayTest, ConfigurationsMissingFromTheTableCountAsFailedEvaluations) {
   size_t i = 0;
   for (const auto& c : configs_)
