@@ -311,7 +311,10 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     // about 0.3 s a candidate at sgemm 4096^3 (a third of a 70 s search on the H200, 2026-12-01).
     if (cr.status == search::CandidateStatus::kOk && over_cases()) {
       Phase p(*this, "measure");
-      if (auto wrong = cr.vs_champion ? race_at_cases(cr, cdir) : check_at_cases(cr, cdir)) {
+      const auto c0 = Clock::now();
+      auto wrong = cr.vs_champion ? race_at_cases(cr, cdir) : check_at_cases(cr, cdir);
+      cr.cases_ms = std::chrono::duration<double, std::milli>(Clock::now() - c0).count();
+      if (wrong) {
         if (util::interrupted()) return dispatch::Attempt::kStop;  // a check cut by Ctrl-C is not a verdict
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = *wrong;

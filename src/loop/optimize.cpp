@@ -106,6 +106,7 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.compile_ms = r.build.compile_ms;
     m.sass_ms = r.sass_ms;
     m.measure_ms = r.measure_ms;
+    m.cases_ms = r.cases_ms;
     st_.history.push_back(m);
   }
   if (derived_) record_pruned(runs);

@@ -148,6 +148,15 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   }
   EXPECT_LT(r.summary["cases"]["geomean"]["ratio"].get<double>(), 1.0);
   EXPECT_NE(r.summary_md.find("## Cases (the workload matrix)"), std::string::npos);
+  // A candidate's cost includes its races at the other cases, apart from its race at the primary one.
+  int with_cases = 0;
+  for (const auto& m : r.state["history"])
+    if (m["candidate"]["id"] != "baseline" && m["status"] != "compile_failed") with_cases += m["cost_ms"]["cases"].get<double>() > 0;
+  EXPECT_GT(with_cases, 0) << r.state["history"].dump();
+  const auto& costs = r.summary["candidate_costs"]["median_ms"];
+  EXPECT_GE(costs["measure_all_cases"].get<double>(), costs["measure"].get<double>());
+  EXPECT_TRUE(costs.contains("cases"));
+  EXPECT_NE(r.summary_md.find("| other cases | measure, all cases |"), std::string::npos);
   EXPECT_NE(r.summary_md.find("scale_0.75"), std::string::npos);
   // Selection records the per-case comparison of each finalist.
   auto sel = util::read_json(r.run_dir / "iter_01" / "selection.json");
@@ -167,6 +176,7 @@ TEST(OptimizeGates, WithTheMatrixOffTheLoopStaysOnOneCase) {
   EXPECT_FALSE(fs::exists(r.run_dir / "holdout.json")) << "no held-out shapes without the matrix or --holdout-shapes";
   EXPECT_FALSE(r.summary.contains("cases"));
   for (const auto& d : r.goldens) EXPECT_LT(n_of(d), kUserN) << "only the sanitizer's small case: " << format_dims(d);
+  EXPECT_EQ(r.summary["candidate_costs"]["median_ms"]["cases"], 0.0) << "one case: nothing at other cases";
 }
 
 TEST(OptimizeGates, AShapesFileGivesTheCasesAndTheirWeights) {

@@ -50,6 +50,7 @@ struct CandidateRun {
   std::optional<MultiCaseComparison> over_cases;
   std::optional<double> objective_ms;
   double sass_ms = 0, measure_ms = 0;  // wall time of its SASS analysis and of its measuring run
+  double cases_ms = 0;                 // wall time of its races (or checks) at the workload matrix's other cases
   double search_s = 0;                 // the search clock when it was measured
   int slot = -1;                       // the measuring slot (GPU) it was measured on
 };

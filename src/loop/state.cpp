@@ -53,7 +53,7 @@ util::Json measurements_json(const std::vector<search::Measurement>& list) {
                     {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
                     {"iteration", m.iteration},
                     {"search_s", m.search_s},
-                    {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}}}};
+                    {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}, {"cases", m.cases_ms}}}};
     if (m.objective_ms) e["objective_ms"] = *m.objective_ms;
     out.push_back(e);
   }
@@ -77,6 +77,7 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
       m.compile_ms = h["cost_ms"].value("compile", 0.0);
       m.sass_ms = h["cost_ms"].value("sass", 0.0);
       m.measure_ms = h["cost_ms"].value("measure", 0.0);
+      m.cases_ms = h["cost_ms"].value("cases", 0.0);
     }
     out.push_back(m);
   }

@@ -188,11 +188,13 @@ std::string render_markdown(const util::Json& s) {
 
   if (s.contains("candidate_costs") && s["candidate_costs"].value("candidates", 0) > 0) {
     const auto& c = s["candidate_costs"];
-    md += fmt::format("\n## Per-candidate cost ({} measured)\n\n| wall ms | compile | SASS | measure (compile excluded) |\n"
-                      "| --- | --- | --- | --- |\n| median | {:.0f} | {:.0f} | {:.0f} |\n| p90 | {:.0f} | {:.0f} | {:.0f} |\n",
-                      c.value("candidates", 0), c["median_ms"].value("compile", 0.0), c["median_ms"].value("sass", 0.0),
-                      c["median_ms"].value("measure", 0.0), c["p90_ms"].value("compile", 0.0), c["p90_ms"].value("sass", 0.0),
-                      c["p90_ms"].value("measure", 0.0));
+    md += fmt::format("\n## Per-candidate cost ({} measured)\n\n| wall ms | compile | SASS | measure (compile excluded) | "
+                      "other cases | measure, all cases |\n| --- | --- | --- | --- | --- | --- |\n",
+                      c.value("candidates", 0));
+    for (const char* row : {"median_ms", "p90_ms"})
+      md += fmt::format("| {} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} |\n", row == std::string("median_ms") ? "median" : "p90",
+                        c[row].value("compile", 0.0), c[row].value("sass", 0.0), c[row].value("measure", 0.0),
+                        c[row].value("cases", 0.0), c[row].value("measure_all_cases", c[row].value("measure", 0.0)));
   }
   // Several measuring slots (issue 21): what each GPU did, and how busy it was over the measuring phases' wall.
   if (s.contains("measuring") && s["measuring"].is_object() && s["measuring"].value("per_slot", util::Json::array()).size() > 1) {

@@ -37,8 +37,9 @@ struct Measurement {
   int iteration = 0;
   double search_s = 0;  // when it was measured: seconds of search since the gates passed (loop bookkeeping)
   // What it cost (loop bookkeeping, 0 when unknown), wall milliseconds: its compile (the nvcc process; compiles
-  // of a batch run in parallel), its SASS analysis and its measuring run (the race against the champion).
-  double compile_ms = 0, sass_ms = 0, measure_ms = 0;
+  // of a batch run in parallel), its SASS analysis, its measuring run (the race against the champion) and, over a
+  // workload matrix, its races or checks at the other cases.
+  double compile_ms = 0, sass_ms = 0, measure_ms = 0, cases_ms = 0;
   // Over a workload matrix, what selection ranks by: the champion's objective times this candidate's weighted
   // geometric mean of per-case time ratios against it, in the primary case's milliseconds. Unset: median_ms.
   std::optional<double> objective_ms;
