@@ -120,8 +120,7 @@ Result<std::optional<CandidateRun>> Optimizer::adopt_faster_variants(std::vector
   std::vector<CandidateRun> faster;
   for (auto& v : variants) {
     if (v.status != search::CandidateStatus::kOk || !v.outcome.timing) continue;
-    std::optional<runner::PairedComparison> cmp = over_cases() && v.over_cases ? std::optional(v.over_cases->as_paired()) : v.vs_champion;
-    if (cmp && cmp->ci95_high < 1.0) faster.push_back(std::move(v));
+    if (auto cmp = raced_comparison(v); cmp && cmp->ci95_high < 1.0) faster.push_back(std::move(v));
   }
   if (faster.empty()) return std::optional<CandidateRun>();
   say("  {} ablation variant(s) faster than the champion: selected as candidates", faster.size());

@@ -413,10 +413,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
                             static_cast<int>(r.candidate.methods.size())});
   const std::string champion_at_start = st_.champion->candidate.id;
   // A finalist's comparison with the champion at the start of this selection (its own races), over the cases.
-  auto vs_start = [&](const CandidateRun& r) -> std::optional<runner::PairedComparison> {
-    if (over_cases()) return r.over_cases ? std::optional(r.over_cases->as_paired()) : std::nullopt;
-    return r.vs_champion;
-  };
+  auto vs_start = [&](const CandidateRun& r) { return raced_comparison(r); };
   std::optional<runner::PairedComparison> crowned_vs_start;  // the new champion's, once one was crowned here
   for (const auto& f : pick_finalists(contenders, static_cast<size_t>(o_.finalists))) {
     const CandidateRun* cr = nullptr;

@@ -153,6 +153,12 @@ class Optimizer {
   void final_case_table();
   void run_holdout();
   bool over_cases() const { return cases_.size() > 1; }
+  // A measured run's comparison with the champion it was raced against: over the workload matrix when there is
+  // one (nullopt when it has none there), else its race at the primary case.
+  std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const {
+    if (over_cases()) return r.over_cases ? std::optional(r.over_cases->as_paired()) : std::nullopt;
+    return r.vs_champion;
+  }
   std::vector<CaseData> cases_;
   size_t primary_ = 0;  // the case races, timings and profiles run at: the largest realised working set
   std::optional<workload::WorkingSetModel> ws_model_;
