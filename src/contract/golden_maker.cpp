@@ -1,6 +1,10 @@
 #include "contract/golden_maker.h"
 
+#include <algorithm>
+
 #include "toolchain/tools.h"
+#include "util/fs.h"
+#include "util/hash.h"
 #include "util/strings.h"
 
 namespace kopt::contract {
@@ -37,6 +41,51 @@ Result<util::ProcessSpec> harness_process(const std::vector<std::string>& args, 
   return spec;
 }
 
+namespace {
+
+// Name and content of each *.py file directly in dir, sorted by name.
+Status add_python_files(util::Hasher& h, const std::filesystem::path& dir, const std::filesystem::path& skip) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".py" && it->is_regular_file(ec) && it->path() != skip) files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    KOPT_TRY_ASSIGN(auto text, util::read_file(f));
+    h.add(f.filename().string()).add(text);
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::string> golden_key(const std::vector<std::string>& argv) {
+  namespace fs = std::filesystem;
+  util::Hasher h;
+  h.add("kopt-golden-1").add(toolchain::find_python());
+  const std::string harness = toolchain::python_harness_dir();
+  if (!harness.empty()) KOPT_TRY(add_python_files(h, fs::path(harness) / "kopt_harness", {}));
+  if (const char* d = std::getenv("KOPT_TRITON_DEVICE")) h.add("KOPT_TRITON_DEVICE").add(d);
+  for (size_t i = 3; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    h.add(a);
+    if (i + 1 >= argv.size()) break;
+    if (a == "--out") {
+      ++i;  // where the files go is not what they are
+    } else if (a == "--signature") {
+      KOPT_TRY_ASSIGN(auto sig, util::read_json(argv[++i]));
+      if (sig.is_object()) sig.erase("meta");  // when it was written is not what it says
+      h.add(sig.dump());
+    } else if (a == "--ref" || a == "--triton-kernel") {
+      const fs::path f = argv[++i];
+      KOPT_TRY_ASSIGN(auto text, util::read_file(f));
+      h.add(fs::absolute(f).lexically_normal().string()).add(text);
+      if (a == "--ref") KOPT_TRY(add_python_files(h, fs::absolute(f).parent_path(), fs::absolute(f)));
+    }
+  }
+  return h.hex();
+}
+
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(req.ref_py, ec))
@@ -45,6 +94,17 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
   if (req.triton_kernel.empty())  // a Triton kernel's harness writes signature.json from setup()
     KOPT_TRY(util::write_json_atomic(req.out_dir / "signature.json", "signature", {{"signature", to_json(req.signature)}}));
   auto argv = harness_argv(req, "python3");
+  std::string key;
+  if (req.cache) {
+    if (auto k = golden_key(argv); k) key = *k;  // a file that cannot be read: no cache, the harness says why
+    if (!key.empty())
+      if (auto hit = find_golden(*req.cache, key))
+        if (place_golden(*hit, req.out_dir))
+          if (auto m = util::read_json(req.out_dir / "manifest.json"); m && m->is_object()) {
+            (*m)["golden_cache"] = {{"hit", true}, {"key", key}, {"made", hit->record.value("made", "")}, {"entry", hit->entry.string()}};
+            return m;
+          }
+  }
   KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({argv.begin() + 3, argv.end()}, req.timeout_s));
   auto r = runner.run(spec);
   if (r.timed_out) return input_error("ref.py took longer than " + std::to_string(static_cast<int>(req.timeout_s)) + " s to make golden data");
@@ -54,7 +114,17 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
       return input_error("ref.py failed while making golden data:\n" + err);
     return internal_error("the golden-data harness failed (" + r.describe() + "):\n" + err);
   }
-  return util::read_json(req.out_dir / "manifest.json");
+  KOPT_TRY_ASSIGN(auto manifest, util::read_json(req.out_dir / "manifest.json"));
+  if (req.cache && !key.empty() && manifest.is_object()) {
+    util::Json about = {{"ref", std::filesystem::absolute(req.ref_py).string()}, {"seeds", req.seeds}};
+    util::Json dims = util::Json::object();
+    for (const auto& [k, v] : req.dims) dims[k] = v;
+    about["dims"] = dims;
+    auto stored = store_golden(*req.cache, key, req.out_dir, about);
+    manifest["golden_cache"] = {{"hit", false}, {"key", key}, {"stored", stored && *stored}};
+    if (!stored) manifest["golden_cache"]["error"] = stored.error().message;
+  }
+  return manifest;
 }
 
 }  // namespace kopt::contract

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/dims.h"
+#include "contract/golden_cache.h"
 #include "contract/signature.h"
 #include "core/result.h"
 #include "util/json_io.h"
@@ -24,6 +25,9 @@ struct GoldenRequest {
   // Set for a Triton kernel.py: its setup() gives the buffers, so no signature is written or passed
   // (`golden --triton-kernel`, docs/TRITON.md).
   std::filesystem::path triton_kernel;
+  // Golden data kept across runs (golden_cache.h); nullopt: always run ref.py. Callers set it from
+  // golden_cache_from_env().
+  std::optional<GoldenCache> cache;
 };
 
 // The harness argv (python3 -m kopt_harness golden ...). Pure.
@@ -33,7 +37,14 @@ std::vector<std::string> harness_argv(const GoldenRequest& req, const std::strin
 // python3 missing (gate, exit 3), the harness not found next to kopt (internal).
 Result<util::ProcessSpec> harness_process(const std::vector<std::string>& args, double timeout_s);
 
-// Runs the harness. Errors inside ref.py come back with their traceback (exit 4).
+// The cache key of a request (its harness argv): the harness's sources, the Python, and the harness's arguments with ref.py, the
+// Triton kernel and the signature file by path and content, every other *.py beside ref.py by name and content, and
+// the output folder left out. Errors: a file it names cannot be read.
+Result<std::string> golden_key(const std::vector<std::string>& argv);
+
+// Runs the harness, or places the cached entry for the same request (then the manifest returned carries
+// "golden_cache": {"hit": true, "key", "made", "entry"}; after a run, {"hit": false, "key", "stored"}).
+// Errors inside ref.py come back with their traceback (exit 4).
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner);
 
 }  // namespace kopt::contract

@@ -62,6 +62,8 @@ std::optional<int> Optimizer::prepare_cases() {
       auto m = lab_.golden(cd.c.realised, cd.golden_dir);
       if (m) {
         cd.manifest = *m;
+        if (m->is_object() && m->contains("golden_cache") && (*m)["golden_cache"].value("hit", false))
+          say("  case {}: golden data from the cache (made {})", cd.c.name, (*m)["golden_cache"].value("made", std::string("?")));
         break;
       }
       int64_t ws = 0;
@@ -97,6 +99,7 @@ std::optional<int> Optimizer::prepare_cases() {
     util::Json j = workload::to_json(cases_[i].c);
     j["golden_dir"] = cases_[i].golden_dir.string();
     j["primary"] = i == primary_;
+    if (cases_[i].manifest.is_object() && cases_[i].manifest.contains("golden_cache")) j["golden_cache"] = cases_[i].manifest["golden_cache"];
     if (ws_model_)
       if (auto w = workload::estimate(*ws_model_, cases_[i].c.realised)) j["working_set_bytes"] = w->bytes;
     list.push_back(j);

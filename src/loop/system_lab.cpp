@@ -95,6 +95,7 @@ Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) 
   g.out_dir = out_dir;
   g.ptr_size = job_.ptr_size;
   g.time_reference = false;
+  KOPT_TRY_ASSIGN(g.cache, contract::golden_cache_from_env());
   if (pipeline::is_triton_kernel(job_.kernel)) {
     g.triton_kernel = job_.kernel;
   } else {

@@ -64,6 +64,14 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
   return r;
 }
 
+void say_golden_cache(const util::Json& manifest, const Say& say) {
+  if (!say || !manifest.is_object() || !manifest.contains("golden_cache")) return;
+  const auto& c = manifest["golden_cache"];
+  if (c.value("hit", false))
+    say("golden data: from the cache (made " + c.value("made", std::string("?")) + ", " + c.value("entry", std::string()) +
+        "; KOPT_GOLDEN_CACHE=off makes it afresh)");
+}
+
 Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner,
                          bool time_reference, const Say& say) {
   KOPT_TRY(validate(job));
@@ -101,11 +109,13 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
   g.out_dir = work_dir / "golden";
   g.ptr_size = job.ptr_size;
   g.time_reference = time_reference;
+  KOPT_TRY_ASSIGN(g.cache, contract::golden_cache_from_env());
   {
     util::Progress progress("  golden data: ref.py for " + std::to_string(job.seeds) + " seed(s)" +
                             (time_reference ? ", then timing it" : ""));
     KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
   }
+  say_golden_cache(p.manifest, say);
   p.golden_dir = g.out_dir;
   p.sizes_guessed = p.manifest.value("sizes_guessed", false);
   p.tol = resolve_tolerance(p.manifest, job.numerics, job.atol, job.rtol, &p.tol_source);

@@ -64,6 +64,9 @@ using Say = std::function<void(const std::string&)>;
 runner::Tolerance resolve_tolerance(const util::Json& manifest, NumericsMode mode, std::optional<double> atol,
                                     std::optional<double> rtol, std::string* source = nullptr);
 
+// "golden data: from the cache ..." when make_golden placed a cached entry (the manifest's golden_cache); nothing otherwise.
+void say_golden_cache(const util::Json& manifest, const Say& say);
+
 // Parses the contract, writes golden data into work_dir/golden, compiles the kernel into work_dir/build.
 Result<Prepared> prepare(const KernelJob& job, const std::filesystem::path& work_dir, util::CommandRunner& runner,
                          bool time_reference, const Say& say);

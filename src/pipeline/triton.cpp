@@ -71,10 +71,12 @@ Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, 
   g.seeds = job.seeds;
   g.out_dir = work_dir / "golden";
   g.time_reference = time_reference;
+  KOPT_TRY_ASSIGN(g.cache, contract::golden_cache_from_env());
   {
     util::Progress progress("  golden data: kernel.py's setup() and ref.py for " + std::to_string(job.seeds) + " seed(s)");
     KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
   }
+  say_golden_cache(p.manifest, say);
   p.golden_dir = g.out_dir;
   KOPT_TRY_ASSIGN(p.signature, contract::signature_from_json(p.manifest));
   p.signature.normalised = entry;

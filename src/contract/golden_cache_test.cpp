@@ -1,0 +1,178 @@
+#include "contract/golden_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "contract/golden_maker.h"
+#include "testing/test_support.h"
+#include "toolchain/tools.h"
+#include "util/fs.h"
+
+namespace kopt::contract {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("kopt_golden_cache_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+ino_t inode(const fs::path& p) {
+  struct stat s{};
+  return ::stat(p.c_str(), &s) == 0 ? s.st_ino : 0;
+}
+
+TEST(GoldenCache, AnEntryIsFoundPlacedAsLinksAndTheLeastRecentlyUsedIsEvicted) {
+  const fs::path root = fresh("lru");
+  GoldenCache cache{root / "cache", 100};
+  auto make = [&](const std::string& name, size_t bytes) {
+    fs::path d = root / name;
+    fs::create_directories(d);
+    put(d / "manifest.json", "{}");
+    put(d / "seed_1.safetensors", std::string(bytes, 'x'));
+    return d;
+  };
+  EXPECT_FALSE(find_golden(cache, "a"));
+  auto a = store_golden(cache, "a", make("out_a", 40), {{"what", "a"}});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_TRUE(*a);
+  auto hit = find_golden(cache, "a");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->record.value("bytes", 0), 42);
+  EXPECT_EQ(hit->record["about"].value("what", ""), "a");
+
+  // Placed into a run's folder over a stale file of the same name: the same inode as the entry's (a link).
+  const fs::path run = root / "run" / "golden";
+  fs::create_directories(run);
+  put(run / "seed_1.safetensors", "stale");
+  ASSERT_TRUE(place_golden(*hit, run).ok());
+  EXPECT_EQ(util::read_file(run / "seed_1.safetensors").value(), std::string(40, 'x'));
+  EXPECT_EQ(inode(run / "seed_1.safetensors"), inode(hit->entry / "seed_1.safetensors"));
+
+  // An entry larger than the cache is not stored; storing b (42 bytes) and then c evicts a, the least recently used.
+  auto big = store_golden(cache, "big", make("out_big", 200), {});
+  ASSERT_TRUE(big.ok());
+  EXPECT_FALSE(*big);
+  EXPECT_FALSE(find_golden(cache, "big"));
+  ASSERT_TRUE(store_golden(cache, "b", make("out_b", 40), {}).ok());
+  EXPECT_TRUE(find_golden(cache, "a"));
+  EXPECT_TRUE(find_golden(cache, "b"));
+  // a used again now: b is the older, so c pushes b out.
+  fs::last_write_time(cache.root / "b" / "used", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::last_write_time(cache.root / "a" / "used", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  ASSERT_TRUE(store_golden(cache, "c", make("out_c", 40), {}).ok());
+  EXPECT_TRUE(find_golden(cache, "a"));
+  EXPECT_FALSE(find_golden(cache, "b"));
+  EXPECT_TRUE(find_golden(cache, "c"));
+  // The run's linked file outlives the evicted entry, and a damaged entry (a file of the wrong size) is a miss.
+  EXPECT_EQ(util::read_file(run / "seed_1.safetensors").value(), std::string(40, 'x'));
+  put(cache.root / "c" / "seed_1.safetensors", "short");
+  EXPECT_FALSE(find_golden(cache, "c"));
+  EXPECT_FALSE(fs::exists(cache.root / "tmp") && !fs::is_empty(cache.root / "tmp"));
+}
+
+TEST(GoldenCache, TheEnvironmentTurnsItOffMovesItAndBoundsIt) {
+  struct Env {
+    const char* name;
+    std::string saved;
+    bool had;
+    explicit Env(const char* n) : name(n), had(std::getenv(n) != nullptr) {
+      if (had) saved = std::getenv(n);
+    }
+    ~Env() { had ? ::setenv(name, saved.c_str(), 1) : ::unsetenv(name); }
+  } e1("KOPT_GOLDEN_CACHE"), e2("KOPT_GOLDEN_CACHE_GB"), e3("KOPT_CACHE_DIR");
+  ::setenv("KOPT_GOLDEN_CACHE", "off", 1);
+  auto off = golden_cache_from_env();
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->has_value());
+  ::setenv("KOPT_GOLDEN_CACHE", "/somewhere/golden", 1);
+  ::setenv("KOPT_GOLDEN_CACHE_GB", "1.5", 1);
+  auto at = golden_cache_from_env();
+  ASSERT_TRUE(at.ok() && at->has_value());
+  EXPECT_EQ((*at)->root, fs::path("/somewhere/golden"));
+  EXPECT_EQ((*at)->max_bytes, 3ULL << 29);
+  ::unsetenv("KOPT_GOLDEN_CACHE");
+  ::setenv("KOPT_CACHE_DIR", "/c", 1);
+  ::setenv("KOPT_GOLDEN_CACHE_GB", "lots", 1);
+  auto bad = golden_cache_from_env();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ExitCode::kInput);
+  EXPECT_NE(bad.error().message.find("KOPT_GOLDEN_CACHE_GB=lots"), std::string::npos) << bad.error().message;
+  ::unsetenv("KOPT_GOLDEN_CACHE_GB");
+  EXPECT_EQ(golden_cache_from_env().value()->root, fs::path("/c/golden"));
+}
+
+// A CommandRunner that counts the harness runs it passes on.
+class Counting : public util::CommandRunner {
+ public:
+  util::ProcessResult run(const util::ProcessSpec& spec) override {
+    ++runs;
+    return real.run(spec);
+  }
+  util::SystemRunner real;
+  int runs = 0;
+};
+
+TEST(GoldenCache, RefPyRunsOnceForTheSameRequestAndAgainWhenWhatItMayImportChanges) {
+  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty()) GTEST_SKIP() << "python3 or the harness not found";
+  const fs::path root = fresh("harness");
+  // The example copied, so a file beside ref.py can be changed.
+  fs::create_directories(root / "ex");
+  fs::copy_file(fs::path(testing_support::source_dir()) / "examples/vector_add/ref.py", root / "ex" / "ref.py");
+  auto text = util::read_file(fs::path(testing_support::source_dir()) / "examples/vector_add/kernel.cu");
+  ASSERT_TRUE(text.ok());
+  auto sig = parse_solve_signature(*text, "kernel.cu");
+  ASSERT_TRUE(sig.ok());
+  GoldenRequest g;
+  g.ref_py = root / "ex" / "ref.py";
+  g.signature = *sig;
+  g.dims = {{"n", 1000}};
+  g.seeds = 2;
+  g.time_reference = false;
+  g.timeout_s = 300;
+  g.cache = GoldenCache{root / "cache"};
+  Counting runner;
+
+  g.out_dir = root / "run1" / "golden";
+  auto first = make_golden(g, runner);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(runner.runs, 1);
+  EXPECT_FALSE((*first)["golden_cache"].value("hit", true));
+  EXPECT_TRUE((*first)["golden_cache"].value("stored", false));
+
+  g.out_dir = root / "run2" / "golden";
+  auto second = make_golden(g, runner);
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(runner.runs, 1) << "the same request ran ref.py again";
+  EXPECT_TRUE((*second)["golden_cache"].value("hit", false));
+  EXPECT_EQ((*second)["golden_cache"].value("key", ""), (*first)["golden_cache"].value("key", "x"));
+  for (const char* f : {"manifest.json", "seed_0.safetensors", "seed_1.safetensors", "signature.json"})
+    EXPECT_EQ(util::read_file(root / "run2" / "golden" / f).value(), util::read_file(root / "run1" / "golden" / f).value()) << f;
+
+  // Other seeds, other dims, a module beside ref.py that it could import: each is another key, so ref.py runs.
+  g.out_dir = root / "run3" / "golden";
+  g.seeds = 3;
+  ASSERT_TRUE(make_golden(g, runner).ok());
+  EXPECT_EQ(runner.runs, 2);
+  g.dims = {{"n", 1001}};
+  ASSERT_TRUE(make_golden(g, runner).ok());
+  EXPECT_EQ(runner.runs, 3);
+  put(root / "ex" / "helpers.py", "SCALE = 2\n");
+  ASSERT_TRUE(make_golden(g, runner).ok());
+  EXPECT_EQ(runner.runs, 4);
+  // Without a cache it always runs.
+  g.cache.reset();
+  ASSERT_TRUE(make_golden(g, runner).ok());
+  EXPECT_EQ(runner.runs, 5);
+}
+
+}  // namespace
+}  // namespace kopt::contract
