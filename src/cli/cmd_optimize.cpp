@@ -18,6 +18,7 @@ namespace {
 
 struct GateOptionValues {
   std::string workload_matrix = "default", sanitize = "auto", shapes, holdout_shapes;
+  std::string champion_gates{loop::champion_gates_name(loop::GateOptions{}.champion_gates)};
 };
 
 // Issue 18's options (loop/gate_options.h); the strings become enums in finish_gate_options.
@@ -35,6 +36,10 @@ void add_gate_options(CLI::App& app, loop::GateOptions& g, GateOptionValues& v) 
                  "GPU's memory)");
   app.add_option("--sanitize", v.sanitize, "compute-sanitizer gate: finalists (the baseline and each finalist), all, "
                                            "or off (default auto: finalists for CUDA and CUTLASS, off for Triton)");
+  app.add_option("--champion-gates", v.champion_gates,
+                 "when a would-be champion gets the determinism check and the sanitizer: final (the champion the search "
+                 "ends with, falling back along the champions it replaced until one passes) or each (every finalist "
+                 "before it may become champion) (default: " + v.champion_gates + ")");
 }
 
 Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, const Dims& dims, bool triton) {
@@ -48,6 +53,9 @@ Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, cons
                                 : sanitize::parse_policy(v.sanitize);
   if (!s) return input_error("--sanitize must be auto, finalists, all or off, not '" + v.sanitize + "'");
   g.sanitize = *s;
+  auto cg = loop::parse_champion_gates(v.champion_gates);
+  if (!cg) return input_error("--champion-gates must be final or each, not '" + v.champion_gates + "'");
+  g.champion_gates = *cg;
   if (v.sanitize == "auto" && triton)
     std::fprintf(stderr, "kopt optimize: the sanitizer gate is off for a Triton kernel by default (--sanitize finalists "
                          "asks for it; it costs minutes under Python)\n");

@@ -2,6 +2,8 @@
 // golden data, correctness at every case, selection over the cases, the sanitizer and determinism gates of the
 // finalists, and, after the search, the per-case table and the held-out shapes. Every device run goes through
 // the Lab, so the fake lab of the loop's tests drives all of it.
+#include <algorithm>
+
 #include "contract/safetensors.h"
 #include "loop/holdout.h"
 #include "loop/optimizer.h"
@@ -266,21 +268,22 @@ void Optimizer::reject(const std::string& id, RejectGate gate, const std::string
     }
 }
 
-std::optional<std::string> Optimizer::determinism_gate(const CandidateRun& cr, const fs::path& dir, util::Json& record) {
-  const fs::path d = dir / "determinism" / cr.candidate.id;
+std::optional<std::string> Optimizer::determinism_gate(const fs::path& lib, const search::Candidate& cand, const fs::path& dir,
+                                                       util::Json& record) {
+  const fs::path d = dir / "determinism" / cand.id;
   fs::create_directories(d);
-  const search::Candidate* c = &cr.candidate;
+  const search::Candidate* c = &cand;
   // Two check runs on the same golden inputs, each writing its first seed's outputs (the only seed it needs: the
   // finalist was checked on every seed in its race).
-  auto ra0 = request({cr.build.library}, {c}, d / "run_a.json", runner::RunMode::kCheck, {}, false);
+  auto ra0 = request({lib}, {c}, d / "run_a.json", runner::RunMode::kCheck, {}, false);
   ra0.dump_outputs = d / "outputs_a.safetensors";
   ra0.max_seeds = 1;
-  auto ra = request({cr.build.library}, {c}, d / "run_b.json", runner::RunMode::kCheck, {}, false);
+  auto ra = request({lib}, {c}, d / "run_b.json", runner::RunMode::kCheck, {}, false);
   ra.dump_outputs = d / "outputs_b.safetensors";
   ra.max_seeds = 1;
   auto a = lab_.run(ra0);
   auto b = lab_.run(ra);
-  util::Json rec = {{"candidate", cr.candidate.id}};
+  util::Json rec = {{"candidate", cand.id}};
   std::optional<std::string> why;
   auto bytes_a = util::read_file(ra0.dump_outputs), bytes_b = util::read_file(ra.dump_outputs);
   if (a.status != runner::RunStatus::kOk || b.status != runner::RunStatus::kOk || !bytes_a || !bytes_b) {
@@ -303,19 +306,116 @@ std::optional<std::string> Optimizer::determinism_gate(const CandidateRun& cr, c
   return why;
 }
 
-std::optional<std::string> Optimizer::sanitizer_gate(const CandidateRun& cr, const fs::path& dir, util::Json& record) {
+std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const search::Candidate& cand, const fs::path& dir,
+                                                     util::Json& record, std::string_view when) {
   if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kFinalist)) return std::nullopt;
-  say("    sanitizer gate on {} before it can become champion...", cr.candidate.id);
-  auto v = run_sanitizer(cr.build.library, &cr.candidate, dir / "sanitize" / cr.candidate.id);
-  if (auto st = write_json(dir / "sanitize" / cr.candidate.id / "verdict.json", "sanitizer", sanitize::to_json(v)); !st)
+  say("    sanitizer gate on {} {}...", cand.id, when);
+  auto v = run_sanitizer(lib, &cand, dir / "sanitize" / cand.id);
+  if (auto st = write_json(dir / "sanitize" / cand.id / "verdict.json", "sanitizer", sanitize::to_json(v)); !st)
     say("  {}", st.error().message);
   record["sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected}, {"reason", v.reason},
                          {"reported", v.reported}, {"complete", v.complete()}};
   if (v.rejected) return v.reason;
   st_.gate_records["champion_sanitizer"] = record["sanitizer"];
-  st_.gate_records["champion_sanitizer"]["candidate"] = cr.candidate.id;
+  st_.gate_records["champion_sanitizer"]["candidate"] = cand.id;
   st_.race_safe = v.race_safe;
   return std::nullopt;
+}
+
+Status Optimizer::verify_champion(const fs::path& dir) {
+  if (o_.gates.champion_gates != ChampionGates::kFinal) return ok_status();
+  auto verified = [&](const std::string& id) {
+    return id == "baseline" || std::find(st_.verified.begin(), st_.verified.end(), id) != st_.verified.end();
+  };
+  if (!st_.champion || verified(st_.champion->candidate.id)) return ok_status();
+  Phase p(*this, "selection");
+  util::Json records = util::Json::array();
+  while (st_.champion && !verified(st_.champion->candidate.id) && !util::interrupted()) {
+    const ChampionRecord c = *st_.champion;
+    say("verifying the final champion {} (determinism, then the sanitizer)...", c.candidate.id);
+    util::Json rec = {{"candidate", c.candidate.id}};
+    std::optional<std::string> why, reason;  // what is said, what the rejection records (as selection's)
+    RejectGate gate = RejectGate::kDeterminism;
+    if (auto w = determinism_gate(c.library, c.candidate, dir / "verification", rec)) {
+      why = reason = *w;
+    } else if (auto u = sanitizer_gate(c.library, c.candidate, dir / "verification", rec, "(the final champion)")) {
+      why = "sanitizer: " + *u;
+      reason = *u;
+      gate = RejectGate::kSanitizer;
+    }
+    if (!why) {
+      rec["verdict"] = "passed";
+      records.push_back(rec);
+      st_.verified.push_back(c.candidate.id);
+      say("  {} passed", c.candidate.id);
+      break;
+    }
+    rec["verdict"] = "rejected";
+    rec["reason"] = *why;
+    reject(c.candidate.id, gate, *reason);
+    // The champion it replaced was significantly slower than it, and faster than the one before: the next to check.
+    ChampionRecord back = st_.superseded.empty() ? *st_.baseline : st_.superseded.back();
+    if (!st_.superseded.empty()) st_.superseded.pop_back();
+    if (back.candidate.id == "baseline" && st_.gate_records.contains("baseline_sanitizer")) {
+      const std::string rs = st_.gate_records["baseline_sanitizer"].value("race_safe", std::string("unknown"));
+      for (auto v : {sanitize::RaceSafe::kSafe, sanitize::RaceSafe::kUnsafe, sanitize::RaceSafe::kUnknown})
+        if (sanitize::race_safe_name(v) == rs) st_.race_safe = v;
+    }
+    say("  {} rejected ({}): the champion is {} again", c.candidate.id, *why, back.candidate.id);
+    st_.champion = back;
+    // Candidates measured while the rejected one was champion may beat the one it replaced: the fastest few by the
+    // objective are raced against it now, as selection races finalists, and one that wins is checked in turn.
+    std::vector<CandidateRun> pool;
+    if (!triton()) {
+      std::vector<const search::Measurement*> faster;
+      for (const auto& m : st_.history) {
+        const double obj = m.objective_ms.value_or(m.median_ms.value_or(0));
+        if (m.status == search::CandidateStatus::kOk && m.median_ms && obj > 0 && obj < back.objective() &&
+            m.candidate.id != back.candidate.id && m.candidate.id != "baseline")
+          faster.push_back(&m);
+      }
+      std::sort(faster.begin(), faster.end(), [](const auto* a, const auto* b) {
+        return a->objective_ms.value_or(*a->median_ms) < b->objective_ms.value_or(*b->median_ms);
+      });
+      for (const auto* m : faster) {
+        if (pool.size() >= 3) break;
+        // Its library: as this process built it, or (a resumed run) where the run directory keeps it.
+        fs::path lib = dir_ / fmt::format("iter_{:02d}", m->iteration) / "candidates" / m->candidate.id / "kernel.so";
+        std::error_code ec;
+        if (auto it = libraries_.find(m->candidate.id); it != libraries_.end()) lib = it->second;
+        else if (!fs::is_regular_file(lib, ec)) continue;
+        CandidateRun cr;
+        cr.candidate = m->candidate;
+        cr.build.library = lib;
+        cr.build.status = compile::CompileStatus::kOk;
+        runner::TimingStats t;
+        t.median_ms = *m->median_ms;
+        cr.outcome.timing = t;
+        cr.objective_ms = m->objective_ms;
+        pool.push_back(std::move(cr));
+      }
+    }
+    rec["fallback"] = back.candidate.id;
+    std::vector<std::string> raced;
+    for (const auto& cr : pool) raced.push_back(cr.candidate.id);
+    rec["raced_again"] = raced;
+    records.push_back(rec);
+    st_.timeline.push_back({{"iteration", st_.iterations_done}, {"champion_id", back.candidate.id}, {"champion_ms", back.median_ms},
+                            {"improved", false}, {"candidates", 0}, {"correct", 0},
+                            {"note", fmt::format("final verification: {} rejected ({}); back to {}{}", c.candidate.id, *why, back.candidate.id,
+                                                 raced.empty() ? "" : ", then " + util::join(raced, ", ") + " raced against it")}});
+    if (!pool.empty()) {
+      const fs::path fd = dir / "verification" / ("fallback_" + std::to_string(records.size()));
+      fs::create_directories(fd);
+      KOPT_TRY_ASSIGN(auto sel, select(pool, fd));  // its record: fd/selection.json
+      if (st_.champion->candidate.id != back.candidate.id)
+        say("  {} replaces {} ({}); checked next", st_.champion->candidate.id, back.candidate.id,
+            sel.improved ? "significantly faster" : "within the noise, fewer methods");
+    }
+  }
+  for (const auto& r : records) push_record(st_.gate_records, "final_verification", r);
+  if (!records.empty()) KOPT_TRY(write_json(dir / "verification.json", "verification", {{"checks", records}}));
+  return save_state();
 }
 
 void Optimizer::final_case_table() {

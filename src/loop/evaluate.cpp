@@ -465,16 +465,22 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     // The safety gates: a finalist that is nondeterministic, or that the sanitizer flags, never becomes champion.
     // Both run only on a finalist that would otherwise become champion: on one that stays behind they decide
     // nothing (the runner-up's determinism check was about 1 s of each H200 sgemm 4096^3 selection).
-    if (d.decision == ChampionDecision::kNewChampion) {
-      if (auto why = determinism_gate(*cr, iter_dir, rec)) {
+    // With --champion-gates final (the default) they run once, on the champion the search ends with
+    // (verify_champion): an intermediate champion that is replaced later never needed them.
+    if (d.decision == ChampionDecision::kNewChampion && o_.gates.champion_gates == ChampionGates::kEach) {
+      if (auto why = determinism_gate(cr->build.library, cr->candidate, iter_dir, rec)) {
         reject(f.id, RejectGate::kDeterminism, *why);
         d.decision = ChampionDecision::kKeepIncumbent;
         d.reason = *why;
-      } else if (auto unsafe = sanitizer_gate(*cr, iter_dir, rec)) {
+      } else if (auto unsafe = sanitizer_gate(cr->build.library, cr->candidate, iter_dir, rec, "before it can become champion")) {
         reject(f.id, RejectGate::kSanitizer, *unsafe);
         d.decision = ChampionDecision::kKeepIncumbent;
         d.reason = "sanitizer: " + *unsafe;
+      } else {
+        st_.verified.push_back(f.id);
       }
+    } else if (d.decision == ChampionDecision::kNewChampion) {
+      rec["safety_gates"] = "on the final champion (--champion-gates final)";
     }
     rec["decision"] = d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep";
     rec["reason"] = d.reason;
@@ -485,6 +491,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
       if (st_.champion->candidate.id == champion_at_start) crowned_vs_start = vs_start(*cr);
       else crowned_vs_start.reset();  // a second crowning: compared with an intermediate champion, not the start one
       const double objective = over_cases() ? st_.champion->objective() * cmp->median_ratio : 0;
+      if (st_.champion->candidate.id != "baseline") st_.superseded.push_back(*st_.champion);
       st_.champion = ChampionRecord{cr->candidate, cr->build.library.string(), cr->outcome.timing->median_ms,
                                     (iter_dir / "candidates" / cr->candidate.id / "run.json").string(), objective};
       out.improved = out.improved || cmp->verdict == runner::Verdict::kFaster;

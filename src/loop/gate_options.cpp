@@ -6,6 +6,14 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
+std::string_view champion_gates_name(ChampionGates g) { return g == ChampionGates::kEach ? "each" : "final"; }
+
+std::optional<ChampionGates> parse_champion_gates(std::string_view s) {
+  if (s == "final") return ChampionGates::kFinal;
+  if (s == "each") return ChampionGates::kEach;
+  return std::nullopt;
+}
+
 Status validate(const GateOptions& g, const Dims& user) {
   if (g.max_working_set_mb < 0 || !std::isfinite(g.max_working_set_mb))
     return input_error("--max-working-set-mb must be a positive number of MiB (or 0 for the default from the GPU's memory)");
@@ -23,6 +31,7 @@ void add_to_json(const GateOptions& g, util::Json& j) {
   j["no_regressions"] = g.no_regressions;
   j["max_working_set_mb"] = g.max_working_set_mb;
   j["sanitize"] = sanitize::policy_name(g.sanitize);
+  j["champion_gates"] = champion_gates_name(g.champion_gates);
 }
 
 Result<GateOptions> gate_options_from_json(const util::Json& j) {
@@ -39,6 +48,10 @@ Result<GateOptions> gate_options_from_json(const util::Json& j) {
     auto s = sanitize::parse_policy(j.value("sanitize", std::string("finalists")));
     if (!s) return input_error("options.json: sanitize must be finalists, all or off");
     g.sanitize = *s;
+    // A run directory made before 2026-12-02 checked each would-be champion: it resumes doing so.
+    auto cg = parse_champion_gates(j.value("champion_gates", std::string("each")));
+    if (!cg) return input_error("options.json: champion_gates must be final or each");
+    g.champion_gates = *cg;
   } catch (const std::exception& e) {
     return input_error(std::string("options.json is malformed: ") + e.what());
   }

@@ -13,6 +13,13 @@
 
 namespace kopt::loop {
 
+// When a would-be champion gets the determinism check and the sanitizer (docs/GATES.md, "When the champion's
+// gates run"): kFinal (default) crowns on the races and checks the champion the search ends with, falling back
+// along the champions it replaced until one passes; kEach checks every finalist before it may become champion.
+enum class ChampionGates { kFinal, kEach };
+std::string_view champion_gates_name(ChampionGates g);
+std::optional<ChampionGates> parse_champion_gates(std::string_view s);
+
 struct GateOptions {
   workload::MatrixMode workload_matrix = workload::MatrixMode::kDefault;  // --workload-matrix default|off
   std::optional<std::filesystem::path> shapes_file;                       // --shapes FILE (wins over the matrix)
@@ -20,6 +27,7 @@ struct GateOptions {
   bool no_regressions = false;                                            // --no-regressions
   double max_working_set_mb = 0;  // --max-working-set-mb; 0: derived from the GPU's memory (working_set.h)
   sanitize::Policy sanitize = sanitize::Policy::kFinalists;               // --sanitize finalists|all|off
+  ChampionGates champion_gates = ChampionGates::kFinal;                   // --champion-gates final|each
 };
 
 // Checks the values and parses the shapes files against the user's dims, before any GPU work: every malformed
@@ -27,7 +35,7 @@ struct GateOptions {
 Status validate(const GateOptions& g, const Dims& user);
 
 // The keys "workload_matrix", "shapes_file", "holdout_shapes_file", "no_regressions", "max_working_set_mb",
-// "sanitize", merged into options.json; from_json reads them back (absent keys: the defaults, so run
+// "sanitize", "champion_gates", merged into options.json; from_json reads them back (absent keys: the defaults, so run
 // directories made before these options resume unchanged). Paths are stored absolute.
 void add_to_json(const GateOptions& g, util::Json& options);
 Result<GateOptions> gate_options_from_json(const util::Json& options);

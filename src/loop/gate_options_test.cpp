@@ -13,6 +13,7 @@ TEST(GateOptions, RoundTripThroughOptionsJsonAndOldRunsGetDefaults) {
   g.no_regressions = true;
   g.max_working_set_mb = 512;
   g.sanitize = sanitize::Policy::kAll;
+  g.champion_gates = ChampionGates::kEach;
   util::Json j = {{"kernel", "k.cu"}};
   add_to_json(g, j);
   EXPECT_EQ(j["kernel"], "k.cu");  // merged, not replaced
@@ -26,11 +27,15 @@ TEST(GateOptions, RoundTripThroughOptionsJsonAndOldRunsGetDefaults) {
   EXPECT_TRUE(back->no_regressions);
   EXPECT_DOUBLE_EQ(back->max_working_set_mb, 512);
   EXPECT_EQ(back->sanitize, sanitize::Policy::kAll);
+  EXPECT_EQ(back->champion_gates, ChampionGates::kEach);
+  EXPECT_EQ(GateOptions{}.champion_gates, ChampionGates::kFinal) << "a new run checks the final champion";
   auto old = gate_options_from_json(util::Json{{"kernel", "k.cu"}});
   ASSERT_TRUE(old);
   EXPECT_EQ(old->workload_matrix, workload::MatrixMode::kDefault);
   EXPECT_EQ(old->sanitize, sanitize::Policy::kFinalists);
+  EXPECT_EQ(old->champion_gates, ChampionGates::kEach) << "a run made before the option resumes as it ran";
   EXPECT_FALSE(gate_options_from_json(util::Json{{"sanitize", "sometimes"}}));
+  EXPECT_FALSE(gate_options_from_json(util::Json{{"champion_gates", "sometimes"}}));
 }
 
 TEST(GateOptions, ValidationParsesTheShapesFilesBeforeAnyGpuWork) {

@@ -100,8 +100,16 @@ std::vector<double> ModelLab::samples(const std::string& lib, double true_ms, in
 runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
   std::lock_guard<std::mutex> lock(mu_);
   run_slots.push_back(req.slot);
-  // This run's own noise sequence (noise_per_run): keyed by its result file, which no other run shares.
-  const std::string seq = o_.noise_per_run ? "@" + req.result_json.string() : "";
+  // This run's own noise sequence (noise_per_run): keyed by its result file within the run directory, which no
+  // other run of this loop shares and the same run of another loop (another folder, other GPUs) does.
+  // The library's path likewise (a candidate's .so lies in the run directory).
+  auto within_run = [&](const fs::path& p) {
+    const std::string path = p.string();
+    const auto at = path.find("/kopt_runs/");
+    const auto rel = at == std::string::npos ? std::string::npos : path.find('/', at + 11);
+    return o_.noise_per_run && rel != std::string::npos ? path.substr(rel) : path;
+  };
+  const std::string seq = o_.noise_per_run ? "@" + within_run(req.result_json) : "";
   runs.push_back(std::string(runner::run_mode_name(req.mode)) + (req.race ? " race" : "") + (req.dump_outputs.empty() ? "" : " dump"));
   results.push_back(req.result_json);
   runner::RunOutcome out;
@@ -159,7 +167,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
                                                                {"expected_at_first_bad", 2.0}, {"actual_at_first_bad", 0.0}}}}}}});
   }
   if (req.mode == runner::RunMode::kTime && out.status == runner::RunStatus::kOk) {
-    out.samples_ms = samples(req.libs.front().string() + seq, *truth.front(), 30);
+    out.samples_ms = samples(within_run(req.libs.front()) + seq, *truth.front(), 30);
     out.timing = runner::compute_stats(out.samples_ms);
     details["timing"] = runner::to_json(*out.timing);
     details["samples_ms"] = out.samples_ms;
@@ -172,7 +180,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     rule.max_rounds = req.rounds;
     for (; rounds < req.rounds; ++rounds) {
       for (size_t k = 0; k < req.libs.size(); ++k)
-        if (truth[k]) s[k].push_back(samples(req.libs[k].string() + seq, *truth[k], 1).front());
+        if (truth[k]) s[k].push_back(samples(within_run(req.libs[k]) + seq, *truth[k], 1).front());
       if (req.race && truth.size() >= 2 && truth.front() && truth.back() &&
           runner::race_state(s.front(), s.back(), rule, 0.0) != runner::RaceState::kContinue) {
         ++rounds;

@@ -41,6 +41,8 @@ int Optimizer::run() {
     tick();
     StopReason why = should_stop(st_.stop);
     if (why != StopReason::kNone) {
+      // The champion's safety gates first (--champion-gates final): the profile is of the one that passed.
+      if (auto st = verify_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done)); !st) return fail(st.error());
       profile_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done));
       return finish(why, "");
     }
@@ -108,6 +110,7 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.measure_ms = r.measure_ms;
     m.cases_ms = r.cases_ms;
     st_.history.push_back(m);
+    if (!r.build.library.empty()) libraries_[r.candidate.id] = r.build.library;
   }
   if (derived_) record_pruned(runs);
 }

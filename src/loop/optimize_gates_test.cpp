@@ -4,6 +4,8 @@
 // shapes are the loop's own.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <csignal>
 #include <filesystem>
 
@@ -401,6 +403,55 @@ TEST(OptimizeGates, ANondeterministicFinalistIsReportedAndNeverBecomesChampion) 
   // The summary names every finalist the check ran on, deterministic ones too.
   EXPECT_NE(r.summary_md.find("- determinism (two runs on the same inputs): "), std::string::npos) << r.summary_md;
   EXPECT_NE(r.summary_md.find("bitwise_equal"), std::string::npos) << r.summary_md;
+  // Checked at the end (the default): the fastest, nondeterministic, was champion until then; rejected, the run
+  // raced the fastest others against the champion it had replaced and checked the winner in turn.
+  const auto& fv = r.state["gate_records"]["final_verification"];
+  ASSERT_GE(fv.size(), 2u) << fv.dump(2);
+  EXPECT_EQ(fv[0]["verdict"], "rejected");
+  EXPECT_FALSE(fv[0]["raced_again"].empty());
+  EXPECT_EQ(fv.back()["verdict"], "passed");
+  EXPECT_EQ(fv.back()["candidate"], r.state["champion"]["candidate"]["id"]);
+  EXPECT_NE(r.state["champion"]["candidate"]["id"], "baseline") << "a faster deterministic candidate is found again";
+  EXPECT_NE(r.summary_md.find("- final verification: `"), std::string::npos) << r.summary_md;
+}
+
+// --champion-gates: final (the default) checks the champion the search ends with, each every would-be champion.
+TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
+  // The best needs TILE 64, UNROLL 4 and vectorized access at once: the search crowns on its way there.
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines& d) -> std::optional<double> {
+    return (tile(d) == 64 ? 1.0 : 1.3) * (def(d, "UNROLL", 1) == 4 ? 1.0 : 1.2) * (def(d, "KOPT_VECTORIZED_ACCESS", 0) ? 0.9 : 1.0);
+  };
+  auto fin = run_gates("final_gates", {}, mo);
+  ASSERT_EQ(fin.exit_code, 0);
+  const std::string champ = fin.state["champion"]["candidate"]["id"];
+  ASSERT_NE(champ, "baseline");
+  ASSERT_GE(fin.state["superseded"].size(), 1u) << "the model run crowns more than one champion: " << fin.state["timeline"].dump(1);
+  // One determinism check and one sanitizer run besides the baseline's, both on the final champion.
+  ASSERT_EQ(fin.state["gate_records"]["determinism"].size(), 1u) << fin.state["gate_records"].dump(2);
+  EXPECT_EQ(fin.state["gate_records"]["determinism"][0]["candidate"], champ);
+  ASSERT_EQ(fin.sanitized.size(), 2u);
+  EXPECT_NE(fin.sanitized.front().find("baseline"), std::string::npos);
+  EXPECT_EQ(fin.state["gate_records"]["final_verification"][0]["verdict"], "passed");
+  EXPECT_EQ(fin.state["verified"], util::Json::array({champ}));
+  EXPECT_TRUE(fin.summary["gates"]["champion_verified"].get<bool>());
+  EXPECT_EQ(fin.summary["gates"]["champion_gates"], "final");
+  EXPECT_NE(fin.summary_md.find("the champion's determinism check and sanitizer: passed (on the final champion)"), std::string::npos)
+      << fin.summary_md;
+  for (const auto& f : util::read_json(fin.run_dir / "iter_01" / "selection.json").value()["finalists"])
+    if (f.value("decision", std::string()) == "new_champion") {
+      EXPECT_FALSE(f.contains("determinism")) << f.dump();
+    }
+
+  OptimizeOptions o;
+  o.gates.champion_gates = ChampionGates::kEach;
+  auto each = run_gates("each_gates", o, mo);
+  ASSERT_EQ(each.exit_code, 0);
+  EXPECT_EQ(each.state["champion"]["candidate"]["id"], champ) << "the same decisions, checked earlier";
+  EXPECT_GT(each.sanitized.size(), 2u) << "every crowning is checked";
+  EXPECT_EQ(each.state["gate_records"]["determinism"].size() + 1, each.sanitized.size());
+  EXPECT_FALSE(each.state["gate_records"].contains("final_verification"));
+  EXPECT_NE(each.summary_md.find("passed (before it became champion)"), std::string::npos);
 }
 
 TEST(OptimizeGates, HeldOutShapesCatchAChampionCorrectOnlyAtMultiplesOfItsTile) {

@@ -144,9 +144,15 @@ class Optimizer {
   // A finalist against the champion at every case: the primary case's comparison and paired runs at the others.
   MultiCaseComparison compare_over_cases(const CandidateRun& cr, const runner::PairedComparison& primary,
                                          const std::filesystem::path& dir);
-  // Determinism (every finalist) and, before it may become champion, the sanitizer: the reason it may not.
-  std::optional<std::string> determinism_gate(const CandidateRun& cr, const std::filesystem::path& dir, util::Json& record);
-  std::optional<std::string> sanitizer_gate(const CandidateRun& cr, const std::filesystem::path& dir, util::Json& record);
+  // A would-be or final champion's safety gates, each giving the reason it may not be champion (files under dir,
+  // the verdict in record).
+  std::optional<std::string> determinism_gate(const std::filesystem::path& lib, const search::Candidate& c,
+                                              const std::filesystem::path& dir, util::Json& record);
+  std::optional<std::string> sanitizer_gate(const std::filesystem::path& lib, const search::Candidate& c,
+                                            const std::filesystem::path& dir, util::Json& record, std::string_view when);
+  // --champion-gates final: both gates on the champion the search ends with; one that fails is rejected and the
+  // champion it replaced (st_.superseded) is checked in turn, down to the baseline. Records in dir/verification.json.
+  Status verify_champion(const std::filesystem::path& dir);
   sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);
   void reject(const std::string& id, RejectGate gate, const std::string& reason);
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
@@ -164,6 +170,7 @@ class Optimizer {
   std::optional<workload::WorkingSetModel> ws_model_;
   int64_t max_ws_bytes_ = 0;
   std::filesystem::path sanitize_golden_;  // the sanitizer's small case (made once)
+  std::map<std::string, std::filesystem::path> libraries_;  // candidate id -> its library, as built by this process
   double sanitize_timeout_s_ = 600;
   // ---- ablation (ablation.cpp) ----
   // `variants`, when given, receives the measured variants (the champion with one method off).

@@ -212,8 +212,13 @@ util::Json Optimizer::summary_json() {
   util::Json gates = {{"race_safe", sanitize::race_safe_name(st_.race_safe)},
                       {"sanitize", sanitize::policy_name(o_.gates.sanitize)},
                       {"workload_matrix", workload::matrix_mode_name(o_.gates.workload_matrix)},
-                      {"no_regressions", o_.gates.no_regressions}};
-  for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism"})
+                      {"no_regressions", o_.gates.no_regressions},
+                      {"champion_gates", champion_gates_name(o_.gates.champion_gates)}};
+  if (st_.champion) {
+    const auto& id = st_.champion->candidate.id;
+    gates["champion_verified"] = id == "baseline" || std::find(st_.verified.begin(), st_.verified.end(), id) != st_.verified.end();
+  }
+  for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism", "final_verification"})
     if (g.contains(k)) gates[k] = g[k];
   s["gates"] = gates;
   if (g.contains("case_table")) s["cases"] = g["case_table"];
@@ -266,6 +271,7 @@ util::Json Optimizer::summary_json() {
 int Optimizer::finish(StopReason reason, const std::string& detail) {
   st_.stop_reason = std::string(stop_name(reason));
   st_.stop_detail = detail.empty() ? std::string(describe(reason)) : detail;
+  if (auto st = verify_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done)); !st) return fail(st.error());
   // After the search (issue 18): the champion and the baseline at every case, then at the held-out shapes, run
   // on the matrix (the default) or with --holdout-shapes; not on the single-case path.
   final_case_table();

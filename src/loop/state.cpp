@@ -94,11 +94,15 @@ util::Json to_json(const RunState& s) {
     if (v.saved_ms) e["saved_ms"] = {{"median", *v.saved_ms}, {"ci95_low", *v.saved_ci95_low_ms}, {"ci95_high", *v.saved_ci95_high_ms}};
     verdicts.push_back(e);
   }
+  util::Json superseded = util::Json::array();
+  for (const auto& c : s.superseded) superseded.push_back(champion_json(c));
   return {{"version", kStateVersion},
           {"gates_passed", s.gates_passed},
           {"iterations_done", s.iterations_done},
           {"champion", champion_json(s.champion)},
           {"baseline", champion_json(s.baseline)},
+          {"superseded", superseded},
+          {"verified", s.verified},
           {"history", measurements_json(s.history)},
           {"ablations", measurements_json(s.ablations)},
           {"verdicts", verdicts},
@@ -132,6 +136,11 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.iterations_done = j.value("iterations_done", 0);
     KOPT_TRY_ASSIGN(s.champion, champion_from(j.value("champion", util::Json())));
     KOPT_TRY_ASSIGN(s.baseline, champion_from(j.value("baseline", util::Json())));
+    for (const auto& c : j.value("superseded", util::Json::array())) {
+      KOPT_TRY_ASSIGN(auto r, champion_from(c));
+      if (r) s.superseded.push_back(*r);
+    }
+    s.verified = j.value("verified", std::vector<std::string>{});
     KOPT_TRY_ASSIGN(s.history, measurements_from(j.value("history", util::Json::array())));
     KOPT_TRY_ASSIGN(s.ablations, measurements_from(j.value("ablations", util::Json::array())));
     for (const auto& v : j.value("verdicts", util::Json::array())) {

@@ -33,6 +33,11 @@ struct RunState {
   int iterations_done = 0;          // completed iterations (the baseline is iteration 0)
   std::optional<ChampionRecord> champion;
   std::optional<ChampionRecord> baseline;
+  // The champions the current one replaced, oldest first (the baseline is never in it): where the final
+  // verification falls back to (--champion-gates final). `verified`: candidates whose determinism check and
+  // sanitizer passed as would-be or final champions.
+  std::vector<ChampionRecord> superseded;
+  std::vector<std::string> verified;
   std::vector<search::Measurement> history;
   // The champions' ablation variants, measured besides the candidates (GeneratorInput::ablations).
   std::vector<search::Measurement> ablations;

@@ -88,6 +88,18 @@ std::string render_gates_markdown(const util::Json& s) {
       }
       if (!checked.empty()) md += fmt::format("- determinism (two runs on the same inputs): {}\n", util::join(checked, ", "));
     }
+    if (g.contains("champion_verified")) {
+      if (g.value("champion_verified", false)) {
+        md += fmt::format("- the champion's determinism check and sanitizer: passed ({})\n",
+                          str(g, "champion_gates") == "each" ? "before it became champion" : "on the final champion");
+      } else {
+        md += "- **the champion's determinism check and sanitizer: not run** (the run ended before them; `--resume` runs them)\n";
+      }
+    }
+    if (g.contains("final_verification"))
+      for (const auto& v : g["final_verification"])
+        if (v.value("verdict", std::string()) == "rejected")
+          md += fmt::format("- final verification: `{}` rejected ({}); fell back to `{}`\n", str(v, "candidate"), str(v, "reason"), str(v, "fallback"));
     md += "\n";
   }
   return md;
