@@ -19,7 +19,7 @@ seed_runs() {
       # The search is over once the held-out shapes start (after the final profile); a state written after an
       # iteration that ended past the budget says so earlier.
       if [ "${SEED_RUNS_CUT:-1}" = 1 ] && { grep -q "^held-out shapes:" "$out.log" 2>/dev/null || { [ -n "$st" ] && \
-           python3 -c "import json,sys; s=json.load(open('$st'))['stop']; sys.exit(0 if s.get('search_s',0)>=$budget else 1)" 2>/dev/null; }; }; then
+           python3 -c "import json,sys; j=json.load(open('$st')); s=j['stop']; c=j['champion']['candidate']['id']; sys.exit(0 if s.get('search_s',0)>=$budget and (c=='baseline' or c in j.get('verified',[c])) else 1)" 2>/dev/null; }; }; then
         sleep 1; kill -INT "$pid" 2>/dev/null; break
       fi
     done
