@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Device check 31 (prepared 2026-12-01, for the next session; not run yet), about 9.5 minutes: issue 16 on another
+# Device check 31 (prepared 2026-12-01; run 2026-12-02 for transpose, 600 s, cut in seed 5, and reduction, 386 s): issue 16 on another
 # example's space, CHECK31_KERNEL = transpose (8192 x 8192) or reduction (n = 2^26). First the exhaustive sweep of
 # its declared space (scripts/perf/search_efficiency.sh: every configuration compiled and measured once), whose
 # stage times give its wall; then kopt's live seeds (default flags) with a budget of 25% of that wall (the issue's
@@ -33,5 +33,5 @@ PY
 echo "sweep best $BEST ms; the budget, 25% of the sweep's wall: $BUDGET s"
 # shellcheck disable=SC2086
 seed_runs "$NAME" "$BUDGET" "$BEST" "${CHECK31_SEEDS:-1 2 3 4 5}" -- "examples/$NAME/kernel.cu" --ref "examples/$NAME/ref.py" $DIMS
-python3 scripts/perf/peers.py kopt-runs runs/${NAME}_seed* --table "$TABLE" --out "$OUT/kopt_live_$NAME.json" 2>&1 | tail -7
+python3 scripts/perf/peers.py kopt-runs runs/${NAME}_seed*/ --table "$TABLE" --out "$OUT/kopt_live_$NAME.json" 2>&1 | tail -7
 finish_check

@@ -1,5 +1,7 @@
 // `kopt __search-replay` end to end: the real binary on a small kernel and a synthetic measured table.
 #include <gtest/gtest.h>
+
+#include <tuple>
 #include <unistd.h>
 
 #include <filesystem>
@@ -84,14 +86,15 @@ TEST_F(CmdSearchReplay, ATableOfAnotherSpaceIsAnInputError) {
 namespace kopt::cli {
 namespace {
 
-// `kopt __search-replay` on the stored sgemm_tunable table with these extra arguments: its JSON summary.
-util::Json replay_sgemm_table(const std::string& tag, std::vector<std::string> extra, std::string* output) {
+// `kopt __search-replay` on a stored H200 table (tests/data/perf/TABLE) of an example's space with these extra
+// arguments: its JSON summary.
+util::Json replay_table(const std::string& tag, const std::string& example, const std::string& table,
+                        std::vector<std::string> extra, std::string* output) {
   const auto dir = std::filesystem::temp_directory_path() / ("kopt-replay-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::vector<std::string> argv = {testing_support::kopt_binary(), "__search-replay", "--kernel",
-                                   testing_support::test_data_dir() + "/../../examples/sgemm_tunable/kernel.cu", "--table",
-                                   testing_support::test_data_dir() + "/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv",
-                                   "--json", (dir / "r.json").string()};
+                                   testing_support::test_data_dir() + "/../../examples/" + example + "/kernel.cu", "--table",
+                                   testing_support::test_data_dir() + "/perf/" + table, "--json", (dir / "r.json").string()};
   argv.insert(argv.end(), extra.begin(), extra.end());
   auto r = util::run_process({argv, "", {}, 120});
   *output = r.stdout_text + r.stderr_text;
@@ -99,6 +102,10 @@ util::Json replay_sgemm_table(const std::string& tag, std::vector<std::string> e
   std::filesystem::remove_all(dir);
   EXPECT_EQ(r.exit_code, 0) << *output;
   return j.ok() && j->contains("summary") ? (*j)["summary"] : util::Json::object();
+}
+
+util::Json replay_sgemm_table(const std::string& tag, std::vector<std::string> extra, std::string* output) {
+  return replay_table(tag, "sgemm_tunable", "h200-2026-11-30/sgemm_tunable_4096_measurements.csv", std::move(extra), output);
 }
 
 // The real table: all 496 configurations of examples/sgemm_tunable measured at 4096^3 on the H200
@@ -127,6 +134,21 @@ TEST(CmdSearchReplayH200, NoSeedStaysBehindAPinnedMethod) {
   EXPECT_EQ(s["reached"], 200) << out;
   ASSERT_TRUE(s["max_evaluations"].is_number()) << out;
   EXPECT_LE(s["max_evaluations"].get<int>(), 41) << out;
+}
+
+// The other two spaces of issue 16, swept on the H200 on 2026-12-02 (tests/data/perf/h200-2026-12-02): a live run
+// with a budget of 25% of the sweep's wall (14 s) has time for two iterations of 12 at most, so every replayed seed
+// must get within 3% of the best within 24 evaluations.
+TEST(CmdSearchReplayH200, TransposeAndReductionAreReachedWithinTwoIterations) {
+  for (const auto& [example, table, good] : {std::tuple<std::string, std::string, int>{"transpose", "transpose_8192_measurements.csv", 4},
+                                             {"reduction", "reduction_2e26_measurements.csv", 16}}) {
+    std::string out;
+    auto s = replay_table(example, example, "h200-2026-12-02/" + table, {"--runs", "50"}, &out);
+    EXPECT_EQ(s["good"], good) << example;
+    EXPECT_EQ(s["reached"], 50) << example << "\n" << out;
+    ASSERT_TRUE(s["max_evaluations"].is_number()) << out;
+    EXPECT_LE(s["max_evaluations"].get<int>(), 24) << example << "\n" << out;
+  }
 }
 
 }  // namespace
