@@ -2,11 +2,12 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "util/fs.h"
 
 namespace kopt::compile {
 
@@ -34,18 +35,7 @@ std::optional<CacheEntry> BuildCache::find(const std::string& key) const {
   return e;
 }
 
-Result<fs::path> BuildCache::make_staging_dir() const {
-  static std::atomic<unsigned long> counter{0};
-  std::error_code ec;
-  fs::create_directories(root_ / "tmp", ec);
-  if (ec) return internal_error("cannot create the build cache folder " + (root_ / "tmp").string() + ": " + ec.message());
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    fs::path p = root_ / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)));
-    if (fs::create_directory(p, ec)) return p;
-    if (ec) return internal_error("cannot create " + p.string() + ": " + ec.message());
-  }
-  return internal_error("cannot create a staging folder under " + (root_ / "tmp").string());
-}
+Result<fs::path> BuildCache::make_staging_dir() const { return util::make_unique_dir(root_ / "tmp"); }
 
 Result<CacheEntry> BuildCache::commit(const fs::path& staging, const std::string& key) const {
   fs::path dst = entry_dir(key);

@@ -1,15 +1,11 @@
 #include "contract/golden_cache.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "util/fs.h"
@@ -23,15 +19,6 @@ namespace {
 
 constexpr const char* kEntry = "entry.json";
 constexpr const char* kUsed = "used";  // its mtime: when the entry was last made or placed
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char s[32];
-  std::strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return s;
-}
 
 void mark_used(const fs::path& entry) {
   std::error_code ec;
@@ -52,19 +39,6 @@ Status link_or_copy(const fs::path& from, const fs::path& to) {
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
   if (ec) return internal_error("cannot place " + from.string() + " as " + to.string() + ": " + ec.message());
   return ok_status();
-}
-
-Result<fs::path> staging_dir(const fs::path& root) {
-  static std::atomic<unsigned long> counter{0};
-  std::error_code ec;
-  fs::create_directories(root / "tmp", ec);
-  if (ec) return internal_error("cannot create " + (root / "tmp").string() + ": " + ec.message());
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    fs::path p = root / "tmp" / (std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)));
-    if (fs::create_directory(p, ec)) return p;
-    if (ec) return internal_error("cannot create " + p.string() + ": " + ec.message());
-  }
-  return internal_error("cannot create a staging folder under " + (root / "tmp").string());
 }
 
 struct Listed {
@@ -157,14 +131,14 @@ Result<bool> store_golden(const GoldenCache& cache, const std::string& key, cons
   if (ec) return internal_error("cannot list " + out_dir.string() + ": " + ec.message());
   if (bytes > cache.max_bytes) return false;
   if (find_golden(cache, key)) return true;  // another run stored it meanwhile
-  KOPT_TRY_ASSIGN(fs::path staging, staging_dir(cache.root));
+  KOPT_TRY_ASSIGN(fs::path staging, util::make_unique_dir(cache.root / "tmp"));
   auto abandon = [&](const Error& e) -> Result<bool> {
     fs::remove_all(staging, ec);
     return e;
   };
   for (const auto& s : srcs)
     if (auto st = link_or_copy(s, staging / s.filename()); !st) return abandon(st.error());
-  util::Json rec = {{"key", key}, {"made", utc_now()}, {"bytes", bytes}, {"files", files}, {"about", about}};
+  util::Json rec = {{"key", key}, {"made", util::utc_now_iso()}, {"bytes", bytes}, {"files", files}, {"about", about}};
   if (auto st = util::write_file_atomic(staging / kEntry, rec.dump(2) + "\n"); !st) return abandon(st.error());
   mark_used(staging);
   const fs::path dst = cache.root / key;

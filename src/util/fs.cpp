@@ -3,12 +3,26 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace kopt::util {
+
+Result<std::filesystem::path> make_unique_dir(const std::filesystem::path& parent) {
+  static std::atomic<unsigned long> counter{0};
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) return internal_error("cannot create the folder " + parent.string() + ": " + ec.message());
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    std::filesystem::path p = parent / (std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)));
+    if (std::filesystem::create_directory(p, ec)) return p;
+    if (ec) return internal_error("cannot create " + p.string() + ": " + ec.message());
+  }
+  return internal_error("cannot create a staging folder under " + parent.string());
+}
 
 Result<std::string> read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

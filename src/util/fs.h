@@ -9,6 +9,9 @@ namespace kopt::util {
 
 Result<std::string> read_file(const std::filesystem::path& path);
 Status write_file_atomic(const std::filesystem::path& path, const std::string& content);
+// A new, empty folder under parent (created with its parents), named by this process and a counter: where a cache
+// entry is built before it is renamed into place. Errors name the folder.
+Result<std::filesystem::path> make_unique_dir(const std::filesystem::path& parent);
 // Directory of the running executable (from /proc/self/exe).
 std::filesystem::path executable_dir();
 // The first `start/relative`, `start/../relative`, ... (up to `levels` parents) that exists; empty if none.
