@@ -38,8 +38,9 @@ void add_gate_options(CLI::App& app, loop::GateOptions& g, GateOptionValues& v) 
                                            "or off (default auto: finalists for CUDA and CUTLASS, off for Triton)");
   app.add_option("--champion-gates", v.champion_gates,
                  "when a would-be champion gets the determinism check and the sanitizer: final (the champion the search "
-                 "ends with, falling back along the champions it replaced until one passes) or each (every finalist "
-                 "before it may become champion) (default: " + v.champion_gates + ")");
+                 "ends with; a rejected one falls back to the champion it replaced, the fastest others raced against it "
+                 "again) or each (every finalist before it may become champion) (default: " + v.champion_gates +
+                     "; docs/GATES.md)");
 }
 
 Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, const Dims& dims, bool triton) {

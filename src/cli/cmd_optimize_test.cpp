@@ -28,6 +28,8 @@ TEST(OptimizeGateOptions, BadValuesAreInputErrorsBeforeAnyGpuWork) {
   EXPECT_NE(err.find("--workload-matrix must be default or off, not 'on'"), std::string::npos) << err;
   EXPECT_EQ(optimize_with({"--sanitize", "sometimes"}, &err), 4);
   EXPECT_NE(err.find("--sanitize must be auto, finalists, all or off"), std::string::npos) << err;
+  EXPECT_EQ(optimize_with({"--champion-gates", "sometimes"}, &err), 4);
+  EXPECT_NE(err.find("--champion-gates must be final or each, not 'sometimes'"), std::string::npos) << err;
   EXPECT_EQ(optimize_with({"--max-working-set-mb", "-5"}, &err), 4);
   EXPECT_NE(err.find("--max-working-set-mb"), std::string::npos) << err;
   auto path = std::filesystem::temp_directory_path() / "kopt_cmd_optimize_shapes.txt";
