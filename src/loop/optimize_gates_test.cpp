@@ -306,6 +306,7 @@ TEST(OptimizeGates, ARacyBaselineLeavesTheRunRaceUnsafeUntilASanitizedChampionRe
   EXPECT_EQ(r.state["champion"]["candidate"]["id"], "baseline");
   EXPECT_EQ(r.state["race_safe"], "unsafe");
   EXPECT_TRUE(r.summary["gates"]["baseline_sanitizer"]["rejected"].get<bool>());
+  EXPECT_FALSE(r.summary["gates"].contains("champion_verified")) << "the baseline needs no final check";
 }
 
 TEST(OptimizeGates, AFinalistReadingSharedMemoryNobodyWroteIsRejectedByTheFill) {

@@ -214,10 +214,9 @@ util::Json Optimizer::summary_json() {
                       {"workload_matrix", workload::matrix_mode_name(o_.gates.workload_matrix)},
                       {"no_regressions", o_.gates.no_regressions},
                       {"champion_gates", champion_gates_name(o_.gates.champion_gates)}};
-  if (st_.champion) {
-    const auto& id = st_.champion->candidate.id;
-    gates["champion_verified"] = id == "baseline" || std::find(st_.verified.begin(), st_.verified.end(), id) != st_.verified.end();
-  }
+  // Whether the champion passed its determinism check and sanitizer (the baseline's own gates are its sanitizer run).
+  if (st_.champion && st_.champion->candidate.id != "baseline")
+    gates["champion_verified"] = std::find(st_.verified.begin(), st_.verified.end(), st_.champion->candidate.id) != st_.verified.end();
   for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism", "final_verification"})
     if (g.contains(k)) gates[k] = g[k];
   s["gates"] = gates;

@@ -89,11 +89,12 @@ std::string render_gates_markdown(const util::Json& s) {
       if (!checked.empty()) md += fmt::format("- determinism (two runs on the same inputs): {}\n", util::join(checked, ", "));
     }
     if (g.contains("champion_verified")) {
+      const std::string what = str(g, "sanitize") == "off" ? "determinism check (the sanitizer is off)" : "determinism check and sanitizer";
       if (g.value("champion_verified", false)) {
-        md += fmt::format("- the champion's determinism check and sanitizer: passed ({})\n",
+        md += fmt::format("- the champion's {}: passed ({})\n", what,
                           str(g, "champion_gates") == "each" ? "before it became champion" : "on the final champion");
       } else {
-        md += "- **the champion's determinism check and sanitizer: not run** (the run ended before them; `--resume` runs them)\n";
+        md += fmt::format("- **the champion's {}: not run** (the run ended before them; `--resume` runs them)\n", what);
       }
     }
     if (g.contains("final_verification"))

@@ -44,6 +44,28 @@ TEST(Summary, AnInterruptedRunSaysItIsNotFinishedAndHowToGoOn) {
   EXPECT_EQ(md.find("**** —"), std::string::npos) << md;
 }
 
+TEST(Summary, TheChampionsSafetyGatesSayWhetherTheyRanWhenAndWhatTheyRejected) {
+  auto s = sample_summary();
+  s["gates"] = {{"race_safe", "safe"}, {"sanitize", "finalists"}, {"champion_gates", "final"}, {"champion_verified", true},
+                {"final_verification", {{{"candidate", "it2_c4"}, {"verdict", "rejected"}, {"reason", "nondeterministic: y differs"},
+                                         {"fallback", "it1_c2"}},
+                                        {{"candidate", "it2_c3"}, {"verdict", "passed"}}}}};
+  std::string md = render_markdown(s);
+  EXPECT_NE(md.find("- the champion's determinism check and sanitizer: passed (on the final champion)"), std::string::npos) << md;
+  EXPECT_NE(md.find("- final verification: `it2_c4` rejected (nondeterministic: y differs); fell back to `it1_c2`"), std::string::npos) << md;
+  // Interrupted before the end, with the sanitizer off: said in bold, and what would have run.
+  s["gates"]["champion_verified"] = false;
+  s["gates"]["sanitize"] = "off";
+  s["gates"].erase("final_verification");
+  md = render_markdown(s);
+  EXPECT_NE(md.find("- **the champion's determinism check (the sanitizer is off): not run** (the run ended before them; "
+                    "`--resume` runs them)"), std::string::npos) << md;
+  // The baseline as champion: nothing claimed about gates it did not need.
+  s["gates"].erase("champion_verified");
+  md = render_markdown(s);
+  EXPECT_EQ(md.find("the champion's determinism"), std::string::npos) << md;
+}
+
 TEST(Summary, MissingPartsAreNotInvented) {
   util::Json s = {{"schema", kSummarySchema}, {"sizes_guessed", true}};
   std::string md = render_markdown(s);
