@@ -86,6 +86,11 @@ Result<std::string> golden_key(const std::vector<std::string>& argv) {
   return h.hex();
 }
 
+std::optional<std::string> golden_cache_hit(const util::Json& manifest) {
+  if (!manifest.is_object() || !manifest.contains("golden_cache") || !manifest["golden_cache"].value("hit", false)) return std::nullopt;
+  return manifest["golden_cache"].value("made", std::string("?"));
+}
+
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(req.ref_py, ec))

@@ -47,4 +47,7 @@ Result<std::string> golden_key(const std::vector<std::string>& argv);
 // Errors inside ref.py come back with their traceback (exit 4).
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner);
 
+// When make_golden placed a cached entry: when the entry was made ("?" if unknown); nullopt otherwise.
+std::optional<std::string> golden_cache_hit(const util::Json& manifest);
+
 }  // namespace kopt::contract

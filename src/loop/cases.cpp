@@ -4,6 +4,7 @@
 // the Lab, so the fake lab of the loop's tests drives all of it.
 #include <algorithm>
 
+#include "contract/golden_maker.h"
 #include "contract/safetensors.h"
 #include "loop/holdout.h"
 #include "loop/optimizer.h"
@@ -64,8 +65,7 @@ std::optional<int> Optimizer::prepare_cases() {
       auto m = lab_.golden(cd.c.realised, cd.golden_dir);
       if (m) {
         cd.manifest = *m;
-        if (m->is_object() && m->contains("golden_cache") && (*m)["golden_cache"].value("hit", false))
-          say("  case {}: golden data from the cache (made {})", cd.c.name, (*m)["golden_cache"].value("made", std::string("?")));
+        if (auto made = contract::golden_cache_hit(*m)) say("  case {}: golden data from the cache (made {})", cd.c.name, *made);
         break;
       }
       int64_t ws = 0;
@@ -324,13 +324,10 @@ std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const 
 
 Status Optimizer::verify_champion(const fs::path& dir) {
   if (o_.gates.champion_gates != ChampionGates::kFinal) return ok_status();
-  auto verified = [&](const std::string& id) {
-    return id == "baseline" || std::find(st_.verified.begin(), st_.verified.end(), id) != st_.verified.end();
-  };
-  if (!st_.champion || verified(st_.champion->candidate.id)) return ok_status();
+  if (!st_.champion || st_.verified_as_champion(st_.champion->candidate.id)) return ok_status();
   Phase p(*this, "selection");
   util::Json records = util::Json::array();
-  while (st_.champion && !verified(st_.champion->candidate.id) && !util::interrupted()) {
+  while (st_.champion && !st_.verified_as_champion(st_.champion->candidate.id) && !util::interrupted()) {
     const ChampionRecord c = *st_.champion;
     say("verifying the final champion {} (determinism, then the sanitizer)...", c.candidate.id);
     util::Json rec = {{"candidate", c.candidate.id}};
@@ -356,11 +353,8 @@ Status Optimizer::verify_champion(const fs::path& dir) {
     // The champion it replaced was significantly slower than it, and faster than the one before: the next to check.
     ChampionRecord back = st_.superseded.empty() ? *st_.baseline : st_.superseded.back();
     if (!st_.superseded.empty()) st_.superseded.pop_back();
-    if (back.candidate.id == "baseline" && st_.gate_records.contains("baseline_sanitizer")) {
-      const std::string rs = st_.gate_records["baseline_sanitizer"].value("race_safe", std::string("unknown"));
-      for (auto v : {sanitize::RaceSafe::kSafe, sanitize::RaceSafe::kUnsafe, sanitize::RaceSafe::kUnknown})
-        if (sanitize::race_safe_name(v) == rs) st_.race_safe = v;
-    }
+    if (back.candidate.id == "baseline" && st_.gate_records.contains("baseline_sanitizer"))
+      st_.race_safe = sanitize::parse_race_safe(st_.gate_records["baseline_sanitizer"].value("race_safe", std::string("unknown")));
     say("  {} rejected ({}): the champion is {} again", c.candidate.id, *why, back.candidate.id);
     st_.champion = back;
     // Candidates measured while the rejected one was champion may beat the one it replaced: the fastest few by the

@@ -216,7 +216,7 @@ util::Json Optimizer::summary_json() {
                       {"champion_gates", champion_gates_name(o_.gates.champion_gates)}};
   // Whether the champion passed its determinism check and sanitizer (the baseline's own gates are its sanitizer run).
   if (st_.champion && st_.champion->candidate.id != "baseline")
-    gates["champion_verified"] = std::find(st_.verified.begin(), st_.verified.end(), st_.champion->candidate.id) != st_.verified.end();
+    gates["champion_verified"] = st_.verified_as_champion(st_.champion->candidate.id);
   for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism", "final_verification"})
     if (g.contains(k)) gates[k] = g[k];
   s["gates"] = gates;

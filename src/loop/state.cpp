@@ -182,9 +182,7 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.roofline = j.value("roofline", util::Json());
     s.frontier = j.value("frontier", util::Json::array());
     s.reference_ms = j.value("reference_ms", 0.0);
-    const std::string rs = j.value("race_safe", std::string("unknown"));
-    for (auto v : {sanitize::RaceSafe::kSafe, sanitize::RaceSafe::kUnsafe, sanitize::RaceSafe::kUnknown})
-      if (sanitize::race_safe_name(v) == rs) s.race_safe = v;
+    s.race_safe = sanitize::parse_race_safe(j.value("race_safe", std::string("unknown")));
     s.gate_records = j.value("gate_records", util::Json::object());
     s.measuring = j.value("measuring", util::Json::object());
   } catch (const std::exception& e) {

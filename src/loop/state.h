@@ -1,6 +1,7 @@
 #pragma once
 // The run's journal (state.json): everything the loop needs to continue an interrupted run from its last
 // completed step. Written atomically after every step; `--resume RUN_DIR` reads it back.
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -65,6 +66,10 @@ struct RunState {
   // "per_slot": [{slot, name, runs, lost, busy_s}], "retried": [{slots, lost}]}, summed over the run.
   util::Json measuring = util::Json::object();
   bool finished() const { return !stop_reason.empty(); }
+  // Whether this candidate passed the champion's determinism check and sanitizer (the baseline: its own gates).
+  bool verified_as_champion(const std::string& id) const {
+    return id == "baseline" || std::find(verified.begin(), verified.end(), id) != verified.end();
+  }
 };
 
 util::Json to_json(const RunState& s);

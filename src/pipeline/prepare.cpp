@@ -65,10 +65,9 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
 }
 
 void say_golden_cache(const util::Json& manifest, const Say& say) {
-  if (!say || !manifest.is_object() || !manifest.contains("golden_cache")) return;
-  const auto& c = manifest["golden_cache"];
-  if (c.value("hit", false))
-    say("golden data: from the cache (made " + c.value("made", std::string("?")) + ", " + c.value("entry", std::string()) +
+  if (!say) return;
+  if (auto made = contract::golden_cache_hit(manifest))
+    say("golden data: from the cache (made " + *made + ", " + manifest["golden_cache"].value("entry", std::string()) +
         "; KOPT_GOLDEN_CACHE=off makes it afresh)");
 }
 

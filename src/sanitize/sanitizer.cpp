@@ -19,6 +19,12 @@ std::string_view policy_name(Policy p) {
   return "?";
 }
 
+RaceSafe parse_race_safe(std::string_view name) {
+  for (auto v : {RaceSafe::kSafe, RaceSafe::kUnsafe})
+    if (race_safe_name(v) == name) return v;
+  return RaceSafe::kUnknown;
+}
+
 std::optional<Policy> parse_policy(std::string_view name) {
   for (Policy p : {Policy::kFinalists, Policy::kAll, Policy::kOff})
     if (policy_name(p) == name) return p;

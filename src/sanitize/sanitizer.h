@@ -39,6 +39,8 @@ bool should_sanitize(Policy p, Role r);
 // one), unknown (not run, tool missing, timed out or unfinished).
 enum class RaceSafe { kSafe, kUnsafe, kUnknown };
 std::string_view race_safe_name(RaceSafe s);
+// The name back (race_safe_name's inverse); anything else is unknown.
+RaceSafe parse_race_safe(std::string_view name);
 
 enum class RunOutcome { kClean, kFindings, kToolError, kTimedOut };
 std::string_view outcome_name(RunOutcome o);
