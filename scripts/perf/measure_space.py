@@ -133,8 +133,9 @@ def measure(indices, libs, run, chunk, log=print, cost_ms=None):
         processes += 1
         t0 = time.time()
         how, res = run([libs[i] for i in part], f"chunk_{processes:03d}")
+        share_ms = 1000 * (time.time() - t0) / len(part)  # one wall for the process, shared evenly
         for i in part:
-            cost_ms[i] = cost_ms.get(i, 0.0) + 1000 * (time.time() - t0) / len(part)
+            cost_ms[i] = cost_ms.get(i, 0.0) + share_ms
         entries = (res or {}).get("libs")
         if isinstance(entries, list) and len(entries) == len(part):
             for i, e in zip(part, entries):
