@@ -162,7 +162,7 @@ def mean_eval_cost_s(cache_path):
     return sum(costs) / len(costs) / 1000 if costs else 0.0
 
 
-def replay(kopt, kernel, table, seeds, policy="loop", branches=8, within=3.0, max_iterations=None, runner=subprocess.run,
+def replay(kopt, kernel, table, seeds, policy="loop", branches=12, within=3.0, max_iterations=None, runner=subprocess.run,
            workdir=None):
     """Runs `kopt __search-replay` with --iterations 1, 2, ... until every seed's run has ended. Returns
     {seed: {"per_iteration": [(evaluations, best_found_ms)], "hit_evaluation", "end"}}."""

@@ -393,7 +393,7 @@ def main(argv=None):
         ap.add_argument("--kopt", default=None, help="the kopt binary (default $KOPT_BIN, build/kopt, .carry/build/kopt)")
         ap.add_argument("--seeds", default="1-10")
         ap.add_argument("--policy", default="loop", choices=["loop", "free"])
-        ap.add_argument("--branches", type=int, default=8)
+        ap.add_argument("--branches", type=int, default=12, help="candidates per iteration (kopt optimize's default for the built-in generator)")
         ap.add_argument("--within", type=float, default=3.0)
         ap.add_argument("--cache", help="a Kernel Tuner cachefile: the mean cost of one evaluation is taken from it")
         ap.add_argument("--eval-cost-s", type=float, default=0.0, help="else the cost of one evaluation, in seconds")

@@ -89,7 +89,7 @@ namespace {
 // `kopt __search-replay` on a stored H200 table (tests/data/perf/TABLE) of an example's space with these extra
 // arguments: its JSON summary.
 util::Json replay_table(const std::string& tag, const std::string& example, const std::string& table,
-                        std::vector<std::string> extra, std::string* output) {
+                        std::vector<std::string> extra, std::string* output, util::Json* runs = nullptr) {
   const auto dir = std::filesystem::temp_directory_path() / ("kopt-replay-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::vector<std::string> argv = {testing_support::kopt_binary(), "__search-replay", "--kernel",
@@ -100,6 +100,7 @@ util::Json replay_table(const std::string& tag, const std::string& example, cons
   *output = r.stdout_text + r.stderr_text;
   auto j = util::read_json(dir / "r.json");
   std::filesystem::remove_all(dir);
+  if (runs && j.ok() && j->contains("runs")) *runs = (*j)["runs"];
   EXPECT_EQ(r.exit_code, 0) << *output;
   return j.ok() && j->contains("summary") ? (*j)["summary"] : util::Json::object();
 }
@@ -138,16 +139,27 @@ TEST(CmdSearchReplayH200, NoSeedStaysBehindAPinnedMethod) {
 
 // The other two spaces of issue 16, swept on the H200 on 2026-12-02 (tests/data/perf/h200-2026-12-02): a live run
 // with a budget of 25% of the sweep's wall (14 s) has time for two iterations of 12 at most, so every replayed seed
-// must get within 3% of the best within 24 evaluations.
-TEST(CmdSearchReplayH200, TransposeAndReductionAreReachedWithinTwoIterations) {
+// must get within 3% of the best within 24 evaluations. Their good points are two or three methods away from the
+// kernels' defaults; with the picks held on across the first design (docs/SEARCH.md, "The picks' design") nearly
+// every seed gets there in the first batch (the baseline and 12 candidates): 48-49 of these 50, 197-198 of 200.
+// With one-step moves from the defaults it was 3 and 18 of 100 (median 15-16 and 14 evaluations).
+TEST(CmdSearchReplayH200, TransposeAndReductionAreReachedInTheFirstIteration) {
   for (const auto& [example, table, good] : {std::tuple<std::string, std::string, int>{"transpose", "transpose_8192_measurements.csv", 4},
                                              {"reduction", "reduction_2e26_measurements.csv", 16}}) {
     std::string out;
-    auto s = replay_table(example, example, "h200-2026-12-02/" + table, {"--runs", "50"}, &out);
+    util::Json runs;
+    auto s = replay_table(example, example, "h200-2026-12-02/" + table, {"--runs", "50"}, &out, &runs);
     EXPECT_EQ(s["good"], good) << example;
     EXPECT_EQ(s["reached"], 50) << example << "\n" << out;
     ASSERT_TRUE(s["max_evaluations"].is_number()) << out;
     EXPECT_LE(s["max_evaluations"].get<int>(), 24) << example << "\n" << out;
+    EXPECT_LE(s["median_evaluations"].get<int>(), 8) << example << "\n" << out;
+    int first_batch = 0;
+    ASSERT_TRUE(runs.is_array()) << out;
+    for (const auto& r : runs)
+      if (r["hit_iteration"].is_number() && r["hit_iteration"].get<int>() <= 1) ++first_batch;
+    EXPECT_EQ(s["reached_first_iteration"], first_batch);
+    EXPECT_GE(first_batch, 45) << example << ": seeds within 3% in the first batch\n" << out;
   }
 }
 

@@ -80,7 +80,7 @@ class Replayer {
     r.evaluations = 1;
     r.evaluated.push_back(*base.config);
     size_t champion = 0;
-    if (b.ms && *b.ms <= target_ms_) r.hit_evaluation = 1;
+    if (b.ms && *b.ms <= target_ms_) r.hit_evaluation = 1, r.hit_iteration = 0;
     int without_gain = 0;
     BuiltinGenerator gen;
     for (int it = 1; it <= o_.iterations && !r.hit_evaluation; ++it) {
@@ -133,7 +133,7 @@ class Replayer {
         if (c.config) r.evaluated.push_back(*c.config);
         history_.push_back({c, l.status, l.ms, it});
         if (l.ms && (!history_[champion].median_ms || *l.ms < *history_[champion].median_ms)) champion = history_.size() - 1;
-        if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations;
+        if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations, r.hit_iteration = it;
       }
       if (champion != before) {
         without_gain = 0;
@@ -154,7 +154,7 @@ class Replayer {
           if (m.candidate.config) r.evaluated.push_back(*m.candidate.config);
           history_.push_back(m);
           champion = history_.size() - 1;
-          if (*m.median_ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations;
+          if (*m.median_ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations, r.hit_iteration = it;
         }
       } else {
         ++without_gain;
@@ -249,6 +249,7 @@ Result<ReplayResult> replay_search(const ReplayInput& in) {
     hits.push_back(run.hit_evaluation);
     s.reached += run.hit_evaluation.has_value();
     s.reached_within_target += run.hit_evaluation && *run.hit_evaluation <= s.target_evaluations;
+    s.reached_first_iteration += run.hit_iteration && *run.hit_iteration <= 1;
     res.runs.push_back(std::move(run));
   }
   std::sort(hits.begin(), hits.end(), [](const auto& x, const auto& y) {
@@ -281,6 +282,8 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
   out += fmt::format("  median {}\n  p90    {}\n  max    {}\n", evals(s.median), evals(s.p90), evals(s.max));
   out += fmt::format("  reached in {}/{} runs; within {:g}% of the space ({} evaluations) in {}/{}\n", s.reached, r.runs.size(),
                      o.target_share_pct, s.target_evaluations, s.reached_within_target, r.runs.size());
+  out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n", s.reached_first_iteration,
+                     r.runs.size());
   int unknown = 0, ablations = 0;
   for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations;
   if (unknown) out += fmt::format("  {} candidate(s) were not in the table (counted as failed evaluations)\n", unknown);
@@ -298,7 +301,8 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
   auto opt = [](const std::optional<int>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
   util::Json runs = util::Json::array();
   for (const auto& run : r.runs)
-    runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"evaluations", run.evaluations},
+    runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"hit_iteration", opt(run.hit_iteration)},
+                    {"evaluations", run.evaluations},
                     {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations},
                     {"best_found_ms", run.best_found_ms}, {"end", run.end}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
@@ -308,7 +312,8 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
                        {"best", s.best_key}, {"target_ms", s.target_ms}, {"baseline_ms", s.baseline_ms}, {"baseline", s.baseline_key},
                        {"target_evaluations", s.target_evaluations}, {"median_evaluations", opt(s.median)},
                        {"p90_evaluations", opt(s.p90)}, {"max_evaluations", opt(s.max)}, {"reached", s.reached},
-                       {"reached_within_target", s.reached_within_target}, {"random_mean_evaluations", s.random_mean_evaluations},
+                       {"reached_within_target", s.reached_within_target}, {"reached_first_iteration", s.reached_first_iteration},
+                       {"random_mean_evaluations", s.random_mean_evaluations},
                        {"random_within_target", s.random_within_target}}},
           {"notes", r.notes},
           {"runs", runs}};

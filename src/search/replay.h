@@ -53,6 +53,7 @@ struct ReplayOptions {
 struct ReplayRun {
   uint64_t seed = 0;
   std::optional<int> hit_evaluation;  // 1-based, the baseline being 1; nullopt: never within the target
+  std::optional<int> hit_iteration;   // the iteration that measured it (0: the baseline); what a live run's wall follows
   int evaluations = 0;                // evaluations when the run ended
   int iterations = 0;
   int unknown = 0;                    // candidates the table lacks (counted as failed evaluations)
@@ -74,6 +75,7 @@ struct ReplaySummary {
   // Nearest-rank quantiles over all runs of the evaluation count; nullopt: that share of runs never got there.
   std::optional<int> median, p90, max;
   int reached = 0, reached_within_target = 0;
+  int reached_first_iteration = 0;  // runs within the target by the end of iteration 1 (the baseline and one batch)
 };
 
 struct ReplayResult {

@@ -223,13 +223,24 @@ class Proposer {
 
     std::vector<Proposal> out;
     if (auto p = projected_incumbent()) out.push_back(*p);
+    const auto held = held_values();
+    const bool picks = std::any_of(held.begin(), held.end(), [](int v) { return v >= 0; });
     if (observed + out.size() < n_init) {
       size_t want = std::min<size_t>(static_cast<size_t>(in_.k) - out.size(), n_init - observed - out.size());
-      // Three quarters of the first design are the incumbent's one-step neighbours (one parameter moved at a time, as a kernel
-      // engineer starts), the rest space-filling: the first measures each parameter's effect where the kernel
-      // already works, which is what the additive model fits; the second keeps the far corners in view.
-      for (auto& c : one_step_neighbours(want * 3 / 4)) out.push_back({c, "one step from the incumbent", std::nullopt});
-      for (auto& c : initial_design(want - std::min(want, out.size()))) out.push_back({c, "initial design", std::nullopt});
+      if (picks) {
+        // This iteration switches methods on (the picks): the rest of the first design is space-filling over the
+        // parameters with the picks held on. The incumbent with them (above) tests them where the kernel works; the
+        // design finds the parameters they need (a method often pays only with other tile shapes, and one-step
+        // moves from the defaults without it measure the wrong kernel). The model phase frees them again.
+        for (auto& c : initial_design(want, &held)) out.push_back({c, "initial design with this iteration's methods", std::nullopt});
+      } else {
+        // Nothing new to switch on (a space of parameters only): three quarters are the incumbent's one-step
+        // neighbours (one parameter moved at a time, as a kernel engineer starts), the rest space-filling: the first
+        // measures each parameter's effect where the kernel already works, which is what the additive model fits;
+        // the second keeps the far corners in view.
+        for (auto& c : one_step_neighbours(want * 3 / 4)) out.push_back({c, "one step from the incumbent", std::nullopt});
+        for (auto& c : initial_design(want - std::min(want, out.size()))) out.push_back({c, "initial design", std::nullopt});
+      }
     }
     if (out.size() < static_cast<size_t>(in_.k)) model_phase(out);
     return out;
@@ -390,10 +401,34 @@ class Proposer {
     return out;
   }
 
+  // Per dimension, the preferred value index when this iteration allows it (a pick switched on), else -1.
+  std::vector<int> held_values() const {
+    std::vector<int> held(s_.dims.size(), -1);
+    for (size_t d = 0; d < held.size() && d < in_.prefer.size(); ++d)
+      if (in_.prefer[d] >= 0 && std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d])) held[d] = in_.prefer[d];
+    return held;
+  }
+
   // Latin-hypercube-like: each dimension's allowed values split into `m` strata, one sample per stratum,
   // columns shuffled independently; invalid rows are repaired; the best of several draws by maximin.
-  std::vector<Config> initial_design(size_t m) {
+  // `held` (per dimension, a value index or -1) keeps those dimensions at one value in every row.
+  std::vector<Config> initial_design(size_t m, const std::vector<int>* held = nullptr) {
     if (m == 0 || pool_.empty()) return {};
+    auto is_held = [&](size_t d) { return held && d < held->size() && (*held)[d] >= 0; };
+    auto keeps_held = [&](const Config& c) {
+      for (size_t d = 0; d < c.size(); ++d)
+        if (is_held(d) && c[d] != (*held)[d]) return false;
+      return true;
+    };
+    std::vector<size_t> free_dims;
+    for (size_t d = 0; d < s_.dims.size(); ++d)
+      if (!is_held(d)) free_dims.push_back(d);
+    // Valid points that keep the held values: where a row that cannot be repaired is replaced from.
+    std::vector<const Config*> fallback;
+    for (const auto& c : pool_)
+      if (keeps_held(c)) fallback.push_back(&c);
+    if (fallback.empty())
+      for (const auto& c : pool_) fallback.push_back(&c);
     std::vector<Config> best;
     double best_score = -1;
     std::vector<Config> measured;
@@ -402,6 +437,10 @@ class Proposer {
     for (int draw = 0; draw < 24; ++draw) {
       std::vector<Config> rows(m, Config(s_.dims.size()));
       for (size_t d = 0; d < s_.dims.size(); ++d) {
+        if (is_held(d)) {
+          for (auto& r : rows) r[d] = (*held)[d];
+          continue;
+        }
         const auto& a = allowed_[d];
         std::vector<size_t> strata(m);
         std::iota(strata.begin(), strata.end(), 0);
@@ -414,11 +453,11 @@ class Proposer {
       }
       std::unordered_set<uint64_t> in_draw;
       for (auto& r : rows) {
-        for (int fix = 0; fix < 64 && (!usable(r) || in_draw.count(key_(r))); ++fix) {
-          size_t d = rng_() % r.size();
+        for (int fix = 0; fix < 64 && !free_dims.empty() && (!usable(r) || in_draw.count(key_(r))); ++fix) {
+          size_t d = free_dims[rng_() % free_dims.size()];
           r[d] = allowed_[d][rng_() % allowed_[d].size()];
         }
-        if (!usable(r) || in_draw.count(key_(r))) r = pool_[rng_() % pool_.size()];
+        if (!usable(r) || in_draw.count(key_(r))) r = *fallback[rng_() % fallback.size()];
         in_draw.insert(key_(r));
       }
       if (in_draw.size() < rows.size()) continue;  // duplicates left after repair
