@@ -228,8 +228,8 @@ class Proposer {
     if (observed + out.size() < n_init) {
       size_t want = std::min<size_t>(static_cast<size_t>(in_.k) - out.size(), n_init - observed - out.size());
       if (picks) {
-        // This iteration switches methods on (the picks): the rest of the first design is space-filling over the
-        // parameters with the picks held on. The incumbent with them (above) tests them where the kernel works; the
+        // This iteration switches declared methods on (the picks): the rest of the first design is space-filling
+        // over the parameters with those picks held on. The incumbent with them (above) tests them where the kernel works; the
         // design finds the parameters they need (a method often pays only with other tile shapes, and one-step
         // moves from the defaults without it measure the wrong kernel). The model phase frees them again.
         for (auto& c : initial_design(want, &held)) out.push_back({c, "initial design with this iteration's methods", std::nullopt});
@@ -401,11 +401,16 @@ class Proposer {
     return out;
   }
 
-  // Per dimension, the preferred value index when this iteration allows it (a pick switched on), else -1.
+  // Per dimension, the preferred value index of a picked declared method when this iteration allows it, else -1.
+  // Only a kernel's declared methods (guards) are held: they restructure the code and need their own parameters. A
+  // compiler-flag pick alone keeps the one-step start, which is what spaces of parameters (derived from a plain
+  // kernel, plus the flags) were measured to need (docs/SEARCH.md, "The one-step start").
   std::vector<int> held_values() const {
     std::vector<int> held(s_.dims.size(), -1);
     for (size_t d = 0; d < held.size() && d < in_.prefer.size(); ++d)
-      if (in_.prefer[d] >= 0 && std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d])) held[d] = in_.prefer[d];
+      if (s_.dims[d].kind == DimKind::kGuard && in_.prefer[d] >= 0 &&
+          std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d]))
+        held[d] = in_.prefer[d];
     return held;
   }
 

@@ -397,11 +397,20 @@ TEST(SearchStrategy, TheFirstDesignHoldsThisIterationsPicksOnAndSpreadsTheParame
       EXPECT_EQ(bks.count(0), 0u) << "BK 8 is invalid with the method on";
     }
   }
-  // Without a pick the first design is the one-step start (TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent).
+  // Without a pick the first design is the one-step start (TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent);
+  // so it is with a compiler-flag pick alone: the incumbent with the flag on comes first, then one-step moves.
   in.prefer.clear();
   auto props = propose_configs(in);
   ASSERT_FALSE(props.empty());
   EXPECT_EQ(props[0].reason, "one step from the incumbent");
+  s.dims[6].kind = DimKind::kFlag;
+  in.history = {{Config{2, 2, 1, 3, 1, 2, 0}, 1.0}};  // BK 16: the incumbent with the flag on is valid
+  in.prefer.assign(s.dims.size(), -1);
+  in.prefer[6] = 1;
+  props = propose_configs(in);
+  ASSERT_GE(props.size(), 2u);
+  EXPECT_EQ(props[0].reason, "incumbent with this iteration's methods");
+  EXPECT_EQ(props[1].reason, "one step from the incumbent");
 }
 
 }  // namespace
