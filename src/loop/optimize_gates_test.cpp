@@ -422,7 +422,8 @@ TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
   // it on everywhere (docs/SEARCH.md, "The picks' design"), so the search crowns on its way to the best.
   ModelLabOptions mo;
   mo.time_ms = [](const Defines& d) -> std::optional<double> {
-    return (tile(d) == 64 ? 1.0 : 1.3) * (def(d, "UNROLL", 1) == 4 ? 1.0 : 1.2) * (def(d, "KOPT_VECTORIZED_ACCESS", 0) ? 1.0 : 0.9);
+    return (tile(d) == 64 ? 1.0 : 1.3) * (def(d, "UNROLL", 1) == 4 ? 1.0 : 1.2) *
+           (def(d, "KOPT_VECTORIZED_ACCESS", 0) ? 1.0 : 0.9);
   };
   auto fin = run_gates("final_gates", {}, mo);
   ASSERT_EQ(fin.exit_code, 0);

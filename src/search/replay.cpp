@@ -282,8 +282,8 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
   out += fmt::format("  median {}\n  p90    {}\n  max    {}\n", evals(s.median), evals(s.p90), evals(s.max));
   out += fmt::format("  reached in {}/{} runs; within {:g}% of the space ({} evaluations) in {}/{}\n", s.reached, r.runs.size(),
                      o.target_share_pct, s.target_evaluations, s.reached_within_target, r.runs.size());
-  out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n", s.reached_first_iteration,
-                     r.runs.size());
+  out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n",
+                     s.reached_first_iteration, r.runs.size());
   int unknown = 0, ablations = 0;
   for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations;
   if (unknown) out += fmt::format("  {} candidate(s) were not in the table (counted as failed evaluations)\n", unknown);
@@ -302,8 +302,7 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
   util::Json runs = util::Json::array();
   for (const auto& run : r.runs)
     runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"hit_iteration", opt(run.hit_iteration)},
-                    {"evaluations", run.evaluations},
-                    {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations},
+                    {"evaluations", run.evaluations}, {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations},
                     {"best_found_ms", run.best_found_ms}, {"end", run.end}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
                        {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},

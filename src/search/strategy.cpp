@@ -232,7 +232,8 @@ class Proposer {
         // over the parameters with those picks held on. The incumbent with them (above) tests them where the kernel works; the
         // design finds the parameters they need (a method often pays only with other tile shapes, and one-step
         // moves from the defaults without it measure the wrong kernel). The model phase frees them again.
-        for (auto& c : initial_design(want, &held)) out.push_back({c, "initial design with this iteration's methods", std::nullopt});
+        for (auto& c : initial_design(want, &held))
+          out.push_back({c, "initial design with this iteration's methods", std::nullopt});
       } else {
         // Nothing new to switch on (a space of parameters only): three quarters are the incumbent's one-step
         // neighbours (one parameter moved at a time, as a kernel engineer starts), the rest space-filling: the first

@@ -348,7 +348,6 @@ TEST(SearchStrategy, TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent) {
   EXPECT_EQ(moved.size(), 5u) << "each moves a different parameter";
 }
 
-
 // An iteration that switches a method on (a pick, `prefer`): the incumbent with it on comes first, and the rest of the
 // first design spreads over the parameters with the method held on in every row, repaired within the constraints.
 // On the H200 tables of transpose and reduction this gets within 3% of the best in the first batch in 198 and 197 of
