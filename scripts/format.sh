@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Formats the lines of C++ this branch changed, and only those, with the repository's .clang-format (git clang-format
-# against BASE: by default the last commit of origin/main this branch has, else HEAD, i.e. what is not committed yet).
+# against BASE: by default the last commit of origin/main this branch has, else HEAD: the staged lines; BASE can be any
+# commit, e.g. the last one that landed).
 # The code base was not reformatted at once: its lines are formatted as they are touched. Look at the result before
 # committing: a long nested braced list (a JSON literal) comes out one element a line; keep the old shape there.
 # Usage: bash scripts/format.sh [BASE]        (needs clang-format: apt-get install clang-format)
