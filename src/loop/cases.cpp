@@ -211,13 +211,14 @@ void Optimizer::sanitize_baseline() {
            v.reported.empty() ? "" : "; reported: " + util::join(v.reported, "; "));
 }
 
-std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, const fs::path& cdir) {
+std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, const fs::path& cdir, bool* lost) {
   std::vector<CaseCheck> checks;
   util::Json rec = util::Json::array();
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (i == primary_) continue;
     const auto& cd = cases_[i];
     auto r = run({cr.build.library}, {&cr.candidate}, cdir / ("check_" + cd.c.name + ".json"), runner::RunMode::kCheck, {}, false, cd.golden_dir);
+    if (lost) *lost = runner::lost_worker(r);
     checks.push_back({cd.c.name, r.status, r.message});
     rec.push_back({{"case", cd.c.name}, {"status", runner::status_name(r.status)}, {"message", r.message}});
     if (r.status != runner::RunStatus::kOk) break;  // the first wrong case decides

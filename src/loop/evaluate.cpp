@@ -312,10 +312,16 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     if (cr.status == search::CandidateStatus::kOk && over_cases()) {
       Phase p(*this, "measure");
       const auto c0 = Clock::now();
-      auto wrong = cr.vs_champion ? race_at_cases(cr, cdir) : check_at_cases(cr, cdir);
+      bool lost_at_case = false;  // as at the primary case: a worker that died with no result is no verdict yet
+      auto wrong = cr.vs_champion ? race_at_cases(cr, cdir, &lost_at_case) : check_at_cases(cr, cdir, &lost_at_case);
       cr.cases_ms = std::chrono::duration<double, std::milli>(Clock::now() - c0).count();
       if (wrong) {
         if (util::interrupted()) return dispatch::Attempt::kStop;  // a check cut by Ctrl-C is not a verdict
+        if (lost_at_case && attempt == 0 && slots_.size() > 1) {
+          say("    {:<10} lost its worker on {} at another case ({}): measured again on another GPU", cr.candidate.id,
+              slot_name(slot), *wrong);
+          return dispatch::Attempt::kWorkerLost;
+        }
         cr.status = search::CandidateStatus::kIncorrect;
         cr.note = *wrong;
         reject(cr.candidate.id, RejectGate::kCases, *wrong);
@@ -365,7 +371,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
   return runs;
 }
 
-std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::path& cdir) {
+std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::path& cdir, bool* lost) {
   std::vector<CaseCheck> checks;
   std::vector<CaseComparison> per_case;
   util::Json rec = util::Json::array();
@@ -377,6 +383,7 @@ std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::
     }
     auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
                      cdir / ("race_" + cd.c.name + ".json"), runner::RunMode::kPaired, {}, true, cd.golden_dir);
+    if (lost) *lost = runner::lost_worker(raced);
     auto mine = raced_outcome(raced);
     checks.push_back({cd.c.name, mine.status, mine.message});
     util::Json r = {{"case", cd.c.name}, {"status", runner::status_name(mine.status)}, {"message", mine.message}};

@@ -121,8 +121,13 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     out.message = "interrupted";
     return out;
   }
-  if (o_.worker_dies && !req.libs.empty())
-    if (auto it = libs_.find(req.libs.back().string()); it != libs_.end() && o_.worker_dies(it->second, req.slot)) {
+  auto dies_at = [&](const Defines& d) {
+    auto g = golden_dims_.find(req.golden_dir.string());
+    return o_.worker_dies_at && g != golden_dims_.end() && o_.worker_dies_at(d, req.slot, g->second);
+  };
+  if ((o_.worker_dies || o_.worker_dies_at) && !req.libs.empty())
+    if (auto it = libs_.find(req.libs.back().string());
+        it != libs_.end() && ((o_.worker_dies && o_.worker_dies(it->second, req.slot)) || dies_at(it->second))) {
       out.status = runner::RunStatus::kCrashed;
       out.message = "the measuring process was killed by SIGKILL (model: its GPU faulted)";
       return out;  // no result file, no details: the worker was lost

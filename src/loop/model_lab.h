@@ -50,6 +50,8 @@ struct ModelLabOptions {
   // The worker of `slot` dies under this configuration (a GPU fault): the run ends with no result, as a killed
   // measuring process's does.
   std::function<bool(const Defines&, int slot)> worker_dies;
+  // The same at one case of the workload matrix: the run at these golden data's dims dies on `slot`.
+  std::function<bool(const Defines&, int slot, const Dims&)> worker_dies_at;
 };
 
 class ModelLab final : public Lab {

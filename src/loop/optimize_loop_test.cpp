@@ -497,6 +497,42 @@ TEST(OptimizeGpus, ACandidateWhoseWorkerDiesIsMeasuredAgainOnAnotherGpu) {
   EXPECT_EQ(st["champion"]["candidate"]["params"].value("TILE", int64_t{0}), 64);
 }
 
+// The same fault at another case of the workload matrix (a smaller shape): the race there lost its worker with no
+// result, which is no verdict on the candidate while another GPU is free; it was rejected as wrong before.
+TEST(OptimizeGpus, AWorkerLostAtAnotherCaseIsMeasuredAgainOnAnotherGpu) {
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.noise_per_run = true;
+  mo.gpus = 2;
+  const int64_t primary_n = 1 << 20;
+  mo.worker_dies_at = [primary_n](const Defines& d, int slot, const Dims& dims) {
+    return slot == 0 && def(d, "TILE", 16) == 64 && dims.count("n") && dims.at("n") != primary_n;
+  };
+  auto r = run_model_loop("gpus_dies_at_case", gpus_options("all"), mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto st = util::read_json(r.run_dir / "state.json").value();
+  ASSERT_GE(st["measuring"]["retried"].size(), 1u) << st["measuring"].dump(2);
+  for (const auto& rt : st["measuring"]["retried"]) {
+    EXPECT_EQ(rt["slots"], util::Json::array({0, 1}));
+    EXPECT_FALSE(rt["lost"].get<bool>());
+  }
+  for (const auto& h : st["history"])
+    if (h["candidate"]["params"].value("TILE", int64_t{0}) == 64) {
+      EXPECT_EQ(h.value("status", ""), "ok") << h.dump();
+    }
+  EXPECT_EQ(st["champion"]["candidate"]["params"].value("TILE", int64_t{0}), 64);
+  // On one GPU there is nowhere else to go: the lost worker is the candidate's verdict, as at the primary case.
+  mo.gpus = 1;
+  mo.worker_dies_at = [primary_n](const Defines& d, int, const Dims& dims) {
+    return def(d, "TILE", 16) == 64 && dims.count("n") && dims.at("n") != primary_n;
+  };
+  auto one = run_model_loop("gpus_dies_at_case_one", gpus_options("all"), mo);
+  ASSERT_EQ(one.exit_code, 0);
+  auto st1 = util::read_json(one.run_dir / "state.json").value();
+  EXPECT_FALSE(st1["measuring"].contains("retried"));
+  EXPECT_NE(st1["champion"]["candidate"]["params"].value("TILE", int64_t{0}), 64);
+}
+
 TEST(OptimizeGpus, OnOneGpuAWorkerThatDiesIsTheCandidatesVerdict) {
   ModelLabOptions mo;
   mo.time_ms = tile_model;

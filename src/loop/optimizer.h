@@ -135,12 +135,13 @@ class Optimizer {
   std::optional<int> prepare_cases();
   std::optional<int> check_baseline_at_cases();  // gate 2 at every case but the primary
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
-  // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one.
-  std::optional<std::string> check_at_cases(const CandidateRun& cr, const std::filesystem::path& cdir);
+  // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one. `lost` is
+  // set when that reason is a worker that died with no result (retried on another GPU when there is one).
+  std::optional<std::string> check_at_cases(const CandidateRun& cr, const std::filesystem::path& cdir, bool* lost);
   // A candidate raced against the champion at the primary case (CUDA/CUTLASS), raced at every other case too: its
   // correctness there (the reason when it is wrong at one) and its weighted objective (cr.over_cases,
-  // cr.objective_ms), so the search ranks by what selection selects.
-  std::optional<std::string> race_at_cases(CandidateRun& cr, const std::filesystem::path& cdir);
+  // cr.objective_ms), so the search ranks by what selection selects. `lost`: as check_at_cases.
+  std::optional<std::string> race_at_cases(CandidateRun& cr, const std::filesystem::path& cdir, bool* lost);
   // A finalist against the champion at every case: the primary case's comparison and paired runs at the others.
   MultiCaseComparison compare_over_cases(const CandidateRun& cr, const runner::PairedComparison& primary,
                                          const std::filesystem::path& dir);
