@@ -32,8 +32,8 @@ TEST(CutlassNvcc, ExampleCompilesInTwoConfigsWithHgmmaInTheCutlassKernel) {
     GTEST_SKIP() << "nvcc or cuobjdump not found";
   auto headers = toolchain::find_cutlass_include();
   if (!headers.found()) GTEST_SKIP() << "no CUTLASS headers: " << headers.problem;
-  fs::path src = util::find_upwards(util::executable_dir(), "examples/cutlass_gemm/kernel.cu");
-  ASSERT_FALSE(src.empty());
+  fs::path src = fs::path(testing_support::source_dir()) / "examples/cutlass_gemm/kernel.cu";
+  ASSERT_TRUE(fs::exists(src)) << src;
   fs::path out = fs::temp_directory_path() / ("kopt-cutlass-nvcc-" + std::to_string(::getpid()));
   fs::remove_all(out);
 

@@ -25,17 +25,17 @@ std::vector<SassFunction> captured() {
 }
 
 fs::path example_source() {
-  return util::find_upwards(util::executable_dir(), "examples/cutlass_gemm/kernel.cu");
+  return fs::path(testing_support::source_dir()) / "examples/cutlass_gemm/kernel.cu";
 }
 
 TEST(SassCutlass, TheExampleSourceAsksForCutlassKernels) {
   fs::path src = example_source();
-  ASSERT_FALSE(src.empty()) << "examples/cutlass_gemm/kernel.cu not found above the test binary";
+  ASSERT_TRUE(fs::exists(src)) << src;
   // No __global__ in the source: the kernel is cutlass::device_kernel<...> from the headers.
   EXPECT_EQ(kernel_names_from_source(src), V{kCutlassKernels});
   // A plain CUDA source does not get the CUTLASS pattern unless asked for (--cutlass-include).
-  fs::path plain = util::find_upwards(util::executable_dir(), "examples/sgemm_naive/kernel.cu");
-  ASSERT_FALSE(plain.empty());
+  fs::path plain = fs::path(testing_support::source_dir()) / "examples/sgemm_naive/kernel.cu";
+  ASSERT_TRUE(fs::exists(plain)) << plain;
   EXPECT_EQ(kernel_names_from_source(plain), V{"sgemm_naive"});
   EXPECT_EQ(kernel_names_from_source(plain, true), (V{"sgemm_naive", kCutlassKernels}));
 }

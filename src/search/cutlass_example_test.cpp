@@ -5,14 +5,15 @@
 #include "search/annotations.h"
 #include "search/registry.h"
 #include "search/space.h"
+#include "testing/test_support.h"
 #include "util/fs.h"
 
 namespace kopt::search {
 namespace {
 
 TEST(CutlassExampleSpace, AnnotationsGiveTheDocumentedSpace) {
-  auto path = util::find_upwards(util::executable_dir(), "examples/cutlass_gemm/kernel.cu");
-  ASSERT_FALSE(path.empty());
+  auto path = std::filesystem::path(testing_support::source_dir()) / "examples/cutlass_gemm/kernel.cu";
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
   auto text = util::read_file(path);
   ASSERT_TRUE(text);
   auto ann = parse_annotations(*text, "kernel.cu");
