@@ -223,15 +223,14 @@ class Proposer {
 
     std::vector<Proposal> out;
     if (auto p = projected_incumbent()) out.push_back(*p);
-    const auto held = held_values();
-    const bool picks = std::any_of(held.begin(), held.end(), [](int v) { return v >= 0; });
     if (observed + out.size() < n_init) {
       size_t want = std::min<size_t>(static_cast<size_t>(in_.k) - out.size(), n_init - observed - out.size());
-      if (picks) {
+      const auto held = held_values();
+      if (std::any_of(held.begin(), held.end(), [](int v) { return v >= 0; })) {
         // This iteration switches declared methods on (the picks): the rest of the first design is space-filling
-        // over the parameters with those picks held on. The incumbent with them (above) tests them where the kernel works; the
-        // design finds the parameters they need (a method often pays only with other tile shapes, and one-step
-        // moves from the defaults without it measure the wrong kernel). The model phase frees them again.
+        // over the parameters with those picks held on. The incumbent with them (above) tests them where the kernel
+        // works; the design finds the parameters they need (a method often pays only with other tile shapes, and
+        // one-step moves from the defaults without it measure the wrong kernel). The model phase frees them again.
         for (auto& c : initial_design(want, &held))
           out.push_back({c, "initial design with this iteration's methods", std::nullopt});
       } else {
@@ -331,8 +330,8 @@ class Proposer {
     auto ranked = ranked_observations(1);
     if (ranked.empty()) return std::nullopt;
     Config p = ranked.front();
-    for (size_t d = 0; d < p.size() && d < in_.prefer.size(); ++d)
-      if (in_.prefer[d] >= 0 && std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d])) p[d] = in_.prefer[d];
+    for (size_t d = 0; d < p.size(); ++d)
+      if (prefers(d)) p[d] = in_.prefer[d];
     if (!usable(p)) return std::nullopt;
     take(p);
     return Proposal{p, "incumbent with this iteration's methods", std::nullopt};
@@ -408,11 +407,15 @@ class Proposer {
   // kernel, plus the flags) were measured to need (docs/SEARCH.md, "The one-step start").
   std::vector<int> held_values() const {
     std::vector<int> held(s_.dims.size(), -1);
-    for (size_t d = 0; d < held.size() && d < in_.prefer.size(); ++d)
-      if (s_.dims[d].kind == DimKind::kGuard && in_.prefer[d] >= 0 &&
-          std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d]))
-        held[d] = in_.prefer[d];
+    for (size_t d = 0; d < held.size(); ++d)
+      if (s_.dims[d].kind == DimKind::kGuard && prefers(d)) held[d] = in_.prefer[d];
     return held;
+  }
+
+  // This iteration prefers a value of dimension d (StrategyInput::prefer) that it allows.
+  bool prefers(size_t d) const {
+    return d < in_.prefer.size() && in_.prefer[d] >= 0 &&
+           std::binary_search(allowed_[d].begin(), allowed_[d].end(), in_.prefer[d]);
   }
 
   // Latin-hypercube-like: each dimension's allowed values split into `m` strata, one sample per stratum,
