@@ -39,6 +39,33 @@ def test_ncu_kernels_are_grouped_per_call_and_summed():
     assert sbs.median_or_none(per_call) == pytest.approx(0.005101)
 
 
+def test_the_keep_busy_kernel_is_not_counted_in_a_call():
+    # calls --keep-busy-us: if ncu profiled the spin kernel too (no --kernel-name), its rows are left out.
+    lines = [NCU_HEADER]
+    for call in range(2):
+        lines.append(ncu_row(2 * call, "kopt_keep_busy", "50,000"))
+        lines.append(ncu_row(2 * call + 1, "softmax_rows(const float *, float *, int)", f"{13000 + call}"))
+    assert sbs.ncu_per_call_ms("\n".join(lines), 2) == pytest.approx([0.013, 0.013001])
+
+
+def test_the_spin_and_read_pass_ptx_assemble_for_sm_90(tmp_path):
+    import shutil  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    if not ptxas:
+        pytest.skip("no ptxas")
+    for name, ptx in (("kopt_keep_busy", sbs.KEEP_BUSY_PTX), ("kopt_read_pass", sbs.READ_PASS_PTX)):
+        src = tmp_path / f"{name}.ptx"
+        src.write_text(ptx)
+        r = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", str(tmp_path / f"{name}.cubin")], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+        assert f".entry {name}(" in ptx
+    assert "%globaltimer" in sbs.KEEP_BUSY_PTX  # bounded in time, not in iterations
+    assert "ld.global.v4.u32" in sbs.READ_PASS_PTX  # a plain load, as kopt's read pass (not the non-coherent path)
+
+
 def test_ncu_units_and_a_count_that_does_not_divide():
     text = "\n".join([NCU_HEADER, ncu_row(0, "k", "5.18", "us"), ncu_row(1, "k", "0.00518", "ms")])
     assert sbs.ncu_per_call_ms(text, 2) == pytest.approx([0.00518, 0.00518])

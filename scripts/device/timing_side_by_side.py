@@ -2,9 +2,16 @@
 """The timing side-by-side of issue 17 (scripts/device/timing_check.sh, docs/PERFORMANCE.md): the same kopt
 kernel, on the same golden inputs, timed three ways.
 
-  calls    --lib K.so --golden DIR [--calls 15]           solve() N times between cuProfilerStart/Stop, each
+  calls    --lib K.so --golden DIR [--calls 15] [--keep-busy-us US]
+                                                         solve() N times between cuProfilerStart/Stop, each
                                                          followed by a device synchronisation: run under
-                                                         `ncu --profile-from-start off` for gpu__time_duration
+                                                         `ncu --profile-from-start off` for gpu__time_duration;
+                                                         --keep-busy-us runs a spin kernel of that length on
+                                                         every SM right before each call (give ncu
+                                                         --kernel-name to leave it unprofiled), so the call
+                                                         starts on a GPU that was busy, as kopt's samples do;
+                                                         --flush memset|memset_then_read flushes the L2 as kopt
+                                                         does before each call (for ncu --cache-control none)
   nvbench  --lib K.so --golden DIR --name NAME --json OUT [--sync] [--timeout-s 3]
                                                          nvbench (PyPI cuda-bench) cold measurement of solve()
   row      --rows ROWS.json --name NAME [--bench B.json] [--ncu NCU.csv --calls N] [--nvbench NV.json]
@@ -126,16 +133,171 @@ def bind_solve(lib_path, golden, drv):
     return lambda: solve(*args)
 
 
+# A spin kernel for --keep-busy-us (PTX, loaded by the driver: nothing is compiled on the GPU machine). Every thread
+# runs dependent FMAs until %globaltimer has advanced by `ns`; the FMA chain's result is stored only if it is -1,
+# which it never is, so the loop is not removed.
+KEEP_BUSY_PTX = r"""
+.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry kopt_keep_busy(.param .u64 ns, .param .u64 sink)
+{
+  .reg .pred %p<3>;
+  .reg .f32 %f<4>;
+  .reg .b32 %r<2>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [ns];
+  ld.param.u64 %rd2, [sink];
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u64 %rd3, %globaltimer;
+  mov.u32 %r1, %tid.x;
+  cvt.rn.f32.u32 %f1, %r1;
+LOOP:
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  fma.rn.f32 %f1, %f1, 0f3F7FBE77, 0f3F800000;
+  mov.u64 %rd4, %globaltimer;
+  sub.s64 %rd5, %rd4, %rd3;
+  setp.lt.u64 %p1, %rd5, %rd1;
+  @%p1 bra LOOP;
+  setp.neu.f32 %p2, %f1, 0fBF800000;
+  @%p2 bra DONE;
+  st.global.u64 [%rd2], %rd4;
+DONE:
+  ret;
+}
+"""
+
+
+# kopt's clean-flush read pass (runner/blocker_ptx.cpp, kopt_l2_clean_read) for --flush memset_then_read: every
+# 16-byte word of the flush buffer is read once, so the L2 ends holding clean lines of it.
+READ_PASS_PTX = r"""
+.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry kopt_read_pass(.param .u64 buf, .param .u64 n16, .param .u64 sink)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<24>;
+  .reg .b64 %rd<20>;
+  ld.param.u64 %rd8, [buf];
+  ld.param.u64 %rd9, [n16];
+  ld.param.u64 %rd10, [sink];
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  cvt.u64.u32 %rd1, %r4;
+  mul.wide.u32 %rd11, %r3, %r4;
+  mov.u32 %r5, %tid.x;
+  cvt.u64.u32 %rd12, %r5;
+  add.s64 %rd16, %rd11, %rd12;
+  mov.u32 %r20, 0;
+  setp.ge.u64 %p1, %rd16, %rd9;
+  @%p1 bra DONE;
+  mov.u32 %r7, %nctaid.x;
+  cvt.u64.u32 %rd13, %r7;
+  mul.lo.s64 %rd3, %rd13, %rd1;
+  cvta.to.global.u64 %rd4, %rd10;
+  cvta.to.global.u64 %rd5, %rd8;
+LOOP:
+  shl.b64 %rd14, %rd16, 4;
+  add.s64 %rd15, %rd5, %rd14;
+  ld.global.v4.u32 {%r8, %r9, %r10, %r11}, [%rd15];
+  xor.b32 %r16, %r9, %r20;
+  xor.b32 %r17, %r16, %r8;
+  xor.b32 %r18, %r17, %r10;
+  xor.b32 %r20, %r18, %r11;
+  add.s64 %rd16, %rd16, %rd3;
+  setp.lt.u64 %p2, %rd16, %rd9;
+  @%p2 bra LOOP;
+  setp.ne.s32 %p3, %r20, -1640531527;
+  @%p3 bra DONE;
+  st.global.u32 [%rd4], %r20;
+DONE:
+  ret;
+}
+"""
+
+FLUSH_BYTES = 256 << 20  # kopt's flush buffer (docs/RUNNER.md, "The L2 flush"): four times the H200's 60 MiB L2
+
+
+def load_function(drv, ptx, name):
+    mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+    drv.check(drv.cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(ptx.encode())), "cuModuleLoadData")
+    drv.check(drv.cu.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()), "cuModuleGetFunction")
+    return fn
+
+
+def sm_count(drv):
+    sms, dev = ctypes.c_int(), ctypes.c_int()
+    drv.check(drv.cu.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
+    drv.check(drv.cu.cuDeviceGetAttribute(ctypes.byref(sms), 16, dev), "cuDeviceGetAttribute")  # MULTIPROCESSOR_COUNT
+    return sms.value
+
+
+def launcher(drv, fn, blocks, threads, values):
+    """A no-argument callable launching fn on the legacy default stream with 64-bit arguments `values`."""
+    vals = [ctypes.c_uint64(v) for v in values]
+    params = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+
+    def launch():
+        drv.check(drv.cu.cuLaunchKernel(fn, ctypes.c_uint(blocks), ctypes.c_uint(1), ctypes.c_uint(1),
+                                        ctypes.c_uint(threads), ctypes.c_uint(1), ctypes.c_uint(1), ctypes.c_uint(0),
+                                        ctypes.c_void_p(0), params, ctypes.c_void_p(0)), "cuLaunchKernel")
+    launch.keep = (vals, params)  # the argument storage lives as long as the callable
+    return launch
+
+
+def l2_flush(drv, how):
+    """A no-argument callable flushing the L2 as kopt does (`memset`: a memset of FLUSH_BYTES; `memset_then_read`:
+    then kopt's read pass), or None for `none` (run ncu with --cache-control none to use it)."""
+    if how == "none":
+        return None
+    buf = drv.alloc(FLUSH_BYTES)
+    read = None
+    if how == "memset_then_read":
+        fn = load_function(drv, READ_PASS_PTX, "kopt_read_pass")
+        read = launcher(drv, fn, 4 * sm_count(drv), 512, [buf, FLUSH_BYTES // 16, drv.alloc(4)])
+    flips = [0]
+
+    def flush():
+        flips[0] ^= 1  # a different byte each time: the memset's lines are new data
+        drv.check(drv.cu.cuMemsetD8_v2(ctypes.c_uint64(buf), ctypes.c_ubyte(0x5A ^ flips[0]), ctypes.c_size_t(FLUSH_BYTES)),
+                  "cuMemsetD8")
+        if read:
+            read()
+    return flush
+
+
+def keep_busy(drv, us):
+    """A no-argument callable that launches kopt_keep_busy for `us` microseconds on 8 blocks of 256 threads per SM
+    (the legacy default stream, as solve()'s kernels), or None when us is 0."""
+    if not us:
+        return None
+    fn = load_function(drv, KEEP_BUSY_PTX, "kopt_keep_busy")
+    return launcher(drv, fn, 8 * sm_count(drv), 256, [int(us * 1000), drv.alloc(8)])
+
+
 # --- modes ------------------------------------------------------------------------------------------------
 
 def cmd_calls(a):
     drv = Driver()
     call = bind_solve(a.lib, a.golden, drv)
+    busy = keep_busy(drv, a.keep_busy_us)
+    flush = l2_flush(drv, a.flush)
     for _ in range(3):  # warm-up: module load, first touch
         call()
         drv.sync()
     drv.check(drv.cu.cuProfilerStart(), "cuProfilerStart")
     for _ in range(a.calls):
+        if busy:
+            busy()
+        if flush:
+            flush()
         call()
         drv.sync()
     drv.check(drv.cu.cuProfilerStop(), "cuProfilerStop")
@@ -196,7 +358,7 @@ def ncu_per_call_ms(text, calls):
     rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
     values = []
     for r in rows:
-        if r.get("Metric Name") != "gpu__time_duration.sum":
+        if r.get("Metric Name") != "gpu__time_duration.sum" or "kopt_keep_busy" in (r.get("Kernel Name") or ""):
             continue
         unit = (r.get("Metric Unit") or "").strip()
         if unit not in UNIT_MS:
@@ -301,6 +463,10 @@ def main(argv=None):
     c.add_argument("--lib", required=True)
     c.add_argument("--golden", required=True)
     c.add_argument("--calls", type=int, default=15)
+    c.add_argument("--keep-busy-us", type=float, default=0.0,
+                   help="a spin kernel of this length on every SM before each call (0: none)")
+    c.add_argument("--flush", choices=("none", "memset", "memset_then_read"), default="none",
+                   help="kopt's own L2 flush before each call (with ncu --cache-control none)")
     n = sub.add_parser("nvbench")
     n.add_argument("--lib", required=True)
     n.add_argument("--golden", required=True)
