@@ -199,13 +199,16 @@ def plot(all_series, best_ms, within, exhaustive_wall_s, path, title, space_size
     xs_e = [float(x) for x in range(1, space_size + 1)]
     xs_s = [10 ** (math.log10(0.5) + k * (math.log10(max_wall * 1.05) - math.log10(0.5)) / 400) for k in range(401)]
     colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
-    ci = 0
+    kopt_colours = ["#d62728", "#ff9896", "#7f0000"]  # the first kopt series red, earlier builds' lighter or darker
+    ci = ki = 0
     for s in all_series:
         label = f"{s['tool']}: {s['strategy']}" + (f" ({s['mode']})" if s["tool"] != "exhaustive sweep" else "")
         if s["tool"] == "exhaustive sweep":
             style = dict(color="black", linestyle=":", linewidth=1.5)
         elif s["tool"] == "kopt":
-            style = dict(color="#d62728", linewidth=2.2, linestyle="-" if s["mode"] == "live" else "--")
+            style = dict(color=kopt_colours[ki % len(kopt_colours)], linewidth=2.2 if ki == 0 else 1.8,
+                         linestyle="-" if s["mode"] == "live" else "--")
+            ki += 1
         else:
             style = dict(color=colours[ci % len(colours)], linewidth=1.4)
             ci += 1
