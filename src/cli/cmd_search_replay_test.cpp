@@ -163,5 +163,19 @@ TEST(CmdSearchReplayH200, TransposeAndReductionAreReachedInTheFirstIteration) {
   }
 }
 
+// The reduction's live profile on the H200 picked none of its declared methods (only the register_cap flag;
+// docs/PERFORMANCE.md §6, tenth session): the first batch is then spread over the whole space, methods included,
+// instead of moving one parameter at a time from the defaults (55 of 200 seeds in the first batch; now 115 of 200).
+TEST(CmdSearchReplayH200, ADeclaredSpaceWithNoMethodPickedIsSpreadOverFromTheFirstBatch) {
+  std::string out;
+  util::Json runs;
+  auto s = replay_table("reduction", "reduction", "h200-2026-12-02/reduction_2e26_measurements.csv",
+                        {"--runs", "50", "--evidence", "none"}, &out, &runs);
+  EXPECT_EQ(s["reached"], 50) << out;
+  EXPECT_LE(s["median_evaluations"].get<int>(), 11) << out;
+  EXPECT_GE(s["reached_first_iteration"].get<int>(), 25) << out;  // 31 of 50; the one-step start: 14 of 50
+  EXPECT_NE(out.find("nothing picked"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace kopt::cli

@@ -39,7 +39,10 @@ Status Optimizer::use_derived_space() {
   if (!pipeline::is_triton_kernel(o_.job.kernel)) o_.job.include_dirs.push_back(fs::absolute(o_.job.kernel).parent_path().string());
   o_.job.kernel = copy;
   lab_.use_job(o_.job);
-  if (space_) space_->source_file = copy.string();
+  if (space_) {
+    space_->source_file = copy.string();
+    space_->derived = true;
+  }
   say("kopt optimize: {} has no @kopt lines; searching the {} parameter(s) kopt derived ({}; kopt annotate {} shows them)",
       original_kernel_.string(), derived_->params.size(), copy.string(), original_kernel_.string());
   return ok_status();

@@ -38,6 +38,9 @@ struct SearchSpace {
   std::vector<Dim> dims;
   std::vector<ConstraintDecl> constraints;
   std::vector<std::string> notes;  // what was left out and why (method above the device's arch, ...)
+  // Derived from a plain kernel's code (search/derive.h, the loop's use_derived_space), not declared by its author:
+  // its methods (e.g. launch_bounds) were found, not chosen, and the search starts it as a space of parameters.
+  bool derived = false;
 
   int dim_index(std::string_view name) const;       // -1 when absent
   int method_dim(std::string_view method_id) const;  // the guard or flag dimension of a method, -1 when none

@@ -233,11 +233,17 @@ class Proposer {
         // one-step moves from the defaults without it measure the wrong kernel). The model phase frees them again.
         for (auto& c : initial_design(want, &held))
           out.push_back({c, "initial design with this iteration's methods", std::nullopt});
+      } else if (has_declared_methods()) {
+        // The kernel declares methods but the profile picked none of them: the whole first design is space-filling
+        // over parameters and methods. The good points of such spaces lie several moves from the defaults (methods
+        // on, other tile shapes), which one-step moves reach only in a later iteration (docs/SEARCH.md, "No method
+        // picked in a declared space").
+        for (auto& c : initial_design(want)) out.push_back({c, "initial design", std::nullopt});
       } else {
-        // Nothing new to switch on (a space of parameters only): three quarters are the incumbent's one-step
-        // neighbours (one parameter moved at a time, as a kernel engineer starts), the rest space-filling: the first
-        // measures each parameter's effect where the kernel already works, which is what the additive model fits;
-        // the second keeps the far corners in view.
+        // A space of parameters only (derived from a plain kernel, or declared without methods): three quarters are
+        // the incumbent's one-step neighbours (one parameter moved at a time, as a kernel engineer starts), the rest
+        // space-filling: the first measures each parameter's effect where the kernel already works, which is what
+        // the additive model fits; the second keeps the far corners in view.
         for (auto& c : one_step_neighbours(want * 3 / 4)) out.push_back({c, "one step from the incumbent", std::nullopt});
         for (auto& c : initial_design(want - std::min(want, out.size()))) out.push_back({c, "initial design", std::nullopt});
       }
@@ -410,6 +416,11 @@ class Proposer {
     for (size_t d = 0; d < held.size(); ++d)
       if (s_.dims[d].kind == DimKind::kGuard && prefers(d)) held[d] = in_.prefer[d];
     return held;
+  }
+
+  // The kernel's author declared methods (@kopt method guards): an annotated space, not one derived from a plain kernel.
+  bool has_declared_methods() const {
+    return !s_.derived && std::any_of(s_.dims.begin(), s_.dims.end(), [](const Dim& d) { return d.kind == DimKind::kGuard; });
   }
 
   // This iteration prefers a value of dimension d (StrategyInput::prefer) that it allows.

@@ -353,6 +353,7 @@ TEST(SearchStrategy, TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent) {
 // On the H200 tables of transpose and reduction this gets within 3% of the best in the first batch in 198 and 197 of
 // 200 replayed seeds, where one-step moves from the defaults (with the method off) needed a second (docs/SEARCH.md).
 TEST(SearchStrategy, TheFirstDesignHoldsThisIterationsPicksOnAndSpreadsTheParameters) {
+  // (and without picks, a declared method's space is spread over as a whole; a derived space starts one step at a time)
   SearchSpace s = gemm_space();
   Dim method = param("KOPT_M", {0, 1});
   method.kind = DimKind::kGuard;
@@ -396,12 +397,26 @@ TEST(SearchStrategy, TheFirstDesignHoldsThisIterationsPicksOnAndSpreadsTheParame
       EXPECT_EQ(bks.count(0), 0u) << "BK 8 is invalid with the method on";
     }
   }
-  // Without a pick the first design is the one-step start (TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent);
-  // so it is with a compiler-flag pick alone: the incumbent with the flag on comes first, then one-step moves.
+  // A declared method but no pick: the whole first design is space-filling, the method free in it.
   in.prefer.clear();
   auto props = propose_configs(in);
+  ASSERT_EQ(props.size(), 12u);
+  std::set<int> bm, method_values;
+  for (size_t i = 0; i < 11; ++i) {
+    EXPECT_EQ(props[i].reason, "initial design");
+    EXPECT_TRUE(s.valid(props[i].config));
+    bm.insert(props[i].config[0]), method_values.insert(props[i].config[6]);
+  }
+  EXPECT_GE(bm.size(), 3u);
+  EXPECT_EQ(method_values.size(), 2u) << "the method is on in some rows and off in others";
+  // The same space derived from a plain kernel (its methods found, not chosen) keeps the one-step start
+  // (TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent); so does a space whose only pick is a compiler flag: the
+  // incumbent with the flag on comes first, then one-step moves.
+  s.derived = true;
+  props = propose_configs(in);
   ASSERT_FALSE(props.empty());
   EXPECT_EQ(props[0].reason, "one step from the incumbent");
+  s.derived = false;
   s.dims[6].kind = DimKind::kFlag;
   in.history = {{Config{2, 2, 1, 3, 1, 2, 0}, 1.0}};  // BK 16: the incumbent with the flag on is valid
   in.prefer.assign(s.dims.size(), -1);
