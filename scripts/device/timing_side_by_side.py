@@ -174,53 +174,14 @@ DONE:
 """
 
 
-# kopt's clean-flush read pass (runner/blocker_ptx.cpp, kopt_l2_clean_read) for --flush memset_then_read: every
-# 16-byte word of the flush buffer is read once, so the L2 ends holding clean lines of it.
-READ_PASS_PTX = r"""
-.version 7.8
-.target sm_90
-.address_size 64
-.visible .entry kopt_read_pass(.param .u64 buf, .param .u64 n16, .param .u64 sink)
-{
-  .reg .pred %p<4>;
-  .reg .b32 %r<24>;
-  .reg .b64 %rd<20>;
-  ld.param.u64 %rd8, [buf];
-  ld.param.u64 %rd9, [n16];
-  ld.param.u64 %rd10, [sink];
-  mov.u32 %r3, %ctaid.x;
-  mov.u32 %r4, %ntid.x;
-  cvt.u64.u32 %rd1, %r4;
-  mul.wide.u32 %rd11, %r3, %r4;
-  mov.u32 %r5, %tid.x;
-  cvt.u64.u32 %rd12, %r5;
-  add.s64 %rd16, %rd11, %rd12;
-  mov.u32 %r20, 0;
-  setp.ge.u64 %p1, %rd16, %rd9;
-  @%p1 bra DONE;
-  mov.u32 %r7, %nctaid.x;
-  cvt.u64.u32 %rd13, %r7;
-  mul.lo.s64 %rd3, %rd13, %rd1;
-  cvta.to.global.u64 %rd4, %rd10;
-  cvta.to.global.u64 %rd5, %rd8;
-LOOP:
-  shl.b64 %rd14, %rd16, 4;
-  add.s64 %rd15, %rd5, %rd14;
-  ld.global.v4.u32 {%r8, %r9, %r10, %r11}, [%rd15];
-  xor.b32 %r16, %r9, %r20;
-  xor.b32 %r17, %r16, %r8;
-  xor.b32 %r18, %r17, %r10;
-  xor.b32 %r20, %r18, %r11;
-  add.s64 %rd16, %rd16, %rd3;
-  setp.lt.u64 %p2, %rd16, %rd9;
-  @%p2 bra LOOP;
-  setp.ne.s32 %p3, %r20, -1640531527;
-  @%p3 bra DONE;
-  st.global.u32 [%rd4], %r20;
-DONE:
-  ret;
-}
-"""
+def kopt_ptx_module():
+    """The PTX module kopt's runner loads (src/runner/blocker_ptx.cpp: its blocker, the clean flush's read pass
+    kopt_l2_clean_read, ...), read from the source tree, so --flush memset_then_read runs kopt's own read pass."""
+    with open(os.path.join(ROOT, "src", "runner", "blocker_ptx.cpp"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.index('R"KOPT_PTX(') + len('R"KOPT_PTX(')
+    return text[start:text.index(')KOPT_PTX"', start)]
+
 
 FLUSH_BYTES = 256 << 20  # kopt's flush buffer (docs/RUNNER.md, "The L2 flush"): four times the H200's 60 MiB L2
 
@@ -239,35 +200,37 @@ def sm_count(drv):
     return sms.value
 
 
-def launcher(drv, fn, blocks, threads, values):
-    """A no-argument callable launching fn on the legacy default stream with 64-bit arguments `values`."""
-    vals = [ctypes.c_uint64(v) for v in values]
-    params = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in vals])
+def launcher(drv, fn, blocks, threads, args):
+    """A no-argument callable launching fn on the legacy default stream with `args` (ctypes values)."""
+    params = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in args])
 
     def launch():
         drv.check(drv.cu.cuLaunchKernel(fn, ctypes.c_uint(blocks), ctypes.c_uint(1), ctypes.c_uint(1),
                                         ctypes.c_uint(threads), ctypes.c_uint(1), ctypes.c_uint(1), ctypes.c_uint(0),
                                         ctypes.c_void_p(0), params, ctypes.c_void_p(0)), "cuLaunchKernel")
-    launch.keep = (vals, params)  # the argument storage lives as long as the callable
+    launch.keep = (args, params)  # the argument storage lives as long as the callable
     return launch
 
 
 def l2_flush(drv, how):
-    """A no-argument callable flushing the L2 as kopt does (`memset`: a memset of FLUSH_BYTES; `memset_then_read`:
-    then kopt's read pass), or None for `none` (run ncu with --cache-control none to use it)."""
+    """A no-argument callable flushing the L2 as kopt's runner does (runner/timer.cpp, Timer::flush_async: a 32-bit
+    memset of FLUSH_BYTES with a new value each time; with `memset_then_read`, then kopt_l2_clean_read on 1024 blocks
+    of 256 threads), or None for `none` (run ncu with --cache-control none to use it)."""
     if how == "none":
         return None
     buf = drv.alloc(FLUSH_BYTES)
     read = None
     if how == "memset_then_read":
-        fn = load_function(drv, READ_PASS_PTX, "kopt_read_pass")
-        read = launcher(drv, fn, 4 * sm_count(drv), 512, [buf, FLUSH_BYTES // 16, drv.alloc(4)])
-    flips = [0]
+        fn = load_function(drv, kopt_ptx_module(), "kopt_l2_clean_read")
+        read = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 16),
+                                             ctypes.c_uint32(0x9E3779B9), ctypes.c_uint64(drv.alloc(16))])
+    token = [0]
 
     def flush():
-        flips[0] ^= 1  # a different byte each time: the memset's lines are new data
-        drv.check(drv.cu.cuMemsetD8_v2(ctypes.c_uint64(buf), ctypes.c_ubyte(0x5A ^ flips[0]), ctypes.c_size_t(FLUSH_BYTES)),
-                  "cuMemsetD8")
+        token[0] += 1
+        value = (token[0] * 2654435761) & 0xFFFFFFFF
+        drv.check(drv.cu.cuMemsetD32_v2(ctypes.c_uint64(buf), ctypes.c_uint32(value), ctypes.c_size_t(FLUSH_BYTES // 4)),
+                  "cuMemsetD32")
         if read:
             read()
     return flush
@@ -279,7 +242,7 @@ def keep_busy(drv, us):
     if not us:
         return None
     fn = load_function(drv, KEEP_BUSY_PTX, "kopt_keep_busy")
-    return launcher(drv, fn, 8 * sm_count(drv), 256, [int(us * 1000), drv.alloc(8)])
+    return launcher(drv, fn, 8 * sm_count(drv), 256, [ctypes.c_uint64(int(us * 1000)), ctypes.c_uint64(drv.alloc(8))])
 
 
 # --- modes ------------------------------------------------------------------------------------------------
