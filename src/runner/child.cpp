@@ -21,6 +21,7 @@
 #include "runner/fatal.h"
 #include "runner/golden.h"
 #include "runner/golden_store.h"
+#include "runner/launch.h"
 #include "runner/outcome.h"
 #include "runner/paired.h"
 #include "runner/race.h"
@@ -42,7 +43,7 @@ struct Options {
   std::vector<std::string> libs;
   std::string golden;
   std::string out;
-  std::string mode = "check";  // check | time | paired | profile
+  RunMode mode = RunMode::kCheck;  // check | time | paired | profile (compile is the Triton child's alone)
   double atol = -1, rtol = -1;
   double max_time_s = 5;
   int min_samples = 10;
@@ -52,7 +53,7 @@ struct Options {
   bool race = false;         // paired: stop once the last library is ranked against the first (runner/race.h)
   bool checked_first = false;  // paired: the first library passed this run's checks on this golden data already
   int seed_for_timing = -1;  // default: the first seed
-  std::string l2 = "cold";             // cold | warm (runner/timing_method.h)
+  L2Mode l2 = L2Mode::kCold;           // cold | warm (runner/timing_method.h)
   std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
   std::string dump_outputs;  // check mode: the first seed's outputs as a safetensors file (the determinism check)
   std::string smem_fill;     // check mode: fill shared memory with this 32-bit pattern before each call (smem_fill.h)
@@ -73,7 +74,8 @@ struct ProbeCache {
     std::error_code ec;
     auto size = std::filesystem::file_size(lib, ec);
     auto mtime = std::filesystem::last_write_time(lib, ec).time_since_epoch().count();
-    return lib + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" + o.golden + "|" + o.l2 + "|" + o.timing_method;
+    return lib + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" + o.golden + "|" + std::string(l2_name(o.l2)) +
+           "|" + o.timing_method;
   }
 };
 
@@ -121,7 +123,7 @@ class Child {
   std::vector<Region> written_regions(const Bound& b) const;
   void time_one(const Lib& lib, Bound& b, util::Json& result);
   void run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message);
-  TimerConfig timer_config() const { return {parse_l2(opt_.l2).value_or(L2Mode::kCold)}; }
+  TimerConfig timer_config() const { return {opt_.l2}; }
 
   const Options& opt_;
   const DriverApi& api_;
@@ -576,7 +578,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
 }
 
 util::Json Child::run() {
-  util::Json result = {{"status", "internal_error"}, {"message", ""}, {"mode", opt_.mode}};
+  util::Json result = {{"status", "internal_error"}, {"message", ""}, {"mode", run_mode_name(opt_.mode)}};
   Tolerance tol = g_.tol;
   if (opt_.atol >= 0) tol.atol = opt_.atol;
   if (opt_.rtol >= 0) tol.rtol = opt_.rtol;
@@ -585,7 +587,7 @@ util::Json Child::run() {
 
   RunStatus status = RunStatus::kOk;
   std::string message;
-  if (opt_.mode == "paired") {
+  if (opt_.mode == RunMode::kPaired) {
     run_paired(tol, rng, result, status, message);
   } else {
     const Lib lib = load_lib(opt_.libs.front());
@@ -608,11 +610,11 @@ util::Json Child::run() {
       seeds.push_back(v);
       if (!opt_.dump_outputs.empty() && seed == g_.seeds.front()) dump_outputs(b, opt_.dump_outputs);
       free_bound(b);
-      if (opt_.mode == "profile") break;  // one seed is enough to profile
+      if (opt_.mode == RunMode::kProfile) break;  // one seed is enough to profile
       if (opt_.max_seeds > 0 && static_cast<int>(seeds.size()) >= opt_.max_seeds) break;
     }
     result["seeds"] = seeds;
-    if (status == RunStatus::kOk && opt_.mode == "time") {
+    if (status == RunStatus::kOk && opt_.mode == RunMode::kTime) {
       int seed = opt_.seed_for_timing >= 0 ? opt_.seed_for_timing : g_.seeds.front();
       Bound b = bind_seed(seed, rng);
       time_one(lib, b, result);
@@ -627,7 +629,7 @@ util::Json Child::run() {
       }
       free_bound(b);
     }
-    if (status == RunStatus::kOk && opt_.mode == "profile") {
+    if (status == RunStatus::kOk && opt_.mode == RunMode::kProfile) {
       Bound b = bind_seed(g_.seeds.front(), rng);
       call(lib, b);  // warm-up outside the profiled range
       check(api_.cuCtxSynchronize(), "warm-up");
@@ -653,10 +655,11 @@ namespace {
 std::optional<Options> parse_options(const std::vector<std::string>& args, const char* who) {
   CLI::App app{"kopt __runner: the measuring child process (internal)", "kopt __runner"};
   Options o;
+  std::string mode = "check", l2 = "cold";
   app.add_option("--lib", o.libs, "candidate shared library (repeat for --mode paired)")->required();
   app.add_option("--golden", o.golden, "golden data directory")->required();
   app.add_option("--out", o.out, "result JSON path")->required();
-  app.add_option("--mode", o.mode, "check | time | paired | profile");
+  app.add_option("--mode", mode, "check | time | paired | profile");
   app.add_option("--atol", o.atol);
   app.add_option("--rtol", o.rtol);
   app.add_option("--max-time-s", o.max_time_s);
@@ -672,7 +675,7 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
   app.add_option("--smem-fill", o.smem_fill,
                  "check mode: fill every SM's shared memory with this 32-bit hex pattern before each call (the sanitizer "
                  "gate's test for reads of shared memory nobody wrote)");
-  app.add_option("--l2", o.l2, "cold (flush the L2 before every sample, the default) | warm");
+  app.add_option("--l2", l2, "cold (flush the L2 before every sample, the default) | warm");
   app.add_option("--max-seeds", o.max_seeds, "check mode: only the first N seeds (0, the default: every seed)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timing-method", o.timing_method,
@@ -684,15 +687,23 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
     std::fprintf(stderr, "%s: %s\n", who, e.what());
     return std::nullopt;
   }
-  if (!o.smem_fill.empty() && (!parse_fill_pattern(o.smem_fill) || o.mode != "check")) {
+  auto run_mode = parse_run_mode(mode);
+  if (!run_mode || *run_mode == RunMode::kCompile) {
+    std::fprintf(stderr, "%s: --mode %s: expected check, time, paired or profile\n", who, mode.c_str());
+    return std::nullopt;
+  }
+  o.mode = *run_mode;
+  if (!o.smem_fill.empty() && (!parse_fill_pattern(o.smem_fill) || o.mode != RunMode::kCheck)) {
     std::fprintf(stderr, "%s: --smem-fill %s: expected a 32-bit hex word (e.g. 0xffffffff), in --mode check\n", who,
                  o.smem_fill.c_str());
     return std::nullopt;
   }
-  if (!parse_l2(o.l2)) {
-    std::fprintf(stderr, "%s: --l2 %s: expected cold or warm\n", who, o.l2.c_str());
+  auto l2_mode = parse_l2(l2);
+  if (!l2_mode) {
+    std::fprintf(stderr, "%s: --l2 %s: expected cold or warm\n", who, l2.c_str());
     return std::nullopt;
   }
+  o.l2 = *l2_mode;
   if (auto m = parse_method(o.timing_method);
       o.timing_method != "auto" && (!m || (*m != TimingMethod::kBlocked && *m != TimingMethod::kEventsDefaultStream &&
                                            *m != TimingMethod::kDeviceSyncBeforeStop))) {
@@ -733,8 +744,9 @@ std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, Gol
                                {"off_reason", resident.disabled_reason()}};
     return {result, 0};
   } catch (const Fatal& f) {
-    util::Json result = {{"status", status_name(f.status)}, {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message},
-                         {"mode", o.mode}};
+    util::Json result = {{"status", status_name(f.status)},
+                         {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message},
+                         {"mode", run_mode_name(o.mode)}};
     if (!f.lib.empty()) result["failed_lib"] = f.lib;
     return {result, f.status == RunStatus::kLoadError ? 4 : 3};
   }
@@ -759,7 +771,7 @@ int child_main(const std::vector<std::string>& args) {
   try {
     init_device(d);
   } catch (const Fatal& f) {
-    write_result(*o, {{"status", status_name(f.status)}, {"message", f.message}, {"mode", o->mode}});
+    write_result(*o, {{"status", status_name(f.status)}, {"message", f.message}, {"mode", run_mode_name(o->mode)}});
     return 3;
   }
   GoldenEntry entry(std::move(golden).value());
@@ -827,7 +839,7 @@ int worker_main() {
       continue;
     }
     if (device_error) {
-      write_result(*o, {{"status", "cuda_error"}, {"message", *device_error}, {"mode", o->mode}});
+      write_result(*o, {{"status", "cuda_error"}, {"message", *device_error}, {"mode", run_mode_name(o->mode)}});
       if (!reply({{"rc", 3}})) return 1;
       continue;
     }

@@ -24,6 +24,12 @@ std::string_view run_mode_name(RunMode m) {
   return "check";
 }
 
+std::optional<RunMode> parse_run_mode(std::string_view name) {
+  for (RunMode m : {RunMode::kCheck, RunMode::kTime, RunMode::kPaired, RunMode::kProfile, RunMode::kCompile})
+    if (run_mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
 std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe) {
   if (!req.triton_kernel.empty()) {
     const char* pp = std::getenv("PYTHONPATH");

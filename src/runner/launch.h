@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/compare.h"
@@ -17,6 +18,7 @@ namespace kopt::runner {
 // one seed under a profiler, or (Triton) compile without golden data. The child's `--mode` takes the names.
 enum class RunMode { kCheck, kTime, kPaired, kProfile, kCompile };
 std::string_view run_mode_name(RunMode m);
+std::optional<RunMode> parse_run_mode(std::string_view name);  // the inverse of run_mode_name; nullopt when unknown
 
 struct RunRequest {
   std::vector<std::filesystem::path> libs;  // one, or several for mode "paired"

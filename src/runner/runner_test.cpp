@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "contract/safetensors.h"
 #include "contract/signature.h"
@@ -258,6 +259,26 @@ TEST(MeasuringWorker, ARequestItCannotParseIsAnInputErrorAndTheWorkerGoesOn) {
   ASSERT_EQ(r2.kind, util::Session::ReplyKind::kLine) << r2.how;
   EXPECT_EQ(util::Json::parse(r2.line)["rc"], 4);
   EXPECT_TRUE((*s)->alive());
+}
+
+TEST(RunnerChildArgv, RunModesRoundTripAndAnUnknownModeIsAnInputError) {
+  for (RunMode m : {RunMode::kCheck, RunMode::kTime, RunMode::kPaired, RunMode::kProfile, RunMode::kCompile})
+    EXPECT_EQ(parse_run_mode(run_mode_name(m)), m);
+  EXPECT_FALSE(parse_run_mode("timing").has_value());
+  // The child used to treat an unknown mode as check mode; it now refuses it, as it refuses an unknown --l2.
+  auto dir = temp_dir("bad_mode");
+  for (const auto& [flag, value, expected] :
+       {std::tuple<std::string, std::string, std::string>{"--mode", "timing", "expected check, time, paired or profile"},
+        {"--mode", "compile", "expected check, time, paired or profile"},
+        {"--l2", "lukewarm", "expected cold or warm"}}) {
+    util::SystemRunner sys;
+    util::ProcessSpec spec{{testing_support::kopt_binary(), "__runner", "--lib", (dir / "k.so").string(), "--golden",
+                            (dir / "golden").string(), "--out", (dir / "r.json").string(), flag, value}};
+    spec.timeout_s = 60;
+    auto proc = sys.run(spec);
+    EXPECT_EQ(proc.exit_code, 4) << flag << " " << value;
+    EXPECT_NE(proc.stderr_text.find(flag + " " + value + ": " + expected), std::string::npos) << proc.stderr_text;
+  }
 }
 
 // ---- On a GPU: the runner against deliberately broken kernels -----------------------------------------
