@@ -651,8 +651,9 @@ util::Json Child::run() {
 namespace {
 
 // Parses a __runner command line (a one-shot child's, or one worker request's). Nullopt after printing the
-// problem: an input error.
-std::optional<Options> parse_options(const std::vector<std::string>& args, const char* who) {
+// problem (an input error), or after printing the help for --help (*help_shown set; a worker passes none: its
+// stdout carries its replies, so --help is an input error there).
+std::optional<Options> parse_options(const std::vector<std::string>& args, const char* who, bool* help_shown = nullptr) {
   CLI::App app{"kopt __runner: the measuring child process (internal)", "kopt __runner"};
   Options o;
   std::string mode = "check", l2 = "cold";
@@ -683,6 +684,14 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
     app.parse(rev);
+  } catch (const CLI::CallForHelp&) {
+    if (!help_shown) {  // a worker's request: its stdout carries the replies
+      std::fprintf(stderr, "%s: --help is not a request\n", who);
+      return std::nullopt;
+    }
+    std::fputs(app.help().c_str(), stdout);
+    *help_shown = true;
+    return std::nullopt;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s: %s\n", who, e.what());
     return std::nullopt;
@@ -755,8 +764,9 @@ std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, Gol
 }  // namespace
 
 int child_main(const std::vector<std::string>& args) {
-  auto o = parse_options(args, "kopt __runner");
-  if (!o) return 4;
+  bool help = false;
+  auto o = parse_options(args, "kopt __runner", &help);
+  if (!o) return help ? 0 : 4;
   auto golden = load_golden(o->golden);
   if (!golden) {
     write_result(*o, {{"status", "load_error"}, {"message", golden.error().message}});

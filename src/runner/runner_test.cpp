@@ -258,6 +258,10 @@ TEST(MeasuringWorker, ARequestItCannotParseIsAnInputErrorAndTheWorkerGoesOn) {
   auto r2 = (*s)->receive(60);
   ASSERT_EQ(r2.kind, util::Session::ReplyKind::kLine) << r2.how;
   EXPECT_EQ(util::Json::parse(r2.line)["rc"], 4);
+  ASSERT_TRUE((*s)->send(util::Json({{"argv", {"--help"}}}).dump()).ok());  // no help text on the reply channel
+  auto r3 = (*s)->receive(60);
+  ASSERT_EQ(r3.kind, util::Session::ReplyKind::kLine) << r3.how;
+  EXPECT_EQ(util::Json::parse(r3.line)["rc"], 4) << r3.line;
   EXPECT_TRUE((*s)->alive());
 }
 
@@ -279,6 +283,13 @@ TEST(RunnerChildArgv, RunModesRoundTripAndAnUnknownModeIsAnInputError) {
     EXPECT_EQ(proc.exit_code, 4) << flag << " " << value;
     EXPECT_NE(proc.stderr_text.find(flag + " " + value + ": " + expected), std::string::npos) << proc.stderr_text;
   }
+  // --help prints the options and succeeds (it printed CLI11's "This should be caught in your main function").
+  util::SystemRunner sys;
+  util::ProcessSpec spec{{testing_support::kopt_binary(), "__runner", "--help"}};
+  spec.timeout_s = 60;
+  auto help = sys.run(spec);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.stdout_text.find("--timing-method"), std::string::npos) << help.stdout_text << help.stderr_text;
 }
 
 // ---- On a GPU: the runner against deliberately broken kernels -----------------------------------------
