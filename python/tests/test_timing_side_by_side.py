@@ -157,3 +157,14 @@ def test_the_kernel_clock_and_the_event_median_side_by_side(tmp_path):
     head, _, first = sbs.table([{"name": "axpb_1m", "kopt": k, "ncu_ms": 0.0049, "nvbench_ms": 0.0074}]).splitlines()
     assert "kopt event_ms" in head and "clock" in head
     assert "cupti_activity" in first and "0.0070" in first and "1.000" in first
+
+
+def test_ncu_metric_medians_of_a_stored_h200_capture():
+    # check37's softmax run with ncu's own cache control (2026-12-02): 25 calls, 13.056 us, the clocks it saw.
+    path = os.path.join(ROOT, "tests", "data", "perf", "h200-2026-12-02", "timing_probe", "softmax_ncu_idle.ncu.csv")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    m = sbs.ncu_metric_medians(text)
+    assert m["gpu__time_duration.sum"] == (pytest.approx(13056.0), 25)
+    assert 1.9e9 < m["gpc__cycles_elapsed.avg.per_second"][0] < 2.0e9
+    assert sbs.median_or_none(sbs.ncu_per_call_ms(text, 25)) == pytest.approx(0.013056)

@@ -51,22 +51,7 @@ ncu_run() {
     --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second,dram__cycles_elapsed.avg.per_second,gpc__cycles_elapsed.max \
     --csv --print-units base --log-file "$W/$name.ncu.csv" \
     $SBS calls --lib "$lib" --golden "$g" --calls "$CALLS" --keep-busy-us "$busy" --flush "$flush" >/dev/null
-  python3 - "$W/$name.ncu.csv" "$name" <<'PY'
-import csv, io, statistics, sys
-lines = [l for l in open(sys.argv[1], errors="replace") if l.startswith('"')]
-by = {}
-for r in csv.DictReader(io.StringIO("".join(lines))):
-    try:
-        by.setdefault(r["Metric Name"], []).append(float(r["Metric Value"].replace(",", "")))
-    except (KeyError, ValueError):
-        pass
-out = {k: statistics.median(v) for k, v in by.items()}
-print("NCU %s: %d calls, gpu__time_duration median %.4f ms (min %.4f max %.4f), GPC clock median %.0f MHz, DRAM clock %.0f MHz, GPC cycles %.0f" % (
-    sys.argv[2], len(by.get("gpu__time_duration.sum", [])), out.get("gpu__time_duration.sum", 0) * 1e-6,
-    min(by.get("gpu__time_duration.sum", [0])) * 1e-6, max(by.get("gpu__time_duration.sum", [0])) * 1e-6,
-    out.get("gpc__cycles_elapsed.avg.per_second", 0) / 1e6, out.get("dram__cycles_elapsed.avg.per_second", 0) / 1e6,
-    out.get("gpc__cycles_elapsed.max", 0)))
-PY
+  $SBS ncu-clocks --ncu "$W/$name.ncu.csv" --name "$name"
 }
 # probe NAME LIB KERNEL REF KERNEL_REGEX ARGS...
 probe() {

@@ -17,6 +17,8 @@ kernel, on the same golden inputs, timed three ways.
   row      --rows ROWS.json --name NAME [--bench B.json] [--ncu NCU.csv --calls N] [--nvbench NV.json]
                                                          appends one kernel's figures to ROWS.json (a tool
                                                          that failed leaves its file absent: "-" in the table)
+  ncu-clocks --ncu NCU.csv --name NAME                    one line: the median gpu__time_duration and the
+                                                         clocks ncu saw (check37.sh's extra metrics)
   table    --rows ROWS.json                               the final table
 
 solve() is called from the compiled .so through ctypes with device buffers holding the golden data's first seed
@@ -313,14 +315,31 @@ UNIT_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 
            "s": 1e3}
 
 
+def ncu_rows(text):
+    """The rows of `ncu --csv` output (its details page), one per kernel and metric; lines that are not CSV
+    (==PROF== notes, the program's output) are skipped."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
+def ncu_metric_medians(text):
+    """{metric name: (median value, count)} over every kernel row of `ncu --csv --print-units base` output (values
+    in their base units: ns, cycles, cycles per second)."""
+    by = {}
+    for r in ncu_rows(text):
+        try:
+            by.setdefault(r["Metric Name"], []).append(float(r["Metric Value"].replace(",", "")))
+        except (KeyError, ValueError):
+            pass
+    return {k: (statistics.median(v), len(v)) for k, v in by.items()}
+
+
 def ncu_per_call_ms(text, calls):
     """Per-call GPU time (ms) from `ncu --csv --metrics gpu__time_duration.sum` output (its details page): the
     kernels in launch order, grouped into `calls` equal groups (a solve() of k kernels gives k rows per call),
     each summed. Lines that are not CSV (==PROF== notes, the program's output) are skipped."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
     values = []
-    for r in rows:
+    for r in ncu_rows(text):
         if r.get("Metric Name") != "gpu__time_duration.sum" or "kopt_keep_busy" in (r.get("Kernel Name") or ""):
             continue
         unit = (r.get("Metric Unit") or "").strip()
@@ -410,6 +429,17 @@ def cmd_row(a):
     print(json.dumps(row))
 
 
+def cmd_ncu_clocks(a):
+    """One line: the median gpu__time_duration (ms) and the clocks Nsight Compute saw (check37.sh)."""
+    with open(a.ncu, encoding="utf-8", errors="replace") as f:
+        m = ncu_metric_medians(f.read())
+    get = lambda k: m.get(k, (0.0, 0))  # noqa: E731
+    t, n = get("gpu__time_duration.sum")
+    print(f"NCU {a.name}: {n} calls, gpu__time_duration median {t * 1e-6:.4f} ms, GPC clock median "
+          f"{get('gpc__cycles_elapsed.avg.per_second')[0] / 1e6:.0f} MHz, DRAM clock "
+          f"{get('dram__cycles_elapsed.avg.per_second')[0] / 1e6:.0f} MHz, GPC cycles {get('gpc__cycles_elapsed.max')[0]:.0f}")
+
+
 def cmd_table(a):
     with open(a.rows, encoding="utf-8") as f:
         rows = json.load(f)
@@ -444,10 +474,14 @@ def main(argv=None):
     r.add_argument("--ncu")
     r.add_argument("--calls", type=int, default=15)
     r.add_argument("--nvbench")
+    k = sub.add_parser("ncu-clocks")
+    k.add_argument("--ncu", required=True)
+    k.add_argument("--name", required=True)
     t = sub.add_parser("table")
     t.add_argument("--rows", required=True)
     a = ap.parse_args(argv)
-    {"calls": cmd_calls, "nvbench": cmd_nvbench, "row": cmd_row, "table": cmd_table}[a.cmd](a)
+    {"calls": cmd_calls, "nvbench": cmd_nvbench, "row": cmd_row, "ncu-clocks": cmd_ncu_clocks,
+     "table": cmd_table}[a.cmd](a)
     return 0
 
 

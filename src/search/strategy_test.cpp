@@ -353,7 +353,6 @@ TEST(SearchStrategy, TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent) {
 // On the H200 tables of transpose and reduction this gets within 3% of the best in the first batch in 198 and 197 of
 // 200 replayed seeds, where one-step moves from the defaults (with the method off) needed a second (docs/SEARCH.md).
 TEST(SearchStrategy, TheFirstDesignHoldsThisIterationsPicksOnAndSpreadsTheParameters) {
-  // (and without picks, a declared method's space is spread over as a whole; a derived space starts one step at a time)
   SearchSpace s = gemm_space();
   Dim method = param("KOPT_M", {0, 1});
   method.kind = DimKind::kGuard;
