@@ -63,6 +63,8 @@ def test_the_spin_kernel_and_kopts_read_pass_assemble_for_sm_90(tmp_path):
                            text=True)
         assert r.returncode == 0, f"{name}: {r.stderr}"
         assert f".entry {name}(" in ptx
+    assert ".entry kopt_l2_discard(" in sbs.kopt_ptx_module()  # --flush memset_then_discard's pass, same module
+    assert "discard.global.L2" in sbs.kopt_ptx_module()
     assert "%globaltimer" in sbs.KEEP_BUSY_PTX  # bounded in time, not in iterations
 
 

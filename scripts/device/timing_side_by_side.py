@@ -10,7 +10,7 @@ kernel, on the same golden inputs, timed three ways.
                                                          every SM right before each call (give ncu
                                                          --kernel-name to leave it unprofiled), so the call
                                                          starts on a GPU that was busy, as kopt's samples do;
-                                                         --flush memset|memset_then_read flushes the L2 as kopt
+                                                         --flush memset|memset_then_read|memset_then_discard flushes the L2 as kopt
                                                          does before each call (for ncu --cache-control none)
   nvbench  --lib K.so --golden DIR --name NAME --json OUT [--sync] [--timeout-s 3]
                                                          nvbench (PyPI cuda-bench) cold measurement of solve()
@@ -217,7 +217,8 @@ def launcher(drv, fn, blocks, threads, args):
 def l2_flush(drv, how):
     """A no-argument callable flushing the L2 as kopt's runner does (runner/timer.cpp, Timer::flush_async: a 32-bit
     memset of FLUSH_BYTES with a new value each time; with `memset_then_read`, then kopt_l2_clean_read on 1024 blocks
-    of 256 threads), or None for `none` (run ncu with --cache-control none to use it)."""
+    of 256 threads; with `memset_then_discard`, then kopt_l2_discard on as many), or None for `none` (run ncu with
+    --cache-control none to use it)."""
     if how == "none":
         return None
     buf = drv.alloc(FLUSH_BYTES)
@@ -226,6 +227,9 @@ def l2_flush(drv, how):
         fn = load_function(drv, kopt_ptx_module(), "kopt_l2_clean_read")
         read = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 16),
                                              ctypes.c_uint32(0x9E3779B9), ctypes.c_uint64(drv.alloc(16))])
+    elif how == "memset_then_discard":
+        fn = load_function(drv, kopt_ptx_module(), "kopt_l2_discard")
+        read = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 128)])
     token = [0]
 
     def flush():
@@ -458,7 +462,7 @@ def main(argv=None):
     c.add_argument("--calls", type=int, default=15)
     c.add_argument("--keep-busy-us", type=float, default=0.0,
                    help="a spin kernel of this length on every SM before each call (0: none)")
-    c.add_argument("--flush", choices=("none", "memset", "memset_then_read"), default="none",
+    c.add_argument("--flush", choices=("none", "memset", "memset_then_read", "memset_then_discard"), default="none",
                    help="kopt's own L2 flush before each call (with ncu --cache-control none)")
     n = sub.add_parser("nvbench")
     n.add_argument("--lib", required=True)

@@ -40,6 +40,16 @@ extern "C" __global__ void kopt_l2_clean_read(const uint4* buffer, unsigned long
   if (acc == never) *sink = acc;
 }
 
+// The invalidating L2 flush (KOPT_L2_FLUSH=memset_then_discard; docs/RUNNER.md "The L2 flush"): after the flush
+// memset, discard.global.L2 drops each 128-byte line of the buffer from the L2 without writing it back, so the L2
+// is left holding no valid lines at all, as after Nsight Compute's cache control, instead of the buffer's clean
+// lines. The buffer's contents are undefined afterwards; nothing reads them. `buffer` is 128-byte aligned.
+extern "C" __global__ void kopt_l2_discard(char* buffer, unsigned long long lines) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines; i += stride)
+    asm volatile("discard.global.L2 [%0], 128;" : : "l"(buffer + i * 128) : "memory");
+}
+
 // The shared-memory fill of the sanitizer gate (docs/GATES.md, "Shared memory nobody wrote"): each block fills its
 // dynamic shared memory (the whole opt-in size, one block per SM) with `pattern`, so a kernel launched after it
 // finds that pattern wherever it reads shared memory it did not write. compute-sanitizer's initcheck tracks global

@@ -110,6 +110,47 @@ $L__BB1_5:
 	ret;
 
 }
+	// .globl	kopt_l2_discard
+.visible .entry kopt_l2_discard(
+	.param .u64 kopt_l2_discard_param_0,
+	.param .u64 kopt_l2_discard_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<14>;
+
+
+	ld.param.u64 	%rd6, [kopt_l2_discard_param_0];
+	ld.param.u64 	%rd7, [kopt_l2_discard_param_1];
+	mov.u32 	%r1, %ntid.x;
+	cvt.u64.u32 	%rd1, %r1;
+	mov.u32 	%r2, %ctaid.x;
+	mul.wide.u32 	%rd8, %r2, %r1;
+	mov.u32 	%r3, %tid.x;
+	cvt.u64.u32 	%rd9, %r3;
+	add.s64 	%rd13, %rd8, %rd9;
+	setp.ge.u64 	%p1, %rd13, %rd7;
+	@%p1 bra 	$L__BB2_3;
+
+	mov.u32 	%r4, %nctaid.x;
+	cvt.u64.u32 	%rd10, %r4;
+	mul.lo.s64 	%rd3, %rd10, %rd1;
+
+$L__BB2_2:
+	shl.b64 	%rd12, %rd13, 7;
+	add.s64 	%rd11, %rd6, %rd12;
+	// begin inline asm
+	discard.global.L2 [%rd11], 128;
+	// end inline asm
+	add.s64 	%rd13, %rd13, %rd3;
+	setp.lt.u64 	%p2, %rd13, %rd7;
+	@%p2 bra 	$L__BB2_2;
+
+$L__BB2_3:
+	ret;
+
+}
 	// .globl	kopt_smem_fill
 .visible .entry kopt_smem_fill(
 	.param .u32 kopt_smem_fill_param_0,
@@ -124,20 +165,20 @@ $L__BB1_5:
 	ld.param.u32 	%r6, [kopt_smem_fill_param_1];
 	mov.u32 	%r10, %tid.x;
 	setp.ge.u32 	%p1, %r10, %r6;
-	@%p1 bra 	$L__BB2_3;
+	@%p1 bra 	$L__BB3_3;
 
 	mov.u32 	%r2, %ntid.x;
 
-$L__BB2_2:
+$L__BB3_2:
 	shl.b32 	%r7, %r10, 2;
 	mov.u32 	%r8, kopt_smem;
 	add.s32 	%r9, %r8, %r7;
 	st.volatile.shared.u32 	[%r9], %r5;
 	add.s32 	%r10, %r10, %r2;
 	setp.lt.u32 	%p2, %r10, %r6;
-	@%p2 bra 	$L__BB2_2;
+	@%p2 bra 	$L__BB3_2;
 
-$L__BB2_3:
+$L__BB3_3:
 	ret;
 
 }
@@ -172,36 +213,36 @@ $L__BB2_3:
 	cvta.to.global.u64 	%rd3, %rd58;
 	mov.u16 	%rs15, 8;
 	setp.gt.u32 	%p3, %r6, 11;
-	@%p3 bra 	$L__BB3_4;
+	@%p3 bra 	$L__BB4_4;
 
 	mov.u32 	%r8, 1;
 	shl.b32 	%r9, %r8, %r6;
 	and.b32  	%r10, %r9, 556;
 	setp.ne.s32 	%p4, %r10, 0;
-	@%p4 bra 	$L__BB3_5;
+	@%p4 bra 	$L__BB4_5;
 
 	and.b32  	%r13, %r9, 1089;
 	setp.ne.s32 	%p5, %r13, 0;
-	@%p5 bra 	$L__BB3_6;
+	@%p5 bra 	$L__BB4_6;
 
 	mov.u32 	%r14, 1;
 	shl.b32 	%r15, %r14, %r6;
 	and.b32  	%r16, %r15, 2178;
 	setp.ne.s32 	%p6, %r16, 0;
-	@%p6 bra 	$L__BB3_7;
+	@%p6 bra 	$L__BB4_7;
 
-$L__BB3_4:
+$L__BB4_4:
 	mov.u16 	%rs15, 1;
-	bra.uni 	$L__BB3_7;
+	bra.uni 	$L__BB4_7;
 
-$L__BB3_5:
+$L__BB4_5:
 	mov.u16 	%rs15, 2;
-	bra.uni 	$L__BB3_7;
+	bra.uni 	$L__BB4_7;
 
-$L__BB3_6:
+$L__BB4_6:
 	mov.u16 	%rs15, 4;
 
-$L__BB3_7:
+$L__BB4_7:
 	mov.u32 	%r17, %ntid.x;
 	cvt.u64.u32 	%rd4, %r17;
 	mov.u32 	%r18, %ctaid.x;
@@ -219,7 +260,7 @@ $L__BB3_7:
 	mov.u64 	%rd190, %rd203;
 	mov.u64 	%rd209, %rd203;
 	mov.f64 	%fd107, %fd108;
-	@%p7 bra 	$L__BB3_84;
+	@%p7 bra 	$L__BB4_84;
 
 	mov.u32 	%r19, %nctaid.x;
 	cvt.u64.u32 	%rd75, %r19;
@@ -235,46 +276,46 @@ $L__BB3_7:
 	mov.u64 	%rd194, %rd209;
 	mov.u64 	%rd203, %rd209;
 
-$L__BB3_9:
+$L__BB4_9:
 	setp.eq.s16 	%p8, %rs15, 1;
-	@%p8 bra 	$L__BB3_14;
+	@%p8 bra 	$L__BB4_14;
 
 	setp.eq.s16 	%p9, %rs15, 2;
-	@%p9 bra 	$L__BB3_13;
+	@%p9 bra 	$L__BB4_13;
 
 	setp.ne.s16 	%p10, %rs15, 4;
-	@%p10 bra 	$L__BB3_15;
+	@%p10 bra 	$L__BB4_15;
 
 	shl.b64 	%rd76, %rd188, 2;
 	add.s64 	%rd77, %rd2, %rd76;
 	ld.global.u32 	%rd23, [%rd77];
 	add.s64 	%rd78, %rd1, %rd76;
 	ld.global.u32 	%rd24, [%rd78];
-	bra.uni 	$L__BB3_16;
+	bra.uni 	$L__BB4_16;
 
-$L__BB3_14:
+$L__BB4_14:
 	add.s64 	%rd82, %rd2, %rd188;
 	ld.global.u8 	%rd23, [%rd82];
 	add.s64 	%rd83, %rd1, %rd188;
 	ld.global.u8 	%rd24, [%rd83];
-	bra.uni 	$L__BB3_16;
+	bra.uni 	$L__BB4_16;
 
-$L__BB3_13:
+$L__BB4_13:
 	shl.b64 	%rd79, %rd188, 1;
 	add.s64 	%rd80, %rd2, %rd79;
 	ld.global.u16 	%rd23, [%rd80];
 	add.s64 	%rd81, %rd1, %rd79;
 	ld.global.u16 	%rd24, [%rd81];
-	bra.uni 	$L__BB3_16;
+	bra.uni 	$L__BB4_16;
 
-$L__BB3_15:
+$L__BB4_15:
 	shl.b64 	%rd84, %rd188, 3;
 	add.s64 	%rd85, %rd2, %rd84;
 	ld.global.u64 	%rd23, [%rd85];
 	add.s64 	%rd86, %rd1, %rd84;
 	ld.global.u64 	%rd24, [%rd86];
 
-$L__BB3_16:
+$L__BB4_16:
 	ld.param.u64 	%rd187, [kopt_compare_param_6];
 	mul.lo.s64 	%rd87, %rd188, -7046029254386353131;
 	add.s64 	%rd88, %rd87, %rd23;
@@ -295,122 +336,122 @@ $L__BB3_16:
 	selp.u64 	%rd99, 1, 0, %p12;
 	add.s64 	%rd205, %rd205, %rd99;
 	setp.gt.s32 	%p13, %r6, 5;
-	@%p13 bra 	$L__BB3_26;
+	@%p13 bra 	$L__BB4_26;
 
 	setp.gt.s32 	%p19, %r6, 2;
-	@%p19 bra 	$L__BB3_22;
+	@%p19 bra 	$L__BB4_22;
 
 	setp.eq.s32 	%p23, %r6, 0;
-	@%p23 bra 	$L__BB3_44;
+	@%p23 bra 	$L__BB4_44;
 
 	setp.eq.s32 	%p24, %r6, 1;
-	@%p24 bra 	$L__BB3_43;
+	@%p24 bra 	$L__BB4_43;
 
 	setp.eq.s32 	%p25, %r6, 2;
-	@%p25 bra 	$L__BB3_37;
-	bra.uni 	$L__BB3_21;
+	@%p25 bra 	$L__BB4_37;
+	bra.uni 	$L__BB4_21;
 
-$L__BB3_37:
+$L__BB4_37:
 	cvt.u32.u64 	%r25, %rd23;
 	shr.u32 	%r26, %r25, 10;
 	and.b32  	%r2, %r26, 31;
 	and.b32  	%r3, %r25, 1023;
 	setp.eq.s32 	%p26, %r2, 0;
-	@%p26 bra 	$L__BB3_41;
+	@%p26 bra 	$L__BB4_41;
 
 	setp.eq.s32 	%p27, %r2, 31;
-	@%p27 bra 	$L__BB3_40;
-	bra.uni 	$L__BB3_39;
+	@%p27 bra 	$L__BB4_40;
+	bra.uni 	$L__BB4_39;
 
-$L__BB3_40:
+$L__BB4_40:
 	setp.eq.s32 	%p29, %r3, 0;
 	selp.f64 	%fd109, 0d7FF0000000000000, 0d7FF8000000000000, %p29;
-	bra.uni 	$L__BB3_42;
+	bra.uni 	$L__BB4_42;
 
-$L__BB3_26:
+$L__BB4_26:
 	setp.gt.s32 	%p14, %r6, 7;
-	@%p14 bra 	$L__BB3_30;
-	bra.uni 	$L__BB3_27;
+	@%p14 bra 	$L__BB4_30;
+	bra.uni 	$L__BB4_27;
 
-$L__BB3_30:
+$L__BB4_30:
 	setp.lt.u32 	%p15, %r20, 3;
-	@%p15 bra 	$L__BB3_33;
-	bra.uni 	$L__BB3_31;
+	@%p15 bra 	$L__BB4_33;
+	bra.uni 	$L__BB4_31;
 
-$L__BB3_33:
+$L__BB4_33:
 	cvt.u32.u64 	%r21, %rd23;
 	cvt.rn.f64.u32 	%fd110, %r21;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_22:
+$L__BB4_22:
 	setp.eq.s32 	%p20, %r6, 3;
-	@%p20 bra 	$L__BB3_36;
+	@%p20 bra 	$L__BB4_36;
 
 	setp.eq.s32 	%p21, %r6, 4;
-	@%p21 bra 	$L__BB3_35;
+	@%p21 bra 	$L__BB4_35;
 
 	setp.eq.s32 	%p22, %r6, 5;
-	@%p22 bra 	$L__BB3_25;
-	bra.uni 	$L__BB3_21;
+	@%p22 bra 	$L__BB4_25;
+	bra.uni 	$L__BB4_21;
 
-$L__BB3_25:
+$L__BB4_25:
 	cvt.u16.u64 	%rs7, %rd23;
 	cvt.rn.f64.s16 	%fd110, %rs7;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_27:
+$L__BB4_27:
 	setp.eq.s32 	%p17, %r6, 6;
-	@%p17 bra 	$L__BB3_34;
+	@%p17 bra 	$L__BB4_34;
 
 	setp.eq.s32 	%p18, %r6, 7;
-	@%p18 bra 	$L__BB3_29;
-	bra.uni 	$L__BB3_21;
+	@%p18 bra 	$L__BB4_29;
+	bra.uni 	$L__BB4_21;
 
-$L__BB3_29:
+$L__BB4_29:
 	cvt.rn.f64.s64 	%fd110, %rd23;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_31:
+$L__BB4_31:
 	setp.ne.s32 	%p16, %r6, 11;
-	@%p16 bra 	$L__BB3_21;
+	@%p16 bra 	$L__BB4_21;
 
 	cvt.rn.f64.u64 	%fd110, %rd23;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_44:
+$L__BB4_44:
 	cvt.u32.u64 	%r44, %rd23;
 	mov.b32 	%f2, %r44;
 	cvt.f64.f32 	%fd110, %f2;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_43:
+$L__BB4_43:
 	mov.b64 	%fd110, %rd23;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_36:
+$L__BB4_36:
 	cvt.u32.u64 	%r23, %rd23;
 	shl.b32 	%r24, %r23, 16;
 	mov.b32 	%f1, %r24;
 	cvt.f64.f32 	%fd110, %f1;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_35:
+$L__BB4_35:
 	cvt.u16.u64 	%rs8, %rd23;
 	cvt.s16.s8 	%rs9, %rs8;
 	cvt.rn.f64.s16 	%fd110, %rs9;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_34:
+$L__BB4_34:
 	cvt.u32.u64 	%r22, %rd23;
 	cvt.rn.f64.s32 	%fd110, %r22;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_21:
+$L__BB4_21:
 	setp.eq.s64 	%p31, %rd23, 0;
 	selp.f64 	%fd110, 0d0000000000000000, 0d3FF0000000000000, %p31;
-	bra.uni 	$L__BB3_45;
+	bra.uni 	$L__BB4_45;
 
-$L__BB3_41:
+$L__BB4_41:
 	cvt.rn.f64.s32 	%fd58, %r3;
 	mov.u32 	%r41, 1047527424;
 	mov.u32 	%r42, 0;
@@ -421,9 +462,9 @@ $L__BB3_41:
 	mul.rn.f64 	%fd62, %fd60, %fd61;
 	mul.rn.f64 	%fd63, %fd62, %fd61;
 	mul.rn.f64 	%fd109, %fd63, %fd61;
-	bra.uni 	$L__BB3_42;
+	bra.uni 	$L__BB4_42;
 
-$L__BB3_39:
+$L__BB4_39:
 	or.b32  	%r27, %r3, 1024;
 	cvt.rn.f64.s32 	%fd52, %r27;
 	add.s32 	%r28, %r2, -25;
@@ -447,129 +488,129 @@ $L__BB3_39:
 	mul.rn.f64 	%fd57, %fd56, %fd53;
 	mul.rn.f64 	%fd109, %fd57, %fd53;
 
-$L__BB3_42:
+$L__BB4_42:
 	cvt.u16.u64 	%rs10, %rd23;
 	setp.lt.s16 	%p30, %rs10, 0;
 	neg.f64 	%fd64, %fd109;
 	selp.f64 	%fd110, %fd64, %fd109, %p30;
 
-$L__BB3_45:
-	@%p13 bra 	$L__BB3_55;
+$L__BB4_45:
+	@%p13 bra 	$L__BB4_55;
 
 	setp.gt.s32 	%p38, %r6, 2;
-	@%p38 bra 	$L__BB3_51;
+	@%p38 bra 	$L__BB4_51;
 
 	setp.eq.s32 	%p42, %r6, 0;
-	@%p42 bra 	$L__BB3_73;
+	@%p42 bra 	$L__BB4_73;
 
 	setp.eq.s32 	%p43, %r6, 1;
-	@%p43 bra 	$L__BB3_72;
+	@%p43 bra 	$L__BB4_72;
 
 	setp.eq.s32 	%p44, %r6, 2;
-	@%p44 bra 	$L__BB3_66;
-	bra.uni 	$L__BB3_50;
+	@%p44 bra 	$L__BB4_66;
+	bra.uni 	$L__BB4_50;
 
-$L__BB3_66:
+$L__BB4_66:
 	cvt.u32.u64 	%r50, %rd24;
 	shr.u32 	%r51, %r50, 10;
 	and.b32  	%r4, %r51, 31;
 	and.b32  	%r5, %r50, 1023;
 	setp.eq.s32 	%p45, %r4, 0;
-	@%p45 bra 	$L__BB3_70;
+	@%p45 bra 	$L__BB4_70;
 
 	setp.eq.s32 	%p46, %r4, 31;
-	@%p46 bra 	$L__BB3_69;
-	bra.uni 	$L__BB3_68;
+	@%p46 bra 	$L__BB4_69;
+	bra.uni 	$L__BB4_68;
 
-$L__BB3_69:
+$L__BB4_69:
 	setp.eq.s32 	%p48, %r5, 0;
 	selp.f64 	%fd111, 0d7FF0000000000000, 0d7FF8000000000000, %p48;
-	bra.uni 	$L__BB3_71;
+	bra.uni 	$L__BB4_71;
 
-$L__BB3_55:
+$L__BB4_55:
 	setp.gt.s32 	%p33, %r6, 7;
-	@%p33 bra 	$L__BB3_59;
-	bra.uni 	$L__BB3_56;
+	@%p33 bra 	$L__BB4_59;
+	bra.uni 	$L__BB4_56;
 
-$L__BB3_59:
+$L__BB4_59:
 	setp.lt.u32 	%p34, %r20, 3;
-	@%p34 bra 	$L__BB3_62;
-	bra.uni 	$L__BB3_60;
+	@%p34 bra 	$L__BB4_62;
+	bra.uni 	$L__BB4_60;
 
-$L__BB3_62:
+$L__BB4_62:
 	cvt.u32.u64 	%r46, %rd24;
 	cvt.rn.f64.u32 	%fd112, %r46;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_51:
+$L__BB4_51:
 	setp.eq.s32 	%p39, %r6, 3;
-	@%p39 bra 	$L__BB3_65;
+	@%p39 bra 	$L__BB4_65;
 
 	setp.eq.s32 	%p40, %r6, 4;
-	@%p40 bra 	$L__BB3_64;
+	@%p40 bra 	$L__BB4_64;
 
 	setp.eq.s32 	%p41, %r6, 5;
-	@%p41 bra 	$L__BB3_54;
-	bra.uni 	$L__BB3_50;
+	@%p41 bra 	$L__BB4_54;
+	bra.uni 	$L__BB4_50;
 
-$L__BB3_54:
+$L__BB4_54:
 	cvt.u16.u64 	%rs11, %rd24;
 	cvt.rn.f64.s16 	%fd112, %rs11;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_56:
+$L__BB4_56:
 	setp.eq.s32 	%p36, %r6, 6;
-	@%p36 bra 	$L__BB3_63;
+	@%p36 bra 	$L__BB4_63;
 
 	setp.eq.s32 	%p37, %r6, 7;
-	@%p37 bra 	$L__BB3_58;
-	bra.uni 	$L__BB3_50;
+	@%p37 bra 	$L__BB4_58;
+	bra.uni 	$L__BB4_50;
 
-$L__BB3_58:
+$L__BB4_58:
 	cvt.rn.f64.s64 	%fd112, %rd24;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_60:
+$L__BB4_60:
 	setp.ne.s32 	%p35, %r6, 11;
-	@%p35 bra 	$L__BB3_50;
+	@%p35 bra 	$L__BB4_50;
 
 	cvt.rn.f64.u64 	%fd112, %rd24;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_73:
+$L__BB4_73:
 	cvt.u32.u64 	%r69, %rd24;
 	mov.b32 	%f4, %r69;
 	cvt.f64.f32 	%fd112, %f4;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_72:
+$L__BB4_72:
 	mov.b64 	%fd112, %rd24;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_65:
+$L__BB4_65:
 	cvt.u32.u64 	%r48, %rd24;
 	shl.b32 	%r49, %r48, 16;
 	mov.b32 	%f3, %r49;
 	cvt.f64.f32 	%fd112, %f3;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_64:
+$L__BB4_64:
 	cvt.u16.u64 	%rs12, %rd24;
 	cvt.s16.s8 	%rs13, %rs12;
 	cvt.rn.f64.s16 	%fd112, %rs13;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_63:
+$L__BB4_63:
 	cvt.u32.u64 	%r47, %rd24;
 	cvt.rn.f64.s32 	%fd112, %r47;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_50:
+$L__BB4_50:
 	setp.eq.s64 	%p50, %rd24, 0;
 	selp.f64 	%fd112, 0d0000000000000000, 0d3FF0000000000000, %p50;
-	bra.uni 	$L__BB3_74;
+	bra.uni 	$L__BB4_74;
 
-$L__BB3_70:
+$L__BB4_70:
 	cvt.rn.f64.s32 	%fd71, %r5;
 	mov.u32 	%r66, 1047527424;
 	mov.u32 	%r67, 0;
@@ -580,9 +621,9 @@ $L__BB3_70:
 	mul.rn.f64 	%fd75, %fd73, %fd74;
 	mul.rn.f64 	%fd76, %fd75, %fd74;
 	mul.rn.f64 	%fd111, %fd76, %fd74;
-	bra.uni 	$L__BB3_71;
+	bra.uni 	$L__BB4_71;
 
-$L__BB3_68:
+$L__BB4_68:
 	or.b32  	%r52, %r5, 1024;
 	cvt.rn.f64.s32 	%fd65, %r52;
 	add.s32 	%r53, %r4, -25;
@@ -606,43 +647,43 @@ $L__BB3_68:
 	mul.rn.f64 	%fd70, %fd69, %fd66;
 	mul.rn.f64 	%fd111, %fd70, %fd66;
 
-$L__BB3_71:
+$L__BB4_71:
 	cvt.u16.u64 	%rs14, %rd24;
 	setp.lt.s16 	%p49, %rs14, 0;
 	neg.f64 	%fd77, %fd111;
 	selp.f64 	%fd112, %fd77, %fd111, %p49;
 
-$L__BB3_74:
+$L__BB4_74:
 	abs.f64 	%fd35, %fd110;
 	setp.gtu.f64 	%p51, %fd35, 0d7FF0000000000000;
 	abs.f64 	%fd36, %fd112;
-	@%p51 bra 	$L__BB3_79;
-	bra.uni 	$L__BB3_75;
+	@%p51 bra 	$L__BB4_79;
+	bra.uni 	$L__BB4_75;
 
-$L__BB3_79:
+$L__BB4_79:
 	setp.gtu.f64 	%p60, %fd36, 0d7FF0000000000000;
 	mov.pred 	%p165, -1;
-	@%p60 bra 	$L__BB3_82;
-	bra.uni 	$L__BB3_80;
+	@%p60 bra 	$L__BB4_82;
+	bra.uni 	$L__BB4_80;
 
-$L__BB3_75:
+$L__BB4_75:
 	setp.gtu.f64 	%p52, %fd36, 0d7FF0000000000000;
 	setp.eq.f64 	%p53, %fd35, 0d7FF0000000000000;
 	or.pred  	%p54, %p52, %p53;
 	setp.eq.f64 	%p55, %fd36, 0d7FF0000000000000;
 	or.pred  	%p56, %p54, %p55;
-	@%p56 bra 	$L__BB3_80;
+	@%p56 bra 	$L__BB4_80;
 
 	sub.rn.f64 	%fd78, %fd112, %fd110;
 	abs.f64 	%fd37, %fd78;
 	setp.eq.f64 	%p57, %fd110, 0d0000000000000000;
-	@%p57 bra 	$L__BB3_78;
+	@%p57 bra 	$L__BB4_78;
 
 	div.rn.f64 	%fd79, %fd37, %fd35;
 	mov.b64 	%rd100, %fd79;
 	max.u64 	%rd190, %rd190, %rd100;
 
-$L__BB3_78:
+$L__BB4_78:
 	ld.param.f64 	%fd106, [kopt_compare_param_5];
 	mov.b64 	%rd101, %fd37;
 	mul.rn.f64 	%fd80, %fd37, %fd37;
@@ -654,32 +695,32 @@ $L__BB3_78:
 	setp.gt.f64 	%p58, %fd37, %fd83;
 	selp.u64 	%rd199, 1, 0, %p58;
 	max.u64 	%rd191, %rd191, %rd101;
-	bra.uni 	$L__BB3_83;
+	bra.uni 	$L__BB4_83;
 
-$L__BB3_80:
+$L__BB4_80:
 	setp.neu.f64 	%p62, %fd35, 0d7FF0000000000000;
 	setp.neu.f64 	%p63, %fd36, 0d7FF0000000000000;
 	or.pred  	%p64, %p62, %p63;
 	mov.pred 	%p165, 0;
-	@%p64 bra 	$L__BB3_82;
+	@%p64 bra 	$L__BB4_82;
 
 	setp.gt.f64 	%p65, %fd110, 0d0000000000000000;
 	setp.gt.f64 	%p66, %fd112, 0d0000000000000000;
 	xor.pred  	%p67, %p65, %p66;
 	not.pred 	%p165, %p67;
 
-$L__BB3_82:
+$L__BB4_82:
 	not.pred 	%p68, %p165;
 	selp.u64 	%rd199, 1, 0, %p68;
 	add.s64 	%rd194, %rd194, %rd199;
 
-$L__BB3_83:
+$L__BB4_83:
 	add.s64 	%rd203, %rd199, %rd203;
 	add.s64 	%rd188, %rd188, %rd6;
 	setp.lt.u64 	%p69, %rd188, %rd54;
-	@%p69 bra 	$L__BB3_9;
+	@%p69 bra 	$L__BB4_9;
 
-$L__BB3_84:
+$L__BB4_84:
 	mov.u32 	%r258, %tid.x;
 	// begin inline asm
 	mov.b64 {%r70,%r71}, %rd203;
@@ -1095,35 +1136,35 @@ $L__BB3_84:
 	add.rn.f64 	%fd45, %fd102, %fd103;
 	and.b32  	%r257, %r258, 31;
 	setp.ne.s32 	%p160, %r257, 0;
-	@%p160 bra 	$L__BB3_94;
+	@%p160 bra 	$L__BB4_94;
 
 	setp.eq.s64 	%p161, %rd47, 0;
-	@%p161 bra 	$L__BB3_87;
+	@%p161 bra 	$L__BB4_87;
 
 	atom.global.add.u64 	%rd172, [%rd3], %rd47;
 
-$L__BB3_87:
+$L__BB4_87:
 	setp.eq.s64 	%p162, %rd48, 0;
-	@%p162 bra 	$L__BB3_89;
+	@%p162 bra 	$L__BB4_89;
 
 	add.s64 	%rd173, %rd3, 8;
 	atom.global.add.u64 	%rd174, [%rd173], %rd48;
 
-$L__BB3_89:
+$L__BB4_89:
 	setp.eq.s64 	%p163, %rd49, 0;
-	@%p163 bra 	$L__BB3_91;
+	@%p163 bra 	$L__BB4_91;
 
 	add.s64 	%rd175, %rd3, 16;
 	atom.global.add.u64 	%rd176, [%rd175], %rd49;
 
-$L__BB3_91:
+$L__BB4_91:
 	setp.eq.s64 	%p164, %rd50, 0;
-	@%p164 bra 	$L__BB3_93;
+	@%p164 bra 	$L__BB4_93;
 
 	add.s64 	%rd177, %rd3, 24;
 	atom.global.add.u64 	%rd178, [%rd177], %rd50;
 
-$L__BB3_93:
+$L__BB4_93:
 	add.s64 	%rd179, %rd3, 48;
 	atom.global.add.u64 	%rd180, [%rd179], %rd51;
 	add.s64 	%rd181, %rd3, 32;
@@ -1135,7 +1176,7 @@ $L__BB3_93:
 	add.s64 	%rd186, %rd3, 64;
 	atom.global.add.f64 	%fd105, [%rd186], %fd45;
 
-$L__BB3_94:
+$L__BB4_94:
 	ret;
 
 }
@@ -1173,17 +1214,17 @@ $L__BB3_94:
 	setp.ge.u64 	%p1, %rd122, %rd34;
 	mov.u64 	%rd133, 0;
 	mov.u64 	%rd134, %rd133;
-	@%p1 bra 	$L__BB4_12;
+	@%p1 bra 	$L__BB5_12;
 
 	mov.u64 	%rd134, 0;
 	mov.u64 	%rd133, %rd134;
 	setp.eq.s32 	%p2, %r2, 1;
-	@%p2 bra 	$L__BB4_4;
+	@%p2 bra 	$L__BB5_4;
 
 	setp.ne.s32 	%p3, %r2, 2;
-	@%p3 bra 	$L__BB4_5;
+	@%p3 bra 	$L__BB5_5;
 
-$L__BB4_3:
+$L__BB5_3:
 	shl.b64 	%rd44, %rd122, 1;
 	add.s64 	%rd45, %rd2, %rd44;
 	ld.global.u16 	%rs1, [%rd45];
@@ -1207,10 +1248,10 @@ $L__BB4_3:
 	add.s64 	%rd133, %rd133, %rd59;
 	add.s64 	%rd122, %rd122, %rd4;
 	setp.lt.u64 	%p5, %rd122, %rd34;
-	@%p5 bra 	$L__BB4_3;
-	bra.uni 	$L__BB4_12;
+	@%p5 bra 	$L__BB5_3;
+	bra.uni 	$L__BB5_12;
 
-$L__BB4_4:
+$L__BB5_4:
 	add.s64 	%rd62, %rd2, %rd122;
 	ld.global.u8 	%rs3, [%rd62];
 	cvt.u64.u16 	%rd63, %rs3;
@@ -1233,26 +1274,26 @@ $L__BB4_4:
 	add.s64 	%rd133, %rd133, %rd76;
 	add.s64 	%rd122, %rd122, %rd4;
 	setp.lt.u64 	%p7, %rd122, %rd34;
-	@%p7 bra 	$L__BB4_4;
-	bra.uni 	$L__BB4_12;
+	@%p7 bra 	$L__BB5_4;
+	bra.uni 	$L__BB5_12;
 
-$L__BB4_5:
+$L__BB5_5:
 	setp.eq.s32 	%p8, %r2, 4;
-	@%p8 bra 	$L__BB4_7;
-	bra.uni 	$L__BB4_6;
+	@%p8 bra 	$L__BB5_7;
+	bra.uni 	$L__BB5_6;
 
-$L__BB4_7:
+$L__BB5_7:
 	shl.b64 	%rd81, %rd122, 2;
 	add.s64 	%rd82, %rd2, %rd81;
 	ld.global.u32 	%rd131, [%rd82];
-	bra.uni 	$L__BB4_8;
+	bra.uni 	$L__BB5_8;
 
-$L__BB4_6:
+$L__BB5_6:
 	shl.b64 	%rd79, %rd122, 3;
 	add.s64 	%rd80, %rd2, %rd79;
 	ld.global.u64 	%rd131, [%rd80];
 
-$L__BB4_8:
+$L__BB5_8:
 	mul.lo.s64 	%rd83, %rd122, -7046029254386353131;
 	add.s64 	%rd84, %rd83, %rd131;
 	add.s64 	%rd85, %rd84, -7046029254386353131;
@@ -1265,29 +1306,29 @@ $L__BB4_8:
 	shr.u64 	%rd92, %rd91, 31;
 	xor.b64  	%rd93, %rd92, %rd91;
 	add.s64 	%rd134, %rd93, %rd134;
-	@%p8 bra 	$L__BB4_10;
-	bra.uni 	$L__BB4_9;
+	@%p8 bra 	$L__BB5_10;
+	bra.uni 	$L__BB5_9;
 
-$L__BB4_10:
+$L__BB5_10:
 	shl.b64 	%rd96, %rd122, 2;
 	add.s64 	%rd97, %rd1, %rd96;
 	ld.global.u32 	%rd132, [%rd97];
-	bra.uni 	$L__BB4_11;
+	bra.uni 	$L__BB5_11;
 
-$L__BB4_9:
+$L__BB5_9:
 	shl.b64 	%rd94, %rd122, 3;
 	add.s64 	%rd95, %rd1, %rd94;
 	ld.global.u64 	%rd132, [%rd95];
 
-$L__BB4_11:
+$L__BB5_11:
 	setp.ne.s64 	%p10, %rd131, %rd132;
 	selp.u64 	%rd98, 1, 0, %p10;
 	add.s64 	%rd133, %rd133, %rd98;
 	add.s64 	%rd122, %rd122, %rd4;
 	setp.lt.u64 	%p11, %rd122, %rd34;
-	@%p11 bra 	$L__BB4_5;
+	@%p11 bra 	$L__BB5_5;
 
-$L__BB4_12:
+$L__BB5_12:
 	// begin inline asm
 	mov.b64 {%r6,%r7}, %rd133;
 	// end inline asm
@@ -1387,18 +1428,18 @@ $L__BB4_12:
 	add.s64 	%rd33, %rd118, %rd117;
 	and.b32  	%r53, %r1, 31;
 	setp.ne.s32 	%p32, %r53, 0;
-	@%p32 bra 	$L__BB4_16;
+	@%p32 bra 	$L__BB5_16;
 
 	setp.eq.s64 	%p33, %rd32, 0;
-	@%p33 bra 	$L__BB4_15;
+	@%p33 bra 	$L__BB5_15;
 
 	atom.global.add.u64 	%rd119, [%rd3], %rd32;
 
-$L__BB4_15:
+$L__BB5_15:
 	add.s64 	%rd120, %rd3, 8;
 	atom.global.add.u64 	%rd121, [%rd120], %rd33;
 
-$L__BB4_16:
+$L__BB5_16:
 	ret;
 
 }
@@ -1446,6 +1487,16 @@ extern "C" __global__ void kopt_l2_clean_read(const uint4* buffer, unsigned long
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == never) *sink = acc;
+}
+
+// The invalidating L2 flush (KOPT_L2_FLUSH=memset_then_discard; docs/RUNNER.md "The L2 flush"): after the flush
+// memset, discard.global.L2 drops each 128-byte line of the buffer from the L2 without writing it back, so the L2
+// is left holding no valid lines at all, as after Nsight Compute's cache control, instead of the buffer's clean
+// lines. The buffer's contents are undefined afterwards; nothing reads them. `buffer` is 128-byte aligned.
+extern "C" __global__ void kopt_l2_discard(char* buffer, unsigned long long lines) {
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < lines; i += stride)
+    asm volatile("discard.global.L2 [%0], 128;" : : "l"(buffer + i * 128) : "memory");
 }
 
 // The shared-memory fill of the sanitizer gate (docs/GATES.md, "Shared memory nobody wrote"): each block fills its

@@ -14,6 +14,8 @@ std::string_view blocker_source();
 inline constexpr const char* kBlockerEntry = "kopt_block_until_released";
 // The clean L2 flush's read pass (blocker.cu), in the same module.
 inline constexpr const char* kCleanReadEntry = "kopt_l2_clean_read";
+// The invalidating L2 flush's discard pass (blocker.cu), in the same module.
+inline constexpr const char* kDiscardEntry = "kopt_l2_discard";
 // The sanitizer gate's shared-memory fill (runner/smem_fill.h), in the same module.
 inline constexpr const char* kSmemFillEntry = "kopt_smem_fill";
 // Checks on the GPU (runner/device_compare.h), in the same module.

@@ -56,9 +56,10 @@ Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cf
     fn_ = nullptr;
     blocker_error_ = "the blocker kernel did not load: " + device::error_text(api_, r);
   }
-  if (module_ && cfg_.l2 == L2Mode::kCold && cfg_.flush == FlushKind::kMemsetThenRead &&
-      api_.cuModuleGetFunction(&clean_read_, module_, kCleanReadEntry) != CUDA_SUCCESS)
-    clean_read_ = nullptr;
+  if (module_ && cfg_.l2 == L2Mode::kCold && cfg_.flush != FlushKind::kMemset &&
+      api_.cuModuleGetFunction(&flush_fn_, module_, cfg_.flush == FlushKind::kMemsetThenRead ? kCleanReadEntry : kDiscardEntry) !=
+          CUDA_SUCCESS)
+    flush_fn_ = nullptr;
   if (KernelClock::disabled_by_env()) {
     clock_off_ = ClockOffReason::kDisabled;
   } else {
@@ -85,19 +86,42 @@ void Timer::release(uint32_t token) {
 
 void Timer::flush_async() {
   check_cuda(api_, api_.cuMemsetD32Async(flush_, token_ * 2654435761u, cfg_.flush_bytes / 4, nullptr), "L2 flush");
-  if (!clean_read_) return;
-  CUdeviceptr buffer = flush_, sink = dev_words_ + 2 * sizeof(uint32_t);
+  if (!flush_fn_) return;
+  CUdeviceptr buffer = flush_;
+  if (flush_kind() == FlushKind::kMemsetThenDiscard) {
+    unsigned long long lines = cfg_.flush_bytes / 128;  // cuMemAlloc's buffers are 256-byte aligned
+    void* args[] = {&buffer, &lines};
+    check_cuda(api_, api_.cuLaunchKernel(flush_fn_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "L2 flush (discard pass)");
+    return;
+  }
+  CUdeviceptr sink = dev_words_ + 2 * sizeof(uint32_t);
   unsigned long long n16 = cfg_.flush_bytes / 16;
   unsigned int never = 0x9e3779b9u;  // the XOR of four equal words is 0: never this
   void* args[] = {&buffer, &n16, &never, &sink};
-  check_cuda(api_, api_.cuLaunchKernel(clean_read_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "L2 flush (read pass)");
+  check_cuda(api_, api_.cuLaunchKernel(flush_fn_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "L2 flush (read pass)");
 }
 
-std::string_view flush_kind_name(FlushKind k) { return k == FlushKind::kMemsetThenRead ? "memset_then_read" : "memset"; }
+std::string_view flush_kind_name(FlushKind k) {
+  switch (k) {
+    case FlushKind::kMemset: return "memset";
+    case FlushKind::kMemsetThenRead: return "memset_then_read";
+    case FlushKind::kMemsetThenDiscard: return "memset_then_discard";
+  }
+  return "memset";
+}
+
+std::optional<FlushKind> parse_flush_kind(std::string_view name) {
+  for (FlushKind k : {FlushKind::kMemset, FlushKind::kMemsetThenRead, FlushKind::kMemsetThenDiscard})
+    if (name == flush_kind_name(k)) return k;
+  return std::nullopt;
+}
 
 FlushKind flush_kind_from_env() {
   const char* v = std::getenv("KOPT_L2_FLUSH");
-  return v && std::string_view(v) == "memset" ? FlushKind::kMemset : FlushKind::kMemsetThenRead;
+  if (!v || !*v) return FlushKind::kMemsetThenRead;
+  if (auto k = parse_flush_kind(v)) return *k;
+  throw Fatal{RunStatus::kInternal, std::string("KOPT_L2_FLUSH=") + v +
+                                        ": not an L2 flush; use memset, memset_then_read (the default) or memset_then_discard"};
 }
 
 int Timer::warm_up(const Call& call) {
@@ -130,7 +154,7 @@ GpuSample Timer::sample(const Call& call, TimingMethod method, double watchdog_m
   if (!clocked || s.discarded()) return s;
   // The sample synchronised: every record is complete.
   auto span = solve_span(clock_->collect(), method == TimingMethod::kBlocked, cfg_.l2 == L2Mode::kCold,
-                         flush_kind() == FlushKind::kMemsetThenRead);
+                         flush_kind() != FlushKind::kMemset);
   if (!span) {
     ++cupti_missing_;
     return s;

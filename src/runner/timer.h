@@ -35,9 +35,15 @@ namespace kopt::runner {
 // leaves the L2 full of its dirty lines. kMemsetThenRead: the memset, then a read pass over the buffer
 // (blocker.cu's kopt_l2_clean_read), which leaves clean lines the timed kernel evicts for free: the default since
 // the H200 showed the memset's dirty lines cost 13-27 us kernels 10-20% (docs/PERFORMANCE.md section 5).
-enum class FlushKind { kMemset, kMemsetThenRead };
-std::string_view flush_kind_name(FlushKind k);  // "memset", "memset_then_read"
-FlushKind flush_kind_from_env();                  // KOPT_L2_FLUSH=memset: kMemset; else kMemsetThenRead
+// kMemsetThenDiscard: the memset, then discard.global.L2 over the buffer (blocker.cu's kopt_l2_discard), which
+// drops its lines without writing them back: the L2 is left empty of valid lines, as after Nsight Compute's
+// `--cache-control all` (the kernel then allocates into invalid lines instead of evicting clean ones).
+enum class FlushKind { kMemset, kMemsetThenRead, kMemsetThenDiscard };
+std::string_view flush_kind_name(FlushKind k);                     // "memset", "memset_then_read", "memset_then_discard"
+std::optional<FlushKind> parse_flush_kind(std::string_view name);  // the inverse of flush_kind_name
+// KOPT_L2_FLUSH: one of flush_kind_name's names; unset or empty: kMemsetThenRead. Throws Fatal naming the
+// choices on any other value (the child reports it; a typo is never measured as the default).
+FlushKind flush_kind_from_env();
 
 struct TimerConfig {
   L2Mode l2 = L2Mode::kCold;
@@ -104,8 +110,8 @@ class Timer {
   Timer& operator=(const Timer&) = delete;
 
   bool blocker_available() const { return fn_ != nullptr; }
-  // The flush actually used: kMemsetThenRead only when asked for, cold, and its kernel loaded.
-  FlushKind flush_kind() const { return clean_read_ ? FlushKind::kMemsetThenRead : FlushKind::kMemset; }
+  // The flush actually used: the one asked for when cold and its kernel loaded, else kMemset.
+  FlushKind flush_kind() const { return flush_fn_ ? cfg_.flush : FlushKind::kMemset; }
   const std::string& blocker_error() const { return blocker_error_; }
   // The kernel clock (opened here unless KOPT_CUPTI=0; nullptr with the reason when off).
   bool kernel_clock() const { return clock_ != nullptr; }
@@ -148,7 +154,7 @@ class Timer {
   CUevent start_ = nullptr, stop_ = nullptr;
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
-  CUfunction clean_read_ = nullptr;  // FlushKind::kMemsetThenRead's read pass (nullptr: memset only)
+  CUfunction flush_fn_ = nullptr;  // the kernel after the flush memset: the read or discard pass (nullptr: memset only)
   std::string blocker_error_;
   std::unique_ptr<KernelClock> clock_;
   ClockOffReason clock_off_ = ClockOffReason::kNone;

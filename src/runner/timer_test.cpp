@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 
+#include "runner/fatal.h"
+
 namespace kopt::runner {
 
 namespace {
@@ -64,17 +66,31 @@ TEST(TimerSeriesJson, OnEventsTheReasonIsSaidWithItsDetail) {
   EXPECT_EQ(j["cupti_missing"], 1);
 }
 
-TEST(TimerFlush, TheCleanFlushIsTheDefaultAndTheMemsetAloneIsAskedFor) {
+TEST(TimerFlush, TheCleanFlushIsTheDefaultTheOthersAreAskedForByNameAndATypoIsAnError) {
   ::unsetenv("KOPT_L2_FLUSH");
   EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);  // the default: the clean flush
-  ::setenv("KOPT_L2_FLUSH", "read", 1);
-  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);
   ::setenv("KOPT_L2_FLUSH", "memset", 1);
   EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemset);
+  ::setenv("KOPT_L2_FLUSH", "memset_then_discard", 1);
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenDiscard);
+  ::setenv("KOPT_L2_FLUSH", "memset_then_read", 1);
+  EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);
+  ::setenv("KOPT_L2_FLUSH", "read", 1);  // not a name: an error naming the choices, never the default silently
+  try {
+    const FlushKind k = flush_kind_from_env();
+    ADD_FAILURE() << "KOPT_L2_FLUSH=read was accepted as " << flush_kind_name(k);
+  } catch (const Fatal& f) {
+    EXPECT_NE(f.message.find("KOPT_L2_FLUSH=read"), std::string::npos) << f.message;
+    EXPECT_NE(f.message.find("memset_then_discard"), std::string::npos) << f.message;
+  }
   ::unsetenv("KOPT_L2_FLUSH");
   EXPECT_EQ(flush_kind_from_env(), FlushKind::kMemsetThenRead);
+  for (FlushKind k : {FlushKind::kMemset, FlushKind::kMemsetThenRead, FlushKind::kMemsetThenDiscard})
+    EXPECT_EQ(parse_flush_kind(flush_kind_name(k)), k);
   EXPECT_EQ(flush_kind_name(FlushKind::kMemset), "memset");
   EXPECT_EQ(flush_kind_name(FlushKind::kMemsetThenRead), "memset_then_read");
+  EXPECT_EQ(flush_kind_name(FlushKind::kMemsetThenDiscard), "memset_then_discard");
+  EXPECT_FALSE(parse_flush_kind("").has_value());
 }
 
 }  // namespace kopt::runner
