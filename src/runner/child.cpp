@@ -397,7 +397,10 @@ void Child::time_one(const Lib& lib, Bound& b, util::Json& result) {
   result["timing_method"] = method_name(s.decision.method);
   result["l2"] = l2_name(timer.l2());
   result["timing_info"] = series_info_json(s, timer.l2(), timer.blocker_error());
-  if (timer.l2() == L2Mode::kCold) result["timing_info"]["l2_flush"] = flush_kind_name(timer.flush_kind());
+  if (timer.l2() == L2Mode::kCold) {
+    result["timing_info"]["l2_flush"] = flush_kind_name(timer.flush_kind());
+    result["timing_info"]["code_flush"] = timer.code_flush();
+  }
   result["event_samples_ms"] = s.event_ms;
   for (const char* k : {"gpu_clock", "gpu_clock_off_reason", "event_median_ms", "busy_median_ms", "kernels_per_call"})
     if (result["timing_info"].contains(k)) result[k] = result["timing_info"][k];

@@ -23,7 +23,7 @@ static_assert(kReasons.size() == static_cast<size_t>(ClockOffReason::kTooManyMis
 
 }  // namespace
 
-std::optional<ActivitySpan> solve_span(std::vector<GpuActivity> records, bool blocked, bool cold_l2, bool clean_flush) {
+std::optional<ActivitySpan> solve_span(std::vector<GpuActivity> records, bool blocked, bool cold_l2, int flush_kernels) {
   for (const auto& r : records)
     if (r.end_ns < r.start_ns || (r.start_ns == 0 && r.end_ns == 0)) return std::nullopt;
   std::stable_sort(records.begin(), records.end(),
@@ -36,7 +36,8 @@ std::optional<ActivitySpan> solve_span(std::vector<GpuActivity> records, bool bl
   };
   if (blocked && !drop(ActivityKind::kKernel)) return std::nullopt;
   if (cold_l2 && !drop(ActivityKind::kMemset)) return std::nullopt;
-  if (cold_l2 && clean_flush && !drop(ActivityKind::kKernel)) return std::nullopt;
+  for (int i = 0; cold_l2 && i < flush_kernels; ++i)
+    if (!drop(ActivityKind::kKernel)) return std::nullopt;
   if (first >= records.size()) return std::nullopt;
   uint64_t lo = records[first].start_ns, hi = records[first].end_ns, busy_ns = 0;
   for (size_t i = first; i < records.size(); ++i) {

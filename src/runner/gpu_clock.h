@@ -31,8 +31,9 @@ struct ActivitySpan {
 // kernel, then with a cold L2 the first remaining one is the flush memset; both are dropped and the rest is
 // solve()'s. Nullopt when nothing is left, when a dropped record is not of the kind expected there (a record
 // went missing), or when any record is malformed (end before start, or no timestamps: both 0).
-// `clean_flush`: the cold flush is the memset and then a read kernel (timer.h FlushKind): that kernel is dropped too.
-std::optional<ActivitySpan> solve_span(std::vector<GpuActivity> records, bool blocked, bool cold_l2, bool clean_flush = false);
+// `flush_kernels`: the kernels the cold flush launches after its memset (timer.h: the read or discard pass, the
+// instruction-cache flush), dropped too.
+std::optional<ActivitySpan> solve_span(std::vector<GpuActivity> records, bool blocked, bool cold_l2, int flush_kernels = 0);
 
 // Which clock gives a sample's gpu_ms.
 enum class GpuClock {

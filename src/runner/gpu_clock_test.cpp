@@ -95,14 +95,26 @@ TEST(CuptiSpan, ARecordOfTheWrongKindWhereTheBlockerOrFlushBelongsIsNoSpan) {
 TEST(CuptiSpan, TheCleanFlushsReadPassIsDroppedToo) {
   // The clean flush (the default): blocker, flush memset, the read pass over the flush buffer (55 us), then solve()'s kernel.
   auto recs = blocked_cold({{K, 1'101'000, 1'155'000}, {K, 1'156'000, 1'160'900}});
-  auto s = solve_span(recs, true, true, true);
+  auto s = solve_span(recs, true, true, 1);
   ASSERT_TRUE(s.has_value());
   EXPECT_DOUBLE_EQ(s->span_ms, 0.0049);
   EXPECT_EQ(s->count, 1);
   // Without the flag the read pass would count as solve()'s work.
   EXPECT_EQ(solve_span(recs, true, true)->count, 2);
   // A clean flush whose read pass is missing (a memset inside solve() instead) is no span: a record went missing.
-  EXPECT_FALSE(solve_span(blocked_cold({{S, 1'101'000, 1'102'000}}), true, true, true).has_value());
+  EXPECT_FALSE(solve_span(blocked_cold({{S, 1'101'000, 1'102'000}}), true, true, 1).has_value());
+}
+
+TEST(CuptiSpan, TheInstructionCacheFlushIsDroppedAfterTheReadPass) {
+  // KOPT_CODE_FLUSH=1: blocker, memset, read (or discard) pass, the instruction-cache flush (40 us), solve()'s two kernels.
+  auto recs =
+      blocked_cold({{K, 1'101'000, 1'155'000}, {K, 1'156'000, 1'196'000}, {K, 1'197'000, 1'200'000}, {K, 1'201'000, 1'203'000}});
+  auto s = solve_span(recs, true, true, 2);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ(s->span_ms, 0.006);
+  EXPECT_EQ(s->count, 2);
+  // Both flush kernels dropped and nothing left (solve()'s record went missing): no span.
+  EXPECT_FALSE(solve_span(blocked_cold({{K, 1'101'000, 1'155'000}, {K, 1'156'000, 1'160'000}}), true, true, 2).has_value());
 }
 
 TEST(CuptiSpan, ClockAndReasonNames) {

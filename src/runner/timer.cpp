@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "runner/blocker_ptx.h"
+#include "runner/code_flush.h"
 #include "runner/fatal.h"
 #include "runner/stats.h"
 
@@ -60,6 +61,17 @@ Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cf
       api_.cuModuleGetFunction(&flush_fn_, module_, cfg_.flush == FlushKind::kMemsetThenRead ? kCleanReadEntry : kDiscardEntry) !=
           CUDA_SUCCESS)
     flush_fn_ = nullptr;
+  if (cfg_.l2 == L2Mode::kCold && cfg_.code_flush) {
+    const std::string ptx = code_flush_ptx();
+    CUdevice dev = 0;
+    int sms = 0;
+    check_cuda(api_, api_.cuModuleLoadData(&code_module_, ptx.c_str()),
+               "the instruction-cache flush (KOPT_CODE_FLUSH) did not load");
+    check_cuda(api_, api_.cuModuleGetFunction(&code_fn_, code_module_, kCodeFlushEntry), "the instruction-cache flush's entry");
+    check_cuda(api_, api_.cuDeviceGet(&dev, 0), "cuDeviceGet");
+    check_cuda(api_, api_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "cuDeviceGetAttribute");
+    code_blocks_ = static_cast<unsigned>(2 * std::max(sms, 1));
+  }
   if (KernelClock::disabled_by_env()) {
     clock_off_ = ClockOffReason::kDisabled;
   } else {
@@ -74,6 +86,7 @@ Timer::~Timer() {
   if (staging_) api_.cuMemFreeHost(staging_);
   if (side_) api_.cuStreamDestroy(side_);
   if (module_) api_.cuModuleUnload(module_);
+  if (code_module_) api_.cuModuleUnload(code_module_);
   if (host_words_) api_.cuMemFreeHost(host_words_);
   if (start_) api_.cuEventDestroy(start_);
   if (stop_) api_.cuEventDestroy(stop_);
@@ -86,19 +99,23 @@ void Timer::release(uint32_t token) {
 
 void Timer::flush_async() {
   check_cuda(api_, api_.cuMemsetD32Async(flush_, token_ * 2654435761u, cfg_.flush_bytes / 4, nullptr), "L2 flush");
-  if (!flush_fn_) return;
-  CUdeviceptr buffer = flush_;
-  if (flush_kind() == FlushKind::kMemsetThenDiscard) {
+  CUdeviceptr buffer = flush_, sink = dev_words_ + 2 * sizeof(uint32_t);
+  if (flush_fn_ && flush_kind() == FlushKind::kMemsetThenDiscard) {
     unsigned long long lines = cfg_.flush_bytes / 128;  // cuMemAlloc's buffers are 256-byte aligned
     void* args[] = {&buffer, &lines};
     check_cuda(api_, api_.cuLaunchKernel(flush_fn_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "L2 flush (discard pass)");
-    return;
+  } else if (flush_fn_) {
+    unsigned long long n16 = cfg_.flush_bytes / 16;
+    unsigned int never = 0x9e3779b9u;  // the XOR of four equal words is 0: never this
+    void* args[] = {&buffer, &n16, &never, &sink};
+    check_cuda(api_, api_.cuLaunchKernel(flush_fn_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "L2 flush (read pass)");
   }
-  CUdeviceptr sink = dev_words_ + 2 * sizeof(uint32_t);
-  unsigned long long n16 = cfg_.flush_bytes / 16;
-  unsigned int never = 0x9e3779b9u;  // the XOR of four equal words is 0: never this
-  void* args[] = {&buffer, &n16, &never, &sink};
-  check_cuda(api_, api_.cuLaunchKernel(flush_fn_, 1024, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr), "L2 flush (read pass)");
+  if (code_fn_) {
+    unsigned int seed = token_;
+    void* args[] = {&sink, &seed};
+    check_cuda(api_, api_.cuLaunchKernel(code_fn_, code_blocks_, 1, 1, 128, 1, 1, 0, nullptr, args, nullptr),
+               "instruction-cache flush");
+  }
 }
 
 std::string_view flush_kind_name(FlushKind k) {
@@ -122,6 +139,13 @@ FlushKind flush_kind_from_env() {
   if (auto k = parse_flush_kind(v)) return *k;
   throw Fatal{RunStatus::kInternal, std::string("KOPT_L2_FLUSH=") + v +
                                         ": not an L2 flush; use memset, memset_then_read (the default) or memset_then_discard"};
+}
+
+bool code_flush_from_env() {
+  const char* v = std::getenv("KOPT_CODE_FLUSH");
+  if (!v || !*v || std::string_view(v) == "0") return false;
+  if (std::string_view(v) == "1") return true;
+  throw Fatal{RunStatus::kInternal, std::string("KOPT_CODE_FLUSH=") + v + ": use 1 (flush the instruction caches too) or 0"};
 }
 
 int Timer::warm_up(const Call& call) {
@@ -154,7 +178,7 @@ GpuSample Timer::sample(const Call& call, TimingMethod method, double watchdog_m
   if (!clocked || s.discarded()) return s;
   // The sample synchronised: every record is complete.
   auto span = solve_span(clock_->collect(), method == TimingMethod::kBlocked, cfg_.l2 == L2Mode::kCold,
-                         flush_kind() != FlushKind::kMemset);
+                         (flush_kind() != FlushKind::kMemset ? 1 : 0) + (code_flush() ? 1 : 0));
   if (!span) {
     ++cupti_missing_;
     return s;

@@ -45,10 +45,15 @@ std::optional<FlushKind> parse_flush_kind(std::string_view name);  // the invers
 // choices on any other value (the child reports it; a typo is never measured as the default).
 FlushKind flush_kind_from_env();
 
+// KOPT_CODE_FLUSH=1: a cold sample also empties the SMs' instruction caches (runner/code_flush.h); unset or 0: not.
+// Throws Fatal naming the choices on any other value.
+bool code_flush_from_env();
+
 struct TimerConfig {
   L2Mode l2 = L2Mode::kCold;
   size_t flush_bytes = 256u << 20;  // written before every cold sample: more than 4x the H200's 60 MB L2
   FlushKind flush = flush_kind_from_env();
+  bool code_flush = code_flush_from_env();  // cold only
 };
 
 // A device buffer solve() writes (outputs, in-out buffers): the probe looks whether it changes while held.
@@ -112,6 +117,7 @@ class Timer {
   bool blocker_available() const { return fn_ != nullptr; }
   // The flush actually used: the one asked for when cold and its kernel loaded, else kMemset.
   FlushKind flush_kind() const { return flush_fn_ ? cfg_.flush : FlushKind::kMemset; }
+  bool code_flush() const { return code_fn_ != nullptr; }  // the instruction caches too (KOPT_CODE_FLUSH=1, cold)
   const std::string& blocker_error() const { return blocker_error_; }
   // The kernel clock (opened here unless KOPT_CUPTI=0; nullptr with the reason when off).
   bool kernel_clock() const { return clock_ != nullptr; }
@@ -155,6 +161,9 @@ class Timer {
   CUmodule module_ = nullptr;
   CUfunction fn_ = nullptr;
   CUfunction flush_fn_ = nullptr;  // the kernel after the flush memset: the read or discard pass (nullptr: memset only)
+  CUmodule code_module_ = nullptr;  // the instruction-cache flush (runner/code_flush.h), its own module
+  CUfunction code_fn_ = nullptr;
+  unsigned code_blocks_ = 0;  // two blocks of four warps per SM: every SM's four schedulers run it
   std::string blocker_error_;
   std::unique_ptr<KernelClock> clock_;
   ClockOffReason clock_off_ = ClockOffReason::kNone;
