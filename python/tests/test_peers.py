@@ -505,6 +505,36 @@ def test_report_table_and_figure(tmp_path, capsys):
         assert not fig.exists() and "matplotlib is not installed" in capsys.readouterr().err
 
 
+def test_live_kernel_tuner_runs_are_merged_per_strategy_and_valued_on_the_table(tmp_path, capsys):
+    # Kernel Tuner's own timings (no L2 flush) are not the sweep's: kt-live values every configuration on the table,
+    # as kopt-runs does for kopt, and keeps Kernel Tuner's own figures beside them.
+    space, table, kernel = tiny_table(tmp_path)  # config i measured 1.0 + 0.1 i; the best is config 0
+    key = lambda i: ",".join(str(space.configs[i][d]) for d in ("BM", "TM", "KOPT_SMEM_PADDING")) + ",64"  # noqa: E731
+    a = trajectories_file(tmp_path / "a.json", "Kernel Tuner", "random_sample", "live", [
+        {"seed": 1, "end": "evaluation budget", "points": [[1, 0.5, 0.0, 0.7, key(3)], [2, 1.0, 0.0, 0.9, key(0)]]}])
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps({"costs_ms": [{"compile_time": 1.0}], "series": [
+        {"tool": "Kernel Tuner", "strategy": "random_sample", "mode": "live",
+         "runs": [{"seed": 2, "end": "evaluation budget", "points": [[1, 0.4, 0.0, None, key(1)], [2, 0.9, 0.0, 0.8, key(2)]]}]},
+        {"tool": "Kernel Tuner", "strategy": "bayes_opt", "mode": "live",
+         "runs": [{"seed": 1, "end": "evaluation budget", "points": [[1, 0.6, 0.0, 0.95, key(4)]]}]}]}))
+    out = tmp_path / "merged.json"
+    assert peers.main(["kt-live", a, str(b), "--table", str(table), "--note", "test", "--out", str(out)]) == 0
+    d = json.loads(out.read_text())
+    by = {s["strategy"]: s for s in d["series"]}
+    assert sorted(by) == ["bayes_opt", "random_sample"] and d["costs_ms"] == [{"compile_time": 1.0}]
+    rs = by["random_sample"]["runs"]
+    assert [r["seed"] for r in rs] == [1, 2]
+    assert [p[3] for p in rs[0]["points"]] == pytest.approx([1.3, 1.0]) and rs[0]["own_ms"] == [0.7, 0.9]
+    assert rs[1]["points"][0][3] is None  # a failed evaluation stays failed
+    assert by["bayes_opt"]["runs"][0]["points"][0][3] == pytest.approx(1.4)
+    assert d["meta"]["not_in_table"] == 0
+    assert "random_sample: 2 runs; within 3% on the table: seed 1: 2 / 1.0 s; seed 2: not reached" in capsys.readouterr().out
+    # The same strategy and seed twice is refused, not counted twice.
+    with pytest.raises(SystemExit, match="random_sample seed 1 appears twice"):
+        peers.main(["kt-live", a, a, "--table", str(table), "--out", str(out)])
+
+
 def test_simulated_series_retimed_at_a_live_cost(tmp_path):
     live = tmp_path / "kt_live.json"
     live.write_text(json.dumps({"costs_ms": [

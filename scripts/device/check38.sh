@@ -54,8 +54,8 @@ probe() {
   [ -n "$G" ] && [ -f "$lib" ] || { echo "no golden data or no $lib"; tail -5 "$W/$name.bench.log"; return; }
   runner "$name" "$lib" "$G" clean KOPT_L2_FLUSH=memset_then_read
   runner "$name" "$lib" "$G" discard KOPT_L2_FLUSH=memset_then_discard
-  runner "$name" "$lib" "$G" clean+code KOPT_L2_FLUSH=memset_then_read KOPT_CODE_FLUSH=1
-  runner "$name" "$lib" "$G" discard+code KOPT_L2_FLUSH=memset_then_discard KOPT_CODE_FLUSH=1
+  runner "$name" "$lib" "$G" clean_code KOPT_L2_FLUSH=memset_then_read KOPT_CODE_FLUSH=1
+  runner "$name" "$lib" "$G" discard_code KOPT_L2_FLUSH=memset_then_discard KOPT_CODE_FLUSH=1
   ncu_run "${name}_ncu_all" "$lib" "$G" "$kre" all none
   ncu_run "${name}_ncu_discard" "$lib" "$G" "$kre" none memset_then_discard
   runner "$name" "$lib" "$G" clean2 KOPT_L2_FLUSH=memset_then_read   # the first again: drift across the probe

@@ -10,6 +10,9 @@
                       kopt's search replayed against the table, no GPU (kopt __search-replay)
   peers.py kopt-runs  RUN_DIR... --table MEASUREMENTS.csv --out LIVE.json
                       kopt's live runs (one `kopt optimize` run directory per seed)
+  peers.py kt-live    KT_LIVE.json... --table MEASUREMENTS.csv --out MERGED.json
+                      live Kernel Tuner runs (kt_sgemm.py outputs, or files that merged them) as one series per
+                      strategy, each configuration valued on the table as kopt's live runs are (its own timing kept)
   peers.py calibrate  --live KT_LIVE.json --cache CACHE.json --kernel K.cu [--derive ...]
                       a live Kernel Tuner run (kt_sgemm.py) against the simulation of the same strategy and seed
   peers.py report     --table MEASUREMENTS.csv (--sweep DIR | --sweep-report REPORT.txt) TRAJECTORIES.json...
@@ -324,6 +327,67 @@ def cmd_report(a):
     return 0
 
 
+def kt_live_on_table(docs, table, dims):
+    """Live Kernel Tuner series merged per strategy, each point's ms replaced by the table's figure for the same
+    configuration (the exhaustive sweep's measurement, as kopt-runs does for kopt's live runs: one yardstick for
+    both tools; Kernel Tuner's own timings differ, e.g. no L2 flush). A configuration the table lacks keeps its
+    own figure and is counted. Each run keeps its own figures as `own_ms` (one per point)."""
+    by, missing, seen = {}, 0, set()
+    for d in docs:
+        for sr in d.get("series") or []:
+            if sr.get("tool") != "Kernel Tuner" or sr.get("mode") != "live":
+                continue
+            for r in sr["runs"]:
+                if (sr["strategy"], r["seed"]) in seen:
+                    raise ValueError(f"{sr['strategy']} seed {r['seed']} appears twice")
+                seen.add((sr["strategy"], r["seed"]))
+                pts, own = [], []
+                for p in r["points"]:
+                    key = tuple(int(v) for v in str(p[4]).split(",")[:len(dims)]) if p[4] else None
+                    ms = p[3]
+                    if ms is not None and key is not None:
+                        if key in table and table[key] is not None:
+                            ms = table[key]
+                        else:
+                            missing += 1
+                    pts.append([p[0], p[1], p[2], ms, p[4]])
+                    own.append(p[3])
+                by.setdefault(sr["strategy"], []).append(dict(r, points=pts, own_ms=own))
+    series = [{"tool": "Kernel Tuner", "strategy": st, "mode": "live", "valued_on": "the table",
+               "runs": sorted(runs, key=lambda r: r["seed"])} for st, runs in sorted(by.items())]
+    return series, missing
+
+
+def cmd_kt_live(a):
+    dims, table, best = kopt_curves.read_table(a.table)
+    docs, costs, metas = [], [], []
+    for path in a.live:
+        with open(path) as f:
+            d = json.load(f)
+        if "series" not in d:
+            raise ValueError(f"{path} has no 'series' (not a kt_sgemm.py output)")
+        docs.append(d)
+        costs += d.get("costs_ms") or []
+        metas.append(d.get("meta", {}))
+    series, missing = kt_live_on_table(docs, table, dims)
+    if not series:
+        raise ValueError("no live Kernel Tuner series in " + ", ".join(a.live))
+    out = {"meta": {"kind": "peer_trajectories", "command": "scripts/perf/peers.py kt-live " + " ".join(sys.argv[2:]),
+                    "table": os.path.abspath(a.table), "note": a.note or "",
+                    "valued_on": "each configuration's figure in the table (Kernel Tuner's own in runs[].own_ms)",
+                    "not_in_table": missing, "runs": [m for m in metas if m]},
+           "space_size": len(table), "best_ms": best, "costs_ms": costs, "series": series}
+    kopt_curves.write_json(a.out, out)
+    for s in series:
+        hits = []
+        for r in s["runs"]:
+            hit = next((p for p in r["points"] if p[3] is not None and p[3] <= best * 1.03), None)
+            hits.append(f"seed {r['seed']}: " + (f"{hit[0]} / {hit[1]:.1f} s" if hit else "not reached"))
+        print(f"peers kt-live: {s['strategy']}: {len(s['runs'])} runs; within 3% on the table: {'; '.join(hits)}")
+    print(f"peers kt-live: {missing} configurations not in the table -> {a.out}")
+    return 0
+
+
 def cmd_calibrate(a):
     """A live Kernel Tuner run against its simulation: same configurations? same times? what each evaluation
     cost live, against the table's costs."""
@@ -417,6 +481,16 @@ def main(argv=None):
             return kopt_curves.main_live(a)
         except ValueError as e:
             raise SystemExit(f"peers kopt-runs: {e}")
+    if cmd == "kt-live":
+        ap.add_argument("live", nargs="+", help="kt_sgemm.py outputs (or files merging them)")
+        ap.add_argument("--table", required=True)
+        ap.add_argument("--note", help="where and when they ran")
+        ap.add_argument("--out", required=True)
+        a = ap.parse_args(rest)
+        try:
+            return cmd_kt_live(a)
+        except (ValueError, OSError) as e:
+            raise SystemExit(f"peers kt-live: {e}")
     if cmd == "calibrate":
         ap.add_argument("--live", required=True, help="the JSON kt_sgemm.py wrote")
         ap.add_argument("--cache", required=True, help="the cachefile made from the same session's table")
