@@ -1,5 +1,6 @@
 // The instruction-cache flush's PTX (runner/code_flush.h): its shape here, and ptxas's view of it where ptxas is
-// installed (the SASS must stay as long as the PTX says: nothing folded away). It runs on the GPU in RunnerGpu.*.
+// installed (the SASS must stay as long as the PTX says: nothing folded away). It runs on the GPU in
+// RunnerGpu.TheDiscardAndCodeFlushesRunAndOnlySolvesKernelIsInTheSpan.
 #include "runner/code_flush.h"
 
 #include <gtest/gtest.h>

@@ -516,6 +516,34 @@ TEST_F(RunnerGpu, KoptCupti0TimesWithTheEvents) {
   EXPECT_DOUBLE_EQ(ti["event_median_ms"].get<double>(), o.timing->median_ms);
 }
 
+// The two other cold states (docs/RUNNER.md, "The L2 flush"): the discard pass and the instruction-cache flush are
+// launched after the memset and dropped from the kernel clock's span, which holds solve()'s one kernel only.
+TEST_F(RunnerGpu, TheDiscardAndCodeFlushesRunAndOnlySolvesKernelIsInTheSpan) {
+  auto clean = run("vadd_ok", RunMode::kTime);
+  auto o =
+      run("vadd_ok", RunMode::kTime, 120, "auto", "cold", {{"KOPT_L2_FLUSH", "memset_then_discard"}, {"KOPT_CODE_FLUSH", "1"}});
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  ASSERT_EQ(clean.status, RunStatus::kOk) << clean.message;
+  const auto& ti = o.details["timing_info"];
+  EXPECT_EQ(ti["l2_flush"], "memset_then_discard");
+  EXPECT_EQ(ti["code_flush"], true);
+  EXPECT_EQ(clean.details["timing_info"]["l2_flush"], "memset_then_read");
+  EXPECT_EQ(clean.details["timing_info"]["code_flush"], false);
+  ASSERT_EQ(ti["gpu_clock"], "cupti_activity") << ti.value("gpu_clock_off_reason_text", std::string());
+  EXPECT_EQ(ti["kernels_per_call"].get<double>(), 1);  // neither flush kernel counted as solve()'s
+  EXPECT_EQ(ti["cupti_missing"].get<int>(), 0);
+  ASSERT_TRUE(o.timing && clean.timing);
+  // The same kernel on the same data: the flush changes the L2's state, not the work (H200: within 2%).
+  EXPECT_LT(o.timing->median_ms, 1.5 * clean.timing->median_ms);
+  EXPECT_GT(o.timing->median_ms, clean.timing->median_ms / 1.5);
+  std::printf("[runner] vadd 1M: clean flush %.5f ms, discard + code flush %.5f ms\n", clean.timing->median_ms,
+              o.timing->median_ms);
+  // A value that names no flush is an error naming the choices, never the default.
+  auto bad = run("vadd_ok", RunMode::kTime, 60, "auto", "cold", {{"KOPT_L2_FLUSH", "read"}});
+  EXPECT_NE(bad.status, RunStatus::kOk);
+  EXPECT_NE(bad.message.find("memset_then_discard"), std::string::npos) << bad.message;
+}
+
 TEST_F(RunnerGpu, PairedModeKeepsBothLibrariesOnTheKernelClock) {
   util::SystemRunner sys;
   RunRequest req;
