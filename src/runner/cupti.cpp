@@ -215,6 +215,10 @@ void start_once() {
 
 void flush() { state().api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
+// The kinds the kernel clock records (start_once enables them in this order).
+constexpr CUpti_ActivityKind kClockKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMSET,
+                                              CUPTI_ACTIVITY_KIND_MEMCPY};
+
 }  // namespace
 
 bool KernelClock::disabled_by_env() {
@@ -262,6 +266,20 @@ std::vector<GpuActivity> KernelClock::collect() {
   std::vector<GpuActivity> out;
   out.swap(s.records);
   return out;
+}
+
+bool KernelClock::pause() {
+  flush();
+  bool ok = true;
+  for (auto k : kClockKinds) ok = state().api.cuptiActivityDisable(k) == CUPTI_SUCCESS && ok;
+  return ok;
+}
+
+bool KernelClock::resume() {
+  bool ok = true;
+  for (auto k : kClockKinds) ok = state().api.cuptiActivityEnable(k) == CUPTI_SUCCESS && ok;
+  drain();
+  return ok;
 }
 
 size_t KernelClock::dropped_total() const {

@@ -37,6 +37,11 @@ class KernelClock {
   // Flushes CUPTI's buffers (forced: the caller has synchronised, so every record is complete) and returns the
   // records since the last drain or collect.
   std::vector<GpuActivity> collect();
+  // Stops recording (disables the activity kinds) until resume(): CUPTI's recording costs each launch host time
+  // (about 5 us a call on the H200), which call_ms, the time an application sees, must not carry. False when
+  // CUPTI refused; resume() re-enables them and forgets anything recorded meanwhile.
+  bool pause();
+  bool resume();
   // Records CUPTI dropped (a full buffer) since this clock opened; a sample that lost some has no span anyway
   // when it lost the blocker or the flush, and may be short otherwise: the series reports the count.
   size_t dropped_records() const;

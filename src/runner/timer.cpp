@@ -294,6 +294,8 @@ bool Timer::changed_while_held(const std::vector<Region>& regions, const std::ve
 
 double Timer::call_sample(const Call& call) {
   ++token_;
+  // The kernel clock's recording costs each launch host time an application would not pay: paused for the call.
+  if (clock_ && !clock_->pause()) drop_clock("CUPTI refused to pause its recording for a call sample");
   if (cfg_.l2 == L2Mode::kCold) {
     flush_async();
     check_cuda(api_, api_.cuCtxSynchronize(), "L2 flush");
@@ -301,7 +303,16 @@ double Timer::call_sample(const Call& call) {
   const auto h0 = Clock::now();
   call();
   check_cuda(api_, api_.cuCtxSynchronize(), "synchronize after call");
-  return ms_between(h0, Clock::now());
+  const double ms = ms_between(h0, Clock::now());
+  if (clock_ && !clock_->resume()) drop_clock("CUPTI refused to resume its recording after a call sample");
+  return ms;
+}
+
+void Timer::drop_clock(std::string why) {
+  // The samples after this have no span: the series drops a few, then turns to events (SeriesClock), and says why.
+  clock_.reset();
+  clock_off_ = ClockOffReason::kUnavailable;
+  clock_error_ = std::move(why);
 }
 
 ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, const std::vector<Region>& outputs,

@@ -138,7 +138,8 @@ class Timer {
                    const std::vector<Region>* watch = nullptr, double hold_ms = 0);
 
   // Host-observed time of one call as an application sees it: (flush, synchronise,) then the clock around
-  // solve() and a device-wide synchronisation.
+  // solve() and a device-wide synchronisation. The kernel clock's recording is paused meanwhile (its cost per
+  // launch is the tool's, not the application's).
   double call_sample(const Call& call);
 
   // Five unblocked samples, then (unless they already decide) blocked ones: the first on freshly reset outputs,
@@ -150,6 +151,7 @@ class Timer {
   GpuSample blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms);
   GpuSample unblocked_sample(const Call& call, bool device_sync_before_stop);
   void flush_async();
+  void drop_clock(std::string why);  // the kernel clock off for the rest of this timer's life
   void release(uint32_t token);
   std::vector<std::vector<unsigned char>> snapshot(const std::vector<Region>& regions);
   bool changed_while_held(const std::vector<Region>& regions, const std::vector<std::vector<unsigned char>>& before);
