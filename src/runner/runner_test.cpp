@@ -547,18 +547,27 @@ TEST_F(RunnerGpu, TheDiscardAndCodeFlushesRunAndOnlySolvesKernelIsInTheSpan) {
 // call_ms is what an application calling solve() sees: the kernel clock's recording (CUPTI adds host time to every
 // launch, about 5 us a call on the H200) is paused for those samples, and the GPU samples around them keep their spans.
 TEST_F(RunnerGpu, CallSamplesDoNotCarryTheKernelClocksCost) {
-  auto with_clock = run("vadd_ok", RunMode::kTime);
-  auto without = run("vadd_ok", RunMode::kTime, 60, "auto", "cold", {{"KOPT_CUPTI", "0"}});
-  ASSERT_EQ(with_clock.status, RunStatus::kOk) << with_clock.message;
-  ASSERT_EQ(without.status, RunStatus::kOk) << without.message;
-  ASSERT_TRUE(with_clock.call && without.call);
-  const auto& ti = with_clock.details["timing_info"];
-  ASSERT_EQ(ti["gpu_clock"], "cupti_activity") << ti.value("gpu_clock_off_reason_text", std::string());
-  EXPECT_EQ(ti["cupti_missing"].get<int>(), 0);  // recording resumed after every call sample
-  std::printf("[runner] vadd 1M call_ms: kernel clock on %.5f ms, KOPT_CUPTI=0 %.5f ms\n", with_clock.call->median_ms,
-              without.call->median_ms);
-  // Before the pause: 20.3 against 15.1 us (H200, 2026-12-02). The same within the host's jitter now.
-  EXPECT_LT(with_clock.call->median_ms, 1.15 * without.call->median_ms + 0.002);
+  // Host times jitter, and a freshly started GPU's first run is slower (19.9 us once, 15-16 us after): two runs of
+  // each, interleaved, and the faster of each pair compared.
+  std::vector<RunOutcome> on, off;
+  for (int i = 0; i < 2; ++i) {
+    on.push_back(run("vadd_ok", RunMode::kTime));
+    off.push_back(run("vadd_ok", RunMode::kTime, 60, "auto", "cold", {{"KOPT_CUPTI", "0"}}));
+  }
+  double on_ms = 1e9, off_ms = 1e9;
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(on[i].status, RunStatus::kOk) << on[i].message;
+    ASSERT_EQ(off[i].status, RunStatus::kOk) << off[i].message;
+    ASSERT_TRUE(on[i].call && off[i].call);
+    const auto& ti = on[i].details["timing_info"];
+    ASSERT_EQ(ti["gpu_clock"], "cupti_activity") << ti.value("gpu_clock_off_reason_text", std::string());
+    EXPECT_EQ(ti["cupti_missing"].get<int>(), 0);  // recording resumed after every call sample
+    on_ms = std::min(on_ms, on[i].call->median_ms);
+    off_ms = std::min(off_ms, off[i].call->median_ms);
+  }
+  std::printf("[runner] vadd 1M call_ms: kernel clock on %.5f ms, KOPT_CUPTI=0 %.5f ms\n", on_ms, off_ms);
+  // Before the pause: 20.3 against 15.1 us (H200, 2026-12-02). Within the host's jitter now.
+  EXPECT_LT(on_ms, 1.15 * off_ms + 0.002);
 }
 
 TEST_F(RunnerGpu, PairedModeKeepsBothLibrariesOnTheKernelClock) {
