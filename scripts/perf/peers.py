@@ -331,7 +331,10 @@ def kt_live_on_table(docs, table, dims):
     """Live Kernel Tuner series merged per strategy, each point's ms replaced by the table's figure for the same
     configuration (the exhaustive sweep's measurement, as kopt-runs does for kopt's live runs: one yardstick for
     both tools; Kernel Tuner's own timings differ, e.g. no L2 flush). A configuration the table lacks keeps its
-    own figure and is counted. Each run keeps its own figures as `own_ms` (one per point)."""
+    own figure and is counted. Each run keeps its own figures as `own_ms` (one per point). A point's key is Kernel
+    Tuner's configuration in its tune_params order, which kt_sgemm.py takes from kopt's enumeration of the space, the
+    table's column order, with derived parameters (block_size_x) after them: the first len(dims) values are the
+    table's key (a different order would show as configurations not in the table)."""
     by, missing, seen = {}, 0, set()
     for d in docs:
         for sr in d.get("series") or []:
