@@ -222,14 +222,14 @@ def l2_flush(drv, how):
     if how == "none":
         return None
     buf = drv.alloc(FLUSH_BYTES)
-    read = None
+    after = None  # the pass after the memset
     if how == "memset_then_read":
         fn = load_function(drv, kopt_ptx_module(), "kopt_l2_clean_read")
-        read = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 16),
-                                             ctypes.c_uint32(0x9E3779B9), ctypes.c_uint64(drv.alloc(16))])
+        after = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 16),
+                                              ctypes.c_uint32(0x9E3779B9), ctypes.c_uint64(drv.alloc(16))])
     elif how == "memset_then_discard":
         fn = load_function(drv, kopt_ptx_module(), "kopt_l2_discard")
-        read = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 128)])
+        after = launcher(drv, fn, 1024, 256, [ctypes.c_uint64(buf), ctypes.c_uint64(FLUSH_BYTES // 128)])
     token = [0]
 
     def flush():
@@ -237,8 +237,8 @@ def l2_flush(drv, how):
         value = (token[0] * 2654435761) & 0xFFFFFFFF
         drv.check(drv.cu.cuMemsetD32_v2(ctypes.c_uint64(buf), ctypes.c_uint32(value), ctypes.c_size_t(FLUSH_BYTES // 4)),
                   "cuMemsetD32")
-        if read:
-            read()
+        if after:
+            after()
     return flush
 
 
