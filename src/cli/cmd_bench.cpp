@@ -8,8 +8,10 @@
 #include "cli/parse.h"
 #include "device/gpu_info.h"
 #include "doctor/doctor.h"
+#include "pipeline/placement.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
+#include "roofline/measure.h"
 #include "runner/launch.h"
 #include "runner/timing_method.h"
 #include "util/output.h"
@@ -18,6 +20,9 @@
 namespace kopt::cli {
 
 namespace {
+
+// Faster than the reference by more than this is flagged (KernelBench's factor): said, not trusted blindly.
+constexpr double kFlagFactor = 10;
 
 std::string fmt_rate(double per_s, const char* unit) {
   const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
@@ -112,6 +117,8 @@ int cmd_bench(const Args& args) {
                               num("max_abs_err"), num("max_rel_err"), num("rel_l2_err"));
       }
   report += fmt::format("  => {}{}\n", runner::status_name(out.status), out.message.empty() ? "" : ": " + out.message);
+  std::vector<std::string> rejection;  // {rule, message}: an evidence rule the parent applies (the floor)
+  std::vector<std::string> flags;
   util::Json result = {{"kernel", job.kernel.string()}, {"dims", dims}, {"gpu", gpus->gpus[0].name},
                        {"signature", contract::to_json(prep->signature)}, {"tolerance", {{"atol", prep->tol.atol}, {"rtol", prep->tol.rtol}, {"source", prep->tol_source}}},
                        {"sizes_guessed", prep->sizes_guessed}, {"outcome", runner::to_json(out)}, {"run_dir", dir->string()}};
@@ -170,7 +177,51 @@ int cmd_bench(const Args& args) {
                             fmt::format("{:.3g}", flops), fmt_rate(bytes / s, "B/s"), bytes);
       result["achieved"] = {{"flop_per_s", flops / s}, {"bytes_per_s", bytes / s}};
     }
+    // Evidence rules (docs/GATES.md "Evidence that cannot be gamed"): what the runner found and undid, and the
+    // speed-of-light floor of the workload model on this GPU's measured ceilings.
+    const util::Json& fresh = ti.is_object() && ti.contains("fresh_inputs") ? ti["fresh_inputs"] : util::Json();
+    if (fresh.is_object())
+      report += fmt::format("  inputs     {}\n", fresh.value("enabled", false)
+                                                   ? fmt::format("fresh content every timed call ({} refreshes), {} "
+                                                                 "audit(s) on seed {} checked",
+                                                                 fresh.value("refreshes", 0), fresh.value("audits", 0),
+                                                                 fresh["audit_seed"].dump())
+                                                   : std::string("the first seed's, every call (KOPT_FRESH_INPUTS=0)"));
+    if (ti.is_object() && ti.contains("device_state") && ti["device_state"].value("changed_by_candidate", false)) {
+      report += "  FLAGGED    the kernel changed the persisting-L2 limit or the default stream's access-policy window; "
+                "kopt set them back and reset the L2's persisting lines before every sample\n";
+      flags.push_back("device_state_changed");
+    }
+    if (wm.is_object()) {
+      roofline::CeilingsOptions copts;
+      copts.cuda_driver_fallback = util::meta_info().driver;
+      auto ceilings = roofline::get_ceilings(gpus->gpus[0], false, copts);
+      auto sol = ceilings ? pipeline::speed_of_light(*ceilings, m, prep->buffer_dtypes, gpus->gpus[0].l2_bytes, l2 == "warm")
+                          : Result<std::optional<roofline::SpeedOfLight>>(ceilings.error());
+      if (!sol) {
+        report += fmt::format("  floor      not checked: {}\n", sol.error().message);
+      } else if (*sol) {
+        result["speed_of_light"] = roofline::to_json(**sol);
+        report += fmt::format("  floor      speed of light {:.4f} ms ({})\n", (*sol)->floor_ms,
+                              (*sol)->binding_compute() ? (*sol)->compute_roof : (*sol)->memory_roof);
+        if (auto why = roofline::below_speed_of_light(**sol, t.median_ms)) rejection = {"below_speed_of_light", *why};
+      }
+    }
+    if (rejection.empty() && result.contains("speedup_vs_reference") &&
+        result["speedup_vs_reference"].get<double>() > kFlagFactor) {
+      report += fmt::format("  FLAGGED    {:.1f}x faster than the reference (more than {:g}x): timed on fresh inputs with "
+                            "audits, as every kernel is; read the figure with care\n",
+                            result["speedup_vs_reference"].get<double>(), kFlagFactor);
+      flags.push_back("far_faster_than_reference");
+    }
   }
+  if (!rejection.empty()) {
+    report += fmt::format("\nREJECTED  {}: {}\n          Either the kernel does not do the work (it is wrong, or it "
+                          "remembers its outputs) or ref.py's workload_model overstates it.\n",
+                          rejection[0], rejection[1]);
+    result["rejected"] = {{"rule", rejection[0]}, {"message", rejection[1]}};
+  }
+  result["flags"] = flags;
   std::fputs(report.c_str(), util::report_stream(json_path));
   if (auto st = util::write_json_output(json_path, "bench", result); !st)
     std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
@@ -178,7 +229,7 @@ int cmd_bench(const Args& args) {
   if (auto st = util::write_json_atomic(*dir / "bench.json", "bench", result); !st)
     std::fprintf(stderr, "kopt bench: warning: the run directory's bench.json was not written: %s\n", st.error().message.c_str());
   if (out.status == runner::RunStatus::kInterrupted) return to_int(ExitCode::kInterrupted);
-  return runner::is_correct(out.status) ? 0 : to_int(ExitCode::kValidation);
+  return runner::is_correct(out.status) && rejection.empty() ? 0 : to_int(ExitCode::kValidation);
 }
 
 }  // namespace kopt::cli

@@ -77,6 +77,12 @@ Result<const DriverApi*> load_driver() {
     resolve(lib, "cuStreamSynchronize", api.cuStreamSynchronize, missing);
     resolve(lib, "cuEventQuery", api.cuEventQuery, missing);
     resolve(lib, "cuFuncSetAttribute", api.cuFuncSetAttribute, missing);
+    resolve(lib, "cuMemcpyDtoDAsync_v2", api.cuMemcpyDtoDAsync, missing);
+    resolve(lib, "cuCtxResetPersistingL2Cache", api.cuCtxResetPersistingL2Cache, missing);
+    resolve(lib, "cuCtxGetLimit", api.cuCtxGetLimit, missing);
+    resolve(lib, "cuCtxSetLimit", api.cuCtxSetLimit, missing);
+    resolve(lib, "cuStreamGetAttribute", api.cuStreamGetAttribute, missing);
+    resolve(lib, "cuStreamSetAttribute", api.cuStreamSetAttribute, missing);
     if (!missing.empty()) load_error = "libcuda.so.1 lacks: " + missing + " (driver too old?)";
   });
   if (!load_error.empty()) return gate_error(load_error);

@@ -58,6 +58,14 @@ struct DriverApi {
   CUresult (*cuEventQuery)(CUevent);
   // The sanitizer gate's shared-memory fill (runner/smem_fill.h): the opt-in dynamic shared memory size.
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  // The evidence rules (runner/fresh_inputs.h, runner/timer.h): input rotation between timed samples, and the L2
+  // persisting carve-out reset before each sample (a candidate cannot keep its data in L2 across calls).
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuCtxResetPersistingL2Cache)();
+  CUresult (*cuCtxGetLimit)(size_t*, CUlimit);
+  CUresult (*cuCtxSetLimit)(CUlimit, size_t);
+  CUresult (*cuStreamGetAttribute)(CUstream, CUstreamAttrID, CUstreamAttrValue*);
+  CUresult (*cuStreamSetAttribute)(CUstream, CUstreamAttrID, const CUstreamAttrValue*);
 };
 
 // Loads libcuda.so.1 once and resolves the table. Error (exit 3) when no driver is installed.

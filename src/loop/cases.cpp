@@ -252,6 +252,7 @@ std::string_view reject_gate_name(RejectGate g) {
     case RejectGate::kRegression: return "regression";
     case RejectGate::kDeterminism: return "determinism";
     case RejectGate::kSanitizer: return "sanitizer";
+    case RejectGate::kSpeedOfLight: return "below_speed_of_light";
   }
   return "?";
 }

@@ -338,6 +338,13 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
         reject(cr.candidate.id, RejectGate::kSanitizer, v.reason);
       }
     }
+    // Faster than this GPU can run the work: not evidence (docs/GATES.md "Evidence that cannot be gamed").
+    if (cr.status == search::CandidateStatus::kOk && cr.outcome.timing && sol_)
+      if (auto why = roofline::below_speed_of_light(*sol_, cr.outcome.timing->median_ms)) {
+        cr.status = search::CandidateStatus::kIncorrect;
+        cr.note = "below_speed_of_light: " + *why;
+        reject(cr.candidate.id, RejectGate::kSpeedOfLight, *why);
+      }
     std::string figure = cr.note;
     if (cr.status == search::CandidateStatus::kOk && cr.outcome.timing) {
       figure = fmt::format("{:.4f} ms", cr.outcome.timing->median_ms);

@@ -4,6 +4,7 @@
 #include "loop/optimizer.h"
 #include "dispatch/gpus.h"
 #include "toolchain/tools.h"
+#include "pipeline/placement.h"
 #include "pipeline/triton.h"
 #include "profile/plan.h"
 #include "search/annotations.h"
@@ -138,6 +139,13 @@ std::optional<int> Optimizer::pass_gates() {
     auto c = lab_.ceilings(gpu_);
     if (!c) return stop("hardware", c.error(), {{"step", "device ceilings"}});
     ceilings_ = *c;
+    // The speed-of-light floor at the primary case (prep_ holds its golden data): evidence rule, docs/GATES.md.
+    if (auto sol = pipeline::speed_of_light(*ceilings_, prep_.manifest, prep_.buffer_dtypes, gpu_.l2_bytes, false); !sol) {
+      say("  the speed-of-light floor is not checked: {}", sol.error().message);
+    } else if (*sol) {
+      sol_ = **sol;
+      st_.gate_records["speed_of_light"] = roofline::to_json(*sol_);
+    }
     if (auto st = write_json(dir_ / "ceilings.json", "ceilings", roofline::to_json(*ceilings_)); !st) return fail(st.error());
   }
   if (!st_.profile_plan.is_null() && !st_.profile_plan.empty()) {
@@ -188,6 +196,13 @@ std::optional<int> Optimizer::pass_gates() {
                                                  "kernel is too short (< 10 µs): use larger dims.",
                                                  100 * timed.timing->robust_cv, 100 * timed.timing->ci95_rel_halfwidth, timed.timing->samples)),
                 tried);
+  if (sol_)
+    if (auto v = roofline::below_speed_of_light(*sol_, timed.timing->median_ms))
+      return stop("timing",
+                  input_error("the baseline's " + *v +
+                              ". Either ref.py's workload_model overstates the work, or the kernel does not do it (it "
+                              "is wrong where the checks cannot see, or it remembers its outputs)"),
+                  tried);
   // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
   if (!triton())
     if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());

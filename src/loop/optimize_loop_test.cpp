@@ -617,3 +617,61 @@ TEST(OptimizeGpus, AGpuListNamingAMissingGpuStopsAtTheHardwareGateSayingWhich) {
 
 }  // namespace
 }  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+// The speed-of-light floor (issue 40): the model lab's workload model is 8 MiB of DRAM traffic at n = 1M, a floor of
+// 0.0021 ms on the round ceilings (4000 GB/s). TILE 64 "runs" at 0.001 ms: faster than the GPU can move its bytes, as
+// a kernel that remembers its outputs would read. It is never crowned; each one measured is rejected by name.
+TEST(OptimizeLoop, ACandidateBelowTheSpeedOfLightIsRejectedNamingTheFloor) {
+  OptimizeOptions o;
+  o.iterations = 4;
+  o.patience = 4;
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines& d) -> std::optional<double> {
+    if (def(d, "TILE", 16) == 64) return 0.001;
+    return tile_model(d);
+  };
+  auto r = run_model_loop("below_sol", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto state = util::read_json(r.run_dir / "state.json");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_NE((*state)["champion"]["candidate"]["params"].value("TILE", 0), 64);
+  EXPECT_GT((*state)["champion"]["median_ms"].get<double>(), 0.5);
+  int tile64 = 0;
+  for (const auto& m : (*state)["history"])
+    if (m["candidate"]["params"].value("TILE", 0) == 64) {
+      ++tile64;
+      EXPECT_EQ(m["status"], "incorrect");
+    }
+  ASSERT_GE(tile64, 1) << "the search measured a TILE 64 configuration";
+  int rejected = 0;
+  for (const auto& rec : (*state)["gate_records"]["rejected"])
+    if (rec["gate"] == "below_speed_of_light") {
+      ++rejected;
+      EXPECT_NE(rec["reason"].get<std::string>().find("below the speed-of-light floor 0.0021 ms"), std::string::npos)
+          << rec.dump();
+    }
+  EXPECT_EQ(rejected, tile64);
+  EXPECT_NEAR((*state)["gate_records"]["speed_of_light"]["floor_ms"].get<double>(), 8.0 * (1 << 20) / 4000e9 * 1e3, 1e-9);
+}
+
+// A baseline timed below the floor is an input error: the workload model overstates the work, or the kernel does
+// not do it. The run stops before any candidate.
+TEST(OptimizeLoop, ABaselineBelowTheSpeedOfLightIsAnInputError) {
+  OptimizeOptions o;
+  o.iterations = 2;
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines&) -> std::optional<double> { return 0.001; };
+  auto r = run_model_loop("baseline_below_sol", o, mo);
+  EXPECT_EQ(r.exit_code, 4);
+  auto stop = util::read_json(r.run_dir / "stop.json");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_NE(stop->dump().find("below the speed-of-light floor"), std::string::npos) << stop->dump();
+  EXPECT_NE(stop->dump().find("workload_model overstates the work"), std::string::npos);
+  EXPECT_EQ(std::count(r.runs.begin(), r.runs.end(), "paired"), 0) << "no candidate was raced";
+}
+
+}  // namespace
+}  // namespace kopt::loop

@@ -25,6 +25,7 @@
 #include "loop/state.h"
 #include "profile/plan.h"
 #include "roofline/analysis.h"
+#include "roofline/speed_of_light.h"
 #include "runner/launch.h"
 #include "search/generator.h"
 #include "search/registry.h"
@@ -65,7 +66,7 @@ struct SelectionResult {
 };
 
 // The gate that rejected a candidate (state.json gate_records.rejected[].gate, by name).
-enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer };
+enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer, kSpeedOfLight };
 std::string_view reject_gate_name(RejectGate g);
 
 // The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
@@ -246,6 +247,9 @@ class Optimizer {
   std::string source_text_;
   device::GpuInfo gpu_;
   std::optional<roofline::Ceilings> ceilings_;
+  // The speed-of-light floor at the primary case (roofline/speed_of_light.h), with a workload model: a candidate
+  // timed below it is rejected (below_speed_of_light), a baseline below it is an input error.
+  std::optional<roofline::SpeedOfLight> sol_;
   profile::ProfilePlan plan_;
   util::Json baseline_result_;  // the baseline's runner result (per-seed errors for strict mode)
   search::Candidate base_candidate_;

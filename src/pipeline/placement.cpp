@@ -48,4 +48,14 @@ Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::
   return roofline::analyze(c, in, opts);
 }
 
+Result<std::optional<roofline::SpeedOfLight>> speed_of_light(const roofline::Ceilings& c, const util::Json& manifest,
+                                                             const std::vector<std::string>& buffer_dtypes,
+                                                             long long l2_bytes, bool warm_l2) {
+  if (!manifest.contains("workload_model") || !manifest["workload_model"].is_object())
+    return std::optional<roofline::SpeedOfLight>();
+  KOPT_TRY_ASSIGN(auto model, roofline::parse_workload_model(manifest["workload_model"]));
+  KOPT_TRY_ASSIGN(auto s, roofline::speed_of_light(c, model, buffer_dtypes, l2_bytes, warm_l2));
+  return std::optional<roofline::SpeedOfLight>(s);
+}
+
 }  // namespace kopt::pipeline

@@ -6,6 +6,7 @@
 
 #include "roofline/analysis.h"
 #include "roofline/ceilings.h"
+#include "roofline/speed_of_light.h"
 #include "runner/stats.h"
 #include "util/json_io.h"
 
@@ -20,5 +21,11 @@ Result<roofline::RooflineResult> place(const roofline::Ceilings& c, const util::
                                        const std::vector<std::string>& buffer_dtypes, const runner::TimingStats& t,
                                        const std::map<std::string, double>& ncu_metrics, const std::string& label,
                                        const roofline::AnalyzeOptions& opts = {});
+
+// The speed-of-light floor (roofline/speed_of_light.h) of the manifest's workload model, or nullopt when the manifest
+// has none; an error when the model is malformed or a roof it needs is unknown.
+Result<std::optional<roofline::SpeedOfLight>> speed_of_light(const roofline::Ceilings& c, const util::Json& manifest,
+                                                             const std::vector<std::string>& buffer_dtypes,
+                                                             long long l2_bytes, bool warm_l2);
 
 }  // namespace kopt::pipeline

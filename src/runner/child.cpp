@@ -13,12 +13,15 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <set>
+#include <thread>
 #include <tuple>
 
 #include "device/cuda_driver.h"
 #include "runner/compare.h"
 #include "runner/device_golden.h"
 #include "runner/fatal.h"
+#include "runner/fresh_inputs.h"
 #include "runner/golden.h"
 #include "runner/golden_store.h"
 #include "runner/launch.h"
@@ -27,6 +30,7 @@
 #include "runner/race.h"
 #include "runner/smem_fill.h"
 #include "runner/stats.h"
+#include "runner/threads.h"
 #include "runner/timer.h"
 #include "runner/timing_method.h"
 #include "util/fs.h"
@@ -60,6 +64,24 @@ struct Options {
   int max_seeds = 0;         // check mode: only the first N seeds (0: every seed); the sanitizer gate's runs use 1
 };
 
+// A race decides after 6 rounds at the earliest (runner/race.h): every library's first audit falls in them.
+constexpr int kPairedAuditWindow = 6;
+
+// The first check of each library looks at its outputs twice, this far apart (outputs_changed_after_return).
+constexpr double kSettleMs = 5;
+
+std::string settle_message(const std::string& second_look) {
+  return "the outputs changed after solve() returned and the device was synchronised: right at the first look, not " +
+         std::to_string(static_cast<int>(kSettleMs)) + " ms later (" + second_look + ")";
+}
+
+// KOPT_FRESH_INPUTS=0 times every call on the first seed's inputs, as before 2026-12-03 (for side-by-side comparisons
+// with tools that time one input); unset or 1: fresh inputs and audits (runner/fresh_inputs.h).
+bool fresh_inputs_enabled() {
+  const char* v = std::getenv("KOPT_FRESH_INPUTS");
+  return !(v && std::string_view(v) == "0");
+}
+
 // The forced method of --timing-method, or nullopt for auto (validated in child_main).
 std::optional<TimingMethod> forced_method(const Options& o) {
   return o.timing_method == "auto" ? std::nullopt : parse_method(o.timing_method);
@@ -84,10 +106,14 @@ class Child {
   Child(const Options& o, const DriverApi& api, GoldenEntry& golden, ProbeCache& probes, DeviceGolden* resident)
       : opt_(o), api_(api), g_(golden.golden()), seeds_(golden), probes_(probes), resident_(resident) {}
   ~Child() {
-    for (void* h : handles_) ::dlclose(h);  // a worker loads many libraries over its life
+    // A worker loads many libraries over its life. One that left threads running stays loaded: unloading it would
+    // pull its code from under them (the process ends soon after: run_request says so, the worker restarts).
+    for (void* h : handles_)
+      if (!left_threads_.count(h)) ::dlclose(h);
   }
 
   util::Json run();
+  bool left_threads() const { return !left_threads_.empty(); }
 
  private:
   struct Lib {
@@ -95,6 +121,7 @@ class Child {
     void* handle = nullptr;
     void* solve = nullptr;
     int (*get_last_error)() = nullptr;  // cudaGetLastError from the library's own runtime, when exported
+    std::vector<long> load_threads;     // threads loading it started that were still running after a settle delay
   };
   struct Bound {  // one seed's device buffers and argument values
     std::map<std::string, CUdeviceptr> dptr;
@@ -103,8 +130,14 @@ class Child {
     std::shared_ptr<const ResidentSeed> resident;  // the same on the GPU (runner/device_golden.h), or null
     std::vector<CUdeviceptr> spacers;
   };
-  // What a check on the GPU found (verify_on_gpu).
-  enum class GpuCheck { kDone, kOnHost, kCorrupted };
+  // What a check on the GPU found (verify_on_gpu): everything passed; a difference (examined on the host); it could
+  // not check there; the resident golden data changed.
+  enum class GpuCheck { kDone, kDiffers, kOnHost, kCorrupted };
+  // An audit (runner/fresh_inputs.h) that found wrong outputs: ends the timed series.
+  struct AuditFailed {
+    RunStatus status;
+    std::string message;
+  };
 
   void check(CUresult r, const std::string& what) { check_cuda(api_, r, what); }
   Lib load_lib(const std::string& path);
@@ -117,11 +150,26 @@ class Child {
   GpuCheck verify_on_gpu(Bound& b, Tolerance tol, util::Json& out);
   // call() then verify(); when the check on the GPU found the resident golden data changed, the call is made
   // again, from the host's copy, and checked on the host. `before` runs before each call (the shared-memory fill).
+  // `settle`: after the check, wait kSettleMs and look at the outputs once more (outputs_changed_after_return);
+  // every call is also watched for host threads it leaves running (threads_left_running).
   util::Json call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunStatus& status, std::string& message,
-                             const std::function<void()>& before = {});
+                             const std::function<void()>& before = {}, bool settle = false);
+  // The same device buffers as `b`, seen with another seed's golden data (an audit's inputs and expected outputs).
+  Bound view_with_seed(const Bound& b, int seed);
+  // The inputs of `b` as InputRotation takes them.
+  std::vector<RotatedBuffer> rotated_buffers(const Bound& b) const;
+  // An audit's check of the outputs the timed call just wrote into `view`'s buffers; on a failure the same seed is
+  // checked again in fresh buffers, which tells a kernel wrong on that seed (its own status) from one whose outputs
+  // depended on what it saw before (wrong_on_fresh_inputs). Throws AuditFailed.
+  void check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, std::mt19937_64& rng);
+  // The audits' seed: the last one, held back from the checks before timing when there are two or more (with one
+  // seed, the audits use it: a kernel that remembers by pointer still fails them).
+  int audit_seed() const { return g_.seeds.back(); }
+  bool audit_seed_held() const { return g_.seeds.size() >= 2; }
   void dump_outputs(Bound& b, const std::string& path);
   std::vector<Region> written_regions(const Bound& b) const;
-  void time_one(const Lib& lib, Bound& b, util::Json& result);
+  void time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status,
+                std::string& message);
   void run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status, std::string& message);
   TimerConfig timer_config() const { return {opt_.l2}; }
 
@@ -131,13 +179,17 @@ class Child {
   GoldenEntry& seeds_;
   ProbeCache& probes_;
   DeviceGolden* resident_;  // null: every check on the host
+  util::Json audit_record_;  // the first passing audit's check (check_audit): the held seed's record in "seeds"
   std::vector<void*> handles_;
+  std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
 };
 
 Child::Lib Child::load_lib(const std::string& path) {
   Lib lib;
   lib.path = path;
+  const auto threads_before = live_threads();
   lib.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  lib.load_threads = still_running(started_since(threads_before, live_threads()), kThreadSettleMs);
   if (!lib.handle) throw Fatal{RunStatus::kLoadError, std::string("cannot load ") + path + ": " + ::dlerror()};
   handles_.push_back(lib.handle);
   lib.solve = ::dlsym(lib.handle, "solve");
@@ -252,12 +304,33 @@ void Child::call(const Lib& lib, Bound& b) {
 
 util::Json Child::verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message) {
   util::Json out = util::Json::object();
+  bool differed = false;
   if (b.resident) {
     GpuCheck g = verify_on_gpu(b, tol, out);
     if (g == GpuCheck::kDone) return out;  // everything passed: status and message stay as they are
     if (g == GpuCheck::kCorrupted) return {{"corrupted", true}};
+    differed = g == GpuCheck::kDiffers;
   }
-  return verify_on_host(b, tol, status, message);
+  RunStatus host_status = RunStatus::kOk;
+  std::string host_message;
+  util::Json h = verify_on_host(b, tol, host_status, host_message);
+  if (host_status != RunStatus::kOk) {
+    if (status == RunStatus::kOk || (status == RunStatus::kInputModified && host_status != RunStatus::kInputModified)) {
+      status = host_status;
+      message = host_message;
+    }
+  } else if (differed) {
+    // Both looks came after solve() returned and the device was synchronised; the first (on the GPU) found a
+    // difference the second (on the host, later) did not: work finished after the call. Not a second chance.
+    h["outputs_changed_after_return"] = true;
+    if (status == RunStatus::kOk) {
+      status = RunStatus::kOutputsChangedAfterReturn;
+      message = "the outputs differed from the reference when checked on the GPU right after solve() returned and "
+                "the device was synchronised, and matched when read again on the host: work finished after the call "
+                "returned (a host thread or process left running?)";
+    }
+  }
+  return h;
 }
 
 // Every input unchanged and every output within tolerance, decided on the GPU: kDone with `out` as the host's check
@@ -279,12 +352,12 @@ Child::GpuCheck Child::verify_on_gpu(Bound& b, Tolerance tol, util::Json& out) {
     if (input) {
       DeviceEquality e = dc->equal(spec.dtype, r.ptr, b.dptr.at(p.name), r.numel);
       if (e.reference_sum != r.sum) return GpuCheck::kCorrupted;
-      if (e.differing > 0) return GpuCheck::kOnHost;
+      if (e.differing > 0) return GpuCheck::kDiffers;
       inputs[p.name] = {{"unchanged", true}, {"first_changed_index", -1}};
     } else {
       DeviceComparison c = dc->compare(spec.dtype, r.ptr, b.dptr.at(p.name), r.numel, tol);
       if (c.expected_sum != r.sum) return GpuCheck::kCorrupted;
-      if (!c.result.ok) return GpuCheck::kOnHost;
+      if (!c.result.ok) return GpuCheck::kDiffers;
       outputs[p.name] = to_json(c.result);
     }
   }
@@ -295,11 +368,40 @@ Child::GpuCheck Child::verify_on_gpu(Bound& b, Tolerance tol, util::Json& out) {
 }
 
 util::Json Child::call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunStatus& status, std::string& message,
-                                  const std::function<void()>& before) {
+                                  const std::function<void()>& before, bool settle) {
   if (before) before();
+  const auto threads_before = live_threads();
   call(lib, b);
   util::Json v = verify(b, tol, status, message);
-  if (!v.contains("corrupted")) return v;
+  if (!v.contains("corrupted")) {
+    // Outputs final when solve() returns (docs/RUNNER.md): no thread it started may still run, and a second look
+    // after a settle delay sees what the first saw.
+    auto threads = still_running(started_since(threads_before, live_threads()), kThreadSettleMs);
+    threads.insert(threads.end(), lib.load_threads.begin(), lib.load_threads.end());
+    if (!threads.empty()) {
+      left_threads_.insert(lib.handle);
+      v["threads_left_running"] = describe_threads(threads);
+      if (status == RunStatus::kOk) {
+        status = RunStatus::kThreadsLeftRunning;
+        message = "solve() returned leaving " + describe_threads(threads) + " running" +
+                  (lib.load_threads.empty() ? "" : " (started while its library was loaded)") +
+                  ": work done after the call returns is neither checked nor timed";
+      }
+    }
+    if (settle && status == RunStatus::kOk) {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kSettleMs));
+      RunStatus again = RunStatus::kOk;
+      std::string again_message;
+      util::Json second = verify(b, tol, again, again_message);
+      v["settle_ms"] = kSettleMs;
+      if (again != RunStatus::kOk || second.contains("corrupted")) {
+        v["outputs_changed_after_return"] = true;
+        status = RunStatus::kOutputsChangedAfterReturn;
+        message = settle_message(again_message);
+      }
+    }
+    return v;
+  }
   // A kernel wrote into the resident golden data (out of bounds): drop it all and check this call again from the
   // host's copy. Every Bound's resident tensors are gone with it, so they all go back to the host's.
   resident_->corrupted();
@@ -378,18 +480,121 @@ std::vector<Region> Child::written_regions(const Bound& b) const {
   return out;
 }
 
+Child::Bound Child::view_with_seed(const Bound& b, int seed) {
+  Bound v;
+  v.dptr = b.dptr;  // the same buffers: a kernel that remembers by pointer sees the pointers it saw before
+  auto tensors = seeds_.seed(seed);
+  if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
+  v.tensors = *tensors;
+  if (resident_) v.resident = resident_->get(resident_key(g_.dir, seed), **tensors);
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
+    if (spec.role == "input" || spec.role == "inout") {
+      auto it = v.tensors->find("in." + p.name);
+      if (it == v.tensors->end() || static_cast<int64_t>(it->second.data.size()) != spec.nbytes)
+        throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks in." + p.name};
+      v.uploaded[p.name] = &it->second.data;
+    }
+  }
+  return v;
+}
+
+std::vector<RotatedBuffer> Child::rotated_buffers(const Bound& b) const {
+  std::vector<RotatedBuffer> out;
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
+    if (spec.role != "input" && spec.role != "inout") continue;
+    out.push_back({b.dptr.at(p.name), static_cast<uint64_t>(std::max<int64_t>(spec.nbytes, 0)),
+                   contract::dtype_size(spec.dtype), rotates(spec.dtype)});
+  }
+  return out;
+}
+
+void Child::check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, std::mt19937_64& rng) {
+  RunStatus st = RunStatus::kOk;
+  std::string msg;
+  util::Json v = verify(view, tol, st, msg);
+  if (st == RunStatus::kOk && !v.contains("corrupted")) {
+    if (audit_record_.is_null()) {  // the held seed's check, as the seeds before timing are recorded
+      audit_record_ = v;
+      audit_record_["seed"] = g_.seeds.back();
+      audit_record_["checked_during_timing"] = true;
+    }
+    return;
+  }
+  const int seed = g_.seeds.back();
+  // The same seed in fresh buffers, checked as any seed is: wrong there too is the kernel's plain verdict.
+  Bound fresh = bind_seed(seed, rng);
+  RunStatus again = RunStatus::kOk;
+  std::string again_msg;
+  call_and_verify(lib, fresh, tol, again, again_msg);
+  free_bound(fresh);
+  if (again != RunStatus::kOk) throw AuditFailed{again, "on seed " + std::to_string(seed) + ": " + again_msg};
+  throw AuditFailed{RunStatus::kWrongOnFreshInputs,
+                    "timed call " + std::to_string(sample + 1) + " was audited on seed " + std::to_string(seed) +
+                        "'s inputs, which it had not seen, in the buffers every timed call used, and was wrong (" +
+                        (msg.empty() ? std::string("the golden data on the GPU changed") : msg) +
+                        "); the same inputs in fresh buffers are right: its outputs depend on what it saw before "
+                        "(memoised or stale outputs)"};
+}
+
 // Time mode: the series (runner/timer.h) and its result fields. `timing` holds the GPU time's statistics (the
 // ranking figure, launch excluded with the blocker), `call` the host-observed time per call.
-void Child::time_one(const Lib& lib, Bound& b, util::Json& result) {
+void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& rng, util::Json& result,
+                     RunStatus& status, std::string& message) {
   Timer timer(api_, timer_config());
+  // Fresh inputs between timed calls, and audits on the held-back seed (runner/fresh_inputs.h).
+  const bool fresh = fresh_inputs_enabled();
+  std::optional<InputRotation> rotation;
+  if (fresh) rotation.emplace(api_, rotated_buffers(b), rng());
+  const int held = audit_seed();
+  std::optional<Bound> view;
+  if (fresh && held >= 0) view = view_with_seed(b, held);
+  AuditSchedule schedule(rng());
+  int sample = -1;
+  bool auditing = false;
+  SampleHooks hooks;
+  hooks.before = [&] {
+    auditing = view && schedule.audit(++sample);
+    if (auditing) reset_outputs(*view);  // the held seed's inputs, poisoned outputs, in the same buffers
+    else if (rotation) rotation->refresh();
+  };
+  hooks.after = [&] {
+    if (auditing) check_audit(lib, *view, tol, sample, rng);
+  };
+  hooks.before_call = [&] {
+    if (rotation) rotation->refresh();
+  };
   SeriesOptions o;
   o.max_time_s = opt_.max_time_s;
   o.min_samples = opt_.min_samples;
   o.max_samples = opt_.max_samples;
   o.target_ci = opt_.target_ci;
   o.forced = forced_method(opt_);
-  TimedSeries s = time_series(
-      timer, [&] { call(lib, b); }, [&] { reset_outputs(b); }, written_regions(b), o);
+  TimedSeries s;
+  try {
+    s = time_series(timer, [&] { call(lib, b); }, [&] { reset_outputs(b); }, written_regions(b), o, fresh ? &hooks : nullptr);
+  } catch (const AuditFailed& a) {
+    status = a.status;
+    message = a.message;
+    result["fresh_inputs"] = {{"failed_audit_at_sample", sample + 1}};
+    return;
+  }
+  // A series too short for its first audit (--max-samples below the window): the held seed is checked untimed, in
+  // the same buffers, all the same.
+  if (view && schedule.audits() == 0) {
+    try {
+      reset_outputs(*view);
+      call(lib, b);
+      check_audit(lib, *view, tol, sample, rng);
+    } catch (const AuditFailed& a) {
+      status = a.status;
+      message = a.message;
+      return;
+    }
+  }
   result["timing"] = to_json(compute_stats(s.gpu_ms));
   result["call"] = to_json(compute_stats(s.call_ms));
   result["samples_ms"] = s.gpu_ms;
@@ -401,6 +606,13 @@ void Child::time_one(const Lib& lib, Bound& b, util::Json& result) {
     result["timing_info"]["l2_flush"] = flush_kind_name(timer.flush_kind());
     result["timing_info"]["code_flush"] = timer.code_flush();
   }
+  result["timing_info"]["device_state"] = timer.device_state_json();
+  result["timing_info"]["fresh_inputs"] = {
+      {"enabled", fresh},
+      {"rotated", rotation && rotation->any_rotated()},
+      {"refreshes", rotation ? rotation->refreshes() : 0},
+      {"audits", schedule.audits()},
+      {"audit_seed", held >= 0 && fresh ? util::Json(held) : util::Json(nullptr)}};
   result["event_samples_ms"] = s.event_ms;
   for (const char* k : {"gpu_clock", "gpu_clock_off_reason", "event_median_ms", "busy_median_ms", "kernels_per_call"})
     if (result["timing_info"].contains(k)) result[k] = result["timing_info"][k];
@@ -443,7 +655,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
         entries[k].check = {{"skipped", "checked earlier in this run on this golden data (--checked-first)"}};
       } else {
         reset_outputs(b);
-        entries[k].check = call_and_verify(libs[k], b, tol, entries[k].status, entries[k].message);
+        entries[k].check = call_and_verify(libs[k], b, tol, entries[k].status, entries[k].message, {}, true);
       }
       for (int i = trusted ? 0 : 1; i < 3 && entries[k].status == RunStatus::kOk; ++i) {  // 3 warm-up calls in all
         call(libs[k], b);
@@ -463,8 +675,12 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   lap("check");
   // A race ranks the last library (the candidate) against the first (the proven champion): the candidate is also
   // checked on every other seed, as a time run checks it.
+  // The held-back seed (runner/fresh_inputs.h) is the audits' in the rounds, not checked here.
+  const bool fresh = fresh_inputs_enabled();
+  const int held = fresh ? audit_seed() : -1;
+  const size_t other_seeds_end = g_.seeds.size() - (held >= 0 && audit_seed_held() ? 1 : 0);
   if (opt_.race && libs.size() >= 2 && entries.back().status == RunStatus::kOk) {
-    for (size_t s = 1; s < g_.seeds.size() && entries.back().status == RunStatus::kOk; ++s) {
+    for (size_t s = 1; s < other_seeds_end && entries.back().status == RunStatus::kOk; ++s) {
       Bound other = bind_seed(g_.seeds[s], rng);
       try {
         util::Json v = call_and_verify(libs.back(), other, tol, entries.back().status, entries.back().message);
@@ -515,6 +731,19 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   }
   TimingMethod method = common_method(methods);
   lap("probe");
+  // Fresh inputs before every sample and audits on the held seed, per library (runner/fresh_inputs.h).
+  std::optional<InputRotation> rotation;
+  if (fresh && !order.empty()) rotation.emplace(api_, rotated_buffers(b), rng());
+  std::optional<Bound> view;
+  if (fresh && held >= 0 && !order.empty()) view = view_with_seed(b, held);
+  std::vector<AuditSchedule> schedules;
+  for (size_t k = 0; k < libs.size(); ++k) schedules.emplace_back(rng(), kPairedAuditWindow);
+  std::vector<int> samples_of(libs.size(), -1);
+  auto audit_failed = [&](size_t k, const AuditFailed& a) {
+    entries[k].status = a.status;
+    entries[k].message = a.message;
+    entries[k].clear();  // a wrong library is not timed
+  };
   // One clock for every library of the run: any sample without a span turns them all to their event figures.
   SeriesClock run_clock(timer.kernel_clock() ? GpuClock::kCuptiActivity : GpuClock::kEvents, timer.clock_off_reason(), 0);
   auto to_events = [&] {
@@ -524,13 +753,22 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   int rounds = 0, releases = 0;
   for (; rounds < opt_.rounds && !order.empty(); ++rounds) {
     std::shuffle(order.begin(), order.end(), rng);
-    bool restart = false;
+    bool restart = false, failed = false;
     for (size_t k : order) {
       GpuSample g;
+      bool auditing = false;
       try {
         do {
+          auditing = view && schedules[k].audit(++samples_of[k]);
+          if (auditing) reset_outputs(*view);
+          else if (rotation) rotation->refresh();
           g = timer.sample([&] { call(libs[k], b); }, method, bound_ms[k]);
+          if (auditing) check_audit(libs[k], *view, tol, samples_of[k], rng);
         } while (g.discarded() && ++releases < kMaxWatchdogReleases);
+      } catch (const AuditFailed& a) {
+        audit_failed(k, a);
+        failed = true;
+        continue;
       } catch (Fatal& f) {
         f.lib = libs[k].path;
         throw;
@@ -541,6 +779,13 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       }
       if (run_clock.add(g.clock == GpuClock::kCuptiActivity) == SeriesClock::Step::kSwitchToEvents) to_events();
       entries[k].add(run_clock.clock() == GpuClock::kCuptiActivity, g.gpu_ms, g.event_ms, g.busy_ms, g.kernels);
+    }
+    if (failed) {  // a library an audit found wrong leaves the rounds; in a race the candidate's verdict is given
+      order = timed_libs(entries);
+      if (opt_.race || order.empty()) {
+        ++rounds;
+        break;
+      }
     }
     if (restart) {
       method = TimingMethod::kEventsDefaultStream;
@@ -562,7 +807,30 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     }
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
+  // A library the rounds never audited (too few rounds) is checked on the held seed in the same buffers, untimed.
+  if (view)
+    for (size_t k : timed_libs(entries)) {
+      if (schedules[k].audits() > 0) continue;
+      try {
+        reset_outputs(*view);
+        call(libs[k], b);
+        check_audit(libs[k], *view, tol, samples_of[k], rng);
+      } catch (const AuditFailed& a) {
+        audit_failed(k, a);
+      } catch (Fatal& f) {
+        f.lib = libs[k].path;
+        throw;
+      }
+    }
   lap("rounds");
+  result["device_state"] = timer.device_state_json();
+  util::Json audits = util::Json::array();
+  for (const auto& sc : schedules) audits.push_back(sc.audits());
+  result["fresh_inputs"] = {{"enabled", fresh},
+                            {"rotated", rotation && rotation->any_rotated()},
+                            {"refreshes", rotation ? rotation->refreshes() : 0},
+                            {"audits_per_lib", audits},
+                            {"audit_seed", held >= 0 ? util::Json(held) : util::Json(nullptr)}};
   result["phases_ms"] = phases;
   result["rounds"] = rounds;
   result["timing_method"] = method_name(method);
@@ -604,11 +872,15 @@ util::Json Child::run() {
       result["smem_fill"] = {{"pattern", opt_.smem_fill}, {"bytes_per_block", filler->bytes_per_block()}};
     }
     util::Json seeds = util::Json::array();
+    // Time mode holds the last seed back for the timed series' audits (runner/fresh_inputs.h): its inputs are new to
+    // the kernel when the first audit checks them.
+    const int held = opt_.mode == RunMode::kTime && fresh_inputs_enabled() && audit_seed_held() ? audit_seed() : -1;
     for (int seed : g_.seeds) {
+      if (held >= 0 && seed == held) continue;
       Bound b = bind_seed(seed, rng);
       util::Json v = call_and_verify(lib, b, tol, status, message, [&] {
         if (filler) filler->fill(pattern);
-      });
+      }, seeds.empty());
       v["seed"] = seed;
       seeds.push_back(v);
       if (!opt_.dump_outputs.empty() && seed == g_.seeds.front()) dump_outputs(b, opt_.dump_outputs);
@@ -620,15 +892,18 @@ util::Json Child::run() {
     if (status == RunStatus::kOk && opt_.mode == RunMode::kTime) {
       int seed = opt_.seed_for_timing >= 0 ? opt_.seed_for_timing : g_.seeds.front();
       Bound b = bind_seed(seed, rng);
-      time_one(lib, b, result);
+      time_one(lib, b, tol, rng, result, status, message);
+      if (!audit_record_.is_null() && audit_seed_held()) result["seeds"].push_back(audit_record_);
       // Re-check correctness after timing, on fresh poison.
-      reset_outputs(b);
-      RunStatus recheck = RunStatus::kOk;
-      std::string recheck_msg;
-      result["recheck"] = call_and_verify(lib, b, tol, recheck, recheck_msg);
-      if (recheck != RunStatus::kOk) {
-        status = recheck;
-        message = "after timing: " + recheck_msg;
+      if (status == RunStatus::kOk) {
+        reset_outputs(b);
+        RunStatus recheck = RunStatus::kOk;
+        std::string recheck_msg;
+        result["recheck"] = call_and_verify(lib, b, tol, recheck, recheck_msg);
+        if (recheck != RunStatus::kOk) {
+          status = recheck;
+          message = "after timing: " + recheck_msg;
+        }
       }
       free_bound(b);
     }
@@ -742,6 +1017,7 @@ void init_device(const DriverApi& d) {
   if ((r = d.cuDeviceGet(&dev, 0)) != CUDA_SUCCESS) throw Fatal{RunStatus::kCudaError, "cuDeviceGet: " + device::error_text(d, r)};
   if ((r = d.cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS || (r = d.cuCtxSetCurrent(ctx)) != CUDA_SUCCESS)
     throw Fatal{RunStatus::kCudaError, "primary context: " + device::error_text(d, r)};
+  remember_device_defaults(d);  // before any candidate library can change them
 }
 
 // One request on an initialised device: the result and the exit code a one-shot child would give.
@@ -750,6 +1026,8 @@ std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, Gol
   try {
     Child child(o, d, golden, probes, &resident);
     util::Json result = child.run();
+    // Threads a library left running may still write anywhere in this process: a worker does not serve on.
+    if (child.left_threads()) result["restart_worker"] = true;
     // Where the checks ran (docs/RUNNER.md "Checks on the GPU").
     result["golden_on_gpu"] = {{"enabled", resident.enabled()},   {"bytes", resident.bytes()},
                                {"uploads", resident.uploads()},   {"corruptions", resident.corruptions()},
@@ -867,7 +1145,7 @@ int worker_main() {
     write_result(*o, result);
     // A CUDA error that broke the context (an illegal address, a trap) ends this worker: the next request gets a
     // fresh one. A refused launch leaves the context usable and the worker serving.
-    const bool broken = rc == 3 && api.value()->cuCtxSynchronize() != CUDA_SUCCESS;
+    const bool broken = (rc == 3 && api.value()->cuCtxSynchronize() != CUDA_SUCCESS) || result.value("restart_worker", false);
     if (!reply({{"rc", rc}, {"restart", broken}})) return 1;
     if (broken) return 3;
   }

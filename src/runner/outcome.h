@@ -15,6 +15,10 @@ enum class RunStatus {
   kWrongResult,      // an output differs from the reference beyond tolerance
   kUnwrittenOutput,  // an output kept the poison pattern: the kernel never wrote it
   kInputModified,    // an input buffer changed during the call
+  // The evidence rules of docs/GATES.md "Evidence that cannot be gamed" (issue 40):
+  kWrongOnFreshInputs,         // right on the checked seeds, wrong on a timed call with inputs it had not seen
+  kOutputsChangedAfterReturn,  // two looks at one call's outputs, both after solve() returned, disagree
+  kThreadsLeftRunning,         // solve() (or loading its library) left host threads running
   kCudaError,        // a CUDA error (illegal address, launch failure, ...) during the call
   kCrashed,          // the child died from a signal (segfault, abort, ...)
   kTimedOut,         // the child did not finish in time and was killed

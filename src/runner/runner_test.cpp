@@ -844,3 +844,103 @@ TEST_F(RunnerGpu, PairedModeNamesTheLibraryThatBrokeTheContext) {
 }
 
 }  // namespace kopt::runner
+
+// ---- Evidence that cannot be gamed (issue 40; docs/RUNNER.md "Fresh inputs between timed calls") -------------
+
+namespace kopt::runner {
+
+class EvidenceGpu : public RunnerGpu {
+ protected:
+  // A race of `candidate` against `champion` (optimize's measurement of a CUDA candidate).
+  RunOutcome race(const std::string& champion, const std::string& candidate) {
+    util::SystemRunner sys;
+    RunRequest req;
+    req.libs = {build(champion), build(candidate)};
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / ("race_" + champion + "_" + candidate + ".json");
+    req.mode = RunMode::kPaired;
+    req.race = true;
+    req.rounds = 40;
+    req.max_time_s = 2;
+    util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
+    spec.timeout_s = 120;
+    auto proc = sys.run(spec);
+    std::optional<util::Json> j;
+    if (auto r = util::read_json(req.result_json); r.ok()) j = r.value();
+    auto o = interpret(proc, j);
+    std::printf("[evidence] race %s vs %s -> %s: %s\n", champion.c_str(), candidate.c_str(),
+                std::string(status_name(o.status)).c_str(), o.message.c_str());
+    return o;
+  }
+  static double lib_median(const RunOutcome& o, size_t k) {
+    return o.details["libs"][k]["timing"].value("median_ms", 0.0);
+  }
+};
+
+TEST_F(EvidenceGpu, AKernelThatRemembersByPointerIsWrongOnFreshInputsTimedAndRaced) {
+  auto o = run("vadd_slow_memo_pointer", RunMode::kTime);
+  EXPECT_EQ(o.status, RunStatus::kWrongOnFreshInputs) << o.message;
+  EXPECT_NE(o.message.find("memoised or stale outputs"), std::string::npos) << o.message;
+  auto r = race("vadd_slow", "vadd_slow_memo_pointer");
+  EXPECT_EQ(r.status, RunStatus::kWrongOnFreshInputs) << r.message;
+  EXPECT_EQ(r.details["libs"][1]["status"], "wrong_on_fresh_inputs");
+}
+
+TEST_F(EvidenceGpu, KernelsThatRememberByContentAreTimedLikeTheHonestOne) {
+  auto honest = run("vadd_slow", RunMode::kTime);
+  ASSERT_EQ(honest.status, RunStatus::kOk) << honest.message;
+  ASSERT_TRUE(honest.timing);
+  const auto& fresh = honest.details["timing_info"]["fresh_inputs"];
+  EXPECT_TRUE(fresh["enabled"].get<bool>());
+  EXPECT_TRUE(fresh["rotated"].get<bool>());
+  EXPECT_GE(fresh["audits"].get<int>(), 1);
+  EXPECT_EQ(fresh["audit_seed"], honest.details["seeds"].back()["seed"]) << "the held seed is recorded with the others";
+  EXPECT_EQ(honest.details["seeds"].size(), 3u);
+  for (const char* name : {"vadd_slow_memo_fingerprint", "vadd_slow_memo_hash"}) {
+    auto o = run(name, RunMode::kTime);
+    ASSERT_EQ(o.status, RunStatus::kOk) << name << ": " << o.message;
+    ASSERT_TRUE(o.timing);
+    std::printf("[evidence] %s %.4f ms, honest %.4f ms\n", name, o.timing->median_ms, honest.timing->median_ms);
+    EXPECT_GT(o.timing->median_ms, 0.8 * honest.timing->median_ms) << name << " must compute every timed call";
+    auto r = race("vadd_slow", name);
+    ASSERT_EQ(r.status, RunStatus::kOk) << r.message;
+    EXPECT_GT(lib_median(r, 1), 0.8 * lib_median(r, 0)) << name << " raced against the honest kernel";
+  }
+}
+
+TEST_F(EvidenceGpu, OutputsWrittenAfterSolveReturnedAreRejected) {
+  for (const char* name : {"vadd_late_thread", "vadd_resident_thread"}) {
+    for (RunMode mode : {RunMode::kCheck, RunMode::kTime}) {
+      auto o = run(name, mode);
+      EXPECT_TRUE(o.status == RunStatus::kOutputsChangedAfterReturn || o.status == RunStatus::kThreadsLeftRunning ||
+                  o.status == RunStatus::kUnwrittenOutput)
+          << name << ": " << status_name(o.status) << ": " << o.message;
+    }
+  }
+  auto resident = run("vadd_resident_thread", RunMode::kCheck);
+  EXPECT_EQ(resident.status, RunStatus::kThreadsLeftRunning) << resident.message;
+}
+
+TEST_F(EvidenceGpu, HonestKernelsLeaveNoThreadsAndPassEveryRule) {
+  for (const char* name : {"vadd_ok", "vadd_two_kernels", "vadd_side_stream"}) {
+    auto o = run(name, RunMode::kTime);
+    EXPECT_EQ(o.status, RunStatus::kOk) << name << ": " << o.message;
+    EXPECT_FALSE(o.details["timing_info"]["device_state"].value("changed_by_candidate", true)) << name;
+  }
+}
+
+TEST_F(EvidenceGpu, AnL2PersistingWindowIsUndoneBeforeEverySampleAndFlagged) {
+  auto honest = run("vadd_ok", RunMode::kTime);
+  auto pinned = run("vadd_l2_persist", RunMode::kTime);
+  ASSERT_EQ(honest.status, RunStatus::kOk) << honest.message;
+  ASSERT_EQ(pinned.status, RunStatus::kOk) << pinned.message;
+  const auto& ds = pinned.details["timing_info"]["device_state"];
+  std::printf("[evidence] L2 persisting: %s; vadd_ok %.5f ms, pinned %.5f ms\n", ds.dump().c_str(),
+              honest.timing->median_ms, pinned.timing->median_ms);
+  EXPECT_TRUE(ds["persisting_l2_reset"].get<bool>()) << ds.dump();
+  EXPECT_TRUE(ds["changed_by_candidate"].get<bool>()) << ds.dump();
+  EXPECT_GE(ds["persisting_l2_limit_restores"].get<int>(), 1) << ds.dump();
+  EXPECT_GT(pinned.timing->median_ms, 0.85 * honest.timing->median_ms) << "cold means cold";
+}
+
+}  // namespace kopt::runner

@@ -78,7 +78,68 @@ Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cf
     clock_ = KernelClock::open(&clock_error_);
     if (!clock_) clock_off_ = ClockOffReason::kUnavailable;
   }
+  if (api_.cuCtxGetLimit && api_.cuCtxResetPersistingL2Cache &&
+      api_.cuCtxGetLimit(&persisting_limit0_, CU_LIMIT_PERSISTING_L2_CACHE_SIZE) == CUDA_SUCCESS)
+    persisting_api_ = true;
+  if (auto d = remembered_persisting_limit()) persisting_limit0_ = *d;
   watchdog_ = std::make_unique<Watchdog>([this](uint32_t token) { release(token); });
+}
+
+namespace {
+std::optional<size_t>& remembered_limit() {
+  static std::optional<size_t> limit;
+  return limit;
+}
+}  // namespace
+
+std::optional<size_t> remembered_persisting_limit() { return remembered_limit(); }
+
+void remember_device_defaults(const device::DriverApi& api) {
+  size_t limit = 0;
+  if (!remembered_limit() && api.cuCtxGetLimit &&
+      api.cuCtxGetLimit(&limit, CU_LIMIT_PERSISTING_L2_CACHE_SIZE) == CUDA_SUCCESS)
+    remembered_limit() = limit;
+}
+
+void Timer::reset_device_state() {
+  if (!persisting_api_) return;
+  size_t limit = 0;
+  if (api_.cuCtxGetLimit(&limit, CU_LIMIT_PERSISTING_L2_CACHE_SIZE) == CUDA_SUCCESS) {
+    max_limit_seen_ = std::max(max_limit_seen_, limit);
+    if (limit != persisting_limit0_) {
+      ++limit_restores_;
+      if (CUresult r = api_.cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, persisting_limit0_); r != CUDA_SUCCESS)
+        persisting_error_ = "setting the persisting-L2 limit back: " + device::error_text(api_, r);
+    }
+  }
+  CUstreamAttrValue v{};
+  if (api_.cuStreamGetAttribute && api_.cuStreamSetAttribute &&
+      api_.cuStreamGetAttribute(CU_STREAM_LEGACY, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &v) == CUDA_SUCCESS &&
+      v.accessPolicyWindow.num_bytes > 0) {
+    CUstreamAttrValue none{};
+    check_cuda(api_, api_.cuStreamSetAttribute(CU_STREAM_LEGACY, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &none),
+               "remove the default stream's access-policy window");
+    ++window_resets_;
+  }
+  if (CUresult r = api_.cuCtxResetPersistingL2Cache(); r != CUDA_SUCCESS) {
+    // A device without a persisting carve-out: nothing a candidate can pin; said in device_state.
+    persisting_api_ = false;
+    persisting_error_ = "cuCtxResetPersistingL2Cache: " + device::error_text(api_, r);
+    return;
+  }
+  check_cuda(api_, api_.cuCtxSynchronize(), "synchronize after the persisting-L2 reset");
+  ++persisting_resets_;
+}
+
+util::Json Timer::device_state_json() const {
+  return {{"persisting_l2_reset", persisting_api_},
+          {"persisting_l2_resets", persisting_resets_},
+          {"persisting_l2_limit_bytes", persisting_limit0_},
+          {"persisting_l2_limit_max_seen_bytes", max_limit_seen_},
+          {"persisting_l2_limit_restores", limit_restores_},
+          {"access_policy_window_resets", window_resets_},
+          {"changed_by_candidate", device_state_changed()},
+          {"error", persisting_error_}};
 }
 
 Timer::~Timer() {
@@ -163,6 +224,7 @@ int Timer::warm_up(const Call& call) {
 GpuSample Timer::sample(const Call& call, TimingMethod method, double watchdog_ms, const std::vector<Region>* watch,
                         double hold_ms) {
   const bool clocked = clock_ && !watch;
+  reset_device_state();
   if (clocked) clock_->drain();
   GpuSample s;
   switch (method) {
@@ -295,6 +357,7 @@ bool Timer::changed_while_held(const std::vector<Region>& regions, const std::ve
 double Timer::call_sample(const Call& call) {
   ++token_;
   // The kernel clock's recording costs each launch host time an application would not pay: paused for the call.
+  reset_device_state();
   if (clock_ && !clock_->pause()) drop_clock("CUPTI refused to pause its recording for a call sample");
   if (cfg_.l2 == L2Mode::kCold) {
     flush_async();
@@ -354,7 +417,7 @@ ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, 
 }
 
 TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::function<void()>& reset,
-                        const std::vector<Region>& outputs, const SeriesOptions& o) {
+                        const std::vector<Region>& outputs, const SeriesOptions& o, const SampleHooks* hooks) {
   TimedSeries s;
   s.warmup_calls = timer.warm_up(call);
   s.probe = timer.probe(call, reset, outputs, o.forced);
@@ -368,7 +431,9 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
   int releases = 0;
   while (true) {
     const bool over_budget = ms_between(t0, Clock::now()) > o.max_time_s * 1000;
+    if (hooks && hooks->before) hooks->before();
     GpuSample g = timer.sample(call, s.decision.method, s.watchdog_bound_ms);
+    if (hooks && hooks->after) hooks->after();
     if (g.discarded()) {
       ++s.discarded_samples;
       if (++releases >= kMaxWatchdogReleases) {  // solve() waits on the GPU after all: start again without the blocker
@@ -383,7 +448,10 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
     if (step == SeriesClock::Step::kDrop) continue;
     if (step == SeriesClock::Step::kSwitchToEvents) s.to_events();  // one clock per series: the samples so far too
     s.add(series_clock.clock() == GpuClock::kCuptiActivity, g.gpu_ms, g.event_ms, g.busy_ms, g.kernels);
-    if (o.with_call) s.call_ms.push_back(timer.call_sample(call));
+    if (o.with_call) {
+      if (hooks && hooks->before_call) hooks->before_call();
+      s.call_ms.push_back(timer.call_sample(call));
+    }
     const int n = static_cast<int>(s.gpu_ms.size());
     if (n >= o.max_samples) { s.stop_reason = "max_samples"; break; }
     if (n >= o.min_samples && (over_budget || ms_between(t0, Clock::now()) > o.max_time_s * 1000)) {

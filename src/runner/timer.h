@@ -102,6 +102,22 @@ struct TimedSeries : ClockedSamples {
   double watchdog_bound_ms = 0;
 };
 
+// What runs around each timed sample of a series (docs/RUNNER.md "Fresh inputs between timed calls"): `before`
+// before each GPU sample (fresh inputs, or an audit's inputs and poisoned outputs; synchronous, so outside the
+// sample), `after` after it (an audit's check), `before_call` before each call sample. Any may throw Fatal.
+// Not run around the warm-up or the probe, which stay on the seed's inputs.
+struct SampleHooks {
+  std::function<void()> before;
+  std::function<void()> after;
+  std::function<void()> before_call;
+};
+
+// The persisting-L2 limit as the process found it, read once before any candidate library is loaded (the child's
+// and the worker's start): what every Timer sets back before each sample. A Timer made before any call to this
+// reads the limit itself.
+void remember_device_defaults(const device::DriverApi& api);
+std::optional<size_t> remembered_persisting_limit();
+
 class Timer {
  public:
   using Call = std::function<void()>;
@@ -125,6 +141,11 @@ class Timer {
   const std::string& clock_error() const { return clock_error_; }
   int cupti_missing() const { return cupti_missing_; }  // samples on the kernel clock that had no span
   L2Mode l2() const { return cfg_.l2; }
+  // What the device-state reset before each sample found and undid (reset_device_state): `timing_info.device_state`.
+  util::Json device_state_json() const;
+  // True when a sample found the persisting-L2 limit or the default stream's access-policy window changed: the
+  // candidate changes device-wide state, flagged in the result.
+  bool device_state_changed() const { return limit_restores_ > 0 || window_resets_ > 0; }
 
   // At least 3 calls and 50 ms, each followed by a device-wide synchronisation. Returns the count.
   int warm_up(const Call& call);
@@ -148,6 +169,10 @@ class Timer {
                      std::optional<TimingMethod> forced);
 
  private:
+  // Before every GPU and call sample: the L2's persisting lines back to normal (cuCtxResetPersistingL2Cache), the
+  // persisting-L2 limit back to its value when the Timer was made, and an access-policy window on the legacy stream
+  // removed, then a synchronisation (so the cold flush evicts what a candidate pinned: "cold" means cold, by design).
+  void reset_device_state();
   GpuSample blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms);
   GpuSample unblocked_sample(const Call& call, bool device_sync_before_stop);
   void flush_async();
@@ -177,6 +202,11 @@ class Timer {
   unsigned char* staging_ = nullptr;  // pinned, for those reads
   size_t staging_bytes_ = 0;
   uint32_t token_ = 0;
+  size_t persisting_limit0_ = 0;  // CU_LIMIT_PERSISTING_L2_CACHE_SIZE when the Timer was made
+  bool persisting_api_ = false;   // the driver gave the limit: the reset runs
+  int persisting_resets_ = 0, limit_restores_ = 0, window_resets_ = 0;
+  size_t max_limit_seen_ = 0;
+  std::string persisting_error_;  // a reset the driver refused (then no more resets)
   std::unique_ptr<Watchdog> watchdog_;  // last: its thread may call release() until it is destroyed
 };
 
@@ -186,7 +216,8 @@ class Timer {
 // discarded; after kMaxWatchdogReleases the series restarts with events_default_stream. One clock for the whole
 // series (SeriesClock, kMaxMissingSpans): a switch to events turns the samples so far into their event figures.
 TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::function<void()>& reset,
-                        const std::vector<Region>& outputs, const SeriesOptions& options);
+                        const std::vector<Region>& outputs, const SeriesOptions& options,
+                        const SampleHooks* hooks = nullptr);
 
 // `timing_info` of a result: timing_method, launch_excluded, fallback_reason (+ _text), l2, stop_reason,
 // warmup_calls, discarded_samples, watchdog_bound_ms, host_median_ms (the call samples' median), the probe's
