@@ -4,6 +4,7 @@ folder that exists, so a renamed chart or a moved document cannot leave a dangli
 import glob
 import os
 import re
+import subprocess
 
 import pytest
 from conftest import PYTHON_DIR
@@ -45,3 +46,15 @@ def test_every_image_is_shown_by_some_document(image):
     shown = {os.path.normpath(os.path.join(os.path.dirname(d), t)) for d in DOCS for t in targets(d)}
     assert os.path.normpath(image) in shown, \
         f"{os.path.relpath(image, ROOT)} is shown by no document (move it with the history, or delete it)"
+
+
+def test_developers_layout_lists_every_folder():
+    text = open(os.path.join(ROOT, "DEVELOPERS.md"), encoding="utf-8").read()
+    src = sorted(d for d in os.listdir(os.path.join(ROOT, "src")) if os.path.isdir(os.path.join(ROOT, "src", d)))
+    # the top-level folders git tracks (a build/ or runs/ folder here is not part of the layout)
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    top = sorted({f.split("/", 1)[0] for f in tracked.stdout.splitlines() if "/" in f and not f.startswith(".")})
+    missing = [d for d in src + top if f"| `{d}/` |" not in text]
+    assert not missing, f"DEVELOPERS.md's layout tables miss: {missing}"
