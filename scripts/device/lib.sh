@@ -6,7 +6,7 @@ summ() { local d; d=$(ls -d runs/$1/kopt_runs/run_* 2>/dev/null | head -1); [ -n
 # two_streams LIMIT_S [FUNC...]: runs the caller's functions stream0 (GPU 0's work) and stream1 (GPU 1's) at once,
 # each in its own bash under `timeout LIMIT_S` with step, summ and the named helper FUNCs, logging to
 # $OUT/gpu0.txt and $OUT/gpu1.txt; waits on both by PID (a bare `wait` also waits for a `tee` process
-# substitution: check6 hung on that).
+# substitution, and hangs).
 two_streams() {
   local limit=$1; shift
   timeout "$limit" bash -c "$(declare -f step summ "$@" stream0); K=$K; stream0" >"$OUT/gpu0.txt" 2>&1 &
@@ -33,11 +33,12 @@ triton_overhead() {
   tail -2 runs/err.txt
 }
 # start_check: the common start of a device check (run from the repository root with the binaries in
-# .carry/build): kopt's data, unbuffered Python, K and KOPT_BIN, the date and the GPUs, runs/json.
+# .carry/build): kopt's data, unbuffered Python, K and KOPT_BIN, the date, the GPUs and the commit, runs/json.
 start_check() {
   export KOPT_DATA_DIR=$PWD/data PYTHONUNBUFFERED=1 KOPT_BIN=$PWD/.carry/build/kopt
   K=$KOPT_BIN
   date -u; nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader
+  cat .carry/build/COMMIT 2>/dev/null
   mkdir -p runs/json
 }
 # finish_check: the date, runs/json as $OUT/runs_json.tgz, and what $OUT holds.

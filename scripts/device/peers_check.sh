@@ -11,7 +11,7 @@
 #   PEERS_KOPT_SEEDS="1 2 3 4 5"        kopt optimize on sgemm_tunable 4096^3 with default flags (plus
 #                                       $PEERS_KOPT_FLAGS), one run per seed, ~2 min each.
 # Run from the repository root on the GPU machine with the binaries in .carry/build and Kernel Tuner's wheels in
-# .whl (docs/PERFORMANCE.md, "Peers", lists them):
+# .whl (docs/history/PERFORMANCE-2026-11-30-to-2026-12-02.md §6, "How it is measured", lists them):
 #   run(command="set -o pipefail; bash scripts/device/peers_check.sh 2>&1 | tee $OUT/log.txt",
 #       carry=[".carry", ".whl"], timeout_s=600)
 # What comes back in $OUT: log.txt, se_<example>.tgz (each sweep without libraries and golden data),

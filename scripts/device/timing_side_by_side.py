@@ -18,7 +18,7 @@ kernel, on the same golden inputs, timed three ways.
                                                          appends one kernel's figures to ROWS.json (a tool
                                                          that failed leaves its file absent: "-" in the table)
   ncu-clocks --ncu NCU.csv --name NAME                    one line: the median gpu__time_duration and the
-                                                         clocks ncu saw (check37.sh's extra metrics)
+                                                         clocks ncu saw (check.sh flushes' extra metrics)
   table    --rows ROWS.json                               the final table
 
 solve() is called from the compiled .so through ctypes with device buffers holding the golden data's first seed
@@ -434,7 +434,7 @@ def cmd_row(a):
 
 
 def cmd_ncu_clocks(a):
-    """One line: the median gpu__time_duration (ms) and the clocks Nsight Compute saw (check37.sh)."""
+    """One line: the median gpu__time_duration (ms) and the clocks Nsight Compute saw (check.sh flushes, softmax-sizes)."""
     with open(a.ncu, encoding="utf-8", errors="replace") as f:
         m = ncu_metric_medians(f.read())
     get = lambda k: m.get(k, (0.0, 0))  # noqa: E731

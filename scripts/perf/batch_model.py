@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Models how the batch size K trades evaluations against wall time (docs/PERFORMANCE.md section 6).
+"""Models how the batch size K trades evaluations against wall time (docs/history/PERFORMANCE-2026-11-30-to-2026-12-02.md section 6, sixth session).
 
 For each K it runs `kopt __search-replay --branches K` on a measured table (every seed's evaluation count until the
 first configuration within W% of the best), then charges each seed's evaluations a wall of C seconds per candidate

@@ -48,7 +48,7 @@ Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, cons
   if (!m) return input_error("--workload-matrix must be default or off, not '" + v.workload_matrix + "'");
   g.workload_matrix = *m;
   // auto: off for Triton. compute-sanitizer around Python, torch and Triton's JIT did not finish the baseline's four
-  // tools within 100 s on the H200 (2026-12-01, docs/PERFORMANCE.md section 9), a cost no default should carry;
+  // tools within 100 s on the H200 (2026-12-01, docs/history/PERFORMANCE-2026-11-30-to-2026-12-02.md section 8), a cost no default should carry;
   // --sanitize finalists asks for it.
   auto s = v.sanitize == "auto" ? std::optional(triton ? sanitize::Policy::kOff : sanitize::Policy::kFinalists)
                                 : sanitize::parse_policy(v.sanitize);

@@ -164,7 +164,7 @@ TEST(CmdSearchReplayH200, TransposeAndReductionAreReachedInTheFirstIteration) {
 }
 
 // The reduction's live profile on the H200 picked none of its declared methods (only the register_cap flag;
-// docs/PERFORMANCE.md §6, tenth session): the first batch is then spread over the whole space, methods included,
+// docs/history/PERFORMANCE-2026-11-30-to-2026-12-02.md §6, tenth session): the first batch is then spread over the whole space, methods included,
 // instead of moving one parameter at a time from the defaults (55 of 200 seeds in the first batch; now 115 of 200).
 TEST(CmdSearchReplayH200, ADeclaredSpaceWithNoMethodPickedIsSpreadOverFromTheFirstBatch) {
   std::string out;

@@ -1,5 +1,5 @@
 // Parsers against real Nsight Compute 2025.3.1 output captured on an H200 (2026-11-30) with
-// scripts/device/check1.sh: a program (twok.cu) that launches a setup kernel, then two kernels inside a
+// `scripts/device/check.sh ncu-captures`: a program (twok.cu) that launches a setup kernel, then two kernels inside a
 // cudaProfilerStart/Stop range, then another kernel after it. Only the two ranged kernels may appear.
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // Replaying kopt's built-in search against an exhaustively measured space (search/measured_table.h), without
 // a GPU: each "measurement" is a table lookup. Over many seeds it counts how many evaluations the search needs
 // before it first measures a configuration within W% of the space's true best, next to uniform random search.
-// What is simulated and what is not (docs/PERFORMANCE.md, "Search efficiency"):
+// What is simulated and what is not (docs/history/PERFORMANCE-2026-11-30-to-2026-12-02.md §4, "What the replay simulates"):
 //  * policy loop: the real BuiltinGenerator (method selection, allowed values, the parameter strategy),
 //    filled per iteration as loop/optimize.cpp fills it (history, champion, plan, seed = seed + iteration).
 //    The profile is fixed (ReplayOptions::metrics, by default one on which every declared method's evidence

@@ -1,0 +1,76 @@
+"""scripts/device/check.sh, the one entry point for the checks on a GPU machine, without a GPU: `--help` lists
+every suite, each listed suite is dispatched to something that exists, an unknown suite exits non-zero, and every
+shell script under scripts/ parses (`bash -n`)."""
+
+import glob
+import os
+import re
+import subprocess
+
+import pytest
+from conftest import PYTHON_DIR
+
+ROOT = os.path.dirname(PYTHON_DIR)
+CHECK = os.path.join(ROOT, "scripts", "device", "check.sh")
+
+# The suites check.sh offers; a suite added or dropped changes this list on purpose.
+SUITES = [
+    "gpu-tests", "gpu-suite", "ncu-captures", "sanitizer", "ceilings", "examples", "resume", "timing", "flushes",
+    "softmax-sizes", "call-ms", "triton-overhead", "search-efficiency", "seeds", "sweep-seeds", "kt-live", "peers",
+    "plain", "gates", "multi-gpu", "llm", "report",
+]
+WRAPPED = {"sanitizer": "capture_sanitizer.sh", "peers": "peers_check.sh", "llm": "llm_check.sh",
+           "report": "report_check.sh"}
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run(["bash", CHECK, *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "OUT": "/nonexistent-check-out"})
+
+
+def listed(help_text):
+    return [m.group(1) for m in re.finditer(r"^  ([a-z-]+) ", help_text, re.M)]
+
+
+def test_help_lists_every_suite():
+    r = run("--help")
+    assert r.returncode == 0, r.stderr
+    assert listed(r.stdout) == SUITES
+
+
+def test_every_listed_suite_is_dispatched():
+    text = open(CHECK).read()
+    for suite in SUITES:
+        if suite in WRAPPED:
+            assert os.path.isfile(os.path.join(ROOT, "scripts", "device", WRAPPED[suite])), suite
+            assert f'{suite}) bash "$HERE/{WRAPPED[suite]}"' in text, suite
+        else:
+            assert re.search(r"^suite_%s\(\) \{" % suite.replace("-", "_"), text, re.M), suite
+
+
+@pytest.mark.parametrize("args", [["no-such-suite"], ["check7"], []])
+def test_unknown_or_missing_suite_exits_non_zero(args):
+    r = run(*args)
+    assert r.returncode != 0
+    if args:
+        assert "unknown suite" in r.stderr and "--help" in r.stderr
+
+
+@pytest.mark.parametrize("args", [["seeds", "nope"], ["flushes", "nope"], ["timing", "nope"],
+                                  ["search-efficiency", "nope"], ["examples", "nope"]])
+def test_bad_arguments_exit_2_before_touching_the_gpu(args, tmp_path):
+    r = subprocess.run(["bash", CHECK, *args], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "OUT": str(tmp_path / "out")})
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_no_numbered_one_off_scripts_are_left():
+    assert not glob.glob(os.path.join(ROOT, "scripts", "device", "check[0-9]*.sh"))
+
+
+@pytest.mark.parametrize("script", sorted(glob.glob(os.path.join(ROOT, "scripts", "**", "*.sh"), recursive=True)),
+                         ids=lambda p: os.path.relpath(p, ROOT))
+def test_every_script_parses(script):
+    r = subprocess.run(["bash", "-n", script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# The one entry point for kopt's checks on a GPU machine: bash scripts/device/check.sh SUITE [ARGS...]
+# Run from the repository root there, with the binaries in .carry/build (here: cmake --build build &&
+# bash scripts/device/carry_build.sh; the timing suites also need bash scripts/device/carry_timing.sh) and $OUT the
+# folder whose files come back (default ./check_out). Every suite prints the date, the GPUs and the commit
+# (.carry/build/COMMIT) and leaves its JSON in $OUT/runs_json_SUITE.tgz. Figures they produce: docs/PERFORMANCE.md.
+#
+# Suites (`--help` prints this table, and a suite is a row of it; python/tests/test_device_check.py checks both):
+#   gpu-tests [FILTER]          kopt_tests' GPU tests (default: the runner's, the kernel clock's, the flushes')
+#   gpu-suite                   scripts/gpu_suite.sh's end-to-end tests, spread over every GPU the machine has
+#   ncu-captures                Nsight Compute captures of tests/data/profile/*/twok.cu for the profile parsers
+#   sanitizer                   compute-sanitizer captures for the sanitizer parser (capture_sanitizer.sh)
+#   ceilings                    the device ceilings re-measured (kopt roofline --ceilings-only --remeasure)
+#   examples [NAME...]          kopt optimize on the examples with the commands of PERFORMANCE.md's example table
+#   resume                      an optimize interrupted by SIGINT, then resumed with --resume
+#   timing [quick|no-tests]     kopt beside Nsight Compute and nvbench (timing_check.sh)
+#   flushes [KERNEL...]         kopt's runner under every cold flush beside Nsight Compute (softmax, axpb_4m, axpb_1m)
+#   softmax-sizes               the softmax at 4096, 16384 and 65536 rows: kopt bench beside Nsight Compute
+#   call-ms                     call_ms with the kernel clock on (paused per call sample) and with KOPT_CUPTI=0
+#   triton-overhead [ROWS...]   the Triton per-candidate overhead, direct and through the fork server
+#   search-efficiency [KERNEL]  the exhaustive sweep of a declared space (sgemm_tunable, transpose or reduction)
+#   seeds KERNEL [SEEDS]        kopt's live seeds against the stored sweep tables, budget 25% of the sweep's wall
+#   sweep-seeds KERNEL [SEEDS]  the sweep in the same call, then the live seeds at 25% of its wall
+#   kt-live [STRATEGY:SEED...]  Kernel Tuner live on sgemm_tunable 4096^3 (carry .whl)
+#   peers                       the sweep and Kernel Tuner's calibration for the peer comparison (peers_check.sh)
+#   plain [NAME...]             the plain kernels: optimize on the derived space and its sweep (plain_check.sh)
+#   gates [RUN...]              the shapes and safety gates (gates_check.sh: va tr race oob uninit halo tile)
+#   multi-gpu                   optimize with --gpus all, and --gpus 0,1 (refused on a one-GPU machine)
+#   llm                         the language-model and manual generators against a mock endpoint (llm_check.sh)
+#   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
+# Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
+# Exit codes: the suite's; 2 for an unknown suite or bad arguments.
+set -u
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+usage() {
+  sed -n '/^# Suites/,/^# Exit codes/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+# The default seeds' tables: the stored sweeps (tests/data/perf/): best ms and the budget, 25% of the sweep's wall.
+seeds_args() {  # seeds_args KERNEL -> "BEST BUDGET KERNEL_ARGS..."
+  case "$1" in
+    sgemm|sgemm_tunable) echo "3.018464 70 examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096" ;;
+    transpose) echo "0.131775 14 examples/transpose/kernel.cu --ref examples/transpose/ref.py --rows=8192 --cols=8192" ;;
+    reduction) echo "0.062815 14 examples/reduction/kernel.cu --ref examples/reduction/ref.py --n=67108864" ;;
+    *) return 1 ;;
+  esac
+}
+
+suite_gpu_tests() {
+  start_check
+  step "GPU tests" 400 .carry/build/kopt_tests \
+    --gtest_filter="${1:-RunnerGpu.*:Blocker*:TimingMethod*:Watchdog*:Cupti*:CodeFlush*:TimerFlush*:RunnerChild*:GoldenStore.*:DeviceCompareGpu.*}" 2>&1 \
+    | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |^\[==========\]|Failure|Expected|Which is|actual" | tail -120
+}
+
+suite_gpu_suite() {
+  start_check
+  export CUTLASS_PATH=$PWD/.carry/cutlass
+  [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+  local n_gpus g; n_gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+  [ "$n_gpus" -ge 1 ] || n_gpus=1
+  bash scripts/gpu_suite.sh list >runs/suite_list.txt
+  # Every n_gpus-th test on each GPU, one after the other; one table per GPU (test, exit code, seconds).
+  for ((g = 0; g < n_gpus; g++)); do
+    (
+      export CUDA_VISIBLE_DEVICES=$g
+      n=0
+      while read -r t e; do
+        if [ $((n % n_gpus)) = "$g" ]; then
+          t0=$(date +%s.%N)
+          KOPT_GPU_SUITE_DIR=/tmp/suite$g bash scripts/gpu_suite.sh "$t" "$e" </dev/null >"/tmp/suite_${g}_$n.log" 2>&1
+          rc=$?
+          printf '%-28s gpu%d exit %3d %7.1f s\n' "$t $e" "$g" "$rc" "$(python3 -c "import time;print(time.time()-$t0)")"
+          [ $rc -eq 0 ] || [ $rc -eq 77 ] || tail -n 40 "/tmp/suite_${g}_$n.log"
+        fi
+        n=$((n + 1))
+      done <runs/suite_list.txt
+    ) >"$OUT/suite_gpu$g.txt" 2>&1 &
+  done
+  wait
+  cat "$OUT"/suite_gpu*.txt
+}
+
+suite_ncu_captures() {
+  start_check
+  local V C T0 T1 T2
+  V=$(ncu --version | grep -o 'Version [0-9.]*' | cut -d' ' -f2)
+  C=$OUT/cap; mkdir -p "$C"
+  nvcc -arch=sm_90 -O3 -lineinfo -o /tmp/twok tests/data/profile/ncu-2025.3.1/twok.cu && /tmp/twok
+  T0=$(date +%s.%N)
+  ncu --clock-control none --profile-from-start off --section SpeedOfLight --section LaunchStats --section Occupancy -o "$C/pass1" -f /tmp/twok
+  T1=$(date +%s.%N)
+  ncu --clock-control none --profile-from-start off --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+    --section WarpStateStats --section SchedulerStats --section InstructionStats --section Occupancy --section SpeedOfLight \
+    -o "$C/pass2" -f /tmp/twok
+  T2=$(date +%s.%N)
+  echo "pass1 $(echo "$T1-$T0" | bc) s, pass2 $(echo "$T2-$T1" | bc) s"
+  for p in pass1 pass2; do
+    ncu --import "$C/$p.ncu-rep" --csv --page raw >"$C/${p}_raw.csv"
+    ncu --import "$C/$p.ncu-rep" --csv --page details >"$C/${p}_details.csv"
+  done
+  ncu --import "$C/pass2.ncu-rep" --csv --page details --print-details all >"$C/pass2_details_all.csv" 2>&1 || true
+  ncu --query-metrics --chip gh100 >"$C/query_metrics_gh100.txt" 2>&1
+  ncu --list-sections >"$C/list_sections.txt" 2>&1
+  echo "$V" >"$C/ncu_version.txt"
+  (cd "$OUT" && tar czf "ncu-$V-captures.tgz" cap && rm -rf cap)
+}
+
+suite_ceilings() {
+  start_check
+  step ceilings 170 "$K" roofline --ceilings-only --remeasure --json "$OUT/ceilings.json" --svg "$OUT/ceilings.svg"
+}
+
+# The example table's commands (docs/PERFORMANCE.md, "Per-example results").
+example_cmd() {
+  case "$1" in
+    vector_add) echo "optimize examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=67108864" ;;
+    vector_add_float4) echo "optimize examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=67108864 -DKOPT_VECTORIZED_ACCESS=1 -DITEMS=4 --max-time-s 1" ;;
+    sgemm_naive) echo "bench examples/sgemm_naive/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1" ;;
+    sgemm_tunable) echo "optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1" ;;
+    softmax) echo "optimize examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=16384 --cols=4096 --iterations 2 --max-time-s 1" ;;
+    reduction) echo "optimize examples/reduction/kernel.cu --ref examples/reduction/ref.py --n=67108864 --iterations 2 --max-time-s 1" ;;
+    transpose) echo "optimize examples/transpose/kernel.cu --ref examples/transpose/ref.py --rows=8192 --cols=8192 --max-time-s 1" ;;
+    triton_softmax) echo "optimize examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=8192 --n_cols=4096 --iterations 2 --branches 3 --max-time-s 1" ;;
+    cutlass_gemm) echo "optimize examples/cutlass_gemm/kernel.cu --ref examples/cutlass_gemm/ref.py --M=4096 --N=4096 --K=4096 --iterations 1 --branches 2" ;;
+    *) return 1 ;;
+  esac
+}
+
+suite_examples() {
+  local names="${*:-vector_add vector_add_float4 sgemm_tunable softmax reduction transpose triton_softmax}" e cmd
+  for e in $names; do example_cmd "$e" >/dev/null || { echo "examples: unknown example '$e'" >&2; return 2; }; done
+  start_check
+  if [[ " $names " == *" cutlass_gemm "* ]]; then
+    export CUTLASS_PATH=$PWD/.carry/cutlass
+    [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+  fi
+  for e in $names; do
+    cmd=$(example_cmd "$e")
+    # shellcheck disable=SC2086  # the command is a list of words
+    step "$e" "${EXAMPLE_LIMIT_S:-400}" "$K" $cmd --out "runs/$e" </dev/null >"runs/$e.log" 2>&1
+    tail -8 "runs/$e.log"; summ "$e"
+  done
+}
+
+suite_resume() {
+  start_check
+  local R
+  step resume_start 95 timeout -s INT 75 "$K" optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py \
+    --M=2048 --N=2048 --K=2048 --iterations 2 --max-time-s 0.5 --out runs/resume
+  R=$(ls -d runs/resume/kopt_runs/run_* | head -1)
+  python3 -c "import json;s=json.load(open('$R/state.json'));print('after the interrupt: iterations_done',s['iterations_done'],'gates_passed',s['gates_passed'],'stop_reason',repr(s['stop_reason']))"
+  step resume 200 "$K" optimize --resume "$R" --quiet
+  python3 -c "import json;s=json.load(open('$R/summary.json'));print('resumed run:',s['stop'],s['headline'])"
+  summ resume
+}
+
+suite_timing() {
+  case "${1:-}" in
+    "") bash "$HERE/timing_check.sh" ;;
+    quick) TIMING_QUICK=1 bash "$HERE/timing_check.sh" ;;
+    no-tests) TIMING_NO_TESTS=1 bash "$HERE/timing_check.sh" ;;
+    *) echo "timing: quick or no-tests" >&2; return 2 ;;
+  esac
+}
+
+# flush_probe NAME LIB KERNEL REF KERNEL_REGEX ARGS...: kopt bench for the golden data, kopt's runner on the same
+# library under each cold flush (KOPT_L2_FLUSH x KOPT_CODE_FLUSH), and Nsight Compute around 25 calls with its own
+# cache control and with it off after each of kopt's flushes. Medians per series.
+flush_probe() {
+  local name=$1 lib=.carry/timing/$2.so kernel=$3 ref=$4 kre=$5; shift 5
+  local W=runs/flush G f c cc fl
+  local SBS="python3 scripts/device/timing_side_by_side.py"
+  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
+  mkdir -p "$W" runs/json/flush
+  step "kopt bench $name" 100 "$K" bench "$kernel" --ref "$ref" "$@" --seeds 1 --no-reference-timing --max-time-s 2 \
+    --json "$W/$name.bench.json" --out "$W/$name" >"$W/$name.bench.log" 2>&1
+  G=$(ls -d "$W/$name"/kopt_runs/bench_*/golden 2>/dev/null | head -1)
+  [ -n "$G" ] && [ -f "$lib" ] || { echo "no golden data or no $lib"; tail -5 "$W/$name.bench.log"; return; }
+  for f in memset_then_read memset_then_discard memset; do
+    for c in 0 1; do
+      KOPT_L2_FLUSH=$f KOPT_CODE_FLUSH=$c timeout 90 "$K" __runner --lib "$lib" --golden "$G" \
+        --out "$W/$name.$f.code$c.runner.json" --mode time --max-time-s 2 >/dev/null 2>&1
+      python3 -c "import json,statistics as s,sys; r=json.load(open(sys.argv[1])); print('KOPT %s %s code=%s median %.3f us n %d robust_cv %.4f' % (sys.argv[2], sys.argv[3], sys.argv[4], s.median(r['samples_ms'])*1e3, len(r['samples_ms']), r['timing'].get('robust_cv',-1)))" \
+        "$W/$name.$f.code$c.runner.json" "$name" "$f" "$c"
+    done
+  done
+  for f in all memset_then_read memset_then_discard memset; do
+    cc=none fl=$f
+    [ "$f" = all ] && cc=all fl=none
+    timeout 120 "$NCU" --profile-from-start off --clock-control none --cache-control $cc --kernel-name "regex:$kre" \
+      --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second --csv --print-units base \
+      --log-file "$W/$name.ncu_$f.csv" $SBS calls --lib "$lib" --golden "$G" --calls "${FLUSH_CALLS:-25}" --flush "$fl" >/dev/null 2>&1
+    $SBS ncu-clocks --ncu "$W/$name.ncu_$f.csv" --name "${name}_ncu_$f"
+  done
+  cp "$W"/*.json "$W"/*.csv runs/json/flush/ 2>/dev/null
+}
+
+suite_flushes() {
+  local k TK=scripts/device/timing_kernels
+  for k in ${*:-softmax axpb_4m axpb_1m}; do
+    case "$k" in softmax|axpb_4m|axpb_1m) ;; *) echo "flushes: softmax, axpb_4m or axpb_1m" >&2; return 2 ;; esac
+  done
+  start_check
+  for k in ${*:-softmax axpb_4m axpb_1m}; do
+    case "$k" in
+      softmax) flush_probe softmax softmax examples/softmax/kernel.cu examples/softmax/ref.py softmax_rows --rows=4096 --cols=1024 ;;
+      axpb_4m) flush_probe axpb_4m axpb $TK/axpb/kernel.cu $TK/axpb/ref.py axpb --n=4194304 ;;
+      axpb_1m) flush_probe axpb_1m axpb $TK/axpb/kernel.cu $TK/axpb/ref.py axpb --n=1048576 ;;
+    esac
+  done
+}
+
+suite_softmax_sizes() {
+  start_check
+  local W=runs/scale rows n G
+  local SBS="python3 scripts/device/timing_side_by_side.py"
+  local NCU; NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
+  mkdir -p "$W" runs/json/scale
+  for rows in 4096 16384 65536; do
+    n=softmax_$rows
+    step "kopt bench $n" 120 "$K" bench examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=$rows --cols=1024 \
+      --seeds 1 --no-reference-timing --max-time-s 2 --json "$W/$n.bench.json" --out "$W/$n" >"$W/$n.log" 2>&1
+    python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['outcome']; t=o['timing']; ti=o['details'].get('timing_info',{}); print('KOPT %s: gpu_ms median %.5f robust_cv %.4f clock %s event %.5f flush %s' % (sys.argv[2], t['median_ms'], t.get('robust_cv',-1), ti.get('gpu_clock'), ti.get('event_median_ms') or -1, ti.get('l2_flush')))" "$W/$n.bench.json" "$n" || tail -5 "$W/$n.log"
+    G=$(ls -d "$W/$n"/kopt_runs/bench_*/golden 2>/dev/null | head -1)
+    [ -n "$G" ] || continue
+    timeout 120 "$NCU" --profile-from-start off --clock-control none --cache-control all --kernel-name regex:softmax_rows \
+      --metrics gpu__time_duration.sum,gpc__cycles_elapsed.avg.per_second --csv --print-units base \
+      --log-file "$W/$n.ncu.csv" $SBS calls --lib .carry/timing/softmax.so --golden "$G" --calls 25 >/dev/null
+    $SBS ncu-clocks --ncu "$W/$n.ncu.csv" --name "$n"
+    cp "$W/$n.bench.json" "$W/$n.ncu.csv" runs/json/scale/ 2>/dev/null
+    rm -rf "$W/$n/kopt_runs"/bench_*/golden
+  done
+}
+
+suite_call_ms() {
+  start_check
+  local W=runs/call TK=scripts/device/timing_kernels n
+  mkdir -p "$W" runs/json/call
+  call_bench() {
+    local name=$1 tag=$2; shift 2
+    "$K" bench "$@" --seeds 1 --no-reference-timing --max-time-s 2 --json "$W/$name.$tag.json" --out "$W/$name" >"$W/$name.$tag.log" 2>&1
+    python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['outcome']; ti=o['details'].get('timing_info',{}); print('KOPT %s %s: gpu_ms %.5f call_ms %.5f clock %s cupti_missing %s' % (sys.argv[2], sys.argv[3], o['timing']['median_ms'], o['call']['median_ms'], ti.get('gpu_clock'), ti.get('cupti_missing')))" "$W/$name.$tag.json" "$name" "$tag" || tail -3 "$W/$name.$tag.log"
+  }
+  for n in 1048576 4194304; do
+    call_bench axpb_$n clock $TK/axpb/kernel.cu --ref $TK/axpb/ref.py --n=$n
+    KOPT_CUPTI=0 call_bench axpb_$n events $TK/axpb/kernel.cu --ref $TK/axpb/ref.py --n=$n
+  done
+  call_bench softmax clock examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=4096 --cols=1024
+  KOPT_CUPTI=0 call_bench softmax events examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=4096 --cols=1024
+  cp "$W"/*.json runs/json/call/ 2>/dev/null
+  step "kernel-clock GPU tests" 200 .carry/build/kopt_tests \
+    --gtest_filter='RunnerGpu.CallSamples*:RunnerGpu.TheKernelClock*:RunnerGpu.KoptCupti0*:RunnerGpu.PairedModeKeeps*:RunnerGpu.TheDiscard*:Cupti*' 2>&1 \
+    | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |call_ms|^\[==========\]|Failure|Expected|Which is" | tail -30
+}
+
+suite_triton_overhead() {
+  start_check
+  local r
+  for r in ${*:-2048 8192}; do triton_overhead "$r"; done
+}
+
+sweep_dims() {
+  case "$1" in
+    sgemm|sgemm_tunable) echo "sgemm_tunable --M=4096 --N=4096 --K=4096" ;;
+    transpose) echo "transpose --rows=8192 --cols=8192" ;;
+    reduction) echo "reduction --n=67108864" ;;
+    *) return 1 ;;
+  esac
+}
+
+# sweep KERNEL: search_efficiency.sh over the example's declared space into runs/se_NAME; its table, report and costs to $OUT.
+sweep() {
+  local spec name dims
+  spec=$(sweep_dims "$1") || return 2
+  name=${spec%% *} dims=${spec#* }
+  step "sweep $name" 300 bash scripts/perf/search_efficiency.sh --kernel "examples/$name/kernel.cu" --dims "$dims" \
+    --jobs "$(nproc)" --out "runs/se_$name" 2>&1 | tail -25
+  cp "runs/se_$name/report.txt" "runs/se_$name/measurements.csv" "runs/se_$name/costs.csv" "$OUT/" 2>/dev/null
+}
+
+suite_search_efficiency() {
+  sweep_dims "${1:-sgemm}" >/dev/null || { echo "search-efficiency: sgemm_tunable, transpose or reduction" >&2; return 2; }
+  start_check
+  sweep "${1:-sgemm}"
+}
+
+suite_seeds() {
+  local a; a=$(seeds_args "${1:-}") || { echo "seeds: KERNEL is sgemm, transpose or reduction" >&2; return 2; }
+  start_check
+  # shellcheck disable=SC2086
+  set -- "$1" "${2:-1 2 3 4 5}" $a
+  local name=$1 seeds=$2 best=$3 budget=$4; shift 4
+  seed_runs "$name" "${SEEDS_BUDGET:-$budget}" "$best" "$seeds" -- "$@"
+}
+
+suite_sweep_seeds() {
+  local spec; spec=$(sweep_dims "${1:-}") || { echo "sweep-seeds: KERNEL is sgemm, transpose or reduction" >&2; return 2; }
+  start_check
+  local name=${spec%% *} dims=${spec#* } seeds=${2:-1 2 3 4 5} best budget
+  sweep "$1"
+  [ -f "runs/se_$name/report.txt" ] && [ -f "runs/se_$name/measurements.csv" ] || { echo "no sweep: nothing to compare with"; return 1; }
+  read -r best budget < <(python3 - "runs/se_$name/report.txt" "runs/se_$name/measurements.csv" <<'PY'
+import csv, math, re, sys
+stages = re.search(r"stages: compile (\d+) s, golden data (\d+) s, measurement (\d+) s", open(sys.argv[1]).read())
+wall = sum(int(x) for x in stages.groups())
+best = min(float(r["median_ms"]) for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok")
+print(best, max(1, math.ceil(0.25 * wall)))
+PY
+  )
+  echo "sweep best $best ms; the budget, 25% of the sweep's wall: $budget s"
+  # shellcheck disable=SC2086
+  seed_runs "$name" "$budget" "$best" "$seeds" -- "examples/$name/kernel.cu" --ref "examples/$name/ref.py" $dims
+  python3 scripts/perf/peers.py kopt-runs runs/${name}_seed*/ --table "runs/se_$name/measurements.csv" \
+    --out "$OUT/kopt_live_$name.json" 2>&1 | tail -7
+}
+
+suite_kt_live() {
+  start_check
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  python3 -c 'import kernel_tuner, scipy, sklearn; print("kernel_tuner", kernel_tuner.__version__, "scipy", scipy.__version__, "sklearn", sklearn.__version__)'
+  mkdir -p runs/kt
+  local r st seed
+  for r in ${*:-random_sample:1 genetic_algorithm:1 bayes_opt:1}; do
+    st=${r%%:*} seed=${r##*:}
+    step "kt live $st seed $seed" "${KT_LIMIT_S:-120}" python3 scripts/perf/kt_sgemm.py --strategy "$st" --seed "$seed" \
+      --max-fevals "${KT_FEVALS:-60}" --cache "runs/kt/kt_${st}_s${seed}_cache.json" --out "runs/kt/kt_${st}_s$seed.json" 2>&1 | tail -4
+    tar czf "$OUT/kt_live.tgz" -C runs kt 2>/dev/null
+  done
+}
+
+suite_plain() {
+  plain_in "${PLAIN_LIMIT_S:-560}" "$@"
+}
+
+suite_gates() {
+  if [ $# -gt 0 ]; then GATES_RUNS="$*" bash "$HERE/gates_check.sh"; else bash "$HERE/gates_check.sh"; fi
+}
+
+suite_multi_gpu() {
+  start_check
+  local VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216 --time-budget 15 --iterations 1 --branches 4 --max-time-s 0.5 --seeds 2" D
+  # shellcheck disable=SC2086
+  step "optimize va --gpus 0,1" 60 "$K" optimize $VA --gpus 0,1 --out runs/va_gpus01 </dev/null >"$OUT/optimize_va_gpus01.log" 2>&1
+  tail -4 "$OUT/optimize_va_gpus01.log"
+  # shellcheck disable=SC2086
+  step "optimize va --gpus all" 200 "$K" optimize $VA --gpus all --out runs/va_gpus_all </dev/null >"$OUT/optimize_va_gpus_all.log" 2>&1
+  tail -22 "$OUT/optimize_va_gpus_all.log"
+  D=$(ls -d runs/va_gpus_all/kopt_runs/run_* 2>/dev/null | head -1)
+  [ -n "$D" ] && python3 -c "import json;s=json.load(open('$D/state.json'));print('measuring', json.dumps(s.get('measuring')))"
+  summ va_gpus_all
+}
+
+suites() { usage | sed -n 's/^  \([a-z-]*\) .*/\1/p'; }   # the first word of each row of the table above
+
+main() {
+  local suite=${1:-}
+  case "$suite" in
+    ""|-h|--help|help) usage; [ -n "$suite" ]; return ;;
+  esac
+  shift
+  suites | grep -qx -- "$suite" ||
+    { echo "check.sh: unknown suite '$suite' (bash scripts/device/check.sh --help lists them)" >&2; return 2; }
+  export OUT="${OUT:-$PWD/check_out}"
+  mkdir -p "$OUT"
+  . "$HERE/lib.sh"
+  . "$HERE/seed_runs.sh"
+  local rc
+  case "$suite" in
+    sanitizer) bash "$HERE/capture_sanitizer.sh" "$@" ;;
+    peers) bash "$HERE/peers_check.sh" "$@" ;;
+    llm) bash "$HERE/llm_check.sh" "$@" ;;
+    report) bash "$HERE/report_check.sh" "$@" ;;
+    *) "suite_${suite//-/_}" "$@" ;;
+  esac
+  rc=$?
+  if [ -d runs ]; then
+    finish_check >/dev/null
+    [ -f "$OUT/runs_json.tgz" ] && mv "$OUT/runs_json.tgz" "$OUT/runs_json_$suite.tgz"
+  fi
+  return $rc
+}
+
+main "$@"
