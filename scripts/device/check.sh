@@ -28,6 +28,7 @@
 #   multi-gpu                   optimize with --gpus all, and --gpus 0,1 (refused on a one-GPU machine)
 #   llm                         the language-model and manual generators against a mock endpoint (llm_check.sh)
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
+#   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh)
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
 set -u
@@ -351,6 +352,10 @@ suite_multi_gpu() {
   D=$(ls -d runs/va_gpus_all/kopt_runs/run_* 2>/dev/null | head -1)
   [ -n "$D" ] && python3 -c "import json;s=json.load(open('$D/state.json'));print('measuring', json.dumps(s.get('measuring')))"
   summ va_gpus_all
+}
+
+suite_evidence() {
+  EVIDENCE_ONLY="$*" bash "$HERE/evidence_check.sh"
 }
 
 suites() { usage | sed -n 's/^  \([a-z-]*\) .*/\1/p'; }   # the first word of each row of the table above

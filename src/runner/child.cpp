@@ -75,6 +75,17 @@ std::string settle_message(const std::string& second_look) {
          std::to_string(static_cast<int>(kSettleMs)) + " ms later (" + second_look + ")";
 }
 
+// Under a CUDA tool injected into this process (compute-sanitizer, Nsight Compute: CUDA_INJECTION64_PATH), the tool's
+// own threads may start during a call: the threads rule is off there (those runs gate nothing on timing; the
+// candidate's own check and time runs apply it).
+bool thread_rule_applies() {
+  static const bool applies = [] {
+    const char* v = std::getenv("CUDA_INJECTION64_PATH");
+    return !(v && *v);
+  }();
+  return applies;
+}
+
 // KOPT_FRESH_INPUTS=0 times every call on the first seed's inputs, as before 2026-12-03 (for side-by-side comparisons
 // with tools that time one input); unset or 1: fresh inputs and audits (runner/fresh_inputs.h).
 bool fresh_inputs_enabled() {
@@ -376,8 +387,9 @@ util::Json Child::call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunSt
   if (!v.contains("corrupted")) {
     // Outputs final when solve() returns (docs/RUNNER.md): no thread it started may still run, and a second look
     // after a settle delay sees what the first saw.
-    auto threads = still_running(started_since(threads_before, live_threads()), kThreadSettleMs);
-    threads.insert(threads.end(), lib.load_threads.begin(), lib.load_threads.end());
+    auto threads = thread_rule_applies() ? still_running(started_since(threads_before, live_threads()), kThreadSettleMs)
+                                         : std::vector<long>{};
+    if (thread_rule_applies()) threads.insert(threads.end(), lib.load_threads.begin(), lib.load_threads.end());
     if (!threads.empty()) {
       left_threads_.insert(lib.handle);
       v["threads_left_running"] = describe_threads(threads);
