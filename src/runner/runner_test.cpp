@@ -801,7 +801,9 @@ TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
   const auto& libs = first.details["libs"];
   EXPECT_TRUE(libs[0]["check"].contains("skipped")) << libs[0]["check"].dump();
   EXPECT_TRUE(libs[1]["check"].contains("outputs")) << "the candidate is checked";
-  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 2u) << "and on the other seeds";
+  // The other seeds but the last, held back for the audits in the rounds (runner/fresh_inputs.h).
+  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 1u) << "and on the other seeds";
+  EXPECT_EQ(first.details["fresh_inputs"]["audits_per_lib"][1].get<int>() >= 1, true) << first.details["fresh_inputs"].dump();
   EXPECT_FALSE(libs[0]["timing_info"]["probe_reused"].get<bool>());
   for (const char* ph : {"load", "check", "other_seeds", "probe", "rounds"})
     EXPECT_TRUE(first.details["phases_ms"].contains(ph)) << ph << ": " << first.details["phases_ms"].dump();
@@ -917,8 +919,11 @@ TEST_F(EvidenceGpu, OutputsWrittenAfterSolveReturnedAreRejected) {
           << name << ": " << status_name(o.status) << ": " << o.message;
     }
   }
+  // Whichever rule sees it first: the second look (its work lands 2 ms after the call) or the thread still running.
   auto resident = run("vadd_resident_thread", RunMode::kCheck);
-  EXPECT_EQ(resident.status, RunStatus::kThreadsLeftRunning) << resident.message;
+  EXPECT_TRUE(resident.status == RunStatus::kOutputsChangedAfterReturn || resident.status == RunStatus::kThreadsLeftRunning)
+      << status_name(resident.status) << ": " << resident.message;
+  EXPECT_TRUE(resident.details["seeds"][0].contains("threads_left_running")) << resident.details["seeds"][0].dump();
 }
 
 TEST_F(EvidenceGpu, HonestKernelsLeaveNoThreadsAndPassEveryRule) {
