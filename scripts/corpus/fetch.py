@@ -47,7 +47,6 @@ PACKAGES = [
             ("cutlass_library/source/examples/00_basic_gemm/", "examples/00_basic_gemm/"),
             ("cutlass_library/source/examples/common/", "examples/common/"),
             ("cutlass_library/source/tools/util/include/", "tools/util/include/"),
-            ("cutlass_library/source/LICENSE.txt", "LICENSE.txt"),
             ("nvidia_cutlass-4.2.0.0.dist-info/", "dist-info/"),
         ],
     },
