@@ -33,6 +33,7 @@ PROJECTS = {
     "flashinfer_": ("flashinfer-python-0.5.3", []),
     "liger_": ("liger-kernel-0.8.5", ["torch", "triton", "packaging"]),
     "fla_": ("fla-core-0.6.0", ["torch", "triton", "packaging", "einops"]),
+    "cub_": (None, []),  # CUB comes with the CUDA toolkit: nothing to fetch
 }
 
 
@@ -77,7 +78,7 @@ def check_one(name, kopt, args, tmp):
     if proj is None:
         return "fail", f"{name}: no project prefix known to check_corpus.py"
     fetched, modules = proj
-    if not (FETCHED / fetched / ".fetched.json").is_file():
+    if fetched is not None and not (FETCHED / fetched / ".fetched.json").is_file():
         return "skip", f"{fetched} is not fetched (python3 scripts/corpus/fetch.py)"
     dims = read_dims(d / "dims.txt")
     if not dims["check"] or not dims["typical"]:
