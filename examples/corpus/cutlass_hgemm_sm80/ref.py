@@ -2,8 +2,10 @@
 
 Row-major A (M, K) and B (N, K) (K contiguous); C column-major M x N, i.e. a row-major (N, M) array:
 C_rm = B @ A^T. The kernel accumulates in fp16 (as the tutorial does), so the tolerance is an fp16 one scaled by
-the K-long sums of inputs in [-1, 1): |C| is about sqrt(K)/3 and each of the K additions rounds at 2^-11 of
-the running sum.
+the K-long sums of inputs in [-1, 1): |C| is about sqrt(K/9) (21 at K = 4096), and each fp16 accumulation
+step rounds at 2^-11 of the running sum (half an ulp is 0.008 at 16..32), a random walk of ~0.3 over the
+K/16 = 256 mma steps in the worst case of K = 4096. atol 1 covers that with room; a wrong tile or an unwritten
+element is off by ~20 or NaN.
 """
 
 try:
@@ -13,7 +15,7 @@ except ImportError:
 import numpy as np
 
 shapes = {"A": ("M", "K"), "B": ("N", "K"), "C": ("N", "M")}
-atol, rtol = 0.25, 2e-2
+atol, rtol = 1.0, 2e-2
 
 
 def _np(t):

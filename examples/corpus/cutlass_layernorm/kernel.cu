@@ -5,6 +5,8 @@
 // only solve() is kopt's. solve() launches it as CUTLASS's own launcher cutlass::layernorm() does on this path:
 // template arguments <float4, float, 1> (ITEM_PER_THREAD = 1), N/4 threads rounded up to a multiple of 32 (1024
 // at N = 4096), one block per row. out = (x - mean) / sqrt(var + 1e-5) * gamma + beta per row.
+// The block size is not free: with ITEM_PER_THREAD = 1 each thread holds exactly one float4 of the row, so the block
+// must have at least N/4 threads (a smaller one leaves elements unwritten); ITEM_PER_THREAD * blockDim.x * 4 >= N.
 #include "cutlass/cutlass.h"
 #include "../_fetched/nvidia-cutlass-4.2.0.0/tools/util/include/cutlass/util/device_layernorm.h"
 
