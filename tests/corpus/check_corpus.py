@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Checks the third-party kernel corpus (examples/corpus, issue 35) from the outside, as a user would run it.
 
-For every corpus kernel whose project's sources are fetched (scripts/corpus/fetch.py):
+For every corpus kernel:
+- `kopt annotate KERNEL` prints exactly tests/data/corpus_annotate/<name>.txt (the reviewed fixture; annotate reads
+  the wrapper only, so this runs with or without the project's sources); `--update-fixtures` rewrites the fixtures
+  instead (review the diff);
+and where the project's sources are fetched (scripts/corpus/fetch.py):
 - a CUDA wrapper (kernel.cu) compiles with nvcc for sm_90 (sm_90a and CUTLASS's flags for CUTLASS kernels,
   as kopt builds them), with the extra include folders its dims.txt names (`flags:`);
 - `kopt check KERNEL --ref ref.py <the check: dims of dims.txt>` passes (the contract, and the reference run
-  once on the CPU); a Triton wrapper only where torch and triton (and the project's imports) are installed;
-- `kopt annotate KERNEL` prints exactly tests/data/corpus_annotate/<name>.txt (the reviewed fixture);
-  `--update-fixtures` rewrites the fixtures instead (review the diff).
+  once on the CPU); a Triton wrapper only where torch and triton (and the project's imports) are installed.
 A kernel whose project is not fetched, or whose toolchain is missing (nvcc, the CUTLASS headers, torch and
 triton), is skipped with the reason. Exit status: 0 passed (some may be skipped), 1 failed, 77 everything skipped.
 Usage: check_corpus.py --kopt build/kopt [--only NAME]... [--jobs N] [--no-compile] [--update-fixtures]
@@ -78,8 +80,6 @@ def check_one(name, kopt, args, tmp):
     if proj is None:
         return "fail", f"{name}: no project prefix known to check_corpus.py"
     fetched, modules = proj
-    if fetched is not None and not (FETCHED / fetched / ".fetched.json").is_file():
-        return "skip", f"{fetched} is not fetched (python3 scripts/corpus/fetch.py)"
     dims = read_dims(d / "dims.txt")
     if not dims["check"] or not dims["typical"]:
         return "fail", "dims.txt needs typical: and check: lines"
@@ -100,18 +100,23 @@ def check_one(name, kopt, args, tmp):
         return "fail", f"no fixture {fixture.relative_to(REPO)} (run with --update-fixtures, then review it)"
     elif fixture.read_text() != got:
         return "fail", f"kopt annotate differs from {fixture.relative_to(REPO)}:\n{got}"
+    else:
+        notes.append("annotate fixture ok")
+    # kopt annotate reads the wrapper only, so the fixture is checked with or without the project's sources
+    if fetched is not None and not (FETCHED / fetched / ".fetched.json").is_file():
+        return "skip", ", ".join(notes + [f"{fetched} is not fetched (python3 scripts/corpus/fetch.py)"])
     if kernel.suffix == ".cu":
         nvcc = find_nvcc()
         if args.no_compile:
             notes.append("compile skipped (--no-compile)")
         elif not nvcc:
-            return "skip", "nvcc not found"
+            return "skip", ", ".join(notes + ["nvcc not found"])
         else:
             cmd = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", str(tmp / f"{name}.so"), str(kernel)] + flags
             if name.startswith("cutlass_"):
                 inc = cutlass_include()
                 if inc is None:
-                    return "skip", "the CUTLASS headers are not installed (nvidia-cutlass, or CUTLASS_PATH)"
+                    return "skip", ", ".join(notes + ["the CUTLASS headers are not installed (nvidia-cutlass, or CUTLASS_PATH)"])
                 cmd += ["-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG", "-I", str(inc)]
             else:
                 cmd += ["-arch=sm_90", "-std=c++17"]
@@ -122,7 +127,7 @@ def check_one(name, kopt, args, tmp):
     else:
         missing = [m for m in modules if importlib.util.find_spec(m) is None]
         if missing:
-            return "skip", "annotate fixture ok; kopt check needs " + ", ".join(missing)
+            return "skip", ", ".join(notes + ["kopt check needs " + ", ".join(missing)])
     r = subprocess.run([kopt, "check", str(kernel), "--ref", str(d / "ref.py")] + dims["check"], cwd=REPO,
                        capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
