@@ -2,7 +2,7 @@
 
 The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from examples/corpus/_fetched/ where
 scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: logsumexp_fwd(): B = min(next_power_of_2(D), 65536), ND = cdiv(D, B), grid (N, ND), no scale, and the kernel's own @triton.autotune over num_warps in {1, 2, 4, 8, 16, 32} keyed on D.
+run_kernel() launches it as the project does: logsumexp_fwd(): B = min(next_power_of_2(D), 65536), ND = cdiv(D, B), grid (N, ND), no scale (its heuristics set HAS_SCALE), and the kernel's own @triton.autotune over num_warps in {1, 2, 4, 8, 16, 32} keyed on D.
 Sizes: D <= 65536 (one block a row, z of one column). float32. Needs torch and triton (and the project's own imports, einops).
 """
 
@@ -30,4 +30,4 @@ def setup(*, seed, N, D):
 
 def run_kernel(*, x, z, N, D):
     B = min(triton.next_power_of_2(D), 64 * 1024)
-    logsumexp_fwd_kernel[(N, triton.cdiv(D, B))](x=x, z=z, scale=None, D=D, B=B, HAS_SCALE=False)
+    logsumexp_fwd_kernel[(N, triton.cdiv(D, B))](x=x, z=z, scale=None, D=D, B=B)
