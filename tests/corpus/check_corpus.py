@@ -23,6 +23,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = REPO / "examples" / "corpus"
@@ -71,7 +72,8 @@ def cutlass_include():
 
 
 def find_nvcc():
-    return shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None)
+    default = "/usr/local/cuda/bin/nvcc"
+    return shutil.which("nvcc") or (default if os.access(default, os.X_OK) else None)
 
 
 def check_one(name, kopt, args, tmp):
@@ -116,7 +118,8 @@ def check_one(name, kopt, args, tmp):
             if name.startswith("cutlass_"):
                 inc = cutlass_include()
                 if inc is None:
-                    return "skip", ", ".join(notes + ["the CUTLASS headers are not installed (nvidia-cutlass, or CUTLASS_PATH)"])
+                    why = "the CUTLASS headers are not installed (nvidia-cutlass, or CUTLASS_PATH)"
+                    return "skip", ", ".join(notes + [why])
                 cmd += ["-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG", "-I", str(inc)]
             else:
                 cmd += ["-arch=sm_90", "-std=c++17"]
@@ -152,7 +155,6 @@ def main():
             print("check_corpus.py: unknown kernel(s): " + ", ".join(unknown), file=sys.stderr)
             return 1
         names = [n for n in names if n in args.only]
-    import tempfile
     counts = {"pass": 0, "fail": 0, "skip": 0}
     with tempfile.TemporaryDirectory(prefix="kopt-corpus-") as tmp:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -1,9 +1,15 @@
-"""kopt corpus wrapper (issue 35): flash-linear-attention's chunk-local cumulative sum of the log gates (fla/ops/utils/cumsum.py, chunk_local_cumsum_scalar_kernel): a scan inside each chunk of BT time steps, as gated linear attention (GLA, Gated DeltaNet) uses it.
+"""kopt corpus wrapper (issue 35): flash-linear-attention's chunk-local cumulative sum of the log gates
+(fla/ops/utils/cumsum.py, chunk_local_cumsum_scalar_kernel): a scan inside each chunk of BT time steps, as gated
+linear attention (GLA, Gated DeltaNet) uses it.
 
-The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: chunk_local_cumsum_scalar() with chunk_size 64 (the chunk size of fla's chunked GLA / DeltaNet kernels): BT = 64, grid (cdiv(T, BT) * B * H,), forward, no scale, and the kernel's own autotune (fla_cache_autotune) over num_warps in {1, 2, 4, 8}.
-Sizes: any sizes; the scan restarts every 64 steps. float32. Needs torch and triton (and the project's own imports, einops).
+The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: chunk_local_cumsum_scalar() with chunk_size 64 (the chunk size of
+fla's chunked GLA / DeltaNet kernels): BT = 64, grid (cdiv(T, BT) * B * H,), forward, no scale, and the kernel's own
+autotune (fla_cache_autotune) over num_warps in {1, 2, 4, 8}.
+Sizes: any sizes; the scan restarts every 64 steps. float32. Needs torch and triton (and the project's own imports,
+einops).
 """
 
 import os

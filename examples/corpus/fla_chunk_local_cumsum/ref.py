@@ -1,4 +1,7 @@
-"""Reference for examples/corpus/fla_chunk_local_cumsum (flash-linear-attention): flash-linear-attention's chunk-local cumulative sum of the log gates (fla/ops/utils/cumsum.py, chunk_local_cumsum_scalar_kernel). float64 on torch tensors."""
+"""Reference for examples/corpus/fla_chunk_local_cumsum (flash-linear-attention): flash-linear-attention's chunk-local
+cumulative sum of the log gates (fla/ops/utils/cumsum.py, chunk_local_cumsum_scalar_kernel). float64 on torch
+tensors.
+"""
 
 import torch
 
@@ -14,4 +17,6 @@ def reference(*, s, o, T, **_):
 
 
 def workload_model(*, B, T, H, **_):
-    return {"flops": B * T * H, "bytes_read_min": 4 * B * T * H, "bytes_written_min": 4 * B * T * H, "dtype": "float32"}
+    return {"flops": B * T * H,
+            "bytes_read_min": 4 * B * T * H,
+            "bytes_written_min": 4 * B * T * H, "dtype": "float32"}

@@ -1,8 +1,12 @@
-"""kopt corpus wrapper (issue 35): flash-linear-attention's chunked log-cumsum-exp along the time axis (fla/ops/utils/logcumsumexp.py): one program a (batch x head), BT time steps a chunk, the in-chunk prefix sum as a lower-triangular tl.dot.
+"""kopt corpus wrapper (issue 35): flash-linear-attention's chunked log-cumsum-exp along the time axis
+(fla/ops/utils/logcumsumexp.py): one program a (batch x head), BT time steps a chunk, the in-chunk prefix sum as a
+lower-triangular tl.dot.
 
-The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: the kernel's own @triton.autotune over BT in {16, 32, 64} x num_warps {2, 4, 8} keyed on S; grid (B * H,) as in fla/ops/abc/chunk.py.
+The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: the kernel's own @triton.autotune over BT in {16, 32, 64} x num_warps
+{2, 4, 8} keyed on S; grid (B * H,) as in fla/ops/abc/chunk.py.
 Sizes: S a power of two >= 16 (tl.dot). float32. Needs torch and triton (and the project's own imports, einops).
 """
 

@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/fla_logcumsumexp (flash-linear-attention): flash-linear-attention's chunked log-cumsum-exp along the time axis (fla/ops/utils/logcumsumexp.py). float64 on torch tensors."""
+"""Reference for examples/corpus/fla_logcumsumexp (flash-linear-attention): flash-linear-attention's chunked log-
+cumsum-exp along the time axis (fla/ops/utils/logcumsumexp.py). float64 on torch tensors.
+"""
 
 import torch
 
@@ -10,4 +12,6 @@ def reference(*, s, z, **_):
 
 
 def workload_model(*, BH, T, S, **_):
-    return {"flops": 4 * BH * T * S, "bytes_read_min": 4 * BH * T * S, "bytes_written_min": 4 * BH * T * S, "dtype": "float32"}
+    return {"flops": 4 * BH * T * S,
+            "bytes_read_min": 4 * BH * T * S,
+            "bytes_written_min": 4 * BH * T * S, "dtype": "float32"}

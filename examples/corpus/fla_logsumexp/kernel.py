@@ -1,9 +1,14 @@
-"""kopt corpus wrapper (issue 35): flash-linear-attention's row log-sum-exp (fla/ops/utils/logsumexp.py): a reduction, one program a (row, 64K block).
+"""kopt corpus wrapper (issue 35): flash-linear-attention's row log-sum-exp (fla/ops/utils/logsumexp.py): a reduction,
+one program a (row, 64K block).
 
-The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: logsumexp_fwd(): B = min(next_power_of_2(D), 65536), ND = cdiv(D, B), grid (N, ND), no scale (its heuristics set HAS_SCALE), and the kernel's own @triton.autotune over num_warps in {1, 2, 4, 8, 16, 32} keyed on D.
-Sizes: D <= 65536 (one block a row, z of one column). float32. Needs torch and triton (and the project's own imports, einops).
+The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: logsumexp_fwd(): B = min(next_power_of_2(D), 65536), ND = cdiv(D, B),
+grid (N, ND), no scale (its heuristics set HAS_SCALE), and the kernel's own @triton.autotune over num_warps in {1,
+2, 4, 8, 16, 32} keyed on D.
+Sizes: D <= 65536 (one block a row, z of one column). float32. Needs torch and triton (and the project's own
+imports, einops).
 """
 
 import os

@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/fla_logsumexp (flash-linear-attention): flash-linear-attention's row log-sum-exp (fla/ops/utils/logsumexp.py). float64 on torch tensors."""
+"""Reference for examples/corpus/fla_logsumexp (flash-linear-attention): flash-linear-attention's row log-sum-exp
+(fla/ops/utils/logsumexp.py). float64 on torch tensors.
+"""
 
 import torch
 
@@ -10,4 +12,6 @@ def reference(*, x, z, **_):
 
 
 def workload_model(*, N, D, **_):
-    return {"flops": 3 * N * D, "bytes_read_min": 4 * N * D, "bytes_written_min": 4 * N, "dtype": "float32"}
+    return {"flops": 3 * N * D,
+            "bytes_read_min": 4 * N * D,
+            "bytes_written_min": 4 * N, "dtype": "float32"}

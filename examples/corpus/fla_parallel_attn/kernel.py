@@ -1,9 +1,16 @@
-"""kopt corpus wrapper (issue 35): flash-linear-attention's causal softmax attention forward (fla/ops/attn/parallel.py, parallel_attn_fwd_kernel): flash-attention style, an online softmax over BS-key blocks for each BT-query block, grouped-query heads, fp16, the output and its log-sum-exp (base 2).
+"""kopt corpus wrapper (issue 35): flash-linear-attention's causal softmax attention forward (fla/ops/attn/parallel.py,
+parallel_attn_fwd_kernel): flash-attention style, an online softmax over BS-key blocks for each BT-query block,
+grouped-query heads, fp16, the output and its log-sum-exp (base 2).
 
-The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: parallel_attn_fwd() on a Hopper-class device (check_shared_mem('hopper')): BT = 128, BS = min(64, max(16, next_power_of_2(T))) = 64, BK = BV = min(256, max(16, next_power_of_2(D))) = 128, num_warps 8, grid (cdiv(V, BV) * cdiv(T, BT), B * HQ); no gate, sink bias, window or varlen.
-Sizes: D <= 128 (BK, BV of this launch), HQ a multiple of H. float32. Needs torch and triton (and the project's own imports, einops).
+The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: parallel_attn_fwd() on a Hopper-class device
+(check_shared_mem('hopper')): BT = 128, BS = min(64, max(16, next_power_of_2(T))) = 64, BK = BV = min(256, max(16,
+next_power_of_2(D))) = 128, num_warps 8, grid (cdiv(V, BV) * cdiv(T, BT), B * HQ); no gate, sink bias, window or
+varlen.
+Sizes: D <= 128 (BK, BV of this launch), HQ a multiple of H. float16. Needs torch and triton (and the project's own
+imports, einops).
 """
 
 import os

@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/fla_parallel_attn (flash-linear-attention): flash-linear-attention's causal softmax attention forward (fla/ops/attn/parallel.py, parallel_attn_fwd_kernel). float64 on torch tensors."""
+"""Reference for examples/corpus/fla_parallel_attn (flash-linear-attention): flash-linear-attention's causal softmax
+attention forward (fla/ops/attn/parallel.py, parallel_attn_fwd_kernel). float64 on torch tensors.
+"""
 
 import math
 
@@ -20,4 +22,6 @@ def reference(*, q, k, v, o, lse, B, T, HQ, H, D, **_):
 
 
 def workload_model(*, B, T, HQ, H, D, **_):
-    return {"flops": 2 * B * HQ * T * T * D, "bytes_read_min": 2 * B * T * (HQ + 2 * H) * D, "bytes_written_min": 2 * B * T * HQ * D + 4 * B * T * HQ, "dtype": "float16"}
+    return {"flops": 2 * B * HQ * T * T * D,
+            "bytes_read_min": 2 * B * T * (HQ + 2 * H) * D,
+            "bytes_written_min": 2 * B * T * HQ * D + 4 * B * T * HQ, "dtype": "float16"}

@@ -1,8 +1,11 @@
-"""kopt corpus wrapper (issue 35): flash-linear-attention's row softmax (fla/ops/utils/softmax.py): one program a row, the whole row in one block.
+"""kopt corpus wrapper (issue 35): flash-linear-attention's row softmax (fla/ops/utils/softmax.py): one program a row,
+the whole row in one block.
 
-The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: softmax_fwd(): B = next_power_of_2(D) and the kernel's own @triton.autotune over num_warps in {1, 2, 4, 8, 16, 32} keyed on D; grid (N,).
+The @triton.jit kernel is flash-linear-attention's (fla-core==0.6.0, MIT, the fla-org authors), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: softmax_fwd(): B = next_power_of_2(D) and the kernel's own
+@triton.autotune over num_warps in {1, 2, 4, 8, 16, 32} keyed on D; grid (N,).
 Sizes: any sizes. float32. Needs torch and triton (and the project's own imports, einops).
 """
 

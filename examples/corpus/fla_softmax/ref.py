@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/fla_softmax (flash-linear-attention): flash-linear-attention's row softmax (fla/ops/utils/softmax.py). float64 on torch tensors."""
+"""Reference for examples/corpus/fla_softmax (flash-linear-attention): flash-linear-attention's row softmax
+(fla/ops/utils/softmax.py). float64 on torch tensors.
+"""
 
 import torch
 
@@ -10,4 +12,6 @@ def reference(*, x, p, **_):
 
 
 def workload_model(*, N, D, **_):
-    return {"flops": 4 * N * D, "bytes_read_min": 4 * N * D, "bytes_written_min": 4 * N * D, "dtype": "float32"}
+    return {"flops": 4 * N * D,
+            "bytes_read_min": 4 * N * D,
+            "bytes_written_min": 4 * N * D, "dtype": "float32"}

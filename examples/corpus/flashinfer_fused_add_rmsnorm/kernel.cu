@@ -21,8 +21,8 @@ extern "C" void solve(__half* input, __half* residual, const __half* weight, int
   dim3 nthrs(32, num_warps);
   const uint32_t smem_size = ((num_warps + 3) / 4 * 4 + d) * sizeof(float);
   if (smem_size > 48 * 1024)
-    cudaFuncSetAttribute(flashinfer::norm::FusedAddRMSNormKernel<vec_size, half>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         smem_size);
-  flashinfer::norm::FusedAddRMSNormKernel<vec_size, half><<<nblks, nthrs, smem_size>>>(input, residual, const_cast<half*>(weight),
-                                                                              d, d, d, 0.f, 1e-6f);
+    cudaFuncSetAttribute(flashinfer::norm::FusedAddRMSNormKernel<vec_size, half>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);
+  flashinfer::norm::FusedAddRMSNormKernel<vec_size, half><<<nblks, nthrs, smem_size>>>(
+      input, residual, const_cast<half*>(weight), d, d, d, 0.f, 1e-6f);
 }

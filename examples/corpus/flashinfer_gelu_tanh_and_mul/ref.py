@@ -1,5 +1,6 @@
 """Reference for FlashInfer's gelu_tanh_and_mul: solve(const __half* input, __half* out, int num_tokens, int d).
-input is (num_tokens, 2d): out = act(input[:, :d]) * input[:, d:] with gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); float64, an fp16 tolerance.
+input is (num_tokens, 2d): out = act(input[:, :d]) * input[:, d:] with
+gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); float64, an fp16 tolerance.
 d must be a multiple of 8 (16-byte vectors).
 """
 

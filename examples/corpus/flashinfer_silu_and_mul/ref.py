@@ -1,5 +1,6 @@
 """Reference for FlashInfer's silu_and_mul: solve(const __half* input, __half* out, int num_tokens, int d).
-input is (num_tokens, 2d): out = act(input[:, :d]) * input[:, d:] with silu(x) = x / (1 + exp(-x)); float64, an fp16 tolerance.
+input is (num_tokens, 2d): out = act(input[:, :d]) * input[:, d:] with silu(x) = x / (1 + exp(-x));
+float64, an fp16 tolerance.
 d must be a multiple of 8 (16-byte vectors).
 """
 

@@ -1,8 +1,11 @@
-"""kopt corpus wrapper (issue 35): Liger-Kernel's Dynamic Tanh (DyT, the normalisation-free LayerNorm replacement) forward (liger_kernel/ops/dyt.py): y = tanh(alpha x) * gamma + beta.
+"""kopt corpus wrapper (issue 35): Liger-Kernel's Dynamic Tanh (DyT, the normalisation-free LayerNorm replacement)
+forward (liger_kernel/ops/dyt.py): y = tanh(alpha x) * gamma + beta.
 
-The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: liger_dyt_fwd(): the kernel's own @triton.autotune over BLOCK_N in {1024, 2048, 4096} x num_stages {1, 2} x num_warps {4, 8, 16} keyed on N; grid (cdiv(N, BLOCK_N), M).
+The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: liger_dyt_fwd(): the kernel's own @triton.autotune over BLOCK_N in
+{1024, 2048, 4096} x num_stages {1, 2} x num_warps {4, 8, 16} keyed on N; grid (cdiv(N, BLOCK_N), M).
 Sizes: any sizes. float32. Needs torch and triton (and the project's own imports, packaging).
 """
 

@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/liger_dyt (Liger-Kernel): Liger-Kernel's Dynamic Tanh (DyT, the normalisation-free LayerNorm replacement) forward (liger_kernel/ops/dyt.py). float64 on torch tensors."""
+"""Reference for examples/corpus/liger_dyt (Liger-Kernel): Liger-Kernel's Dynamic Tanh (DyT, the normalisation-free
+LayerNorm replacement) forward (liger_kernel/ops/dyt.py). float64 on torch tensors.
+"""
 
 import torch
 
@@ -10,4 +12,6 @@ def reference(*, x, alpha, gamma, beta, y, **_):
 
 
 def workload_model(*, M, N, **_):
-    return {"flops": 4 * M * N, "bytes_read_min": 4 * (M * N + 2 * N), "bytes_written_min": 4 * M * N, "dtype": "float32"}
+    return {"flops": 4 * M * N,
+            "bytes_read_min": 4 * (M * N + 2 * N),
+            "bytes_written_min": 4 * M * N, "dtype": "float32"}

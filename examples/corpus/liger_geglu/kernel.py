@@ -1,9 +1,13 @@
-"""kopt corpus wrapper (issue 35): Liger-Kernel's GEGLU forward (liger_kernel/ops/geglu.py): c = gelu_tanh(a) * b, one program a row.
+"""kopt corpus wrapper (issue 35): Liger-Kernel's GEGLU forward (liger_kernel/ops/geglu.py): c = gelu_tanh(a) * b, one
+program a row.
 
-The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: geglu_forward() at n_cols = 16384: calculate_settings(16384) = (BLOCK_SIZE 16384, num_warps 16).
-Sizes: n_cols <= 16384 (the BLOCK_SIZE of this launch). float32. Needs torch and triton (and the project's own imports, packaging).
+The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: geglu_forward() at n_cols = 16384: calculate_settings(16384) =
+(BLOCK_SIZE 16384, num_warps 16).
+Sizes: n_cols <= 16384 (the BLOCK_SIZE of this launch). float32. Needs torch and triton (and the project's own
+imports, packaging).
 """
 
 import os

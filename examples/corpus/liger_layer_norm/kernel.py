@@ -1,9 +1,13 @@
-"""kopt corpus wrapper (issue 35): Liger-Kernel's LayerNorm forward (liger_kernel/ops/layer_norm.py), one program a row.
+"""kopt corpus wrapper (issue 35): Liger-Kernel's LayerNorm forward (liger_kernel/ops/layer_norm.py), one program a
+row.
 
-The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: layer_norm_forward() at n_cols = 4096: calculate_settings(4096) = (BLOCK_SIZE 4096, num_warps 8), grid (n_rows,), eps 1e-5.
-Sizes: n_cols <= 4096 (the BLOCK_SIZE of this launch). float32. Needs torch and triton (and the project's own imports, packaging).
+The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: layer_norm_forward() at n_cols = 4096: calculate_settings(4096) =
+(BLOCK_SIZE 4096, num_warps 8), grid (n_rows,), eps 1e-5.
+Sizes: n_cols <= 4096 (the BLOCK_SIZE of this launch). float32. Needs torch and triton (and the project's own
+imports, packaging).
 """
 
 import os

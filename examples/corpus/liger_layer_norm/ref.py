@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/liger_layer_norm (Liger-Kernel): Liger-Kernel's LayerNorm forward (liger_kernel/ops/layer_norm.py), one program a row. float64 on torch tensors."""
+"""Reference for examples/corpus/liger_layer_norm (Liger-Kernel): Liger-Kernel's LayerNorm forward
+(liger_kernel/ops/layer_norm.py), one program a row. float64 on torch tensors.
+"""
 
 import torch
 
@@ -16,4 +18,6 @@ def reference(*, X, W, B, Y, Mean, RSTD, **_):
 
 
 def workload_model(*, n_rows, n_cols, **_):
-    return {"flops": 8 * n_rows * n_cols, "bytes_read_min": 4 * (n_rows * n_cols + 2 * n_cols), "bytes_written_min": 4 * (n_rows * n_cols + 2 * n_rows), "dtype": "float32"}
+    return {"flops": 8 * n_rows * n_cols,
+            "bytes_read_min": 4 * (n_rows * n_cols + 2 * n_cols),
+            "bytes_written_min": 4 * (n_rows * n_cols + 2 * n_rows), "dtype": "float32"}

@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/liger_rms_norm (Liger-Kernel): Liger-Kernel's RMSNorm forward (liger_kernel/ops/rms_norm.py), one program a row. float64 on torch tensors."""
+"""Reference for examples/corpus/liger_rms_norm (Liger-Kernel): Liger-Kernel's RMSNorm forward
+(liger_kernel/ops/rms_norm.py), one program a row. float64 on torch tensors.
+"""
 
 import torch
 
@@ -13,4 +15,6 @@ def reference(*, X, W, Y, RSTD, n_cols, **_):
 
 
 def workload_model(*, n_rows, n_cols, **_):
-    return {"flops": 4 * n_rows * n_cols, "bytes_read_min": 4 * (n_rows * n_cols + n_cols), "bytes_written_min": 4 * (n_rows * n_cols + n_rows), "dtype": "float32"}
+    return {"flops": 4 * n_rows * n_cols,
+            "bytes_read_min": 4 * (n_rows * n_cols + n_cols),
+            "bytes_written_min": 4 * (n_rows * n_cols + n_rows), "dtype": "float32"}

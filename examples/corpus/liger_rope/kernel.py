@@ -1,8 +1,12 @@
-"""kopt corpus wrapper (issue 35): Liger-Kernel's rotary position embedding forward (liger_kernel/ops/rope.py), in place on q and k, one program a (batch, position) row covering every head.
+"""kopt corpus wrapper (issue 35): Liger-Kernel's rotary position embedding forward (liger_kernel/ops/rope.py), in
+place on q and k, one program a (batch, position) row covering every head.
 
-The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from examples/corpus/_fetched/ where
-scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and run_kernel() are kopt's.
-run_kernel() launches it as the project does: rope_forward(): grid (batch * seq_len,), BLOCK_SIZE = max(next_power_of_2(n_q_head), next_power_of_2(n_kv_head)) (32 at 32 heads), the pad_* constexprs as next powers of two, rotary_dim = head_dim, cos/sin of one batch (cos_bs 1); num_warps not given (Triton's default, 4).
+The @triton.jit kernel is Liger-Kernel's (liger-kernel==0.8.5, BSD-2-Clause, LinkedIn), imported from
+examples/corpus/_fetched/ where scripts/corpus/fetch.py unpacks the wheel (never committed); only setup() and
+run_kernel() are kopt's.
+run_kernel() launches it as the project does: rope_forward(): grid (batch * seq_len,), BLOCK_SIZE =
+max(next_power_of_2(n_q_head), next_power_of_2(n_kv_head)) (32 at 32 heads), the pad_* constexprs as next powers of
+two, rotary_dim = head_dim, cos/sin of one batch (cos_bs 1); num_warps not given (Triton's default, 4).
 Sizes: any sizes (head_dim even). float32. Needs torch and triton (and the project's own imports, packaging).
 """
 

@@ -1,4 +1,7 @@
-"""Reference for examples/corpus/liger_rope (Liger-Kernel): Liger-Kernel's rotary position embedding forward (liger_kernel/ops/rope.py), in place on q and k, one program a (batch, position) row covering every head. float64 on torch tensors."""
+"""Reference for examples/corpus/liger_rope (Liger-Kernel): Liger-Kernel's rotary position embedding forward
+(liger_kernel/ops/rope.py), in place on q and k, one program a (batch, position) row covering every head. float64 on
+torch tensors.
+"""
 
 import torch
 
@@ -20,4 +23,6 @@ def reference(*, q, k, cos, sin, **_):
 
 
 def workload_model(*, batch, seq_len, n_q_head, n_kv_head, head_dim, **_):
-    return {"flops": 6 * batch * seq_len * (n_q_head + n_kv_head) * head_dim, "bytes_read_min": 4 * (batch * seq_len * (n_q_head + n_kv_head) * head_dim + seq_len * head_dim), "bytes_written_min": 4 * batch * seq_len * (n_q_head + n_kv_head) * head_dim, "dtype": "float32"}
+    return {"flops": 6 * batch * seq_len * (n_q_head + n_kv_head) * head_dim,
+            "bytes_read_min": 4 * (batch * seq_len * (n_q_head + n_kv_head) * head_dim + seq_len * head_dim),
+            "bytes_written_min": 4 * batch * seq_len * (n_q_head + n_kv_head) * head_dim, "dtype": "float32"}

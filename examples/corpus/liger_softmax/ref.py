@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/liger_softmax (Liger-Kernel): Liger-Kernel's softmax forward (liger_kernel/ops/softmax.py), the single-block kernel. float64 on torch tensors."""
+"""Reference for examples/corpus/liger_softmax (Liger-Kernel): Liger-Kernel's softmax forward
+(liger_kernel/ops/softmax.py), the single-block kernel. float64 on torch tensors.
+"""
 
 import torch
 
@@ -10,4 +12,6 @@ def reference(*, x, y, **_):
 
 
 def workload_model(*, n_rows, n_cols, **_):
-    return {"flops": 4 * n_rows * n_cols, "bytes_read_min": 4 * n_rows * n_cols, "bytes_written_min": 4 * n_rows * n_cols, "dtype": "float32"}
+    return {"flops": 4 * n_rows * n_cols,
+            "bytes_read_min": 4 * n_rows * n_cols,
+            "bytes_written_min": 4 * n_rows * n_cols, "dtype": "float32"}

@@ -1,4 +1,6 @@
-"""Reference for examples/corpus/liger_swiglu (Liger-Kernel): Liger-Kernel's SwiGLU forward (liger_kernel/ops/swiglu.py). float64 on torch tensors."""
+"""Reference for examples/corpus/liger_swiglu (Liger-Kernel): Liger-Kernel's SwiGLU forward
+(liger_kernel/ops/swiglu.py). float64 on torch tensors.
+"""
 
 import torch
 
@@ -11,4 +13,6 @@ def reference(*, a, b, c, **_):
 
 
 def workload_model(*, n_rows, n_cols, **_):
-    return {"flops": 6 * n_rows * n_cols, "bytes_read_min": 8 * n_rows * n_cols, "bytes_written_min": 4 * n_rows * n_cols, "dtype": "float32"}
+    return {"flops": 6 * n_rows * n_cols,
+            "bytes_read_min": 8 * n_rows * n_cols,
+            "bytes_written_min": 4 * n_rows * n_cols, "dtype": "float32"}
