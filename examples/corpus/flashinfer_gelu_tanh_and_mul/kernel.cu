@@ -1,0 +1,23 @@
+// kopt corpus wrapper (issue 35): FlashInfer's gated activation (include/flashinfer/activation.cuh), fp16:
+// out[t, :] = act(x[t, :d]) * x[t, d:] with act = gelu_tanh, one block a token, 16-byte vectors, a block-stride loop.
+// The kernel act_and_mul_kernel is FlashInfer's (flashinfer-python==0.5.3, Apache-2.0), unpacked by
+// scripts/corpus/fetch.py into examples/corpus/_fetched/ (never committed); only solve() and the activation
+// function below (kopt's, as FlashInfer's JIT passes its own) are kopt's. solve() launches it as FlashInfer's
+// launcher does (jit/activation.py): grid = num_tokens, block = min(d / vec_size, 1024) with vec_size =
+// 16 / sizeof(half) = 8 (1024 at d = 14336).
+#include <cuda_fp16.h>
+
+#include "../_fetched/flashinfer-python-0.5.3/include/flashinfer/activation.cuh"
+
+// gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+__device__ __forceinline__ float gelu_tanh(const float& x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);  // sqrt(2/pi) (x + 0.044715 x^3)
+  return 0.5f * x * (1.0f + tanhf(inner));
+}
+
+extern "C" void solve(const __half* input, __half* out, int num_tokens, int d) {
+  const uint32_t vec_size = 16 / sizeof(half);
+  dim3 grid(num_tokens);
+  dim3 block(std::min<uint32_t>(d / vec_size, 1024U));
+  flashinfer::activation::act_and_mul_kernel<half, gelu_tanh><<<grid, block>>>(out, input, d);
+}
