@@ -28,6 +28,7 @@
 #   multi-gpu                   optimize with --gpus all, and --gpus 0,1 (refused on a one-GPU machine)
 #   llm                         the language-model and manual generators against a mock endpoint (llm_check.sh)
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
+#   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh)
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
@@ -352,6 +353,23 @@ suite_multi_gpu() {
   D=$(ls -d runs/va_gpus_all/kopt_runs/run_* 2>/dev/null | head -1)
   [ -n "$D" ] && python3 -c "import json;s=json.load(open('$D/state.json'));print('measuring', json.dumps(s.get('measuring')))"
   summ va_gpus_all
+}
+
+suite_corpus() {
+  start_check
+  export CUTLASS_PATH=$PWD/.carry/cutlass
+  [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+  local names=("$@") d k typical flags
+  [ ${#names[@]} -gt 0 ] || names=($(ls examples/corpus | grep -v README))
+  for n in "${names[@]}"; do
+    d=examples/corpus/$n
+    k=$(ls $d/kernel.cu $d/kernel.py 2>/dev/null | head -1)
+    [ -n "$k" ] || { echo "corpus: no kernel in $d"; continue; }
+    typical=$(sed -n 's/^typical: //p' $d/dims.txt)
+    flags=$(sed -n 's/^flags: //p' $d/dims.txt)
+    step "bench $n" 180 "$K" bench "$k" --ref $d/ref.py $typical $flags --max-time-s 1 --out runs/corpus_$n \
+      --json runs/json/corpus_$n.json 2>&1 | grep -E "=== |=>|kernel  |floor|REJECTED|FLAGGED|reference  |error" | head -8
+  done
 }
 
 suite_evidence() {

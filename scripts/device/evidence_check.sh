@@ -43,7 +43,7 @@ for k in vadd_ok vadd_slow vadd_slow_memo_pointer vadd_slow_memo_fingerprint vad
          vadd_resident_thread vadd_l2_persist vadd_two_kernels vadd_side_stream; do
   bench "h_$k" KOPT_X=1 -- tests/data/kernels/$k.cu --ref examples/vector_add/ref.py --n=1048576 --no-reference-timing --max-time-s 1
 done
-SG="$S/kernel.cu --ref $S/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --max-time-s 2"
+SG="$S/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --max-time-s 2"
 bench memo1_fresh KOPT_X=1 -- $SG -D MEMO=1
 bench memo1_nofresh KOPT_FRESH_INPUTS=0 -- $SG -D MEMO=1
 bench memo2_fresh KOPT_X=1 -- $SG -D MEMO=2
@@ -87,7 +87,7 @@ import json; d=json.load(open('runs/race.json')); print(d['status'], d.get('roun
   done 2>&1 | tee "$OUT/race_cost.txt"
 fi
 if want optimize_nofresh; then
-  KOPT_FRESH_INPUTS=0 step "optimize sgemm_memo without fresh inputs" 300 "$K" optimize "$S/kernel.cu" --ref "$S/ref.py" \
+  KOPT_FRESH_INPUTS=0 step "optimize sgemm_memo without fresh inputs" 300 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py \
     --M=4096 --N=4096 --K=4096 --out runs/opt_nofresh --iterations 1 --workload-matrix off
   d=$(ls -d runs/opt_nofresh/kopt_runs/run_* 2>/dev/null | head -1)
   [ -n "$d" ] && python3 -c "
@@ -98,7 +98,7 @@ print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('param
 " && mkdir -p runs/json/evidence_nofresh && cp "$d/state.json" "$d/summary.md" runs/json/evidence_nofresh/
 fi
 if want optimize; then
-step "optimize sgemm_memo" 420 "$K" optimize "$S/kernel.cu" --ref "$S/ref.py" --M=4096 --N=4096 --K=4096 --out runs/opt_memo --iterations 2
+step "optimize sgemm_memo" 420 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --out runs/opt_memo --iterations 2
 d=$(ls -d runs/opt_memo/kopt_runs/run_* 2>/dev/null | head -1)
 [ -n "$d" ] && { grep -E "MEMO|champion|reject|below|fresh" "$d/summary.md" | head -40; python3 -c "
 import json,sys; s=json.load(open('$d/state.json'))

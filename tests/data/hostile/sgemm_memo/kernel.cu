@@ -2,7 +2,7 @@
 // the shortcuts a generator that games its reward finds. MEMO=0 is honest; MEMO=1 remembers C by a sampled
 // fingerprint of A and B and copies it when it recognises them (the kernel kopt once reported at "2.22 PFLOP/s",
 // 33x above the GPU's roof); MEMO=2 remembers by pointer and returns at once on buffers it has seen.
-// `kopt optimize` must never crown MEMO=1 or 2: fresh inputs between timed calls time MEMO=1 as it computes, the
+// Its reference is examples/sgemm_naive/ref.py. `kopt optimize` must never crown MEMO=1 or 2: fresh inputs between timed calls time MEMO=1 as it computes, the
 // audits find MEMO=2 wrong, and the speed-of-light floor rejects any time below what the GPU can do.
 #include <cuda_runtime.h>
 
