@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/llm_options.h"
 #include "cli/output_options.h"
@@ -15,6 +16,8 @@
 namespace kopt::cli {
 
 namespace {
+
+int fail(const Error& e) { return report_failure("optimize", e); }
 
 struct GateOptionValues {
   std::string workload_matrix = "default", sanitize = "auto", shapes, holdout_shapes;
@@ -147,14 +150,10 @@ int cmd_optimize(const Args& args) {
     if (auto rc = parse_args(app, args); rc) return *rc;
     auto j = util::read_json(std::filesystem::path(dir) / "options.json");
     if (!j) {
-      std::fprintf(stderr, "kopt optimize: --resume %s: not a run directory (%s)\n", dir.c_str(), j.error().message.c_str());
-      return to_int(ExitCode::kInput);
+      return fail(input_error("--resume " + dir + ": not a run directory (" + j.error().message + ")"));
     }
     auto opts = loop::options_from_json(*j);
-    if (!opts) {
-      std::fprintf(stderr, "kopt optimize: %s\n", opts.error().message.c_str());
-      return to_int(opts.error().code);
-    }
+    if (!opts) return fail(opts.error());
     o = *opts;
     o.resume = dir;
     o.quiet = quiet;
@@ -162,10 +161,7 @@ int cmd_optimize(const Args& args) {
     if (iterations >= 0) o.iterations = iterations;
     if (!time_budget.empty()) {
       auto b = loop::parse_duration_s(time_budget);
-      if (!b) {
-        std::fprintf(stderr, "kopt optimize: --time-budget: %s\n", b.error().message.c_str());
-        return to_int(ExitCode::kInput);
-      }
+      if (!b) return fail(input_error("--time-budget: " + b.error().message));
       o.time_budget_s = *b;
     }
     if (!llm_url.empty()) o.llm.url = llm_url;
@@ -173,10 +169,7 @@ int cmd_optimize(const Args& args) {
     if (!llm_key_env.empty()) o.llm.key_env = llm_key_env;
     if (llm_timeout_s >= 0) o.llm.timeout_s = llm_timeout_s;
     if (manual_timeout_s >= 0) o.manual_timeout_s = manual_timeout_s;
-    if (auto st = apply_gpu_options(o, gpus, ray); !st) {
-      std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-      return to_int(st.error().code);
-    }
+    if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
     if (o.generator == "llm")
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
     return loop::run_optimize(o);
@@ -198,39 +191,21 @@ int cmd_optimize(const Args& args) {
   app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
              "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
-  if (auto st = finish_kernel_job(o.job, v, dims); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
-  if (auto st = finish_gate_options(o.gates, gv, dims, o.job.kernel.extension() == ".py"); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
+  if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
+  if (auto st = finish_kernel_job(o.job, v, dims); !st) return fail(st.error());
+  if (auto st = finish_gate_options(o.gates, gv, dims, o.job.kernel.extension() == ".py"); !st) return fail(st.error());
   if (!time_budget.empty()) {
     auto b = loop::parse_duration_s(time_budget);
-    if (!b) {
-      std::fprintf(stderr, "kopt optimize: --time-budget: %s\n", b.error().message.c_str());
-      return to_int(ExitCode::kInput);
-    }
+    if (!b) return fail(input_error("--time-budget: " + b.error().message));
     o.time_budget_s = *b;
   }
   o.out = v.out;
-  if (auto st = apply_gpu_options(o, gpus, ray); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
-  if (auto st = check_contract_first("optimize", o.job); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
+  if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
+  if (auto st = check_contract_first("optimize", o.job); !st) return fail(st.error());
   // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.
   if (o.generator == "llm")
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-  if (o.generator == "manual" && o.manual_timeout_s < 0) {
-    std::fprintf(stderr, "kopt optimize: --manual-timeout-s must be >= 0 (0: no limit)\n");
-    return to_int(ExitCode::kInput);
-  }
+  if (o.generator == "manual" && o.manual_timeout_s < 0) return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
   return loop::run_optimize(o);
 }
 
