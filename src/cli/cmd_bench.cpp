@@ -47,7 +47,8 @@ int cmd_bench(const Args& args) {
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
-      ->check(CLI::IsMember({"cold", "warm"}));
+      ->check(CLI::IsMember({"cold", "warm"}).description(""))  // the choices show as the type, not "TEXT:{cold,warm}"
+      ->type_name("cold|warm");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   auto fail = [](const Error& e) { return report_failure("bench", e); };

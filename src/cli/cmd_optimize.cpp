@@ -107,14 +107,19 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   app.add_option("--patience", o.patience,
                  "iterations without a significant gain before stopping (default auto: the built-in generator stops when "
                  "its model predicts no gain; a command: 2)");
-  app.add_option("--budget-total", o.budget_total, fmt::format("methods per iteration over the three axes (default {})", d.budget_total));
-  app.add_option("--budget-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
+  app.add_option("--methods-per-iteration", o.budget_total,
+                 fmt::format("methods tried per iteration over the three axes (default {})", d.budget_total));
+  add_deprecated_alias(app, "--budget-total", "--methods-per-iteration", o.budget_total);
+  app.add_option("--methods-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
+  add_deprecated_alias(app, "--budget-per-axis", "--methods-per-axis", o.budget_per_axis);
   app.add_option("--max-time-s", o.max_time_s, fmt::format("timing budget per candidate in seconds (default {})", d.max_time_s));
   app.add_option("--near-peak", o.near_peak_efficiency,
                  fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak; the run stops "
                              "there after two iterations without a significant gain (default {})", d.near_peak_efficiency))
-      ->check(CLI::Range(0.01, 1.0));
-  app.add_option("--seed", o.seed, fmt::format("seed of the built-in search (default {})", d.seed));
+      ->check(CLI::Range(0.01, 1.0).description(""));  // the help says the range; no "FLOAT:FLOAT in [0.01 - 1]"
+  app.add_option("--search-seed", o.seed, fmt::format("random seed of the built-in search (default {}; --seeds is the "
+                                                     "number of input sets checked)", d.seed));
+  add_deprecated_alias(app, "--seed", "--search-seed", o.seed);
   app.add_flag("--quiet", o.quiet, "no progress output");
   add_json_option(app, o.json_out, "the summary (summary.json's content)");
 }

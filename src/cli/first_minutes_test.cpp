@@ -287,5 +287,34 @@ TEST_F(FirstMinutes, FailuresNameWhatIsWrong) {
   EXPECT_EQ(big.stderr_text.find("ref.py"), std::string::npos) << big.stderr_text;
 }
 
+TEST_F(FirstMinutes, HelpShowsNoParserArtifacts) {
+  for (const char* cmd : {"optimize", "check", "bench", "profile", "sass", "roofline", "doctor", "report", "export",
+                          "compare", "methods", "annotate", "llm-check"}) {
+    std::string help = kopt({"help", cmd}).stdout_text;
+    ASSERT_FALSE(help.empty()) << cmd;
+    for (const char* artifact : {"TEXT:", "INT:", "FLOAT:", ":{", " in [", "Excludes:", "Needs:"})
+      EXPECT_EQ(help.find(artifact), std::string::npos) << "kopt " << cmd << " --help shows '" << artifact << "':\n" << help;
+  }
+  EXPECT_NE(kopt({"help", "bench"}).stdout_text.find("--l2 cold|warm"), std::string::npos);
+}
+
+TEST_F(FirstMinutes, RenamedOptionsKeepTheirOldNamesWithANote) {
+  std::string help = kopt({"help", "optimize"}).stdout_text;
+  for (const char* now : {"--search-seed", "--run-timeout-s", "--methods-per-iteration", "--methods-per-axis"})
+    EXPECT_NE(help.find(now), std::string::npos) << now;
+  for (const char* old : {"--seed ", "--timeout ", "--budget-total", "--budget-per-axis"})
+    EXPECT_EQ(help.find(old), std::string::npos) << old << " is hidden from --help";
+  // The old names still work, and say what they are now (past the parser: the hardware gate stops it here).
+  auto r = kopt({"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--seed", "3", "--budget-total", "4",
+                 "--timeout", "60", "--out", path("out")});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("note: --seed is deprecated: it is now --search-seed"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("note: --budget-total is deprecated: it is now --methods-per-iteration"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("note: --timeout is deprecated: it is now --run-timeout-s"), std::string::npos);
+  auto now = kopt({"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--search-seed", "3", "--out", path("out")});
+  EXPECT_EQ(now.exit_code, 3) << now.stderr_text;
+  EXPECT_EQ(now.stderr_text.find("deprecated"), std::string::npos) << now.stderr_text;
+}
+
 }  // namespace
 }  // namespace kopt::cli

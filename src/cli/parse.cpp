@@ -26,6 +26,12 @@ std::optional<int> do_parse(CLI::App& app, const std::vector<std::string>& args)
     util::note_failure(message);
     return to_int(ExitCode::kInput);
   }
+  const std::string deprecated = "deprecated: ";
+  for (const CLI::Option* o : app.get_options())
+    if (o->count() > 0 && o->get_group().empty() && o->get_description().rfind(deprecated, 0) == 0)
+      std::fprintf(stderr, "%s: note: --%s is deprecated: it is now %s\n", app.get_name().c_str(),
+                   o->get_lnames().empty() ? "?" : o->get_lnames().front().c_str(),  // a hidden option has no get_name()
+                   o->get_description().substr(deprecated.size()).c_str());
   return std::nullopt;
 }
 }  // namespace

@@ -9,6 +9,13 @@
 
 namespace kopt::cli {
 
+// An old option name kept for `current`: bound to the same value, hidden from --help; using it prints a note
+// naming the new one (parse_args). Its description is "deprecated: " + current.
+template <typename T>
+CLI::Option* add_deprecated_alias(CLI::App& app, const std::string& old_name, const std::string& current, T& value) {
+  return app.add_option(old_name, value, "deprecated: " + current)->group("");
+}
+
 // Parses args into app. Returns an exit code when parsing ended the command (help shown: 0; error: 4).
 std::optional<int> parse_args(CLI::App& app, const std::vector<std::string>& args);
 
