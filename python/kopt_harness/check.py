@@ -99,7 +99,7 @@ def static_check(ref, params, dims, triton_kernel=None):
             missing = [s for s in scalars if s not in dims]
             if missing:
                 raise UsageError(f"scalar parameter(s) {', '.join(map(repr, missing))} of solve() have no value: give "
-                                 f"--{missing[0]}=VALUE (dims given: {', '.join(sorted(dims)) or 'none'}; names are "
+                                 f"--{missing[0]}=VALUE or --dim {missing[0]}=VALUE (dims given: {', '.join(sorted(dims)) or 'none'}; names are "
                                  f"case-sensitive) or return them from ref.py's setup()")
             plan.resolve_scalars(params, dims, {})
         else:

@@ -11,7 +11,7 @@ import traceback
 
 from . import check, fake_worker, golden, inspect_cmd, ray_worker, signature, triton_golden, triton_run
 from .plan import parse_dims
-from .errors import RefError, UsageError
+from .errors import DimsError, RefError, UsageError
 
 EXIT_OK, EXIT_OTHER, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 4, 130
 
@@ -177,6 +177,9 @@ def main(argv=None):
         else:
             inspect_cmd.run(args.dir, as_json=args.json)
         return EXIT_OK
+    except DimsError as e:
+        print(f"kopt_harness: dimension error: {e}", file=sys.stderr)
+        return EXIT_INPUT
     except UsageError as e:
         print(f"kopt_harness: error: {e}", file=sys.stderr)
         return EXIT_INPUT

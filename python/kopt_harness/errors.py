@@ -5,6 +5,11 @@ class UsageError(Exception):
     """Bad usage or a ref.py that breaks the contract: the message names what to fix."""
 
 
+class DimsError(UsageError):
+    """The dimensions given on kopt's command line do not fit the kernel (not ref.py's fault). The CLI prints it as
+    "kopt_harness: dimension error: ...", which kopt reports as such."""
+
+
 class RefError(Exception):
     """Code in ref.py (or a Triton kernel.py: `file`) raised. `where` names the function ("setup",
     "reference", ...); the original exception is the __cause__, whose traceback the CLI prints."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import arrays, dtypes
-from .errors import UsageError
+from .errors import DimsError, UsageError
 
 INPUT, OUTPUT, INOUT = "input", "output", "inout"
 
@@ -162,6 +162,20 @@ def plan_buffers(params, dims, role_of, shapes_attr, setup_bufs, ptr_size):
     return out, guessed
 
 
+def _dim_value(p, v):
+    """A dimension from kopt's command line as solve()'s scalar `p`; a DimsError when it does not fit."""
+    d = dtypes.lookup(p.dtype)
+    if d.kind not in ("bool", "float") and isinstance(v, int) and not isinstance(v, bool):
+        info = np.iinfo(dtypes.numpy_dtype(d))
+        if not info.min <= v <= info.max:
+            raise DimsError(f"the dimension {p.name}={v} does not fit solve()'s {p.dtype} parameter {p.name!r} "
+                            f"(at most {info.max}): give a smaller value, or declare the parameter 64-bit (int64_t)")
+    try:
+        return _scalar_value(p, v, f"the dimension {p.name}={v}")
+    except UsageError as e:
+        raise DimsError(str(e)) from None
+
+
 def _scalar_value(p, v, where):
     d = dtypes.lookup(p.dtype)
     if arrays.is_array(v):
@@ -196,10 +210,10 @@ def resolve_scalars(params, dims, setup_scalars):
             continue
         if p.name in setup_scalars:
             v = _scalar_value(p, setup_scalars[p.name], "setup()")
-            if p.name in dims and _scalar_value(p, dims[p.name], "--dims") != v:
+            if p.name in dims and _dim_value(p, dims[p.name]) != v:
                 raise UsageError(f"scalar {p.name!r}: setup() returns {v} but the dimension {p.name} is {dims[p.name]}")
         elif p.name in dims:
-            v = _scalar_value(p, dims[p.name], "--dims")
+            v = _dim_value(p, dims[p.name])
         else:
             raise UsageError(f"scalar parameter {p.name!r} has no value: give a dimension --{p.name}=N "
                              f"or return it from setup()")

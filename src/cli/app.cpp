@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/exit_code.h"
 #include "runner/child.h"
+#include "util/output.h"
 #include "util/process.h"
 #include "util/strings.h"
 
@@ -14,18 +15,18 @@ namespace kopt::cli {
 
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> table = {
-      {"optimize", "run the roofline-guided branch-and-select loop on a kernel", cmd_optimize},
-      {"check", "check a kernel's contract (solve(), ref.py, dims) without a GPU; the reference on the CPU", cmd_check},
-      {"bench", "check a kernel's correctness on every seed and time it", cmd_bench},
-      {"profile", "profile one solve() call with Nsight Compute (adaptive sections)", cmd_profile},
-      {"sass", "compile a kernel, show its resources and instruction mix, verify methods in SASS", cmd_sass},
-      {"roofline", "measure device ceilings and place a kernel on the roofline", cmd_roofline},
-      {"doctor", "check the GPU, drivers and tools kopt needs (the hardware gate)", cmd_doctor},
+      {"optimize", "run the roofline-guided branch-and-select loop on a kernel", cmd_optimize, true},
+      {"check", "check a kernel's contract (solve(), ref.py, dims) without a GPU; the reference on the CPU", cmd_check, true},
+      {"bench", "check a kernel's correctness on every seed and time it", cmd_bench, true},
+      {"profile", "profile one solve() call with Nsight Compute (adaptive sections)", cmd_profile, true},
+      {"sass", "compile a kernel, show its resources and instruction mix, verify methods in SASS", cmd_sass, true},
+      {"roofline", "measure device ceilings and place a kernel on the roofline", cmd_roofline, true},
+      {"doctor", "check the GPU, drivers and tools kopt needs (the hardware gate)", cmd_doctor, true},
       {"report", "re-render a run directory's summary from its JSON (--html: the page)", cmd_report},
-      {"export", "a run's measurements as Kernel Tuner T4 results or CSV", cmd_export},
-      {"compare", "two runs side by side: time ratios with 95% CIs", cmd_compare},
-      {"methods", "list the optimization method registry", cmd_methods},
-      {"annotate", "derive a search space from a kernel without @kopt lines (--write: the annotated copy)", cmd_annotate},
+      {"export", "a run's measurements as Kernel Tuner T4 results or CSV", cmd_export, true},
+      {"compare", "two runs side by side: time ratios with 95% CIs", cmd_compare, true},
+      {"methods", "list the optimization method registry", cmd_methods, true},
+      {"annotate", "derive a search space from a kernel without @kopt lines (--write: the annotated copy)", cmd_annotate, true},
       {"llm-check", "check a language-model endpoint (URL, key, model) for --generator llm", cmd_llm_check},
   };
   return table;
@@ -72,6 +73,23 @@ int not_available(const std::string& name, const std::string& where) {
   return to_int(ExitCode::kOther);
 }
 
+bool json_to_stdout(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json=-") return true;
+    if (args[i] == "--json" && i + 1 < args.size() && args[i + 1] == util::kStdoutPath) return true;
+  }
+  return false;
+}
+
+int run_subcommand(const Subcommand& c, const std::vector<std::string>& args) {
+  int rc = c.handler(args);
+  if (rc != 0 && c.takes_json && json_to_stdout(args) && !util::stdout_document_written()) {
+    std::fflush(stderr);
+    (void)util::write_json_document(util::kStdoutPath, util::failure_json(rc, util::noted_failure()));
+  }
+  return rc;
+}
+
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() >= 2 && args[0] == "help") {  // kopt help CMD: that command's own help
@@ -102,10 +120,7 @@ int run(int argc, char** argv) {
     return cmd_search_replay(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   for (const auto& c : subcommands()) {
-    if (c.name == name) {
-      std::vector<std::string> rest(args.begin() + 1, args.end());
-      return c.handler(rest);
-    }
+    if (c.name == name) return run_subcommand(c, std::vector<std::string>(args.begin() + 1, args.end()));
   }
   std::string hint = suggest_subcommand(name);
   if (!hint.empty()) {

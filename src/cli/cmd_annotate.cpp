@@ -5,10 +5,14 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
+#include "cli/output_options.h"
 #include "cli/parse.h"
 #include "search/derive.h"
 #include "util/fs.h"
+#include "util/input_file.h"
 #include "util/json_io.h"
+#include "util/output.h"
 
 namespace kopt::cli {
 
@@ -20,15 +24,12 @@ int cmd_annotate(const Args& args) {
   std::string kernel, write, json;
   app.add_option("kernel", kernel, "the kernel: .cu (CUDA) or .py (Triton)")->required();
   app.add_option("--write", write, "write the annotated copy here (never over the kernel itself)");
-  app.add_option("--json", json, "write the derivation as JSON to FILE, or - for stdout");
+  add_json_option(app, json, "the derivation");
   if (auto rc = parse_args(app, args); rc) return *rc;
 
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "kopt annotate: %s\n", e.message.c_str());
-    return to_int(e.code);
-  };
-  auto text = util::read_file(kernel);
-  if (!text) return fail(input_error(kernel + ": " + text.error().message));
+  auto fail = [](const Error& e) { return report_failure("annotate", e); };
+  auto text = util::read_text_file(kernel, "kernel file");
+  if (!text) return fail(text.error());
   auto d = search::derive(*text, kernel);
   if (!d) return fail(d.error());
 
@@ -52,15 +53,7 @@ int cmd_annotate(const Args& args) {
                    kernel.c_str(), write.c_str(), d->params.size(), d->constraints.size());
     }
   }
-  if (!json.empty()) {
-    util::Json body = search::to_json(*d);
-    if (json_stdout) {
-      body["meta"] = util::make_meta("annotate");
-      std::puts(body.dump(2).c_str());
-    } else if (auto st = util::write_json_atomic(json, "annotate", body); !st) {
-      return fail(st.error());
-    }
-  }
+  if (auto st = util::write_json_output(json, "annotate", search::to_json(*d)); !st) return fail(st.error());
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
@@ -51,33 +52,20 @@ int cmd_bench(const Args& args) {
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
-      ->check(CLI::IsMember({"cold", "warm"}));
+      ->check(CLI::IsMember({"cold", "warm"}).description(""))  // the choices show as the type, not "TEXT:{cold,warm}"
+      ->type_name("cold|warm");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
-  if (auto st = finish_kernel_job(job, v, dims); !st) {
-    std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
+  if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
+  auto fail = [](const Error& e) { return report_failure("bench", e); };
+  if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
   util::set_progress_quiet(quiet);
-  if (max_time_s <= 0) {
-    std::fprintf(stderr, "kopt bench: --max-time-s must be positive\n");
-    return to_int(ExitCode::kInput);
-  }
-  if (auto st = check_contract_first("bench", job); !st) {
-    std::fprintf(stderr, "kopt bench: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
+  if (max_time_s <= 0) return fail(input_error("--max-time-s must be positive"));
+  if (auto st = check_contract_first("bench", job); !st) return fail(st.error());
   auto gpus = device::query_gpus();
-  if (!gpus) {
-    std::fprintf(stderr, "kopt bench: needs a GPU: %s\n", gpus.error().message.c_str());
-    return to_int(ExitCode::kGate);
-  }
+  if (!gpus) return fail(gate_error("needs a GPU: " + gpus.error().message));
   util::set_meta_info(doctor::probe_meta(gpus->gpus[0].name, gpus->driver_version_text()));
   auto dir = pipeline::make_run_dir(v.out, "bench");
-  if (!dir) {
-    std::fprintf(stderr, "kopt bench: %s\n", dir.error().message.c_str());
-    return to_int(dir.error().code);
-  }
+  if (!dir) return fail(dir.error());
   auto say = [quiet](const std::string& s) {
     if (!quiet) std::fprintf(stderr, "  %s\n", s.c_str());
   };
@@ -86,10 +74,7 @@ int cmd_bench(const Args& args) {
                  gpus->gpus[0].name.c_str(), dir->c_str());
   util::SystemRunner sys;
   auto prep = pipeline::prepare(job, *dir, sys, !no_ref_timing, say);
-  if (!prep) {
-    std::fprintf(stderr, "kopt bench: %s\n", prep.error().message.c_str());
-    return to_int(prep.error().code);
-  }
+  if (!prep) return fail(prep.error());
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
   req.l2 = l2;
   runner::RunOutcome out;

@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
@@ -22,11 +23,8 @@ int cmd_check(const Args& args) {
   add_json_option(app, json_path, "the check");
   app.footer("Exit 0: contract OK. Exit 4: what to fix is named. Nothing needs a GPU; no run directory is made.");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "kopt check: %s\n", e.message.c_str());
-    return to_int(e.code);
-  };
+  if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
+  auto fail = [](const Error& e) { return report_failure("check", e); };
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
   util::SystemRunner sys;
   auto c = pipeline::check_contract(job, sys, static_only ? pipeline::ReferenceRun::kStatic : pipeline::ReferenceRun::kOnCpu);

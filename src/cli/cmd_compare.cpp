@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "report/compare.h"
@@ -18,10 +19,7 @@ int cmd_compare(const Args& args) {
   add_json_option(app, json, "the comparison");
   add_csv_option(app, csv, "the table (one row per compared pair)");
   if (auto rc = parse_args(app, args); rc) return *rc;
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "kopt compare: %s\n", e.message.c_str());
-    return to_int(e.code);
-  };
+  auto fail = [](const Error& e) { return report_failure("compare", e); };
   auto a = report::load_run(run_a, {.samples = true});
   if (!a) return fail(a.error());
   auto b = report::load_run(run_b, {.samples = true});

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "doctor/doctor.h"
@@ -23,8 +24,7 @@ int cmd_doctor(const Args& args) {
   util::set_meta_info(doctor::meta_of(report));
   std::fputs(doctor::format_table(report).c_str(), util::report_stream(json_path));
   if (auto st = util::write_json_output(json_path, "doctor", doctor::to_json(report)); !st) {
-    std::fprintf(stderr, "kopt doctor: %s\n", st.error().message.c_str());
-    return to_int(ExitCode::kOther);
+    return report_failure("doctor", internal_error(st.error().message));
   }
   return report.passed() ? 0 : to_int(ExitCode::kGate);
 }

@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "report/export.h"
@@ -19,10 +20,7 @@ int cmd_export(const Args& args) {
   app.add_option("--out", out, "with --format: write to FILE; - (the default) prints to stdout")->type_name("FILE|-");
   app.footer("Examples: kopt export RUN --json results_t4.json;  kopt export RUN --csv -");
   if (auto rc = parse_args(app, args); rc) return *rc;
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "kopt export: %s\n", e.message.c_str());
-    return to_int(e.code);
-  };
+  auto fail = [](const Error& e) { return report_failure("export", e); };
   if (!format.empty() && format != "t4" && format != "csv")
     return fail(input_error("--format must be t4 or csv, not '" + format + "'"));
   if (format == "t4" && json.empty()) json = out;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/llm_options.h"
 #include "cli/parse.h"
 #include "util/strings.h"
@@ -22,16 +23,14 @@ int cmd_llm_check(const Args& args) {
   if (auto rc = check_llm_endpoint("kopt llm-check", o); rc) return *rc;
   auto gen = search::make_llm_generator(o, false, nullptr);
   if (!gen) {
-    std::fprintf(stderr, "kopt llm-check: %s\n", gen.error().message.c_str());
-    return to_int(gen.error().code);
+    return report_failure("llm-check", gen.error());
   }
   search::ChatCall call;
   auto reply = (*gen)->client().complete(
       {{"system", "You check that an endpoint works. Answer with one word."}, {"user", "Reply with the single word: ready"}},
       &call);
   if (!reply) {
-    std::fprintf(stderr, "kopt llm-check: %s\n", reply.error().message.c_str());
-    return to_int(reply.error().code);
+    return report_failure("llm-check", reply.error());
   }
   std::string said = util::trim((*gen)->client().redact(reply->content));
   if (said.size() > 80) said = said.substr(0, 80) + "...";

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "search/method_table.h"
@@ -23,10 +24,7 @@ int cmd_methods(const Args& args) {
   add_csv_option(app, csv, "the table (one row per method)");
   if (auto rc = parse_args(app, args); rc) return *rc;
 
-  auto fail = [](const std::string& msg) {
-    std::fprintf(stderr, "kopt methods: %s\n", msg.c_str());
-    return to_int(ExitCode::kInput);
-  };
+  auto fail = [](const std::string& msg) { return report_failure("methods", input_error(msg)); };
   auto reg = search::registry();
   if (!reg) return fail(reg.error().message);
   const search::Registry& r = reg.value();

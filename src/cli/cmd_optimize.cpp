@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/llm_options.h"
 #include "cli/output_options.h"
@@ -15,6 +16,8 @@
 namespace kopt::cli {
 
 namespace {
+
+int fail(const Error& e) { return report_failure("optimize", e); }
 
 struct GateOptionValues {
   std::string workload_matrix = "default", sanitize = "auto", shapes, holdout_shapes;
@@ -104,14 +107,19 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   app.add_option("--patience", o.patience,
                  "iterations without a significant gain before stopping (default auto: the built-in generator stops when "
                  "its model predicts no gain; a command: 2)");
-  app.add_option("--budget-total", o.budget_total, fmt::format("methods per iteration over the three axes (default {})", d.budget_total));
-  app.add_option("--budget-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
+  app.add_option("--methods-per-iteration", o.budget_total,
+                 fmt::format("methods tried per iteration over the three axes (default {})", d.budget_total));
+  add_deprecated_alias(app, "--budget-total", "--methods-per-iteration", o.budget_total);
+  app.add_option("--methods-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
+  add_deprecated_alias(app, "--budget-per-axis", "--methods-per-axis", o.budget_per_axis);
   app.add_option("--max-time-s", o.max_time_s, fmt::format("timing budget per candidate in seconds (default {})", d.max_time_s));
   app.add_option("--near-peak", o.near_peak_efficiency,
                  fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak; the run stops "
                              "there after two iterations without a significant gain (default {})", d.near_peak_efficiency))
-      ->check(CLI::Range(0.01, 1.0));
-  app.add_option("--seed", o.seed, fmt::format("seed of the built-in search (default {})", d.seed));
+      ->check(CLI::Range(0.01, 1.0).description(""));  // the help says the range; no "FLOAT:FLOAT in [0.01 - 1]"
+  app.add_option("--search-seed", o.seed, fmt::format("random seed of the built-in search (default {}; --seeds is the "
+                                                     "number of input sets checked)", d.seed));
+  add_deprecated_alias(app, "--seed", "--search-seed", o.seed);
   app.add_flag("--quiet", o.quiet, "no progress output");
   add_json_option(app, o.json_out, "the summary (summary.json's content)");
 }
@@ -147,14 +155,10 @@ int cmd_optimize(const Args& args) {
     if (auto rc = parse_args(app, args); rc) return *rc;
     auto j = util::read_json(std::filesystem::path(dir) / "options.json");
     if (!j) {
-      std::fprintf(stderr, "kopt optimize: --resume %s: not a run directory (%s)\n", dir.c_str(), j.error().message.c_str());
-      return to_int(ExitCode::kInput);
+      return fail(input_error("--resume " + dir + ": not a run directory (" + j.error().message + ")"));
     }
     auto opts = loop::options_from_json(*j);
-    if (!opts) {
-      std::fprintf(stderr, "kopt optimize: %s\n", opts.error().message.c_str());
-      return to_int(opts.error().code);
-    }
+    if (!opts) return fail(opts.error());
     o = *opts;
     o.resume = dir;
     o.quiet = quiet;
@@ -162,10 +166,7 @@ int cmd_optimize(const Args& args) {
     if (iterations >= 0) o.iterations = iterations;
     if (!time_budget.empty()) {
       auto b = loop::parse_duration_s(time_budget);
-      if (!b) {
-        std::fprintf(stderr, "kopt optimize: --time-budget: %s\n", b.error().message.c_str());
-        return to_int(ExitCode::kInput);
-      }
+      if (!b) return fail(input_error("--time-budget: " + b.error().message));
       o.time_budget_s = *b;
     }
     if (!llm_url.empty()) o.llm.url = llm_url;
@@ -173,10 +174,7 @@ int cmd_optimize(const Args& args) {
     if (!llm_key_env.empty()) o.llm.key_env = llm_key_env;
     if (llm_timeout_s >= 0) o.llm.timeout_s = llm_timeout_s;
     if (manual_timeout_s >= 0) o.manual_timeout_s = manual_timeout_s;
-    if (auto st = apply_gpu_options(o, gpus, ray); !st) {
-      std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-      return to_int(st.error().code);
-    }
+    if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
     if (o.generator == "llm")
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
     return loop::run_optimize(o);
@@ -198,39 +196,21 @@ int cmd_optimize(const Args& args) {
   app.footer("Gates run first (hardware, correctness, timing, Nsight Compute); no candidate is written before they pass.\n"
              "Interrupt with Ctrl-C and continue with: kopt optimize --resume RUN_DIR");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
-  if (auto st = finish_kernel_job(o.job, v, dims); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
-  if (auto st = finish_gate_options(o.gates, gv, dims, o.job.kernel.extension() == ".py"); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
+  if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
+  if (auto st = finish_kernel_job(o.job, v, dims); !st) return fail(st.error());
+  if (auto st = finish_gate_options(o.gates, gv, dims, o.job.kernel.extension() == ".py"); !st) return fail(st.error());
   if (!time_budget.empty()) {
     auto b = loop::parse_duration_s(time_budget);
-    if (!b) {
-      std::fprintf(stderr, "kopt optimize: --time-budget: %s\n", b.error().message.c_str());
-      return to_int(ExitCode::kInput);
-    }
+    if (!b) return fail(input_error("--time-budget: " + b.error().message));
     o.time_budget_s = *b;
   }
   o.out = v.out;
-  if (auto st = apply_gpu_options(o, gpus, ray); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
-  if (auto st = check_contract_first("optimize", o.job); !st) {
-    std::fprintf(stderr, "kopt optimize: %s\n", st.error().message.c_str());
-    return to_int(st.error().code);
-  }
+  if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
+  if (auto st = check_contract_first("optimize", o.job); !st) return fail(st.error());
   // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.
   if (o.generator == "llm")
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-  if (o.generator == "manual" && o.manual_timeout_s < 0) {
-    std::fprintf(stderr, "kopt optimize: --manual-timeout-s must be >= 0 (0: no limit)\n");
-    return to_int(ExitCode::kInput);
-  }
+  if (o.generator == "manual" && o.manual_timeout_s < 0) return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
   return loop::run_optimize(o);
 }
 

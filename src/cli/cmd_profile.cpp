@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
@@ -35,12 +36,9 @@ int cmd_profile(const Args& args) {
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   add_json_option(app, json_path, "the profile (the analysis, its plan and the profiled call's correctness)");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   util::set_progress_quiet(quiet);
-  auto fail = [](const Error& e) {
-    std::fprintf(stderr, "kopt profile: %s\n", e.message.c_str());
-    return to_int(e.code);
-  };
+  auto fail = [](const Error& e) { return report_failure("profile", e); };
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
   if (top_n < 1 || top_n > 50) return fail(input_error("--ncu-num must be between 1 and 50"));
   if (cache_control != "all" && cache_control != "none") return fail(input_error("--cache-control must be all or none"));

@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/parse.h"
 #include "report/html.h"
 #include "report/summary.h"
@@ -21,22 +22,19 @@ int cmd_report(const Args& args) {
     // An unfinished run has no summary.json yet: its page is still written, from state.json and the iterations.
     if (std::filesystem::exists(std::filesystem::path(run_dir) / "summary.json")) {
       if (auto md = report::rerender(run_dir); !md) {
-        std::fprintf(stderr, "kopt report: %s\n", md.error().message.c_str());
-        return to_int(md.error().code);
+        return report_failure("report", md.error());
       }
     }
     auto page = report::write_html(run_dir);
     if (!page) {
-      std::fprintf(stderr, "kopt report: %s\n", page.error().message.c_str());
-      return to_int(page.error().code);
+      return report_failure("report", page.error());
     }
     if (!quiet) std::printf("%s\n", page->c_str());
     return 0;
   }
   auto md = report::rerender(run_dir);
   if (!md) {
-    std::fprintf(stderr, "kopt report: %s\n", md.error().message.c_str());
-    return to_int(md.error().code);
+    return report_failure("report", md.error());
   }
   if (!quiet) std::fputs(md->c_str(), stdout);
   return 0;

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
@@ -23,10 +24,7 @@ namespace kopt::cli {
 
 namespace {
 
-int fail(const Error& e) {
-  std::fprintf(stderr, "kopt roofline: %s\n", e.message.c_str());
-  return to_int(e.code);
-}
+int fail(const Error& e) { return report_failure("roofline", e); }
 
 // `kopt roofline --ceilings-only`: measure (or read from the cache) the GPU's ceilings and print them.
 int ceilings_only(int gpu_index, bool remeasure, bool quick, const std::string& json_path, const std::string& svg_path) {
@@ -75,7 +73,7 @@ int kernel_roofline(const Args& args) {
   app.add_option("--gpu", gpu_index, "with --ceilings-only: the GPU's index (default 0)");
   app.footer("Without a kernel: kopt roofline --ceilings-only [--remeasure] [--quick] [--gpu N] [--json FILE|-] [--svg FILE|-]");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   util::set_progress_quiet(quiet);
   if (quick || gpu_index >= 0)
     return fail(input_error("--quick and --gpu apply to --ceilings-only; a kernel is placed on GPU 0's roofline"));

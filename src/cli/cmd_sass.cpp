@@ -1,7 +1,10 @@
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/fail.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
@@ -14,6 +17,8 @@
 #include "sass/report.h"
 #include "sass/signature_lookup.h"
 #include "toolchain/cutlass.h"
+#include "util/fs.h"
+#include "util/input_file.h"
 #include "util/output.h"
 #include "util/strings.h"
 
@@ -21,10 +26,7 @@ namespace kopt::cli {
 
 namespace {
 
-int fail(const Error& e) {
-  std::fprintf(stderr, "kopt sass: %s\n", e.message.c_str());
-  return to_int(e.code);
-}
+int fail(const Error& e) { return report_failure("sass", e); }
 
 }  // namespace
 
@@ -65,8 +67,8 @@ int cmd_sass(const Args& args) {
 
   if (source.empty() && lib.empty()) return fail(input_error("give a kernel source (KERNEL.cu) or --lib FILE"));
   if (compile_only && !lib.empty()) return fail(input_error("--compile-only compiles a kernel source; it does not take --lib"));
-  if (!source.empty() && !std::filesystem::is_regular_file(source))
-    return fail(input_error("no such kernel source: " + source));
+  if (!source.empty())
+    if (auto st = util::require_regular_file(source, "kernel source"); !st) return fail(st.error());
 
   // Signatures first: a bad file or an unknown method stops before any compile.
   auto found = method_signatures(methods, signature_file);
@@ -97,9 +99,16 @@ int cmd_sass(const Args& args) {
     auto res = compile::compile_batch({req}, {1, ""}, runner).at(0);
     if (!res.ok()) {
       std::fputs(res.log_text.c_str(), stderr);
-      std::fprintf(stderr, "kopt sass: compile %s: %s\n", std::string(compile::to_string(res.status)).c_str(),
-                   std::string(compile::describe(res.status)).c_str());
-      return to_int(res.status == compile::CompileStatus::kFailed ? ExitCode::kInput : ExitCode::kGate);
+      // A compile into the cache keeps no log of a failure: kept here instead, so the message can name it.
+      std::filesystem::path log = res.log_path;
+      if (log.empty()) {
+        log = std::filesystem::temp_directory_path() / ("kopt-sass-" + req.name + "-" + std::to_string(::getpid()) + ".log");
+        if (!util::write_file_atomic(log, res.log_text)) log.clear();
+      }
+      const std::string where = log.empty() ? "" : " in " + log.string();
+      return fail({res.status == compile::CompileStatus::kFailed ? ExitCode::kInput : ExitCode::kGate,
+                   "compile " + std::string(compile::to_string(res.status)) + ": " +
+                       std::string(compile::describe(res.status)) + where});
     }
     binary = res.library;
     if (compile_only) {
@@ -121,6 +130,7 @@ int cmd_sass(const Args& args) {
     if (auto text = sass::dump_resource_usage(binary, runner)) report.resources = compile::parse_cuobjdump_resource_usage(*text);
   }
 
+  if (auto st = check_kernel_names(kernels, report.analysis); !st) return fail(st.error());
   bool any_fail = false;
   for (const auto& [m, s] : sigs) {
     auto v = sass::verify_method(report.analysis, s);

@@ -48,6 +48,10 @@ TEST_F(CmdSass, InputErrorsComeBeforeAnyCompile) {
   EXPECT_NE(none.stderr_text.find("give a kernel source"), std::string::npos) << none.stderr_text;
   auto missing = kopt({(dir_ / "nope.cu").string()});
   EXPECT_EQ(missing.exit_code, 4);
+  fs::create_directories(dir_ / "folder.cu");
+  auto folder = kopt({(dir_ / "folder.cu").string()});
+  EXPECT_EQ(folder.exit_code, 4);
+  EXPECT_NE(folder.stderr_text.find("is a directory"), std::string::npos) << folder.stderr_text;
   auto unknown = kopt({kernel("vec4.cu"), "--methods", "warp_specialize", "--signature", (dir_ / "sigs.json").string()});
   EXPECT_EQ(unknown.exit_code, 4);
   EXPECT_NE(unknown.stderr_text.find("no signature for method 'warp_specialize'"), std::string::npos)
@@ -111,6 +115,26 @@ TEST_F(CmdSass, ACompileErrorShowsTheLog) {
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_NE(r.stderr_text.find("error"), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("compile failed"), std::string::npos) << r.stderr_text;
+  // The message says where the log is kept, and the file is there.
+  auto at = r.stderr_text.find("its log is kept in ");
+  ASSERT_NE(at, std::string::npos) << r.stderr_text;
+  std::string log = r.stderr_text.substr(at + 19);
+  log = log.substr(0, log.find('\n'));
+  EXPECT_TRUE(fs::is_regular_file(log)) << log;
+  if (log.rfind(dir_.string(), 0) != 0) fs::remove(log);  // kept outside the test's folder: not left behind
+}
+
+TEST_F(CmdSass, AKernelNameThatMatchesNothingIsAnErrorNamingTheKernelsPresent) {
+  if (tools_missing()) GTEST_SKIP() << "nvcc or cuobjdump not found";
+  auto r = kopt({kernel("vec4.cu"), "--kernel-name", "missing_kernel"});
+  EXPECT_EQ(r.exit_code, 4) << r.stdout_text << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("--kernel-name missing_kernel: no function of "), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("copy_vec4"), std::string::npos) << "names the kernels present: " << r.stderr_text;
+  auto json = kopt({kernel("vec4.cu"), "--kernel-name", "missing_kernel", "--json", "-"});
+  EXPECT_EQ(json.exit_code, 4);
+  auto j = util::Json::parse(json.stdout_text);
+  EXPECT_EQ(j["error"]["kind"], "input");
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("copy_vec4"), std::string::npos) << json.stdout_text;
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 
 #include <filesystem>
 
+#include "cli/dims.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/process.h"
+#include "util/strings.h"
 
 namespace kopt::cli {
 namespace {
@@ -159,6 +161,159 @@ TEST_F(FirstMinutes, ParseErrorsSpeakKoptsVoice) {
   auto missing = kopt({"bench", path("ok.cu"), "--n=16"});
   EXPECT_EQ(missing.exit_code, 4);
   EXPECT_NE(missing.stderr_text.find("--ref is missing"), std::string::npos) << missing.stderr_text;
+}
+
+// Issue 37: a kernel whose solve() takes scalars named like kopt's options.
+TEST_F(FirstMinutes, ADimensionNamedLikeAnOptionIsAmbiguousInEveryCommand) {
+  write("it.cu", "extern \"C\" void solve(float* y, int n, int iterations) {}\n");
+  write("it.py", "shapes = {'y': ('n',)}\n\ndef reference(*, y, n, iterations):\n    y[:] = iterations\n");
+  for (const char* cmd : {"check", "bench", "profile", "roofline", "optimize"}) {
+    auto r = kopt({cmd, path("it.cu"), "--ref", path("it.py"), "--n=16", "--iterations=3", "--out", path("out")});
+    EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--iterations is ambiguous: it is solve()'s scalar parameter 'iterations'"),
+              std::string::npos) << cmd << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("kopt optimize"), std::string::npos) << cmd << ": names the option's meaning: " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--dim iterations=3"), std::string::npos) << cmd << ": " << r.stderr_text;
+    EXPECT_FALSE(fs::exists(dir_ / "out" / "kopt_runs")) << cmd;
+  }
+  // --dim is the unambiguous form: the contract passes, and optimize's own --iterations keeps its meaning.
+  auto ok = kopt({"check", path("it.cu"), "--ref", path("it.py"), "--n=16", "--dim", "iterations=3"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;
+  EXPECT_NE(ok.stdout_text.find("iterations=3"), std::string::npos) << ok.stdout_text;
+  auto opt = kopt({"optimize", path("it.cu"), "--ref", path("it.py"), "--dim", "n=16", "--dim", "iterations=3",
+                   "--iterations", "2", "--out", path("out")});
+  EXPECT_EQ(opt.exit_code, 3) << "past the contract, stopped at the hardware gate: " << opt.stderr_text;
+  EXPECT_EQ(opt.stderr_text.find("ambiguous"), std::string::npos) << opt.stderr_text;
+  // A scalar named seed: optimize has --seed, check has --seeds; neither is a "did you mean".
+  write("seed.cu", "extern \"C\" void solve(float* y, int n, int seed) {}\n");
+  write("seed.py", "shapes = {'y': ('n',)}\n\ndef reference(*, y, n, seed):\n    y[:] = seed\n");
+  for (const char* cmd : {"check", "optimize"}) {
+    auto r = kopt({cmd, path("seed.cu"), "--ref", path("seed.py"), "--n=16", "--seed=7"});
+    EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--seed is ambiguous"), std::string::npos) << cmd << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--dim seed=7"), std::string::npos) << cmd << ": " << r.stderr_text;
+    EXPECT_EQ(r.stderr_text.find("did you mean"), std::string::npos) << cmd << ": " << r.stderr_text;
+  }
+  EXPECT_EQ(kopt({"check", path("seed.cu"), "--ref", path("seed.py"), "--n=16", "--dim", "seed=7"}).exit_code, 0);
+  // Help lists --dim.
+  EXPECT_NE(kopt({"help", "check"}).stdout_text.find("--dim NAME=VALUE"), std::string::npos);
+}
+
+// The table of one-word options (cli/dims.h) holds every one-word option of the kernel commands' --help.
+TEST_F(FirstMinutes, TheTableOfOptionWordsMatchesTheCommandsHelp) {
+  const auto& words = kernel_command_words();
+  for (const char* cmd : {"check", "bench", "profile", "roofline", "optimize"}) {
+    // Each option line of CLI11's help starts with its names: "  -h,--help ...", "  --ref TEXT REQUIRED ...".
+    for (const auto& line : util::split_lines(kopt({"help", cmd}).stdout_text)) {
+      std::string t = util::trim(line);
+      if (t.rfind("--", 0) != 0 && t.rfind("-h,", 0) != 0) continue;
+      std::string names = t.substr(0, t.find(' '));
+      for (auto& n : util::split(names, ',')) {
+        std::string word = n.rfind("--", 0) == 0 ? n.substr(2) : "";
+        if (word.empty() || !util::is_identifier(word)) continue;
+        EXPECT_TRUE(words.count(word)) << "kopt " << cmd << " has --" << word << ", missing from kernel_command_words()";
+      }
+    }
+  }
+}
+
+TEST_F(FirstMinutes, JsonDashGivesAnErrorObjectOnEveryFailure) {
+  write("x.cu", "__global__ void k(float* x) { x[0] = 1; }\n");
+  fs::create_directories(dir_ / "folder.cu");
+  const std::vector<std::pair<std::vector<std::string>, int>> cases = {
+      {{"check", path("x.cu"), "--ref", path("ref.py"), "--n=16"}, 4},                 // the contract
+      {{"bench", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--seeds", "abc"}, 4},  // a parse error
+      {{"bench", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},                // no GPU
+      {{"profile", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},
+      {{"roofline", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},
+      {{"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--out", path("out")}, 3},
+      {{"optimize", "--resume", path("nothing")}, 4},
+      {{"methods", "--axis", "sideways"}, 4},
+      {{"annotate", path("folder.cu")}, 4},
+      {{"compare", path("no_run_a"), path("no_run_b")}, 4},
+      {{"export", path("no_run")}, 4},
+      {{"sass", path("folder.cu")}, 4},
+  };
+  for (const auto& [args, code] : cases) {
+    auto a = args;
+    a.insert(a.end(), {"--json", "-"});
+    auto r = kopt(a);
+    std::string what = args[0] + " " + args.back();
+    EXPECT_EQ(r.exit_code, code) << what << ": " << r.stderr_text;
+    util::Json j;
+    try {
+      j = util::Json::parse(r.stdout_text);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << what << ": stdout is not one JSON document (" << e.what() << "): " << r.stdout_text;
+      continue;
+    }
+    EXPECT_EQ(j["exit_code"], r.exit_code) << what;
+    ASSERT_TRUE(j["error"].is_object()) << what << ": " << r.stdout_text;
+    EXPECT_EQ(j["error"]["kind"], code == 4 ? "input" : "gate") << what;
+    std::string message = j["error"]["message"];
+    EXPECT_FALSE(message.empty()) << what;
+    EXPECT_NE(r.stderr_text.find(message), std::string::npos) << what << ": the message is stderr's: " << message;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "kopt_runs")) << "optimize without a GPU leaves no run directory";
+  // A command that wrote its document keeps stdout to it alone: doctor without a GPU fails its gate with its report.
+  auto doctor = kopt({"doctor", "--no-counters", "--json", "-"});
+  auto d = util::Json::parse(doctor.stdout_text);
+  EXPECT_TRUE(d.contains("checks")) << doctor.stdout_text;
+  EXPECT_FALSE(d.contains("error"));
+}
+
+TEST_F(FirstMinutes, FailuresNameWhatIsWrong) {
+  fs::create_directories(dir_ / "folder.cu");
+  // A directory given as the kernel is a directory, not "not found".
+  auto folder = kopt({"check", path("folder.cu"), "--ref", path("ref.py"), "--n=16"});
+  EXPECT_EQ(folder.exit_code, 4);
+  EXPECT_NE(folder.stderr_text.find("kernel file " + path("folder.cu") + " is a directory"), std::string::npos)
+      << folder.stderr_text;
+  // annotate on a directory or a binary file: exit 4 with a message, not an empty derivation.
+  auto ann_dir = kopt({"annotate", path("folder.cu")});
+  EXPECT_EQ(ann_dir.exit_code, 4);
+  EXPECT_NE(ann_dir.stderr_text.find("is a directory"), std::string::npos) << ann_dir.stderr_text;
+  write("bin.cu", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\0", 12));
+  auto ann_bin = kopt({"annotate", path("bin.cu")});
+  EXPECT_EQ(ann_bin.exit_code, 4);
+  EXPECT_NE(ann_bin.stderr_text.find("is not a text file"), std::string::npos) << ann_bin.stderr_text;
+  // An int32 scalar given a value it cannot hold: the dimension is named, not ref.py, and no --dims option.
+  auto big = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=2147483648", "--static"});
+  EXPECT_EQ(big.exit_code, 4) << big.stderr_text;
+  EXPECT_NE(big.stderr_text.find("the dimension n=2147483648 does not fit solve()'s int32 parameter 'n'"), std::string::npos)
+      << big.stderr_text;
+  EXPECT_EQ(big.stderr_text.find("--dims"), std::string::npos) << big.stderr_text;
+  EXPECT_EQ(big.stderr_text.find("ref.py"), std::string::npos) << big.stderr_text;
+}
+
+TEST_F(FirstMinutes, HelpShowsNoParserArtifacts) {
+  for (const char* cmd : {"optimize", "check", "bench", "profile", "sass", "roofline", "doctor", "report", "export",
+                          "compare", "methods", "annotate", "llm-check"}) {
+    std::string help = kopt({"help", cmd}).stdout_text;
+    ASSERT_FALSE(help.empty()) << cmd;
+    for (const char* artifact : {"TEXT:", "INT:", "FLOAT:", ":{", " in [", "Excludes:", "Needs:"})
+      EXPECT_EQ(help.find(artifact), std::string::npos) << "kopt " << cmd << " --help shows '" << artifact << "':\n" << help;
+  }
+  EXPECT_NE(kopt({"help", "bench"}).stdout_text.find("--l2 cold|warm"), std::string::npos);
+}
+
+TEST_F(FirstMinutes, RenamedOptionsKeepTheirOldNamesWithANote) {
+  std::string help = kopt({"help", "optimize"}).stdout_text;
+  for (const char* now : {"--search-seed", "--run-timeout-s", "--methods-per-iteration", "--methods-per-axis"})
+    EXPECT_NE(help.find(now), std::string::npos) << now;
+  for (const char* old : {"--seed ", "--timeout ", "--budget-total", "--budget-per-axis"})
+    EXPECT_EQ(help.find(old), std::string::npos) << old << " is hidden from --help";
+  // The old names still work, and say what they are now (past the parser: the hardware gate stops it here).
+  auto r = kopt({"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--seed", "3", "--budget-total", "4",
+                 "--timeout", "60", "--out", path("out")});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("note: --seed is deprecated: it is now --search-seed"), std::string::npos) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("note: --budget-total is deprecated: it is now --methods-per-iteration"), std::string::npos);
+  EXPECT_NE(r.stderr_text.find("note: --timeout is deprecated: it is now --run-timeout-s"), std::string::npos);
+  auto now = kopt({"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--search-seed", "3", "--out", path("out")});
+  EXPECT_EQ(now.exit_code, 3) << now.stderr_text;
+  EXPECT_EQ(now.stderr_text.find("deprecated"), std::string::npos) << now.stderr_text;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "cli/parse.h"
 #include "pipeline/contract_check.h"
 #include "toolchain/cutlass.h"
 
@@ -27,7 +28,8 @@ void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionVal
         return toolchain::cutlass_include_dir_of(dir).empty() ? dir + " holds no cutlass/cutlass.h (nor include/cutlass/cutlass.h)"
                                                               : std::string();
       });
-  app.add_option("--timeout", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
+  app.add_option("--run-timeout-s", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
+  add_deprecated_alias(app, "--timeout", "--run-timeout-s", job.run_timeout_s);
   app.add_option("--out", v.out, "where kopt_runs/ is created (default .)");
 }
 

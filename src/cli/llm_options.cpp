@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "cli/fail.h"
+
 namespace kopt::cli {
 
 void add_llm_options(CLI::App& app, search::LlmOptions& o, bool loop) {
@@ -24,8 +26,8 @@ std::optional<int> check_llm_endpoint(const std::string& command, const search::
   auto gen = search::make_llm_generator(o, true, &warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "%s: warning: %s\n", command.c_str(), w.c_str());
   if (!gen) {
-    std::fprintf(stderr, "%s: %s\n", command.c_str(), gen.error().message.c_str());
-    return to_int(gen.error().code);
+    std::string name = command.rfind("kopt ", 0) == 0 ? command.substr(5) : command;
+    return report_failure(name, gen.error());
   }
   return std::nullopt;
 }

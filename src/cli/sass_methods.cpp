@@ -1,5 +1,7 @@
 #include "cli/sass_methods.h"
 
+#include <algorithm>
+
 #include "sass/signature_lookup.h"
 #include "search/registry.h"
 #include "util/json_io.h"
@@ -36,6 +38,15 @@ Result<std::vector<std::pair<std::string, sass::Signature>>> method_signatures(c
     sigs.emplace_back(util::trim(m), std::move(s));
   }
   return sigs;
+}
+
+Status check_kernel_names(const std::vector<std::string>& asked, const sass::Analysis& a) {
+  if (asked.empty() || !a.tool_error.empty() || a.unmatched.empty()) return ok_status();
+  std::vector<std::string> held;
+  for (const auto& f : a.functions)
+    if (std::find(held.begin(), held.end(), f.demangled) == held.end()) held.push_back(f.demangled);
+  return input_error("--kernel-name " + util::join(a.unmatched, ", ") + ": no function of " + (a.binary.empty() ? std::string("the binaries") : a.binary.string()) +
+                     " has this name; it holds " + (held.empty() ? std::string("no function") : util::join(held, ", ")));
 }
 
 }  // namespace kopt::cli

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/fail.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "cli/sass_methods.h"
@@ -16,6 +17,7 @@
 #include "sass/dump.h"
 #include "sass/report.h"
 #include "util/fs.h"
+#include "util/input_file.h"
 #include "util/output.h"
 
 namespace kopt::cli {
@@ -24,10 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int fail(const Error& e) {
-  std::fprintf(stderr, "kopt sass: %s\n", e.message.c_str());
-  return to_int(e.code);
-}
+int fail(const Error& e) { return report_failure("sass", e); }
 
 bool ends_with_py(const std::string& a) { return a.size() > 3 && a.compare(a.size() - 3, 3, ".py") == 0; }
 
@@ -95,9 +94,9 @@ int cmd_sass_triton(const Args& args) {
   app.add_option("--timeout", timeout_s, "seconds before the compile run is killed (default 300)");
   app.footer("Dimensions for setup() are given as --NAME=VALUE (e.g. --n_rows=16384 --n_cols=4096).");
   Dims dims;
-  if (auto rc = parse_args_with_dims(app, args, dims); rc) return *rc;
+  if (auto rc = parse_args_with_dims(app, args, dims, source); rc) return *rc;
   if (!json_path.empty()) util::set_meta_info(doctor::probe_meta("", ""));
-  if (!fs::is_regular_file(source)) return fail(input_error("no such kernel source: " + source));
+  if (auto st = util::require_regular_file(source, "kernel source"); !st) return fail(st.error());
 
   auto sigs = method_signatures(methods, signature_file);
   if (!sigs) return fail(sigs.error());
@@ -151,6 +150,7 @@ int cmd_sass_triton(const Args& args) {
         auto rows = compile::parse_cuobjdump_resource_usage(*usage);
         report.resources.insert(report.resources.end(), rows.begin(), rows.end());
       }
+  if (auto st = check_kernel_names(kernels, report.analysis); !st) return fail(st.error());
   bool any_fail = false;
   for (const auto& [m, s] : *sigs) {
     auto v = sass::verify_method(report.analysis, s);

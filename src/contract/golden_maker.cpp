@@ -115,6 +115,8 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
   if (r.timed_out) return input_error("ref.py took longer than " + std::to_string(static_cast<int>(req.timeout_s)) + " s to make golden data");
   if (!r.success()) {
     std::string err = util::trim(r.stderr_text);
+    if (const std::string dim = "kopt_harness: dimension error: "; r.exit_code == 4 && util::starts_with(err, dim))
+      return input_error(err.substr(dim.size()));
     if (r.exit_code == 4)
       return input_error("ref.py failed while making golden data:\n" + err);
     return internal_error("the golden-data harness failed (" + r.describe() + "):\n" + err);

@@ -43,7 +43,8 @@ search::CheckFeedback feedback_from_build(const compile::CompileResult& build, s
       errors += lines[i] + "\n";
       if (i + 1 < lines.size() && lines[i + 1].find("error") == std::string::npos) errors += lines[i + 1] + "\n";
     }
-  std::string head = fmt::format("{} ({})", compile::describe(build.status), compile::to_string(build.status));
+  std::string head = fmt::format("{} ({}){}", compile::describe(build.status), compile::to_string(build.status),
+                                 build.log_path.empty() ? "" : " in " + build.log_path.string());
   f.details = clip(errors.empty() ? head + "\n" + build.log_text : head + "\n" + errors + "\n--- the whole log\n" + build.log_text,
                    max_chars);
   return f;

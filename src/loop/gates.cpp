@@ -10,6 +10,7 @@
 #include "search/annotations.h"
 #include "search/builtin_generator.h"
 #include "util/fs.h"
+#include "util/output.h"
 #include "util/strings.h"
 
 namespace kopt::loop {
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 std::optional<int> Optimizer::check_inputs() {
   auto report = [](const Error& e) {
     std::fprintf(stderr, "kopt optimize: %s\n", e.message.c_str());
+    util::note_failure(e.message);
     return to_int(e.code);
   };
   if (auto st = pipeline::validate(o_.job); !st) return report(st.error());
@@ -62,21 +64,52 @@ std::optional<int> Optimizer::check_inputs() {
   return std::nullopt;
 }
 
+std::optional<int> Optimizer::check_hardware() {
+  {
+    Phase p(*this, "gates");
+    say("gate 1/4 hardware (kopt doctor)...");
+    hw_ = lab_.hardware();
+  }
+  if (util::interrupted()) {
+    std::fprintf(stderr, "kopt optimize: interrupted\n");
+    return to_int(ExitCode::kInterrupted);
+  }
+  if (hw_->passed) return std::nullopt;
+  std::string why = "stopped at the hardware gate: missing or broken: " + util::join(hw_->failed_required, ", ");
+  util::note_failure(why);
+  std::fprintf(stderr, "kopt optimize: %s (kopt doctor shows each check)\n  %s\n", why.c_str(),
+               resuming_ ? ("the run directory " + dir_.string() + " stays resumable; continue it where the gate passes with: "
+                            "kopt optimize --resume " + dir_.string()).c_str()
+                         : "no run directory was made");
+  return to_int(ExitCode::kGate);
+}
+
 std::optional<int> Optimizer::open_run_dir() {
   resuming_ = o_.resume.has_value();
   if (resuming_) {
     dir_ = *o_.resume;
     auto j = util::read_json(dir_ / "state.json");
     if (!j) {
+      util::note_failure("--resume " + dir_.string() + ": " + j.error().message);
       std::fprintf(stderr, "kopt optimize: --resume %s: %s\n", dir_.c_str(), j.error().message.c_str());
       return to_int(ExitCode::kInput);
     }
     auto s = state_from_json(*j);
     if (!s) {
+      util::note_failure(s.error().message);
       std::fprintf(stderr, "kopt optimize: %s\n", s.error().message.c_str());
       return to_int(s.error().code);
     }
     st_ = *s;
+    if (st_.stop_reason == "gate_failed") {
+      // Not a finished run: it never measured a candidate, and its gate failure is not undone by resuming.
+      std::string why = fmt::format("--resume {}: this run stopped at a gate ({}) and cannot be resumed; fix the cause and "
+                                    "start a new run with the same command (its stop.json and summary.md say more)",
+                                    dir_.string(), st_.stop_detail.empty() ? "no detail recorded" : st_.stop_detail);
+      util::note_failure(why);
+      std::fprintf(stderr, "kopt optimize: %s\n", why.c_str());
+      return to_int(ExitCode::kInput);
+    }
     if (st_.finished()) {
       std::fprintf(stderr, "kopt optimize: %s already finished (%s); see its summary.md\n", dir_.c_str(), st_.stop_reason.c_str());
       return 0;
@@ -88,6 +121,7 @@ std::optional<int> Optimizer::open_run_dir() {
   } else {
     auto d = pipeline::make_run_dir(o_.out, "run");
     if (!d) {
+      util::note_failure(d.error().message);
       std::fprintf(stderr, "kopt optimize: %s\n", d.error().message.c_str());
       return to_int(d.error().code);
     }
@@ -108,8 +142,8 @@ std::optional<int> Optimizer::pass_gates() {
   // ---- Gate 1: hardware ----
   {
     Phase p(*this, "gates");
-    say("gate 1/4 hardware (kopt doctor)...");
-    auto hw = lab_.hardware();
+    HardwareGate hw = hw_ ? std::move(*hw_) : lab_.hardware();
+    hw_.reset();
     fs::create_directories(dir_ / "gates");
     util::set_meta_info(hw.meta);  // env.json's own meta block carries the versions it reports
     if (auto st = write_json(dir_ / "env.json", "env", hw.report); !st) return fail(st.error());

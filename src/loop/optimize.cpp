@@ -15,9 +15,16 @@ namespace kopt::loop {
 namespace fs = std::filesystem;
 
 int Optimizer::run() {
-  // Inputs first, then the run directory, then the gates: no candidate before all four pass.
+  // Inputs first, then the hardware, then the run directory, then the other gates: no run directory without the
+  // hardware (a resumed run's state is checked first), no candidate before all four gates pass.
   if (auto rc = check_inputs()) return *rc;
-  if (auto rc = open_run_dir()) return *rc;
+  if (o_.resume) {
+    if (auto rc = open_run_dir()) return *rc;
+    if (auto rc = check_hardware()) return *rc;
+  } else {
+    if (auto rc = check_hardware()) return *rc;
+    if (auto rc = open_run_dir()) return *rc;
+  }
   if (auto rc = pass_gates()) return *rc;
 
   std::unique_ptr<search::Generator> gen;

@@ -141,18 +141,25 @@ TEST(OptimizeLoop, AModelKernelGetsAFasterCorrectChampionAndARunDirectoryThatSay
   EXPECT_TRUE(fs::exists(r.run_dir / "champion" / "tile_kernel.cu"));
 }
 
-TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyCandidate) {
+TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyRunDirectory) {
   OptimizeOptions o;
   ModelLabOptions mo;
   mo.time_ms = tile_model;
   mo.hardware_passes = false;
   auto r = run_model_loop("nogpu", o, mo);
   EXPECT_EQ(r.exit_code, 3);
-  auto stop = util::read_json(r.run_dir / "stop.json");
-  ASSERT_TRUE(stop.ok());
-  EXPECT_EQ((*stop)["stage"], "hardware");
-  for (const auto& e : fs::directory_iterator(r.run_dir))
-    EXPECT_NE(e.path().filename().string().rfind("iter_", 0), 0u) << "no candidate before the gates pass";
+  EXPECT_TRUE(r.run_dir.empty()) << "a machine without the hardware leaves no run directory: " << r.run_dir;
+  EXPECT_TRUE(r.runs.empty()) << "nothing was measured";
+}
+
+TEST(OptimizeLoop, ARunStoppedAtAGateIsNotResumedAsFinished) {
+  OptimizeOptions o;
+  ModelLabOptions mo;
+  mo.time_ms = [](const Defines&) -> std::optional<double> { return std::nullopt; };  // the baseline is wrong
+  auto r = run_model_loop("gate_failed", o, mo);
+  EXPECT_EQ(r.exit_code, 2);
+  ASSERT_FALSE(r.run_dir.empty());
+  EXPECT_EQ(stop_reason(r), "gate_failed");
   // The folder is clearly marked: not a measured run, and it names no champion file (none was written).
   auto summary = util::read_json(r.run_dir / "summary.json");
   ASSERT_TRUE(summary.ok());
@@ -162,6 +169,19 @@ TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyCandidate) {
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("not a measured run"), std::string::npos) << *md;
   EXPECT_NE(md->find("Champion source: none"), std::string::npos) << *md;
+  auto state_before = util::read_file(r.run_dir / "state.json");
+  ASSERT_TRUE(state_before.ok());
+  // --resume says why the run stopped and that it cannot continue: an input error, never "already finished" with 0.
+  o.resume = r.run_dir;
+  ::testing::internal::CaptureStderr();
+  auto again = run_model_loop("gate_failed_resume", o, mo);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(again.exit_code, 4) << err;
+  EXPECT_NE(err.find("stopped at a gate (correctness: the baseline is not correct"), std::string::npos) << err;
+  EXPECT_NE(err.find("cannot be resumed"), std::string::npos) << err;
+  EXPECT_EQ(err.find("already finished"), std::string::npos) << err;
+  EXPECT_TRUE(again.runs.empty()) << "nothing was measured again";
+  EXPECT_EQ(*util::read_file(r.run_dir / "state.json"), *state_before) << "the run directory is left as it was";
 }
 
 // The profile picks vectorized access, and the first batch's best has it on (TILE 64, UNROLL 2), but it costs 5%: the ablation of a

@@ -90,6 +90,9 @@ class Optimizer {
     std::string name;
   };
   std::vector<SlotInfo> slots_;  // empty until choose_slots(): one slot
+  // The hardware gate's check, before anything is written: without the hardware a new run makes no run directory
+  // and a resumed one stays as it was (resumable). Keeps the result for pass_gates().
+  std::optional<int> check_hardware();
   std::optional<int> open_run_dir();          // new, or the one --resume names
   std::optional<int> pass_gates();            // hardware, golden data, ceilings, correctness, timing, profile
   // ---- one iteration (optimize.cpp) ----
@@ -240,6 +243,7 @@ class Optimizer {
   util::Json pruned_ = util::Json::array();
   std::filesystem::path dir_;
   bool resuming_ = false;
+  std::optional<HardwareGate> hw_;  // check_hardware()'s result, recorded in the run directory by pass_gates()
   RunState st_;
   pipeline::Prepared prep_;
   std::optional<search::SearchSpace> space_;

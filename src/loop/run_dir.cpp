@@ -103,6 +103,7 @@ Status Optimizer::save_state() {
 }
 
 int Optimizer::fail(const Error& e) {
+  util::note_failure(e.message);
   std::fprintf(stderr, "kopt optimize: %s\n  run directory: %s (state.json holds the last completed step; after fixing the "
                "cause, continue with: kopt optimize --resume %s)\n", e.message.c_str(), dir_.c_str(), dir_.c_str());
   return to_int(e.code == ExitCode::kOk ? ExitCode::kOther : e.code);
@@ -122,6 +123,7 @@ int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) 
   util::Json j = {{"stage", stage}, {"reason", e.message}, {"exit_code", to_int(e.code)}, {"tried", std::move(tried)}};
   st_.stop_reason = stage == "interrupted" ? "interrupted" : "gate_failed";
   st_.stop_detail = stage + ": " + e.message;
+  util::note_failure("stopped at the " + stage + " gate: " + e.message + " (run directory " + dir_.string() + ")");
   Status written = write_json(dir_ / "stop.json", "stop", j);
   if (written) written = save_state();
   if (written) written = write_summary();
@@ -134,6 +136,7 @@ int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) 
 int Optimizer::generator_stopped(const Error& e) {
   st_.stop_reason = "";  // not finished: the generator can be retried with --resume
   st_.stop_detail = "generator: " + e.message;
+  util::note_failure("the generator stopped: " + e.message + " (resumable: kopt optimize --resume " + dir_.string() + ")");
   Status written = save_state();
   if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "generator"}, {"reason", e.message}, {"resumable", true}});
   if (written) written = write_summary();

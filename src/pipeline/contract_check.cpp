@@ -87,6 +87,9 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
     return input_error(fmt::format("checking {} took longer than {:.0f} s", job.ref.string(), timeout_s));
   if (!r.success()) {
     std::string err = util::trim(r.stderr_text);
+    // The dimensions given do not fit the kernel (a value out of a scalar's range): the command line's fault.
+    if (const std::string dim = "kopt_harness: dimension error: "; r.exit_code == 4 && util::starts_with(err, dim))
+      return input_error(err.substr(dim.size()));
     // The harness's own prefix is noise inside kopt's message.
     for (const std::string prefix : {"kopt_harness: error: ", "kopt_harness: "})
       if (util::starts_with(err, prefix)) {

@@ -9,6 +9,7 @@
 #include "toolchain/cutlass.h"
 #include <cmath>
 #include "util/fs.h"
+#include "util/input_file.h"
 #include "util/progress.h"
 
 namespace kopt::pipeline {
@@ -16,15 +17,14 @@ namespace kopt::pipeline {
 namespace fs = std::filesystem;
 
 Status validate(const KernelJob& job) {
-  std::error_code ec;
   if (job.kernel.empty()) return input_error("no kernel given: kopt <command> KERNEL.cu --ref ref.py --DIM=...");
-  if (!fs::is_regular_file(job.kernel, ec)) return input_error("kernel file " + job.kernel.string() + " not found");
+  KOPT_TRY(util::require_regular_file(job.kernel, "kernel file"));
   auto ext = job.kernel.extension().string();
   if (ext != ".cu" && ext != ".cuh" && ext != ".cpp" && ext != ".py")
     return input_error(job.kernel.string() + ": a kernel is a .cu file exposing extern \"C\" void solve(...) or a Triton .py "
                        "exposing setup() and run_kernel()");
   if (job.ref.empty()) return input_error("no reference given: add --ref ref.py");
-  if (!fs::is_regular_file(job.ref, ec)) return input_error("reference file " + job.ref.string() + " not found");
+  KOPT_TRY(util::require_regular_file(job.ref, "reference file"));
   if (job.ref.extension() != ".py") return input_error(job.ref.string() + ": the reference must be a Python file (ref.py)");
   if (job.seeds < 1 || job.seeds > 64) return input_error("--seeds must be between 1 and 64");
   if (job.atol && (*job.atol < 0 || !std::isfinite(*job.atol))) return input_error("--atol must be a non-negative number");

@@ -4,6 +4,42 @@
 
 namespace kopt::util {
 
+namespace {
+std::string& failure_slot() {
+  static std::string message;
+  return message;
+}
+bool& stdout_written() {
+  static bool written = false;
+  return written;
+}
+}  // namespace
+
+void note_failure(const std::string& message) { failure_slot() = message; }
+const std::string& noted_failure() { return failure_slot(); }
+bool stdout_document_written() { return stdout_written(); }
+
+// One word per exit code (core/exit_code.h) for machine-readable errors.
+std::string_view exit_kind(ExitCode c) {
+  switch (c) {
+    case ExitCode::kOk: return "ok";
+    case ExitCode::kOther: return "internal";
+    case ExitCode::kValidation: return "validation";
+    case ExitCode::kGate: return "gate";
+    case ExitCode::kInput: return "input";
+    case ExitCode::kInterrupted: return "interrupted";
+  }
+  return "unknown";
+}
+
+Json failure_json(int exit_code, const std::string& message) {
+  const auto code = static_cast<ExitCode>(exit_code);
+  std::string kind(exit_kind(code));
+  return {{"error", {{"message", message.empty() ? "failed (" + std::string(describe(code)) + "); see stderr" : message},
+                     {"kind", kind}}},
+          {"exit_code", exit_code}};
+}
+
 std::FILE* report_stream(const std::string& json_path, const std::string& csv_path) {
   return is_stdout_path(json_path) || is_stdout_path(csv_path) ? stderr : stdout;
 }
@@ -18,6 +54,7 @@ std::string csv_cell(const std::string& s) {
 Status write_text_output(const std::string& path, const std::string& text) {
   if (path.empty()) return ok_status();
   if (is_stdout_path(path)) {
+    stdout_written() = true;
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
       return internal_error("cannot write to stdout");
     return ok_status();

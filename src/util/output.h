@@ -26,4 +26,13 @@ std::string csv_cell(const std::string& s);
 // Writes text (a CSV table) to `path` or stdout. No-op for an empty path.
 Status write_text_output(const std::string& path, const std::string& text);
 
+// `--json -` on a failure: stdout gets {"error": {"message": ..., "kind": ...}, "exit_code": N} unless the command
+// already wrote its own document there (one document on stdout, always). The command layer notes each failure it
+// reports; cli/app.cpp prints the object once the command returns.
+void note_failure(const std::string& message);
+const std::string& noted_failure();  // the last noted; empty if none
+bool stdout_document_written();      // whether write_text_output (or a JSON writer above) wrote to stdout
+// The error object itself. `message` empty: a generic one naming the exit code.
+Json failure_json(int exit_code, const std::string& message);
+
 }  // namespace kopt::util
