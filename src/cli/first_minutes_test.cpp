@@ -76,6 +76,19 @@ TEST_F(FirstMinutes, ARefWithASyntaxErrorIsAContractError) {
   expect_contract_error({path("ok.cu"), "--ref", path("bad.py"), "--n=16"}, "SyntaxError");
 }
 
+// One contract check for every command (issue 37): `check` is as strict as `optimize` about annotations and --arch.
+TEST_F(FirstMinutes, AnUnknownMethodOrArchitectureIsAContractErrorInEveryCommand) {
+  write("m.cu", "// @kopt method vectorised_access guard=KOPT_VECTORISED_ACCESS\n"
+                "#if KOPT_VECTORISED_ACCESS\n#endif\n"
+                "extern \"C\" void solve(const float* a, const float* b, float* c, int n) {}\n");
+  expect_contract_error({path("m.cu"), "--ref", path("ref.py"), "--n=16"},
+                        "unknown method 'vectorised_access'; did you mean 'vectorized_access'?");
+  expect_contract_error({path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--arch=sm_999"},
+                        "--arch sm_999: not a GPU architecture nvcc 13 compiles for");
+  auto ok = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--arch=sm_90a", "--static"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;
+}
+
 TEST_F(FirstMinutes, CheckRunsTheReferenceOnTheCpu) {
   auto ok = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16"});
   EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;

@@ -9,6 +9,8 @@
 #include "contract/golden_maker.h"
 #include "pipeline/triton.h"
 #include "search/annotations.h"
+#include "search/registry.h"
+#include "search/space.h"
 #include "search/source_scan.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -58,6 +60,21 @@ std::vector<std::string> check_argv(const KernelJob& job, const std::string& sig
   return argv;
 }
 
+// The annotations' methods against the registry, as optimize's search space takes them (issue 37: `check` was looser
+// than `optimize`): an unknown id (with a suggestion) or a method for another backend is an input error in every
+// command. A registry that cannot be loaded is left to the commands that search.
+Status check_annotated_methods(const search::Annotations& ann, search::Backend backend, const std::string& arch) {
+  if (ann.methods.empty()) return ok_status();
+  auto reg = search::registry();
+  if (!reg) return ok_status();
+  search::SpaceOptions opts;
+  opts.backend = backend;
+  opts.arch = parse_arch_number(arch).value_or(90);
+  auto space = search::build_space(ann, reg.value().get(), opts);
+  if (!space) return space.error();
+  return ok_status();
+}
+
 Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& runner, ReferenceRun run) {
   KOPT_TRY(validate(job));
   ContractCheck c;
@@ -69,6 +86,7 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
     KOPT_TRY_ASSIGN(search::Annotations ann, read_triton_kernel(text, job.kernel.string()));
     c.annotated_params = ann.params.size();
     c.annotated_methods = ann.methods.size();
+    KOPT_TRY(check_annotated_methods(ann, c.backend, job.arch));
     c.entry = search::extract_entry_signature(text, search::SourceLanguage::kPython).value_or("setup(...)");
   } else {
     c.backend = job.cutlass || compile::is_cutlass_source(job.kernel) ? search::Backend::kCutlass : search::Backend::kCuda;
@@ -77,6 +95,7 @@ Result<ContractCheck> check_contract(const KernelJob& job, util::CommandRunner& 
     KOPT_TRY_ASSIGN(search::Annotations ann, search::parse_annotations(text, job.kernel.string()));
     c.annotated_params = ann.params.size();
     c.annotated_methods = ann.methods.size();
+    KOPT_TRY(check_annotated_methods(ann, c.backend, job.arch));
     KOPT_TRY(util::write_json_atomic(sig_path, "signature", {{"signature", contract::to_json(sig)}}));
   }
   const double timeout_s = run == ReferenceRun::kOnCpu ? 900 : 120;

@@ -1,5 +1,7 @@
 #include "pipeline/prepare.h"
 
+#include <set>
+
 #include <ctime>
 
 #include "compile/cutlass.h"
@@ -16,6 +18,18 @@ namespace kopt::pipeline {
 
 namespace fs = std::filesystem;
 
+std::optional<int> parse_arch_number(const std::string& arch) {
+  // The architectures CUDA 13's nvcc compiles for, with an optional a (arch-specific) or f (family) suffix.
+  static const std::set<int> known = {75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121};
+  if (arch.rfind("sm_", 0) != 0) return std::nullopt;
+  std::string digits = arch.substr(3);
+  if (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.pop_back();
+  if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const int n = std::stoi(digits);
+  if (!known.count(n)) return std::nullopt;
+  return n;
+}
+
 Status validate(const KernelJob& job) {
   if (job.kernel.empty()) return input_error("no kernel given: kopt <command> KERNEL.cu --ref ref.py --DIM=...");
   KOPT_TRY(util::require_regular_file(job.kernel, "kernel file"));
@@ -29,7 +43,9 @@ Status validate(const KernelJob& job) {
   if (job.seeds < 1 || job.seeds > 64) return input_error("--seeds must be between 1 and 64");
   if (job.atol && (*job.atol < 0 || !std::isfinite(*job.atol))) return input_error("--atol must be a non-negative number");
   if (job.rtol && (*job.rtol < 0 || !std::isfinite(*job.rtol))) return input_error("--rtol must be a non-negative number");
-  if (job.arch.rfind("sm_", 0) != 0) return input_error("--arch must look like sm_90 or sm_90a, not '" + job.arch + "'");
+  if (!parse_arch_number(job.arch))
+    return input_error("--arch " + job.arch + ": not a GPU architecture nvcc 13 compiles for; give one such as sm_90 or "
+                       "sm_90a (sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121)");
   if (job.run_timeout_s <= 0) return input_error("--timeout must be positive");
   return ok_status();
 }

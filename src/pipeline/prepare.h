@@ -40,6 +40,8 @@ struct KernelJob {
 
 // Checks files, extensions, modes and numbers; never touches the GPU. Errors name what to fix (exit 4).
 Status validate(const KernelJob& job);
+// sm_90 -> 90, sm_90a / sm_100f -> 90 / 100; nullopt for anything CUDA 13's nvcc does not compile for (sm_999, 90).
+std::optional<int> parse_arch_number(const std::string& arch);
 
 struct Prepared {
   contract::KernelSignature signature;
