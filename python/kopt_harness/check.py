@@ -13,7 +13,7 @@ import os
 import tempfile
 
 from . import golden, plan, refmod, triton_golden
-from .errors import RefError, UsageError
+from .errors import DimsError, RefError, UsageError
 
 
 def _required_and_named(fn):
@@ -137,8 +137,44 @@ def _skip_reason(e):
     return None
 
 
+def _memory_limit_bytes():
+    """What `kopt check`'s CPU run of the reference may map: KOPT_CHECK_MAX_GB, else three quarters of this machine's
+    memory (at --n=2147483647 a reference grew to 24 GB and was killed with nothing said)."""
+    gb = os.environ.get("KOPT_CHECK_MAX_GB")
+    if gb:
+        return int(float(gb) * (1 << 30))
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") * 3 // 4)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _out_of_memory(e):
+    cause = e.cause if isinstance(e, RefError) else e
+    text = f"{type(cause).__name__}: {cause}"
+    return isinstance(cause, MemoryError) or "can't allocate memory" in text or "not enough memory" in text.lower()
+
+
 def run_on_cpu(ref, params, dims, triton_kernel=None, ptr_size=None):
-    """Runs the reference once on the CPU; returns {"reference": "ran"|"skipped", ...}."""
+    """Runs the reference once on the CPU; returns {"reference": "ran"|"skipped", ...}. Its address space is bounded
+    (_memory_limit_bytes): a reference too large for this machine is an error naming the dimensions, not a kill."""
+    limit = _memory_limit_bytes()
+    previous = None
+    try:
+        import resource
+        previous = resource.getrlimit(resource.RLIMIT_AS)
+        if limit and (previous[0] == resource.RLIM_INFINITY or previous[0] > limit):
+            resource.setrlimit(resource.RLIMIT_AS, (limit, previous[1]))
+    except (ImportError, ValueError, OSError):
+        previous = None
+    try:
+        return _run_on_cpu(ref, params, dims, triton_kernel, ptr_size, limit)
+    finally:
+        if previous is not None:
+            resource.setrlimit(resource.RLIMIT_AS, previous)
+
+
+def _run_on_cpu(ref, params, dims, triton_kernel, ptr_size, limit):
     with tempfile.TemporaryDirectory(prefix="kopt-check-") as out:
         try:
             if triton_kernel is not None:
@@ -147,7 +183,14 @@ def run_on_cpu(ref, params, dims, triton_kernel=None, ptr_size=None):
             else:
                 summary = golden.generate(golden.Options(ref=ref, params=params, dims=dims, seeds=1, out=out,
                                                          ptr_size=ptr_size, device="cpu"))
-        except (UsageError, RefError) as e:
+        except (UsageError, RefError, MemoryError, RuntimeError) as e:
+            if _out_of_memory(e):
+                where = " ".join(f"--{k}={v}" for k, v in dims.items())
+                raise DimsError(f"the reference at {where} needs more memory than kopt check lets it use on this machine "
+                                f"({(limit or 0) / (1 << 30):.1f} GB; KOPT_CHECK_MAX_GB sets it): give smaller dimensions, "
+                                f"or check the contract alone with --static") from e
+            if not isinstance(e, (UsageError, RefError)):
+                raise
             reason = _skip_reason(e)
             if reason is None:
                 raise

@@ -54,3 +54,14 @@ def test_an_unused_dimension_is_a_warning_and_a_missing_module_is_reported_not_f
     assert r.returncode == 0, r.stderr
     missing = json.loads(r.stdout.splitlines()[-1])
     assert missing["status"] == "module_missing" and missing["module"] == "no_such_module_anywhere"
+
+
+def test_a_reference_too_large_for_the_machine_is_an_error_naming_the_dims_not_a_kill(harness, monkeypatch):
+    # kopt check at --n=2147483647 grew to 24 GB and was killed with nothing said (issue 37). Bounded here to 1 GB.
+    monkeypatch.setenv("KOPT_CHECK_MAX_GB", "1")
+    r = check(harness, GOOD, '{"n": 1073741824}', "--run")
+    assert r.returncode == 4, r.stderr
+    assert "needs more memory than kopt check lets it use on this machine (1.0 GB" in r.stderr, r.stderr
+    assert "--n=1073741824" in r.stderr and "--static" in r.stderr
+    ok = check(harness, GOOD, '{"n": 1024}', "--run")
+    assert ok.returncode == 0, ok.stderr
