@@ -43,7 +43,8 @@ std::string help_text() {
        "  -V, --version  print kopt's version\n";
   s += "\nOutput: --json FILE|- and --csv FILE|- mean the same in every command ('-' is stdout; the human report\n"
        "then goes to stderr). Progress goes to stderr; --quiet silences it.\n";
-  s += "\nDimensions are given as --NAME=VALUE, e.g. kopt bench k.cu --ref ref.py --M=4096 --N=4096 --K=4096\n"
+  s += "\nDimensions are given as --NAME=VALUE, e.g. kopt bench k.cu --ref ref.py --M=4096 --N=4096 --K=4096, or as\n"
+       "--dim NAME=VALUE where NAME is also one of the command's options (--dim iterations=3)\n"
        "\nExit codes:\n";
   for (ExitCode c : {ExitCode::kOk, ExitCode::kOther, ExitCode::kValidation, ExitCode::kGate, ExitCode::kInput,
                      ExitCode::kInterrupted})

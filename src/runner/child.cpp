@@ -173,6 +173,21 @@ class Child {
   // checked again in fresh buffers, which tells a kernel wrong on that seed (its own status) from one whose outputs
   // depended on what it saw before (wrong_on_fresh_inputs). Throws AuditFailed.
   void check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, std::mt19937_64& rng);
+  // Before timed sample `sample`: when the schedule makes it an audit, the held seed's inputs and poisoned outputs
+  // in the same buffers (true); otherwise fresh inputs. Synchronous: outside the sample.
+  bool before_sample(AuditSchedule& schedule, int sample, std::optional<Bound>& view,
+                     std::optional<InputRotation>& rotation) {
+    const bool audit = view && schedule.audit(sample);
+    if (audit) reset_outputs(*view);
+    else if (rotation) rotation->refresh();
+    return audit;
+  }
+  // A library no timed call audited (too few samples or rounds): the held seed once, untimed, in the same buffers.
+  void late_audit(const Lib& lib, Bound& b, Bound& view, Tolerance tol, int sample, std::mt19937_64& rng) {
+    reset_outputs(view);
+    call(lib, b);
+    check_audit(lib, view, tol, sample, rng);
+  }
   // The audits' seed: the last one, held back from the checks before timing when there are two or more (with one
   // seed, the audits use it: a kernel that remembers by pointer still fails them).
   int audit_seed() const { return g_.seeds.back(); }
@@ -569,9 +584,7 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
   bool auditing = false;
   SampleHooks hooks;
   hooks.before = [&] {
-    auditing = view && schedule.audit(++sample);
-    if (auditing) reset_outputs(*view);  // the held seed's inputs, poisoned outputs, in the same buffers
-    else if (rotation) rotation->refresh();
+    auditing = before_sample(schedule, ++sample, view, rotation);
   };
   hooks.after = [&] {
     if (auditing) check_audit(lib, *view, tol, sample, rng);
@@ -598,9 +611,7 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
   // the same buffers, all the same.
   if (view && schedule.audits() == 0) {
     try {
-      reset_outputs(*view);
-      call(lib, b);
-      check_audit(lib, *view, tol, sample, rng);
+      late_audit(lib, b, *view, tol, sample, rng);
     } catch (const AuditFailed& a) {
       status = a.status;
       message = a.message;
@@ -771,9 +782,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       bool auditing = false;
       try {
         do {
-          auditing = view && schedules[k].audit(++samples_of[k]);
-          if (auditing) reset_outputs(*view);
-          else if (rotation) rotation->refresh();
+          auditing = before_sample(schedules[k], ++samples_of[k], view, rotation);
           g = timer.sample([&] { call(libs[k], b); }, method, bound_ms[k]);
           if (auditing) check_audit(libs[k], *view, tol, samples_of[k], rng);
         } while (g.discarded() && ++releases < kMaxWatchdogReleases);
@@ -824,9 +833,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     for (size_t k : timed_libs(entries)) {
       if (schedules[k].audits() > 0) continue;
       try {
-        reset_outputs(*view);
-        call(libs[k], b);
-        check_audit(libs[k], *view, tol, samples_of[k], rng);
+        late_audit(libs[k], b, *view, tol, samples_of[k], rng);
       } catch (const AuditFailed& a) {
         audit_failed(k, a);
       } catch (Fatal& f) {
