@@ -30,7 +30,7 @@
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh)
-#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize bench sgemm)
+#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench sgemm)
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
 set -u
@@ -382,26 +382,33 @@ suite_evidence() {
 suite_time_to_result() {
   start_check
   local parts="${*:-optimize bench sgemm}" VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216"
+  local limit=${TTR_OPT_LIMIT_S:-200}
   stamp() { python3 -u -c 'import sys,time
 t=time.time()
 for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
+  export -f stamp
   phases() { local d; d=$(ls -d runs/$1/kopt_runs/*_* 2>/dev/null | head -1); [ -n "$d" ] || return
+    mkdir -p runs/json/$1; cp $d/state.json $d/summary.json $d/bench.json $d/holdout.json runs/json/$1/ 2>/dev/null
     python3 -c "import json,sys
-for f in ('state.json','bench.json'):
+for f in ('state.json','summary.json','bench.json'):
   try: d=json.load(open(sys.argv[1]+'/'+f))
   except Exception: continue
-  print('phases', sys.argv[2], f, json.dumps({k: d.get(k) for k in ('phase_seconds','wall_seconds','time_to_first_candidate_s','time_to_champion_s') if k in d}))" "$d" "$1"; }
+  keep=('phase_seconds','wall','wall_s','candidate_costs','measure_phases_ms','measure_startup_ms')
+  print('phases', sys.argv[2], f, json.dumps({k: d.get(k) for k in keep if k in d}))
+  if 'history' in d: print('history', sys.argv[2], len(d['history']), 'measurements;', d.get('iterations_done'), 'iterations; stop', d.get('stop_reason'))" "$d" "$1"; }
   local p
   for p in $parts; do case $p in
     optimize)
-      step ttr_opt_cold 200 bash -c "$K optimize $VA --out runs/ttr_opt1 2>&1 | stamp | tail -60"; phases ttr_opt1; summ ttr_opt1 | tail -5
-      step ttr_opt_warm 200 bash -c "$K optimize $VA --out runs/ttr_opt2 2>&1 | stamp | tail -60"; phases ttr_opt2 ;;
+      step ttr_opt_cold $limit bash -c "$K optimize $VA --out runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1
+      step ttr_opt_warm $limit bash -c "$K optimize $VA --out runs/ttr_opt2 2>&1 | stamp | tail -70"; phases ttr_opt2 ;;
+    optimize-cold)
+      step ttr_opt_cold $limit bash -c "$K optimize $VA --out runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1 ;;
     bench)
-      for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out runs/ttr_bench_$b 2>&1 | stamp | grep -v '^ *[0-9.]* *$' | head -40"; phases ttr_bench_$b; done
-      for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bench_2nd$i 2>&1 | stamp | head -40"; phases ttr_bench_2nd$i; done ;;
+      for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out runs/ttr_bench_$b 2>&1 | stamp | head -40"; phases ttr_bench_$b; done
+      for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bench_2nd$i 2>&1 | stamp | tail -4"; phases ttr_bench_2nd$i; done ;;
     sgemm)
       step ttr_sgemm 300 bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
-    *) echo "time-to-result: unknown part '$p' (optimize bench sgemm)" >&2; return 2 ;;
+    *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench sgemm)" >&2; return 2 ;;
   esac; done
 }
 

@@ -47,6 +47,9 @@ int cmd_search_replay(const Args& args) {
   app.add_flag("!--no-promote-ablations", o.promote_ablations,
                "keep the champion when its ablation measured a faster variant (the loop before 2026-12-01's seventh session)");
   app.add_option("--patience", o.patience, "stop a run after this many iterations without a faster champion (default 0: never)");
+  app.add_option("--explore-patience", o.explore_patience,
+                 "stop a run after this many iterations in a row beyond the evidence's picks without a faster champion "
+                 "(default 2, as optimize; 0: never)");
   app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --seed; default 1)");
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
   app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");

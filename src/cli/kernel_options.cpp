@@ -58,7 +58,7 @@ Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, 
 
 Status check_contract_first(const std::string& command, const pipeline::KernelJob& job) {
   util::SystemRunner sys;
-  auto checked = pipeline::check_contract(job, sys, pipeline::ReferenceRun::kStatic);
+  auto checked = pipeline::check_contract(job, sys, pipeline::ReferenceRun::kStaticUnlessCached);
   if (!checked && checked.error().code == ExitCode::kOther) {  // the check itself broke: the golden data judges later
     std::fprintf(stderr, "kopt %s: warning: the contract check did not run: %s\n", command.c_str(),
                  checked.error().message.c_str());

@@ -72,14 +72,8 @@ Result<std::optional<GoldenCache>> golden_cache_from_env() {
   if (s == "off" || s == "0" || s == "no" || s == "false") return std::optional<GoldenCache>{};
   if (!s.empty() && s != "on" && s != "1") {
     c.root = s;
-  } else if (const char* d = std::getenv("KOPT_CACHE_DIR"); d && *d) {
-    c.root = fs::path(d) / "golden";
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-    c.root = fs::path(x) / "kopt" / "golden";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    c.root = fs::path(h) / ".cache" / "kopt" / "golden";
   } else {
-    c.root = fs::temp_directory_path() / "kopt-cache" / "golden";
+    c.root = util::kopt_cache_dir("golden");
   }
   if (const char* g = std::getenv("KOPT_GOLDEN_CACHE_GB"); g && *g) {
     char* end = nullptr;

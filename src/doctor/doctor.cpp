@@ -364,10 +364,10 @@ util::MetaInfo meta_of(const Report& r) {
 util::MetaInfo probe_meta(const std::string& gpu, const std::string& driver) {
   util::MetaInfo m{gpu, driver, "", ""};
   if (std::string nvcc = toolchain::find_nvcc(); !nvcc.empty())
-    if (auto v = toolchain::parse_cuda_tool_version(util::run_process({{nvcc, "--version"}, "", {}, 30}).stdout_text))
+    if (auto v = toolchain::parse_cuda_tool_version(toolchain::version_output(nvcc, 30)))
       m.nvcc = v->text;
   if (std::string ncu = toolchain::find_ncu(); !ncu.empty())
-    if (auto v = toolchain::parse_ncu_version(util::run_process({{ncu, "--version"}, "", {}, 60}).stdout_text))
+    if (auto v = toolchain::parse_ncu_version(toolchain::version_output(ncu, 60)))
       m.ncu = v->text;
   return m;
 }

@@ -73,6 +73,7 @@ std::string_view stop_name(StopReason r) {
     case StopReason::kNoValidCandidate: return "no_valid_candidate";
     case StopReason::kTimeBudget: return "time_budget";
     case StopReason::kNoPredictedGain: return "no_predicted_gain";
+    case StopReason::kExplorationSpent: return "exploration_spent";
   }
   return "?";
 }
@@ -90,6 +91,9 @@ std::string_view describe(StopReason r) {
     case StopReason::kNoValidCandidate: return "no valid candidate";
     case StopReason::kTimeBudget: return "the search's time budget is spent";
     case StopReason::kNoPredictedGain: return "the model of the space predicts no significant gain anywhere it has not measured";
+    case StopReason::kExplorationSpent:
+      return "every configuration the evidence allows was measured, and exploring the rest of the space brought no "
+             "significant gain in two iterations in a row";
   }
   return "?";
 }
@@ -104,6 +108,7 @@ StopReason should_stop(const StopState& s) {
   if (s.time_budget_s > 0 && s.search_s >= s.time_budget_s) return StopReason::kTimeBudget;
   if (s.iterations_done >= s.max_iterations) return StopReason::kMaxIterations;
   if (s.no_gain_predictions >= 2) return StopReason::kNoPredictedGain;
+  if (s.explore_patience > 0 && s.exploring_without_gain >= s.explore_patience) return StopReason::kExplorationSpent;
   if (s.patience > 0 && s.iterations_without_gain >= s.patience) return StopReason::kNoImprovement;
   return StopReason::kNone;
 }
@@ -114,9 +119,10 @@ bool predicts_no_gain(const search::Outlook& o, double champion_ms, size_t dimen
   return *o.best_lcb_ms >= champion_ms * (1 - min_gain);
 }
 
-StopState after_iteration(StopState s, bool improved, bool near_peak, bool exhausted) {
+StopState after_iteration(StopState s, bool improved, bool near_peak, bool exhausted, bool exploring) {
   ++s.iterations_done;
   s.iterations_without_gain = improved ? 0 : s.iterations_without_gain + 1;
+  s.exploring_without_gain = exploring && !improved ? s.exploring_without_gain + 1 : 0;
   s.near_peak = near_peak;
   s.generator_exhausted = exhausted;
   return s;

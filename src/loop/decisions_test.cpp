@@ -104,4 +104,28 @@ TEST(Stopping, EarlyStops) {
   EXPECT_EQ(should_stop(after_iteration(m, true, false, false)), StopReason::kMaxIterations);
 }
 
+// Exploring beyond the evidence's picks ends after two exploring iterations in a row without a gain; a gain, or an
+// iteration inside the evidence, starts the count again; 0 turns the rule off.
+TEST(Stopping, ExplorationWithoutGainEnds) {
+  StopState s;
+  s.max_iterations = 20;
+  s.patience = 0;
+  ASSERT_EQ(s.explore_patience, 2);
+  auto inside = after_iteration(after_iteration(s, false, false, false, false), false, false, false, false);
+  EXPECT_EQ(inside.exploring_without_gain, 0);
+  EXPECT_EQ(should_stop(inside), StopReason::kNone) << "iterations inside the evidence never count";
+  auto one = after_iteration(inside, false, false, false, true);
+  EXPECT_EQ(should_stop(one), StopReason::kNone);
+  auto gained = after_iteration(one, true, false, false, true);
+  EXPECT_EQ(gained.exploring_without_gain, 0);
+  EXPECT_EQ(should_stop(after_iteration(gained, false, false, false, true)), StopReason::kNone);
+  auto back_inside = after_iteration(one, false, false, false, false);
+  EXPECT_EQ(should_stop(after_iteration(back_inside, false, false, false, true)), StopReason::kNone);
+  auto two = after_iteration(one, false, false, false, true);
+  EXPECT_EQ(should_stop(two), StopReason::kExplorationSpent);
+  EXPECT_EQ(stop_name(StopReason::kExplorationSpent), "exploration_spent");
+  two.explore_patience = 0;
+  EXPECT_EQ(should_stop(two), StopReason::kNone);
+}
+
 }  // namespace kopt::loop

@@ -508,6 +508,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
       if (st_.champion->candidate.id != "baseline") st_.superseded.push_back(*st_.champion);
       st_.champion = ChampionRecord{cr->candidate, cr->build.library.string(), cr->outcome.timing->median_ms,
                                     (iter_dir / "candidates" / cr->candidate.id / "run.json").string(), objective};
+      st_.wall.champion_s = elapsed_s();
       out.improved = out.improved || cmp->verdict == runner::Verdict::kFaster;
     }
   }

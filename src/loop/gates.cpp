@@ -101,6 +101,7 @@ std::optional<int> Optimizer::open_run_dir() {
       return to_int(s.error().code);
     }
     st_ = *s;
+    wall_base_s_ = st_.wall.whole_s;
     if (st_.stop_reason == "gate_failed") {
       // Not a finished run: it never measured a candidate, and its gate failure is not undone by resuming.
       std::string why = fmt::format("--resume {}: this run stopped at a gate ({}) and cannot be resumed; fix the cause and "
@@ -254,6 +255,7 @@ std::optional<int> Optimizer::pass_gates() {
   ChampionRecord b{base_candidate_, prep_.build.library.string(), timed.timing->median_ms, (dir_ / "gates" / "timing.json").string()};
   st_.baseline = b;
   st_.champion = b;
+  st_.wall.champion_s = elapsed_s();
   search::Measurement m;
   m.candidate = base_candidate_;
   m.median_ms = timed.timing->median_ms;

@@ -18,6 +18,10 @@
 
 namespace kopt::loop {
 
+// The timing budget (s) of each held-out run (the champion's and the baseline's at each shape): their times are
+// indicative, so a short budget; the checks are the full ones.
+inline constexpr double kHoldoutTimeBudgetS = 0.5;
+
 enum class HoldoutVerdict { kPass, kOutsideDomain, kChampionFails, kNotRun };
 std::string_view holdout_verdict_name(HoldoutVerdict v);
 std::string_view describe(HoldoutVerdict v);

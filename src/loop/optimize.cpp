@@ -118,6 +118,7 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.cases_ms = r.cases_ms;
     st_.history.push_back(m);
     if (!r.build.library.empty()) libraries_[r.candidate.id] = r.build.library;
+    if (!st_.wall.first_candidate_s && r.measure_ms > 0) st_.wall.first_candidate_s = elapsed_s();
   }
   if (derived_) record_pruned(runs);
 }
@@ -260,7 +261,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   st_.timeline.push_back({{"iteration", it}, {"champion_id", st_.champion->candidate.id}, {"champion_ms", st_.champion->median_ms},
                           {"improved", sel->improved}, {"candidates", runs->size()}, {"correct", correct},
                           {"note", out->notes.empty() ? std::string() : out->notes.front()}});
-  st_.stop = after_iteration(st_.stop, sel->improved, near_peak, false);
+  st_.stop = after_iteration(st_.stop, sel->improved, near_peak, false, out->exploring);
   st_.iterations_done = it;
   if (auto st = save_state(); !st) return fail(st.error());
   return std::nullopt;

@@ -268,6 +268,10 @@ class Optimizer {
   }
   std::optional<Clock::time_point> search_clock_;
   double search_base_s_ = 0;
+  // Whole wall (state.json "wall"): from this object's construction, plus a resumed run's earlier whole_s.
+  const Clock::time_point run_start_ = Clock::now();
+  double wall_base_s_ = 0;
+  double elapsed_s() const { return wall_base_s_ + std::chrono::duration<double>(Clock::now() - run_start_).count(); }
 };
 
 }  // namespace kopt::loop

@@ -94,6 +94,7 @@ void Optimizer::record_dispatch(const dispatch::Dispatcher& d) {
 double Optimizer::tick() {
   std::lock_guard<std::mutex> lock(state_mu_);
   if (search_clock_) st_.stop.search_s = search_base_s_ + std::chrono::duration<double>(Clock::now() - *search_clock_).count();
+  st_.wall.whole_s = elapsed_s();
   return st_.stop.search_s;
 }
 
@@ -255,6 +256,7 @@ util::Json Optimizer::summary_json() {
   s["frontier"] = st_.frontier;
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;
+  s["wall"] = to_json(st_.wall);
   s["candidate_costs"] = candidate_costs(st_.history);
   if (st_.measuring.contains("per_slot")) s["measuring"] = st_.measuring;
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;

@@ -85,6 +85,20 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
 }
 }  // namespace
 
+util::Json to_json(const WallRecord& w) {
+  auto opt = [](const std::optional<double>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
+  return {{"whole_s", w.whole_s}, {"first_candidate_s", opt(w.first_candidate_s)}, {"champion_s", opt(w.champion_s)}};
+}
+
+WallRecord wall_from_json(const util::Json& j) {
+  WallRecord w;
+  if (!j.is_object()) return w;
+  w.whole_s = j.value("whole_s", 0.0);
+  if (j.contains("first_candidate_s") && j["first_candidate_s"].is_number()) w.first_candidate_s = j["first_candidate_s"].get<double>();
+  if (j.contains("champion_s") && j["champion_s"].is_number()) w.champion_s = j["champion_s"].get<double>();
+  return w;
+}
+
 util::Json to_json(const RunState& s) {
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)
@@ -110,12 +124,14 @@ util::Json to_json(const RunState& s) {
                     {"patience", s.stop.patience}, {"iterations_without_gain", s.stop.iterations_without_gain},
                     {"workload_model", s.stop.workload_model}, {"near_peak", s.stop.near_peak},
                     {"generator_exhausted", s.stop.generator_exhausted}, {"time_budget_s", s.stop.time_budget_s},
-                    {"search_s", s.stop.search_s}, {"no_gain_predictions", s.stop.no_gain_predictions}}},
+                    {"search_s", s.stop.search_s}, {"no_gain_predictions", s.stop.no_gain_predictions},
+                    {"exploring_without_gain", s.stop.exploring_without_gain}}},
           {"last_profile", s.last_profile},
           {"ablated_methods", s.ablated_methods ? util::Json(*s.ablated_methods) : util::Json(nullptr)},
           {"stop_reason", s.stop_reason},
           {"stop_detail", s.stop_detail},
           {"phase_seconds", s.phase_seconds},
+          {"wall", to_json(s.wall)},
           {"timeline", s.timeline},
           {"profile_plan", s.profile_plan},
           {"metrics", s.metrics},
@@ -170,12 +186,14 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.stop.time_budget_s = st.value("time_budget_s", 0.0);
     s.stop.search_s = st.value("search_s", 0.0);
     s.stop.no_gain_predictions = st.value("no_gain_predictions", 0);
+    s.stop.exploring_without_gain = st.value("exploring_without_gain", 0);
     if (j.contains("last_profile")) s.last_profile = j["last_profile"];
     if (j.contains("ablated_methods") && j["ablated_methods"].is_array())
       s.ablated_methods = j["ablated_methods"].get<std::vector<std::string>>();
     s.stop_reason = j.value("stop_reason", std::string());
     s.stop_detail = j.value("stop_detail", std::string());
     s.phase_seconds = j.value("phase_seconds", std::map<std::string, double>{});
+    s.wall = wall_from_json(j.value("wall", util::Json::object()));
     s.timeline = j.value("timeline", util::Json::array());
     s.profile_plan = j.value("profile_plan", util::Json());
     s.metrics = j.value("metrics", std::map<std::string, double>{});

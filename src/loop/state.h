@@ -29,6 +29,16 @@ struct ChampionRecord {
   double objective() const { return objective_ms > 0 ? objective_ms : median_ms; }
 };
 
+// Whole wall as the user waits for it (issue 36), seconds since the command started (a resumed run adds its
+// earlier runs' whole_s): when the first candidate's measurement was recorded, when the final champion was crowned.
+struct WallRecord {
+  double whole_s = 0;
+  std::optional<double> first_candidate_s;
+  std::optional<double> champion_s;  // the champion's crowning (the baseline's: the end of the gates)
+};
+util::Json to_json(const WallRecord& w);
+WallRecord wall_from_json(const util::Json& j);
+
 struct RunState {
   bool gates_passed = false;
   int iterations_done = 0;          // completed iterations (the baseline is iteration 0)
@@ -47,6 +57,7 @@ struct RunState {
   std::string stop_reason;          // set when the run ended
   std::string stop_detail;
   std::map<std::string, double> phase_seconds;
+  WallRecord wall;
   util::Json timeline = util::Json::array();
   util::Json profile_plan;          // the fixed Nsight Compute plan (profile::to_json(ProfilePlan))
   std::map<std::string, double> metrics;  // the champion's latest profile

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 
+#include "contract/golden_cache.h"
+#include "contract/golden_maker.h"
 #include "testing/test_support.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 
 namespace kopt::pipeline {
@@ -53,6 +56,75 @@ TEST(ContractCheck, ChecksTheExampleWithoutAGpuAndReportsIt) {
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.error().code, ExitCode::kInput);
   EXPECT_NE(wrong.error().message.find("give --n=N"), std::string::npos) << wrong.error().message;
+}
+
+// A runner that counts the harness runs it passes on.
+class CountingRunner : public util::CommandRunner {
+ public:
+  util::ProcessResult run(const util::ProcessSpec& spec) override {
+    ++runs;
+    return real.run(spec);
+  }
+  util::SystemRunner real;
+  int runs = 0;
+};
+
+// kStaticUnlessCached: with the golden data of exactly this ref.py, signature, dims and seeds cached, no Python
+// starts; any other dims (or the cache off) and the harness checks as before.
+TEST(ContractCheck, TheHarnessIsSkippedOnlyWhenTheGoldenDataIsCachedForTheSameRequest) {
+  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty()) GTEST_SKIP() << "python3 or the harness not found";
+  const std::string ex = testing_support::source_dir() + "/examples/vector_add/";
+  const fs::path root = fs::temp_directory_path() / ("kopt-contract-cached-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  ::setenv("KOPT_GOLDEN_CACHE", (root / "cache").c_str(), 1);
+  KernelJob job;
+  job.kernel = ex + "kernel.cu";
+  job.ref = ex + "ref.py";
+  job.dims = {{"n", 1000}};
+  job.seeds = 2;
+  CountingRunner runner;
+  auto before = check_contract(job, runner, ReferenceRun::kStaticUnlessCached);
+  ASSERT_TRUE(before.ok()) << before.error().message;
+  EXPECT_FALSE(before->harness_skipped);
+  EXPECT_EQ(runner.runs, 1);
+  // The golden data made (and cached) as bench or optimize makes it.
+  auto text = util::read_file(job.kernel);
+  ASSERT_TRUE(text.ok());
+  contract::GoldenRequest g;
+  g.ref_py = job.ref;
+  g.signature = contract::parse_solve_signature(*text, "kernel.cu").value();
+  g.dims = job.dims;
+  g.seeds = job.seeds;
+  g.time_reference = false;
+  g.out_dir = root / "run" / "golden";
+  g.cache = contract::golden_cache_from_env().value();
+  ASSERT_TRUE(contract::make_golden(g, runner).ok());
+  EXPECT_EQ(runner.runs, 2);
+  auto cached = check_contract(job, runner, ReferenceRun::kStaticUnlessCached);
+  ASSERT_TRUE(cached.ok()) << cached.error().message;
+  EXPECT_TRUE(cached->harness_skipped);
+  EXPECT_EQ(runner.runs, 2) << "the harness ran although the golden data was cached";
+  EXPECT_EQ(cached->entry, "void solve(const float* a, const float* b, float* c, int n)");
+  // kStatic always runs it; other dims or other seeds are another request.
+  ASSERT_TRUE(check_contract(job, runner, ReferenceRun::kStatic).ok());
+  EXPECT_EQ(runner.runs, 3);
+  job.seeds = 3;
+  auto other = check_contract(job, runner, ReferenceRun::kStaticUnlessCached);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->harness_skipped);
+  EXPECT_EQ(runner.runs, 4);
+  job.seeds = 2;
+  job.dims = {{"N", 1000}};  // a wrong dimension name is still caught: not the cached request
+  auto wrong = check_contract(job, runner, ReferenceRun::kStaticUnlessCached);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().code, ExitCode::kInput);
+  ::setenv("KOPT_GOLDEN_CACHE", "off", 1);
+  job.dims = {{"n", 1000}};
+  auto off = check_contract(job, runner, ReferenceRun::kStaticUnlessCached);
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->harness_skipped);
+  ::unsetenv("KOPT_GOLDEN_CACHE");
+  fs::remove_all(root);
 }
 
 }  // namespace

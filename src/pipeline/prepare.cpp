@@ -1,5 +1,6 @@
 #include "pipeline/prepare.h"
 
+#include <chrono>
 #include <set>
 
 #include <ctime>
@@ -103,10 +104,17 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
     say("CUTLASS kernel: " + req.arch + ", headers " + (inc.empty() ? "not found" : inc));
   }
   int jobs = 1;
+  auto since = std::chrono::steady_clock::now();
+  auto lap = [&](const char* name) {
+    auto now = std::chrono::steady_clock::now();
+    p.phase_seconds[name] += std::chrono::duration<double>(now - since).count();
+    since = now;
+  };
   {
     util::Progress progress("  compiling " + job.kernel.filename().string());
     p.build = compile::compile_batch({req}, {jobs, ""}, runner).front();
   }
+  lap("compile");
   if (p.build.status == compile::CompileStatus::kToolMissing) return gate_error("nvcc not found: " + p.build.log_text);
   if (!p.build.ok()) {
     std::string log = p.build.log_text;
@@ -130,6 +138,7 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
                             (time_reference ? ", then timing it" : ""));
     KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
   }
+  lap("golden");
   say_golden_cache(p.manifest, say);
   p.golden_dir = g.out_dir;
   p.sizes_guessed = p.manifest.value("sizes_guessed", false);

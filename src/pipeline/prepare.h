@@ -58,6 +58,8 @@ struct Prepared {
   search::Backend backend = search::Backend::kCuda;  // kCuda (CUTLASS jobs too) or kTriton
   std::filesystem::path kernel;
   util::Json triton_config = util::Json::object();
+  // Wall seconds of prepare's steps ("compile", "golden"): bench's and optimize's time accounting.
+  std::map<std::string, double> phase_seconds;
 };
 
 using Say = std::function<void(const std::string&)>;

@@ -231,7 +231,17 @@ std::string render_markdown(const util::Json& s) {
   }
   if (s.contains("derived") && s["derived"].is_object()) md += render_derived_markdown(s["derived"]);
   if (s.contains("llm") && !s["llm"].is_null()) md += search::render_llm_usage_markdown(s["llm"]);
-  md += "\n## Where the time went\n\n| phase | seconds |\n| --- | --- |\n";
+  md += "\n## Where the time went\n\n";
+  if (s.contains("wall") && s["wall"].is_object()) {
+    const auto& w = s["wall"];
+    auto at = [&](const char* k) {
+      return w.contains(k) && w[k].is_number() ? fmt::format("{:.1f} s", w[k].get<double>()) : std::string("never");
+    };
+    md += fmt::format("Whole wall {:.1f} s; the first candidate measured at {}; the final champion found at {} (seconds "
+                      "from the loop's start; a resumed run counts its earlier parts).\n\n",
+                      w.value("whole_s", 0.0), at("first_candidate_s"), at("champion_s"));
+  }
+  md += "| phase | seconds |\n| --- | --- |\n";
   if (s.contains("phase_seconds"))
     for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)
       md += fmt::format("| {} | {:.1f} |\n", it.key(), it.value().get<double>());

@@ -880,7 +880,17 @@ util::Json Child::run() {
   if (opt_.mode == RunMode::kPaired) {
     run_paired(tol, rng, result, status, message);
   } else {
+    // Where the child's wall goes (result's phases_ms; its start, the CUDA context and the golden data, is the
+    // rest of the launcher's wall_ms): loading, checking each seed, timing, the recheck.
+    auto clock = std::chrono::steady_clock::now();
+    util::Json phases = util::Json::object();
+    auto lap = [&](const char* name) {
+      auto now = std::chrono::steady_clock::now();
+      phases[name] = std::chrono::duration<double, std::milli>(now - clock).count();
+      clock = now;
+    };
     const Lib lib = load_lib(opt_.libs.front());
+    lap("load");
     std::optional<SmemFill> filler;
     uint32_t pattern = 0;
     if (!opt_.smem_fill.empty()) {
@@ -896,10 +906,14 @@ util::Json Child::run() {
     const int held = opt_.mode == RunMode::kTime && fresh_inputs_enabled() && audit_seed_held() ? audit_seed() : -1;
     for (int seed : g_.seeds) {
       if (held >= 0 && seed == held) continue;
+      const auto bind_start = std::chrono::steady_clock::now();
       Bound b = bind_seed(seed, rng);
+      const auto verify_start = std::chrono::steady_clock::now();
       util::Json v = call_and_verify(lib, b, tol, status, message, [&] {
         if (filler) filler->fill(pattern);
       }, seeds.empty());
+      v["bind_ms"] = std::chrono::duration<double, std::milli>(verify_start - bind_start).count();
+      v["verify_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - verify_start).count();
       v["seed"] = seed;
       seeds.push_back(v);
       if (!opt_.dump_outputs.empty() && seed == g_.seeds.front()) dump_outputs(b, opt_.dump_outputs);
@@ -908,10 +922,12 @@ util::Json Child::run() {
       if (opt_.max_seeds > 0 && static_cast<int>(seeds.size()) >= opt_.max_seeds) break;
     }
     result["seeds"] = seeds;
+    lap("check");
     if (status == RunStatus::kOk && opt_.mode == RunMode::kTime) {
       int seed = opt_.seed_for_timing >= 0 ? opt_.seed_for_timing : g_.seeds.front();
       Bound b = bind_seed(seed, rng);
       time_one(lib, b, tol, rng, result, status, message);
+      lap("time");
       if (!audit_record_.is_null() && audit_seed_held()) result["seeds"].push_back(audit_record_);
       // Re-check correctness after timing, on fresh poison.
       if (status == RunStatus::kOk) {
@@ -925,7 +941,9 @@ util::Json Child::run() {
         }
       }
       free_bound(b);
+      lap("recheck");
     }
+    result["phases_ms"] = phases;
     if (status == RunStatus::kOk && opt_.mode == RunMode::kProfile) {
       Bound b = bind_seed(g_.seeds.front(), rng);
       call(lib, b);  // warm-up outside the profiled range
@@ -1067,7 +1085,17 @@ int child_main(const std::vector<std::string>& args) {
   bool help = false;
   auto o = parse_options(args, "kopt __runner", &help);
   if (!o) return help ? 0 : 4;
+  // A one-shot child's start (result's startup_ms): the golden data read, the driver and the context made.
+  auto t0 = std::chrono::steady_clock::now();
+  auto ms_since = [](std::chrono::steady_clock::time_point& t) {
+    auto now = std::chrono::steady_clock::now();
+    double ms = std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+    return ms;
+  };
+  util::Json startup = util::Json::object();
   auto golden = load_golden(o->golden);
+  startup["golden"] = ms_since(t0);
   if (!golden) {
     write_result(*o, {{"status", "load_error"}, {"message", golden.error().message}});
     return 4;
@@ -1084,10 +1112,12 @@ int child_main(const std::vector<std::string>& args) {
     write_result(*o, {{"status", status_name(f.status)}, {"message", f.message}, {"mode", run_mode_name(o->mode)}});
     return 3;
   }
+  startup["cuda_init"] = ms_since(t0);
   GoldenEntry entry(std::move(golden).value());
   ProbeCache probes;  // a one-shot child remembers nothing
   DeviceGolden resident(d, default_device_golden_budget_bytes(d));
   auto [result, rc] = run_request(*o, d, entry, probes, resident);
+  result["startup_ms"] = startup;
   write_result(*o, result);
   return rc;
 }

@@ -139,6 +139,7 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   }
   if (proposals.empty()) {
     proposals = propose_configs(whole);
+    out.exploring = !proposals.empty();
     if (!proposals.empty())
       out.notes.push_back("every configuration the evidence allows was measured: exploring the rest of the space "
                           "(methods the profile did not pick, and their parameters)");

@@ -146,6 +146,9 @@ struct GeneratorOutput {
   // Candidates the generator checked (GeneratorInput::checker) and dropped because they still failed after its
   // repairs: not to be measured, but to be added to the history so later briefs show what failed.
   std::vector<Measurement> checked_failures;
+  // The batch lies beyond what the evidence allows (every configuration it allows was measured): the loop's
+  // exploration rule (loop/decisions.h, StopState::explore_patience) counts such iterations without a gain.
+  bool exploring = false;
 };
 
 class Generator {

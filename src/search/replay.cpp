@@ -82,10 +82,16 @@ class Replayer {
     size_t champion = 0;
     if (b.ms && *b.ms <= target_ms_) r.hit_evaluation = 1, r.hit_iteration = 0;
     int without_gain = 0;
+    int exploring_without_gain = 0;  // the loop's exploration rule (loop/decisions.h StopState::explore_patience)
+    bool exploring = false;
     BuiltinGenerator gen;
     for (int it = 1; it <= o_.iterations && !r.hit_evaluation; ++it) {
       if (o_.patience > 0 && without_gain >= o_.patience) {
         r.end = "patience";
+        break;
+      }
+      if (o_.explore_patience > 0 && exploring_without_gain >= o_.explore_patience) {
+        r.end = "exploration_spent";
         break;
       }
       std::vector<Candidate> cands;
@@ -111,6 +117,7 @@ class Replayer {
           for (const auto& skip : out->selection.skipped) notes->push_back("  skipped " + skip.id + ": " + skip.reason);
         }
         cands = std::move(out->candidates);
+        exploring = out->exploring;
       } else {
         StrategyInput st;
         st.space = &s_;
@@ -135,6 +142,7 @@ class Replayer {
         if (l.ms && (!history_[champion].median_ms || *l.ms < *history_[champion].median_ms)) champion = history_.size() - 1;
         if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations, r.hit_iteration = it;
       }
+      exploring_without_gain = exploring && champion == before ? exploring_without_gain + 1 : 0;
       if (champion != before) {
         without_gain = 0;
         for (const auto& [id, on] : history_[champion].candidate.guards) r.ablations += on;

@@ -42,6 +42,9 @@ struct ReplayOptions {
   double within_pct = 3;          // the target: within this many percent of the best
   double target_share_pct = 20;   // a run "meets the target" when it gets there in at most this share of the space
   int patience = 0;               // stop after this many iterations without a faster champion; 0: never
+  // As the loop (loop/decisions.h StopState::kExplorePatience): this many iterations in a row beyond what the
+  // evidence allows (GeneratorOutput::exploring) without a faster champion end the run; 0: never.
+  int explore_patience = 2;
   uint64_t first_seed = 1;        // run r uses optimize's --seed first_seed + r
   ReplayPolicy policy = ReplayPolicy::kLoop;
   // As the loop: an ablation variant clearly faster than the champion (by more than 1%) becomes the champion.

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "util/fs.h"
+#include "util/json_io.h"
 #include "util/process.h"
 #include "util/strings.h"
 
@@ -160,6 +161,25 @@ std::string python_harness_dir() {
     if (fs::is_regular_file(c / "kopt_harness" / "__init__.py", ec)) return fs::weakly_canonical(c, ec).string();
   }
   return "";
+}
+
+std::string version_output(const std::string& tool, double timeout_s) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto size = fs::file_size(tool, ec);
+  if (ec) return util::run_process({{tool, "--version"}, "", {}, timeout_s}).stdout_text;
+  const auto mtime = fs::last_write_time(tool, ec).time_since_epoch().count();
+  const std::string key = fs::absolute(tool).lexically_normal().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime);
+  const fs::path file = util::kopt_cache_dir("tools") / "versions.json";
+  util::Json cached = util::Json::object();
+  if (auto j = util::read_json(file); j && j->is_object()) cached = *j;
+  if (cached.contains(key) && cached[key].is_string()) return cached[key].get<std::string>();
+  auto r = util::run_process({{tool, "--version"}, "", {}, timeout_s});
+  if (!r.success()) return r.stdout_text;
+  cached[key] = r.stdout_text;
+  fs::create_directories(file.parent_path(), ec);
+  (void)util::write_file_atomic(file, cached.dump(1) + "\n");  // a cache: a failed write costs a second next time
+  return r.stdout_text;
 }
 
 }  // namespace kopt::toolchain

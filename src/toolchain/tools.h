@@ -26,6 +26,10 @@ bool arch_supported(const std::string& list_gpu_arch, int cc_major, int cc_minor
 
 // Locations: PATH first, then the usual install folders (CUDA_HOME, /usr/local/cuda, Nsight Compute,
 // the nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm / triton wheels of the python3 in use).
+// `tool --version`'s standard output, cached in util::kopt_cache_dir("tools")/versions.json under the tool's
+// path, size and modification time (a tool replaced in place runs again): ncu takes about a second to say it, and
+// every kernel command records the versions. Empty when the tool does not run.
+std::string version_output(const std::string& tool, double timeout_s);
 std::string find_nvcc();
 std::string find_ncu();
 std::string find_cuobjdump();

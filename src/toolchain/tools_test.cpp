@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "testing/test_support.h"
 
@@ -72,4 +76,38 @@ TEST(ToolLocations, ComputeSanitizerHonoursItsVariable) {
   EXPECT_EQ(v->text, "2025.3.1.0");
 }
 
+}  // namespace kopt::toolchain
+
+namespace kopt::toolchain {
+namespace {
+
+// version_output runs a tool once per (path, size, modification time): a script that counts its runs says how often.
+TEST(ToolVersions, VersionOutputIsCachedUntilTheToolChanges) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("kopt-tool-versions-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  ::setenv("KOPT_CACHE_DIR", (root / "cache").c_str(), 1);
+  const fs::path tool = root / "fake-ncu", count = root / "runs";
+  auto write_tool = [&](const std::string& version) {
+    ASSERT_TRUE(util::write_file_atomic(tool, "#!/bin/sh\necho x >> " + count.string() + "\necho 'Version " + version + "'\n").ok());
+    fs::permissions(tool, fs::perms::owner_all);
+  };
+  auto runs = [&] {
+    auto t = util::read_file(count);
+    return t ? static_cast<int>(std::count(t->begin(), t->end(), '\n')) : 0;
+  };
+  write_tool("2025.3.1.0");
+  EXPECT_EQ(version_output(tool.string(), 10), "Version 2025.3.1.0\n");
+  EXPECT_EQ(version_output(tool.string(), 10), "Version 2025.3.1.0\n");
+  EXPECT_EQ(runs(), 1) << "the second call ran the tool again";
+  write_tool("2026.1.0.0.0");  // another size: another key
+  EXPECT_EQ(version_output(tool.string(), 10), "Version 2026.1.0.0.0\n");
+  EXPECT_EQ(runs(), 2);
+  EXPECT_EQ(version_output((root / "missing").string(), 10), "");
+  ::unsetenv("KOPT_CACHE_DIR");
+  fs::remove_all(root);
+}
+
+}  // namespace
 }  // namespace kopt::toolchain

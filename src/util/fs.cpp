@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -78,6 +79,14 @@ std::filesystem::path find_upwards(const std::filesystem::path& start, const std
     dir = dir.parent_path();
   }
   return {};
+}
+
+std::filesystem::path kopt_cache_dir(const std::string& sub) {
+  namespace fs = std::filesystem;
+  if (const char* v = std::getenv("KOPT_CACHE_DIR"); v && *v) return fs::path(v) / sub;
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v && *v) return fs::path(v) / "kopt" / sub;
+  if (const char* v = std::getenv("HOME"); v && *v) return fs::path(v) / ".cache" / "kopt" / sub;
+  return fs::temp_directory_path() / "kopt-cache" / sub;
 }
 
 }  // namespace kopt::util

@@ -16,5 +16,8 @@ Result<std::filesystem::path> make_unique_dir(const std::filesystem::path& paren
 std::filesystem::path executable_dir();
 // The first `start/relative`, `start/../relative`, ... (up to `levels` parents) that exists; empty if none.
 std::filesystem::path find_upwards(const std::filesystem::path& start, const std::filesystem::path& relative, int levels = 4);
+// kopt's cache folder for one kind of entry: $KOPT_CACHE_DIR/sub, else $XDG_CACHE_HOME/kopt/sub, else
+// ~/.cache/kopt/sub, else <temp>/kopt-cache/sub. Not created.
+std::filesystem::path kopt_cache_dir(const std::string& sub);
 
 }  // namespace kopt::util
