@@ -40,7 +40,8 @@ Result<TensorMap> parse_safetensors(const std::string& bytes, const std::string&
     if (b > e || e > data_len) return input_error(what + ": tensor '" + it.key() + "' points outside the file");
     if (static_cast<size_t>(t.numel()) * dtype_size(t.dtype) != e - b)
       return input_error(what + ": tensor '" + it.key() + "' size does not match its shape");
-    t.data.assign(bytes.begin() + static_cast<long>(base + b), bytes.begin() + static_cast<long>(base + e));
+    t.data.resize(e - b);
+    if (e > b) std::memcpy(t.data.data(), bytes.data() + base + b, e - b);
     out[it.key()] = std::move(t);
   }
   return out;
