@@ -166,6 +166,14 @@ Result<Store> Store::open(const fs::path& path, const std::vector<std::string>& 
   return Store(std::move(c));
 }
 
+Result<std::unique_ptr<Store>> open_for_recording(bool no_db, const std::string& flag) {
+  if (no_db) return std::unique_ptr<Store>();
+  auto path = resolve_db_path(flag);
+  if (!path) return std::unique_ptr<Store>();
+  KOPT_TRY_ASSIGN(auto s, Store::open(*path));
+  return std::make_unique<Store>(std::move(s));
+}
+
 Result<int> Store::schema_version() { return read_version(c_); }
 
 Status Store::record(const Record& r) {

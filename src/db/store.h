@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,5 +82,9 @@ class Store final : public RecordSink {
   Result<std::vector<Record>> select(const std::string& where, const std::vector<std::string>& args);
   Connection c_;
 };
+
+// The database a command that measures records into: nullptr with --no-db (`no_db`) or KOPT_DB=off; an error when
+// it cannot be opened, which the command says as a warning and goes on without recording.
+Result<std::unique_ptr<Store>> open_for_recording(bool no_db, const std::string& flag);
 
 }  // namespace kopt::db
