@@ -86,6 +86,7 @@ int cmd_bench(const Args& args) {
   if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   auto fail = [](const Error& e) { return report_failure("bench", e); };
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
+  if (auto st = check_db_record_options(db_path, no_db); !st) return fail(st.error());
   util::set_progress_quiet(quiet);
   if (max_time_s <= 0) return fail(input_error("--max-time-s must be positive"));
   if (auto st = check_contract_first("bench", job); !st) return fail(st.error());

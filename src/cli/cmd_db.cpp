@@ -30,8 +30,10 @@ constexpr const char* kActions = "list, query, export or prune";
 int fail(const Error& e) { return report_failure("db", e); }
 
 void add_db_option(CLI::App& app, std::string& path) {
-  app.add_option("--db", path, "the results database (default $KOPT_DB, else $KOPT_CACHE_DIR/results.sqlite3 or "
-                 "~/.cache/kopt/results.sqlite3)")->type_name("PATH");
+  app.add_option("--db", path,
+                 "the results database (default $KOPT_DB, else $KOPT_CACHE_DIR/results.sqlite3 or "
+                 "~/.cache/kopt/results.sqlite3)")
+      ->type_name("PATH");
 }
 
 // An existing database: the commands here read or prune, they never create one.
@@ -40,7 +42,8 @@ Result<db::Store> open_existing(const std::string& flag) {
   if (!path) return input_error("KOPT_DB is off (no results database): give one with --db PATH");
   std::error_code ec;
   if (!fs::is_regular_file(*path, ec))
-    return input_error(path->string() + ": no results database there (kopt optimize and kopt bench create it as they "
+    return input_error(path->string() +
+                       ": no results database there (kopt optimize and kopt bench create it as they "
                        "measure; --db PATH or KOPT_DB names another)");
   return db::Store::open(*path);
 }
@@ -104,9 +107,8 @@ int db_list(const Args& args) {
   util::Json kernels = util::Json::array();
   for (const auto& k : *sum) {
     std::fprintf(out, "  %-12s %8lld %7lld %6lld %11s  %-20s  %s (%s)\n", k.kernel_hash.substr(0, 12).c_str(),
-                 static_cast<long long>(k.records), static_cast<long long>(k.configurations),
-                 static_cast<long long>(k.shapes), ms_text(k.best_median_ms).c_str(), k.last_recorded_at.c_str(),
-                 k.kernel_path.c_str(), k.last_run_dir.c_str());
+                 static_cast<long long>(k.records), static_cast<long long>(k.configurations), static_cast<long long>(k.shapes),
+                 ms_text(k.best_median_ms).c_str(), k.last_recorded_at.c_str(), k.kernel_path.c_str(), k.last_run_dir.c_str());
     kernels.push_back({{"kernel_hash", k.kernel_hash},
                        {"kernel_path", k.kernel_path},
                        {"records", k.records},
@@ -152,9 +154,9 @@ int db_query(const Args& args) {
   util::Json records = util::Json::array();
   for (const auto& r : *rows) {
     std::fprintf(out, "  #%-6lld %-9s %11s [%s, %s]  %-26s %s  %s  %s\n", static_cast<long long>(r.id),
-                 std::string(db::verdict_name(r.verdict)).c_str(), ms_text(r.median_ms).c_str(),
-                 ms_text(r.ci95_low_ms).c_str(), ms_text(r.ci95_high_ms).c_str(), format_dims(r.key.dims).c_str(),
-                 r.key.config.dump().c_str(), r.key.gpu_model.c_str(), r.recorded_at.c_str());
+                 std::string(db::verdict_name(r.verdict)).c_str(), ms_text(r.median_ms).c_str(), ms_text(r.ci95_low_ms).c_str(),
+                 ms_text(r.ci95_high_ms).c_str(), format_dims(r.key.dims).c_str(), r.key.config.dump().c_str(),
+                 r.key.gpu_model.c_str(), r.recorded_at.c_str());
     records.push_back(db::to_json(r));
   }
   if (auto st = util::write_json_output(json, "db_query", {{"database", store->path().string()}, {"records", records}}); !st)
@@ -164,10 +166,10 @@ int db_query(const Args& args) {
 
 std::string records_csv(const std::vector<db::Record>& rows) {
   const std::vector<std::string> columns = {
-      "id", "key_hash", "kernel_hash", "kernel_path", "config", "dims", "dtypes", "gpu_model", "driver_version",
-      "nvcc_version", "compile_flags", "timing_method", "l2_mode", "measure_mode", "kopt_version", "source", "verdict",
-      "run_status", "note", "median_ms", "ci95_low_ms", "ci95_high_ms", "samples", "samples_ms", "resources",
-      "recorded_at", "run_dir"};
+      "id",           "key_hash",       "kernel_hash",  "kernel_path",   "config",        "dims",      "dtypes",
+      "gpu_model",    "driver_version", "nvcc_version", "compile_flags", "timing_method", "l2_mode",   "measure_mode",
+      "kopt_version", "source",         "verdict",      "run_status",    "note",          "median_ms", "ci95_low_ms",
+      "ci95_high_ms", "samples",        "samples_ms",   "resources",     "recorded_at",   "run_dir"};
   std::string csv = util::join(columns, ",") + "\n";
   for (const auto& r : rows) {
     util::Json j = db::to_json(r);
@@ -186,7 +188,8 @@ int db_export(const Args& args) {
   std::string db_path, format, out = "-";
   add_db_option(app, db_path);
   app.add_option("--format", format, "csv (one row per measurement) or json (the records with their samples)")
-      ->type_name("csv|json")->required();
+      ->type_name("csv|json")
+      ->required();
   app.add_option("--out", out, "write to FILE; - (the default) prints to stdout")->type_name("FILE|-");
   if (auto rc = parse_args(app, args); rc) return *rc;
   if (format != "csv" && format != "json") return fail(input_error("--format must be csv or json, not '" + format + "'"));
@@ -221,7 +224,8 @@ int db_prune(const Args& args) {
     return fail(input_error("say what to delete: --older-than-days N or --kernel-hash H (one of them)"));
   if (by_age && days < 0) return fail(input_error("--older-than-days must be 0 or more, not " + std::to_string(days)));
   if (!hash.empty() && !is_hex32(hash))
-    return fail(input_error("--kernel-hash " + hash + ": a kernel hash is 32 lower-case hex characters (kopt db list shows them)"));
+    return fail(
+        input_error("--kernel-hash " + hash + ": a kernel hash is 32 lower-case hex characters (kopt db list shows them)"));
   auto store = open_existing(db_path);
   if (!store) return fail(store.error());
   const int64_t now =

@@ -109,8 +109,7 @@ TEST(DbCommand, EveryWrongInputIsExit4NamingWhatToFix) {
       {{"export", "--db", db}, "--format"},
       {{"export", "--db", db, "--format", "xml"}, "csv or json, not 'xml'"},
       {{"prune", "--db", db}, "--older-than-days N or --kernel-hash H"},
-      {{"prune", "--db", db, "--older-than-days", "3", "--kernel-hash", "0123456789abcdef0123456789abcdef"},
-       "(one of them)"},
+      {{"prune", "--db", db, "--older-than-days", "3", "--kernel-hash", "0123456789abcdef0123456789abcdef"}, "(one of them)"},
       {{"prune", "--db", db, "--older-than-days", "-2"}, "0 or more"},
       {{"prune", "--db", db, "--kernel-hash", "abc"}, "32 lower-case hex"},
   };
@@ -133,6 +132,21 @@ TEST(DbCommand, EveryWrongInputIsExit4NamingWhatToFix) {
   EXPECT_NE(newer.stderr_text.find("schema version 7, newer than this kopt knows"), std::string::npos) << newer.stderr_text;
   auto nj = util::Json::parse(newer.stdout_text, nullptr, false);
   EXPECT_EQ(nj["exit_code"], 4) << newer.stdout_text;  // --json - still gets one document
+}
+
+// bench and optimize record into --db PATH unless --no-db: both at once is a contradiction, said before any GPU work.
+TEST(DbCommand, TheMeasuringCommandsRefuseDbWithNoDb) {
+  const std::string data = testing_support::test_data_dir() + "/loop/";
+  for (const char* cmd : {"bench", "optimize"}) {
+    auto r = util::run_process({{testing_support::kopt_binary(), cmd, data + "tile_kernel.cu", "--ref", data + "ref.py",
+                                 "--n=16", "--db", "/tmp/x.sqlite3", "--no-db"},
+                                "",
+                                {},
+                                60});
+    EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find("--db /tmp/x.sqlite3 and --no-db contradict each other"), std::string::npos)
+        << cmd << ": " << r.stderr_text;
+  }
 }
 
 }  // namespace

@@ -167,6 +167,7 @@ int cmd_optimize(const Args& args) {
     o.resume = dir;
     o.quiet = quiet;
     o.json_out = json;
+    if (auto st = check_db_record_options(db_path, no_db); !st) return fail(st.error());
     o.db_path = db_path;
     o.no_db = no_db;
     if (iterations >= 0) o.iterations = iterations;
@@ -205,6 +206,7 @@ int cmd_optimize(const Args& args) {
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   if (auto st = finish_kernel_job(o.job, v, dims); !st) return fail(st.error());
+  if (auto st = check_db_record_options(o.db_path, o.no_db); !st) return fail(st.error());
   if (auto st = finish_gate_options(o.gates, gv, dims, o.job.kernel.extension() == ".py"); !st) return fail(st.error());
   if (!time_budget.empty()) {
     auto b = loop::parse_duration_s(time_budget);

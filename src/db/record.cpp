@@ -9,12 +9,18 @@ namespace kopt::db {
 
 std::string canonical_key(const RecordKey& k) {
   // nlohmann::json's objects are std::maps: dump() writes keys sorted, without spaces, so equal keys give equal text.
-  util::Json j = {{"kernel_hash", k.kernel_hash},     {"config", k.config},
-                  {"dims", k.dims},                   {"dtypes", k.dtypes},
-                  {"gpu_model", k.gpu_model},         {"driver_version", k.driver_version},
-                  {"nvcc_version", k.nvcc_version},   {"compile_flags", k.compile_flags},
-                  {"timing_method", k.timing_method}, {"l2_mode", k.l2_mode},
-                  {"measure_mode", k.measure_mode},   {"kopt_version", k.kopt_version}};
+  util::Json j = {{"kernel_hash", k.kernel_hash},
+                  {"config", k.config},
+                  {"dims", k.dims},
+                  {"dtypes", k.dtypes},
+                  {"gpu_model", k.gpu_model},
+                  {"driver_version", k.driver_version},
+                  {"nvcc_version", k.nvcc_version},
+                  {"compile_flags", k.compile_flags},
+                  {"timing_method", k.timing_method},
+                  {"l2_mode", k.l2_mode},
+                  {"measure_mode", k.measure_mode},
+                  {"kopt_version", k.kopt_version}};
   return j.dump();
 }
 

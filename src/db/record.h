@@ -16,7 +16,7 @@ namespace kopt::db {
 // Everything a measurement depends on. Two measurements with equal keys measured the same thing the same way; any
 // field that differs gives another key_hash.
 struct RecordKey {
-  std::string kernel_hash;                 // util::content_hash of the kernel file the user gave
+  std::string kernel_hash;                   // util::content_hash of the kernel file the user gave
   util::Json config = util::Json::object();  // the configuration: {"params": {...}, "guards": {...}} (+ "source_hash")
   Dims dims;
   std::vector<std::string> dtypes;         // the buffers' dtypes in the signature's order
@@ -55,10 +55,10 @@ struct Record {
   std::string run_status;  // the runner's status name (runner::status_name), the detail behind the verdict
   std::string note;        // why, when not correct
   std::optional<double> median_ms, ci95_low_ms, ci95_high_ms;
-  std::vector<double> samples_ms;  // the raw samples (race rounds in paired mode)
+  std::vector<double> samples_ms;              // the raw samples (race rounds in paired mode)
   util::Json resources = util::Json::array();  // per function: name, registers, shared_bytes, spill_*_bytes
-  int64_t recorded_unix_s = 0;  // 0: Store::insert stamps the time
-  std::string recorded_at;      // ISO-8601 UTC, stamped with recorded_unix_s
+  int64_t recorded_unix_s = 0;                 // 0: Store::insert stamps the time
+  std::string recorded_at;                     // ISO-8601 UTC, stamped with recorded_unix_s
   std::string run_dir;
 };
 

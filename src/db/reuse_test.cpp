@@ -19,8 +19,7 @@ Record stored(int64_t id, int64_t at, const Dims& dims, int64_t tile = 64) {
 const Dims k4096 = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
 
 TEST(DbReuse, TheNewestRecordUnderTheSameKeyIsReused) {
-  std::vector<Record> rows = {stored(1, 100, k4096), stored(2, 300, k4096), stored(3, 200, k4096),
-                              stored(4, 400, k4096, 128)};
+  std::vector<Record> rows = {stored(1, 100, k4096), stored(2, 300, k4096), stored(3, 200, k4096), stored(4, 400, k4096, 128)};
   auto r = find_reusable(testing::sample_record(k4096).key, rows);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->id, 2);  // id 4 is newer but another configuration

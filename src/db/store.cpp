@@ -105,8 +105,10 @@ Status migrate(Connection& c, const std::vector<std::string>& steps) {
 }
 
 void bind_optional(Statement& s, int i, const std::optional<double>& v) {
-  if (v) s.bind(i, *v);
-  else s.bind_null(i);
+  if (v)
+    s.bind(i, *v);
+  else
+    s.bind_null(i);
 }
 
 std::optional<double> optional_real(const Statement& s, int col) {

@@ -66,8 +66,8 @@ class Store final : public RecordSink {
   // The newest record measured under exactly `key` (reuse.h find_reusable), or nullopt.
   Result<std::optional<Record>> find_by_key(const RecordKey& key);
   // The k nearest shapes at which this kernel's configuration `config` was measured (reuse.h nearest_shapes).
-  Result<std::vector<ShapeNeighbour>> nearest_shapes(const std::string& kernel_hash, const util::Json& config,
-                                                     const Dims& dims, size_t k);
+  Result<std::vector<ShapeNeighbour>> nearest_shapes(const std::string& kernel_hash, const util::Json& config, const Dims& dims,
+                                                     size_t k);
   Result<std::vector<KernelSummary>> summary();  // newest kernel first
   // Deletes records older than `days` days before now_unix_s, or every record of one kernel; the count deleted.
   Result<int64_t> prune_older_than(int64_t days, int64_t now_unix_s);

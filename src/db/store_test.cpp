@@ -223,7 +223,10 @@ TEST(DbStore, PruneDeletesOldRecordsOrOneKernels) {
 
 TEST(DbStore, AKilledWriterLosesNothingCommittedAndLeavesNoPartialRow) {
   auto p = fresh_db("killed");
-  { Store s = open_ok(p); for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.insert(sample_record()).ok()); }
+  {
+    Store s = open_ok(p);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.insert(sample_record()).ok());
+  }
   // A child that begins a transaction, inserts, and exits without committing.
   int status = in_child([&] {
     auto s = Store::open(p);
@@ -311,8 +314,10 @@ TEST(DbStore, ResolvingThePathFollowsTheFlagThenKoptDbThenTheCacheRoot) {
   std::string keep_cache = cache ? cache : "";
   ::setenv("KOPT_CACHE_DIR", "/c", 1);
   EXPECT_EQ(resolve_db_path(""), fs::path("/c/results.sqlite3"));
-  if (cache) ::setenv("KOPT_CACHE_DIR", keep_cache.c_str(), 1);
-  else ::unsetenv("KOPT_CACHE_DIR");
+  if (cache)
+    ::setenv("KOPT_CACHE_DIR", keep_cache.c_str(), 1);
+  else
+    ::unsetenv("KOPT_CACHE_DIR");
   if (saved) ::setenv("KOPT_DB", keep.c_str(), 1);
 }
 

@@ -33,15 +33,19 @@ inline Record sample_record(const Dims& dims = {{"M", 4096}, {"N", 4096}, {"K", 
   r.ci95_low_ms = 1.2;
   r.ci95_high_ms = 1.3;
   r.samples_ms = {1.2, 1.25, 1.3};
-  r.resources = util::Json::array({{{"name", "_Z4gemmPKfS0_Pfiii"}, {"registers", 128}, {"shared_bytes", 32768},
-                                    {"spill_store_bytes", 0}, {"spill_load_bytes", 0}}});
+  r.resources = util::Json::array({{{"name", "_Z4gemmPKfS0_Pfiii"},
+                                    {"registers", 128},
+                                    {"shared_bytes", 32768},
+                                    {"spill_store_bytes", 0},
+                                    {"spill_load_bytes", 0}}});
   r.run_dir = "kopt_runs/run_20261203_170000";
   return r;
 }
 
 // A database path of its own for each test (removed first, with its WAL files).
 inline std::filesystem::path fresh_db(const std::string& name) {
-  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / ("kopt_db_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("kopt_db_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   return dir / "results.sqlite3";
 }

@@ -137,8 +137,8 @@ void Optimizer::record_measured(const search::Candidate& c, const runner::RunOut
     record_ctx_->kernel_path = kernel.string();
   }
   if (auto st = sink_->record(pipeline::make_record(*record_ctx_, &c, outcome, mode, verdict, note, resources)); !st) {
-    util::progress_print(fmt::format("  warning: the results database: {}; the run goes on without recording",
-                                     st.error().message));
+    util::progress_print(
+        fmt::format("  warning: the results database: {}; the run goes on without recording", st.error().message));
     sink_ = nullptr;
   }
 }
@@ -155,8 +155,8 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     if (!r.build.library.empty()) libraries_[r.candidate.id] = r.build.library;
     // Measured (built, and a verdict from the runner): a record of the results database.
     if (r.status != search::CandidateStatus::kCompileFailed && r.outcome.status != runner::RunStatus::kInterrupted)
-      record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired,
-                      verdict_of(r.status), r.note, r.build.resources);
+      record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired, verdict_of(r.status),
+                      r.note, r.build.resources);
   }
   if (derived_) record_pruned(runs);
 }
@@ -315,7 +315,8 @@ int run_optimize(OptimizeOptions opts) {
   util::SystemRunner runner;
   SystemLab lab(opts.job, runner);
   auto store = db::open_for_recording(opts.no_db, opts.db_path);
-  if (!store) util::progress_print(fmt::format("kopt optimize: warning: {}; nothing of this run is recorded", store.error().message));
+  if (!store)
+    util::progress_print(fmt::format("kopt optimize: warning: {}; nothing of this run is recorded", store.error().message));
   return run_optimize(std::move(opts), lab, store.ok() ? store->get() : nullptr);
 }
 

@@ -20,8 +20,8 @@
 #include "dispatch/dispatcher.h"
 #include "loop/decisions.h"
 #include "loop/determinism.h"
-#include "loop/multi_case.h"
 #include "loop/lab.h"
+#include "loop/multi_case.h"
 #include "loop/options.h"
 #include "loop/state.h"
 #include "pipeline/db_record.h"
@@ -29,12 +29,12 @@
 #include "roofline/analysis.h"
 #include "roofline/speed_of_light.h"
 #include "runner/launch.h"
+#include "search/derive.h"
 #include "search/generator.h"
 #include "search/registry.h"
-#include "search/derive.h"
 #include "search/space.h"
-#include "workload/working_set.h"
 #include "util/progress.h"
+#include "workload/working_set.h"
 
 namespace kopt::loop {
 
@@ -104,8 +104,8 @@ class Optimizer {
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
   // One measured configuration into the results database (sink_). A failure is a warning, said once, and ends the
   // recording for the rest of the run: the database never fails a run.
-  void record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode,
-                       db::Verdict verdict, const std::string& note, const std::vector<compile::KernelResources>& resources);
+  void record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode, db::Verdict verdict,
+                       const std::string& note, const std::vector<compile::KernelResources>& resources);
   void update_frontier();
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
