@@ -26,8 +26,7 @@ util::ProcessResult kopt_db(const std::vector<std::string>& args, const std::map
 }
 
 // A database with two kernels: the first at two shapes (one of them twice), ten days ago; the second once, now.
-fs::path filled_db(const std::string& name) {
-  fs::path p = db::testing::fresh_db(name);
+void fill_db(const fs::path& p) {
   auto s = db::Store::open(p);
   EXPECT_TRUE(s.ok());
   db::Record a = db::testing::sample_record(), b = db::testing::sample_record({{"M", 1024}, {"N", 1024}, {"K", 1024}});
@@ -37,11 +36,12 @@ fs::path filled_db(const std::string& name) {
   const int64_t ten_days_ago = ::time(nullptr) - 10 * 86400;
   a.recorded_unix_s = b.recorded_unix_s = ten_days_ago;
   for (const auto* r : {&a, &a, &b, &other}) EXPECT_TRUE(s->insert(*r).ok());
-  return p;
 }
 
 TEST(DbCommand, ListQueryExportAndPruneADatabase) {
-  const fs::path p = filled_db("cli");
+  db::testing::ScratchDb scratch("cli");
+  const fs::path& p = scratch.path;
+  fill_db(p);
   const std::string hash = db::testing::sample_record().key.kernel_hash;
   auto list = kopt_db({"list", "--db", p.string(), "--json", "-"});
   ASSERT_EQ(list.exit_code, 0) << list.stderr_text;
@@ -88,7 +88,9 @@ TEST(DbCommand, ListQueryExportAndPruneADatabase) {
 }
 
 TEST(DbCommand, EveryWrongInputIsExit4NamingWhatToFix) {
-  const fs::path p = filled_db("cli_errors");
+  db::testing::ScratchDb scratch("cli_errors");
+  const fs::path& p = scratch.path;
+  fill_db(p);
   const std::string db = p.string();
   const std::string missing = (p.parent_path() / "none.sqlite3").string();
   struct Case {

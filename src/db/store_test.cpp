@@ -13,7 +13,6 @@ namespace kopt::db {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::fresh_db;
 using testing::sample_record;
 
 const Dims k4096 = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
@@ -46,7 +45,8 @@ int in_child(F body) {
 }
 
 TEST(DbStore, ANewDatabaseHasTheCurrentSchemaInWalMode) {
-  auto p = fresh_db("schema");
+  testing::ScratchDb scratch("schema");
+  const fs::path& p = scratch.path;
   Store s = open_ok(p);
   auto v = s.schema_version();
   ASSERT_TRUE(v.ok());
@@ -62,7 +62,8 @@ TEST(DbStore, ANewDatabaseHasTheCurrentSchemaInWalMode) {
 }
 
 TEST(DbStore, ADatabaseFromANewerKoptIsRefusedNamingItsVersion) {
-  auto p = fresh_db("newer");
+  testing::ScratchDb scratch("newer");
+  const fs::path& p = scratch.path;
   {
     Store s = open_ok(p);
     ASSERT_TRUE(s.insert(sample_record()).ok());
@@ -83,7 +84,8 @@ TEST(DbStore, ADatabaseFromANewerKoptIsRefusedNamingItsVersion) {
 }
 
 TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
-  auto p = fresh_db("upgrade");
+  testing::ScratchDb scratch("upgrade");
+  const fs::path& p = scratch.path;
   const std::vector<std::string> v1 = {migrations().at(0)};
   {
     Store s = open_ok(p, v1);
@@ -106,7 +108,8 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
 }
 
 TEST(DbStore, ARecordComesBackAsItWasStored) {
-  auto p = fresh_db("roundtrip");
+  testing::ScratchDb scratch("roundtrip");
+  const fs::path& p = scratch.path;
   Store s = open_ok(p);
   Record in = sample_record();
   in.recorded_unix_s = 1796256000;  // 2026-12-03T00:00:00Z
@@ -148,7 +151,8 @@ TEST(DbStore, ARecordComesBackAsItWasStored) {
 }
 
 TEST(DbStore, FindByKeyAndNearestShapesReadTheStore) {
-  auto p = fresh_db("reuse");
+  testing::ScratchDb scratch("reuse");
+  const fs::path& p = scratch.path;
   Store s = open_ok(p);
   for (int64_t m : {1024, 2048, 8192}) {
     Record r = sample_record({{"M", m}, {"N", 4096}, {"K", 4096}});
@@ -171,7 +175,8 @@ TEST(DbStore, FindByKeyAndNearestShapesReadTheStore) {
 }
 
 TEST(DbStore, TheSummaryCountsRecordsConfigurationsAndShapesPerKernel) {
-  auto p = fresh_db("summary");
+  testing::ScratchDb scratch("summary");
+  const fs::path& p = scratch.path;
   Store s = open_ok(p);
   Record a = sample_record(), b = sample_record(k4096, 128), c = sample_record({{"M", 1}, {"N", 1}, {"K", 1}});
   b.median_ms = 0.9;
@@ -200,7 +205,8 @@ TEST(DbStore, TheSummaryCountsRecordsConfigurationsAndShapesPerKernel) {
 }
 
 TEST(DbStore, PruneDeletesOldRecordsOrOneKernels) {
-  auto p = fresh_db("prune");
+  testing::ScratchDb scratch("prune");
+  const fs::path& p = scratch.path;
   Store s = open_ok(p);
   const int64_t now = 1796256000, day = 86400;
   Record old = sample_record(), recent = sample_record(), other = sample_record();
@@ -222,7 +228,8 @@ TEST(DbStore, PruneDeletesOldRecordsOrOneKernels) {
 }
 
 TEST(DbStore, AKilledWriterLosesNothingCommittedAndLeavesNoPartialRow) {
-  auto p = fresh_db("killed");
+  testing::ScratchDb scratch("killed");
+  const fs::path& p = scratch.path;
   {
     Store s = open_ok(p);
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.insert(sample_record()).ok());
@@ -267,7 +274,8 @@ TEST(DbStore, AKilledWriterLosesNothingCommittedAndLeavesNoPartialRow) {
 }
 
 TEST(DbStore, TwoConcurrentWritersEachInsert200RowsAndAllAreThere) {
-  auto p = fresh_db("concurrent");
+  testing::ScratchDb scratch("concurrent");
+  const fs::path& p = scratch.path;
   { Store s = open_ok(p); }
   std::vector<pid_t> pids;
   for (int w = 0; w < 2; ++w) {

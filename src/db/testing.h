@@ -50,4 +50,16 @@ inline std::filesystem::path fresh_db(const std::string& name) {
   return dir / "results.sqlite3";
 }
 
+// fresh_db's path, its folder removed when the test ends.
+struct ScratchDb {
+  explicit ScratchDb(const std::string& name) : path(fresh_db(name)) {}
+  ~ScratchDb() {
+    std::error_code ec;
+    std::filesystem::remove_all(path.parent_path(), ec);
+  }
+  ScratchDb(const ScratchDb&) = delete;
+  ScratchDb& operator=(const ScratchDb&) = delete;
+  const std::filesystem::path path;
+};
+
 }  // namespace kopt::db::testing

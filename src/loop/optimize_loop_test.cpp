@@ -151,7 +151,8 @@ TEST(OptimizeLoop, EveryMeasuredConfigurationIsRecordedInTheResultsDatabase) {
   o.patience = 3;
   ModelLabOptions mo;
   mo.time_ms = tile_model;
-  const fs::path db_path = db::testing::fresh_db("loop");
+  db::testing::ScratchDb scratch("loop");
+  const fs::path& db_path = scratch.path;
   auto store = db::Store::open(db_path);
   ASSERT_TRUE(store.ok()) << store.error().message;
   auto r = run_model_loop("db", o, mo, &*store);
