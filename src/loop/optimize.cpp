@@ -109,7 +109,7 @@ search::Measurement measurement_of(const CandidateRun& r, int iteration) {
 }
 
 namespace {
-db::Verdict verdict_of(search::CandidateStatus s) {
+db::Verdict verdict_of(search::CandidateStatus s) {  // `incorrect` includes a candidate a gate rejected
   switch (s) {
     case search::CandidateStatus::kOk: return db::Verdict::kCorrect;
     case search::CandidateStatus::kCrashed: return db::Verdict::kCrashed;
@@ -120,6 +120,13 @@ db::Verdict verdict_of(search::CandidateStatus s) {
   return db::Verdict::kIncorrect;
 }
 }  // namespace
+
+void Optimizer::record_run(const CandidateRun& r) {
+  // Built, and a verdict from the runner (not cut by Ctrl-C): a measurement worth keeping, correct or not.
+  if (r.status == search::CandidateStatus::kCompileFailed || r.outcome.status == runner::RunStatus::kInterrupted) return;
+  record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired, verdict_of(r.status),
+                  r.note, r.build.resources);
+}
 
 void Optimizer::record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode,
                                 db::Verdict verdict, const std::string& note,
@@ -153,10 +160,6 @@ void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
     m.cases_ms = r.cases_ms;
     st_.history.push_back(m);
     if (!r.build.library.empty()) libraries_[r.candidate.id] = r.build.library;
-    // Measured (built, and a verdict from the runner): a record of the results database.
-    if (r.status != search::CandidateStatus::kCompileFailed && r.outcome.status != runner::RunStatus::kInterrupted)
-      record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired, verdict_of(r.status),
-                      r.note, r.build.resources);
   }
   if (derived_) record_pruned(runs);
 }

@@ -163,12 +163,15 @@ TEST(OptimizeLoop, EveryMeasuredConfigurationIsRecordedInTheResultsDatabase) {
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   auto kernel_text = util::read_file(testing_support::test_data_dir() + "/loop/tile_kernel.cu");
   ASSERT_TRUE(kernel_text.ok());
-  // One record per measured configuration of the history (the baseline timed, every candidate raced), each under
-  // the run's kernel, dims and run directory.
-  size_t measured = 0;
+  // One record per measurement (the baseline timed, every candidate and ablation variant raced), each under the
+  // run's kernel, dims and run directory.
+  size_t measured = 0, ablated = 0;
   for (const auto& m : (*state)["history"])
     if (m["status"] != "compile_failed") ++measured;
-  EXPECT_EQ(rows->size(), measured);
+  for (const auto& m : (*state)["ablations"])
+    if (m["status"] != "compile_failed") ++ablated;
+  EXPECT_GT(ablated, 0u);
+  EXPECT_EQ(rows->size(), measured + ablated);
   ASSERT_GE(rows->size(), 5u);
   bool saw_baseline = false, saw_wrong = false;
   for (const auto& rec : *rows) {

@@ -102,6 +102,8 @@ class Optimizer {
   std::optional<int> iterate(search::Generator& gen);
   search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
+  // A measured candidate (or ablation variant) into the results database: measure() records each it measured.
+  void record_run(const CandidateRun& r);
   // One measured configuration into the results database (sink_). A failure is a warning, said once, and ends the
   // recording for the rest of the run: the database never fails a run.
   void record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode, db::Verdict verdict,
