@@ -8,8 +8,9 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
-# libcurl4-openssl-dev: the headers of libcurl, opened at run time for --generator llm; libjs-chart.js: Chart.js, compiled into kopt for summary.html; chromium: the test that opens that page.
-for pkg in g++ cmake ninja-build pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libffi-dev libcurl4-openssl-dev \
+# libcurl4-openssl-dev: the headers of libcurl, opened at run time for --generator llm; libjs-chart.js: Chart.js, compiled into kopt for summary.html; chromium: the test that opens that page;
+# libsqlite3-dev: the results database (src/db/, linked to libsqlite3.so.0).
+for pkg in g++ cmake ninja-build pkg-config libgtest-dev nlohmann-json3-dev libcli11-dev libfmt-dev libxxhash-dev libffi-dev libcurl4-openssl-dev libsqlite3-dev \
            python3 python3-pip libjs-chart.js chromium; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done

@@ -27,6 +27,7 @@ const std::vector<Subcommand>& subcommands() {
       {"compare", "two runs side by side: time ratios with 95% CIs", cmd_compare, true},
       {"methods", "list the optimization method registry", cmd_methods, true},
       {"annotate", "derive a search space from a kernel without @kopt lines (--write: the annotated copy)", cmd_annotate, true},
+      {"db", "the results database: list, query, export and prune every measured configuration", cmd_db, true},
       {"llm-check", "check a language-model endpoint (URL, key, model) for --generator llm", cmd_llm_check},
   };
   return table;

@@ -5,18 +5,22 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/db_options.h"
 #include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
+#include "db/store.h"
 #include "device/gpu_info.h"
 #include "doctor/doctor.h"
+#include "pipeline/db_record.h"
 #include "pipeline/placement.h"
 #include "pipeline/prepare.h"
 #include "pipeline/triton.h"
 #include "roofline/measure.h"
 #include "runner/launch.h"
 #include "runner/timing_method.h"
+#include "util/fs.h"
 #include "util/output.h"
 #include "util/progress.h"
 
@@ -26,6 +30,28 @@ namespace {
 
 // Faster than the reference by more than this is flagged (KernelBench's factor): said, not trusted blindly.
 constexpr double kFlagFactor = 10;
+
+// The measurement into the results database (docs/DATABASE.md); a failure is a warning, never the command's.
+void record_in_db(const pipeline::KernelJob& job, const pipeline::Prepared& prep, const runner::RunOutcome& out,
+                  const std::string& l2, const std::filesystem::path& run_dir, const std::vector<std::string>& rejection,
+                  bool no_db, const std::string& db_path) {
+  auto warn = [](const std::string& m) { std::fprintf(stderr, "kopt bench: warning: the results database: %s\n", m.c_str()); };
+  auto store = db::open_for_recording(no_db, db_path);
+  if (!store) return warn(store.error().message);
+  if (!*store) return;
+  auto text = util::read_file(job.kernel);
+  if (!text) return warn(text.error().message);
+  auto ctx = pipeline::record_context(job, prep, *text, util::meta_info(), db::Source::kBench, run_dir);
+  ctx.l2_mode = l2;
+  db::Verdict verdict = pipeline::verdict_of(out.status);
+  std::string note = out.message;
+  if (verdict == db::Verdict::kCorrect && !rejection.empty()) {
+    verdict = db::Verdict::kIncorrect;
+    note = rejection[0] + ": " + rejection[1];
+  }
+  auto rec = pipeline::make_record(ctx, nullptr, out, runner::RunMode::kTime, verdict, note, prep.build.resources);
+  if (auto st = (*store)->record(rec); !st) warn(st.error().message);
+}
 
 std::string fmt_rate(double per_s, const char* unit) {
   const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
@@ -55,8 +81,10 @@ int cmd_bench(const Args& args) {
   std::string json_path;
   double max_time_s = 5;
   bool no_ref_timing = false;
-  std::string l2 = "cold";
+  std::string l2 = "cold", db_path;
+  bool no_db = false;
   add_kernel_options(app, job, v);
+  add_db_record_options(app, db_path, no_db);
   add_json_option(app, json_path, "the results");
   app.add_option("--max-time-s", max_time_s, "timing budget per kernel in seconds (default 5)");
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
@@ -69,6 +97,7 @@ int cmd_bench(const Args& args) {
   if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   auto fail = [](const Error& e) { return report_failure("bench", e); };
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
+  if (auto st = check_db_record_options(db_path, no_db); !st) return fail(st.error());
   util::set_progress_quiet(quiet);
   if (max_time_s <= 0) return fail(input_error("--max-time-s must be positive"));
   lap("start");  // the options
@@ -247,6 +276,7 @@ int cmd_bench(const Args& args) {
   if (auto st = util::write_json_atomic(*dir / "bench.json", "bench", result); !st)
     std::fprintf(stderr, "kopt bench: warning: the run directory's bench.json was not written: %s\n", st.error().message.c_str());
   if (out.status == runner::RunStatus::kInterrupted) return to_int(ExitCode::kInterrupted);
+  record_in_db(job, *prep, out, l2, *dir, rejection, no_db, db_path);
   return runner::is_correct(out.status) && rejection.empty() ? 0 : to_int(ExitCode::kValidation);
 }
 

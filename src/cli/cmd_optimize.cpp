@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/db_options.h"
 #include "cli/fail.h"
 #include "cli/kernel_options.h"
 #include "cli/llm_options.h"
@@ -152,6 +153,9 @@ int cmd_optimize(const Args& args) {
     app.add_option("--manual-timeout-s", manual_timeout_s, "--generator manual: a new wait limit");
     std::string gpus, ray;
     add_gpu_options(app, gpus, ray);
+    std::string db_path;
+    bool no_db = false;
+    add_db_record_options(app, db_path, no_db);
     if (auto rc = parse_args(app, args); rc) return *rc;
     auto j = util::read_json(std::filesystem::path(dir) / "options.json");
     if (!j) {
@@ -163,6 +167,9 @@ int cmd_optimize(const Args& args) {
     o.resume = dir;
     o.quiet = quiet;
     o.json_out = json;
+    if (auto st = check_db_record_options(db_path, no_db); !st) return fail(st.error());
+    o.db_path = db_path;
+    o.no_db = no_db;
     if (iterations >= 0) o.iterations = iterations;
     if (!time_budget.empty()) {
       auto b = loop::parse_duration_s(time_budget);
@@ -189,6 +196,7 @@ int cmd_optimize(const Args& args) {
   app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
   std::string gpus, ray;
   add_gpu_options(app, gpus, ray);
+  add_db_record_options(app, o.db_path, o.no_db);
   std::string resume_dir;  // documented here; a --resume command line is parsed above, by its own options
   app.add_option("--resume", resume_dir, "continue an interrupted run from its last completed step: kopt optimize --resume "
                  "RUN_DIR [--iterations N] [--time-budget T] [--gpus G] [--quiet] [--json FILE|-] (see kopt optimize --resume x --help)")
@@ -198,6 +206,7 @@ int cmd_optimize(const Args& args) {
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
   if (auto st = finish_kernel_job(o.job, v, dims); !st) return fail(st.error());
+  if (auto st = check_db_record_options(o.db_path, o.no_db); !st) return fail(st.error());
   if (auto st = finish_gate_options(o.gates, gv, dims, o.job.kernel.extension() == ".py"); !st) return fail(st.error());
   if (!time_budget.empty()) {
     auto b = loop::parse_duration_s(time_budget);

@@ -19,6 +19,7 @@ int cmd_compare(const Args& args);
 int cmd_methods(const Args& args);
 int cmd_annotate(const Args& args);
 int cmd_llm_check(const Args& args);
+int cmd_db(const Args& args);
 int cmd_search_replay(const Args& args);  // internal: `kopt __search-replay`
 
 // For subcommands not built yet: says so plainly and returns non-zero.

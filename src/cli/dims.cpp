@@ -119,6 +119,7 @@ const std::map<std::string, std::string>& kernel_command_words() {
     w["quiet"] = "bench, profile, roofline and optimize";
     w["static"] = "check";
     w["l2"] = "bench";
+    w["db"] = "bench and optimize";
     w["gpu"] = w["quick"] = w["remeasure"] = w["svg"] = "roofline";
     for (const char* n : {"iterations", "branches", "generator", "finalists", "patience", "seed", "shapes", "sanitize",
                           "gpus", "ray", "resume"})

@@ -373,6 +373,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     if (auto st = write_json(iter_dir / "candidates" / cr.candidate.id / "sass.json", "sass", cr.sass); !st && !failed)
       failed = st.error();
   }
+  for (const auto& [i, cr] : done) record_run(cr);  // measured is measured, whatever stops the run next
   if (failed) return *failed;
   for (auto& [i, cr] : done) runs.push_back(std::move(cr));  // in the generator's order
   return runs;

@@ -238,6 +238,7 @@ std::optional<int> Optimizer::pass_gates() {
                               ". Either ref.py's workload_model overstates the work, or the kernel does not do it (it "
                               "is wrong where the checks cannot see, or it remembers its outputs)"),
                   tried);
+  record_measured(base_candidate_, timed, runner::RunMode::kTime, db::Verdict::kCorrect, "", prep_.build.resources);
   // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
   if (!triton())
     if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());

@@ -108,6 +108,48 @@ search::Measurement measurement_of(const CandidateRun& r, int iteration) {
   return m;
 }
 
+namespace {
+db::Verdict verdict_of(search::CandidateStatus s) {  // `incorrect` includes a candidate a gate rejected
+  switch (s) {
+    case search::CandidateStatus::kOk: return db::Verdict::kCorrect;
+    case search::CandidateStatus::kCrashed: return db::Verdict::kCrashed;
+    case search::CandidateStatus::kTimedOut: return db::Verdict::kTimedOut;
+    case search::CandidateStatus::kIncorrect:
+    case search::CandidateStatus::kCompileFailed: break;
+  }
+  return db::Verdict::kIncorrect;
+}
+}  // namespace
+
+void Optimizer::record_run(const CandidateRun& r) {
+  // Built, and a verdict from the runner (not cut by Ctrl-C): a measurement worth keeping, correct or not.
+  if (r.status == search::CandidateStatus::kCompileFailed || r.outcome.status == runner::RunStatus::kInterrupted) return;
+  record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired, verdict_of(r.status),
+                  r.note, r.build.resources);
+}
+
+void Optimizer::record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode,
+                                db::Verdict verdict, const std::string& note,
+                                const std::vector<compile::KernelResources>& resources) {
+  if (!sink_) return;
+  if (!record_ctx_) {
+    const fs::path kernel = original_kernel_.empty() ? o_.job.kernel : original_kernel_;
+    auto text = util::read_file(kernel);
+    if (!text) {
+      util::progress_print(fmt::format("  warning: nothing is recorded in the results database: {}", text.error().message));
+      sink_ = nullptr;
+      return;
+    }
+    record_ctx_ = pipeline::record_context(o_.job, prep_, *text, util::meta_info(), db::Source::kOptimize, dir_);
+    record_ctx_->kernel_path = kernel.string();
+  }
+  if (auto st = sink_->record(pipeline::make_record(*record_ctx_, &c, outcome, mode, verdict, note, resources)); !st) {
+    util::progress_print(
+        fmt::format("  warning: the results database: {}; the run goes on without recording", st.error().message));
+    sink_ = nullptr;
+  }
+}
+
 void Optimizer::record_history(const std::vector<CandidateRun>& runs, int it) {
   for (const auto& r : runs) {
     search::Measurement m = measurement_of(r, it);
@@ -267,16 +309,19 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   return std::nullopt;
 }
 
-int run_optimize(OptimizeOptions opts, Lab& lab) {
+int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink) {
   util::set_progress_quiet(opts.quiet);  // --quiet silences the progress bars too (util/progress.h)
-  Optimizer o(std::move(opts), lab);
+  Optimizer o(std::move(opts), lab, sink);
   return o.run();
 }
 
 int run_optimize(OptimizeOptions opts) {
   util::SystemRunner runner;
   SystemLab lab(opts.job, runner);
-  return run_optimize(std::move(opts), lab);
+  auto store = db::open_for_recording(opts.no_db, opts.db_path);
+  if (!store)
+    util::progress_print(fmt::format("kopt optimize: warning: {}; nothing of this run is recorded", store.error().message));
+  return run_optimize(std::move(opts), lab, store.ok() ? store->get() : nullptr);
 }
 
 }  // namespace kopt::loop

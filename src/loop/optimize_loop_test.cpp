@@ -11,11 +11,15 @@
 #include <memory>
 #include <set>
 
+#include "db/store.h"
+#include "db/testing.h"
 #include "loop/model_lab.h"
-#include "runner/launch.h"
 #include "loop/optimize.h"
 #include "roofline/testing.h"
+#include "runner/launch.h"
 #include "testing/test_support.h"
+#include "util/fs.h"
+#include "util/hash.h"
 #include "util/json_io.h"
 #include "util/process.h"
 
@@ -64,7 +68,7 @@ struct LoopRun {
   size_t slots_given = 0;         // what the loop gave the lab's use_slots()
 };
 
-LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo) {
+LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr) {
   fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const fs::path data = testing_support::test_data_dir();
@@ -81,7 +85,7 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   lab.kernel = o.job.kernel;
   lab.dims = o.job.dims;
   LoopRun r;
-  r.exit_code = run_optimize(o, lab);
+  r.exit_code = run_optimize(o, lab, sink);
   if (o.resume) r.run_dir = *o.resume;
   else if (fs::exists(out / "kopt_runs")) r.run_dir = fs::directory_iterator(out / "kopt_runs")->path();
   r.runs = lab.runs;
@@ -139,6 +143,92 @@ TEST(OptimizeLoop, AModelKernelGetsAFasterCorrectChampionAndARunDirectoryThatSay
   EXPECT_TRUE(fs::exists(r.run_dir / "summary.html")) << "every run writes its page";
   EXPECT_TRUE(fs::exists(r.run_dir / "ceilings.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "champion" / "tile_kernel.cu"));
+}
+
+TEST(OptimizeLoop, EveryMeasuredConfigurationIsRecordedInTheResultsDatabase) {
+  OptimizeOptions o;
+  o.iterations = 3;
+  o.patience = 3;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  db::testing::ScratchDb scratch("loop");
+  const fs::path& db_path = scratch.path;
+  auto store = db::Store::open(db_path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto r = run_model_loop("db", o, mo, &*store);
+  ASSERT_EQ(r.exit_code, 0);
+  auto state = util::read_json(r.run_dir / "state.json");
+  ASSERT_TRUE(state.ok());
+  auto rows = store->query({});
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  auto kernel_text = util::read_file(testing_support::test_data_dir() + "/loop/tile_kernel.cu");
+  ASSERT_TRUE(kernel_text.ok());
+  // One record per measurement (the baseline timed, every candidate and ablation variant raced), each under the
+  // run's kernel, dims and run directory.
+  size_t measured = 0, ablated = 0;
+  for (const auto& m : (*state)["history"])
+    if (m["status"] != "compile_failed") ++measured;
+  for (const auto& m : (*state)["ablations"])
+    if (m["status"] != "compile_failed") ++ablated;
+  EXPECT_GT(ablated, 0u);
+  EXPECT_EQ(rows->size(), measured + ablated);
+  ASSERT_GE(rows->size(), 5u);
+  bool saw_baseline = false, saw_wrong = false;
+  for (const auto& rec : *rows) {
+    EXPECT_EQ(rec.key.kernel_hash, util::content_hash(*kernel_text));
+    EXPECT_EQ(rec.key.dims, (Dims{{"n", 1 << 20}}));  // run_model_loop's
+    EXPECT_EQ(rec.run_dir, r.run_dir.string());
+    EXPECT_EQ(rec.source, db::Source::kOptimize);
+    const auto& p = rec.key.config["params"];
+    if (rec.key.measure_mode == "time") {
+      saw_baseline = true;
+      EXPECT_EQ(rec.verdict, db::Verdict::kCorrect);
+      ASSERT_TRUE(rec.median_ms);
+      EXPECT_DOUBLE_EQ(*rec.median_ms, (*state)["baseline"]["median_ms"].get<double>());
+    } else {
+      EXPECT_EQ(rec.key.measure_mode, "paired");
+    }
+    if (p.value("TILE", 0) == 128 && p.value("UNROLL", 0) == 2) {
+      saw_wrong = true;
+      EXPECT_EQ(rec.verdict, db::Verdict::kIncorrect);
+      EXPECT_FALSE(rec.note.empty());
+    }
+    if (rec.verdict == db::Verdict::kCorrect) {
+      EXPECT_FALSE(rec.samples_ms.empty());
+    }
+    // What find_by_key returns for a record's own key is that configuration's newest record.
+    auto found = store->find_by_key(rec.key);
+    ASSERT_TRUE(found.ok() && *found);
+    EXPECT_EQ(db::key_hash((*found)->key), db::key_hash(rec.key));
+  }
+  EXPECT_TRUE(saw_baseline);
+  EXPECT_EQ(saw_wrong, std::any_of((*state)["history"].begin(), (*state)["history"].end(), [](const util::Json& m) {
+              const auto& p = m["candidate"]["params"];
+              return p.value("TILE", 0) == 128 && p.value("UNROLL", 0) == 2;
+            }));
+}
+
+// A results database that fails on every write.
+struct FailingSink final : db::RecordSink {
+  int calls = 0;
+  Status record(const db::Record&) override {
+    ++calls;
+    return internal_error("results.sqlite3: disk I/O error");
+  }
+};
+
+TEST(OptimizeLoop, AResultsDatabaseThatFailsIsAWarningNotAFailedRun) {
+  OptimizeOptions o;
+  o.iterations = 2;
+  o.patience = 2;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  FailingSink sink;
+  auto r = run_model_loop("db_fails", o, mo, &sink);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(sink.calls, 1) << "after the first failure the run stops trying";
+  auto summary = util::read_json(r.run_dir / "summary.json");
+  EXPECT_TRUE(summary.ok());
 }
 
 TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyRunDirectory) {

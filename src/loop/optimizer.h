@@ -16,23 +16,25 @@
 #include <thread>
 #include <vector>
 
+#include "db/store.h"
 #include "dispatch/dispatcher.h"
 #include "loop/decisions.h"
 #include "loop/determinism.h"
-#include "loop/multi_case.h"
 #include "loop/lab.h"
+#include "loop/multi_case.h"
 #include "loop/options.h"
 #include "loop/state.h"
+#include "pipeline/db_record.h"
 #include "profile/plan.h"
 #include "roofline/analysis.h"
 #include "roofline/speed_of_light.h"
 #include "runner/launch.h"
+#include "search/derive.h"
 #include "search/generator.h"
 #include "search/registry.h"
-#include "search/derive.h"
 #include "search/space.h"
-#include "workload/working_set.h"
 #include "util/progress.h"
+#include "workload/working_set.h"
 
 namespace kopt::loop {
 
@@ -74,7 +76,8 @@ util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
 class Optimizer {
  public:
-  Optimizer(OptimizeOptions o, Lab& lab) : o_(std::move(o)), lab_(lab) {}
+  // `sink`: where each measured configuration is recorded (the results database); nullptr: nowhere.
+  Optimizer(OptimizeOptions o, Lab& lab, db::RecordSink* sink = nullptr) : o_(std::move(o)), lab_(lab), sink_(sink) {}
   // Returns the process exit code; everything it learns lands in the run directory.
   int run();
 
@@ -99,6 +102,12 @@ class Optimizer {
   std::optional<int> iterate(search::Generator& gen);
   search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
+  // A measured candidate (or ablation variant) into the results database: measure() records each it measured.
+  void record_run(const CandidateRun& r);
+  // One measured configuration into the results database (sink_). A failure is a warning, said once, and ends the
+  // recording for the rest of the run: the database never fails a run.
+  void record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode, db::Verdict verdict,
+                       const std::string& note, const std::vector<compile::KernelResources>& resources);
   void update_frontier();
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
@@ -238,6 +247,8 @@ class Optimizer {
 
   OptimizeOptions o_;
   Lab& lab_;
+  db::RecordSink* sink_ = nullptr;
+  std::optional<pipeline::RecordContext> record_ctx_;  // made at the first record (after prepare())
   std::optional<search::Derivation> derived_;
   std::filesystem::path original_kernel_;
   util::Json pruned_ = util::Json::array();

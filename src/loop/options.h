@@ -41,6 +41,10 @@ struct OptimizeOptions {
   // GPU), or with --ray ADDRESS that many slots of a Ray cluster, one measuring worker each.
   dispatch::GpuSelection gpus;
   std::string ray_address;
+  // The results database (docs/DATABASE.md): --db PATH (empty: KOPT_DB, else the cache root's) and --no-db. Per
+  // invocation: not in options.json.
+  std::string db_path;
+  bool no_db = false;
 };
 
 // The options a run directory was started with (options.json), for --resume.

@@ -1,0 +1,67 @@
+#pragma once
+// One measured configuration as the results database keeps it (docs/DATABASE.md): the key that says what was
+// measured, under which conditions, and what the measurement came to. Plain values; db/store.h reads and writes
+// them, the commands that measure (optimize, bench) fill them.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dims.h"
+#include "util/json_io.h"
+
+namespace kopt::db {
+
+// Everything a measurement depends on. Two measurements with equal keys measured the same thing the same way; any
+// field that differs gives another key_hash.
+struct RecordKey {
+  std::string kernel_hash;                   // util::content_hash of the kernel file the user gave
+  util::Json config = util::Json::object();  // the configuration: {"params": {...}, "guards": {...}} (+ "source_hash")
+  Dims dims;
+  std::vector<std::string> dtypes;         // the buffers' dtypes in the signature's order
+  std::string gpu_model;                   // "NVIDIA H200"
+  std::string driver_version;              // "580.95.05"
+  std::string nvcc_version;                // "13.0.88"
+  std::vector<std::string> compile_flags;  // -arch, the job's flags and -D defines, the candidate's own flags, in order
+  std::string timing_method;               // runner/timing_method.h's name
+  std::string l2_mode;                     // "cold" | "warm"
+  std::string measure_mode;                // "time" (one kernel timed) | "paired" (raced against the champion)
+  std::string kopt_version;                // KOPT_VERSION
+};
+
+// The key as one JSON object (sorted keys, compact): the text key_hash is taken of.
+std::string canonical_key(const RecordKey& k);
+// util::Hasher (XXH3-128) of canonical_key: 32 hex characters.
+std::string key_hash(const RecordKey& k);
+
+// What the measurement concluded about the configuration.
+enum class Verdict { kCorrect, kIncorrect, kCrashed, kTimedOut };
+std::string_view verdict_name(Verdict v);  // snake_case, as stored
+std::string_view describe(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view name);
+
+// Which command measured it.
+enum class Source { kOptimize, kBench };
+std::string_view source_name(Source s);
+std::optional<Source> parse_source(std::string_view name);
+
+struct Record {
+  int64_t id = 0;  // the row id; 0 until stored
+  RecordKey key;
+  std::string kernel_path;  // the kernel file as given (shown by `kopt db list`; not part of the key)
+  Source source = Source::kOptimize;
+  Verdict verdict = Verdict::kIncorrect;
+  std::string run_status;  // the runner's status name (runner::status_name), the detail behind the verdict
+  std::string note;        // why, when not correct
+  std::optional<double> median_ms, ci95_low_ms, ci95_high_ms;
+  std::vector<double> samples_ms;              // the raw samples (race rounds in paired mode)
+  util::Json resources = util::Json::array();  // per function: name, registers, shared_bytes, spill_*_bytes
+  int64_t recorded_unix_s = 0;                 // 0: Store::insert stamps the time
+  std::string recorded_at;                     // ISO-8601 UTC, stamped with recorded_unix_s
+  std::string run_dir;
+};
+
+util::Json to_json(const Record& r);  // one record as `kopt db query/export` print it
+
+}  // namespace kopt::db
