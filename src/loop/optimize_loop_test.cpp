@@ -140,6 +140,14 @@ TEST(OptimizeLoop, AModelKernelGetsAFasterCorrectChampionAndARunDirectoryThatSay
   EXPECT_TRUE(fs::exists(r.run_dir / "summary.html")) << "every run writes its page";
   EXPECT_TRUE(fs::exists(r.run_dir / "ceilings.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "champion" / "tile_kernel.cu"));
+  // The baseline beside the champion, written the same way: their diff is the change (the page shows it).
+  auto base_src = util::read_file(r.run_dir / "champion" / "baseline_tile_kernel.cu");
+  ASSERT_TRUE(base_src.ok());
+  EXPECT_NE(base_src->find("#define TILE 16\n"), std::string::npos) << *base_src;
+  EXPECT_NE(base_src->find("@kopt param TILE"), std::string::npos) << "the kernel's source follows its values";
+  auto champ_json = util::read_json(r.run_dir / "champion" / "champion.json");
+  ASSERT_TRUE(champ_json.ok());
+  EXPECT_EQ(fs::path((*champ_json)["baseline_file"].get<std::string>()).filename(), "baseline_tile_kernel.cu");
 }
 
 TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyRunDirectory) {

@@ -235,8 +235,13 @@ std::string render_markdown(const util::Json& s) {
   if (s.contains("phase_seconds"))
     for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)
       md += fmt::format("| {} | {:.1f} |\n", it.key(), it.value().get<double>());
-  if (s.contains("champion_path") && s["champion_path"].is_string())
-    md += fmt::format("\nChampion source: `{}`\n", s["champion_path"].get<std::string>());
+  if (s.contains("champion_path") && s["champion_path"].is_string()) {
+    // A link relative to the run directory (summary.md sits in it): it works wherever the directory is copied.
+    const std::filesystem::path champ(s["champion_path"].get<std::string>());
+    const std::string rel = (std::filesystem::path("champion") / champ.filename()).generic_string();
+    md += fmt::format("\nChampion source: [{}]({}) in the run directory{}\n", rel, rel,
+                      s.contains("run_dir") && s["run_dir"].is_string() ? " `" + s["run_dir"].get<std::string>() + "`" : std::string());
+  }
   else
     md += "\nChampion source: none (no champion was written)\n";
   return md;
