@@ -147,7 +147,13 @@ def expected_from_run(run):
     floor = json.loads((run / "iter_00_baseline/roofline.json").read_text())["floor"]
     champ_ms = state["champion"]["median_ms"]
     summary = json.loads((run / "summary.json").read_text())
-    return {"candidates": len(history) + len(ablation_dirs), "ok": len(ok), "timeline": len(state["timeline"]),
+    roofs = json.loads((run / "ceilings.json").read_text())["roofs"]
+    compute = [roofs[t["roof"]]["value"] for t in floor["compute_terms"]] + [roofs["fp32_fma"]["value"]]
+    bandwidth = [roofs[n]["value"] for n in (floor["dram_roof"], "l2_read") if n in roofs]
+    ai = floor["arithmetic_intensity"]
+    ridges = [c * 1000 / b for c in compute for b in bandwidth]
+    return {"roof_bounds_x": ridges + [ai], "roof_bounds_y": compute + [min(max(compute), b * ai / 1000) for b in bandwidth],
+            "candidates": len(history) + len(ablation_dirs), "ok": len(ok), "timeline": len(state["timeline"]),
             "ablation": len(ablation), "ablation_timed": sum(1 for a in ablation if "attribution_ms" in a),
             "champion": champion, "mix": mix, "params": params, "lost": lost,
             "registers": max((r["registers"] for r in resources), default=None),
@@ -444,8 +450,14 @@ def main():
                 failures.append(f"roofline: the x axis spans {rx['max'] / rx['min']:.0f}x, more than the data and roofs need")
             if ry["max"] / ry["min"] > 1e3:
                 failures.append(f"roofline: the y axis spans {ry['max'] / ry['min']:.0f}x, more than the data and roofs need")
-            if ry["max"] > 4 * max(ys + [r for r in (want["tflops"],)]) * 40:
-                failures.append("roofline: the y axis runs far above every roof and point")
+            # bounded by the data: the ridge points and the kernels' intensity (x), the kernels' rates, the compute
+            # roofs and the bandwidth roofs at that intensity (y), each with the page's factor-2 margin
+            xb, yb = want["roof_bounds_x"], want["roof_bounds_y"]
+            ys_all = ys + yb
+            if rx["min"] < min(xb) / 2.01 or rx["max"] > max(xb) * 2.01:
+                failures.append(f"roofline: x axis [{rx['min']:.3g}, {rx['max']:.3g}] is not bounded by the data and roofs [{min(xb):.3g}, {max(xb):.3g}]")
+            if ry["min"] < min(ys_all) / 2.01 or ry["max"] > max(ys_all) * 2.01:
+                failures.append(f"roofline: y axis [{ry['min']:.3g}, {ry['max']:.3g}] is not bounded by the data and roofs [{min(ys_all):.3g}, {max(ys_all):.3g}]")
 
         # ---- readable at 1280 px, links relative ----
         w = probe["width"]
