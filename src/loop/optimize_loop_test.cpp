@@ -292,6 +292,14 @@ TEST(OptimizeLoop, EachChangedParameterIsRevertedToTheBaselinesValueAndWhatItSav
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->param_ablations.size(), pa.size());
   EXPECT_FALSE(final_id.empty());
+  // summary.json and summary.md carry them too.
+  auto summary = util::read_json(r.run_dir / "summary.json");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["param_ablations"].size(), pa.size());
+  auto md = util::read_file(r.run_dir / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("## Parameters (each change reverted alone to the baseline's value)"), std::string::npos) << *md;
+  EXPECT_NE(md->find("| TILE | 64 | 16 | helps |"), std::string::npos) << *md;
 }
 
 TEST(OptimizeLoop, ABaselineThatIsWrongStopsAtTheCorrectnessGate) {

@@ -275,6 +275,9 @@ util::Json Optimizer::summary_json() {
     methods[std::string(search::verdict_name(v.verdict))].push_back(fmt::format("{} (iteration {}{})", v.method, v.iteration, figure));
   }
   s["methods"] = methods;
+  util::Json params = util::Json::array();
+  for (const auto& p : st_.param_ablations) params.push_back(to_json(p));
+  s["param_ablations"] = params;
   s["frontier"] = st_.frontier;
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;
