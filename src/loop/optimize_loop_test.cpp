@@ -131,6 +131,7 @@ TEST(OptimizeLoop, AModelKernelGetsAFasterCorrectChampionAndARunDirectoryThatSay
   EXPECT_TRUE(fs::exists(r.run_dir / "options.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "gates" / "correctness.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "iter_00_baseline" / "roofline.json"));
+  EXPECT_TRUE(fs::exists(r.run_dir / "iter_00_baseline" / "build.json")) << "the baseline's build, with its ptxas resources";
   for (const char* f : {"plan.json", "selection.json", "ablation.json"}) EXPECT_TRUE(fs::exists(r.run_dir / "iter_01" / f)) << f;
   auto summary = util::read_json(r.run_dir / "summary.json");
   ASSERT_TRUE(summary.ok());

@@ -544,6 +544,13 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
         auto t = r.json("gates/timing_retry.json");
         if (!t) t = r.json("gates/timing.json");
         if (t) add_timing(row, *t, start, o.samples);
+        // The baseline's build (written since issue 37): its ptxas resources, as a candidate's.
+        if (r.json("iter_00_baseline/build.json")) {
+          Json built = candidate_row(r, "iter_00_baseline", start, false);
+          for (const char* k : {"registers", "shared_bytes", "stack_frame_bytes", "spill_store_bytes", "spill_load_bytes", "spill_bytes",
+                                "resources_recorded", "compile_ms"})
+            if (built.contains(k)) row[k] = built[k];
+        }
         if (auto b = r.json("iter_00_baseline/sass.json")) {
           Json verdicts = Json::object();
           if (b->contains("methods") && (*b)["methods"].is_object())

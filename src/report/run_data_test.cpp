@@ -346,6 +346,10 @@ TEST(RunData, RatesResourcesParameterAblationAndLostMethods) {
     const double ms = c["median_ms"];
     EXPECT_NEAR(c["achieved_tflops"].get<double>(), flops / (ms * 1e-3) / 1e12, 1e-9) << c["id"];
     EXPECT_NEAR(c["achieved_gbps"].get<double>(), bytes / (ms * 1e-3) / 1e9, 1e-6) << c["id"];
+    if (c["id"] == "baseline") {  // iter_00_baseline/build.json
+      EXPECT_TRUE(c["registers"].is_number()) << c.dump();
+      EXPECT_TRUE(c["resources_recorded"].get<bool>());
+    }
     if (c["id"] == "i2c1") {  // ptxas -v for sm_90 (tests/data/report/README.md)
       EXPECT_EQ(c["registers"], 126);
       EXPECT_EQ(c["shared_bytes"], 16384);

@@ -262,6 +262,7 @@ def main():
                                                         "timing": timing(bm, bs), "samples_ms": bs}, 4)
     base_sass = kopt_sass(a.kopt, base_p, [])
     write(out / "iter_00_baseline/sass.json", "sass", sass_json(base_sass))
+    write(out / "iter_00_baseline/build.json", "build", build_json("baseline", base_sass, "build", base_p, []))
     phase = {"gates": 71.4, "ceilings": 0.1, "compile": 0.0, "measure": 0.0, "selection": 0.0, "ablation": 0.0,
              "profile": 0.0, "generate": 0.0}
 
