@@ -382,6 +382,18 @@ TEST(RunData, RatesResourcesParameterAblationAndLostMethods) {
   EXPECT_EQ(lost, (std::set<std::string>{"cp_async_pipeline", "smem_padding"}));
 }
 
+TEST(RunData, WithoutAWorkloadModelTheRatesAreOmittedAndSaid) {
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_no_workload";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  for (const char* it : {"iter_00_baseline", "iter_01", "iter_02"}) fs::remove(copy / it / "roofline.json");
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE((*loaded)["rates"]["available"].get<bool>());
+  EXPECT_NE((*loaded)["rates"]["note"].get<std::string>().find("no workload model"), std::string::npos);
+  for (const auto& c : (*loaded)["candidates"]) EXPECT_FALSE(c.contains("achieved_tflops")) << c["id"];
+}
+
 TEST(RunData, LostMethodsCountTriesAndTakeTheLastAblation) {
   Json cands = {{{"id", "baseline"}, {"role", "baseline"}, {"status", "ok"}, {"median_ms", 4.0}, {"methods", Json::array()}},
                 {{"id", "a"}, {"role", "candidate"}, {"status", "ok"}, {"median_ms", 3.0}, {"methods", {"x", "y"}}},
