@@ -61,14 +61,67 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     }
     plans.push_back(pl);
   }
+  // Every parameter the champion changed from the baseline, reverted alone to the baseline's value: what each change
+  // is worth (issue 37: on sgemm two methods explained 1.36 of the 2.16 ms gained; the rest was parameters). A
+  // flag method's parameter belongs to its method (ablated above); a variant that breaks a constraint is not built.
+  struct ParamPlan {
+    ParamAblation record;
+    std::optional<search::Candidate> off;
+  };
+  std::vector<ParamPlan> param_plans;
+  for (const auto& [name, value] : cc.params) {
+    auto b = base_candidate_.params.find(name);
+    if (b == base_candidate_.params.end() || b->second == value) continue;
+    const int d = space_ ? space_->dim_index(name) : -1;
+    if (d < 0 || space_->dims[static_cast<size_t>(d)].kind != search::DimKind::kParam) continue;
+    const search::Dim& dim = space_->dims[static_cast<size_t>(d)];
+    ParamPlan pp;
+    pp.record.iteration = iteration;
+    pp.record.champion_id = cc.id;
+    pp.record.param = name;
+    pp.record.champion_value = value;
+    pp.record.baseline_value = b->second;
+    search::Candidate off = cc;
+    off.id = cc.id + "_base_" + name;
+    off.params[name] = b->second;
+    if (dim.param_kind == search::ParamKind::kDefine) off.defines[name] = std::to_string(b->second);
+    else if (dim.param_kind == search::ParamKind::kConstexpr) off.constexprs[name] = b->second;
+    else off.launch[std::string(search::param_kind_name(dim.param_kind))] = b->second;
+    auto at = std::find(dim.values.begin(), dim.values.end(), b->second);
+    if (off.config && static_cast<size_t>(d) < off.config->size() && at != dim.values.end()) {
+      (*off.config)[static_cast<size_t>(d)] = static_cast<int>(at - dim.values.begin());
+      if (!space_->valid(*off.config)) {
+        pp.record.effect = ParamEffect::kInvalid;
+        pp.record.note = fmt::format("{}={} with the champion's other values breaks a constraint of the space ({})", name,
+                                     b->second, space_->key(*off.config));
+        param_plans.push_back(std::move(pp));
+        continue;
+      }
+    }
+    off.content_hash = search::candidate_hash(source_text_, off);
+    pp.record.variant_id = off.id;
+    pp.off = off;
+    offs.push_back(off);
+    param_plans.push_back(std::move(pp));
+  }
   std::map<std::string, CandidateRun> measured;
   if (!offs.empty()) {
-    KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation", fmt::format("ablation of {} method(s)", offs.size())));
+    const size_t method_variants = offs.size() - static_cast<size_t>(std::count_if(
+        param_plans.begin(), param_plans.end(), [](const ParamPlan& pp) { return pp.off.has_value(); }));
+    KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation",
+                                       fmt::format("ablation of {} method(s) and {} parameter(s)", method_variants,
+                                                   offs.size() - method_variants)));
     for (auto& r : runs) {
       st_.ablations.push_back(measurement_of(r, iteration));
       measured[r.candidate.id] = std::move(r);
     }
   }
+  // A measured variant's paired comparison with the champion: its race (CUDA), or a paired run now (Triton).
+  auto comparison_of = [&](const CandidateRun& off, const std::string& what) -> std::optional<runner::PairedComparison> {
+    if (off.vs_champion) return off.vs_champion;
+    return paired(st_.champion->library, st_.champion->candidate, off.build.library, off.candidate,
+                  iter_dir / "ablation" / ("paired_" + what + ".json"));
+  };
   util::Json ablation = util::Json::array();
   for (const auto& pl : plans) {
     if (util::interrupted()) break;
@@ -79,13 +132,7 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     if (pl.off) {
       auto it = measured.find(pl.off->id);
       if (it != measured.end() && it->second.status == search::CandidateStatus::kOk) {
-        const CandidateRun& off = it->second;
-        // The race already compared the champion with the variant; Triton's variant gets a paired run now.
-        std::optional<runner::PairedComparison> cmp = off.vs_champion;
-        if (!cmp)
-          cmp = paired(st_.champion->library, st_.champion->candidate, off.build.library, off.candidate,
-                       iter_dir / "ablation" / ("paired_" + m + ".json"));
-        if (cmp) {
+        if (auto cmp = comparison_of(it->second, m)) {
           attr = attribution_from(*cmp);
           entry["attribution_ms"] = {{"median", attr->median_ms}, {"ci95_low", attr->ci95_low_ms}, {"ci95_high", attr->ci95_high_ms}};
           entry["comparison"] = runner::to_json(*cmp);
@@ -107,10 +154,37 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     st_.verdicts.push_back(mv);
     ablation.push_back(entry);
   }
+  util::Json params = util::Json::array();
+  for (auto& pp : param_plans) {
+    if (util::interrupted()) break;
+    ParamAblation& rec = pp.record;
+    util::Json entry;
+    if (pp.off) {
+      auto it = measured.find(pp.off->id);
+      std::optional<runner::PairedComparison> cmp;
+      if (it != measured.end() && it->second.status == search::CandidateStatus::kOk) cmp = comparison_of(it->second, "param_" + rec.param);
+      if (cmp) {
+        rec.saved = attribution_from(*cmp);
+        rec.effect = classify_param(*rec.saved);
+      } else {
+        rec.effect = ParamEffect::kNotMeasured;
+        rec.note = it == measured.end() ? std::string("not measured (interrupted or out of time)")
+                                        : std::string(search::candidate_status_name(it->second.status)) +
+                                              (it->second.note.empty() ? std::string() : ": " + it->second.note);
+      }
+      entry = to_json(rec);
+      if (cmp) entry["comparison"] = runner::to_json(*cmp);
+    } else {
+      entry = to_json(rec);
+    }
+    say("  ablation of {} ({} -> {}): {}", rec.param, rec.champion_value, rec.baseline_value, param_effect_name(rec.effect));
+    st_.param_ablations.push_back(rec);
+    params.push_back(entry);
+  }
   KOPT_TRY(write_json(iter_dir / "sass_verification.json", "sass_verification", champ_run.sass));
   if (variants)
     for (auto& [id, r] : measured) variants->push_back(std::move(r));
-  return ablation;
+  return util::Json{{"methods", ablation}, {"params", params}};
 }
 
 Result<std::optional<CandidateRun>> Optimizer::adopt_faster_variants(std::vector<CandidateRun> variants, int iteration,

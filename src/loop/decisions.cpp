@@ -60,6 +60,40 @@ MethodVerdict classify(bool has_guard, SassEvidence sass, const std::optional<At
   return a->significant() ? MethodVerdict::kEffective : MethodVerdict::kIneffective;
 }
 
+std::string_view param_effect_name(ParamEffect e) {
+  switch (e) {
+    case ParamEffect::kHelps: return "helps";
+    case ParamEffect::kNoEffect: return "no_effect";
+    case ParamEffect::kHurts: return "hurts";
+    case ParamEffect::kNotMeasured: return "not_measured";
+    case ParamEffect::kInvalid: return "invalid";
+  }
+  return "not_measured";
+}
+
+std::string_view describe(ParamEffect e) {
+  switch (e) {
+    case ParamEffect::kHelps: return "the change saves time (95% CI above zero)";
+    case ParamEffect::kNoEffect: return "no measurable effect (95% CI includes zero)";
+    case ParamEffect::kHurts: return "the change costs time: the baseline's value is faster (95% CI below zero)";
+    case ParamEffect::kNotMeasured: return "the variant with the baseline's value was not timed (it failed)";
+    case ParamEffect::kInvalid: return "the baseline's value breaks a constraint of the space with the champion's other values";
+  }
+  return "";
+}
+
+std::optional<ParamEffect> parse_param_effect(std::string_view name) {
+  for (auto e : {ParamEffect::kHelps, ParamEffect::kNoEffect, ParamEffect::kHurts, ParamEffect::kNotMeasured, ParamEffect::kInvalid})
+    if (param_effect_name(e) == name) return e;
+  return std::nullopt;
+}
+
+ParamEffect classify_param(const Attribution& a) {
+  if (a.ci95_low_ms > 0) return ParamEffect::kHelps;
+  if (a.ci95_high_ms < 0) return ParamEffect::kHurts;
+  return ParamEffect::kNoEffect;
+}
+
 std::string_view stop_name(StopReason r) {
   switch (r) {
     case StopReason::kNone: return "none";

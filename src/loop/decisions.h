@@ -61,6 +61,23 @@ Attribution attribution_from(const runner::PairedComparison& champion_vs_ablated
 // not_ablatable: the method has no guard.
 MethodVerdict classify(bool has_guard, SassEvidence sass, const std::optional<Attribution>& attribution);
 
+// ---- Parameter ablation ---------------------------------------------------------------------------------
+// What one parameter the champion changed from the baseline is worth: the champion against itself with that one
+// parameter back at the baseline's value, raced as a method's variant is (Attribution: time with the baseline's
+// value - time with the champion's; positive: the change saves time).
+enum class ParamEffect {
+  kHelps,        // the attribution's 95% CI is entirely above zero
+  kNoEffect,     // the CI includes zero
+  kHurts,        // the CI is entirely below zero: the baseline's value is faster
+  kNotMeasured,  // the variant did not end in a timed, correct run (compile failure, wrong output, crash)
+  kInvalid,      // the variant breaks a constraint of the space: not built
+};
+std::string_view param_effect_name(ParamEffect e);
+std::string_view describe(ParamEffect e);
+std::optional<ParamEffect> parse_param_effect(std::string_view name);
+// kHelps / kNoEffect / kHurts from a measured attribution.
+ParamEffect classify_param(const Attribution& a);
+
 // ---- Stopping -------------------------------------------------------------------------------------------
 enum class StopReason { kNone, kMaxIterations, kNearPeak, kNoImprovement, kGeneratorExhausted, kGateFailed,
                         kInterrupted, kGeneratorFailed, kNoValidCandidate, kTimeBudget, kNoPredictedGain,

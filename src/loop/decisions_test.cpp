@@ -54,6 +54,17 @@ TEST(Ablation, Classification) {
   EXPECT_EQ(classify(false, SassEvidence::kFail, std::nullopt), MethodVerdict::kImplementationFailed);
 }
 
+TEST(Ablation, AParameterChangeHelpsHurtsOrHasNoEffectByItsConfidenceInterval) {
+  EXPECT_EQ(classify_param({0.5, 0.4, 0.6}), ParamEffect::kHelps);
+  EXPECT_EQ(classify_param({0.05, -0.01, 0.1}), ParamEffect::kNoEffect);
+  EXPECT_EQ(classify_param({-0.3, -0.4, -0.2}), ParamEffect::kHurts);
+  for (auto e : {ParamEffect::kHelps, ParamEffect::kNoEffect, ParamEffect::kHurts, ParamEffect::kNotMeasured, ParamEffect::kInvalid}) {
+    EXPECT_EQ(parse_param_effect(param_effect_name(e)), e);
+    EXPECT_FALSE(describe(e).empty());
+  }
+  EXPECT_FALSE(parse_param_effect("better"));
+}
+
 TEST(Ablation, AttributionIsTimeWithoutMinusTimeWith) {
   // Champion 1.0 ms, champion without the method 1.25 ms: the method saves 0.25 ms.
   std::vector<double> champ, ablated;

@@ -240,8 +240,11 @@ std::optional<int> Optimizer::pass_gates() {
                   tried);
   record_measured(base_candidate_, timed, runner::RunMode::kTime, db::Verdict::kCorrect, "", prep_.build.resources);
   // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
-  if (!triton())
+  if (!triton()) {
     if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());
+    // Its build, as a candidate's build.json: ptxas's registers, shared memory and spills in the page's table.
+    if (auto st = write_json(base_dir / "build.json", "build", compile::to_json(prep_.build)); !st) return fail(st.error());
+  }
   // ---- The sanitizer on the baseline at a small case (findings recorded; race_safe starts from it) ----
   sanitize_baseline();
   // ---- Gate 4: Nsight Compute ----

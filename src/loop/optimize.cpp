@@ -272,7 +272,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   // Every new champion's methods are ablated: what a method is worth changes with the parameters (on the H200 at
   // sgemm 4096^3, cp_async_pipeline saved 17% at the iteration-1 champion and cost 6% at a later one), and each
   // variant is a neighbour of the champion the search learns from. A variant faster than the champion is selected.
-  util::Json ablation = util::Json::array();
+  util::Json ablation = {{"methods", util::Json::array()}, {"params", util::Json::array()}};
   std::optional<CandidateRun> adopted;
   if (champ_run) {
     std::vector<CandidateRun> variants;
@@ -285,7 +285,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
     adopted = std::move(*ad);
     if (adopted) champ_run = &*adopted;
   }
-  if (auto st = write_json(idir / "ablation.json", "ablation", {{"methods", ablation}}); !st) return fail(st.error());
+  if (auto st = write_json(idir / "ablation.json", "ablation", ablation); !st) return fail(st.error());
 
   // ---- Profile and roofline of the new champion ----
   // The profile is evidence for choosing methods: taken when the search needs new evidence, i.e. when an iteration

@@ -187,7 +187,9 @@ class Optimizer {
   std::map<std::string, std::filesystem::path> libraries_;  // candidate id -> its library, as built by this process
   double sanitize_timeout_s_ = 600;
   // ---- ablation (ablation.cpp) ----
-  // `variants`, when given, receives the measured variants (the champion with one method off).
+  // The champion's methods, each switched off alone, and its parameters that differ from the baseline's, each reverted
+  // alone to the baseline's value: {"methods": [...], "params": [...]} (ablation.json; the parameters also in
+  // st_.param_ablations). `variants`, when given, receives the measured variants.
   Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir,
                             std::vector<CandidateRun>* variants = nullptr);
   // The variants an ablation measured clearly faster than the champion (their race's 95% CI, over the workload

@@ -183,8 +183,31 @@ Status Optimizer::write_champion() {
     for (const auto& [k, v] : c.defines) head += "#define " + k + " " + v + "\n";
     KOPT_TRY(util::write_file_atomic(cdir / name, head + "\n" + src));
   }
+  // The baseline beside it, written the same way (its own values in the same place), so the two files' diff is the
+  // change (summary.html shows it): the source as the run read it, whatever happens to the user's file later.
+  std::string baseline_name;
+  if (st_.baseline) {
+    const auto& b = st_.baseline->candidate;
+    auto bsrc = util::read_file(b.source);
+    if (bsrc) {
+      baseline_name = "baseline_" + name;
+      std::string bhead = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: {}\n", st_.baseline->median_ms,
+                                      b.methods.empty() ? "none" : util::join(b.methods, ", "));
+      if (!b.flags.empty()) bhead += "// build with these extra nvcc flags: " + util::join(b.flags, " ") + "\n";
+      if (triton()) {
+        std::string py_head;
+        for (const auto& line : util::split_lines(bhead)) py_head += "#" + line.substr(2) + "\n";
+        py_head += "# run_kernel(**inputs, **KOPT_CHAMPION_CONFIG)\nKOPT_CHAMPION_CONFIG = " + pipeline::triton_config(b).dump() + "\n";
+        KOPT_TRY(util::write_file_atomic(cdir / baseline_name, py_head + "\n" + *bsrc));
+      } else {
+        for (const auto& [k, v] : b.defines) bhead += "#define " + k + " " + v + "\n";
+        KOPT_TRY(util::write_file_atomic(cdir / baseline_name, bhead + "\n" + *bsrc));
+      }
+    }
+  }
   return write_json(cdir / "champion.json", "champion",
-                    {{"candidate", search::to_json(c)}, {"median_ms", st_.champion->median_ms}, {"file", (cdir / name).string()}});
+                    {{"candidate", search::to_json(c)}, {"median_ms", st_.champion->median_ms}, {"file", (cdir / name).string()},
+                     {"baseline_file", baseline_name.empty() ? util::Json(nullptr) : util::Json((cdir / baseline_name).string())}});
 }
 
 util::Json Optimizer::summary_json() {
@@ -253,6 +276,9 @@ util::Json Optimizer::summary_json() {
     methods[std::string(search::verdict_name(v.verdict))].push_back(fmt::format("{} (iteration {}{})", v.method, v.iteration, figure));
   }
   s["methods"] = methods;
+  util::Json params = util::Json::array();
+  for (const auto& p : st_.param_ablations) params.push_back(to_json(p));
+  s["param_ablations"] = params;
   s["frontier"] = st_.frontier;
   s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;

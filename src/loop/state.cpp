@@ -108,6 +108,8 @@ util::Json to_json(const RunState& s) {
     if (v.saved_ms) e["saved_ms"] = {{"median", *v.saved_ms}, {"ci95_low", *v.saved_ci95_low_ms}, {"ci95_high", *v.saved_ci95_high_ms}};
     verdicts.push_back(e);
   }
+  util::Json param_ablations = util::Json::array();
+  for (const auto& p : s.param_ablations) param_ablations.push_back(to_json(p));
   util::Json superseded = util::Json::array();
   for (const auto& c : s.superseded) superseded.push_back(champion_json(c));
   return {{"version", kStateVersion},
@@ -120,6 +122,7 @@ util::Json to_json(const RunState& s) {
           {"history", measurements_json(s.history)},
           {"ablations", measurements_json(s.ablations)},
           {"verdicts", verdicts},
+          {"param_ablations", param_ablations},
           {"stop", {{"iterations_done", s.stop.iterations_done}, {"max_iterations", s.stop.max_iterations},
                     {"patience", s.stop.patience}, {"iterations_without_gain", s.stop.iterations_without_gain},
                     {"workload_model", s.stop.workload_model}, {"near_peak", s.stop.near_peak},
@@ -175,6 +178,10 @@ Result<RunState> state_from_json(const util::Json& j) {
       }
       s.verdicts.push_back(mv);
     }
+    for (const auto& p : j.value("param_ablations", util::Json::array())) {
+      KOPT_TRY_ASSIGN(auto pa, param_ablation_from_json(p));
+      s.param_ablations.push_back(std::move(pa));
+    }
     const auto& st = j.at("stop");
     s.stop.iterations_done = st.value("iterations_done", 0);
     s.stop.max_iterations = st.value("max_iterations", 3);
@@ -207,6 +214,36 @@ Result<RunState> state_from_json(const util::Json& j) {
     return input_error(std::string("state.json is malformed: ") + e.what());
   }
   return s;
+}
+
+util::Json to_json(const ParamAblation& p) {
+  util::Json j = {{"iteration", p.iteration}, {"champion_id", p.champion_id}, {"param", p.param},
+                  {"champion_value", p.champion_value}, {"baseline_value", p.baseline_value}, {"variant_id", p.variant_id},
+                  {"effect", param_effect_name(p.effect)}, {"effect_text", describe(p.effect)}};
+  if (p.saved) j["saved_ms"] = {{"median", p.saved->median_ms}, {"ci95_low", p.saved->ci95_low_ms}, {"ci95_high", p.saved->ci95_high_ms}};
+  if (!p.note.empty()) j["note"] = p.note;
+  return j;
+}
+
+Result<ParamAblation> param_ablation_from_json(const util::Json& j) {
+  ParamAblation p;
+  try {
+    p.iteration = j.value("iteration", 0);
+    p.champion_id = j.value("champion_id", std::string());
+    p.param = j.at("param").get<std::string>();
+    p.champion_value = j.value("champion_value", int64_t{0});
+    p.baseline_value = j.value("baseline_value", int64_t{0});
+    p.variant_id = j.value("variant_id", std::string());
+    auto e = parse_param_effect(j.value("effect", std::string()));
+    if (!e) return input_error("state.json: parameter ablation of " + p.param + " has an unknown effect '" + j.value("effect", std::string()) + "'");
+    p.effect = *e;
+    if (j.contains("saved_ms") && j["saved_ms"].is_object())
+      p.saved = Attribution{j["saved_ms"].value("median", 0.0), j["saved_ms"].value("ci95_low", 0.0), j["saved_ms"].value("ci95_high", 0.0)};
+    p.note = j.value("note", std::string());
+  } catch (const std::exception& e) {
+    return input_error(std::string("state.json: a parameter ablation is malformed: ") + e.what());
+  }
+  return p;
 }
 
 }  // namespace kopt::loop

@@ -39,6 +39,18 @@ struct WallRecord {
 util::Json to_json(const WallRecord& w);
 WallRecord wall_from_json(const util::Json& j);
 
+// One parameter of a champion reverted to the baseline's value and raced against the champion (ablation.cpp).
+struct ParamAblation {
+  int iteration = 0;
+  std::string champion_id;
+  std::string param;
+  int64_t champion_value = 0, baseline_value = 0;
+  std::string variant_id;                    // the measured variant ("i2c1_base_BM"); empty when not built
+  ParamEffect effect = ParamEffect::kNotMeasured;
+  std::optional<Attribution> saved;          // time with the baseline's value - time with the champion's (ms)
+  std::string note;                          // why it was not measured (the constraint, the failure)
+};
+
 struct RunState {
   bool gates_passed = false;
   int iterations_done = 0;          // completed iterations (the baseline is iteration 0)
@@ -53,6 +65,8 @@ struct RunState {
   // The champions' ablation variants, measured besides the candidates (GeneratorInput::ablations).
   std::vector<search::Measurement> ablations;
   std::vector<search::MethodVerdict> verdicts;
+  // Every champion's changed parameters, each reverted to the baseline's value alone (state.json param_ablations).
+  std::vector<ParamAblation> param_ablations;
   StopState stop;
   std::string stop_reason;          // set when the run ended
   std::string stop_detail;
@@ -86,5 +100,7 @@ struct RunState {
 util::Json to_json(const RunState& s);
 Result<RunState> state_from_json(const util::Json& j);
 Result<search::Candidate> candidate_from_json(const util::Json& j);
+util::Json to_json(const ParamAblation& p);
+Result<ParamAblation> param_ablation_from_json(const util::Json& j);
 
 }  // namespace kopt::loop

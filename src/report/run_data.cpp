@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "roofline/ceilings.h"
+#include "util/diff.h"
 #include "util/fs.h"
 #include "util/strings.h"
 
@@ -76,6 +77,9 @@ std::string candidate_reason(const util::Json& c, const std::string& champion_id
   std::string id = c.value("id", std::string());
   std::string status = c.value("status", std::string());
   std::string note = c.value("note", std::string());
+  if (c.value("role", std::string()) == "ablation" && !c.value("ablation_param", std::string()).empty())
+    return fmt::format("ablation of parameter {} (the champion with the baseline's value){}", c.value("ablation_param", std::string()),
+                       status == "ok" ? "" : ": " + status + (note.empty() ? "" : ": " + note));
   if (c.value("role", std::string()) == "ablation")
     return fmt::format("ablation of {} (the champion without it){}", c.value("ablation_of", std::string("a method")),
                        status == "ok" ? "" : ": " + status + (note.empty() ? "" : ": " + note));
@@ -94,6 +98,101 @@ std::string candidate_reason(const util::Json& c, const std::string& champion_id
   }
   if (id == "baseline") return "the baseline";
   return "not a finalist (slower than the candidates re-timed against the champion)";
+}
+
+
+namespace {
+// A word of a shell command line, quoted only when it needs to be.
+std::string shell_word(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == std::string::npos)
+    return w;
+  return util::shell_quote(w);
+}
+std::string json_scalar_text(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) return fmt::format("{}", v.get<double>());
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  return v.dump();
+}
+}  // namespace
+
+std::string reproduce_command(const Json& options, const Json& champion, const std::string& champion_file, const std::string& ref) {
+  std::vector<std::string> w = {"kopt", "bench", champion_file, "--ref", ref};
+  if (options.contains("dims") && options["dims"].is_object())
+    for (const auto& [k, v] : options["dims"].items()) w.push_back("--dim"), w.push_back(k + "=" + json_scalar_text(v));
+  const bool triton = champion_file.size() > 3 && champion_file.substr(champion_file.size() - 3) == ".py";
+  if (!triton) {
+    if (!options.value("arch", std::string()).empty()) w.push_back("--arch"), w.push_back(options["arch"].get<std::string>());
+    std::vector<std::string> flags = options.value("nvcc_flags", std::vector<std::string>{});
+    for (const auto& f : champion.value("flags", std::vector<std::string>{}))
+      if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(f);
+    for (const auto& f : flags) w.push_back("--nvcc-flag=" + f);  // one word: a flag starting with '-' is not read as an option
+  } else {
+    // A Triton champion's values are run_kernel's arguments: -D each (its file names them in KOPT_CHAMPION_CONFIG).
+    for (const char* k : {"constexprs", "launch"})
+      if (champion.contains(k) && champion[k].is_object())
+        for (const auto& [n, v] : champion[k].items()) w.push_back("-D"), w.push_back(n + "=" + json_scalar_text(v));
+  }
+  for (const auto& d : options.value("include_dirs", std::vector<std::string>{})) w.push_back("-I"), w.push_back(d);
+  if (options.contains("defines") && options["defines"].is_object())
+    for (const auto& [k, v] : options["defines"].items()) {
+      std::string val = json_scalar_text(v);
+      w.push_back("-D"), w.push_back(val.empty() ? k : k + "=" + val);
+    }
+  if (const std::string n = options.value("numerics", std::string()); !n.empty() && n != "reference")
+    w.push_back("--numerics-mode"), w.push_back(n);
+  for (const char* t : {"atol", "rtol"})
+    if (options.contains(t) && options[t].is_number()) w.push_back(std::string("--") + t), w.push_back(json_scalar_text(options[t]));
+  if (options.contains("seeds") && options["seeds"].is_number_integer()) w.push_back("--seeds"), w.push_back(json_scalar_text(options["seeds"]));
+  if (options.contains("max_time_s") && options["max_time_s"].is_number())
+    w.push_back("--max-time-s"), w.push_back(json_scalar_text(options["max_time_s"]));
+  std::string out;
+  for (const auto& x : w) out += (out.empty() ? "" : " ") + shell_word(x);
+  return out;
+}
+
+Json lost_methods(const Json& candidates, const Json& ablation, const std::string& champion_id) {
+  std::vector<std::string> champ_methods;
+  double champ_ms = 0;
+  for (const auto& c : candidates)
+    if (c.value("id", std::string()) == champion_id && c.value("role", std::string()) != "ablation") {
+      champ_methods = c.value("methods", std::vector<std::string>{});
+      if (c.contains("median_ms") && c["median_ms"].is_number()) champ_ms = c["median_ms"].get<double>();
+    }
+  struct Tried {
+    int candidates = 0, correct = 0;
+    double best_ms = 0;
+    std::string best_id;
+  };
+  std::map<std::string, Tried> tried;
+  for (const auto& c : candidates) {
+    if (c.value("role", std::string()) == "ablation" || c.value("id", std::string()) == "baseline") continue;
+    const bool ok = c.value("status", std::string()) == "ok" && c.contains("median_ms") && c["median_ms"].is_number();
+    for (const auto& m : c.value("methods", std::vector<std::string>{})) {
+      if (std::find(champ_methods.begin(), champ_methods.end(), m) != champ_methods.end()) continue;
+      auto& t = tried[m];
+      ++t.candidates;
+      if (!ok) continue;
+      ++t.correct;
+      const double ms = c["median_ms"].get<double>();
+      if (t.best_id.empty() || ms < t.best_ms) t.best_ms = ms, t.best_id = c.value("id", std::string());
+    }
+  }
+  Json out = Json::array();
+  for (const auto& [m, t] : tried) {
+    Json e = {{"method", m}, {"candidates", t.candidates}, {"correct", t.correct},
+              {"best_id", t.best_id.empty() ? Json() : Json(t.best_id)}, {"best_ms", t.best_id.empty() ? Json() : Json(t.best_ms)},
+              {"vs_champion", !t.best_id.empty() && champ_ms > 0 ? Json(t.best_ms / champ_ms) : Json()}};
+    for (const auto& a : ablation)  // the last ablation of it (ablation is in iteration order)
+      if (a.value("method", std::string()) == m) {
+        e["last_ablation"] = {{"iteration", a.value("iteration", 0)}, {"champion_id", a.value("champion_id", std::string())},
+                              {"verdict", a.value("verdict", std::string())},
+                              {"attribution_ms", a.contains("attribution_ms") ? a["attribution_ms"] : Json()}};
+      }
+    out.push_back(e);
+  }
+  return out;
 }
 
 namespace {
@@ -165,15 +264,27 @@ Json candidate_row(const Reader& r, const fs::path& rel, const std::optional<int
   if (auto b = r.json(rel / "build.json")) {
     row["compile_ms"] = num_or_null(*b, "compile_ms");
     row["build_status"] = b->value("status", std::string());
+    // ptxas's figures (compile/resources.h) over the build's entry kernels: the largest per kernel, spills summed.
     int regs = -1;
-    int64_t spill = 0;
+    int64_t spill = 0, spill_store = 0, spill_load = 0, smem = -1, stack = -1;
+    bool any = false;
     for (const auto& k : b->value("resources", Json::array())) {
+      if (!k.is_object() || !k.value("entry", true)) continue;
+      any = true;
       if (k.contains("registers") && k["registers"].is_number()) regs = std::max(regs, k["registers"].get<int>());
-      for (const char* s : {"spill_store_bytes", "spill_load_bytes"})
-        if (k.contains(s) && k[s].is_number()) spill += k[s].get<int64_t>();
+      if (k.contains("shared_bytes") && k["shared_bytes"].is_number()) smem = std::max(smem, k["shared_bytes"].get<int64_t>());
+      if (k.contains("stack_frame_bytes") && k["stack_frame_bytes"].is_number()) stack = std::max(stack, k["stack_frame_bytes"].get<int64_t>());
+      if (k.contains("spill_store_bytes") && k["spill_store_bytes"].is_number()) spill_store += k["spill_store_bytes"].get<int64_t>();
+      if (k.contains("spill_load_bytes") && k["spill_load_bytes"].is_number()) spill_load += k["spill_load_bytes"].get<int64_t>();
     }
+    spill = spill_store + spill_load;
     row["registers"] = regs >= 0 ? Json(regs) : Json();
+    row["shared_bytes"] = smem >= 0 ? Json(smem) : Json();
+    row["stack_frame_bytes"] = stack >= 0 ? Json(stack) : Json();
+    row["spill_store_bytes"] = any ? Json(spill_store) : Json();
+    row["spill_load_bytes"] = any ? Json(spill_load) : Json();
     row["spill_bytes"] = spill;
+    row["resources_recorded"] = any;
     if (b->value("status", std::string()) != "ok") {
       auto log = r.text(rel / "compile.log");
       row["note"] = log ? compile_error_line(*log) : b->value("status", std::string());
@@ -244,6 +355,83 @@ Json profile_json(const Json& p) {
   return out;
 }
 
+
+// The champion's file (champion/<kernel>), the baseline's beside it (champion/baseline_<kernel>; reconstructed from
+// the champion's file and state.json's baseline values for a run written before kopt wrote it), their unified diff
+// and the reproduce command. Paths relative to the run directory.
+Json champion_section(const Reader& r, const Json& summary, const Json& options, const Json& state, const std::string& champion_id,
+                      std::vector<std::string>& notes) {
+  constexpr size_t kMaxSourceBytes = 512 * 1024;
+  Json out = {{"id", champion_id}};
+  if (champion_id.empty()) {
+    out["note"] = "this run has no champion";
+    return out;
+  }
+  auto cj = r.json("champion/champion.json").value_or(Json::object());
+  std::string name = fs::path(cj.value("file", std::string())).filename().string();
+  if (name.empty()) name = fs::path(summary.value("champion_path", std::string())).filename().string();
+  if (name.empty()) name = fs::path(options.value("kernel", std::string())).filename().string();
+  const std::string file = (fs::path("champion") / name).generic_string();
+  auto text = name.empty() ? std::nullopt : r.text(file);
+  if (!text) {
+    out["note"] = "the run directory has no champion file (" + file + "): the run stopped before it wrote one";
+    notes.push_back(out["note"].get<std::string>());
+    return out;
+  }
+  out["file"] = file;
+  out["source_bytes"] = text->size();
+  if (text->size() <= kMaxSourceBytes) out["source"] = *text;
+  else out["source_note"] = fmt::format("the champion's file is {} KiB: open it from the link", text->size() / 1024);
+  const Json cand = state.contains("champion") && state["champion"].is_object() ? state["champion"].value("candidate", Json::object()) : Json::object();
+  const Json base = state.contains("baseline") && state["baseline"].is_object() ? state["baseline"] : Json::object();
+  const Json base_cand = base.value("candidate", Json::object());
+  out["methods"] = cand.value("methods", Json::array());
+  out["flags"] = cand.value("flags", Json::array());
+
+  // The baseline's text: its file, else rebuilt from the champion's (same source, the baseline's values).
+  std::string base_file = fs::path(cj.value("baseline_file", std::string())).filename().string();
+  std::optional<std::string> base_text;
+  if (!base_file.empty()) base_file = (fs::path("champion") / base_file).generic_string(), base_text = r.text(base_file);
+  if (!base_text && champion_id != "baseline" && !base_cand.empty() && cand.value("source", std::string()) == base_cand.value("source", std::string()) &&
+      fs::path(name).extension() != ".py") {
+    auto blank = text->find("\n\n");
+    if (blank != std::string::npos) {
+      std::string head = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: none\n", base.value("median_ms", 0.0));
+      auto methods = base_cand.value("methods", std::vector<std::string>{});
+      if (!methods.empty()) head = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: {}\n", base.value("median_ms", 0.0), util::join(methods, ", "));
+      if (base_cand.contains("defines") && base_cand["defines"].is_object())
+        for (const auto& [k, v] : base_cand["defines"].items()) head += "#define " + k + " " + json_scalar_text(v) + "\n";
+      base_text = head + text->substr(blank + 1);
+      base_file.clear();
+      out["baseline_note"] = "the run directory has no baseline file (written by kopt since issue 37): the baseline's text is "
+                             "the champion's source with the baseline's values from state.json";
+    }
+  }
+  if (champion_id == "baseline") {
+    out["diff_note"] = "the champion is the baseline: nothing changed";
+  } else if (base_text) {
+    util::DiffStats st;
+    std::string diff = util::unified_diff(*base_text, *text, base_file.empty() ? "baseline (reconstructed)" : base_file, file, 3, &st);
+    out["baseline_file"] = base_file.empty() ? Json() : Json(base_file);
+    out["diff"] = diff.size() <= kMaxSourceBytes ? Json(diff) : Json();
+    out["diff_added"] = st.added;
+    out["diff_removed"] = st.removed;
+    if (!st.exact) out["diff_note"] = "the files are too large for a minimal diff: the changed middle is shown removed and added whole";
+  } else {
+    out["diff_note"] = "no diff: the run directory has no baseline file and the champion's source is not the baseline's";
+  }
+
+  // kopt bench, run from the run directory: ref.py relative to where the run was recorded, when that is known.
+  std::string ref = options.value("ref", std::string());
+  const std::string recorded = summary.value("run_dir", std::string());
+  if (!ref.empty() && !recorded.empty() && fs::path(ref).is_absolute() && fs::path(recorded).is_absolute()) {
+    auto rel = fs::path(ref).lexically_relative(recorded);
+    if (!rel.empty()) ref = rel.generic_string();
+  }
+  out["reproduce"] = reproduce_command(options, cand, file, ref.empty() ? std::string("ref.py") : ref);
+  out["reproduce_cwd"] = "the run directory";
+  return out;
+}
 }  // namespace
 
 Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
@@ -308,6 +496,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   // ---- per iteration: selection, ablation, roofline, profile ----
   std::map<std::string, Json> selection_of;  // finalist id -> its selection entry
   Json ablation = Json::array();
+  Json param_ablation = Json::array();
   Json timeline = state.value("timeline", summary.value("timeline", Json::array()));
   auto champion_at = [&](int it) {
     for (const auto& t : timeline)
@@ -317,7 +506,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   for (const auto& [it, rel] : iter_dirs) {
     if (auto s = r.json(rel / "selection.json"))
       for (const auto& f : s->value("finalists", Json::array())) selection_of[f.value("finalist", std::string())] = f;
-    if (auto a = r.json(rel / "ablation.json"))
+    if (auto a = r.json(rel / "ablation.json")) {
       for (const auto& m : a->value("methods", Json::array())) {
         Json e = {{"iteration", it}, {"champion_id", champion_at(it)}, {"method", m.value("method", std::string())},
                   {"verdict", m.value("verdict", std::string())}, {"sass", m.value("sass", std::string())}};
@@ -327,6 +516,13 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
         if (m.contains("ablated_note")) e["ablated_note"] = m["ablated_note"];
         ablation.push_back(e);
       }
+      for (const auto& pa : a->value("params", Json::array())) {
+        Json e = pa;
+        e["iteration"] = it;
+        if (e.value("champion_id", std::string()).empty()) e["champion_id"] = champion_at(it);
+        param_ablation.push_back(e);
+      }
+    }
   }
 
   // ---- candidates, in evaluation order (state.json's history), then the ablation builds ----
@@ -348,6 +544,13 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
         auto t = r.json("gates/timing_retry.json");
         if (!t) t = r.json("gates/timing.json");
         if (t) add_timing(row, *t, start, o.samples);
+        // The baseline's build (written since issue 37): its ptxas resources, as a candidate's.
+        if (r.json("iter_00_baseline/build.json")) {
+          Json built = candidate_row(r, "iter_00_baseline", start, false);
+          for (const char* k : {"registers", "shared_bytes", "stack_frame_bytes", "spill_store_bytes", "spill_load_bytes", "spill_bytes",
+                                "resources_recorded", "compile_ms"})
+            if (built.contains(k)) row[k] = built[k];
+        }
         if (auto b = r.json("iter_00_baseline/sass.json")) {
           Json verdicts = Json::object();
           if (b->contains("methods") && (*b)["methods"].is_object())
@@ -385,6 +588,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     row["role"] = "ablation";
     auto pos = id.find("_no_");
     row["ablation_of"] = pos == std::string::npos ? std::string() : id.substr(pos + 4);
+    if (auto bp = id.find("_base_"); pos == std::string::npos && bp != std::string::npos) row["ablation_param"] = id.substr(bp + 6);
     std::string rs = row.value("run_status", std::string());
     std::string bs = row.value("build_status", std::string());
     row["status"] = bs != "ok" && !bs.empty() ? "compile_failed" : (rs == "ok" ? "ok" : (rs.empty() ? "not_run" : rs));
@@ -433,8 +637,38 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     if (auto p = r.json(idir / "profile" / "champion_metrics.json")) profile["champion"] = profile_json(*p);
   }
 
-  // ---- per-shape results, when the run has several ----
-  Json cases = summary.contains("cases") ? summary["cases"] : state.value("cases", Json());
+  // ---- achieved rates: the workload model's FLOPs and minimum bytes over each correct median ----
+  Json rates = {{"available", false}};
+  if (workload.is_object() && workload["flops"].is_number() && workload["bytes_min"].is_number()) {
+    rates = {{"available", true}, {"flops", workload["flops"]}, {"bytes_min", workload["bytes_min"]}};
+    const double flops = workload["flops"].get<double>(), bytes = workload["bytes_min"].get<double>();
+    for (auto& c : candidates)
+      if (c.value("status", std::string()) == "ok" && c.contains("median_ms") && c["median_ms"].is_number() && c["median_ms"].get<double>() > 0) {
+        const double s_per = c["median_ms"].get<double>() * 1e-3;
+        c["achieved_tflops"] = flops / s_per / 1e12;
+        c["achieved_gbps"] = bytes / s_per / 1e9;
+      }
+  } else {
+    rates["note"] = "no workload model (ref.py has no workload_model): achieved FLOP/s and B/s are not computed";
+  }
+  bool any_resources = false;
+  for (const auto& c : candidates) any_resources = any_resources || c.value("resources_recorded", false);
+  if (!any_resources)
+    notes.push_back("no candidate's build.json records ptxas resources: registers, shared memory and spills are not shown");
+
+  // ---- the champion's source, its diff against the baseline, and the command that re-measures it ----
+  Json champion = champion_section(r, summary, options, state, champion_id, notes);
+
+  // ---- methods tried that the champion does not have ----
+  Json lost = lost_methods(candidates, ablation, champion_id);
+
+  // ---- per-shape results (the workload matrix's case table) and the held-out shapes, when the run has them ----
+  const Json gate_records = state.value("gate_records", Json::object());
+  Json case_src = summary.contains("cases") ? summary["cases"] : gate_records.value("case_table", Json());
+  Json cases = case_src.is_array() ? case_src : (case_src.is_object() ? case_src.value("cases", Json()) : Json());
+  Json cases_geomean = case_src.is_object() ? case_src.value("geomean", Json()) : Json();
+  Json holdout = summary.contains("holdout") ? summary["holdout"] : gate_records.value("holdout", Json());
+  if (!holdout.is_object()) holdout = nullptr;
   Json ceilings = ceilings_json(r, gpu, notes);  // before `notes` is copied below
   // ---- per-GPU figures, when the run measured on several (issue 21, docs/MULTI_GPU.md) ----
   Json gpus = Json::array();
@@ -463,6 +697,12 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
               {"mix", mix},
               {"profile", profile},
               {"cases", cases.is_array() ? cases : Json()},
+              {"cases_geomean", cases_geomean},
+              {"holdout", holdout},
+              {"champion", champion},
+              {"rates", rates},
+              {"param_ablation", param_ablation},
+              {"lost_methods", lost},
               {"gpus", gpus},
               {"notes", notes}};
   return out;

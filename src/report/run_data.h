@@ -5,7 +5,8 @@
 // Read from RUN_DIR: state.json (the evaluation order, statuses), summary.json, options.json (dims, start time),
 // env.json, ceilings.json, gates/timing*.json (the baseline's timing), iter_*/{plan,selection,ablation}.json,
 // iter_*/roofline.json, iter_*/profile/*_metrics.json, iter_*/sass.json (the baseline's instruction mix, in
-// iter_00_baseline) and iter_*/[ablation/]candidates/ID/{candidate,build,run,sass}.json.
+// iter_00_baseline), iter_*/[ablation/]candidates/ID/{candidate,build,run,sass}.json, champion/ (the champion's
+// source and the baseline's beside it: their diff), holdout.json (through summary.json or state.json).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -46,5 +47,18 @@ std::string compile_error_line(const std::string& log);
 
 // The instruction-mix classes summed over a sass.json's kernels ({"kernels": [{"function", "mix": {...}}]}).
 util::Json summed_mix(const util::Json& sass);
+
+// The command that re-measures the champion, run from the run directory: `kopt bench` on the champion's file
+// (`champion_file`, relative to the run directory; a CUDA champion's file carries its -D values, a Triton one's are
+// given as -D) with the run's ref.py (`ref`, as it should be written), dims (--dim NAME=VALUE), --arch, nvcc flags (the
+// run's and the champion's flag methods), include directories, the user's -D, numerics mode, tolerances, seeds and
+// timing budget, from options.json (`options`) and the champion's candidate record.
+std::string reproduce_command(const util::Json& options, const util::Json& champion, const std::string& champion_file,
+                              const std::string& ref);
+
+// Every method the run's candidates tried that the champion does not have, with its figure: how many candidates
+// tried it (and how many were correct), its fastest candidate and that one's time over the champion's, and the last
+// ablation of it (what it saved on a champion that had it). `candidates`: load_run's rows; `ablation`: its ablation.
+util::Json lost_methods(const util::Json& candidates, const util::Json& ablation, const std::string& champion_id);
 
 }  // namespace kopt::report

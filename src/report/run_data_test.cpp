@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "loop/state.h"
 #include "roofline/ceilings.h"
 #include "testing/test_support.h"
+#include "util/fs.h"
+#include "util/strings.h"
 
 namespace kopt::report {
 namespace {
@@ -264,6 +268,174 @@ TEST(RunData, MissingPartsBecomeNotes) {
   std::string notes = (*loaded)["notes"].dump();
   EXPECT_NE(notes.find("no ceilings.json"), std::string::npos) << notes;
   EXPECT_NE(notes.find("iter_00_baseline/sass.json"), std::string::npos) << notes;
+}
+
+TEST(RunData, TheChampionsSourceItsDiffAndTheCommandThatReproducesIt) {
+  auto loaded = load_run(fixture());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const Json& c = (*loaded)["champion"];
+  EXPECT_EQ(c["file"], "champion/kernel.cu");
+  EXPECT_EQ(c["baseline_file"], "champion/baseline_kernel.cu");
+  EXPECT_EQ(c["source"], util::read_file(fixture() / "champion" / "kernel.cu").value());
+  // The change is the parameter values and the method guards (the source below them is the same).
+  const std::string diff = c["diff"];
+  EXPECT_EQ(diff.rfind("--- champion/baseline_kernel.cu\n+++ champion/kernel.cu\n@@ ", 0), 0u) << diff;
+  EXPECT_NE(diff.find("\n-#define BM 64\n"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("\n+#define BM 128\n"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("\n+#define KOPT_VECTORIZED_ACCESS 1\n"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("sgemm_tunable("), std::string::npos) << "the kernel's code is unchanged: " << diff;
+  EXPECT_EQ(c["diff_added"], c["diff_removed"]);
+  // Run from the run directory: ref.py relative to where the run was recorded, every dim unambiguous.
+  EXPECT_EQ(c["reproduce"],
+            "kopt bench champion/kernel.cu --ref ../../examples/sgemm_tunable/ref.py --dim K=4096 --dim M=4096 --dim N=4096 "
+            "--arch sm_90 --seeds 3 --max-time-s 2");
+}
+
+TEST(RunData, ARunWithoutABaselineFileGetsItsDiffFromTheChampionsFileAndSaysSo) {
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_no_baseline_file";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  fs::remove(copy / "champion" / "baseline_kernel.cu");
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  auto with_file = load_run(fixture());
+  const Json& c = (*loaded)["champion"];
+  EXPECT_TRUE(c["baseline_file"].is_null());
+  EXPECT_NE(c["baseline_note"].get<std::string>().find("no baseline file"), std::string::npos);
+  // The same changed lines as with the file.
+  auto changed = [](const std::string& d) {
+    std::string out;
+    for (const auto& line : util::split_lines(d))
+      if ((line[0] == '+' || line[0] == '-') && line.rfind("+++", 0) != 0 && line.rfind("---", 0) != 0) out += line + "\n";
+    return out;
+  };
+  EXPECT_EQ(changed(c["diff"]), changed((*with_file)["champion"]["diff"]));
+  // No champion file at all: said, no invented source.
+  fs::remove_all(copy / "champion");
+  auto none = load_run(copy);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE((*none)["champion"].contains("source"));
+  EXPECT_NE((*none)["notes"].dump().find("no champion file"), std::string::npos);
+}
+
+TEST(RunData, ReproduceCommandCarriesFlagsIncludesDefinesAndNumerics) {
+  Json options = {{"dims", {{"n", 1048576}}}, {"arch", "sm_90a"}, {"nvcc_flags", {"-Xptxas=-O3"}}, {"include_dirs", {"/opt/cutlass/include"}},
+                  {"defines", {{"USE_X", "1"}}}, {"numerics", "approximate"}, {"atol", 0.01}, {"seeds", 2}, {"max_time_s", 5.0}};
+  Json champ = {{"flags", {"--use_fast_math", "-Xptxas=-O3"}}};
+  EXPECT_EQ(reproduce_command(options, champ, "champion/k.cu", "/home/u/ref.py"),
+            "kopt bench champion/k.cu --ref /home/u/ref.py --dim n=1048576 --arch sm_90a --nvcc-flag=-Xptxas=-O3 "
+            "--nvcc-flag=--use_fast_math -I /opt/cutlass/include -D USE_X=1 --numerics-mode approximate --atol 0.01 --seeds 2 "
+            "--max-time-s 5");
+  // A Triton champion: its values as run_kernel's arguments; a path with a space is quoted.
+  Json triton = {{"constexprs", {{"BLOCK", 128}}}, {"launch", {{"num_warps", 4}}}};
+  EXPECT_EQ(reproduce_command({{"dims", {{"N", 4096}}}}, triton, "champion/k.py", "my ref.py"),
+            "kopt bench champion/k.py --ref 'my ref.py' --dim N=4096 -D BLOCK=128 -D num_warps=4");
+}
+
+TEST(RunData, RatesResourcesParameterAblationAndLostMethods) {
+  auto loaded = load_run(fixture());
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const Json& d = *loaded;
+  ASSERT_TRUE(d["rates"]["available"].get<bool>());
+  const double flops = d["workload"]["flops"], bytes = d["workload"]["bytes_min"];
+  for (const auto& c : d["candidates"]) {
+    if (c["status"] != "ok") {
+      EXPECT_FALSE(c.contains("achieved_tflops")) << c["id"];
+      continue;
+    }
+    const double ms = c["median_ms"];
+    EXPECT_NEAR(c["achieved_tflops"].get<double>(), flops / (ms * 1e-3) / 1e12, 1e-9) << c["id"];
+    EXPECT_NEAR(c["achieved_gbps"].get<double>(), bytes / (ms * 1e-3) / 1e9, 1e-6) << c["id"];
+    if (c["id"] == "baseline") {  // iter_00_baseline/build.json
+      EXPECT_TRUE(c["registers"].is_number()) << c.dump();
+      EXPECT_TRUE(c["resources_recorded"].get<bool>());
+    }
+    if (c["id"] == "i2c1") {  // ptxas -v for sm_90 (tests/data/report/README.md)
+      EXPECT_EQ(c["registers"], 126);
+      EXPECT_EQ(c["shared_bytes"], 16384);
+      EXPECT_EQ(c["spill_bytes"], 0);
+      EXPECT_TRUE(c["resources_recorded"].get<bool>());
+    }
+  }
+  // Parameter ablation: as ablation.json records it, each with its iteration; its variants are ablation rows.
+  size_t in_files = 0;
+  for (const char* it : {"iter_01", "iter_02", "iter_03"}) in_files += util::read_json(fixture() / it / "ablation.json").value()["params"].size();
+  ASSERT_EQ(d["param_ablation"].size(), in_files);
+  ASSERT_GT(in_files, 0u);
+  for (const auto& p : d["param_ablation"]) {
+    EXPECT_NE(p["champion_value"], p["baseline_value"]);
+    EXPECT_TRUE(p["iteration"].is_number());
+  }
+  bool param_row = false;
+  for (const auto& c : d["candidates"])
+    if (c.value("ablation_param", std::string()) == "BM") {
+      param_row = true;
+      EXPECT_NE(c["reason"].get<std::string>().find("ablation of parameter BM"), std::string::npos) << c["reason"];
+    }
+  EXPECT_TRUE(param_row);
+  // Methods tried that the champion (vectorized_access only) lacks, each with its fastest candidate.
+  std::set<std::string> lost;
+  for (const auto& m : d["lost_methods"]) {
+    lost.insert(m["method"].get<std::string>());
+    EXPECT_GT(m["vs_champion"].get<double>(), 1.0) << m.dump();
+  }
+  EXPECT_EQ(lost, (std::set<std::string>{"cp_async_pipeline", "smem_padding"}));
+}
+
+TEST(RunData, WithoutAWorkloadModelTheRatesAreOmittedAndSaid) {
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_no_workload";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  for (const char* it : {"iter_00_baseline", "iter_01", "iter_02"}) fs::remove(copy / it / "roofline.json");
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE((*loaded)["rates"]["available"].get<bool>());
+  EXPECT_NE((*loaded)["rates"]["note"].get<std::string>().find("no workload model"), std::string::npos);
+  for (const auto& c : (*loaded)["candidates"]) EXPECT_FALSE(c.contains("achieved_tflops")) << c["id"];
+}
+
+TEST(RunData, LostMethodsCountTriesAndTakeTheLastAblation) {
+  Json cands = {{{"id", "baseline"}, {"role", "baseline"}, {"status", "ok"}, {"median_ms", 4.0}, {"methods", Json::array()}},
+                {{"id", "a"}, {"role", "candidate"}, {"status", "ok"}, {"median_ms", 3.0}, {"methods", {"x", "y"}}},
+                {{"id", "b"}, {"role", "candidate"}, {"status", "incorrect"}, {"methods", {"y"}}},
+                {{"id", "c"}, {"role", "champion"}, {"status", "ok"}, {"median_ms", 2.0}, {"methods", {"x"}}},
+                {{"id", "c_no_x"}, {"role", "ablation"}, {"status", "ok"}, {"median_ms", 2.5}, {"methods", Json::array()}}};
+  Json ablation = {{{"iteration", 1}, {"champion_id", "a"}, {"method", "y"}, {"verdict", "ineffective"},
+                    {"attribution_ms", {{"median", 0.01}, {"ci95_low", -0.02}, {"ci95_high", 0.03}}}},
+                   {{"iteration", 2}, {"champion_id", "a2"}, {"method", "y"}, {"verdict", "unverified"}}};
+  Json lost = lost_methods(cands, ablation, "c");
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0]["method"], "y");
+  EXPECT_EQ(lost[0]["candidates"], 2);
+  EXPECT_EQ(lost[0]["correct"], 1);
+  EXPECT_EQ(lost[0]["best_id"], "a");
+  EXPECT_DOUBLE_EQ(lost[0]["vs_champion"].get<double>(), 1.5);
+  EXPECT_EQ(lost[0]["last_ablation"]["champion_id"], "a2");
+  EXPECT_TRUE(lost[0]["last_ablation"]["attribution_ms"].is_null());
+}
+
+TEST(RunData, TheCaseTableAndTheHeldOutShapesAsTheLoopRecordsThem) {
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_shapes";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  auto summary = util::read_json(copy / "summary.json").value();
+  summary.erase("meta");
+  // summary.json's cases is multi_case.cpp's case_table_json: {"cases": [...], "geomean": {...}}
+  summary["cases"] = {{"cases", {{{"name", "user"}, {"baseline_ms", 5.0}, {"champion_ms", 3.0}, {"speedup", 5.0 / 3.0}},
+                                 {{"name", "small"}, {"baseline_ms", 1.0}, {"champion_ms", 0.8}, {"speedup", 1.25}}}},
+                      {"geomean", {{"cases", 2}, {"ratio", 0.68}, {"speedup", 1.47}}}};
+  summary["holdout"] = {{"passed", 1}, {"champion_fails", 0}, {"cases", {{{"verdict", "pass"}, {"text", "odd: both correct"}}}}};
+  ASSERT_TRUE(util::write_json_atomic(copy / "summary.json", "summary", summary).ok());
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ((*loaded)["cases"].size(), 2u);
+  EXPECT_EQ((*loaded)["cases"][1]["name"], "small");
+  EXPECT_DOUBLE_EQ((*loaded)["cases_geomean"]["speedup"].get<double>(), 1.47);
+  EXPECT_EQ((*loaded)["holdout"]["cases"].size(), 1u);
+  // A run without them: null, the page hides both sections.
+  auto plain = load_run(fixture());
+  EXPECT_TRUE((*plain)["cases"].is_null());
+  EXPECT_TRUE((*plain)["holdout"].is_null());
 }
 
 }  // namespace

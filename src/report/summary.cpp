@@ -194,6 +194,21 @@ std::string render_markdown(const util::Json& s) {
   for (const char* k : {"effective", "effective_measured", "ineffective", "implementation_failed", "unverified", "not_ablatable"})
     md += fmt::format("| {} | {} |\n", k, m.contains(k) ? list(m[k]) : "—");
 
+  if (s.contains("param_ablations") && s["param_ablations"].is_array() && !s["param_ablations"].empty()) {
+    md += "\n## Parameters (each change reverted alone to the baseline's value)\n\n| iteration | champion | parameter | champion's "
+          "value | baseline's value | effect | saved ms (95% CI) |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& p : s["param_ablations"]) {
+      std::string saved = "—";
+      if (p.contains("saved_ms") && p["saved_ms"].is_object())
+        saved = fmt::format("{:+.4f} [{:+.4f}, {:+.4f}]", p["saved_ms"].value("median", 0.0), p["saved_ms"].value("ci95_low", 0.0),
+                            p["saved_ms"].value("ci95_high", 0.0));
+      else if (!p.value("note", std::string()).empty())
+        saved = p.value("note", std::string());
+      md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n", str(p, "iteration"), str(p, "champion_id"), str(p, "param"),
+                        str(p, "champion_value"), str(p, "baseline_value"), str(p, "effect"), saved);
+    }
+  }
+
   md += "\n## Frontier (runners-up)\n\n| candidate | median ms | methods |\n| --- | --- | --- |\n";
   if (s.contains("frontier"))
     for (const auto& f : s["frontier"])
@@ -245,8 +260,13 @@ std::string render_markdown(const util::Json& s) {
   if (s.contains("phase_seconds"))
     for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)
       md += fmt::format("| {} | {:.1f} |\n", it.key(), it.value().get<double>());
-  if (s.contains("champion_path") && s["champion_path"].is_string())
-    md += fmt::format("\nChampion source: `{}`\n", s["champion_path"].get<std::string>());
+  if (s.contains("champion_path") && s["champion_path"].is_string()) {
+    // A link relative to the run directory (summary.md sits in it): it works wherever the directory is copied.
+    const std::filesystem::path champ(s["champion_path"].get<std::string>());
+    const std::string rel = (std::filesystem::path("champion") / champ.filename()).generic_string();
+    md += fmt::format("\nChampion source: [{}]({}) in the run directory{}\n", rel, rel,
+                      s.contains("run_dir") && s["run_dir"].is_string() ? " `" + s["run_dir"].get<std::string>() + "`" : std::string());
+  }
   else
     md += "\nChampion source: none (no champion was written)\n";
   return md;

@@ -31,14 +31,14 @@
   // A table from column specs {key, label, num, value(row) -> sortable value, cell(row) -> text or Node}.
   function fillTable(table, columns, rows, rowClass) {
     table.replaceChildren();
-    const head = el("tr", {}, columns.map((c) => el("th", { text: c.label, scope: "col" })));
+    const head = el("tr", {}, columns.map((c) => el("th", { text: c.label, scope: "col", class: c.num ? "num" : "" })));
     const body = el("tbody");
     rows.forEach((r) => {
       const tr = el("tr", { class: rowClass ? rowClass(r) : "" });
       columns.forEach((c) => {
         const v = c.value ? c.value(r) : r[c.key];
         const shown = c.cell ? c.cell(r) : c.num ? (isNum(v) ? String(v) : "n/a") : text(v);
-        const td = el("td", { class: c.num ? "num" : "" });
+        const td = el("td", { class: (c.num ? "num" : c.wrap ? "wrap" : "") + (c.cls ? " " + c.cls : "") });
         td.dataset.sort = isNum(v) ? String(v) : v === null || v === undefined ? "" : String(v);
         td.append(shown instanceof Node ? shown : document.createTextNode(shown));
         tr.append(td);
@@ -93,9 +93,50 @@
     $("headline").replaceChildren(...cards.map(([k, v]) => el("div", { class: "card" }, [el("div", { class: "v", text: v }), el("div", { class: "k", text: k })])));
   }
 
+
+  // ---- the champion: links, reproduce command, diff, source ----
+  function champion() {
+    const c = D.champion || {};
+    const notes = [];
+    const links = [];
+    if (c.file) links.push(el("a", { href: relHref(c.file), text: "champion: " + c.file }));
+    if (c.baseline_file) links.push(el("a", { href: relHref(c.baseline_file), text: "baseline: " + c.baseline_file }));
+    $("champion-links").replaceChildren(...links);
+    $("reproduce").textContent = c.reproduce ? "# from " + (c.reproduce_cwd || "the run directory") + "\n" + c.reproduce : "";
+    if (!c.reproduce) $("reproduce").hidden = true;
+    const diff = $("champion-diff");
+    diff.replaceChildren();
+    if (typeof c.diff === "string" && c.diff) {
+      for (const line of c.diff.replace(/\n$/, "").split("\n")) {
+        const cls = line.startsWith("@@") ? "hunk" : line.startsWith("+") && !line.startsWith("+++") ? "add"
+                  : line.startsWith("-") && !line.startsWith("---") ? "del" : "";
+        diff.append(cls ? el("span", { class: cls, text: line }) : document.createTextNode(line), document.createTextNode("\n"));
+      }
+      $("diff-title").textContent = "Diff against the baseline (" + (c.diff_added || 0) + " line(s) added, " + (c.diff_removed || 0) + " removed)";
+    } else {
+      diff.hidden = true;
+    }
+    if (typeof c.source === "string") $("champion-source").textContent = c.source;
+    else $("champion-source-box").hidden = true;
+    for (const k of ["note", "baseline_note", "diff_note", "source_note"]) if (c[k]) notes.push(c[k]);
+    $("champion-note").textContent = notes.join(" ");
+  }
+
+  // A run directory's file as a link relative to the page (summary.html sits in the run directory).
+  function relHref(path) {
+    return String(path).split("/").map(encodeURIComponent).join("/");
+  }
+
   const okRows = () => (D.candidates || []).filter((c) => c.status === "ok" && isNum(c.median_ms) && c.role !== "ablation");
 
   // ---- roofline ----
+  // Log axes bounded by what is drawn (the roofs' ridge points, the kernels' intensity and rates) with a margin, so no
+  // point sits on an edge and no empty decades are shown.
+  const MARGIN = 2;
+  function logBounds(values) {
+    const v = values.filter((x) => isNum(x) && x > 0);
+    return v.length ? [Math.min(...v) / MARGIN, Math.max(...v) * MARGIN] : [1, 10];
+  }
   function roofline() {
     const ceil = D.ceilings, w = D.workload;
     const notes = [];
@@ -116,29 +157,35 @@
     const peak = Math.max(...compute.map((r) => r.value), 1);
     const ridges = [];
     for (const b of bandwidth) for (const c of compute) ridges.push((c.value * 1000) / b.value);
-    const xs = ridges.concat(ai ? [ai] : []);
-    const xmin = Math.min(...xs) / 8, xmax = Math.max(...xs) * 8;
+    const tflops = (c) => w.flops / (c.median_ms * 1e-3) / 1e12;
+    const placed = ai && isNum(w.flops) ? okRows() : [];
+    const [xmin, xmax] = logBounds(ridges.concat(ai ? [ai] : []));
+    // y: the kernels' rates, the compute roofs, and the bandwidth roofs where the kernels sit
+    const yData = placed.map(tflops).concat(compute.map((c) => c.value));
+    if (ai) for (const b of bandwidth) yData.push(Math.min(peak, (b.value * ai) / 1000));
+    const [ymin, ymax] = logBounds(yData);
     const datasets = [];
     const palette = ["#37474f", "#6d4c41", "#00838f", "#5e35b1", "#ad1457", "#2e7d32", "#ef6c00"];
     let k = 0;
     for (const b of bandwidth) {
-      const top = (peak * 1000) / b.value;
+      const x0 = Math.max(xmin, (ymin * 1000) / b.value), top = Math.min(xmax, (peak * 1000) / b.value);
+      if (x0 >= top) continue;
       datasets.push({ type: "line", label: b.label + " " + b.value.toFixed(0) + " GB/s (" + b.source + ")",
-                      data: [{ x: xmin, y: (b.value * xmin) / 1000 }, { x: top, y: peak }], borderColor: palette[k++ % palette.length],
+                      data: [{ x: x0, y: (b.value * x0) / 1000 }, { x: top, y: (b.value * top) / 1000 }], borderColor: palette[k++ % palette.length],
                       borderDash: b.source === "datasheet" ? [6, 4] : [], borderWidth: 2, pointRadius: 0, fill: false });
     }
     for (const c of compute) {
-      const start = dram ? (c.value * 1000) / dram.value : xmin;
+      const start = Math.max(xmin, dram ? (c.value * 1000) / dram.value : xmin);
+      if (start >= xmax) continue;
       datasets.push({ type: "line", label: c.label + " " + c.value.toFixed(1) + " TFLOP/s (" + c.source + ")",
                       data: [{ x: start, y: c.value }, { x: xmax, y: c.value }], borderColor: palette[k++ % palette.length],
                       borderDash: c.source === "datasheet" ? [6, 4] : [], borderWidth: 2, pointRadius: 0, fill: false });
     }
-    if (ai && isNum(w.flops)) {
-      const tflops = (c) => w.flops / (c.median_ms * 1e-3) / 1e12;
+    if (placed.length) {
       const groups = [["baseline", (c) => c.role === "baseline", 7, "rectRot"], ["champion", (c) => c.role === "champion", 9, "star"],
                       ["finalist", (c) => c.role === "finalist", 5, "triangle"], ["candidate", (c) => c.role === "candidate", 4, "circle"]];
       for (const [name, pick, radius, style] of groups) {
-        const pts = okRows().filter(pick).map((c) => ({ x: ai, y: tflops(c), id: c.id, ms: c.median_ms }));
+        const pts = placed.filter(pick).map((c) => ({ x: ai, y: tflops(c), id: c.id, ms: c.median_ms }));
         if (pts.length)
           datasets.push({ type: "scatter", label: name === "candidate" ? "other candidates" : name + (name === "finalist" ? "s" : ""), data: pts,
                           backgroundColor: COLORS[name], borderColor: COLORS[name], pointRadius: radius, pointStyle: style });
@@ -152,7 +199,7 @@
       type: "scatter", data: { datasets },
       options: {
         scales: { x: { type: "logarithmic", min: xmin, max: xmax, title: { display: true, text: "arithmetic intensity (FLOP/byte of bytes_min)" } },
-                  y: { type: "logarithmic", title: { display: true, text: "TFLOP/s" } } },
+                  y: { type: "logarithmic", min: ymin, max: ymax, title: { display: true, text: "TFLOP/s" } } },
         plugins: { tooltip: { callbacks: { label: (c) => (c.raw.id ? c.raw.id + ": " + ms(c.raw.ms) + " ms, " : c.dataset.label + ": ") + c.raw.y.toFixed(2) + " TFLOP/s" } },
                    legend: { position: "right" } } } });
   }
@@ -192,8 +239,10 @@
     const rows = D.candidates || [];
     const base = rows.find((c) => c.role === "baseline");
     const params = Array.from(new Set(rows.flatMap((c) => Object.keys(c.params || {})))).sort();
+    const rates = !!(D.rates && D.rates.available);
+    // What a kernel engineer reads first comes first (time, rate, resources, why it lost); methods and parameters follow.
     const cols = [
-      { key: "id", label: "id" }, { key: "iteration", label: "iter", num: true }, { key: "eval", label: "eval", num: true },
+      { key: "id", label: "id", wrap: true }, { key: "iteration", label: "iter", num: true }, { key: "eval", label: "eval", num: true },
       { key: "role", label: "role" }, { key: "status", label: "status" },
       { key: "median_ms", label: "median ms", num: true, cell: (r) => ms(r.median_ms) },
       { key: "ci", label: "95% CI (ms)", value: (r) => (isNum(r.ci95_high_ms) && isNum(r.ci95_low_ms) ? r.ci95_high_ms - r.ci95_low_ms : null),
@@ -201,9 +250,20 @@
       { key: "speedup", label: "vs baseline", num: true,
         value: (r) => (base && isNum(base.median_ms) && isNum(r.median_ms) && r.status === "ok" ? base.median_ms / r.median_ms : null),
         cell: (r) => (base && isNum(base.median_ms) && isNum(r.median_ms) && r.status === "ok" ? (base.median_ms / r.median_ms).toFixed(2) + "x" : "n/a") },
-      { key: "methods", label: "methods", value: (r) => (r.methods || []).join(", ") },
-    ].concat(params.map((p) => ({ key: "p_" + p, label: p, num: true, value: (r) => (r.params || {})[p] })))
-     .concat([{ key: "registers", label: "regs", num: true }, { key: "reason", label: "why not the champion" }]);
+    ].concat(rates ? [{ key: "achieved_tflops", label: "TFLOP/s", num: true, cell: (r) => (isNum(r.achieved_tflops) ? r.achieved_tflops.toFixed(2) : "n/a") },
+                      { key: "achieved_gbps", label: "GB/s", num: true, cell: (r) => (isNum(r.achieved_gbps) ? r.achieved_gbps.toFixed(1) : "n/a") }] : [])
+     .concat([{ key: "registers", label: "regs per thread", num: true },
+              { key: "shared_bytes", label: "smem KiB", num: true, cell: (r) => (isNum(r.shared_bytes) ? (r.shared_bytes / 1024).toFixed(1) : "n/a") },
+              { key: "spill_bytes", label: "spill B", num: true, value: (r) => (r.resources_recorded ? r.spill_bytes : null),
+                cell: (r) => (r.resources_recorded ? (r.spill_store_bytes || 0) + "/" + (r.spill_load_bytes || 0) : "n/a") },
+              { key: "reason", label: "why not the champion", wrap: true, cls: "reason" },
+              { key: "methods", label: "methods", wrap: true, value: (r) => (r.methods || []).join(", ") }])
+     .concat(params.map((p) => ({ key: "p_" + p, label: p, num: true, value: (r) => (r.params || {})[p] })));
+    const notes = [];
+    if (!rates) notes.push("Achieved FLOP/s and B/s are omitted: " + ((D.rates || {}).note || "this run has no workload model") + ".");
+    if (!rows.some((r) => r.resources_recorded)) notes.push("No build recorded ptxas resources: registers, shared memory and spills are n/a.");
+    notes.push("spill B: bytes of spill stores / loads per thread (ptxas).");
+    $("candidates-note").textContent = notes.join(" ");
     fillTable($("table-candidates"), cols, rows,
               (r) => (r.role === "champion" ? "champion" : r.role === "baseline" ? "baseline" : r.role === "ablation" ? "ablation" : r.status !== "ok" ? "failed" : ""));
   }
@@ -233,7 +293,50 @@
         cell: (r) => (r.attribution_ms ? "[" + ms(r.attribution_ms.ci95_low) + ", " + ms(r.attribution_ms.ci95_high) + "]" : "n/a") },
       { key: "ratio", label: "time ratio without / with", num: true, value: (r) => (r.comparison ? r.comparison.median_ratio : null),
         cell: (r) => (r.comparison ? r.comparison.median_ratio.toFixed(3) + " [" + r.comparison.ci95_low.toFixed(3) + ", " + r.comparison.ci95_high.toFixed(3) + "]" : "n/a") },
-      { key: "note", label: "note", value: (r) => (r.ablated_status ? r.ablated_status + ": " + (r.ablated_note || "") : "") }], rows);
+      { key: "note", label: "note", wrap: true, value: (r) => (r.ablated_status ? r.ablated_status + ": " + (r.ablated_note || "") : "") }], rows);
+    paramAblation();
+    lostMethods();
+  }
+
+  const EFFECT_COLORS = { helps: "#1e8e3e", no_effect: "#8a93a5", hurts: "#c0392b", not_measured: "#c9ced8", invalid: "#c9ced8" };
+  const ciText = (a) => (a && isNum(a.ci95_low) ? "[" + ms(a.ci95_low) + ", " + ms(a.ci95_high) + "]" : "n/a");
+
+  function paramAblation() {
+    const rows = D.param_ablation || [];
+    const timed = rows.filter((a) => a.saved_ms && isNum(a.saved_ms.ci95_low));
+    const labels = timed.map((a) => a.param + " " + a.champion_value + "\u2192" + a.baseline_value + " (" + a.champion_id + ")");
+    new Chart($("chart-param-ablation"), {
+      type: "bar",
+      data: { labels, datasets: [
+        { type: "bar", label: "95% CI of the time the change saves (ms)", data: timed.map((a) => [a.saved_ms.ci95_low, a.saved_ms.ci95_high]),
+          backgroundColor: timed.map((a) => EFFECT_COLORS[a.effect] || "#8a93a5"), barPercentage: 0.5 },
+        { type: "line", indexAxis: "y", label: "median saved (ms)", data: timed.map((a, i) => ({ x: a.saved_ms.median, y: labels[i] })),
+          showLine: false, order: -1, pointStyle: "line", rotation: 90, pointRadius: 14, borderWidth: 3, borderColor: "#1d2433",
+          backgroundColor: "#1d2433" }] },
+      options: { indexAxis: "y",
+                 scales: { x: { grace: "5%", title: { display: true, text: "time the change saves (ms; < 0: the baseline's value is faster)" },
+                                grid: { color: (c) => (c.tick && c.tick.value === 0 ? "#1d2433" : "#e3e6ec") } } },
+                 plugins: { title: { display: true, text: timed.length ? "measured contribution of each parameter change" : "no parameter change was measured in this run" } } } });
+    fillTable($("table-param-ablation"), [
+      { key: "iteration", label: "iter", num: true }, { key: "champion_id", label: "champion" }, { key: "param", label: "parameter" },
+      { key: "champion_value", label: "champion's value", num: true }, { key: "baseline_value", label: "baseline's value", num: true },
+      { key: "effect", label: "effect", cell: (r) => tag(r.effect, "e-") },
+      { key: "saved", label: "saved ms (median)", num: true, value: (r) => (r.saved_ms ? r.saved_ms.median : null), cell: (r) => (r.saved_ms ? ms(r.saved_ms.median) : "n/a") },
+      { key: "ci", label: "95% CI (ms)", num: true, value: (r) => (r.saved_ms ? r.saved_ms.ci95_low : null), cell: (r) => ciText(r.saved_ms) },
+      { key: "note", label: "note", wrap: true, value: (r) => r.note || r.effect_text || "" }], rows);
+    $("param-ablation-note").textContent = rows.length ? "" : "No parameter ablation in this run: no champion changed a parameter, or the run was made before kopt ablated parameters.";
+  }
+
+  function lostMethods() {
+    const rows = D.lost_methods || [];
+    fillTable($("table-lost-methods"), [
+      { key: "method", label: "method" }, { key: "candidates", label: "candidates", num: true }, { key: "correct", label: "correct", num: true },
+      { key: "best_id", label: "fastest with it" }, { key: "best_ms", label: "its median ms", num: true, cell: (r) => ms(r.best_ms) },
+      { key: "vs_champion", label: "time vs champion", num: true, cell: (r) => (isNum(r.vs_champion) ? r.vs_champion.toFixed(3) + "x" : "n/a") },
+      { key: "ablation", label: "last ablation: saved ms [95% CI]", wrap: true, value: (r) => (r.last_ablation && r.last_ablation.attribution_ms ? r.last_ablation.attribution_ms.median : null),
+        cell: (r) => (r.last_ablation ? (r.last_ablation.attribution_ms ? ms(r.last_ablation.attribution_ms.median) + " " + ciText(r.last_ablation.attribution_ms) : "not timed") +
+                                       " on " + r.last_ablation.champion_id + " (iter " + r.last_ablation.iteration + ", " + r.last_ablation.verdict + ")" : "never ablated") }], rows);
+    $("lost-methods-note").textContent = rows.length ? "" : "Every method the candidates tried is in the champion.";
   }
 
   // ---- instruction mix ----
@@ -297,14 +400,44 @@
     document.querySelector('nav a[href="#' + id + '"]').hidden = true;
   }
 
-  // ---- per-shape results (when the run measured several shapes) ----
+  // ---- per-shape results (when the run measured several shapes) and the held-out shapes ----
+  const dimsText = (d) => (d && typeof d === "object" ? Object.entries(d).map(([k, v]) => k + "=" + v).join(" ") : text(d));
   function cases() {
     const rows = Array.isArray(D.cases) ? D.cases : [];
     if (!rows.length) return hideSection("cases");
-    const keys = Array.from(new Set(rows.flatMap((r) => Object.keys(r))));
-    const flat = (v) => (v !== null && typeof v === "object" ? JSON.stringify(v) : v);
-    fillTable($("table-cases"), keys.map((k) => ({ key: k, label: k, num: rows.every((r) => r[k] === undefined || r[k] === null || isNum(r[k])),
-                                                   value: (r) => flat(r[k]) })), rows);
+    fillTable($("table-cases"), [
+      { key: "name", label: "case" }, { key: "realised", label: "dims", value: (r) => dimsText(r.realised),
+        cell: (r) => dimsText(r.realised) + (r.fitted ? " (asked " + dimsText(r.requested) + ")" : "") },
+      { key: "weight", label: "weight", num: true }, { key: "baseline_ms", label: "baseline ms", num: true, cell: (r) => ms(r.baseline_ms) },
+      { key: "champion_ms", label: "champion ms", num: true, cell: (r) => ms(r.champion_ms) },
+      { key: "speedup", label: "speedup", num: true, cell: (r) => (isNum(r.speedup) ? r.speedup.toFixed(2) + "x" : "n/a") },
+      { key: "ratio_ci95", label: "time ratio 95% CI", value: (r) => (Array.isArray(r.ratio_ci95) ? r.ratio_ci95[0] : null), num: true,
+        cell: (r) => (Array.isArray(r.ratio_ci95) ? "[" + r.ratio_ci95[0].toFixed(3) + ", " + r.ratio_ci95[1].toFixed(3) + "]" : "n/a") },
+      { key: "efficiency", label: "roofline eff.", num: true, cell: (r) => pct(r.efficiency) },
+      { key: "verdict", label: "verdict" }, { key: "note", label: "note", wrap: true }], rows);
+    const g = D.cases_geomean;
+    $("cases-note").textContent = g && isNum(g.speedup) ? "Weighted geometric mean over " + g.cases + " case(s): " + g.speedup.toFixed(2) + "x faster than the baseline." : "";
+  }
+
+  function holdout() {
+    const h = D.holdout;
+    const rows = h && Array.isArray(h.cases) ? h.cases : [];
+    if (!h) return hideSection("holdout");
+    $("holdout-summary").textContent = "passed " + (h.passed || 0) + " · outside the reference's domain " + (h.outside_domain || 0) +
+      " · champion fails " + (h.champion_fails || 0) + " · not run " + (h.not_run || 0);
+    const med = (x) => (x && isNum(x.median_ms) ? x.median_ms : null);
+    fillTable($("table-holdout"), [
+      { key: "name", label: "shape", value: (r) => (r.case || {}).name }, { key: "dims", label: "dims", value: (r) => dimsText((r.case || {}).realised) },
+      { key: "verdict", label: "verdict" }, { key: "baseline", label: "baseline ms", num: true, value: (r) => med(r.baseline), cell: (r) => (isNum(med(r.baseline)) ? ms(med(r.baseline)) : text(r.baseline && r.baseline.status)) },
+      { key: "champion", label: "champion ms", num: true, value: (r) => med(r.champion), cell: (r) => (isNum(med(r.champion)) ? ms(med(r.champion)) : text(r.champion && r.champion.status)) },
+      { key: "speedup", label: "speedup", num: true, value: (r) => (isNum(med(r.baseline)) && isNum(med(r.champion)) ? med(r.baseline) / med(r.champion) : null),
+        cell: (r) => (isNum(med(r.baseline)) && isNum(med(r.champion)) ? (med(r.baseline) / med(r.champion)).toFixed(2) + "x" : "n/a") },
+      { key: "text", label: "what happened", wrap: true }], rows,
+      (r) => (r.verdict === "champion_fails" ? "failed" : ""));
+    const notes = [];
+    if (h.warning) notes.push("WARNING: " + h.warning);
+    if (h.note) notes.push(h.note);
+    $("holdout-note").textContent = notes.join(" ");
   }
 
   // ---- per-GPU figures (when the run measured on several) ----
@@ -333,6 +466,7 @@
 
   try {
     header();
+    champion();
     roofline();
     convergence();
     candidates();
@@ -340,6 +474,7 @@
     mix();
     profile();
     cases();
+    holdout();
     gpus();
     timeline();
     document.body.dataset.koptRendered = "1";

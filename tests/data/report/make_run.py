@@ -24,11 +24,18 @@ import math
 import os
 import pathlib
 import random
+import re
 import shutil
 import subprocess
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
+PARAM_EFFECTS = {  # loop::describe(ParamEffect)
+    "helps": "the change saves time (95% CI above zero)",
+    "no_effect": "no measurable effect (95% CI includes zero)",
+    "hurts": "the change costs time: the baseline's value is faster (95% CI below zero)",
+    "not_measured": "the variant with the baseline's value was not timed (it failed)",
+    "invalid": "the baseline's value breaks a constraint of the space with the champion's other values"}
 KERNEL = ROOT / "examples/sgemm_tunable/kernel.cu"
 MEASURED = ROOT / "tests/data/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv"
 PARAMS = ["BM", "BN", "BK", "TM", "TN", "STAGES"]
@@ -44,6 +51,7 @@ RUN = "/work/kopt/kopt_runs/run_20261130_071204"
 
 clock = [0.0]
 rng = random.Random(20261130)
+param_rng = random.Random(20261203)  # the parameter ablations' samples: the rest of the fixture draws as before
 
 
 def now(advance_s=0.0):
@@ -84,11 +92,12 @@ def candidate(cid, params, methods, origin="builtin"):
             "config": None}
 
 
-def samples_around(m, n=60):
+def samples_around(m, n=60, r=None):
     """Timing samples drawn around the real median, with a spread that gives about the real CI."""
+    r = r or rng
     half = (m["ci95_high_ms"] - m["ci95_low_ms"]) / 2
     sd = max(half * math.sqrt(n) / (1.96 * 1.2533), m["median_ms"] * 2e-4)
-    xs = sorted(rng.gauss(0, sd) for _ in range(n))
+    xs = sorted(r.gauss(0, sd) for _ in range(n))
     mid = (xs[n // 2 - 1] + xs[n // 2]) / 2
     return [round(m["median_ms"] + x - mid, 6) for x in xs]
 
@@ -142,12 +151,62 @@ def sass_json(report):
             "methods": report["methods"]}
 
 
-def build_json(cid, report, cdir):
+PTXAS_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def ptxas_resources(params, methods):
+    """ptxas's resource report of this configuration (nvcc -Xptxas -v for sm_90, as kopt's compile pool runs it; no
+    GPU needed), in compile::to_json(KernelResources)'s format; [] where nvcc is not installed."""
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if not nvcc:
+        return []
+    defines = [f"-D{p}={v}" for p, v in params.items()] + [f"-D{g}={1 if m in methods else 0}" for m, g in METHODS.items()]
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-O3", "-lineinfo", "-Xptxas", "-v", *defines, "-o",
+                            str(pathlib.Path(tmp) / "k.cubin"), str(KERNEL)], capture_output=True, text=True, check=True)
+    out, cur = [], None
+    for line in (r.stdout + r.stderr).splitlines():
+        m = re.search(r"Compiling entry function '([^']+)' for '([^']+)'", line)
+        if m:
+            cur = {"name": m.group(1), "arch": m.group(2), "entry": True, "registers": None, "barriers": None, "shared_bytes": None,
+                   "stack_frame_bytes": None, "spill_store_bytes": None, "spill_load_bytes": None, "local_bytes": None}
+            out.append(cur)
+        elif cur and PTXAS_FRAME.search(line):
+            f = PTXAS_FRAME.search(line)
+            cur["stack_frame_bytes"], cur["spill_store_bytes"], cur["spill_load_bytes"] = (int(x) for x in f.groups())
+        elif cur and PTXAS_USED.search(line):
+            u = PTXAS_USED.search(line)
+            cur["registers"] = int(u.group(1))
+            cur["barriers"] = int(u.group(2)) if u.group(2) else 0
+            cur["shared_bytes"] = int(u.group(3)) if u.group(3) else 0
+    return out
+
+
+def build_json(cid, report, cdir, params, methods):
     comp = (report or {}).get("compile") or {}
+    resources = [k["resources"] for k in (report or {"kernels": []})["kernels"] if k.get("resources")]
     return {"name": cid, "status": "ok", "cache_hit": False, "library": f"{RUN}/{cdir}/kernel.so",
             "log_path": f"{RUN}/{cdir}/compile.log", "cache_key": hashlib.sha256(cid.encode()).hexdigest()[:32],
             "compile_ms": comp.get("compile_ms") or 2400.0,
-            "resources": [k["resources"] for k in (report or {"kernels": []})["kernels"] if k.get("resources")]}
+            "resources": resources or ptxas_resources(params, methods)}
+
+
+def satisfies_constraints(p, methods):
+    """examples/sgemm_tunable's @kopt constraint lines."""
+    threads = (p["BM"] // p["TM"]) * (p["BN"] // p["TN"])
+    pad = 1 if "smem_padding" in methods else 0
+    return (64 <= threads <= 1024 and threads % 32 == 0 and p["STAGES"] * p["BK"] * (p["BM"] + p["BN"] + 4 * pad) * 4 <= 49152
+            and p["BM"] % p["TM"] == 0 and p["BN"] % p["TN"] == 0 and p["TM"] % 4 == 0 and p["TN"] % 4 == 0)
+
+
+def champion_file(label, cand, median_ms, base_ms):
+    """The champion's (or the baseline's) file as the loop writes it into champion/ (run_dir.cpp write_champion)."""
+    methods = ", ".join(cand["methods"]) or "none"
+    head = (f"// kopt champion {cand['id']} ({median_ms:.4f} ms; baseline {base_ms:.4f} ms)\n" if label == "champion"
+            else f"// kopt baseline ({median_ms:.4f} ms)\n") + f"// methods: {methods}\n"
+    head += "".join(f"#define {k} {v}\n" for k, v in sorted(cand["defines"].items()))
+    return head + "\n" + KERNEL.read_text()
 
 
 def paired(inc, cand):
@@ -203,6 +262,7 @@ def main():
                                                         "timing": timing(bm, bs), "samples_ms": bs}, 4)
     base_sass = kopt_sass(a.kopt, base_p, [])
     write(out / "iter_00_baseline/sass.json", "sass", sass_json(base_sass))
+    write(out / "iter_00_baseline/build.json", "build", build_json("baseline", base_sass, "build", base_p, []))
     phase = {"gates": 71.4, "ceilings": 0.1, "compile": 0.0, "measure": 0.0, "selection": 0.0, "ablation": 0.0,
              "profile": 0.0, "generate": 0.0}
 
@@ -261,6 +321,7 @@ def main():
     timeline = [{"iteration": 0, "champion_id": "baseline", "champion_ms": bm["median_ms"], "improved": False, "candidates": 1,
                  "correct": 1, "note": "gates passed; room left below the roofline; stability stable"}]
     verdicts = []
+    param_ablation = []
     champ = {"c": base, "m": bm, "dir": None}
 
     # (id, params, methods, forced status) per iteration; the built-in generator's choices for this kernel.
@@ -303,7 +364,7 @@ def main():
                 history.append({"candidate": c, "status": "compile_failed", "median_ms": None, "iteration": it})
                 continue
             rep = kopt_sass(a.kopt, params, methods)
-            write(out / cdir / "build.json", "build", build_json(cid, rep, cdir), 9)
+            write(out / cdir / "build.json", "build", build_json(cid, rep, cdir, params, methods), 9)
             write(out / cdir / "sass.json", "sass", sass_json(rep))
             m = table[config_key(params, methods)]
             if forced == "incorrect":
@@ -336,7 +397,7 @@ def main():
             clock[0] += 5.5
             phase["selection"] += 5.5
         write(out / idir / "selection.json", "selection", {"finalists": selection})
-        ablation = []
+        ablation, params_ablated = [], []
         if improved:
             champ_rep = kopt_sass(a.kopt, champ["c"]["params"], champ["c"]["methods"])
             for meth in champ["c"]["methods"]:
@@ -345,7 +406,7 @@ def main():
                 adir = f"{idir}/ablation/candidates/{off['id']}"
                 write(out / adir / "candidate.json", "candidate", off)
                 rep = kopt_sass(a.kopt, off["params"], off_methods)
-                write(out / adir / "build.json", "build", build_json(off["id"], rep, adir), 8)
+                write(out / adir / "build.json", "build", build_json(off["id"], rep, adir, off["params"], off_methods), 8)
                 write(out / adir / "sass.json", "sass", sass_json(rep))
                 om = table[config_key(off["params"], off_methods)]
                 s = samples_around(om)
@@ -367,6 +428,38 @@ def main():
                 verdicts.append({"method": meth, "verdict": verdict, "iteration": it, "measured_gain": significant, "metrics": {}})
                 clock[0] += 6.0
                 phase["ablation"] += 14.1
+            # Each parameter the champion changed, reverted alone to the baseline's value (ablation.cpp), raced against it.
+            for pname in PARAMS:
+                cv, bv = champ["c"]["params"][pname], base_p[pname]
+                if cv == bv:
+                    continue
+                vp = dict(champ["c"]["params"], **{pname: bv})
+                entry = {"iteration": it, "champion_id": champ["c"]["id"], "param": pname, "champion_value": cv,
+                         "baseline_value": bv, "variant_id": ""}
+                key = config_key(vp, champ["c"]["methods"])
+                if not satisfies_constraints(vp, champ["c"]["methods"]) or key not in table:
+                    entry.update(effect="invalid", effect_text=PARAM_EFFECTS["invalid"],
+                                 note=f"{pname}={bv} with the champion's other values breaks a constraint of the space")
+                    param_ablation.append(entry)
+                    params_ablated.append(entry)
+                    continue
+                off = candidate(f"{champ['c']['id']}_base_{pname}", vp, champ["c"]["methods"])
+                entry["variant_id"] = off["id"]
+                adir = f"{idir}/ablation/candidates/{off['id']}"
+                write(out / adir / "candidate.json", "candidate", off)
+                write(out / adir / "build.json", "build", build_json(off["id"], None, adir, vp, champ["c"]["methods"]))
+                om = table[key]
+                s = samples_around(om, r=param_rng)
+                write(out / adir / "run.json", "runner_result", {"status": "ok", "message": "", "mode": "time",
+                                                                  "timing": timing(om, s), "samples_ms": s})
+                cmp = paired(champ["m"], om)
+                att = {"median": cmp["median_ratio"] * champ["m"]["median_ms"] - champ["m"]["median_ms"]}
+                spread = (cmp["ci95_high"] - cmp["ci95_low"]) / 2 * champ["m"]["median_ms"]
+                att["ci95_low"], att["ci95_high"] = att["median"] - spread, att["median"] + spread
+                effect = "helps" if att["ci95_low"] > 0 else "hurts" if att["ci95_high"] < 0 else "no_effect"
+                entry.update(effect=effect, effect_text=PARAM_EFFECTS[effect], saved_ms=att)
+                param_ablation.append(entry)
+                params_ablated.append(dict(entry, comparison=cmp))
             write(out / idir / "sass_verification.json", "sass_verification", sass_json(champ_rep))
             util = {"compute": 0.83 if it > 1 else 0.74, "memory": 0.41, "dram": 0.02, "issue": 0.78 if it > 1 else 0.69,
                     "occupancy": 0.24 if it > 1 else 0.31, "dram_bytes": 2.0e8, "top_stall": "long_scoreboard",
@@ -376,7 +469,7 @@ def main():
                                                        41.0, 1.1, 0.6)), 39)
             phase["profile"] += 39
             write(out / idir / "roofline.json", "roofline", roofline_json(champ["c"]["id"], champ["m"], util))
-        write(out / idir / "ablation.json", "ablation", {"methods": ablation})
+        write(out / idir / "ablation.json", "ablation", {"methods": ablation, "params": params_ablated})
         timeline.append({"iteration": it, "champion_id": champ["c"]["id"], "champion_ms": champ["m"]["median_ms"],
                          "improved": improved, "candidates": len(cands), "correct": len(runs), "note": f"picked {', '.join(picked[it])}"})
 
@@ -387,7 +480,7 @@ def main():
     state = {"version": 1, "gates_passed": True, "iterations_done": 3,
              "champion": record(champ["c"], champ["m"], f"{RUN}/{champ['dir']}/kernel.so", f"{RUN}/{champ['dir']}/run.json"),
              "baseline": record(base, bm, f"{RUN}/build/kernel.so", f"{RUN}/gates/timing.json"),
-             "history": history, "verdicts": verdicts,
+             "history": history, "verdicts": verdicts, "param_ablations": param_ablation,
              "stop": {"iterations_done": 3, "max_iterations": 3, "patience": 1, "iterations_without_gain": 1,
                       "workload_model": True, "near_peak": False, "generator_exhausted": False},
              "stop_reason": "max_iterations", "stop_detail": "the iteration limit was reached", "phase_seconds": phase,
@@ -408,6 +501,12 @@ def main():
         "timeline": timeline, "methods": methods, "frontier": frontier,
         "stop": {"reason": "max_iterations", "detail": "the iteration limit was reached"}, "phase_seconds": phase,
         "champion_path": f"{RUN}/champion/kernel.cu", "run_dir": RUN}, 1)
+    (out / "champion").mkdir(parents=True, exist_ok=True)
+    (out / "champion/kernel.cu").write_text(champion_file("champion", champ["c"], champ["m"]["median_ms"], bm["median_ms"]))
+    (out / "champion/baseline_kernel.cu").write_text(champion_file("baseline", base, bm["median_ms"], bm["median_ms"]))
+    write(out / "champion/champion.json", "champion", {"candidate": champ["c"], "median_ms": champ["m"]["median_ms"],
+                                                       "file": f"{RUN}/champion/kernel.cu",
+                                                       "baseline_file": f"{RUN}/champion/baseline_kernel.cu"})
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"wrote {out} ({size // 1024} KiB); champion {champ['c']['id']} {champ['m']['median_ms']} ms")
 
