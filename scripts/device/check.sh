@@ -407,7 +407,7 @@ for f in ('state.json','summary.json','bench.json'):
       for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out runs/ttr_bench_$b 2>&1 | stamp | head -40"; phases ttr_bench_$b; done
       for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bench_2nd$i 2>&1 | stamp | tail -4"; phases ttr_bench_2nd$i; done ;;
     sgemm)
-      step ttr_sgemm 300 bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
+      step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
     *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench sgemm)" >&2; return 2 ;;
   esac; done
 }
