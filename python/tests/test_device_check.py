@@ -17,7 +17,7 @@ CHECK = os.path.join(ROOT, "scripts", "device", "check.sh")
 SUITES = [
     "gpu-tests", "gpu-suite", "ncu-captures", "sanitizer", "ceilings", "examples", "resume", "timing", "flushes",
     "softmax-sizes", "call-ms", "triton-overhead", "search-efficiency", "seeds", "sweep-seeds", "kt-live", "peers",
-    "plain", "gates", "multi-gpu", "llm", "report", "corpus", "evidence",
+    "plain", "gates", "multi-gpu", "llm", "report", "corpus", "evidence", "time-to-result",
 ]
 WRAPPED = {"sanitizer": "capture_sanitizer.sh", "peers": "peers_check.sh", "llm": "llm_check.sh",
            "report": "report_check.sh"}

@@ -30,7 +30,7 @@
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh)
-#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench sgemm)
+#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm corpus-page sgemm)
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
 set -u
@@ -406,9 +406,25 @@ for f in ('state.json','summary.json','bench.json'):
     bench)
       for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out runs/ttr_bench_$b 2>&1 | stamp | head -40"; phases ttr_bench_$b; done
       for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bench_2nd$i 2>&1 | stamp | tail -4"; phases ttr_bench_2nd$i; done ;;
+    bench-warm)
+      step ttr_bench_first 150 bash -c "$K bench $VA --out runs/ttr_bw0 2>&1 | stamp | tail -2"; phases ttr_bw0
+      step ttr_bench_again 60 bash -c "$K bench $VA --out runs/ttr_bw1 2>&1 | stamp | tail -2"; phases ttr_bw1
+      for i in 1 2 3; do step ttr_bench_next$i 60 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bw2$i 2>&1 | stamp | tail -2"; phases ttr_bw2$i; done
+      step ttr_db 30 "$K" db list ;;
+    corpus-page)
+      # A corpus kernel's optimize, one case and one held-out shape, for the run page (docs/img); the run directory
+      # without binaries, golden data and reports comes back as $OUT/page_run.tgz.
+      local d=examples/corpus/cutlass_rmsnorm
+      export CUTLASS_PATH=$PWD/.carry/cutlass
+      [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+      printf 'M=4096 N=4096\n' >runs/page_case.txt
+      printf 'M=1000 N=4000\n' >runs/page_holdout.txt
+      step ttr_corpus_page ${TTR_PAGE_LIMIT_S:-150} bash -c "$K optimize $d/kernel.cu --ref $d/ref.py --M=4096 --N=4096 $(sed -n 's/^flags: //p' $d/dims.txt) --shapes runs/page_case.txt --holdout-shapes runs/page_holdout.txt --time-budget 20 --iterations 2 --out runs/ttr_page 2>&1 | stamp | tail -40"
+      phases ttr_page
+      (cd runs/ttr_page/kopt_runs && tar czf "$OUT/page_run.tgz" --exclude='*.so' --exclude='*.ncu-rep' --exclude='*.safetensors' --exclude='*.cubin' --exclude='build' .) ;;
     sgemm)
       step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
-    *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench sgemm)" >&2; return 2 ;;
+    *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench bench-warm corpus-page sgemm)" >&2; return 2 ;;
   esac; done
 }
 

@@ -59,6 +59,9 @@ class Lab {
   // The run's measuring slots (issue 21), one worker each, after hardware() and before prepare(); a request's
   // `slot` picks one. Never called: one slot on the first GPU (today's path).
   virtual void use_slots(const std::vector<runner::WorkerSpec>& slots) { (void)slots; }
+  // Where Nsight Compute profiles are kept across runs (Optimizer::profile; docs/PROFILING.md "The profile
+  // cache"); nullopt: none (the default: a model's profiles are free).
+  virtual std::optional<std::filesystem::path> profile_cache_dir() const { return std::nullopt; }
 };
 
 // The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
@@ -67,6 +70,8 @@ class SystemLab final : public Lab {
  public:
   SystemLab(pipeline::KernelJob job, util::CommandRunner& runner) : job_(std::move(job)), runner_(runner) {}
   void use_job(const pipeline::KernelJob& job) override { job_ = job; }
+  // util::kopt_cache_dir("profiles"); KOPT_PROFILE_CACHE=off: none.
+  std::optional<std::filesystem::path> profile_cache_dir() const override;
   HardwareGate hardware() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;

@@ -50,6 +50,7 @@ Result<pipeline::Prepared> ModelLab::prepare(const fs::path& run_dir, bool, cons
   p.build.status = compile::CompileStatus::kOk;
   p.build.library = run_dir / "build" / "baseline.so";
   libs_[p.build.library.string()] = job_defines;
+  write_library(p.build.library, job_defines);
   return p;
 }
 
@@ -72,6 +73,7 @@ std::vector<compile::CompileResult> ModelLab::compile(const std::vector<compile:
       c.status = compile::CompileStatus::kOk;
       c.library = r.out_dir / (r.name + ".so");
       libs_[c.library.string()] = d;
+      write_library(c.library, d);
     }
     out.push_back(c);
   }
@@ -212,7 +214,16 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
   return out;
 }
 
+void ModelLab::write_library(const fs::path& lib, const Defines& d) const {
+  // A library file only where something reads its bytes (the profile cache's key): its defines.
+  if (!o_.profile_cache_dir) return;
+  std::error_code ec;
+  fs::create_directories(lib.parent_path(), ec);
+  (void)util::write_file_atomic(lib, util::Json(d).dump());
+}
+
 Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& req, profile::ProfilePlan& plan, int top_n) {
+  ++profile_calls_;
   profile::ProfileResult r;
   r.plan = plan;
   r.top_n = top_n;

@@ -52,11 +52,15 @@ struct ModelLabOptions {
   std::function<bool(const Defines&, int slot)> worker_dies;
   // The same at one case of the workload matrix: the run at these golden data's dims dies on `slot`.
   std::function<bool(const Defines&, int slot, const Dims&)> worker_dies_at;
+  // The profile cache's folder (Lab::profile_cache_dir); unset: none.
+  std::optional<std::filesystem::path> profile_cache_dir;
 };
 
 class ModelLab final : public Lab {
  public:
   explicit ModelLab(ModelLabOptions o) : o_(std::move(o)) {}
+  std::optional<std::filesystem::path> profile_cache_dir() const override { return o_.profile_cache_dir; }
+  int profile_calls() const { return profile_calls_; }
   HardwareGate hardware() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;
@@ -86,7 +90,9 @@ class ModelLab final : public Lab {
 
  private:
   std::vector<double> samples(const std::string& lib, double true_ms, int n);
+  void write_library(const std::filesystem::path& lib, const Defines& d) const;
   ModelLabOptions o_;
+  int profile_calls_ = 0;
   std::mutex mu_;  // the loop measures on several slots at once and compiles on a thread
   std::map<std::string, Defines> libs_;  // library path -> the defines it was built with
   std::map<std::string, int> calls_;     // per library: samples drawn so far (the noise's sequence)

@@ -67,6 +67,7 @@ struct LoopRun {
   std::vector<fs::path> results;  // their result files
   std::vector<int> run_slots;     // the slot each run was served by
   size_t slots_given = 0;         // what the loop gave the lab's use_slots()
+  int profile_calls = 0;          // Nsight Compute profiles the lab took (not those from the profile cache)
 };
 
 LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr) {
@@ -93,6 +94,7 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   r.results = lab.results;
   r.run_slots = lab.run_slots;
   r.slots_given = lab.slots.size();
+  r.profile_calls = lab.profile_calls();
   return r;
 }
 
@@ -502,6 +504,50 @@ TEST(OptimizeLoop, ARunnerUpClearlyBehindTheNewChampionNeedsNoNewRun) {
   }
   EXPECT_GE(skipped, 1) << "the model's configurations differ by far more than its 0.5% noise";
   std::printf("[runner-up] skipped %d, paired again %d\n", skipped, repaired);
+}
+
+// Issue 36: a second run of the same job takes the profiles of libraries it profiled before (same bytes, golden
+// data, plan and tools) from the profile cache, and says so in the profile folder; the run's whole wall is recorded.
+TEST(OptimizeLoop, ProfilesOfTheSameLibrariesComeFromTheProfileCacheAndTheWallIsRecorded) {
+  const fs::path cache = fs::path(::testing::TempDir()) / ("kopt_profile_cache_" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  OptimizeOptions o;
+  o.iterations = 2;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.profile_cache_dir = cache;
+  auto first = run_model_loop("pcache1", o, mo);
+  ASSERT_EQ(first.exit_code, 0);
+  EXPECT_GE(first.profile_calls, 1);
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(cache)) entries += e.path().extension() == ".json";
+  EXPECT_EQ(entries, static_cast<size_t>(first.profile_calls)) << "one entry per profile taken";
+  EXPECT_FALSE(fs::exists(first.run_dir / "iter_00_baseline" / "profile" / "baseline_profile_cached.json"));
+  auto second = run_model_loop("pcache2", o, mo);
+  ASSERT_EQ(second.exit_code, 0);
+  EXPECT_LT(second.profile_calls, first.profile_calls) << "the baseline's profile is the same library's";
+  auto cached = util::read_json(second.run_dir / "iter_00_baseline" / "profile" / "baseline_profile_cached.json");
+  ASSERT_TRUE(cached.ok()) << cached.error().message;
+  EXPECT_EQ((*cached)["run_dir"], first.run_dir.string());
+  EXPECT_TRUE(fs::exists(second.run_dir / "iter_00_baseline" / "profile" / "baseline_summary.txt"));
+  auto a = util::read_json(first.run_dir / "state.json"), b = util::read_json(second.run_dir / "state.json");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)["metrics"], (*b)["metrics"]) << "the cached profile reports what the first one did";
+  EXPECT_EQ((*a)["profile_plan"], (*b)["profile_plan"]);
+  // The wall: recorded, ordered, and said in summary.md.
+  const auto& w = (*b)["wall"];
+  ASSERT_TRUE(w["first_candidate_s"].is_number()) << w.dump();
+  EXPECT_GT(w["whole_s"].get<double>(), 0);
+  EXPECT_LE(w["first_candidate_s"].get<double>(), w["whole_s"].get<double>());
+  EXPECT_LE(w["champion_s"].get<double>(), w["whole_s"].get<double>());
+  auto md = util::read_file(second.run_dir / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("Whole wall"), std::string::npos);
+  // Another plan or another library is another key: with the cache off, every profile is taken.
+  mo.profile_cache_dir.reset();
+  auto off = run_model_loop("pcache3", o, mo);
+  EXPECT_EQ(off.profile_calls, first.profile_calls);
+  fs::remove_all(cache);
 }
 
 TEST(OptimizeLoop, TheTimeBudgetEndsTheSearchAndIsCountedFromTheEndOfTheGates) {

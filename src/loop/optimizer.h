@@ -131,6 +131,7 @@ class Optimizer {
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
+  std::string profile_key(const std::filesystem::path& lib, const search::Candidate* c) const;
   Result<std::map<std::string, double>> profile(const std::filesystem::path& lib, const search::Candidate* c,
                                                 const std::filesystem::path& out_dir, const std::string& name);
   Result<roofline::RooflineResult> place(const runner::TimingStats& t, const std::filesystem::path& out_dir,

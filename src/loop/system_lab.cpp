@@ -83,6 +83,13 @@ void SystemLab::use_slots(const std::vector<runner::WorkerSpec>& slots) {
     ::setenv("CUDA_VISIBLE_DEVICES", it->second.c_str(), 1);
 }
 
+std::optional<fs::path> SystemLab::profile_cache_dir() const {
+  const char* v = std::getenv("KOPT_PROFILE_CACHE");
+  const std::string s = v ? v : "";
+  if (s == "off" || s == "0" || s == "no" || s == "false") return std::nullopt;
+  return util::kopt_cache_dir("profiles");
+}
+
 Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {
   return profile::profile_call(request, plan, runner_, top_n);
 }

@@ -48,7 +48,9 @@ TEST(KoptCacheDir, FollowsTheEnvironmentInOrder) {
   ::setenv("XDG_CACHE_HOME", "/x", 1);
   EXPECT_EQ(kopt_cache_dir("golden"), fs::path("/x/kopt/golden"));
   ::unsetenv("XDG_CACHE_HOME");
-  if (const char* h = std::getenv("HOME"); h && *h) EXPECT_EQ(kopt_cache_dir("g"), fs::path(h) / ".cache" / "kopt" / "g");
+  if (const char* h = std::getenv("HOME"); h && *h) {
+    EXPECT_EQ(kopt_cache_dir("g"), fs::path(h) / ".cache" / "kopt" / "g");
+  }
   if (k) ::setenv("KOPT_CACHE_DIR", saved_k.c_str(), 1);
   if (x) ::setenv("XDG_CACHE_HOME", saved_x.c_str(), 1);
 }
