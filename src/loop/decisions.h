@@ -98,7 +98,8 @@ struct StopState {
   int no_gain_predictions = 0;      // generations in a row whose model predicted no significant gain
   // Once every configuration the evidence allows is measured the generator explores the rest of the space
   // (GeneratorOutput::exploring): that many exploring iterations in a row without a significant gain end the
-  // search (measured on vector_add: 12 such iterations, 100 s, no gain). 0: no such rule.
+  // search (measured on vector_add: 12 such iterations, 100 s, no gain). 0: no such rule (the loop's choice when
+  // --patience is given: the user's patience governs).
   int explore_patience = kExplorePatience;
   int exploring_without_gain = 0;
   static constexpr int kExplorePatience = 2;

@@ -133,6 +133,8 @@ std::optional<int> Optimizer::open_run_dir() {
   // The limits are the options' (a resumed run may have been given new ones).
   st_.stop.max_iterations = o_.iterations;
   st_.stop.patience = patience_for(o_);
+  // An explicit --patience is the user's rule for when to stop: the exploration rule is auto's (decisions.h).
+  st_.stop.explore_patience = o_.patience > 0 ? 0 : StopState::kExplorePatience;
   st_.stop.time_budget_s = o_.time_budget_s;
   if (derived_)
     if (auto st = use_derived_space(); !st) return fail(st.error());

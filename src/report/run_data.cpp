@@ -685,6 +685,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
               {"roofline_summary", summary.value("roofline", Json::object())},
               {"methods_summary", summary.value("methods", Json::object())},
               {"phase_seconds", state.value("phase_seconds", summary.value("phase_seconds", Json::object()))},
+              {"wall", state.value("wall", summary.value("wall", Json::object()))},
               {"champion_id", champion_id},
               {"champion_path", summary.value("champion_path", std::string())},
               {"timeline", timeline},
