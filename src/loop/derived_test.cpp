@@ -58,7 +58,7 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   EXPECT_EQ(lab.kernel, run / "derived" / "loop_plain.cu");
   auto copy = util::read_file(run / "derived" / "loop_plain.cu");
   ASSERT_TRUE(copy.ok());
-  EXPECT_NE(copy->find("// @kopt param THREADS values=32,64,128,256 default=64"), std::string::npos) << *copy;
+  EXPECT_NE(copy->find("// @kopt param THREADS values=32,64,128,256,512,1024 default=64"), std::string::npos) << *copy;
   EXPECT_EQ(*util::read_file(kernel), *before);
   EXPECT_TRUE(fs::exists(run / "derived" / "derivation.json"));
 
@@ -93,7 +93,7 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("## Derived search space"), std::string::npos);
   EXPECT_NE(md->find("### Pruned points"), std::string::npos);
-  EXPECT_NE(md->find("| `THREADS` | 32, 64, 128, 256 | 64 | #define THREADS 64 at line 4: block size of the launch of scale"),
+  EXPECT_NE(md->find("| `THREADS` | 32, 64, 128, 256, 512, 1024 | 64 | #define THREADS 64 at line 4: block size of the launch of scale"),
             std::string::npos) << *md;
   EXPECT_NE(md->find("| method `launch_bounds` | 0, 1 | 0 |"), std::string::npos);
   if (std::getenv("KOPT_SHOW_SUMMARY")) std::fprintf(stderr, "%s\n", md->c_str());

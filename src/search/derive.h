@@ -32,6 +32,7 @@ enum class DeriveSite {
   kTemplateLiteral,  // a literal template argument at a launch site
   kLaunchLiteral,    // a literal block size at a launch site (and the grid that divides by it)
   kLauncherLocal,    // a block size the launcher computes at run time (a local, a dim3 or launch expression)
+  kHelperArgument,   // a literal argument at the call of a launcher helper (template or function argument)
   kPragmaUnroll,     // #pragma unroll N
   kLaunchBounds,     // __launch_bounds__(N[, M])
   kTritonConstexpr,  // a literal tl.constexpr keyword argument in run_kernel
@@ -44,7 +45,7 @@ std::string_view derive_site_name(DeriveSite s);
 enum class ValueRole {
   kBlockThreads,    // threads per block: every power of two in 32..1024 (and the default)
   kTile,            // a tile / size: powers of two from d/8 to 8d (at most 65536), and d; resource constraints prune
-  kBlockDim,        // one literal dimension of a dim3 block: powers of two in 1..1024 (and d); the product <= 1024
+  kBlockDim,        // one literal dimension of a dim3 block: powers of two from d/8 to 8d within 1..1024 (and d); the product <= 1024
   kPerThread,       // per-thread work (items per thread, a thread tile, a vector width): 1, 2, 4, 8, 16 (and d)
   kUnroll,          // an unroll factor: 1, 2, 4, 8, 16 (and the default)
   kMinBlocks,       // __launch_bounds__'s second argument: 1, 2, 4 (and the default)
@@ -53,6 +54,7 @@ enum class ValueRole {
   kNumStages,       // 1..4 (and the default)
   kListed,          // the values an existing @triton.autotune lists
   kLauncherThreads, // a block size the launcher computes at run time: 0 (the launcher's own) and 32..1024 by powers of two
+  kGridBlocks,      // the grid of a kernel with a grid-stride loop: powers of two from d/8 to 8d (and d)
 };
 std::string_view value_role_name(ValueRole r);
 

@@ -56,8 +56,10 @@ class CudaDeriver {
     scan_constants();
     derive_defines();
     derive_constants();
+    derive_helper_arguments();
     derive_launch_literals();
     derive_launcher_blocks();
+    derive_grid_stride_grids();
     derive_launch_bounds();
     derive_pragma_unroll();
     derive_static_asserts();
@@ -545,8 +547,8 @@ class CudaDeriver {
           for (const auto& o : constants_)
             if (o.name == c.name) lines.push_back(std::to_string(o.line));
           if (c.line == std::stoi(lines[0]))
-            d_.notes.push_back(fmt::format("line {}: {} is declared {} times (lines {}) in overlapping scopes: not one constant, "
-                                           "so it is not derived",
+            d_.notes.push_back(fmt::format("line {}: {} is declared {} times (lines {}): not one constant, so it is not derived "
+                                           "(one parameter per declaration needs each in its own braces, as in an if/else pair)",
                                            c.line, c.name, lines.size(), util::join(lines, ", ")));
           continue;
         }
@@ -608,7 +610,7 @@ class CudaDeriver {
         const auto& tp = tparams_[l.kernel];
         std::string tname = i < tp.size() && !tp[i].empty() ? tp[i] : fmt::format("T{}", i);
         std::string name = s_.unique_name(upper(l.kernel) + "_" + upper(tname));
-        add_param(name, tname, DeriveSite::kTemplateLiteral, ValueRole::kTile, *v, l.line,
+        add_param(name, tname, DeriveSite::kTemplateLiteral, role_of(tname, ValueRole::kTile), *v, l.line,
                   fmt::format("template argument {} = {} of {}<...> at line {}", tname, *v, l.kernel, l.line));
         define_macro(name, *v);
         edits_.push_back({l.targ_list[i].begin, l.targ_list[i].end - l.targ_list[i].begin, name});
@@ -678,6 +680,9 @@ class CudaDeriver {
       }
       if (divides) {
         edits_.insert(edits_.end(), grid_edits.begin(), grid_edits.end());
+      } else if (grid_stride(l.kernel)) {
+        d_.notes.push_back(fmt::format("line {}: {} strides over the grid (a grid-stride loop): any block size covers the data",
+                                       l.line, l.kernel));
       } else if (!int_literal(sv(m, l.cfg[0]))) {
         d_.notes.push_back(fmt::format("line {}: the grid of {} does not divide by its literal block size {}: other block "
                                        "sizes may cover the data differently (a wrong result prunes them)",
@@ -890,6 +895,129 @@ class CudaDeriver {
       d_.notes.push_back(fmt::format("line {}: the grid of {} does not divide by its literal block {}: other block sizes may cover "
                                      "the data differently (a wrong result prunes them)",
                                      l.line, l.kernel, block));
+  }
+
+  // The kernel's body has a grid-stride loop (`i += blockDim.x * gridDim.x`, `i += gridDim.x * blockDim.x`, or a
+  // stride variable computed so): it covers the data with any grid and any block.
+  bool grid_stride(const std::string& kernel) const {
+    static const std::regex stride(R"((blockDim\.x\s*\*\s*gridDim\.x|gridDim\.x\s*\*\s*blockDim\.x))");
+    for (const auto& [name, body] : function_bodies("__global__"))
+      if (name == kernel) {
+        std::string b = s_.masked.substr(body.begin, body.end - body.begin);
+        return std::regex_search(b, stride);
+      }
+    return false;
+  }
+
+  // A literal grid at the launch of a kernel with a grid-stride loop: the number of blocks is free.
+  void derive_grid_stride_grids() {
+    const std::string& m = s_.masked;
+    for (const auto& l : launches_) {
+      std::string suffix;
+      auto g = int_literal(sv(m, l.cfg[0]), &suffix);
+      if (!g || !suffix.empty() || *g < 2 || !grid_stride(l.kernel)) continue;
+      std::string name = s_.unique_name(upper(l.kernel) + "_GRID");
+      add_param(name, sv(m, l.cfg[0]), DeriveSite::kLaunchLiteral, ValueRole::kGridBlocks, *g, l.line,
+                fmt::format("literal grid {} of the launch of {} at line {}: {} strides over the grid (a grid-stride loop), so "
+                            "any number of blocks covers the data",
+                            *g, l.kernel, l.line, l.kernel));
+      define_macro(name, *g);
+      edits_.push_back({l.cfg[0].begin, l.cfg[0].end - l.cfg[0].begin, name});
+    }
+  }
+
+  struct HostFunction {
+    std::string name;
+    std::vector<std::string> tparams, params;  // template parameter names; function parameter names
+    Range body;
+    size_t def_pos = 0;
+  };
+
+  // Host functions defined in the file (not __global__ / __device__) whose body launches a kernel: the launcher
+  // helpers of `launch_scale<256>(x, n)` and `launch(x, n, 256)`.
+  std::vector<HostFunction> launching_helpers() const {
+    const std::string& m = s_.masked;
+    std::vector<HostFunction> out;
+    static const std::regex head(R"((^|[;}\n])[ \t]*(template\s*<([^<>]*)>\s*)?((?:static|inline|__host__|extern\s+"C")\s+)*(?:void|int|cudaError_t|bool|auto)\s+([A-Za-z_]\w*)\s*\()");
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), head); it != std::sregex_iterator(); ++it) {
+      HostFunction f;
+      f.name = (*it)[5];
+      size_t paren = static_cast<size_t>(it->position(0) + it->length(0) - 1);
+      size_t close = match_close(m, paren);
+      if (close == npos) continue;
+      size_t body = m.find_first_not_of(" \t\n", close + 1);
+      if (body == npos || m[body] != '{') continue;
+      size_t end = match_close(m, body);
+      if (end == npos) continue;
+      f.body = {body, end};
+      f.def_pos = static_cast<size_t>(it->position(5));
+      bool launches = std::any_of(launches_.begin(), launches_.end(), [&](const Launch& l) { return inside(f.body, l.pos); });
+      if (!launches) continue;
+      auto last_word = [](std::string a) {
+        a = util::trim(a.substr(0, a.find('=')));
+        size_t k = a.size();
+        while (k > 0 && word_char(a[k - 1])) --k;
+        return a.substr(k);
+      };
+      if ((*it)[2].matched) {
+        std::string tl = (*it)[3];
+        for (auto r : split_args(tl, 0, tl.size())) f.tparams.push_back(last_word(sv(tl, r)));
+      }
+      for (auto r : split_args(m, paren + 1, close)) f.params.push_back(last_word(sv(m, r)));
+      out.push_back(f);
+    }
+    return out;
+  }
+
+  // Literal arguments at the call sites of launcher helpers: a template argument (`launch_scale<256>(...)`) or a
+  // function argument (`launch(x, n, 256)`) that the helper passes to a launch. One parameter per literal; where
+  // the helper has one call site, its parameter reads as the derived one inside its body (constraints follow).
+  void derive_helper_arguments() {
+    const std::string& m = s_.masked;
+    for (const auto& f : launching_helpers()) {
+      std::vector<size_t> calls;
+      for (size_t p : word_positions(m, f.name))
+        if (p != f.def_pos && !inside(f.body, p)) calls.push_back(p);
+      for (size_t p : calls) {
+        size_t q = m.find_first_not_of(" \t\n", p + f.name.size());
+        if (q == npos) continue;
+        std::vector<Range> targs;
+        if (m[q] == '<') {
+          size_t tc = match_close(m, q);
+          if (tc == npos) continue;
+          targs = split_args(m, q + 1, tc);
+          q = m.find_first_not_of(" \t\n", tc + 1);
+        }
+        if (q == npos || m[q] != '(') continue;
+        size_t ac = match_close(m, q);
+        if (ac == npos) continue;
+        auto args = split_args(m, q + 1, ac);
+        int line = s_.line_of(p);
+        auto derive_arg = [&](Range r, const std::string& formal, bool is_template) {
+          std::string suffix;
+          auto v = int_literal(sv(m, r), &suffix);
+          if (!v || !suffix.empty() || formal.empty()) return;
+          std::vector<std::string> kernels;
+          auto cl = classify(uses_of(formal, f.body.begin, f.body), &kernels);
+          if (!cl) {
+            d_.notes.push_back(fmt::format("line {}: argument {} = {} of {}(...) is not used in a launch, template argument, "
+                                           "shared-memory size or loop bound of {}: left alone",
+                                           line, formal, *v, f.name, f.name));
+            return;
+          }
+          std::string name = s_.unique_name(upper(f.name) + "_" + upper(formal));
+          add_param(name, formal, DeriveSite::kHelperArgument, role_of(formal, cl->second), *v, line,
+                    fmt::format("{} argument {} = {} of the launcher helper {} at line {}: in {}, {}",
+                                is_template ? "template" : "function", formal, *v, f.name, line, f.name, cl->first));
+          define_macro(name, *v);
+          edits_.push_back({r.begin, r.end - r.begin, name});
+          for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
+          if (calls.size() == 1) scoped_param_.push_back({formal, f.body, f.body.begin, name});
+        };
+        for (size_t i = 0; i < targs.size() && i < f.tparams.size(); ++i) derive_arg(targs[i], f.tparams[i], true);
+        for (size_t i = 0; i < args.size() && i < f.params.size(); ++i) derive_arg(args[i], f.params[i], false);
+      }
+    }
   }
 
   // Identifiers of an expression.

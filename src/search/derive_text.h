@@ -137,7 +137,7 @@ inline std::vector<int64_t> values_for(ValueRole role, int64_t d) {
   switch (role) {
     case ValueRole::kBlockThreads: powers(32, kMaxThreadsPerBlock); break;
     case ValueRole::kTile: powers(std::max<int64_t>(1, d / 8), std::min(8 * d, kMaxTileValue)); break;
-    case ValueRole::kBlockDim: powers(1, kMaxThreadsPerBlock); break;
+    case ValueRole::kBlockDim: powers(std::max<int64_t>(1, d / 8), std::min(8 * d, kMaxThreadsPerBlock)); break;
     case ValueRole::kPerThread: powers(1, 16); break;
     case ValueRole::kUnroll: powers(1, 16); break;
     case ValueRole::kMinBlocks: v.insert(v.end(), {1, 2, 4}); break;
@@ -145,6 +145,7 @@ inline std::vector<int64_t> values_for(ValueRole role, int64_t d) {
     case ValueRole::kNumWarps: powers(1, 32); break;
     case ValueRole::kNumStages: v.insert(v.end(), {1, 2, 3, 4}); break;
     case ValueRole::kListed: break;
+    case ValueRole::kGridBlocks: powers(std::max<int64_t>(1, d / 8), 8 * d); break;
     case ValueRole::kLauncherThreads:
       v.push_back(0);
       powers(32, kMaxThreadsPerBlock);
