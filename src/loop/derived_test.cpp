@@ -45,6 +45,9 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
     return t == 256 ? 0.5 : 1.0;
   };
   mo.compiles = [](const Defines& d) { return threads_of(d) != 32; };
+  // 1024 compiles past the candidate compile limit; 512 spills (ptxas): both are pruned without a measurement.
+  mo.compile_times_out = [](const Defines& d) { return threads_of(d) == 1024; };
+  mo.spills = [](const Defines& d) { return threads_of(d) == 512; };
   mo.ceilings = roofline::testing::round_ceilings();
   mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
                 {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
@@ -75,14 +78,22 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   ASSERT_EQ(d["params"].size(), 1u);
   EXPECT_EQ(d["params"][0]["name"], "THREADS");
   EXPECT_NE(d["params"][0]["reason"].get<std::string>().find("block size of the launch of scale"), std::string::npos);
-  bool compile_pruned = false, wrong_pruned = false;
+  bool compile_pruned = false, wrong_pruned = false, time_pruned = false, spill_pruned = false;
   for (const auto& p : d["pruned"]) {
     std::string point = p["point"];
+    std::string why = p["why"];
     if (point.rfind("THREADS=32,", 0) == 0) compile_pruned = p["status"] == "compile_failed";
     if (point.rfind("THREADS=128,", 0) == 0) wrong_pruned = p["status"] == "incorrect";
+    if (point.rfind("THREADS=1024,", 0) == 0) time_pruned = why.rfind("compile time limit: nvcc ran past 60 s", 0) == 0;
+    if (point.rfind("THREADS=512,", 0) == 0) spill_pruned = why.rfind("spills registers (ptxas), pruned before measuring", 0) == 0;
   }
   EXPECT_TRUE(compile_pruned) << d["pruned"].dump();
   EXPECT_TRUE(wrong_pruned) << d["pruned"].dump();
+  EXPECT_TRUE(time_pruned) << d["pruned"].dump();
+  EXPECT_TRUE(spill_pruned) << d["pruned"].dump();
+  // Every candidate compile carried the limit (the model lab's baseline compile takes no time: the 60 s floor).
+  ASSERT_FALSE(lab.compile_timeouts_s.empty());
+  for (double t : lab.compile_timeouts_s) EXPECT_DOUBLE_EQ(t, 60);
   // A pruned point leaves the space: each (THREADS, launch_bounds) point fails at most once, whatever the flags.
   std::set<std::string> seen;
   for (const auto& p : d["pruned"]) {
