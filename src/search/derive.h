@@ -5,9 +5,13 @@
 //   CUDA:   named integral constants (constexpr/const at namespace or function scope, static constexpr members,
 //           `#define NAME <int>`) used in a launch, a template argument, a shared-memory size or a loop bound;
 //           literal template arguments and literal block sizes at `<<<...>>>` sites (a `(n + B - 1) / B, B`
-//           launch is one parameter) and literal `dim3` blocks (one parameter per dimension); `#pragma unroll N`; `__launch_bounds__(N[, M])`.
-//   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel,
-//           and the configs of an existing `@triton.autotune`.
+//           launch is one parameter) and literal `dim3` blocks (one parameter per dimension); `#pragma unroll N`; `__launch_bounds__(N[, M])`;
+//           a constant declared once in each branch (one parameter per branch); a block size the launcher computes at
+//           run time (0: the launcher's own; else 32..1024); literal arguments of launcher helpers (template or function
+//           arguments); the grid of a kernel with a grid-stride loop. Per-thread arrays bound per-thread work (<= 64).
+//   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel (of a
+//           kernel defined in the file or imported from its project), and the configs of an existing `@triton.autotune`.
+// Value sets span the legal range (derive_text.h: values_for), the resource limits prune them as constraints.
 // The result is also an instrumented copy of the source: every derived value becomes a macro (CUDA: `#ifndef
 // P / #define P <default> / #endif`, the site rewritten to use P) or a run_kernel keyword argument (Triton),
 // under `@kopt param` / `@kopt constraint` lines, so the ordinary annotation machinery builds its candidates.
