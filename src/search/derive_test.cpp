@@ -492,6 +492,8 @@ TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
   EXPECT_EQ(param(*e, "num_warps"), nullptr);
   EXPECT_NE(param(*e, "B"), nullptr);
   EXPECT_TRUE(has_note(*e, "fwd is imported: num_warps is not added to its launch"));
+  // A keyword computed at run time is left alone, and the note shows how it is computed.
+  EXPECT_TRUE(has_note(*d, "B=triton.next_power_of_2(n_cols) of the launch of fwd[...] is computed at run time")) << fmt::format("{}", fmt::join(d->notes, "\n"));
 }
 
 TEST(DeriveCuda, NothingToDerive) {

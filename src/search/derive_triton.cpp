@@ -202,6 +202,17 @@ class TritonDeriver {
         if (!v && util::is_identifier(local) && !sig_names_.count(local) && !util::starts_with(local, "KOPT_") &&
             !s_.taken.count(local) && (launch || constexpr_key(j, key)))
           if ((named = local_constant(local))) v = named->second;
+        bool flag = local == "True" || local == "False" || local == "None";
+        if (!v && (launch || constexpr_key(j, key)) && !sig_names_.count(local) && !local.empty() && !flag) {
+          // A value computed at run time (`B=triton.next_power_of_2(D)`, or a local assigned from an expression): the
+          // launch keeps it, and the note says so.
+          std::string shown = local;
+          if (util::is_identifier(local))
+            if (auto e = local_expression(local)) shown = fmt::format("{} = {}", local, *e);
+          d_.notes.push_back(fmt::format("line {}: {}={} of the launch of {}[...] is computed at run time ({}): left alone "
+                                         "(kopt derives literals and locals assigned once from a literal)",
+                                         line, key, local, st.kernel, shown));
+        }
         if (!v || (!named && a.substr(eq + 1).find_first_of("uUlL") != npos)) continue;
         if (!launch && !constexpr_key(j, key)) continue;
         if (sig_names_.count(key)) continue;
@@ -301,6 +312,16 @@ class TritonDeriver {
     if (v < 0) return std::nullopt;
     size_t b = body_begin_ + static_cast<size_t>(dm.position(2));
     return std::make_pair(Range{b, b + static_cast<size_t>(dm.length(2))}, v);
+  }
+
+  // `NAME = <expression>` on a line of run_kernel's body: the expression, trimmed (the first such line).
+  std::optional<std::string> local_expression(const std::string& name) const {
+    const std::string& m = s_.masked;
+    std::string body = m.substr(body_begin_, body_end_ - body_begin_);
+    std::regex def("(^|\\n)[ \\t]+" + name + R"([ \t]*=(?!=)[ \t]*([^\n]+))");
+    std::smatch dm;
+    if (!std::regex_search(body, dm, def)) return std::nullopt;
+    return util::trim(dm[2].str());
   }
 
   std::string_view call_separator(size_t open, size_t close) const {
