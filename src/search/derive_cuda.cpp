@@ -67,6 +67,9 @@ class CudaDeriver {
     derive_shared_memory();
     derive_per_thread_arrays();
     derive_launch_bounds_method();
+    if (launches_.empty())
+      d_.notes.push_back("no kernel launch (<<<...>>>) in this file: its kernels are launched by code it includes (a "
+                         "project's host launcher, a library call), whose choices kopt does not read");
     return std::move(d_);
   }
 
