@@ -100,6 +100,8 @@ struct Derivation {
 // Threads per block and static shared memory per block the value sets and constraints respect (sm_90).
 inline constexpr int64_t kMaxThreadsPerBlock = 1024;
 inline constexpr int64_t kMaxStaticSmemBytes = 48 * 1024;
+// Shared memory one block may have with the opt-in (static and dynamic) on H100/H200 (sm_90): 227 KiB.
+inline constexpr int64_t kMaxBlockSmemBytes = 227 * 1024;
 // Elements of one per-thread (register) array of a kernel, e.g. the accumulators `float acc[TM * TN]`: past 64 a
 // thread's tile no longer fits the register file without spilling, and nvcc takes minutes on it (issue 35).
 inline constexpr int64_t kMaxPerThreadArrayElems = 64;

@@ -65,6 +65,7 @@ class CudaDeriver {
     derive_static_asserts();
     derive_thread_limits();
     derive_shared_memory();
+    derive_dynamic_shared_memory();
     derive_per_thread_arrays();
     derive_launch_bounds_method();
     if (launches_.empty())
@@ -1216,6 +1217,15 @@ class CudaDeriver {
         while (e < expr.size() && word_char(expr[e])) ++e;
         std::string w = expr.substr(i, e - i);
         i = e;
+        if (w == "sizeof") {  // sizeof(float) and the like: a number
+          size_t open = expr.find_first_not_of(" \t", i);
+          size_t close = open == npos || expr[open] != '(' ? npos : expr.find(')', open);
+          int bytes = close == npos ? 0 : elem_bytes_of(util::trim(expr.substr(open + 1, close - open - 1)));
+          if (bytes == 0) return std::nullopt;
+          out += std::to_string(bytes);
+          i = close + 1;
+          continue;
+        }
         if (auto r = resolve(w, at, depth)) {
           out += *r;
           any_param = true;
@@ -1505,6 +1515,21 @@ class CudaDeriver {
     if (unreadable)
       d_.notes.push_back("some __shared__ arrays have sizes or types kopt cannot read: the shared-memory limit is left to "
                          "ptxas (a point over it is pruned at compile time)");
+  }
+
+  // The dynamic shared memory of a launch (its third configuration argument, or the statements defining its variable)
+  // over derived names: within 227 KiB a block (sm_90 with the opt-in).
+  void derive_dynamic_shared_memory() {
+    const std::string& m = s_.masked;
+    for (const auto& l : launches_) {
+      if (l.cfg.size() < 3) continue;
+      std::string e = sv(m, l.cfg[2]);
+      auto t = translate(e, l.pos);
+      if (!t) continue;
+      add_constraint(fmt::format("{} <= {}", *t, kMaxBlockSmemBytes),
+                     fmt::format("dynamic shared memory of the launch of {} at line {} within {} KiB a block (H100/H200)", l.kernel,
+                                 l.line, kMaxBlockSmemBytes / 1024));
+    }
   }
 
   // A kernel's per-thread arrays (accumulators `float acc[TM * TN]`, `float regM[TM]`) over derived names: each at most

@@ -443,6 +443,20 @@ TEST(DeriveCuda, LauncherComputedBlocksHelpersItemsAndGridStride) {
   EXPECT_TRUE(contains(d.instrumented, "saxpy_stride<<<SAXPY_STRIDE_GRID, threads>>>(x, y, n);"));
 }
 
+// Dynamic shared memory given at the launch, over derived names (sizeof of a known type read as its bytes): within
+// 227 KiB a block, the H100/H200 limit with the opt-in.
+TEST(DeriveCuda, DynamicSharedMemoryOfALaunchIsAConstraint) {
+  std::string cu = "template <int TILE>\n"
+                   "__global__ void k(float* x) { extern __shared__ float s[]; s[threadIdx.x] = x[threadIdx.x]; }\n"
+                   "extern \"C\" void solve(float* x, int n) {\n"
+                   "  constexpr int kTile = 1024;\n"
+                   "  k<kTile><<<n / 256, 256, kTile * 4 * sizeof(float)>>>(x);\n"
+                   "}\n";
+  auto d = derive(cu, "dyn.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(has_constraint(*d, "kTile_VALUE * 4 * 4 <= 232448"));
+}
+
 // Value sets span the legal range instead of a band around the default (issue 35: a layernorm at 1024 threads whose
 // best block, 128, was outside {256, 512, 1024}).
 TEST(DeriveValues, SetsSpanTheLegalRange) {
