@@ -70,8 +70,8 @@ void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
                         {"flags", r.candidate.flags}, {"status", search::candidate_status_name(r.status)},
                         {"why", why.substr(0, 400)}};
     // The point (its derived params and method guards) leaves the space: a compile failure whatever the flags, a
-    // wrong or failed run only when no flag method was on (a flag could be what broke it).
-    if (r.status == search::CandidateStatus::kCompileFailed || r.candidate.flags.empty()) {
+    // wrong or failed run, or a build pruned for spilling, only when no flag method was on (a flag could be the cause).
+    if ((r.status == search::CandidateStatus::kCompileFailed && !r.build.ok()) || r.candidate.flags.empty()) {
       std::vector<std::string> terms;
       for (const auto& d : space_->dims) {
         if (d.kind == search::DimKind::kFlag) continue;

@@ -263,7 +263,8 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     }
     // ptxas's resources before measuring: a point of a derived space that spills where the baseline does not is
     // pruned unmeasured (local-memory traffic in the inner loop; a spilling point is never the best of such a space).
-    if (derived_ && compile::spilling_functions(prep_.build.resources).empty())
+    // Not with a flag method on (-maxrregcount trades registers for spills on purpose: it is measured).
+    if (derived_ && cr.candidate.flags.empty() && compile::spilling_functions(prep_.build.resources).empty())
       if (auto sp = compile::spilling_functions(cr.build.resources); !sp.empty()) {
         cr.status = search::CandidateStatus::kCompileFailed;
         cr.note = "spills registers (ptxas), pruned before measuring: " + util::join(sp, "; ");
