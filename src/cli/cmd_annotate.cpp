@@ -42,8 +42,9 @@ int cmd_annotate(const Args& args) {
     std::fprintf(out, "%s", search::annotation_text(*d).c_str());
     if (!write.empty()) std::fprintf(stderr, "kopt annotate: %s already has @kopt lines; nothing written to %s\n", kernel.c_str(), write.c_str());
   } else if (d->empty()) {
-    std::fprintf(out, "kopt annotate: nothing to derive in %s (no named constant, literal launch, template argument, "
-                      "#pragma unroll or __launch_bounds__ kopt can tune)\n%s",
+    std::fprintf(out, "kopt annotate: nothing to derive in %s (no named constant, literal or launcher-computed block, "
+                      "launcher helper argument, template argument, grid-stride grid, #pragma unroll, __launch_bounds__ or "
+                      "Triton launch keyword kopt can tune; the notes below say what was seen and left alone)\n%s",
                  kernel.c_str(), search::annotation_text(*d).c_str());
   } else {
     std::fprintf(out, "%s", search::annotation_text(*d).c_str());

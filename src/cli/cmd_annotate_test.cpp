@@ -29,7 +29,7 @@ TEST(AnnotateCommand, PrintsTheDerivedSpaceWithReasonsAndWritesTheCopy) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_NE(r.stdout_text.find("// derived: literal block size 256 of the launch of add_one at line 30"), std::string::npos)
       << r.stdout_text;
-  EXPECT_NE(r.stdout_text.find("// @kopt param ADD_ONE_BLOCK values=64,128,256,512,1024 default=256\n"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("// @kopt param ADD_ONE_BLOCK values=32,64,128,256,512,1024 default=256\n"), std::string::npos);
   EXPECT_NE(r.stdout_text.find("// note: line 29: the grid of fill"), std::string::npos);
   EXPECT_NE(r.stderr_text.find("wrote the annotated copy"), std::string::npos);
   auto copy = util::read_file(dir / "out.cu");
@@ -49,7 +49,7 @@ TEST(AnnotateCommand, JsonToStdoutNothingToDeriveAndErrors) {
   auto parsed = util::Json::parse(j.stdout_text, nullptr, false);
   ASSERT_FALSE(parsed.is_discarded()) << j.stdout_text;
   EXPECT_EQ(parsed["language"], "python");
-  EXPECT_NE(j.stderr_text.find("# @kopt param BLOCK values=512,1024,2048 default=1024 kind=constexpr"), std::string::npos);
+  EXPECT_NE(j.stderr_text.find("# @kopt param BLOCK values=256,512,1024,2048,4096 default=1024 kind=constexpr"), std::string::npos);
 
   auto none = annotate({data("nothing.cu")});
   EXPECT_EQ(none.exit_code, 0);

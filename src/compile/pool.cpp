@@ -15,6 +15,21 @@
 
 namespace kopt::compile {
 
+double candidate_compile_limit_s(double baseline_compile_ms, bool baseline_cache_hit, bool cutlass) {
+  const double floor_s = cutlass ? kMinCutlassCandidateCompileS : kMinCandidateCompileS;
+  const double own_s = baseline_cache_hit ? 0 : 10 * baseline_compile_ms / 1000.0;
+  return std::min(kMaxCandidateCompileS, std::max(floor_s, own_s));
+}
+
+std::vector<std::string> spilling_functions(const std::vector<KernelResources>& resources) {
+  std::vector<std::string> out;
+  for (const auto& r : resources)
+    if (r.entry && r.spills())
+      out.push_back(fmt::format("{}: {} bytes spill stores, {} bytes spill loads", r.name, r.spill_store_bytes.value_or(0),
+                                r.spill_load_bytes.value_or(0)));
+  return out;
+}
+
 int auto_jobs(size_t cores, uint64_t free_mem_bytes, uint64_t per_job_mem_bytes) {
   uint64_t n = std::max<size_t>(cores, 1);
   if (per_job_mem_bytes > 0) n = std::min<uint64_t>(n, free_mem_bytes / per_job_mem_bytes);

@@ -27,6 +27,19 @@ int auto_jobs_for(const std::vector<CompileRequest>& requests);
 // --compile-jobs: "auto" -> 0, "N" (N >= 1) -> N; anything else is an input error.
 Result<int> parse_jobs(std::string_view text);
 
+// The compile time limit of one candidate. Candidates are variants of the baseline, so one that compiles far longer
+// than it is a pathology (a thread tile of 1024 accumulators, a huge loop fully unrolled) that would hold a compile
+// job for minutes and measure nothing: 10 times the baseline's compile, at least kMinCandidateCompileS
+// (kMinCutlassCandidateCompileS for CUTLASS), at most kMaxCandidateCompileS. A cache hit's time is a lookup's: the floor.
+inline constexpr double kMinCandidateCompileS = 60;
+inline constexpr double kMinCutlassCandidateCompileS = 180;
+inline constexpr double kMaxCandidateCompileS = 600;
+double candidate_compile_limit_s(double baseline_compile_ms, bool baseline_cache_hit, bool cutlass);
+
+// The entry functions of a build that spill (ptxas's spill stores or loads), as "name: N bytes spill stores, M
+// bytes spill loads"; empty when none does.
+std::vector<std::string> spilling_functions(const std::vector<KernelResources>& resources);
+
 struct BatchProgress {
   size_t done = 0, total = 0, cached = 0, failed = 0;
 };

@@ -186,6 +186,33 @@ TEST_F(PoolTest, TimeoutAndMissingTool) {
   EXPECT_FALSE(missing.log_text.empty());
 }
 
+// A candidate's compile time limit (issue 35): 10 times the baseline's compile, within [60 s, 600 s] (180 s floor for
+// CUTLASS); a cached baseline's time is a lookup's, so the floor.
+TEST(CandidateCompileLimit, FollowsTheBaselineWithinItsFloorAndCeiling) {
+  EXPECT_DOUBLE_EQ(candidate_compile_limit_s(2000, false, false), 60);
+  EXPECT_DOUBLE_EQ(candidate_compile_limit_s(12000, false, false), 120);
+  EXPECT_DOUBLE_EQ(candidate_compile_limit_s(12000, true, false), 60);
+  EXPECT_DOUBLE_EQ(candidate_compile_limit_s(12000, false, true), 180);
+  EXPECT_DOUBLE_EQ(candidate_compile_limit_s(90000, false, true), 600);
+}
+
+TEST(SpillingFunctions, NamesEveryEntryThatSpills) {
+  auto r = parse_ptxas_verbose(
+      "ptxas info    : Compiling entry function '_Z5heavyPKfPfi' for 'sm_90'\n"
+      "ptxas info    : Function properties for _Z5heavyPKfPfi\n"
+      "    200 bytes stack frame, 360 bytes spill stores, 384 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 0 barriers, 4096 bytes smem, 200 bytes cumulative stack size\n"
+      "ptxas info    : Compiling entry function '_Z5lightPKfPfi' for 'sm_90'\n"
+      "ptxas info    : Function properties for _Z5lightPKfPfi\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 32 registers, used 0 barriers, 0 bytes smem, 0 bytes cumulative stack size\n");
+  ASSERT_EQ(r.size(), 2u);
+  auto s = spilling_functions(r);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0], "_Z5heavyPKfPfi: 360 bytes spill stores, 384 bytes spill loads");
+  EXPECT_TRUE(spilling_functions({r[1]}).empty());
+}
+
 TEST_F(PoolTest, InvalidRequestIsAFailedCandidate) {
   auto bad_arch = request("x", "// SLEEP=0\n");
   bad_arch.arch = "sm90";

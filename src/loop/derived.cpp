@@ -2,6 +2,7 @@
 // annotated, instrumented copy in the run directory; the user's file is never touched. Points of that space
 // that fail to build or compute a wrong answer are pruned, each with its reason, in derived/pruned.json and
 // the summary.
+#include "compile/request.h"
 #include "loop/optimizer.h"
 #include "pipeline/triton.h"
 #include "util/fs.h"
@@ -62,13 +63,15 @@ void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
     for (const auto& m : derived_->methods)
       if (auto it = r.candidate.defines.find(search::guard_macro(m.id)); it != r.candidate.defines.end())
         point.push_back(it->first + "=" + it->second);
-    std::string why = r.status == search::CandidateStatus::kCompileFailed ? compile_reason(r.build.log_text, r.note) : r.note;
+    // A compile past the time limit, or a build that spills, says so; another compile failure gives nvcc's first error.
+    bool own_note = r.build.status == compile::CompileStatus::kTimedOut || (r.build.ok() && !r.note.empty());
+    std::string why = r.status == search::CandidateStatus::kCompileFailed && !own_note ? compile_reason(r.build.log_text, r.note) : r.note;
     util::Json entry = {{"candidate", r.candidate.id}, {"point", util::join(point, ",")}, {"methods", r.candidate.methods},
                         {"flags", r.candidate.flags}, {"status", search::candidate_status_name(r.status)},
                         {"why", why.substr(0, 400)}};
     // The point (its derived params and method guards) leaves the space: a compile failure whatever the flags, a
-    // wrong or failed run only when no flag method was on (a flag could be what broke it).
-    if (r.status == search::CandidateStatus::kCompileFailed || r.candidate.flags.empty()) {
+    // wrong or failed run, or a build pruned for spilling, only when no flag method was on (a flag could be the cause).
+    if ((r.status == search::CandidateStatus::kCompileFailed && !r.build.ok()) || r.candidate.flags.empty()) {
       std::vector<std::string> terms;
       for (const auto& d : space_->dims) {
         if (d.kind == search::DimKind::kFlag) continue;

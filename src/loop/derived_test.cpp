@@ -45,6 +45,9 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
     return t == 256 ? 0.5 : 1.0;
   };
   mo.compiles = [](const Defines& d) { return threads_of(d) != 32; };
+  // 1024 compiles past the candidate compile limit; 512 spills (ptxas): both are pruned without a measurement.
+  mo.compile_times_out = [](const Defines& d) { return threads_of(d) == 1024; };
+  mo.spills = [](const Defines& d) { return threads_of(d) == 512; };
   mo.ceilings = roofline::testing::round_ceilings();
   mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
                 {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
@@ -58,7 +61,7 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   EXPECT_EQ(lab.kernel, run / "derived" / "loop_plain.cu");
   auto copy = util::read_file(run / "derived" / "loop_plain.cu");
   ASSERT_TRUE(copy.ok());
-  EXPECT_NE(copy->find("// @kopt param THREADS values=32,64,128,256 default=64"), std::string::npos) << *copy;
+  EXPECT_NE(copy->find("// @kopt param THREADS values=32,64,128,256,512,1024 default=64"), std::string::npos) << *copy;
   EXPECT_EQ(*util::read_file(kernel), *before);
   EXPECT_TRUE(fs::exists(run / "derived" / "derivation.json"));
 
@@ -75,14 +78,22 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   ASSERT_EQ(d["params"].size(), 1u);
   EXPECT_EQ(d["params"][0]["name"], "THREADS");
   EXPECT_NE(d["params"][0]["reason"].get<std::string>().find("block size of the launch of scale"), std::string::npos);
-  bool compile_pruned = false, wrong_pruned = false;
+  bool compile_pruned = false, wrong_pruned = false, time_pruned = false, spill_pruned = false;
   for (const auto& p : d["pruned"]) {
     std::string point = p["point"];
+    std::string why = p["why"];
     if (point.rfind("THREADS=32,", 0) == 0) compile_pruned = p["status"] == "compile_failed";
     if (point.rfind("THREADS=128,", 0) == 0) wrong_pruned = p["status"] == "incorrect";
+    if (point.rfind("THREADS=1024,", 0) == 0) time_pruned = why.rfind("compile time limit: nvcc ran past 60 s", 0) == 0;
+    if (point.rfind("THREADS=512,", 0) == 0) spill_pruned = why.rfind("spills registers (ptxas), pruned before measuring", 0) == 0;
   }
   EXPECT_TRUE(compile_pruned) << d["pruned"].dump();
   EXPECT_TRUE(wrong_pruned) << d["pruned"].dump();
+  EXPECT_TRUE(time_pruned) << d["pruned"].dump();
+  EXPECT_TRUE(spill_pruned) << d["pruned"].dump();
+  // Every candidate compile carried the limit (the model lab's baseline compile takes no time: the 60 s floor).
+  ASSERT_FALSE(lab.compile_timeouts_s.empty());
+  for (double t : lab.compile_timeouts_s) EXPECT_DOUBLE_EQ(t, 60);
   // A pruned point leaves the space: each (THREADS, launch_bounds) point fails at most once, whatever the flags.
   std::set<std::string> seen;
   for (const auto& p : d["pruned"]) {
@@ -93,7 +104,7 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("## Derived search space"), std::string::npos);
   EXPECT_NE(md->find("### Pruned points"), std::string::npos);
-  EXPECT_NE(md->find("| `THREADS` | 32, 64, 128, 256 | 64 | #define THREADS 64 at line 4: block size of the launch of scale"),
+  EXPECT_NE(md->find("| `THREADS` | 32, 64, 128, 256, 512, 1024 | 64 | #define THREADS 64 at line 4: block size of the launch of scale"),
             std::string::npos) << *md;
   EXPECT_NE(md->find("| method `launch_bounds` | 0, 1 | 0 |"), std::string::npos);
   if (std::getenv("KOPT_SHOW_SUMMARY")) std::fprintf(stderr, "%s\n", md->c_str());

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "compile/command.h"
+#include "compile/pool.h"
 #include "dispatch/dispatcher.h"
 #include "loop/candidate_check.h"
 #include "loop/numerics.h"
@@ -256,10 +257,22 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
     if (auto st = write_json(cdir / "build.json", "build", compile::to_json(cr.build)); !st) return stop_with(st.error());
     if (!cr.build.ok()) {
       cr.status = search::CandidateStatus::kCompileFailed;
-      cr.note = std::string(compile::to_string(cr.build.status));
+      cr.note = cr.build.status == compile::CompileStatus::kTimedOut
+                    ? fmt::format("compile time limit: nvcc ran past {:.0f} s and was killed", o_.job.compile_timeout_s)
+                    : std::string(compile::to_string(cr.build.status));
       mark_done(i, cr);
       return dispatch::Attempt::kDone;
     }
+    // ptxas's resources before measuring: a point of a derived space that spills where the baseline does not is
+    // pruned unmeasured (local-memory traffic in the inner loop; a spilling point is never the best of such a space).
+    // Not with a flag method on (-maxrregcount trades registers for spills on purpose: it is measured).
+    if (derived_ && cr.candidate.flags.empty() && compile::spilling_functions(prep_.build.resources).empty())
+      if (auto sp = compile::spilling_functions(cr.build.resources); !sp.empty()) {
+        cr.status = search::CandidateStatus::kCompileFailed;
+        cr.note = "spills registers (ptxas), pruned before measuring: " + util::join(sp, "; ");
+        mark_done(i, cr);
+        return dispatch::Attempt::kDone;
+      }
     if (util::interrupted()) return dispatch::Attempt::kStop;
     tick();
     if (budgeted && budget_spent()) {

@@ -163,6 +163,11 @@ std::optional<int> Optimizer::pass_gates() {
     auto prep = lab_.prepare(dir_, resuming_, [this](const std::string& s) { say("  {}", s); });
     if (!prep) return stop("inputs", prep.error(), util::Json::object());
     prep_ = std::move(prep).value();
+    if (o_.job.compile_timeout_s <= 0 && !triton()) {
+      bool cutlass = pipeline::compile_request(o_.job, "kernel", o_.job.kernel, {}).cutlass;
+      o_.job.compile_timeout_s = compile::candidate_compile_limit_s(prep_.build.compile_ms, prep_.build.cache_hit, cutlass);
+      say("  candidate compile limit: {:.0f} s (a candidate past it is pruned, not waited on)", o_.job.compile_timeout_s);
+    }
     if (prep_.manifest.contains("reference_timing") && prep_.manifest["reference_timing"].is_object())
       st_.reference_ms = prep_.manifest["reference_timing"].value("median_ms", 0.0);
   }

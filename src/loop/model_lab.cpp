@@ -62,6 +62,7 @@ std::vector<compile::CompileResult> ModelLab::compile(const std::vector<compile:
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& r : requests) {
     compiled.push_back(r.name);
+    compile_timeouts_s.push_back(r.timeout_s);
     compile::CompileResult c;
     c.name = r.name;
     Defines d = job_defines;
@@ -69,7 +70,18 @@ std::vector<compile::CompileResult> ModelLab::compile(const std::vector<compile:
     if (o_.compiles && !o_.compiles(d)) {
       c.status = compile::CompileStatus::kFailed;
       c.log_text = "model: this configuration does not compile";
+    } else if (o_.compile_times_out && o_.compile_times_out(d)) {
+      c.status = compile::CompileStatus::kTimedOut;
+      c.log_text = "model: nvcc timed out";
     } else {
+      if (o_.spills && o_.spills(d)) {
+        compile::KernelResources k;
+        k.name = "_Z5scalePfi";
+        k.registers = 255;
+        k.spill_store_bytes = 360;
+        k.spill_load_bytes = 384;
+        c.resources.push_back(k);
+      }
       c.status = compile::CompileStatus::kOk;
       c.library = r.out_dir / (r.name + ".so");
       libs_[c.library.string()] = d;

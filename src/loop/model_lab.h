@@ -20,6 +20,8 @@ using Defines = std::map<std::string, std::string>;
 struct ModelLabOptions {
   std::function<std::optional<double>(const Defines&)> time_ms;  // the configuration's true median
   std::function<bool(const Defines&)> compiles;                   // false: a compile failure (default: all compile)
+  std::function<bool(const Defines&)> compile_times_out;          // true: nvcc ran past the request's timeout
+  std::function<bool(const Defines&)> spills;                     // true: ptxas reports spill stores and loads
   double noise = 0.005;                                           // relative spread of the samples
   roofline::Ceilings ceilings;
   std::map<std::string, double> metrics;                          // what every profile reports (ncu names, base units)
@@ -77,6 +79,7 @@ class ModelLab final : public Lab {
 
   // What the loop asked for, for tests: every compile request's name, and every run's mode.
   std::vector<std::string> compiled;
+  std::vector<double> compile_timeouts_s;  // each request's timeout_s, in order
   std::vector<std::string> runs;
   std::vector<std::filesystem::path> results;  // every run's result file
   std::vector<Dims> goldens;              // every golden() call's dims

@@ -77,6 +77,7 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
   r.arch = job.arch;
   r.include_dirs = job.include_dirs;
   r.out_dir = out_dir;
+  if (job.compile_timeout_s > 0) r.timeout_s = job.compile_timeout_s;
   compile::configure_cutlass(r, job.cutlass);  // CUTLASS sources: headers, flags, sm_90a, 4 GiB per nvcc
   return r;
 }

@@ -36,6 +36,9 @@ struct KernelJob {
   std::map<std::string, std::string> defines;
   std::string compile_jobs = "auto";
   double run_timeout_s = 120;
+  // Per compile of a candidate; 0: CompileRequest's default. optimize sets it from the baseline's compile
+  // (compile::candidate_compile_limit_s): a point past it is pruned, not waited on.
+  double compile_timeout_s = 0;
 };
 
 // Checks files, extensions, modes and numbers; never touches the GPU. Errors name what to fix (exit 4).

@@ -51,6 +51,8 @@ std::string_view derive_site_name(DeriveSite s) {
     case DeriveSite::kDefine: return "define";
     case DeriveSite::kTemplateLiteral: return "template_literal";
     case DeriveSite::kLaunchLiteral: return "launch_literal";
+    case DeriveSite::kLauncherLocal: return "launcher_local";
+    case DeriveSite::kHelperArgument: return "helper_argument";
     case DeriveSite::kPragmaUnroll: return "pragma_unroll";
     case DeriveSite::kLaunchBounds: return "launch_bounds";
     case DeriveSite::kTritonConstexpr: return "triton_constexpr";
@@ -71,6 +73,9 @@ std::string_view value_role_name(ValueRole r) {
     case ValueRole::kNumWarps: return "num_warps";
     case ValueRole::kNumStages: return "num_stages";
     case ValueRole::kListed: return "listed";
+    case ValueRole::kPerThread: return "per_thread";
+    case ValueRole::kLauncherThreads: return "launcher_threads";
+    case ValueRole::kGridBlocks: return "grid_blocks";
   }
   return "?";
 }

@@ -5,9 +5,13 @@
 //   CUDA:   named integral constants (constexpr/const at namespace or function scope, static constexpr members,
 //           `#define NAME <int>`) used in a launch, a template argument, a shared-memory size or a loop bound;
 //           literal template arguments and literal block sizes at `<<<...>>>` sites (a `(n + B - 1) / B, B`
-//           launch is one parameter) and literal `dim3` blocks (one parameter per dimension); `#pragma unroll N`; `__launch_bounds__(N[, M])`.
-//   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel,
-//           and the configs of an existing `@triton.autotune`.
+//           launch is one parameter) and literal `dim3` blocks (one parameter per dimension); `#pragma unroll N`; `__launch_bounds__(N[, M])`;
+//           a constant declared once in each branch (one parameter per branch); a block size the launcher computes at
+//           run time (0: the launcher's own; else 32..1024); literal arguments of launcher helpers (template or function
+//           arguments); the grid of a kernel with a grid-stride loop. Per-thread arrays bound per-thread work (<= 64).
+//   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel (of a
+//           kernel defined in the file or imported from its project), and the configs of an existing `@triton.autotune`.
+// Value sets span the legal range (derive_text.h: values_for), the resource limits prune them as constraints.
 // The result is also an instrumented copy of the source: every derived value becomes a macro (CUDA: `#ifndef
 // P / #define P <default> / #endif`, the site rewritten to use P) or a run_kernel keyword argument (Triton),
 // under `@kopt param` / `@kopt constraint` lines, so the ordinary annotation machinery builds its candidates.
@@ -31,6 +35,8 @@ enum class DeriveSite {
   kDefine,           // #define NAME <int>
   kTemplateLiteral,  // a literal template argument at a launch site
   kLaunchLiteral,    // a literal block size at a launch site (and the grid that divides by it)
+  kLauncherLocal,    // a block size the launcher computes at run time (a local, a dim3 or launch expression)
+  kHelperArgument,   // a literal argument at the call of a launcher helper (template or function argument)
   kPragmaUnroll,     // #pragma unroll N
   kLaunchBounds,     // __launch_bounds__(N[, M])
   kTritonConstexpr,  // a literal tl.constexpr keyword argument in run_kernel
@@ -41,15 +47,18 @@ std::string_view derive_site_name(DeriveSite s);
 
 // What the value does, which decides its value set (derive.cpp: values_for).
 enum class ValueRole {
-  kBlockThreads,  // threads per block: powers of two in 32..1024
-  kTile,          // a tile / size: {d/2, d, 2d}
-  kBlockDim,      // one literal dimension of a dim3 block: {d/2, d, 2d} within 1..1024
-  kUnroll,        // an unroll factor: 1, 2, 4, 8 (and the default)
-  kMinBlocks,     // __launch_bounds__'s second argument: 1, 2, 4 (and the default)
-  kMaxThreads,    // __launch_bounds__'s first argument alone: the default up to 1024 (larger is always safe)
-  kNumWarps,      // 2, 4, 8, 16 (and the default)
-  kNumStages,     // 1..4 (and the default)
-  kListed,        // the values an existing @triton.autotune lists
+  kBlockThreads,    // threads per block: every power of two in 32..1024 (and the default)
+  kTile,            // a tile / size: powers of two from d/8 to 8d (at most 65536), and d; resource constraints prune
+  kBlockDim,        // one literal dimension of a dim3 block: powers of two from d/8 to 8d within 1..1024 (and d); the product <= 1024
+  kPerThread,       // per-thread work (items per thread, a thread tile, a vector width): 1, 2, 4, 8, 16 (and d)
+  kUnroll,          // an unroll factor: 1, 2, 4, 8, 16 (and the default)
+  kMinBlocks,       // __launch_bounds__'s second argument: 1, 2, 4 (and the default)
+  kMaxThreads,      // __launch_bounds__'s first argument alone: the default up to 1024 (larger is always safe)
+  kNumWarps,        // 1, 2, 4, 8, 16, 32 (and the default)
+  kNumStages,       // 1..4 (and the default)
+  kListed,          // the values an existing @triton.autotune lists
+  kLauncherThreads, // a block size the launcher computes at run time: 0 (the launcher's own) and 32..1024 by powers of two
+  kGridBlocks,      // the grid of a kernel with a grid-stride loop: powers of two from d/8 to 8d (and d)
 };
 std::string_view value_role_name(ValueRole r);
 
@@ -91,6 +100,13 @@ struct Derivation {
 // Threads per block and static shared memory per block the value sets and constraints respect (sm_90).
 inline constexpr int64_t kMaxThreadsPerBlock = 1024;
 inline constexpr int64_t kMaxStaticSmemBytes = 48 * 1024;
+// Shared memory one block may have with the opt-in (static and dynamic) on H100/H200 (sm_90): 227 KiB.
+inline constexpr int64_t kMaxBlockSmemBytes = 227 * 1024;
+// Elements of one per-thread (register) array of a kernel, e.g. the accumulators `float acc[TM * TN]`: past 64 a
+// thread's tile no longer fits the register file without spilling, and nvcc takes minutes on it (issue 35).
+inline constexpr int64_t kMaxPerThreadArrayElems = 64;
+// The largest tile value a kTile set reaches (a Triton BLOCK of 65536 elements is already far past any good one).
+inline constexpr int64_t kMaxTileValue = 65536;
 
 // `file_name` names the file in reasons and notes and decides the language (".py": Triton). A source that
 // already has annotations is derived too, but every derived value whose site a declared param already

@@ -13,6 +13,7 @@ struct Launch {
   std::vector<Range> targ_list;
   std::vector<Range> cfg;          // <<< args >>>
   std::vector<Range> grid_defs, block_defs;  // statements of the function defining variables the grid / block use
+  std::vector<Range> block_deep_defs;        // and those defining the variables of those, and so on (4 levels)
   int line = 0;
 };
 
@@ -23,6 +24,14 @@ struct Constant {
   Range init;
   size_t name_pos = 0;
   int line = 0;
+  Range scope;  // the innermost braces around the declaration (the whole file at namespace scope)
+};
+
+// A const local whose initialiser is an expression (`const uint NUM_THREADS = BM * BN / (TM * TN)`), where it holds.
+struct Alias {
+  std::string init;
+  size_t pos = 0;
+  Range scope;
 };
 
 struct Use {
@@ -30,6 +39,8 @@ struct Use {
   bool block = false;
   bool unroll_only = false;
   std::string kernel;  // the kernel launched, for a block use
+  bool reaches_block = false;  // the block size follows it, directly or through other locals
+  bool template_arg = false;   // a template argument (the value must be a compile-time constant)
 };
 
 class CudaDeriver {
@@ -45,13 +56,21 @@ class CudaDeriver {
     scan_constants();
     derive_defines();
     derive_constants();
+    derive_helper_arguments();
     derive_launch_literals();
+    derive_launcher_blocks();
+    derive_grid_stride_grids();
     derive_launch_bounds();
     derive_pragma_unroll();
     derive_static_asserts();
     derive_thread_limits();
     derive_shared_memory();
+    derive_dynamic_shared_memory();
+    derive_per_thread_arrays();
     derive_launch_bounds_method();
+    if (launches_.empty())
+      d_.notes.push_back("no kernel launch (<<<...>>>) in this file: its kernels are launched by code it includes (a "
+                         "project's host launcher, a library call), whose choices kopt does not read");
     return std::move(d_);
   }
 
@@ -119,6 +138,18 @@ class CudaDeriver {
       if (!l.kernel.empty() && l.cfg.size() >= 2) {
         l.grid_defs = defining_statements(l.cfg[0], l.pos);
         l.block_defs = defining_statements(l.cfg[1], l.pos);
+        std::vector<Range> frontier = l.block_defs;
+        for (int level = 0; level < 4 && !frontier.empty(); ++level) {
+          std::vector<Range> next;
+          for (const auto& r : frontier)
+            for (const auto& d : defining_statements(r, l.pos))
+              if (std::none_of(l.block_deep_defs.begin(), l.block_deep_defs.end(), [&](Range x) { return x.begin == d.begin; }) &&
+                  std::none_of(l.block_defs.begin(), l.block_defs.end(), [&](Range x) { return x.begin == d.begin; })) {
+                l.block_deep_defs.push_back(d);
+                next.push_back(d);
+              }
+          frontier = std::move(next);
+        }
         launches_.push_back(l);
       }
       p = close + 3;
@@ -136,6 +167,21 @@ class CudaDeriver {
     }
     return at;
   }
+
+  // The innermost braces enclosing `pos`: [the '{', the '}'] (the whole file at namespace scope).
+  Range scope_of(size_t pos) const {
+    const std::string& m = s_.masked;
+    int depth = 0;
+    for (size_t k = pos; k-- > 0;) {
+      if (m[k] == '}') ++depth;
+      else if (m[k] == '{' && depth-- == 0) {
+        size_t e = match_close(m, k);
+        return {k, e == npos ? m.size() : e};
+      }
+    }
+    return {0, m.size()};
+  }
+  static bool inside(Range r, size_t p) { return p >= r.begin && p < r.end; }
 
   // Every statement between the start of the function and `before` that assigns or declares a variable named
   // in `arg` (`int blocks = ...;`, `dim3 grid(...);`, `if (blocks > 8) blocks = 8;`): the text after the name.
@@ -172,6 +218,11 @@ class CudaDeriver {
       if (paren == npos || (brace != npos && brace < paren)) continue;
       std::string head = m.substr(close + 1, paren - close - 1);
       if (head.find("__global__") == npos) continue;
+      if (util::trim(head).size() >= 17 && util::trim(head).substr(util::trim(head).size() - 17) == "__launch_bounds__") {
+        size_t lb = match_close(m, paren);  // __launch_bounds__(...) before the name
+        paren = lb == npos ? npos : m.find('(', lb + 1);
+        if (paren == npos) continue;
+      }
       size_t e = paren;
       while (e > 0 && std::isspace(static_cast<unsigned char>(m[e - 1]))) --e;
       size_t b = e;
@@ -190,7 +241,10 @@ class CudaDeriver {
       size_t body = pclose == npos ? npos : m.find_first_of(";{", pclose);
       if (body != npos && m[body] == '{') {
         size_t bend = match_close(m, body);
-        if (bend != npos) template_bodies_.push_back({{body, bend}, std::set<std::string>(names.begin(), names.end())});
+        if (bend != npos) {
+          template_bodies_.push_back({{body, bend}, std::set<std::string>(names.begin(), names.end())});
+          template_body_of_[m.substr(b, e - b)] = {body, bend};
+        }
       }
     }
   }
@@ -212,13 +266,15 @@ class CudaDeriver {
       c.init = {static_cast<size_t>(mt.position(4)), static_cast<size_t>(mt.position(4) + mt.length(4))};
       while (c.init.end > c.init.begin && std::isspace(static_cast<unsigned char>(m[c.init.end - 1]))) --c.init.end;
       c.line = s_.line_of(p);
+      c.scope = scope_of(p);
       std::string init = sv(m, c.init);
       if (auto v = int_literal(init)) {
         c.value = *v;
         c.member = c.is_static && inside_class(p);
         constants_.push_back(c);
-      } else if (c.is_const) {
-        aliases_[c.name].push_back(init);
+      } else {
+        if (c.is_const) aliases_[c.name].push_back({init, c.name_pos, c.scope});
+        computed_.push_back(c);
       }
     }
   }
@@ -240,11 +296,12 @@ class CudaDeriver {
   }
 
   // How `name` is used (every occurrence but `skip`): launch, template argument, shared memory, loop bound...
-  std::vector<Use> uses_of(const std::string& name, size_t skip) const {
+  std::vector<Use> uses_of(const std::string& name, size_t skip, std::optional<Range> scope = std::nullopt) const {
     std::vector<Use> out;
     const std::string& m = s_.masked;
     for (size_t p : word_positions(m, name)) {
       if (p == skip) continue;
+      if (scope && (!inside(*scope, p) || p < skip)) continue;  // another declaration's, or before this one
       bool shadowed = false;  // the kernel's own template parameter of the same name
       for (const auto& [r, names] : template_bodies_)
         if (p > r.begin && p < r.end && names.count(name)) shadowed = true;
@@ -260,9 +317,17 @@ class CudaDeriver {
         if (found) break;
         found = true;
         if (l.targs && p >= l.targs->begin && p < l.targs->end)
-          out.push_back({fmt::format("template argument of {}<...> at line {}", l.kernel, line)});
-        else if ((p >= l.cfg[1].begin && p < l.cfg[1].end) || within(l.block_defs))
-          out.push_back({fmt::format("block size of the launch of {} at line {}", l.kernel, l.line), true, false, l.kernel});
+          out.push_back({fmt::format("template argument of {}<...> at line {}", l.kernel, line), false, false, "", false, true});
+        else if ((p >= l.cfg[1].begin && p < l.cfg[1].end) || within(l.block_defs)) {
+          if (whole_argument(p, name))
+            out.push_back({fmt::format("block size of the launch of {} at line {}", l.kernel, l.line), true, false, l.kernel, true});
+          else
+            out.push_back({fmt::format("block size (an expression of it) of the launch of {} at line {}", l.kernel, l.line), false,
+                           false, "", true});
+        }
+        else if (within(l.block_deep_defs))
+          out.push_back({fmt::format("block size (through other locals) of the launch of {} at line {}", l.kernel, l.line), false,
+                         false, "", true});
         else if ((p >= l.cfg[0].begin && p < l.cfg.back().end) || within(l.grid_defs))
           out.push_back({fmt::format("launch configuration of {} at line {}", l.kernel, l.line)});
         else
@@ -290,6 +355,19 @@ class CudaDeriver {
       out.push_back({""});                             // another use (arithmetic, an array size, ...)
     }
     return out;
+  }
+
+  // `name` at `p` is a whole argument: nothing but spaces between it and the nearest '(' '{' ',' '<<<' before it
+  // and ')' '}' ',' ';' '>>>' after it (`<<<g, B>>>`, `dim3 block(B, 4)`, `int threads = B;`).
+  bool whole_argument(size_t p, const std::string& name) const {
+    const std::string& m = s_.masked;
+    size_t a = p;
+    while (a > 0 && std::isspace(static_cast<unsigned char>(m[a - 1]))) --a;
+    size_t e = p + name.size();
+    while (e < m.size() && std::isspace(static_cast<unsigned char>(m[e]))) ++e;
+    bool left = a > 0 && (m[a - 1] == '(' || m[a - 1] == '{' || m[a - 1] == ',' || m[a - 1] == '<' || m[a - 1] == '=');
+    bool right = e < m.size() && (m[e] == ')' || m[e] == '}' || m[e] == ',' || m[e] == ';' || m[e] == '>');
+    return left && right;
   }
 
   // `p` lies inside the parentheses of a `word (...)`.
@@ -405,22 +483,83 @@ class CudaDeriver {
     return false;
   }
 
+  // The branch a scope is the body of: "if (M >= 128 && N >= 128) at line 12", "else at line 18"; "" for a plain block.
+  std::string branch_of(Range scope) const {
+    const std::string& m = s_.masked;
+    if (scope.begin == 0 && scope.end == m.size()) return "";
+    size_t k = scope.begin;
+    while (k > 0 && std::isspace(static_cast<unsigned char>(m[k - 1]))) --k;
+    if (k >= 4 && m.compare(k - 4, 4, "else") == 0 && (k == 4 || !word_char(m[k - 5])))
+      return fmt::format("else at line {}", s_.line_of(k - 4));
+    if (k == 0 || m[k - 1] != ')') return "";
+    int depth = 0;
+    size_t open = npos;
+    for (size_t j = k; j-- > 0;) {
+      if (m[j] == ')') ++depth;
+      else if (m[j] == '(' && --depth == 0) {
+        open = j;
+        break;
+      }
+    }
+    if (open == npos) return "";
+    size_t w = open;
+    while (w > 0 && std::isspace(static_cast<unsigned char>(m[w - 1]))) --w;
+    size_t wb = w;
+    while (wb > 0 && word_char(m[wb - 1])) --wb;
+    std::string kw = m.substr(wb, w - wb);
+    if (kw != "if") return "";
+    std::string cond = util::trim(std::string(s_.text.substr(open, k - open)));
+    std::string pre = "if";
+    size_t e = wb;
+    while (e > 0 && std::isspace(static_cast<unsigned char>(m[e - 1]))) --e;
+    if (e >= 4 && m.compare(e - 4, 4, "else") == 0) pre = "else if";
+    return fmt::format("{} {} at line {}", pre, cond, s_.line_of(wb));
+  }
+
+  // A constant declared once in each of several disjoint scopes (the branches of an `if (...) {...} else {...}`):
+  // each declaration is its own parameter, its uses those of its scope.
+  bool one_per_branch(const std::string& name) const {
+    std::vector<const Constant*> decls;
+    for (const auto& c : constants_)
+      if (c.name == name) decls.push_back(&c);
+    for (const auto& c : computed_)
+      if (c.name == name) return false;
+    for (const auto* a : decls) {
+      if (!a->is_const || (a->scope.begin == 0 && a->scope.end == s_.masked.size())) return false;
+      for (const auto* b : decls)
+        if (a != b && (inside(a->scope, b->name_pos) || inside(b->scope, a->name_pos))) return false;
+    }
+    return decls.size() > 1;
+  }
+
+  // The role a constant's uses and name give it.
+  ValueRole role_of(const std::string& name, ValueRole from_uses) const {
+    if (per_thread_name(name) && (from_uses == ValueRole::kTile || from_uses == ValueRole::kBlockThreads)) return ValueRole::kPerThread;
+    return from_uses;
+  }
+
   void derive_constants() {
     std::map<std::string, int> seen;
     for (const auto& c : constants_) ++seen[c.name];
     for (const auto& c : constants_) {
+      bool branch = false;
       if (seen[c.name] > 1) {
         if (!c.is_const) continue;  // a local variable declared again (a loop index): nothing to say
-        std::vector<std::string> lines;
-        for (const auto& o : constants_)
-          if (o.name == c.name) lines.push_back(std::to_string(o.line));
-        if (c.line == std::stoi(lines[0]))
-          d_.notes.push_back(fmt::format("line {}: {} is declared {} times (lines {}): not one constant, so it is not derived",
-                                         c.line, c.name, lines.size(), util::join(lines, ", ")));
-        continue;
+        branch = one_per_branch(c.name);
+        if (!branch) {
+          std::vector<std::string> lines;
+          for (const auto& o : constants_)
+            if (o.name == c.name) lines.push_back(std::to_string(o.line));
+          if (c.line == std::stoi(lines[0]))
+            d_.notes.push_back(fmt::format("line {}: {} is declared {} times (lines {}): not one constant, so it is not derived "
+                                           "(one parameter per declaration needs each in its own braces, as in an if/else pair)",
+                                           c.line, c.name, lines.size(), util::join(lines, ", ")));
+          continue;
+        }
       }
       std::vector<std::string> kernels;
-      auto uses = uses_of(c.name, c.name_pos);
+      bool file_scope = c.scope.begin == 0 && c.scope.end == s_.masked.size();
+      auto uses = uses_of(c.name, c.name_pos, file_scope || c.member ? std::nullopt : std::optional<Range>(c.scope));
       auto cl = classify(uses, &kernels);
       std::string decl = fmt::format("{}{} {} = {}", c.member ? "static constexpr member " : "", c.is_const ? "constant" : "variable",
                                      c.name, c.value);
@@ -441,9 +580,16 @@ class CudaDeriver {
         continue;
       }
       std::string name = s_.unique_name(c.name + "_VALUE");
-      const_param_[c.name] = name;
-      add_param(name, c.name, c.member ? DeriveSite::kStaticMember : DeriveSite::kNamedConstant, cl->second, c.value, c.line,
-                fmt::format("{} at line {}: {}", decl, c.line, cl->first));
+      std::string where = branch ? branch_of(c.scope) : "";
+      if (branch) scoped_param_.push_back({c.name, c.scope, c.name_pos, name});
+      else const_param_[c.name] = name;
+      add_param(name, c.name, c.member ? DeriveSite::kStaticMember : DeriveSite::kNamedConstant, role_of(c.name, cl->second), c.value,
+                c.line,
+                fmt::format("{} at line {}{}: {}", decl, c.line,
+                            branch ? fmt::format(" (one of {} declarations, in the branch {})", seen[c.name],
+                                                 where.empty() ? "block" : where)
+                                   : "",
+                            cl->first));
       for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
       define_macro(name, c.value);
       edits_.push_back({c.init.begin, c.init.end - c.init.begin, name});
@@ -468,13 +614,14 @@ class CudaDeriver {
         const auto& tp = tparams_[l.kernel];
         std::string tname = i < tp.size() && !tp[i].empty() ? tp[i] : fmt::format("T{}", i);
         std::string name = s_.unique_name(upper(l.kernel) + "_" + upper(tname));
-        add_param(name, tname, DeriveSite::kTemplateLiteral, ValueRole::kTile, *v, l.line,
+        add_param(name, tname, DeriveSite::kTemplateLiteral, role_of(tname, ValueRole::kTile), *v, l.line,
                   fmt::format("template argument {} = {} of {}<...> at line {}", tname, *v, l.kernel, l.line));
         define_macro(name, *v);
         edits_.push_back({l.targ_list[i].begin, l.targ_list[i].end - l.targ_list[i].begin, name});
         site_targs.push_back({*v, name});
         targ_params[{l.kernel, i}] = name;
         targ_site_[l.kernel].push_back({i, name});
+        site_targ_param_[{l.pos, i}] = name;
       }
       std::string suffix;
       auto b = int_literal(sv(m, l.cfg[1]), &suffix);
@@ -537,6 +684,9 @@ class CudaDeriver {
       }
       if (divides) {
         edits_.insert(edits_.end(), grid_edits.begin(), grid_edits.end());
+      } else if (grid_stride(l.kernel)) {
+        d_.notes.push_back(fmt::format("line {}: {} strides over the grid (a grid-stride loop): any block size covers the data",
+                                       l.line, l.kernel));
       } else if (!int_literal(sv(m, l.cfg[0]))) {
         d_.notes.push_back(fmt::format("line {}: the grid of {} does not divide by its literal block size {}: other block "
                                        "sizes may cover the data differently (a wrong result prunes them)",
@@ -751,6 +901,236 @@ class CudaDeriver {
                                      l.line, l.kernel, block));
   }
 
+  // The kernel's body has a grid-stride loop (`i += blockDim.x * gridDim.x`, `i += gridDim.x * blockDim.x`, or a
+  // stride variable computed so): it covers the data with any grid and any block.
+  bool grid_stride(const std::string& kernel) const {
+    static const std::regex stride(R"((blockDim\.x\s*\*\s*gridDim\.x|gridDim\.x\s*\*\s*blockDim\.x))");
+    for (const auto& [name, body] : function_bodies("__global__"))
+      if (name == kernel) {
+        std::string b = s_.masked.substr(body.begin, body.end - body.begin);
+        return std::regex_search(b, stride);
+      }
+    return false;
+  }
+
+  // A literal grid at the launch of a kernel with a grid-stride loop: the number of blocks is free.
+  void derive_grid_stride_grids() {
+    const std::string& m = s_.masked;
+    for (const auto& l : launches_) {
+      std::string suffix;
+      auto g = int_literal(sv(m, l.cfg[0]), &suffix);
+      if (!g || !suffix.empty() || *g < 2 || !grid_stride(l.kernel)) continue;
+      std::string name = s_.unique_name(upper(l.kernel) + "_GRID");
+      add_param(name, sv(m, l.cfg[0]), DeriveSite::kLaunchLiteral, ValueRole::kGridBlocks, *g, l.line,
+                fmt::format("literal grid {} of the launch of {} at line {}: {} strides over the grid (a grid-stride loop), so "
+                            "any number of blocks covers the data",
+                            *g, l.kernel, l.line, l.kernel));
+      define_macro(name, *g);
+      edits_.push_back({l.cfg[0].begin, l.cfg[0].end - l.cfg[0].begin, name});
+    }
+  }
+
+  struct HostFunction {
+    std::string name;
+    std::vector<std::string> tparams, params;  // template parameter names; function parameter names
+    Range body;
+    size_t def_pos = 0;
+  };
+
+  // Host functions defined in the file (not __global__ / __device__) whose body launches a kernel: the launcher
+  // helpers of `launch_scale<256>(x, n)` and `launch(x, n, 256)`.
+  std::vector<HostFunction> launching_helpers() const {
+    const std::string& m = s_.masked;
+    std::vector<HostFunction> out;
+    static const std::regex head(R"((^|[;}\n])[ \t]*(template\s*<([^<>]*)>\s*)?((?:static|inline|__host__|extern\s+"C")\s+)*(?:void|int|cudaError_t|bool|auto)\s+([A-Za-z_]\w*)\s*\()");
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), head); it != std::sregex_iterator(); ++it) {
+      HostFunction f;
+      f.name = (*it)[5];
+      size_t paren = static_cast<size_t>(it->position(0) + it->length(0) - 1);
+      size_t close = match_close(m, paren);
+      if (close == npos) continue;
+      size_t body = m.find_first_not_of(" \t\n", close + 1);
+      if (body == npos || m[body] != '{') continue;
+      size_t end = match_close(m, body);
+      if (end == npos) continue;
+      f.body = {body, end};
+      f.def_pos = static_cast<size_t>(it->position(5));
+      bool launches = std::any_of(launches_.begin(), launches_.end(), [&](const Launch& l) { return inside(f.body, l.pos); });
+      if (!launches) continue;
+      auto last_word = [](std::string a) {
+        a = util::trim(a.substr(0, a.find('=')));
+        size_t k = a.size();
+        while (k > 0 && word_char(a[k - 1])) --k;
+        return a.substr(k);
+      };
+      if ((*it)[2].matched) {
+        std::string tl = (*it)[3];
+        for (auto r : split_args(tl, 0, tl.size())) f.tparams.push_back(last_word(sv(tl, r)));
+      }
+      for (auto r : split_args(m, paren + 1, close)) f.params.push_back(last_word(sv(m, r)));
+      out.push_back(f);
+    }
+    return out;
+  }
+
+  // Literal arguments at the call sites of launcher helpers: a template argument (`launch_scale<256>(...)`) or a
+  // function argument (`launch(x, n, 256)`) that the helper passes to a launch. One parameter per literal; where
+  // the helper has one call site, its parameter reads as the derived one inside its body (constraints follow).
+  void derive_helper_arguments() {
+    const std::string& m = s_.masked;
+    for (const auto& f : launching_helpers()) {
+      std::vector<size_t> calls;
+      for (size_t p : word_positions(m, f.name))
+        if (p != f.def_pos && !inside(f.body, p)) calls.push_back(p);
+      for (size_t p : calls) {
+        size_t q = m.find_first_not_of(" \t\n", p + f.name.size());
+        if (q == npos) continue;
+        std::vector<Range> targs;
+        if (m[q] == '<') {
+          size_t tc = match_close(m, q);
+          if (tc == npos) continue;
+          targs = split_args(m, q + 1, tc);
+          q = m.find_first_not_of(" \t\n", tc + 1);
+        }
+        if (q == npos || m[q] != '(') continue;
+        size_t ac = match_close(m, q);
+        if (ac == npos) continue;
+        auto args = split_args(m, q + 1, ac);
+        int line = s_.line_of(p);
+        auto derive_arg = [&](Range r, const std::string& formal, bool is_template) {
+          std::string suffix;
+          auto v = int_literal(sv(m, r), &suffix);
+          if (!v || !suffix.empty() || formal.empty()) return;
+          std::vector<std::string> kernels;
+          auto cl = classify(uses_of(formal, f.body.begin, f.body), &kernels);
+          if (!cl) {
+            d_.notes.push_back(fmt::format("line {}: argument {} = {} of {}(...) is not used in a launch, template argument, "
+                                           "shared-memory size or loop bound of {}: left alone",
+                                           line, formal, *v, f.name, f.name));
+            return;
+          }
+          std::string name = s_.unique_name(upper(f.name) + "_" + upper(formal));
+          add_param(name, formal, DeriveSite::kHelperArgument, role_of(formal, cl->second), *v, line,
+                    fmt::format("{} argument {} = {} of the launcher helper {} at line {}: in {}, {}",
+                                is_template ? "template" : "function", formal, *v, f.name, line, f.name, cl->first));
+          define_macro(name, *v);
+          edits_.push_back({r.begin, r.end - r.begin, name});
+          for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
+          if (calls.size() == 1) scoped_param_.push_back({formal, f.body, f.body.begin, name});
+        };
+        for (size_t i = 0; i < targs.size() && i < f.tparams.size(); ++i) derive_arg(targs[i], f.tparams[i], true);
+        for (size_t i = 0; i < args.size() && i < f.params.size(); ++i) derive_arg(args[i], f.params[i], false);
+      }
+    }
+  }
+
+  // Identifiers of an expression.
+  static std::set<std::string> identifiers_of(const std::string& e) {
+    static const std::regex ident(R"([A-Za-z_]\w*)");
+    std::set<std::string> out;
+    for (auto it = std::sregex_iterator(e.begin(), e.end(), ident); it != std::sregex_iterator(); ++it) out.insert(it->str());
+    return out;
+  }
+
+  bool inside_device_code(size_t pos) const {
+    for (const char* kw : {"__global__", "__device__"})
+      for (const auto& [name, body] : function_bodies(kw))
+        if (inside(body, pos)) return true;
+    return false;
+  }
+
+  // A block size the launcher computes at run time (`const int block_size = std::min(1024, (N / 8 + 31) / 32 * 32);`,
+  // `dim3 block((N / 4 + 31) / 32 * 32)`, `<<<M, std::min(N, 1024)>>>`): one parameter whose value 0 keeps the
+  // launcher's own expression (the default) and 32..1024 replace it; the locals computed from it (`num_warps`,
+  // a dynamic shared-memory size, the grid) follow. The kernel already takes whatever block its launcher computes;
+  // one that needs a minimum (a thread per element) computes a wrong result with a smaller block and is pruned.
+  void derive_launcher_blocks() {
+    const std::string& m = s_.masked;
+    std::set<std::string> followed;  // locals derived here, or computed from one
+    auto depends = [&](const std::string& e) {
+      for (const auto& w : identifiers_of(e))
+        if (followed.count(w)) return true;
+      return false;
+    };
+    auto add = [&](std::string name, const std::string& origin, Range r, int line, std::string reason) {
+      add_param(name, origin, DeriveSite::kLauncherLocal, ValueRole::kLauncherThreads, 0, line, std::move(reason));
+      define_macro(name, 0);
+      edits_.push_back({r.begin, r.end - r.begin, fmt::format("({0} == 0 ? ({1}) : {0})", name, sv(m, r))});
+    };
+    std::vector<Constant> locals = computed_;
+    std::sort(locals.begin(), locals.end(), [](const Constant& a, const Constant& b) { return a.name_pos < b.name_pos; });
+    for (const auto& c : locals) {
+      bool file_scope = c.scope.begin == 0 && c.scope.end == m.size();
+      if (file_scope || c.member || inside_device_code(c.name_pos)) continue;
+      std::string init = sv(m, c.init);
+      if (depends(init)) {
+        followed.insert(c.name);
+        continue;
+      }
+      auto uses = uses_of(c.name, c.name_pos, c.scope);
+      bool reaches = false, targ = false, direct = false;
+      std::string what;
+      for (const auto& u : uses) {
+        direct = direct || u.block;
+        reaches = reaches || u.reaches_block;
+        targ = targ || u.template_arg;
+        if (u.reaches_block && what.empty()) what = u.what;
+      }
+      // The block itself, or a local named for it that the block follows (`num_warps = (block_size + 31) / 32`);
+      // not a divisor of it (`d / vec_size`).
+      static const std::regex block_name(R"(block|thread|warp|nthr|^bs$|^tpb$)", std::regex::icase);
+      bool named = std::regex_search(c.name, block_name) && !per_thread_name(c.name);
+      if (!reaches || (!direct && !named) || translate(init, c.name_pos)) continue;
+      if (targ) {
+        d_.notes.push_back(fmt::format("line {}: {} = {} sets a block size but is also a template argument (a compile-time "
+                                       "constant): left alone",
+                                       c.line, c.name, util::trim(init)));
+        continue;
+      }
+      if (!c.is_const && reassigned(c.name, c.name_pos)) {
+        d_.notes.push_back(fmt::format("line {}: {} sets a block size but is assigned again: left alone", c.line, c.name));
+        continue;
+      }
+      if (util::starts_with(c.name, "KOPT_")) continue;
+      add(s_.unique_name(c.name + "_VALUE"), c.name, c.init, c.line,
+          fmt::format("{} = {} at line {}, computed by the launcher: {} (0: the launcher's own value; else that many threads)",
+                      c.name, util::trim(init), c.line, what));
+      followed.insert(c.name);
+    }
+    // A block written as an expression at the launch, or in the launch's one `dim3 NAME(...)`.
+    static const char* const kAxis[] = {"X", "Y", "Z"};
+    for (const auto& l : launches_) {
+      std::string var;
+      std::vector<Range> axes;
+      if (auto dims = dim3_args(l.cfg[1], l.pos, &var)) axes = *dims;
+      else if (!util::is_identifier(sv(m, l.cfg[1]))) axes = {l.cfg[1]};
+      std::vector<size_t> computed;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        std::string e = sv(m, axes[i]);
+        if (int_literal(e) || util::is_identifier(e) || depends(e) || translate(e, l.pos)) continue;
+        bool edited = false;
+        for (const auto& ed : edits_)
+          if (ed.pos < axes[i].end && axes[i].begin < ed.pos + std::max<size_t>(ed.len, 1)) edited = true;
+        if (!edited) computed.push_back(i);
+      }
+      if (computed.empty()) continue;
+      size_t runtime_axes = 0;
+      for (const auto& a : axes) runtime_axes += int_literal(sv(m, a)) ? 0 : 1;
+      if (runtime_axes > 1) {
+        d_.notes.push_back(fmt::format("line {}: the block of {} has {} dimensions computed at run time: left alone (kopt varies "
+                                       "one computed dimension beside literal ones)",
+                                       l.line, l.kernel, runtime_axes));
+        continue;
+      }
+      size_t i = computed[0];
+      std::string name = s_.unique_name(upper(l.kernel) + "_BLOCK" + (axes.size() > 1 ? std::string("_") + kAxis[i] : ""));
+      add(name, sv(m, axes[i]), axes[i], l.line,
+          fmt::format("block {}{} = {} of the launch of {} at line {}, computed by the launcher (0: the launcher's own value; "
+                      "else that many threads)",
+                      var.empty() ? "" : var + ".", static_cast<char>('x' + i), sv(m, axes[i]), l.kernel, l.line));
+    }
+  }
+
   void derive_launch_bounds() {
     const std::string& m = s_.masked;
     for (size_t w : word_positions(m, "__launch_bounds__")) {
@@ -817,8 +1197,9 @@ class CudaDeriver {
     }
   }
 
-  // An expression of the source in parameter names; nullopt when any name is not derived.
-  std::optional<std::string> translate(const std::string& expr, int depth = 0) const {
+  // An expression of the source at position `at` in parameter names; nullopt when any name is not derived. A
+  // kernel's template parameter reads as the argument of site_ (a launch of that kernel), or of its only launch.
+  std::optional<std::string> translate(const std::string& expr, size_t at, int depth = 0) const {
     if (depth > 4) return std::nullopt;
     std::string out;
     bool any_param = false;
@@ -836,7 +1217,16 @@ class CudaDeriver {
         while (e < expr.size() && word_char(expr[e])) ++e;
         std::string w = expr.substr(i, e - i);
         i = e;
-        if (auto r = resolve(w, depth)) {
+        if (w == "sizeof") {  // sizeof(float) and the like: a number
+          size_t open = expr.find_first_not_of(" \t", i);
+          size_t close = open == npos || expr[open] != '(' ? npos : expr.find(')', open);
+          int bytes = close == npos ? 0 : elem_bytes_of(util::trim(expr.substr(open + 1, close - open - 1)));
+          if (bytes == 0) return std::nullopt;
+          out += std::to_string(bytes);
+          i = close + 1;
+          continue;
+        }
+        if (auto r = resolve(w, at, depth)) {
           out += *r;
           any_param = true;
         } else {
@@ -855,37 +1245,84 @@ class CudaDeriver {
     return util::trim(out);
   }
 
-  std::optional<std::string> resolve(const std::string& w, int depth) const {
+  // The template kernel whose body holds `at` and has a template parameter `w`; "" when none.
+  std::string template_kernel_at(const std::string& w, size_t at) const {
+    for (const auto& [kernel, body] : template_body_of_)
+      if (inside(body, at))
+        if (auto it = tparams_.find(kernel); it != tparams_.end() && std::count(it->second.begin(), it->second.end(), w)) return kernel;
+    return "";
+  }
+
+  // Kernel `kernel`'s template parameter `w` at launch `l`: the parameter of the literal there, or its argument translated.
+  std::optional<std::string> bind_template(const std::string& kernel, const std::string& w, const Launch& l, int depth) const {
+    const auto& names = tparams_.at(kernel);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] != w || i >= l.targ_list.size()) continue;
+      if (auto it = site_targ_param_.find({l.pos, i}); it != site_targ_param_.end()) return it->second;
+      std::string arg = sv(s_.masked, l.targ_list[i]);
+      const Launch* saved = site_;
+      site_ = nullptr;  // the argument is read where the launch is
+      auto t = translate(arg, l.pos, depth + 1);
+      site_ = saved;
+      return t;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> resolve(const std::string& w, size_t at, int depth) const {
+    // Inside a template kernel's body, its own template parameter: bound at the site, or at its only launch.
+    if (std::string k = template_kernel_at(w, at); !k.empty()) {
+      if (site_ && site_->kernel == k) return bind_template(k, w, *site_, depth);
+      const Launch* only = nullptr;
+      int sites = 0;
+      for (const auto& l : launches_)
+        if (l.kernel == k) ++sites, only = &l;
+      if (sites != 1) return std::nullopt;
+      return bind_template(k, w, *only, depth);
+    }
+    // A constant declared in each branch: the declaration whose scope holds `at`.
+    const ScopedParam* best = nullptr;
+    for (const auto& sp : scoped_param_)
+      if (sp.name == w && inside(sp.scope, at) && sp.decl <= at && (!best || sp.scope.begin > best->scope.begin)) best = &sp;
+    if (best) return best->param;
     if (auto it = const_param_.find(w); it != const_param_.end()) return it->second;
     for (const auto& p : d_.params)
       if (p.site == DeriveSite::kDefine && p.name == w) return w;
-    if (auto it = aliases_.find(w); it != aliases_.end() && it->second.size() == 1) {
-      if (auto t = translate(it->second[0], depth + 1)) return "(" + *t + ")";
+    if (auto it = aliases_.find(w); it != aliases_.end()) {
+      const Alias* a = nullptr;
+      for (const auto& x : it->second)
+        if (inside(x.scope, at) && x.pos <= at && (!a || x.scope.begin > a->scope.begin)) a = &x;
+      if (!a && it->second.size() == 1) a = &it->second[0];
+      if (!a) return std::nullopt;
+      if (auto t = translate(a->init, a->pos, depth + 1)) return "(" + *t + ")";
       return std::nullopt;
     }
-    // A kernel's template parameter bound at its only launch site to a literal or a derived name.
+    // A kernel's template parameter bound at its only launch site to a literal or a derived name (used outside
+    // the kernel's body: a __device__ helper's array, a file-scope relation).
     std::optional<std::string> found;
     for (const auto& [kernel, names] : tparams_) {
-      for (size_t i = 0; i < names.size(); ++i) {
-        if (names[i] != w) continue;
-        int sites = 0;
-        const Launch* only = nullptr;
-        for (const auto& l : launches_)
-          if (l.kernel == kernel) ++sites, only = &l;
-        if (sites != 1 || i >= only->targ_list.size()) return std::nullopt;
-        std::string arg = sv(s_.masked, only->targ_list[i]);
-        std::optional<std::string> t;
-        for (const auto& [pos, pname] : targ_site_.count(kernel) ? targ_site_.at(kernel) : std::vector<std::pair<size_t, std::string>>{})
-          if (pos == i) t = pname;
-        if (!t && arg != w) t = translate(arg, depth + 1);
-        if (!t && arg == w) {
-          if (auto it = const_param_.find(w); it != const_param_.end()) t = it->second;
-        }
-        if (!t || (found && *found != *t)) return std::nullopt;
-        found = t;
-      }
+      if (std::find(names.begin(), names.end(), w) == names.end()) continue;
+      int sites = 0;
+      const Launch* only = nullptr;
+      for (const auto& l : launches_)
+        if (l.kernel == kernel) ++sites, only = &l;
+      if (sites != 1) return std::nullopt;
+      auto t = bind_template(kernel, w, *only, depth);
+      if (!t || (found && *found != *t)) return std::nullopt;
+      found = t;
     }
     return found;
+  }
+
+  // The launches a constraint at `pos` is read at: each launch of the template kernel whose body holds it, else none.
+  std::vector<const Launch*> sites_for(size_t pos) const {
+    std::vector<const Launch*> out;
+    for (const auto& [kernel, body] : template_body_of_)
+      if (inside(body, pos))
+        for (const auto& l : launches_)
+          if (l.kernel == kernel) out.push_back(&l);
+    if (out.empty()) out.push_back(nullptr);
+    return out;
   }
 
   void add_constraint(std::string expr, std::string reason) {
@@ -905,8 +1342,17 @@ class CudaDeriver {
       if (args.empty()) continue;
       int line = s_.line_of(w);
       std::string text = sv(m, args[0]);
-      if (auto t = translate(text)) add_constraint(*t, fmt::format("static_assert({}) at line {}", util::trim(text), line));
-      else d_.notes.push_back(fmt::format("line {}: static_assert({}) is not over derived names: left to the compiler "
+      bool any = false;
+      for (const Launch* site : sites_for(w)) {
+        site_ = site;
+        if (auto t = translate(text, w)) {
+          add_constraint(*t, fmt::format("static_assert({}) at line {}{}", util::trim(text), line,
+                                         site ? fmt::format(" (the launch at line {})", site->line) : ""));
+          any = true;
+        }
+        site_ = nullptr;
+      }
+      if (!any) d_.notes.push_back(fmt::format("line {}: static_assert({}) is not over derived names: left to the compiler "
                                           "(a point that fails it is pruned at compile time)",
                                           line, util::trim(text)));
     }
@@ -940,7 +1386,7 @@ class CudaDeriver {
           parts.push_back(std::to_string(*int_literal(d)));
           continue;
         }
-        auto t = translate(d);
+        auto t = translate(d, l.pos);
         if (!t) {
           ok = false;
           break;
@@ -958,46 +1404,162 @@ class CudaDeriver {
     }
   }
 
-  void derive_shared_memory() {
+  struct ArrayDecl {
+    size_t pos = 0;
+    int line = 0;
+    std::string kernel;             // the __global__ whose body holds it; "" outside every kernel
+    std::string name;
+    std::optional<int> elem_bytes;  // nullopt: a type kopt cannot size
+    std::vector<std::string> dims;  // the bracketed sizes
+  };
+
+  static int elem_bytes_of(const std::string& type) {
     static const std::map<std::string, int> sizes{{"float", 4},  {"int", 4},     {"unsigned", 4}, {"uint", 4},   {"double", 8},
                                                  {"half", 2},   {"__half", 2},  {"char", 1},     {"float2", 8}, {"float4", 16},
-                                                 {"int2", 8},   {"int4", 16},   {"__nv_bfloat16", 2}, {"uint32_t", 4}, {"int32_t", 4}};
-    static const std::regex decl(R"(__shared__\s+(?:__align__\(\d+\)\s+|alignas\(\d+\)\s+)?([A-Za-z_]\w*)\s+[A-Za-z_]\w*((?:\s*\[[^\]]+\])+))");
+                                                 {"int2", 8},   {"int4", 16},   {"__nv_bfloat16", 2}, {"uint32_t", 4}, {"int32_t", 4},
+                                                 {"int64_t", 8}, {"uint64_t", 8}, {"half2", 4}, {"__half2", 4}};
+    auto it = sizes.find(type);
+    return it == sizes.end() ? 0 : it->second;
+  }
+
+  // Arrays of the file: __shared__ ones (shared = true) or the per-thread (register) arrays of __global__ bodies.
+  std::vector<ArrayDecl> arrays(bool shared) const {
     const std::string& m = s_.masked;
-    std::vector<std::string> terms;
-    bool any_param = false, complete = true;
-    int first_line = 0;
-    for (auto it = std::sregex_iterator(m.begin(), m.end(), decl); it != std::sregex_iterator(); ++it) {
-      int line = s_.line_of(static_cast<size_t>(it->position(0)));
-      if (!first_line) first_line = line;
-      auto sz = sizes.find((*it)[1]);
-      if (sz == sizes.end()) {
-        complete = false;
-        continue;
+    static const std::regex sh(R"(__shared__\s+(?:__align__\(\d+\)\s+|alignas\(\d+\)\s+)?([A-Za-z_]\w*)\s+([A-Za-z_]\w*)((?:\s*\[[^\]]+\])+))");
+    static const std::regex local(R"((^|[;{}(\n])[ \t]*(?:const\s+)?(float|double|int|unsigned|half|__half|half2|__half2|float2|float4|int2|int4|__nv_bfloat16|uint32_t|int32_t|int64_t|uint64_t)\s+([A-Za-z_]\w*)((?:\s*\[[^\]]+\])+)\s*(?=[=;]))");
+    auto kernels = function_bodies("__global__");
+    std::vector<ArrayDecl> out;
+    const std::regex& re = shared ? sh : local;
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), re); it != std::sregex_iterator(); ++it) {
+      ArrayDecl a;
+      size_t type_idx = shared ? 1 : 2;
+      a.pos = static_cast<size_t>(it->position(type_idx));
+      a.line = s_.line_of(a.pos);
+      for (const auto& [name, body] : kernels)
+        if (inside(body, a.pos)) a.kernel = name;
+      if (!shared) {
+        if (a.kernel.empty()) continue;  // host code
+        std::string ln = m.substr(s_.line_start(a.pos), a.pos - s_.line_start(a.pos));
+        if (ln.find("__shared__") != npos || ln.find("extern") != npos || ln.find("static") != npos) continue;
       }
-      std::string dims = (*it)[2];
-      std::string term = std::to_string(sz->second);
+      a.name = (*it)[type_idx + 1];
+      int b = elem_bytes_of((*it)[type_idx]);
+      if (b > 0) a.elem_bytes = b;
+      std::string dims = (*it)[type_idx + 2];
       static const std::regex dim(R"(\[([^\]]+)\])");
-      for (auto jt = std::sregex_iterator(dims.begin(), dims.end(), dim); jt != std::sregex_iterator(); ++jt) {
-        std::string e = (*jt)[1];
-        if (auto v = int_literal(e)) {
-          term += " * " + std::to_string(*v);
-        } else if (auto t = translate(e)) {
-          term += " * (" + *t + ")";
-          any_param = true;
-        } else {
-          complete = false;
-        }
-      }
-      terms.push_back(term);
+      for (auto jt = std::sregex_iterator(dims.begin(), dims.end(), dim); jt != std::sregex_iterator(); ++jt) a.dims.push_back((*jt)[1]);
+      out.push_back(a);
     }
-    if (any_param && complete)
-      add_constraint(fmt::format("{} <= {}", util::join(terms, " + "), kMaxStaticSmemBytes),
-                     fmt::format("static shared memory of the file's __shared__ arrays (from line {}) within {} KiB per block",
-                                 first_line, kMaxStaticSmemBytes / 1024));
-    else if (any_param)
+    return out;
+  }
+
+  // An array's element count as an expression in parameter names at a site; nullopt when a size is not derived;
+  // `any_param` says whether a derived name appears.
+  std::optional<std::string> element_expr(const ArrayDecl& a, bool* any_param) const {
+    std::vector<std::string> f;
+    for (const auto& e : a.dims) {
+      if (auto v = int_literal(e)) {
+        f.push_back(std::to_string(*v));
+      } else if (auto t = translate(e, a.pos)) {
+        f.push_back("(" + *t + ")");
+        *any_param = true;
+      } else {
+        return std::nullopt;
+      }
+    }
+    return util::join(f, " * ");
+  }
+
+  // Static shared memory per block within 48 KiB: per kernel (its __shared__ arrays and those outside every kernel),
+  // at each of its launches (a template kernel launched in two branches gets one constraint per launch).
+  void derive_shared_memory() {
+    auto all = arrays(true);
+    if (all.empty()) return;
+    std::set<std::string> kernels;
+    for (const auto& a : all) kernels.insert(a.kernel);
+    bool unreadable = false;
+    for (const auto& k : kernels) {
+      if (k.empty() && kernels.size() > 1) continue;  // counted with each kernel
+      std::vector<const ArrayDecl*> group;
+      for (const auto& a : all)
+        if (a.kernel == k || a.kernel.empty()) group.push_back(&a);
+      std::vector<const Launch*> sites{nullptr};
+      if (template_body_of_.count(k)) {
+        sites.clear();
+        for (const auto& l : launches_)
+          if (l.kernel == k) sites.push_back(&l);
+        if (sites.empty()) sites.push_back(nullptr);
+      }
+      for (const Launch* site : sites) {
+        site_ = site;
+        std::vector<std::string> terms;
+        bool any_param = false, complete = true;
+        for (const auto* a : group) {
+          auto e = a->elem_bytes ? element_expr(*a, &any_param) : std::nullopt;
+          if (!e) {
+            complete = false;
+            continue;
+          }
+          terms.push_back(fmt::format("{} * {}", *a->elem_bytes, *e));
+        }
+        site_ = nullptr;
+        if (any_param && complete)
+          add_constraint(fmt::format("{} <= {}", util::join(terms, " + "), kMaxStaticSmemBytes),
+                         fmt::format("static shared memory of the __shared__ arrays{} (from line {}) within {} KiB per block{}",
+                                     k.empty() ? "" : " of " + k, group.front()->line, kMaxStaticSmemBytes / 1024,
+                                     site ? fmt::format(" (the launch at line {})", site->line) : ""));
+        else if (any_param)
+          unreadable = true;
+      }
+    }
+    if (unreadable)
       d_.notes.push_back("some __shared__ arrays have sizes or types kopt cannot read: the shared-memory limit is left to "
                          "ptxas (a point over it is pruned at compile time)");
+  }
+
+  // The dynamic shared memory of a launch (its third configuration argument, or the statements defining its variable)
+  // over derived names: within 227 KiB a block (sm_90 with the opt-in).
+  void derive_dynamic_shared_memory() {
+    const std::string& m = s_.masked;
+    for (const auto& l : launches_) {
+      if (l.cfg.size() < 3) continue;
+      std::string e = sv(m, l.cfg[2]);
+      auto t = translate(e, l.pos);
+      if (!t) continue;
+      add_constraint(fmt::format("{} <= {}", *t, kMaxBlockSmemBytes),
+                     fmt::format("dynamic shared memory of the launch of {} at line {} within {} KiB a block (H100/H200)", l.kernel,
+                                 l.line, kMaxBlockSmemBytes / 1024));
+    }
+  }
+
+  // A kernel's per-thread arrays (accumulators `float acc[TM * TN]`, `float regM[TM]`) over derived names: each at most
+  // kMaxPerThreadArrayElems elements, and the parameters sizing them are per-thread work (values 1..16).
+  void derive_per_thread_arrays() {
+    for (const auto& a : arrays(false)) {
+      for (const Launch* site : sites_for(a.pos)) {
+        site_ = site;
+        bool any_param = false;
+        auto e = element_expr(a, &any_param);
+        site_ = nullptr;
+        if (!e || !any_param) continue;
+        auto parsed = Expr::parse(*e);
+        if (!parsed) continue;
+        Bindings top;  // every parameter at its largest value: a product over them within the limit always is
+        for (const auto& p : d_.params) top[p.name] = p.values.empty() ? p.default_value : p.values.back();
+        if (auto v = parsed->eval(top); v && *v <= kMaxPerThreadArrayElems) continue;
+        add_constraint(fmt::format("{} <= {}", *e, kMaxPerThreadArrayElems),
+                       fmt::format("per-thread array {}[...] of {} at line {}: at most {} elements a thread (past that the "
+                                   "registers spill and nvcc takes minutes){}",
+                                   a.name, a.kernel, a.line, kMaxPerThreadArrayElems,
+                                   site ? fmt::format(" (the launch at line {})", site->line) : ""));
+        for (const auto& n : parsed->names())
+          for (auto& p : d_.params)
+            if (p.name == n && p.role == ValueRole::kTile) {
+              p.role = ValueRole::kPerThread;
+              p.values = values_for(p.role, p.default_value);
+            }
+      }
+    }
   }
 
   // The derived parameter that is, alone, the block size of a launch; "" when it is anything else.
@@ -1086,9 +1648,20 @@ class CudaDeriver {
   std::vector<Launch> launches_;
   std::map<std::string, std::vector<std::string>> tparams_;
   std::vector<std::pair<Range, std::set<std::string>>> template_bodies_;  // a kernel template's body, its parameters
+  std::map<std::string, Range> template_body_of_;                          // a kernel template's name -> its body
+  std::map<std::pair<size_t, size_t>, std::string> site_targ_param_;       // (launch position, argument index) -> param
   std::vector<Constant> constants_;
-  std::map<std::string, std::vector<std::string>> aliases_;
+  std::map<std::string, std::vector<Alias>> aliases_;
   std::map<std::string, std::string> const_param_;                 // C++ constant name -> its param (unique names only)
+  struct ScopedParam {
+    std::string name;
+    Range scope;
+    size_t decl = 0;
+    std::string param;
+  };
+  std::vector<ScopedParam> scoped_param_;  // a constant declared once in each branch: one param per declaration
+  std::vector<Constant> computed_;         // locals with an initialiser that is not a literal (const or not)
+  mutable const Launch* site_ = nullptr;   // translate's launch site: binds a kernel's template parameters to its arguments
   std::map<std::string, std::vector<size_t>> block_of_;            // kernel -> indices of its block-size params
   std::map<std::string, std::vector<std::pair<size_t, std::string>>> targ_site_;  // kernel -> (position, param)
 };

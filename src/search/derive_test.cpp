@@ -1,11 +1,13 @@
 #include "search/derive.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 
+#include "search/derive_text.h"
 #include "search/registry.h"
 #include "search/space.h"
 #include "testing/test_support.h"
@@ -72,10 +74,14 @@ TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
   EXPECT_EQ(bm.origin, "BM");
   EXPECT_EQ(bm.site, DeriveSite::kNamedConstant);
   EXPECT_EQ(bm.default_value, 128);
-  EXPECT_EQ(bm.values, (std::vector<int64_t>{64, 128, 256}));
+  EXPECT_EQ(bm.values, (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024}));  // d/8..8d
   EXPECT_EQ(bm.line, 60);
   EXPECT_TRUE(contains(bm.reason, "template argument of sgemm2DBlocktiling<...> at line 68")) << bm.reason;
-  EXPECT_EQ(param(d, "BK_VALUE")->values, (std::vector<int64_t>{4, 8, 16}));
+  EXPECT_EQ(param(d, "BK_VALUE")->values, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64}));
+  // TM and TN size the per-thread accumulators acc[TM * TN]: per-thread work, at most 64 elements a thread.
+  EXPECT_EQ(param(d, "TM_VALUE")->role, ValueRole::kPerThread);
+  EXPECT_EQ(param(d, "TN_VALUE")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_TRUE(has_constraint(d, "(TM_VALUE * TN_VALUE) <= 64"));
   // The static_asserts, NUM_THREADS expanded; the block's threads; the shared memory of As and Bs.
   EXPECT_TRUE(has_constraint(d, "BM_VALUE % TM_VALUE == 0 && BN_VALUE % TN_VALUE == 0"));
   EXPECT_TRUE(has_constraint(d, "(BM_VALUE * BK_VALUE) % ((BM_VALUE * BN_VALUE) / (TM_VALUE * TN_VALUE)) == 0"));
@@ -84,7 +90,7 @@ TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
   // The copy: macros with the defaults, the constants initialised from them, the launch untouched.
   EXPECT_TRUE(contains(d.instrumented, "#ifndef BM_VALUE\n#define BM_VALUE 128\n#endif"));
   EXPECT_TRUE(contains(d.instrumented, "const uint BM = BM_VALUE;"));
-  EXPECT_TRUE(contains(d.instrumented, "// @kopt param BM_VALUE values=64,128,256 default=128\n"));
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt param BM_VALUE values=16,32,64,128,256,512,1024 default=128\n"));
   EXPECT_TRUE(contains(d.instrumented, "sgemm2DBlocktiling<BM, BN, BK, TM, TN><<<gridDim, blockDim>>>"));
   EXPECT_TRUE(contains(d.instrumented, "static_assert(BM % TM == 0 && BN % TN == 0"));
   EXPECT_TRUE(d.methods.empty());  // its block is an expression of parameters, not one parameter
@@ -98,15 +104,29 @@ TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
   so.offer_flag_methods = false;
   auto space = build_space(*ann, reg->get(), so);
   ASSERT_TRUE(space.ok()) << space.error().message;
-  EXPECT_EQ(space->size(), 243);
-  int valid = 0;
+  // 7 x 7 x 7 values of the block tile, 5 x 5 of the thread tile; the constraints (threads, shared memory,
+  // accumulators, divisibility) leave a fraction, and none with more than 64 accumulators a thread.
+  EXPECT_EQ(space->size(), 8575);
+  int valid = 0, over_64 = 0;
   Config c(5, 0);
-  for (int i = 0; i < 243; ++i) {
+  for (int i = 0; i < 8575; ++i) {
     int k = i;
-    for (auto& x : c) x = k % 3, k /= 3;
-    valid += space->valid(c);
+    for (size_t j = 0; j < c.size(); ++j) {
+      int n = static_cast<int>(space->dims[j].values.size());
+      c[j] = k % n, k /= n;
+    }
+    if (!space->valid(c)) continue;
+    ++valid;
+    int64_t tm = 0, tn = 0;
+    for (size_t j = 0; j < c.size(); ++j) {
+      if (space->dims[j].name == "TM_VALUE") tm = space->dims[j].values[static_cast<size_t>(c[j])];
+      if (space->dims[j].name == "TN_VALUE") tn = space->dims[j].values[static_cast<size_t>(c[j])];
+    }
+    over_64 += tm * tn > 64;
   }
-  EXPECT_EQ(valid, 213);
+  EXPECT_GT(valid, 100);
+  EXPECT_LT(valid, 8575 / 4);
+  EXPECT_EQ(over_64, 0);
   EXPECT_TRUE(space->valid(space->default_config()));
 }
 
@@ -116,12 +136,12 @@ TEST(DeriveCuda, NamedConstantUsedAsBlockSizeAndLoopBoundIsOneParameter) {
   const DerivedParam* block = param(d, "BLOCK_VALUE");
   ASSERT_NE(block, nullptr);
   EXPECT_EQ(block->role, ValueRole::kBlockThreads);
-  EXPECT_EQ(block->values, (std::vector<int64_t>{32, 64, 128, 256, 512}));
+  EXPECT_EQ(block->values, (std::vector<int64_t>{32, 64, 128, 256, 512, 1024}));
   EXPECT_TRUE(contains(block->reason, "block size of the launch of rows_sum at line 33")) << block->reason;
   const DerivedParam* rows = param(d, "kRows_VALUE");
   ASSERT_NE(rows, nullptr);
   EXPECT_EQ(rows->site, DeriveSite::kStaticMember);
-  EXPECT_EQ(rows->values, (std::vector<int64_t>{2, 4, 8}));
+  EXPECT_EQ(rows->values, (std::vector<int64_t>{1, 2, 4, 8, 16, 32}));
   EXPECT_TRUE(contains(d.instrumented, "constexpr int BLOCK = BLOCK_VALUE;"));
   EXPECT_TRUE(contains(d.instrumented, "static constexpr int kRows = kRows_VALUE;"));
   // Uses are untouched (the constant changes), and so are the string and the comment.
@@ -163,7 +183,7 @@ TEST(DeriveCuda, LiteralTemplateArgumentsLaunchesAndLaunchBounds) {
   EXPECT_EQ(fb->role, ValueRole::kBlockThreads);  // the launch's block size is the same parameter
   EXPECT_TRUE(contains(fb->reason, "template argument BLOCK = 128 of fill<...> at line 29; also the block size")) << fb->reason;
   ASSERT_NE(param(d, "FILL_ITEMS"), nullptr);
-  EXPECT_EQ(param(d, "FILL_ITEMS")->values, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(param(d, "FILL_ITEMS")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
   EXPECT_EQ(param(d, "FILL_KCHECK"), nullptr);  // bool template arguments are not integers
   EXPECT_TRUE(contains(d.instrumented, "fill<FILL_BLOCK, FILL_ITEMS, true><<<(n + 255) / 256, FILL_BLOCK>>>"));
   EXPECT_TRUE(has_note(d, "the grid of fill does not divide by its literal block size 128"));
@@ -171,12 +191,12 @@ TEST(DeriveCuda, LiteralTemplateArgumentsLaunchesAndLaunchBounds) {
   const DerivedParam* ab = param(d, "ADD_ONE_BLOCK");
   ASSERT_NE(ab, nullptr);
   EXPECT_EQ(ab->site, DeriveSite::kLaunchLiteral);
-  EXPECT_EQ(ab->values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
+  EXPECT_EQ(ab->values, (std::vector<int64_t>{32, 64, 128, 256, 512, 1024}));
   EXPECT_TRUE(contains(ab->reason, "also __launch_bounds__ of add_one at line 16")) << ab->reason;
   EXPECT_TRUE(contains(d.instrumented, "add_one<<<(n + (ADD_ONE_BLOCK - 1)) / ADD_ONE_BLOCK, ADD_ONE_BLOCK>>>(x, n);"));
   EXPECT_TRUE(contains(d.instrumented, "__global__ void __launch_bounds__(ADD_ONE_BLOCK) add_one("));
   // twice: its block size is the caller's, so its bound only grows (always safe); the min-blocks argument too.
-  EXPECT_EQ(param(d, "TWICE_MAX_THREADS")->values, (std::vector<int64_t>{128, 256, 512}));
+  EXPECT_EQ(param(d, "TWICE_MAX_THREADS")->values, (std::vector<int64_t>{128, 256, 512, 1024}));
   EXPECT_EQ(param(d, "TWICE_MIN_BLOCKS")->values, (std::vector<int64_t>{1, 2, 4}));
   EXPECT_EQ(param(d, "TWICE_MIN_BLOCKS")->default_value, 4);
   EXPECT_TRUE(contains(d.instrumented, "__launch_bounds__(TWICE_MAX_THREADS, TWICE_MIN_BLOCKS) twice("));
@@ -191,8 +211,8 @@ TEST(DeriveCuda, LiteralTemplateArgumentsLaunchesAndLaunchBounds) {
 TEST(DeriveCuda, ElementwiseTemplatedGridFollowsBlockAndItems) {
   Derivation d = derive_file(example_path("elementwise_templated/kernel.cu"));
   ASSERT_EQ(d.params.size(), 2u);
-  EXPECT_EQ(param(d, "AXPBY_KERNEL_BLOCK")->values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
-  EXPECT_EQ(param(d, "AXPBY_KERNEL_ITEMS")->values, (std::vector<int64_t>{2, 4, 8}));
+  EXPECT_EQ(param(d, "AXPBY_KERNEL_BLOCK")->values, (std::vector<int64_t>{32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(param(d, "AXPBY_KERNEL_ITEMS")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));  // items per thread
   EXPECT_TRUE(contains(d.instrumented,
                        "int blocks = (n + AXPBY_KERNEL_BLOCK * AXPBY_KERNEL_ITEMS - 1) / (AXPBY_KERNEL_BLOCK * AXPBY_KERNEL_ITEMS);"));
   EXPECT_TRUE(contains(d.instrumented,
@@ -222,8 +242,14 @@ TEST(DeriveCuda, ReductionDefineIsBlockSizeAndTreeLoopBound) {
 
 TEST(DeriveCuda, PragmaUnrollFactorsBecomeConstexprs) {
   Derivation d = derive_file(data_path("unroll.cu"));
-  ASSERT_EQ(d.params.size(), 2u);
-  EXPECT_EQ(param(d, "UNROLL_L9")->values, (std::vector<int64_t>{1, 2, 4, 8}));
+  ASSERT_EQ(d.params.size(), 3u);
+  // The launcher's `const int threads = n > 1 << 20 ? 512 : 256;`: a block size computed at run time (0 keeps it).
+  const DerivedParam* threads = param(d, "threads_VALUE");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_EQ(threads->role, ValueRole::kLauncherThreads);
+  EXPECT_EQ(threads->values, (std::vector<int64_t>{0, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_TRUE(contains(d.instrumented, "const int threads = (threads_VALUE == 0 ? (n > 1 << 20 ? 512 : 256) : threads_VALUE);"));
+  EXPECT_EQ(param(d, "UNROLL_L9")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
   EXPECT_EQ(param(d, "UNROLL_L11")->default_value, 8);
   // nvcc does not expand macros in #pragma unroll: the pragma names a constexpr the macro initialises.
   EXPECT_TRUE(contains(d.instrumented, "constexpr int derived_unroll_l9 = UNROLL_L9;"));
@@ -242,13 +268,13 @@ TEST(DeriveCuda, Dim3LiteralBlocksOneParameterPerDimensionGridFollows) {
   EXPECT_EQ(sx->site, DeriveSite::kLaunchLiteral);
   EXPECT_EQ(sx->role, ValueRole::kBlockDim);
   EXPECT_EQ(sx->default_value, 16);
-  EXPECT_EQ(sx->values, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(sx->values, (std::vector<int64_t>{2, 4, 8, 16, 32, 64, 128}));  // d/8..8d
   EXPECT_EQ(sx->line, 36);
   EXPECT_TRUE(contains(sx->reason, "literal block x = 16 of dim3(16, 16) at the launch of scale2d at line 36")) << sx->reason;
-  EXPECT_EQ(param(d, "SCALE2D_BLOCK_Y")->values, (std::vector<int64_t>{8, 16, 32}));
-  EXPECT_EQ(param(d, "ADD2D_BLOCK_X")->values, (std::vector<int64_t>{16, 32, 64}));
-  EXPECT_EQ(param(d, "ADD2D_BLOCK_Y")->values, (std::vector<int64_t>{4, 8, 16}));
-  EXPECT_EQ(param(d, "FILL1D_BLOCK_X")->values, (std::vector<int64_t>{128, 256, 512}));
+  EXPECT_EQ(param(d, "SCALE2D_BLOCK_Y")->values, (std::vector<int64_t>{2, 4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(param(d, "ADD2D_BLOCK_X")->values, (std::vector<int64_t>{4, 8, 16, 32, 64, 128, 256}));
+  EXPECT_EQ(param(d, "ADD2D_BLOCK_Y")->values, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(param(d, "FILL1D_BLOCK_X")->values, (std::vector<int64_t>{32, 64, 128, 256, 512, 1024}));
   EXPECT_EQ(param(d, "FILL1D_BLOCK_Y"), nullptr);
   EXPECT_TRUE(has_constraint(d, "SCALE2D_BLOCK_X * SCALE2D_BLOCK_Y <= 1024"));
   EXPECT_TRUE(has_constraint(d, "ADD2D_BLOCK_X * ADD2D_BLOCK_Y <= 1024"));
@@ -261,7 +287,7 @@ TEST(DeriveCuda, Dim3LiteralBlocksOneParameterPerDimensionGridFollows) {
                        "add2d<<<dim3(gx, (h + (ADD2D_BLOCK_Y - 1)) / ADD2D_BLOCK_Y), dim3(ADD2D_BLOCK_X, ADD2D_BLOCK_Y)>>>"));
   EXPECT_TRUE(contains(d.instrumented, "fill1d<<<(w * h + (FILL1D_BLOCK_X - 1)) / FILL1D_BLOCK_X, dim3(FILL1D_BLOCK_X)>>>"));
   EXPECT_TRUE(contains(d.instrumented, "#ifndef ADD2D_BLOCK_Y\n#define ADD2D_BLOCK_Y 8\n#endif"));
-  EXPECT_TRUE(contains(d.instrumented, "// @kopt param SCALE2D_BLOCK_X values=8,16,32 default=16\n"));
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt param SCALE2D_BLOCK_X values=2,4,8,16,32,64,128 default=16\n"));
   // The tiled transpose hard-codes 16 (its __shared__ tile, its indexing): its launch is left as written.
   EXPECT_EQ(param(d, "TRANSPOSE_TILED_BLOCK_X"), nullptr);
   EXPECT_TRUE(contains(d.instrumented, "dim3 tb(16, 16);\n  dim3 tg((w + 15) / 16, (h + 15) / 16);"));
@@ -322,6 +348,168 @@ extern "C" void solve(float* x, int n) {
   EXPECT_TRUE(has_note(*d, "line 4: kThreads is declared 2 times (lines 4, 6): not one constant"));
 }
 
+// The published 2D-blocktiling SGEMM launcher (issue 35): BM/BN named once in each branch of an if/else pair.
+// Each declaration is its own parameter (the reason keeps the branch's condition), each launch gets its own
+// constraints (threads, shared memory), and the thread tile TM x TN is per-thread work: at most 64 accumulators.
+TEST(DeriveCuda, ConstantsDeclaredInEachBranchAreOneParameterPerBranch) {
+  Derivation d = derive_file(data_path("branch_tiles.cu"));
+  const DerivedParam* bm = param(d, "BM_VALUE");
+  const DerivedParam* bm2 = param(d, "BM_VALUE_2");
+  ASSERT_NE(bm, nullptr);
+  ASSERT_NE(bm2, nullptr);
+  EXPECT_EQ(bm->default_value, 128);
+  EXPECT_EQ(bm2->default_value, 64);
+  EXPECT_TRUE(contains(bm->reason, "in the branch if (M >= 128 && N >= 128) at line 58")) << bm->reason;
+  EXPECT_TRUE(contains(bm2->reason, "in the branch else at line 64")) << bm2->reason;
+  EXPECT_EQ(bm->values, (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(param(d, "TM_VALUE")->role, ValueRole::kPerThread);
+  EXPECT_EQ(param(d, "TM_VALUE")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(param(d, "TN_VALUE")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_TRUE(has_constraint(d, "(TM_VALUE * TN_VALUE) <= 64"));
+  EXPECT_FALSE(has_constraint(d, "(TM_VALUE) <= 64"));  // always holds: not written
+  EXPECT_TRUE(has_constraint(d, "((BM_VALUE * BN_VALUE) / (TM_VALUE * TN_VALUE)) <= 1024"));
+  EXPECT_TRUE(has_constraint(d, "((BM_VALUE_2 * BN_VALUE_2) / (TM_VALUE * TN_VALUE)) <= 1024"));
+  EXPECT_TRUE(has_constraint(d, "4 * (BM_VALUE * BK_VALUE) + 4 * (BK_VALUE * BN_VALUE) <= 49152"));
+  EXPECT_TRUE(has_constraint(d, "4 * (BM_VALUE_2 * BK_VALUE) + 4 * (BK_VALUE * BN_VALUE_2) <= 49152"));
+  EXPECT_TRUE(contains(d.instrumented, "    const unsigned BM = BM_VALUE;"));
+  EXPECT_TRUE(contains(d.instrumented, "    const unsigned BM = BM_VALUE_2;"));
+  // No point of the space has a thread tile past 64 accumulators (the 256-1024 of issue 35's first design).
+  auto ann = parse_annotations(d.instrumented, "branch_tiles.cu");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+  Bindings b;
+  for (const auto& p : d.params) b[p.name] = p.default_value;
+  b["TM_VALUE"] = 16;
+  b["TN_VALUE"] = 8;
+  bool ok = true;
+  for (const auto& c : ann->constraints) ok = ok && c.expr.holds(b);
+  EXPECT_FALSE(ok);
+}
+
+// Overlapping declarations (#if / #else at namespace scope) stay one note, not two parameters.
+TEST(DeriveCuda, BranchDeclarationsMustEachHaveTheirOwnBraces) {
+  std::string cu = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n"
+                   "extern \"C\" void solve(float* x, int n) {\n"
+                   "  const int T = 128;\n"
+                   "  { const int T = 64; k<<<1, T>>>(x); }\n"
+                   "  k<<<1, T>>>(x);\n"
+                   "}\n";
+  auto d = derive(cu, "nested.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(param(*d, "T_VALUE"), nullptr);
+  EXPECT_TRUE(has_note(*d, "T is declared 2 times (lines 3, 4): not one constant")) << fmt::format("{}", fmt::join(d->notes, "\n"));
+}
+
+// Launchers as the corpus writes them: block sizes computed at run time, helpers taking the block size as a template
+// or function argument, items per thread, a grid-stride loop.
+TEST(DeriveCuda, LauncherComputedBlocksHelpersItemsAndGridStride) {
+  Derivation d = derive_file(data_path("launchers.cu"));
+  // `const int block_size = std::min(...)`: 0 keeps the launcher's value, 32..1024 replace it.
+  const DerivedParam* bs = param(d, "block_size_VALUE");
+  ASSERT_NE(bs, nullptr);
+  EXPECT_EQ(bs->site, DeriveSite::kLauncherLocal);
+  EXPECT_EQ(bs->role, ValueRole::kLauncherThreads);
+  EXPECT_EQ(bs->default_value, 0);
+  EXPECT_EQ(bs->values, (std::vector<int64_t>{0, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_TRUE(contains(d.instrumented,
+                       "const int block_size = (block_size_VALUE == 0 ? (std::min(1024, (n / 8 + 31) / 32 * 32)) : block_size_VALUE);"));
+  // `dim3 block(std::min<uint32_t>(n / vec_size, 1024U))`: the dim3's computed axis; vec_size (a divisor) is not a block.
+  EXPECT_NE(param(d, "ROW_SCALE_BLOCK"), nullptr);
+  EXPECT_EQ(param(d, "vec_size_VALUE"), nullptr);
+  EXPECT_TRUE(contains(d.instrumented, "dim3 block((ROW_SCALE_BLOCK == 0 ? (std::min<uint32_t>(n / vec_size, 1024U)) : ROW_SCALE_BLOCK));"));
+  // `bs` reaches the block through num_warps (dim3(32, num_warps)); num_warps follows it and is not its own parameter.
+  EXPECT_NE(param(d, "bs_VALUE"), nullptr);
+  EXPECT_EQ(param(d, "num_warps_VALUE"), nullptr);
+  EXPECT_EQ(param(d, "ROW_SHIFT_BLOCK_Y"), nullptr);
+  // launch_add<256>(...): the helper's template argument; launch_saxpy(..., 128): its function argument.
+  const DerivedParam* la = param(d, "LAUNCH_ADD_BLOCK");
+  ASSERT_NE(la, nullptr);
+  EXPECT_EQ(la->site, DeriveSite::kHelperArgument);
+  EXPECT_EQ(la->role, ValueRole::kBlockThreads);
+  EXPECT_TRUE(contains(d.instrumented, "launch_add<LAUNCH_ADD_BLOCK>(x, y, rows * n);"));
+  const DerivedParam* ls = param(d, "LAUNCH_SAXPY_THREADS");
+  ASSERT_NE(ls, nullptr);
+  EXPECT_EQ(ls->default_value, 128);
+  EXPECT_TRUE(contains(d.instrumented, "launch_saxpy(x, y, rows * n, LAUNCH_SAXPY_THREADS);"));
+  // add_items<4>: items per thread, 1..16.
+  const DerivedParam* items = param(d, "ADD_ITEMS_ITEMS_PER_THREAD");
+  ASSERT_NE(items, nullptr);
+  EXPECT_EQ(items->role, ValueRole::kPerThread);
+  EXPECT_EQ(items->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  // saxpy_stride<<<1024, threads>>> strides over the grid: the grid is free.
+  const DerivedParam* grid = param(d, "SAXPY_STRIDE_GRID");
+  ASSERT_NE(grid, nullptr);
+  EXPECT_EQ(grid->role, ValueRole::kGridBlocks);
+  EXPECT_EQ(grid->values, (std::vector<int64_t>{128, 256, 512, 1024, 2048, 4096, 8192}));
+  EXPECT_TRUE(contains(d.instrumented, "saxpy_stride<<<SAXPY_STRIDE_GRID, threads>>>(x, y, n);"));
+}
+
+// Dynamic shared memory given at the launch, over derived names (sizeof of a known type read as its bytes): within
+// 227 KiB a block, the H100/H200 limit with the opt-in.
+TEST(DeriveCuda, DynamicSharedMemoryOfALaunchIsAConstraint) {
+  std::string cu = "template <int TILE>\n"
+                   "__global__ void k(float* x) { extern __shared__ float s[]; s[threadIdx.x] = x[threadIdx.x]; }\n"
+                   "extern \"C\" void solve(float* x, int n) {\n"
+                   "  constexpr int kTile = 1024;\n"
+                   "  k<kTile><<<n / 256, 256, kTile * 4 * sizeof(float)>>>(x);\n"
+                   "}\n";
+  auto d = derive(cu, "dyn.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(has_constraint(*d, "kTile_VALUE * 4 * 4 <= 232448"));
+}
+
+// Value sets span the legal range instead of a band around the default (issue 35: a layernorm at 1024 threads whose
+// best block, 128, was outside {256, 512, 1024}).
+TEST(DeriveValues, SetsSpanTheLegalRange) {
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kBlockThreads, 1024), (std::vector<int64_t>{32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kBlockThreads, 96), (std::vector<int64_t>{32, 64, 96, 128, 256, 512, 1024}));
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kPerThread, 8), (std::vector<int64_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kPerThread, 32), (std::vector<int64_t>{1, 2, 4, 8, 16, 32}));
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kTile, 128), (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kLauncherThreads, 0), (std::vector<int64_t>{0, 32, 64, 128, 256, 512, 1024}));
+  EXPECT_EQ(derive_detail::values_for(ValueRole::kNumWarps, 8), (std::vector<int64_t>{1, 2, 4, 8, 16, 32}));
+  EXPECT_TRUE(derive_detail::per_thread_name("TM"));
+  EXPECT_TRUE(derive_detail::per_thread_name("ITEMS_PER_THREAD"));
+  EXPECT_TRUE(derive_detail::per_thread_name("kItemsPerThread"));
+  EXPECT_TRUE(derive_detail::per_thread_name("vec_size"));
+  EXPECT_FALSE(derive_detail::per_thread_name("BM"));
+  EXPECT_FALSE(derive_detail::per_thread_name("block_size"));
+}
+
+// A Triton kernel imported from the project's package (the corpus's Liger wrappers): its upper-case keywords with
+// literal locals are derived; num_warps is not added (the project may autotune it).
+TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
+  std::string py = "import torch\n"
+                   "from liger_kernel.ops.softmax import _softmax_single_block_forward_kernel\n"
+                   "from fla.ops.utils.softmax import softmax_fwd_kernel as fwd\n\n"
+                   "def run_kernel(*, x, y, n_rows, n_cols):\n"
+                   "    BLOCK_SIZE = 4096  # calculate_settings(n_cols)\n"
+                   "    num_warps = 8\n"
+                   "    _softmax_single_block_forward_kernel[(n_rows,)](y, y.stride(0), x, x.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE,\n"
+                   "                                                    num_warps=num_warps)\n"
+                   "    fwd[(n_rows,)](x=x, p=y, D=n_cols, B=triton.next_power_of_2(n_cols))\n";
+  auto d = derive(py, "kernel.py");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_EQ(d->params.size(), 2u);
+  const DerivedParam* b = param(*d, "BLOCK_SIZE");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->kind, ParamKind::kConstexpr);
+  EXPECT_EQ(b->values, (std::vector<int64_t>{1024, 2048, 4096, 8192, 16384}));
+  EXPECT_EQ(param(*d, "num_warps")->default_value, 8);
+  EXPECT_EQ(param(*d, "D"), nullptr);  // a signature name, and not upper case
+  EXPECT_TRUE(contains(d->instrumented, "    BLOCK_SIZE = BLOCK_SIZE  # calculate_settings(n_cols)\n"));
+  // Without num_warps at the launch of an imported kernel: nothing added, and the note says why.
+  std::string bare = "from fla.ops.utils.softmax import softmax_fwd_kernel as fwd\n\n"
+                     "def run_kernel(*, x, y, N, D):\n"
+                     "    fwd[(N,)](x=x, p=y, D=D, B=4096)\n";
+  auto e = derive(bare, "kernel.py");
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  EXPECT_EQ(param(*e, "num_warps"), nullptr);
+  EXPECT_NE(param(*e, "B"), nullptr);
+  EXPECT_TRUE(has_note(*e, "fwd is imported: num_warps is not added to its launch"));
+  // A keyword computed at run time is left alone, and the note shows how it is computed.
+  EXPECT_TRUE(has_note(*d, "B=triton.next_power_of_2(n_cols) of the launch of fwd[...] is computed at run time")) << fmt::format("{}", fmt::join(d->notes, "\n"));
+}
+
 TEST(DeriveCuda, NothingToDerive) {
   Derivation d = derive_file(data_path("nothing.cu"));
   EXPECT_TRUE(d.empty());
@@ -351,9 +539,9 @@ TEST(DeriveTriton, LiteralConstexprsLaunchOptionsAndGrid) {
   const DerivedParam* b = param(d, "BLOCK");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->kind, ParamKind::kConstexpr);
-  EXPECT_EQ(b->values, (std::vector<int64_t>{512, 1024, 2048}));
+  EXPECT_EQ(b->values, (std::vector<int64_t>{256, 512, 1024, 2048, 4096}));  // a Triton tile: d/4..4d
   EXPECT_EQ(b->line, 27);
-  EXPECT_EQ(param(d, "CHUNKS")->values, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(param(d, "CHUNKS")->values, (std::vector<int64_t>{1, 2, 4}));
   EXPECT_EQ(param(d, "num_stages")->kind, ParamKind::kNumStages);
   EXPECT_EQ(param(d, "num_stages")->default_value, 2);
   const DerivedParam* w = param(d, "num_warps");
@@ -364,7 +552,7 @@ TEST(DeriveTriton, LiteralConstexprsLaunchOptionsAndGrid) {
   EXPECT_TRUE(contains(d.instrumented,
                        "add_kernel[grid](x, y, out, n, 1, BLOCK=BLOCK, CHUNKS=CHUNKS, num_stages=num_stages, num_warps=num_warps)"));
   EXPECT_TRUE(contains(d.instrumented, "label = \"BLOCK=1024\"  # BLOCK=1024 in a comment"));
-  EXPECT_TRUE(contains(d.instrumented, "# @kopt param BLOCK values=512,1024,2048 default=1024 kind=constexpr\n"));
+  EXPECT_TRUE(contains(d.instrumented, "# @kopt param BLOCK values=256,512,1024,2048,4096 default=1024 kind=constexpr\n"));
   auto ann = parse_annotations(d.instrumented, "literal.py");
   ASSERT_TRUE(ann.ok()) << ann.error().message;
   EXPECT_EQ(ann->params.size(), 4u);
@@ -389,9 +577,9 @@ TEST(DeriveTriton, NamedLocalsOfRunKernelBecomeItsParameters) {
 TEST(DeriveTriton, LiteralBlockSizesExample) {
   Derivation d = derive_file(example_path("triton_literal/kernel.py"));
   ASSERT_EQ(d.params.size(), 3u);
-  EXPECT_EQ(param(d, "BLOCK_M")->values, (std::vector<int64_t>{16, 32, 64}));
-  EXPECT_EQ(param(d, "BLOCK_N")->values, (std::vector<int64_t>{64, 128, 256}));
-  EXPECT_EQ(param(d, "num_warps")->values, (std::vector<int64_t>{2, 4, 8, 16}));
+  EXPECT_EQ(param(d, "BLOCK_M")->values, (std::vector<int64_t>{8, 16, 32, 64, 128}));
+  EXPECT_EQ(param(d, "BLOCK_N")->values, (std::vector<int64_t>{32, 64, 128, 256, 512}));
+  EXPECT_EQ(param(d, "num_warps")->values, (std::vector<int64_t>{1, 2, 4, 8, 16, 32}));
   EXPECT_TRUE(contains(d.instrumented, "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))"));
 }
 
@@ -485,7 +673,8 @@ INSTANTIATE_TEST_SUITE_P(DeriveKernels, DeriveCompile,
                          ::testing::Values("examples/plain/sgemm_tiled/kernel.cu", "examples/plain/elementwise_templated/kernel.cu",
                                            "examples/plain/reduction_define/kernel.cu", "tests/data/derive/named_constants.cu",
                                            "tests/data/derive/defines.cu", "tests/data/derive/launch_literals.cu",
-                                           "tests/data/derive/unroll.cu", "tests/data/derive/dim3_blocks.cu"));
+                                           "tests/data/derive/unroll.cu", "tests/data/derive/dim3_blocks.cu",
+                                           "tests/data/derive/branch_tiles.cu", "tests/data/derive/launchers.cu"));
 
 }  // namespace
 }  // namespace kopt::search

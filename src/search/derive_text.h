@@ -130,29 +130,36 @@ inline std::vector<int64_t> sorted_unique(std::vector<int64_t> v) {
 
 inline std::vector<int64_t> values_for(ValueRole role, int64_t d) {
   std::vector<int64_t> v{d};
+  auto powers = [&](int64_t lo, int64_t hi) {
+    for (int64_t p = 1; p <= hi; p *= 2)
+      if (p >= lo) v.push_back(p);
+  };
   switch (role) {
-    case ValueRole::kBlockThreads:
-      for (int64_t p = 32; p <= kMaxThreadsPerBlock; p *= 2)
-        if (p * 4 >= d && p <= d * 4) v.push_back(p);
-      break;
-    case ValueRole::kTile:
-      if (d % 2 == 0) v.push_back(d / 2);
-      v.push_back(2 * d);
-      break;
-    case ValueRole::kBlockDim:
-      if (d % 2 == 0) v.push_back(d / 2);
-      if (2 * d <= kMaxThreadsPerBlock) v.push_back(2 * d);
-      break;
-    case ValueRole::kUnroll: v.insert(v.end(), {1, 2, 4, 8}); break;
+    case ValueRole::kBlockThreads: powers(32, kMaxThreadsPerBlock); break;
+    case ValueRole::kTile: powers(std::max<int64_t>(1, d / 8), std::min(8 * d, kMaxTileValue)); break;
+    case ValueRole::kBlockDim: powers(std::max<int64_t>(1, d / 8), std::min(8 * d, kMaxThreadsPerBlock)); break;
+    case ValueRole::kPerThread: powers(1, 16); break;
+    case ValueRole::kUnroll: powers(1, 16); break;
     case ValueRole::kMinBlocks: v.insert(v.end(), {1, 2, 4}); break;
-    case ValueRole::kMaxThreads:
-      for (int64_t p = 2 * d; p <= kMaxThreadsPerBlock && p <= 4 * d; p *= 2) v.push_back(p);
-      break;
-    case ValueRole::kNumWarps: v.insert(v.end(), {2, 4, 8, 16}); break;
+    case ValueRole::kMaxThreads: powers(d, kMaxThreadsPerBlock); break;
+    case ValueRole::kNumWarps: powers(1, 32); break;
     case ValueRole::kNumStages: v.insert(v.end(), {1, 2, 3, 4}); break;
     case ValueRole::kListed: break;
+    case ValueRole::kGridBlocks: powers(std::max<int64_t>(1, d / 8), 8 * d); break;
+    case ValueRole::kLauncherThreads:
+      v.push_back(0);
+      powers(32, kMaxThreadsPerBlock);
+      break;
   }
   return sorted_unique(v);
+}
+
+// A name people give per-thread work: TM, TN, ITEMS_PER_THREAD, kItemsPerThread, VEC_SIZE, vec_size, WPT...
+inline bool per_thread_name(const std::string& name) {
+  static const std::regex re(
+      R"(^k?_?(T[MNK]|THREAD_?[MN]|TILE_?[MN]_?PER_?THREAD|ITEMS?|NUM_?ITEMS|ITEMS?_?PER_?THREAD|.*PER_?THREAD.*|VEC|VEC_?SIZE|VEC_?LEN|VEC_?WIDTH|VECTOR_?SIZE|WPT|RPT|EPT)$)",
+      std::regex::icase);
+  return std::regex_match(name, re);
 }
 
 // Common ground of the CUDA and Triton derivations: the text, its masked copy, lines, names.

@@ -15,6 +15,7 @@ class TritonDeriver {
     d_.language = SourceLanguage::kPython;
     const std::string& m = s_.masked;
     scan_jit();
+    scan_imports();
     static const std::regex rk(R"((^|\n)[ \t]*def[ \t]+run_kernel[ \t]*\()");
     std::smatch mt;
     if (!std::regex_search(m, mt, rk)) {
@@ -49,7 +50,40 @@ class TritonDeriver {
   struct Jit {
     std::set<std::string> constexprs;
     std::optional<Range> autotune;  // the decorator, from '@' through its ')'
+    bool imported = false;          // `from pkg import kernel`: its signature and decorators are not in this file
   };
+
+  // A keyword of a launch that is a tl.constexpr: declared so in the file, or, for an imported kernel, spelled as
+  // constexprs are (BLOCK_SIZE, BLOCK_N: upper case).
+  static bool constexpr_key(const Jit& j, const std::string& key) {
+    if (j.constexprs.count(key)) return true;
+    if (!j.imported) return false;
+    bool letter = false;
+    for (char c : key) {
+      if (std::islower(static_cast<unsigned char>(c))) return false;
+      letter = letter || std::isupper(static_cast<unsigned char>(c));
+    }
+    return letter;
+  }
+
+  // Names imported with `from MODULE import a, b as c` (the kernels a wrapper launches from its project's package).
+  void scan_imports() {
+    const std::string& m = s_.masked;
+    static const std::regex from(R"((^|\n)[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\(?([^\n)]*))");
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), from); it != std::sregex_iterator(); ++it) {
+      std::string list = (*it)[2];
+      for (auto r : split_args(list, 0, list.size())) {
+        std::string a = sv(list, r);
+        size_t as = a.find(" as ");
+        std::string name = util::trim(as == npos ? a : a.substr(as + 4));
+        if (util::is_identifier(name) && !jits_.count(name)) {
+          Jit j;
+          j.imported = true;
+          jits_[name] = j;
+        }
+      }
+    }
+  }
 
   void scan_jit() {
     const std::string& m = s_.masked;
@@ -166,10 +200,21 @@ class TritonDeriver {
         std::string local = util::trim(a.substr(eq + 1));
         std::optional<std::pair<Range, int64_t>> named;
         if (!v && util::is_identifier(local) && !sig_names_.count(local) && !util::starts_with(local, "KOPT_") &&
-            !s_.taken.count(local) && (launch || j.constexprs.count(key)))
+            !s_.taken.count(local) && (launch || constexpr_key(j, key)))
           if ((named = local_constant(local))) v = named->second;
+        bool flag = local == "True" || local == "False" || local == "None";
+        if (!v && (launch || constexpr_key(j, key)) && !sig_names_.count(local) && !local.empty() && !flag) {
+          // A value computed at run time (`B=triton.next_power_of_2(D)`, or a local assigned from an expression): the
+          // launch keeps it, and the note says so.
+          std::string shown = local;
+          if (util::is_identifier(local))
+            if (auto e = local_expression(local)) shown = fmt::format("{} = {}", local, *e);
+          d_.notes.push_back(fmt::format("line {}: {}={} of the launch of {}[...] is computed at run time ({}): left alone "
+                                         "(kopt derives literals and locals assigned once from a literal)",
+                                         line, key, local, st.kernel, shown));
+        }
         if (!v || (!named && a.substr(eq + 1).find_first_of("uUlL") != npos)) continue;
-        if (!launch && !j.constexprs.count(key)) continue;
+        if (!launch && !constexpr_key(j, key)) continue;
         if (sig_names_.count(key)) continue;
         if (launch && s_.taken.count(key)) continue;  // one num_warps / num_stages parameter for all launches
         // A launch option arrives as num_warps= / num_stages= whatever its param's name (docs/TRITON.md).
@@ -187,6 +232,8 @@ class TritonDeriver {
           continue;
         }
         p.values = values_for(p.role, *v);
+        if (p.role == ValueRole::kTile)  // a Triton tile: d/4..4d (its compile time grows with the tile's size)
+          std::erase_if(p.values, [&](int64_t x) { return x != *v && (x * 4 < *v || x > 4 * *v); });
         p.line = line;
         p.reason = named ? fmt::format("run_kernel's {} = {} at line {}: {} of the launch of {}[...] at line {}", local, *v,
                                        s_.line_of(named->first.begin), key, st.kernel, line)
@@ -206,6 +253,10 @@ class TritonDeriver {
         d_.params.push_back(std::move(p));
       }
       if (j.autotune) derive_autotune(st.kernel, *j.autotune, st.close, given);
+      else if (j.imported && !given.count("num_warps") && !warps_done)
+        d_.notes.push_back(fmt::format("line {}: {} is imported: num_warps is not added to its launch (the project's own "
+                                       "@triton.autotune, if it has one, chooses it)",
+                                       line, st.kernel));
       else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
         // Triton's default is 4: passing it explicitly changes nothing.
         DerivedParam p;
@@ -261,6 +312,16 @@ class TritonDeriver {
     if (v < 0) return std::nullopt;
     size_t b = body_begin_ + static_cast<size_t>(dm.position(2));
     return std::make_pair(Range{b, b + static_cast<size_t>(dm.length(2))}, v);
+  }
+
+  // `NAME = <expression>` on a line of run_kernel's body: the expression, trimmed (the first such line).
+  std::optional<std::string> local_expression(const std::string& name) const {
+    const std::string& m = s_.masked;
+    std::string body = m.substr(body_begin_, body_end_ - body_begin_);
+    std::regex def("(^|\\n)[ \\t]+" + name + R"([ \t]*=(?!=)[ \t]*([^\n]+))");
+    std::smatch dm;
+    if (!std::regex_search(body, dm, def)) return std::nullopt;
+    return util::trim(dm[2].str());
   }
 
   std::string_view call_separator(size_t open, size_t close) const {

@@ -14,6 +14,7 @@ namespace {
 constexpr double kEnumerateLimit = 60000;  // enumerate the allowed space when it is at most this large
 constexpr size_t kSampledPool = 4000;      // otherwise sample this many valid points
 constexpr size_t kModelShortlist = 400;    // candidates scored with the full surrogate
+constexpr long kFirstDesignReach = 2;     // the first design of a parameter-only space: steps from the incumbent
 constexpr double kKernelWidth = 1.0;       // k-NN residual kernel width, in index steps
 constexpr double kKappa = 1.0;             // weight of uncertainty in the lower confidence bound
 
@@ -244,8 +245,14 @@ class Proposer {
         // the incumbent's one-step neighbours (one parameter moved at a time, as a kernel engineer starts), the rest
         // space-filling: the first measures each parameter's effect where the kernel already works, which is what
         // the additive model fits; the second keeps the far corners in view.
+        // The space-filling part stays within kFirstDesignReach steps of the incumbent on each dimension: a derived
+        // space spans the legal range (block sizes 32..1024, tiles d/8..8d), and its far corners (the largest tiles,
+        // the most work a thread) are the slowest to compile and rarely the best; the model phase reaches them
+        // when the measurements point there (issue 35).
         for (auto& c : one_step_neighbours(want * 3 / 4)) out.push_back({c, "one step from the incumbent", std::nullopt});
-        for (auto& c : initial_design(want - std::min(want, out.size()))) out.push_back({c, "initial design", std::nullopt});
+        auto ranked = ranked_observations(1);
+        for (auto& c : initial_design(want - std::min(want, out.size()), nullptr, ranked.empty() ? nullptr : &ranked.front()))
+          out.push_back({c, "initial design near the incumbent", std::nullopt});
       }
     }
     if (out.size() < static_cast<size_t>(in_.k)) model_phase(out);
@@ -432,8 +439,25 @@ class Proposer {
   // Latin-hypercube-like: each dimension's allowed values split into `m` strata, one sample per stratum,
   // columns shuffled independently; invalid rows are repaired; the best of several draws by maximin.
   // `held` (per dimension, a value index or -1) keeps those dimensions at one value in every row.
-  std::vector<Config> initial_design(size_t m, const std::vector<int>* held = nullptr) {
+  // `around` (a configuration) keeps every dimension within kFirstDesignReach allowed steps of its value.
+  std::vector<Config> initial_design(size_t m, const std::vector<int>* held = nullptr, const Config* around = nullptr) {
     if (m == 0 || pool_.empty()) return {};
+    std::vector<std::vector<int>> allowed = allowed_;
+    if (around)
+      for (size_t d = 0; d < allowed.size() && d < around->size(); ++d) {
+        const auto& a = allowed_[d];
+        auto it = std::lower_bound(a.begin(), a.end(), (*around)[d]);
+        if (it == a.end() || *it != (*around)[d]) continue;
+        const long at = it - a.begin();
+        const long lo = std::max<long>(0, at - kFirstDesignReach);
+        const long hi = std::min<long>(static_cast<long>(a.size()), at + kFirstDesignReach + 1);
+        allowed[d].assign(a.begin() + lo, a.begin() + hi);
+      }
+    auto in_band = [&](const Config& c) {
+      for (size_t d = 0; d < c.size(); ++d)
+        if (!std::binary_search(allowed[d].begin(), allowed[d].end(), c[d])) return false;
+      return true;
+    };
     auto is_held = [&](size_t d) { return held && d < held->size() && (*held)[d] >= 0; };
     auto keeps_held = [&](const Config& c) {
       for (size_t d = 0; d < c.size(); ++d)
@@ -446,7 +470,10 @@ class Proposer {
     // Valid points that keep the held values: where a row that cannot be repaired is replaced from.
     std::vector<const Config*> fallback;
     for (const auto& c : pool_)
-      if (keeps_held(c)) fallback.push_back(&c);
+      if (keeps_held(c) && in_band(c)) fallback.push_back(&c);
+    if (fallback.empty())
+      for (const auto& c : pool_)
+        if (keeps_held(c)) fallback.push_back(&c);
     if (fallback.empty())
       for (const auto& c : pool_) fallback.push_back(&c);
     std::vector<Config> best;
@@ -461,7 +488,7 @@ class Proposer {
           for (auto& r : rows) r[d] = (*held)[d];
           continue;
         }
-        const auto& a = allowed_[d];
+        const auto& a = allowed[d];
         std::vector<size_t> strata(m);
         std::iota(strata.begin(), strata.end(), 0);
         std::shuffle(strata.begin(), strata.end(), rng_);
@@ -475,7 +502,7 @@ class Proposer {
       for (auto& r : rows) {
         for (int fix = 0; fix < 64 && !free_dims.empty() && (!usable(r) || in_draw.count(key_(r))); ++fix) {
           size_t d = free_dims[rng_() % free_dims.size()];
-          r[d] = allowed_[d][rng_() % allowed_[d].size()];
+          r[d] = allowed[d][rng_() % allowed[d].size()];
         }
         if (!usable(r) || in_draw.count(key_(r))) r = *fallback[rng_() % fallback.size()];
         in_draw.insert(key_(r));

@@ -348,6 +348,35 @@ TEST(SearchStrategy, TheFirstDesignMovesOneParameterAtATimeFromTheIncumbent) {
   EXPECT_EQ(moved.size(), 5u) << "each moves a different parameter";
 }
 
+// The space-filling rest of a parameter-only space's first design stays within two allowed steps of the incumbent on
+// every dimension (issue 35): a derived space spans the legal range, and its far corners (the largest tiles, the most
+// work a thread) are the slowest to compile; the first iteration is not spent on them.
+TEST(SearchStrategy, TheFirstDesignStaysNearTheIncumbentAwayFromTheCorners) {
+  SearchSpace s;
+  s.dims = {param("BM", {16, 32, 64, 128, 256, 512, 1024}), param("BN", {16, 32, 64, 128, 256, 512, 1024}),
+            param("TM", {1, 2, 4, 8, 16}), param("TN", {1, 2, 4, 8, 16})};
+  s.constraints = {constraint("TM * TN <= 64"), constraint("BM * BN / (TM * TN) <= 1024"),
+                   constraint("BM * BN / (TM * TN) >= 32")};
+  Config base = {3, 3, 3, 3};  // 128 x 128, 8 x 8
+  ASSERT_TRUE(s.valid(base));
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    StrategyInput in;
+    in.space = &s;
+    in.k = 12;
+    in.seed = seed;
+    in.history = {{base, 1.0}};
+    auto props = propose_configs(in);
+    ASSERT_FALSE(props.empty());
+    int design = 0;
+    for (const auto& p : props) {
+      if (p.reason != "initial design near the incumbent") continue;
+      ++design;
+      for (size_t d = 0; d < base.size(); ++d) EXPECT_LE(std::abs(p.config[d] - base[d]), 2) << "seed " << seed << " dim " << d;
+    }
+    EXPECT_GT(design, 0) << "seed " << seed;
+  }
+}
+
 // An iteration that switches a method on (a pick, `prefer`): the incumbent with it on comes first, and the rest of the
 // first design spreads over the parameters with the method held on in every row, repaired within the constraints.
 // On the H200 tables of transpose and reduction this gets within 3% of the best in the first batch in 198 and 197 of
