@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "contract/golden_maker.h"
+#include "testing/counting_runner.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -110,17 +111,6 @@ TEST(GoldenCache, TheEnvironmentTurnsItOffMovesItAndBoundsIt) {
   EXPECT_EQ(golden_cache_from_env().value()->root, fs::path("/c/golden"));
 }
 
-// A CommandRunner that counts the harness runs it passes on.
-class Counting : public util::CommandRunner {
- public:
-  util::ProcessResult run(const util::ProcessSpec& spec) override {
-    ++runs;
-    return real.run(spec);
-  }
-  util::SystemRunner real;
-  int runs = 0;
-};
-
 TEST(GoldenCache, RefPyRunsOnceForTheSameRequestAndAgainWhenWhatItMayImportChanges) {
   if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty()) GTEST_SKIP() << "python3 or the harness not found";
   const fs::path root = fresh("harness");
@@ -139,7 +129,7 @@ TEST(GoldenCache, RefPyRunsOnceForTheSameRequestAndAgainWhenWhatItMayImportChang
   g.time_reference = false;
   g.timeout_s = 300;
   g.cache = GoldenCache{root / "cache"};
-  Counting runner;
+  testing_support::CountingRunner runner;
 
   g.out_dir = root / "run1" / "golden";
   auto first = make_golden(g, runner);

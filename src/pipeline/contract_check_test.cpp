@@ -7,6 +7,7 @@
 
 #include "contract/golden_cache.h"
 #include "contract/golden_maker.h"
+#include "testing/counting_runner.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -58,17 +59,6 @@ TEST(ContractCheck, ChecksTheExampleWithoutAGpuAndReportsIt) {
   EXPECT_NE(wrong.error().message.find("give --n=N"), std::string::npos) << wrong.error().message;
 }
 
-// A runner that counts the harness runs it passes on.
-class CountingRunner : public util::CommandRunner {
- public:
-  util::ProcessResult run(const util::ProcessSpec& spec) override {
-    ++runs;
-    return real.run(spec);
-  }
-  util::SystemRunner real;
-  int runs = 0;
-};
-
 // kStaticUnlessCached: with the golden data of exactly this ref.py, signature, dims and seeds cached, no Python
 // starts; any other dims (or the cache off) and the harness checks as before.
 TEST(ContractCheck, TheHarnessIsSkippedOnlyWhenTheGoldenDataIsCachedForTheSameRequest) {
@@ -82,7 +72,7 @@ TEST(ContractCheck, TheHarnessIsSkippedOnlyWhenTheGoldenDataIsCachedForTheSameRe
   job.ref = ex + "ref.py";
   job.dims = {{"n", 1000}};
   job.seeds = 2;
-  CountingRunner runner;
+  testing_support::CountingRunner runner;
   auto before = check_contract(job, runner, ReferenceRun::kStaticUnlessCached);
   ASSERT_TRUE(before.ok()) << before.error().message;
   EXPECT_FALSE(before->harness_skipped);

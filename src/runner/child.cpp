@@ -210,6 +210,21 @@ class Child {
   std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
 };
 
+// A result's phases_ms: lap(name) records the milliseconds since the previous lap (or the clock's start) under name.
+class PhaseClock {
+ public:
+  explicit PhaseClock(util::Json& phases) : phases_(phases) {}
+  void operator()(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_[name] = std::chrono::duration<double, std::milli>(now - since_).count();
+    since_ = now;
+  }
+
+ private:
+  util::Json& phases_;
+  std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();
+};
+
 Child::Lib Child::load_lib(const std::string& path) {
   Lib lib;
   lib.path = path;
@@ -647,13 +662,8 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   // (runner/timer.h), all are timed with one method (the most conservative any needs: runner/timing_method.h),
   // in interleaved rounds: each round times every correct library once, in a shuffled order, on the same buffers.
   // Where a paired run's wall time goes (result's phases_ms): loading, checking, probing, the timed rounds.
-  auto clock = std::chrono::steady_clock::now();
   util::Json phases = util::Json::object();
-  auto lap = [&](const char* name) {
-    auto now = std::chrono::steady_clock::now();
-    phases[name] = std::chrono::duration<double, std::milli>(now - clock).count();
-    clock = now;
-  };
+  PhaseClock lap(phases);
   std::vector<PairedEntry> entries(opt_.libs.size());
   std::vector<Lib> libs(opt_.libs.size());
   for (size_t k = 0; k < libs.size(); ++k) {
@@ -882,13 +892,8 @@ util::Json Child::run() {
   } else {
     // Where the child's wall goes (result's phases_ms; its start, the CUDA context and the golden data, is the
     // rest of the launcher's wall_ms): loading, checking each seed, timing, the recheck.
-    auto clock = std::chrono::steady_clock::now();
     util::Json phases = util::Json::object();
-    auto lap = [&](const char* name) {
-      auto now = std::chrono::steady_clock::now();
-      phases[name] = std::chrono::duration<double, std::milli>(now - clock).count();
-      clock = now;
-    };
+    PhaseClock lap(phases);
     const Lib lib = load_lib(opt_.libs.front());
     lap("load");
     std::optional<SmemFill> filler;
