@@ -8,6 +8,7 @@
 
 #include "cli/dims.h"
 #include "testing/test_support.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/process.h"
@@ -105,6 +106,25 @@ TEST_F(FirstMinutes, CheckRunsTheReferenceOnTheCpu) {
   auto extra = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--m=3"});
   EXPECT_EQ(extra.exit_code, 0) << extra.stderr_text;
   EXPECT_NE(extra.stdout_text.find("dimension --m is used by nothing"), std::string::npos) << extra.stdout_text;
+}
+
+// Where nvcc is, check compiles the kernel as bench would: a kernel that does not build is exit 4 with nvcc's log;
+// --static skips the compile.
+TEST_F(FirstMinutes, CheckCompilesTheKernelWhereNvccIs) {
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found";
+  auto ok = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--json", path("ok.json")});
+  ASSERT_EQ(ok.exit_code, 0) << ok.stderr_text;
+  EXPECT_NE(ok.stdout_text.find("compile   OK for sm_90"), std::string::npos) << ok.stdout_text;
+  auto j = util::read_json(dir_ / "ok.json");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["compile"]["arch"], "sm_90") << (*j)["compile"].dump();
+  write("broken.cu", "extern \"C\" void solve(const float* a, const float* b, float* c, int n) { this is not cuda; }\n");
+  auto broken = kopt({"check", path("broken.cu"), "--ref", path("ref.py"), "--n=16"});
+  EXPECT_EQ(broken.exit_code, 4) << broken.stderr_text;
+  EXPECT_NE(broken.stderr_text.find("broken.cu does not compile"), std::string::npos) << broken.stderr_text;
+  EXPECT_NE(broken.stderr_text.find("error"), std::string::npos) << "nvcc's log: " << broken.stderr_text;
+  auto fixed_later = kopt({"check", path("broken.cu"), "--ref", path("ref.py"), "--n=16", "--static"});
+  EXPECT_EQ(fixed_later.exit_code, 0) << "--static does not compile: " << fixed_later.stderr_text;
 }
 
 TEST_F(FirstMinutes, JsonDashPrintsToStdoutAndWritesNoFileNamedDash) {

@@ -89,6 +89,18 @@ void say_golden_cache(const util::Json& manifest, const Say& say) {
         "; KOPT_GOLDEN_CACHE=off makes it afresh)");
 }
 
+Result<compile::CompileResult> compile_kernel(const KernelJob& job, const compile::CompileRequest& req,
+                                             util::CommandRunner& runner) {
+  compile::CompileResult r = compile::compile_batch({req}, {1, ""}, runner).front();
+  if (r.status == compile::CompileStatus::kToolMissing) return gate_error("nvcc not found: " + r.log_text);
+  if (!r.ok()) {
+    std::string log = r.log_text;
+    if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
+    return input_error(job.kernel.string() + " does not compile (" + std::string(compile::to_string(r.status)) + "):\n" + log);
+  }
+  return r;
+}
+
 Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner,
                          bool time_reference, const Say& say) {
   KOPT_TRY(validate(job));
@@ -104,7 +116,6 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
     std::string inc = toolchain::cutlass_include_among(req.include_dirs);
     say("CUTLASS kernel: " + req.arch + ", headers " + (inc.empty() ? "not found" : inc));
   }
-  int jobs = 1;
   auto since = std::chrono::steady_clock::now();
   auto lap = [&](const char* name) {
     auto now = std::chrono::steady_clock::now();
@@ -113,16 +124,9 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
   };
   {
     util::Progress progress("  compiling " + job.kernel.filename().string());
-    p.build = compile::compile_batch({req}, {jobs, ""}, runner).front();
+    KOPT_TRY_ASSIGN(p.build, compile_kernel(job, req, runner));
   }
   lap("compile");
-  if (p.build.status == compile::CompileStatus::kToolMissing) return gate_error("nvcc not found: " + p.build.log_text);
-  if (!p.build.ok()) {
-    std::string log = p.build.log_text;
-    if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
-    return input_error(job.kernel.string() + " does not compile (" + std::string(compile::to_string(p.build.status)) +
-                       "):\n" + log);
-  }
   say(std::string("compiled: ") + (p.build.cache_hit ? "cache hit" : "built") + " in " +
       std::to_string(static_cast<int>(p.build.compile_ms)) + " ms");
   contract::GoldenRequest g;

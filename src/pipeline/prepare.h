@@ -78,6 +78,11 @@ void say_golden_cache(const util::Json& manifest, const Say& say);
 Result<Prepared> prepare(const KernelJob& job, const std::filesystem::path& work_dir, util::CommandRunner& runner,
                          bool time_reference, const Say& say);
 
+// Compiles the job's kernel (one request, the build cache as every compile): nvcc missing is a gate error (exit 3), a
+// kernel that does not compile an input error with nvcc's log (its first 4000 characters).
+Result<compile::CompileResult> compile_kernel(const KernelJob& job, const compile::CompileRequest& req,
+                                             util::CommandRunner& runner);
+
 // Compile requests for a kernel job with extra defines/flags (candidates, ablations).
 compile::CompileRequest compile_request(const KernelJob& job, const std::string& name, const std::filesystem::path& source,
                                         const std::filesystem::path& out_dir);
