@@ -6,10 +6,10 @@ For every corpus kernel:
   the wrapper only, so this runs with or without the project's sources); `--update-fixtures` rewrites the fixtures
   instead (review the diff);
 and where the project's sources are fetched (scripts/corpus/fetch.py):
-- a CUDA wrapper (kernel.cu) compiles with nvcc for sm_90 (sm_90a and CUTLASS's flags for CUTLASS kernels,
-  as kopt builds them), with the extra include folders its dims.txt names (`flags:`);
-- `kopt check KERNEL --ref ref.py <the check: dims of dims.txt>` passes (the contract, and the reference run
-  once on the CPU); a Triton wrapper only where torch and triton (and the project's imports) are installed.
+- `kopt check KERNEL --ref ref.py <the check: dims of dims.txt> <its flags:>` passes: the contract, the reference run
+  once on the CPU, and for a CUDA wrapper its compile with nvcc as bench builds it (sm_90, sm_90a and CUTLASS's flags
+  for CUTLASS kernels, the extra include folders of `flags:`); a Triton wrapper only where torch and triton (and the
+  project's imports) are installed.
 A kernel whose project is not fetched, or whose toolchain is missing (nvcc, the CUTLASS headers, torch and
 triton), is skipped with the reason. Exit status: 0 passed (some may be skipped), 1 failed, 77 everything skipped.
 Usage: check_corpus.py --kopt build/kopt [--only NAME]... [--jobs N] [--no-compile] [--update-fixtures]
@@ -107,34 +107,29 @@ def check_one(name, kopt, args, tmp):
     # kopt annotate reads the wrapper only, so the fixture is checked with or without the project's sources
     if fetched is not None and not (FETCHED / fetched / ".fetched.json").is_file():
         return "skip", ", ".join(notes + [f"{fetched} is not fetched (python3 scripts/corpus/fetch.py)"])
+    # kopt check compiles a CUDA wrapper itself where nvcc is (as bench builds it: the dims.txt flags, sm_90a and
+    # CUTLASS's flags for CUTLASS kernels); --no-compile checks the contract statically instead.
+    extra = []
     if kernel.suffix == ".cu":
-        nvcc = find_nvcc()
         if args.no_compile:
-            notes.append("compile skipped (--no-compile)")
-        elif not nvcc:
+            extra = ["--static"]
+            notes.append("compile skipped (--no-compile: kopt check --static)")
+        elif not find_nvcc():
             return "skip", ", ".join(notes + ["nvcc not found"])
-        else:
-            cmd = [nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", str(tmp / f"{name}.so"), str(kernel)] + flags
-            if name.startswith("cutlass_"):
-                inc = cutlass_include()
-                if inc is None:
-                    why = "the CUTLASS headers are not installed (nvidia-cutlass, or CUTLASS_PATH)"
-                    return "skip", ", ".join(notes + [why])
-                cmd += ["-arch=sm_90a", "-std=c++17", "--expt-relaxed-constexpr", "-DNDEBUG", "-I", str(inc)]
-            else:
-                cmd += ["-arch=sm_90", "-std=c++17"]
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            if r.returncode != 0:
-                return "fail", "nvcc failed:\n" + " ".join(cmd) + "\n" + r.stderr[-4000:]
-            notes.append("compiled")
+        elif name.startswith("cutlass_") and cutlass_include() is None:
+            return "skip", ", ".join(notes + ["the CUTLASS headers are not installed (nvidia-cutlass, or CUTLASS_PATH)"])
     else:
         missing = [m for m in modules if importlib.util.find_spec(m) is None]
         if missing:
             return "skip", ", ".join(notes + ["kopt check needs " + ", ".join(missing)])
-    r = subprocess.run([kopt, "check", str(kernel), "--ref", str(d / "ref.py")] + dims["check"], cwd=REPO,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([kopt, "check", str(kernel), "--ref", str(d / "ref.py")] + dims["check"] + flags + extra, cwd=REPO,
+                       capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         return "fail", f"kopt check exit {r.returncode}:\n{r.stdout[-3000:]}{r.stderr[-3000:]}"
+    if kernel.suffix == ".cu" and not extra:
+        if "compile   OK" not in r.stdout:
+            return "fail", "kopt check did not say it compiled the kernel:\n" + r.stdout[-3000:]
+        notes.append("compiled by kopt check")
     notes.append("kopt check passed")
     return "pass", ", ".join(notes)
 
