@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 int cmd_check(const Args& args) {
   CLI::App app{"kopt check: the kernel contract without a GPU: solve() (or a Triton kernel's setup/run_kernel), its "
                "annotations, ref.py and the dimensions; then the reference once on the CPU (numpy or torch CPU) to "
-               "catch shape and dtype errors", "kopt check"};
+               "catch shape and dtype errors, and a CUDA kernel compiled where nvcc is", "kopt check"};
   pipeline::KernelJob job;
   KernelOptionValues v;
   std::string json_path;
@@ -47,7 +47,7 @@ int cmd_check(const Args& args) {
     compiled = {{"skipped", "a Triton kernel compiles when it first runs"}};
   } else if (toolchain::find_nvcc().empty()) {
     compiled = {{"skipped", "nvcc not found"}};
-    compiled_line = "compile   not checked: nvcc not found (bench and optimize need it)\n";
+    compiled_line = "  compile    not checked: nvcc not found (bench and optimize need it)\n";
   } else {
     const fs::path out = fs::temp_directory_path() / ("kopt-check-build-" + std::to_string(::getpid()));
     auto built = pipeline::compile_kernel(job, pipeline::compile_request(job, "kernel", job.kernel, out), sys);
@@ -55,7 +55,7 @@ int cmd_check(const Args& args) {
     fs::remove_all(out, ec);
     if (!built) return fail(built.error());
     compiled = {{"arch", job.arch}, {"cache_hit", built->cache_hit}, {"compile_ms", built->compile_ms}};
-    compiled_line = fmt::format("compile   OK for {} ({})\n", job.arch,
+    compiled_line = fmt::format("  compile    OK for {} ({})\n", job.arch,
                                 built->cache_hit ? std::string("the build cache's") : fmt::format("nvcc {:.1f} s", built->compile_ms / 1e3));
   }
   std::fputs((pipeline::format_contract_report(job, *c) + compiled_line).c_str(), util::report_stream(json_path));

@@ -127,7 +127,7 @@ def check_one(name, kopt, args, tmp):
     if r.returncode != 0:
         return "fail", f"kopt check exit {r.returncode}:\n{r.stdout[-3000:]}{r.stderr[-3000:]}"
     if kernel.suffix == ".cu" and not extra:
-        if "compile   OK" not in r.stdout:
+        if "  compile    OK" not in r.stdout:
             return "fail", "kopt check did not say it compiled the kernel:\n" + r.stdout[-3000:]
         notes.append("compiled by kopt check")
     notes.append("kopt check passed")
