@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -21,6 +20,7 @@
 #include "runner/launch.h"
 #include "runner/timing_method.h"
 #include "util/fs.h"
+#include "util/laps.h"
 #include "util/output.h"
 #include "util/progress.h"
 
@@ -67,14 +67,8 @@ std::string fmt_rate(double per_s, const char* unit) {
 
 int cmd_bench(const Args& args) {
   // Whole wall as the caller waits for it (bench.json phase_seconds, wall_s; issue 36): from here, after the process start.
-  const auto started = std::chrono::steady_clock::now();
-  auto since = started;
   std::map<std::string, double> phases;
-  auto lap = [&](const std::string& name) {
-    auto now = std::chrono::steady_clock::now();
-    phases[name] += std::chrono::duration<double>(now - since).count();
-    since = now;
-  };
+  util::Laps lap(phases);
   CLI::App app{"kopt bench: check a kernel's correctness on every seed and time it (and the reference)", "kopt bench"};
   pipeline::KernelJob job;
   KernelOptionValues v;
@@ -259,7 +253,7 @@ int cmd_bench(const Args& args) {
   }
   result["flags"] = flags;
   lap("report");  // the ceilings (cached per GPU) and the floor included
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double wall_s = lap.total_s();
   result["phase_seconds"] = phases;
   result["wall_s"] = wall_s;
   if (out.details.contains("phases_ms")) result["measure_phases_ms"] = out.details["phases_ms"];

@@ -1,6 +1,5 @@
 #include "pipeline/prepare.h"
 
-#include <chrono>
 #include <set>
 
 #include <ctime>
@@ -13,6 +12,7 @@
 #include <cmath>
 #include "util/fs.h"
 #include "util/input_file.h"
+#include "util/laps.h"
 #include "util/progress.h"
 
 namespace kopt::pipeline {
@@ -116,12 +116,7 @@ Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::C
     std::string inc = toolchain::cutlass_include_among(req.include_dirs);
     say("CUTLASS kernel: " + req.arch + ", headers " + (inc.empty() ? "not found" : inc));
   }
-  auto since = std::chrono::steady_clock::now();
-  auto lap = [&](const char* name) {
-    auto now = std::chrono::steady_clock::now();
-    p.phase_seconds[name] += std::chrono::duration<double>(now - since).count();
-    since = now;
-  };
+  util::Laps lap(p.phase_seconds);
   {
     util::Progress progress("  compiling " + job.kernel.filename().string());
     KOPT_TRY_ASSIGN(p.build, compile_kernel(job, req, runner));
