@@ -36,6 +36,8 @@ def _parser():
     g.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"], help="where the reference runs")
     g.add_argument("--time-reference", action="store_true", help="also time the reference (first seed)")
     g.add_argument("--time-budget-s", type=float, default=10.0, help="time budget for the reference timing")
+    g.add_argument("--sealed-dir", default=None,
+                   help="also write a sealed seed (a secret seed number) as SEALED_DIR/seed.safetensors (kopt passes it)")
     c = sub.add_parser("check", help="the contract without a GPU: ref.py, dims, shapes (kopt check)")
     c.add_argument("--ref", required=True, help="the reference module (ref.py)")
     c.add_argument("--signature", help="solve()'s signature as JSON (written by kopt), for a CUDA kernel")
@@ -107,7 +109,8 @@ def _golden(args):
     if args.triton_kernel is not None:
         opts = triton_golden.TritonOptions(kernel=args.triton_kernel, ref=args.ref, dims=dims, seeds=args.seeds,
                                            out=args.out, device=args.device, time_reference=args.time_reference,
-                                           seed_base=args.seed_base, time_budget_s=args.time_budget_s)
+                                           seed_base=args.seed_base, time_budget_s=args.time_budget_s,
+                                           sealed_dir=args.sealed_dir)
         if args.ptr_size is not None:
             raise UsageError("--ptr-size does not apply to a Triton kernel: its setup() gives every buffer")
         with _stdout_to_stderr():
@@ -117,7 +120,7 @@ def _golden(args):
     opts = golden.Options(ref=args.ref, params=signature.load(args.signature), dims=dims,
                           seeds=args.seeds, out=args.out, ptr_size=args.ptr_size, device=args.device,
                           time_reference=args.time_reference, seed_base=args.seed_base,
-                          time_budget_s=args.time_budget_s)
+                          time_budget_s=args.time_budget_s, sealed_dir=args.sealed_dir)
     with _stdout_to_stderr():
         summary = golden.generate(opts)
     print(json.dumps(summary), flush=True)

@@ -6,6 +6,7 @@ import hashlib
 import os
 import platform
 import random
+import secrets
 import sys
 import time
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ class Options:
     zero_inputs_error: bool = False
     reference_extra: dict = None
     extra_manifest: dict = None
+    # One more seed, drawn from a secret random number, written only as SEALED_DIR/seed.safetensors (kopt's measuring
+    # process cannot open that folder; docs/GATES.md "The sealed seed"); the manifest names the folder's token.
+    sealed_dir: str = None
 
 
 def warn(warnings, text):
@@ -183,7 +187,9 @@ class _Run:
             _adopt_returned(self.backend, bufs, self.role_of, returned)
         self.backend.synchronize()
 
-    def one_seed(self, seed, setup_bufs, setup_scalars):
+    def one_seed(self, seed, setup_bufs, setup_scalars, out_dir=None, name=None):
+        """Writes one seed's inputs and expected outputs: to --out as seed_<seed>.safetensors, listed in the
+        manifest, or (the sealed seed) to `out_dir`/`name`, listed nowhere."""
         bk = self.backend
         bufs = self.values(seed, setup_bufs, setup_scalars)
         stored = {}
@@ -199,7 +205,8 @@ class _Run:
                 if not raw.any():  # drawn values never are; setup's may be
                     warn(self.warnings, f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
                          f"that ignores it would still pass")
-        self.input_digests.append(digest.hexdigest())
+        if out_dir is None:
+            self.input_digests.append(digest.hexdigest())
         self.call_reference(bufs)
         for b in self.buffers:
             if b.role == plan.INPUT:
@@ -214,7 +221,10 @@ class _Run:
                 bad = _nonfinite_count(out)
                 if bad:
                     warn(self.warnings, f"seed {seed}: expected output {b.name!r} has {bad} NaN/Inf values")
-        data = bk.save_bytes(stored, {"seed": str(seed), "producer": "kopt_harness"})
+        data = bk.save_bytes(stored, {"seed": "sealed" if out_dir else str(seed), "producer": "kopt_harness"})
+        if out_dir is not None:
+            write_atomic(os.path.join(out_dir, name), data)
+            return bufs, stored
         name = f"seed_{seed}.safetensors"
         write_atomic(os.path.join(self.o.out, name), data)
         self.files.append({"seed": seed, "file": name, "sha256": hashlib.sha256(data).hexdigest()})
@@ -252,6 +262,19 @@ def _meta(backend):
     return meta
 
 
+def _sealed_seed(run, sealed_dir, public):
+    """The sealed seed: a secret seed number (never one of the public seeds, below 2**31 so that any setup() can seed
+    numpy with it), its file written to sealed_dir only. Returns the manifest's "sealed" entry (the folder's name)."""
+    seed = secrets.randbelow(2**31 - 2**20) + 2**20
+    while seed in public:
+        seed = secrets.randbelow(2**31 - 2**20) + 2**20
+    os.makedirs(sealed_dir, mode=0o700, exist_ok=True)
+    _seed_globals(seed)
+    setup_bufs, setup_scalars = run.setup(seed)
+    run.one_seed(seed, setup_bufs, setup_scalars, out_dir=sealed_dir, name="seed.safetensors")
+    return {"token": os.path.basename(os.path.normpath(sealed_dir))}
+
+
 def _remove_stale(out_dir, keep):
     for path in glob.glob(os.path.join(out_dir, "seed_*.safetensors")):
         if os.path.basename(path) not in keep:
@@ -278,6 +301,9 @@ def generate(o):
         if i == 0 and o.time_reference:
             reference_timing = run.time_reference(bufs, stored)
         del bufs, stored
+    sealed = None
+    if o.sealed_dir:
+        sealed = _sealed_seed(run, o.sealed_dir, seeds)
     if len(seeds) > 1 and len(set(run.input_digests)) == 1 and any(b.role != plan.OUTPUT for b in run.buffers):
         warn(run.warnings, "every seed has the same inputs: does setup() ignore its seed?")
 
@@ -307,6 +333,8 @@ def generate(o):
         "reference_timing": reference_timing,
         "warnings": run.warnings,
     }
+    if sealed:
+        manifest["sealed"] = sealed
     manifest.update(o.extra_manifest or {})
     write_json_atomic(os.path.join(o.out, "manifest.json"), manifest)
     _remove_stale(o.out, {f["file"] for f in run.files})

@@ -27,6 +27,7 @@ class TritonOptions:
     time_reference: bool = False
     seed_base: int = 0
     time_budget_s: float = 10.0
+    sealed_dir: str = None
 
 
 def kernel_manifest(kernel_path, ks):
@@ -57,7 +58,7 @@ def generate(o):
     extra = {"kernel": kernel_manifest(o.kernel, first)}
     opts = golden.Options(ref=o.ref, params=params, dims=o.dims, seeds=o.seeds, out=o.out, device=o.device,
                           time_reference=o.time_reference, seed_base=o.seed_base, time_budget_s=o.time_budget_s,
-                          setup=setup, zero_inputs_error=True, reference_extra=dict(o.dims), extra_manifest=extra)
+                          setup=setup, zero_inputs_error=True, sealed_dir=o.sealed_dir, reference_extra=dict(o.dims), extra_manifest=extra)
     summary = golden.generate(opts)
     # kopt's runner-side readers expect signature.json beside the manifest (src/runner/golden.h).
     write_json_atomic(os.path.join(o.out, "signature.json"), {

@@ -466,3 +466,31 @@ def test_setup_must_agree_across_seeds(harness, body, match):
             + VECADD_PLAIN)
     with pytest.raises(UsageError, match=match):
         harness.generate(text, VECADD, {"n": 4}, seeds=2)
+
+
+# --- the sealed seed (docs/GATES.md "The sealed seed") ------------------------------------------------------
+
+
+def test_sealed_seed_is_written_only_to_its_folder_with_a_secret_seed(harness):
+    sealed = harness.out("sealed/0123456789abcdef0123456789abcdef")
+    _, m, seeds = harness.generate(MATMUL_SETUP, MATMUL, {"M": 4, "N": 3, "K": 5}, seeds=2, sealed_dir=sealed)
+    assert m["sealed"] == {"token": "0123456789abcdef0123456789abcdef"}
+    assert [f["seed"] for f in m["files"]] == [0, 1] and m["seeds"] == [0, 1], "the sealed seed is listed nowhere"
+    assert not any("sealed" in f["file"] for f in m["files"])
+    files = os.listdir(sealed)
+    assert files == ["seed.safetensors"]
+    t = load_file(os.path.join(sealed, "seed.safetensors"))
+    assert set(t) == {"in.A", "in.B", "out.C"}
+    np.testing.assert_allclose(t["out.C"], t["in.A"] @ t["in.B"], rtol=1e-5)
+    for public in seeds:
+        assert not np.array_equal(public["in.A"], t["in.A"]), "its inputs are none of the public seeds'"
+    # Another golden data made: another secret seed.
+    again = harness.out("sealed/fedcba9876543210fedcba9876543210")
+    harness.generate(MATMUL_SETUP, MATMUL, {"M": 4, "N": 3, "K": 5}, seeds=2, sealed_dir=again)
+    t2 = load_file(os.path.join(again, "seed.safetensors"))
+    assert not np.array_equal(t["in.A"], t2["in.A"])
+
+
+def test_without_a_sealed_folder_the_manifest_names_none(harness):
+    _, m, _ = harness.generate(VECADD_PLAIN, VECADD, {"n": 8}, seeds=1)
+    assert "sealed" not in m

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/exit_code.h"
 #include "runner/child.h"
+#include "runner/sealed.h"
 #include "util/output.h"
 #include "util/process.h"
 #include "util/strings.h"
@@ -114,6 +115,9 @@ int run(int argc, char** argv) {
   const std::string& name = args[0];
   if (name == "__runner") {  // internal: the measuring child process (not listed in --help)
     return runner::child_main(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (name == "__judge") {  // internal: holds the sealed seed's expected outputs for a measuring process (runner/sealed.h)
+    return runner::judge_main();
   }
   if (name == "__worker") {  // internal: the long-lived measuring worker of optimize (runner/worker.h)
     return runner::worker_main();

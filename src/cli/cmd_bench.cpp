@@ -213,9 +213,11 @@ int cmd_bench(const Args& args) {
     if (fresh.is_object())
       report += fmt::format("  inputs     {}\n", fresh.value("enabled", false)
                                                    ? fmt::format("fresh content every timed call ({} refreshes), {} "
-                                                                 "audit(s) on seed {} checked",
+                                                                 "audit(s) on {} checked",
                                                                  fresh.value("refreshes", 0), fresh.value("audits", 0),
-                                                                 fresh["audit_seed"].dump())
+                                                                 fresh["audit_seed"].is_string()
+                                                                     ? std::string("the sealed seed")
+                                                                     : "seed " + fresh["audit_seed"].dump())
                                                    : std::string("the first seed's, every call (KOPT_FRESH_INPUTS=0)"));
     if (ti.is_object() && ti.contains("device_state") && ti["device_state"].value("changed_by_candidate", false)) {
       report += "  FLAGGED    the kernel changed the persisting-L2 limit or the default stream's access-policy window; "
@@ -243,6 +245,17 @@ int cmd_bench(const Args& args) {
                             "audits, as every kernel is; read the figure with care\n",
                             result["speedup_vs_reference"].get<double>(), kFlagFactor);
       flags.push_back("far_faster_than_reference");
+    }
+  }
+  // The answer key (docs/GATES.md "The sealed seed"): out of the kernel's reach, or flagged with the reason.
+  if (const util::Json& key = out.details.contains("answer_key") ? out.details["answer_key"] : util::Json(); key.is_object()) {
+    result["answer_key"] = key;
+    if (key.value("out_of_reach", false))
+      report += fmt::format("  answer key out of the kernel's reach: the sealed seed judged in another process (Landlock ABI {})\n",
+                            key["landlock"].value("landlock_abi", 0));
+    else {
+      report += fmt::format("  FLAGGED    the answer key was within the kernel's reach: {}\n", key.value("reason", std::string("?")));
+      flags.push_back("answer_key_within_reach");
     }
   }
   if (!rejection.empty()) {

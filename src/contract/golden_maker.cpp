@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "contract/sealed_seed.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/hash.h"
@@ -25,6 +26,7 @@ std::vector<std::string> harness_argv(const GoldenRequest& req, const std::strin
     argv.push_back(std::to_string(req.ptr_size));
   }
   if (req.time_reference) argv.push_back("--time-reference");
+  if (!req.sealed_token.empty()) argv.insert(argv.end(), {"--sealed-dir", (sealed_root() / req.sealed_token).string()});
   return argv;
 }
 
@@ -68,6 +70,10 @@ Result<std::string> golden_key(const std::vector<std::string>& argv) {
   if (const char* d = std::getenv("KOPT_TRITON_DEVICE")) h.add("KOPT_TRITON_DEVICE").add(d);
   for (size_t i = 3; i < argv.size(); ++i) {
     const std::string& a = argv[i];
+    if (a == "--sealed-dir") {  // a fresh random folder each time: where the sealed seed goes is not what it is
+      ++i;
+      continue;
+    }
     h.add(a);
     if (i + 1 >= argv.size()) break;
     if (a == "--out") {
@@ -91,7 +97,14 @@ std::optional<std::string> golden_cache_hit(const util::Json& manifest) {
   return manifest["golden_cache"].value("made", std::string("?"));
 }
 
-Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner) {
+bool golden_entry_usable(const CacheHit& hit) {
+  auto m = util::read_json(hit.entry / "manifest.json");
+  return m && sealed_seed_present(*m);
+}
+
+Result<util::Json> make_golden(const GoldenRequest& request, util::CommandRunner& runner) {
+  GoldenRequest req = request;
+  if (req.sealed_token.empty()) req.sealed_token = new_sealed_token();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(req.ref_py, ec))
     return input_error("reference file " + req.ref_py.string() + " not found (give it with --ref ref.py)");
@@ -103,7 +116,7 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
   if (req.cache) {
     if (auto k = golden_key(argv); k) key = *k;  // a file that cannot be read: no cache, the harness says why
     if (!key.empty())
-      if (auto hit = find_golden(*req.cache, key))
+      if (auto hit = find_golden(*req.cache, key); hit && golden_entry_usable(*hit))
         if (place_golden(*hit, req.out_dir))
           if (auto m = util::read_json(req.out_dir / "manifest.json"); m && m->is_object()) {
             (*m)["golden_cache"] = {{"hit", true}, {"key", key}, {"made", hit->record.value("made", "")}, {"entry", hit->entry.string()}};
@@ -121,7 +134,10 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
       return input_error("ref.py failed while making golden data:\n" + err);
     return internal_error("the golden-data harness failed (" + r.describe() + "):\n" + err);
   }
+  prune_sealed(sealed_root());
   KOPT_TRY_ASSIGN(auto manifest, util::read_json(req.out_dir / "manifest.json"));
+  if (!sealed_seed_present(manifest))
+    return internal_error("the golden-data harness wrote no sealed seed to " + (sealed_root() / req.sealed_token).string());
   if (req.cache && !key.empty() && manifest.is_object()) {
     util::Json about = {{"ref", std::filesystem::absolute(req.ref_py).string()}, {"seeds", req.seeds}};
     util::Json dims = util::Json::object();

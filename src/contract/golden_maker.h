@@ -28,6 +28,9 @@ struct GoldenRequest {
   // Golden data kept across runs (golden_cache.h); nullopt: always run ref.py. Callers set it from
   // golden_cache_from_env().
   std::optional<GoldenCache> cache;
+  // The sealed seed's folder beneath sealed_root() (contract/sealed_seed.h): make_golden draws a fresh token when
+  // it runs the harness; harness_argv passes --sealed-dir when it is set. Not part of the cache key.
+  std::string sealed_token;
 };
 
 // The harness argv (python3 -m kopt_harness golden ...). Pure.
@@ -46,6 +49,9 @@ Result<std::string> golden_key(const std::vector<std::string>& argv);
 // "golden_cache": {"hit": true, "key", "made", "entry"}; after a run, {"hit": false, "key", "stored"}).
 // Errors inside ref.py come back with their traceback (exit 4).
 Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& runner);
+
+// A cached entry make_golden may place: its manifest names a sealed seed that is still there.
+bool golden_entry_usable(const CacheHit& hit);
 
 // When make_golden placed a cached entry: when the entry was made ("?" if unknown); nullopt otherwise.
 std::optional<std::string> golden_cache_hit(const util::Json& manifest);

@@ -90,7 +90,8 @@ bool golden_cached(const KernelJob& job, const contract::KernelSignature& sig, c
   for (bool timed : {true, false}) {
     g.time_reference = timed;
     auto key = contract::golden_key(contract::harness_argv(g, "python3"));
-    if (key && contract::find_golden(**cache, *key)) return true;
+    if (!key) continue;
+    if (auto hit = contract::find_golden(**cache, *key); hit && contract::golden_entry_usable(*hit)) return true;
   }
   return false;
 }

@@ -28,6 +28,7 @@
 #include "runner/outcome.h"
 #include "runner/paired.h"
 #include "runner/race.h"
+#include "runner/sealed.h"
 #include "runner/smem_fill.h"
 #include "runner/stats.h"
 #include "runner/threads.h"
@@ -112,10 +113,49 @@ struct ProbeCache {
   }
 };
 
+// The judge and the seal of a measuring process (runner/sealed.h), made before any candidate is loaded.
+struct Sealing {
+  std::unique_ptr<JudgeClient> judge;  // null: no judge (its error in judge_error)
+  std::string judge_error;
+  SealState seal;
+  util::Json to_json(const Golden& g) const {
+    const bool out_of_reach = judge && seal.sealed && g.sealed.has_value();
+    util::Json j = {{"sealed_seed", g.sealed.has_value()}, {"judge", judge != nullptr}, {"landlock", seal.to_json()},
+                    {"out_of_reach", out_of_reach}};
+    if (!out_of_reach)
+      j["reason"] = !g.sealed         ? "the golden data has no sealed seed (made by an older kopt, or by hand)"
+                    : !judge          ? "no judge process: " + judge_error
+                                      : "the sealed seed is on disk where the candidate could open it: " + seal.off_reason;
+    return j;
+  }
+};
+
+// KOPT_SEAL=off: no judge and no seal (a diagnostic; the results say the answer key was within reach).
+bool sealing_enabled() {
+  const char* v = std::getenv("KOPT_SEAL");
+  return !(v && std::string_view(v) == "off");
+}
+
+// Starts the judge, then seals this process away from the sealed seeds. Before any candidate is loaded.
+Sealing start_sealing() {
+  Sealing s;
+  if (!sealing_enabled()) {
+    s.judge_error = "turned off by KOPT_SEAL=off";
+    s.seal.off_reason = s.judge_error;
+    return s;
+  }
+  auto j = JudgeClient::spawn();
+  if (j) s.judge = std::move(j).value();
+  else s.judge_error = j.error().message;
+  s.seal = seal_away(sealed_root());
+  return s;
+}
+
 class Child {
  public:
-  Child(const Options& o, const DriverApi& api, GoldenEntry& golden, ProbeCache& probes, DeviceGolden* resident)
-      : opt_(o), api_(api), g_(golden.golden()), seeds_(golden), probes_(probes), resident_(resident) {}
+  Child(const Options& o, const DriverApi& api, GoldenEntry& golden, ProbeCache& probes, DeviceGolden* resident,
+        JudgeClient* judge)
+      : opt_(o), api_(api), g_(golden.golden()), seeds_(golden), probes_(probes), resident_(resident), judge_(judge) {}
   ~Child() {
     // A worker loads many libraries over its life. One that left threads running stays loaded: unloading it would
     // pull its code from under them (the process ends soon after: run_request says so, the worker restarts).
@@ -140,6 +180,7 @@ class Child {
     const contract::TensorMap* tensors = nullptr;  // the seed's golden tensors (the GoldenEntry owns them)
     std::shared_ptr<const ResidentSeed> resident;  // the same on the GPU (runner/device_golden.h), or null
     std::vector<CUdeviceptr> spacers;
+    bool sealed = false;  // the sealed seed's inputs: its outputs go to the judge (runner/sealed.h)
   };
   // What a check on the GPU found (verify_on_gpu): everything passed; a difference (examined on the host); it could
   // not check there; the resident golden data changed.
@@ -153,6 +194,12 @@ class Child {
   void check(CUresult r, const std::string& what) { check_cuda(api_, r, what); }
   Lib load_lib(const std::string& path);
   Bound bind_seed(int seed, std::mt19937_64& rng);
+  // The sealed seed's inputs in new buffers (its expected outputs stay with the judge).
+  Bound bind_sealed(std::mt19937_64& rng);
+  // Device buffers (each after a spacer of random size) for every pointer, nothing uploaded yet.
+  Bound allocate(std::mt19937_64& rng);
+  bool sealed_available() const { return judge_ && g_.sealed.has_value(); }
+  const std::map<std::string, std::vector<unsigned char>>& sealed_inputs();
   void free_bound(Bound& b);
   void reset_outputs(Bound& b);
   void call(const Lib& lib, Bound& b);
@@ -188,10 +235,16 @@ class Child {
     call(lib, b);
     check_audit(lib, view, tol, sample, rng);
   }
-  // The audits' seed: the last one, held back from the checks before timing when there are two or more (with one
-  // seed, the audits use it: a kernel that remembers by pointer still fails them).
+  // The audits' seed: the sealed seed where there is one (its inputs are new to the kernel when the first audit shows
+  // them, and its expected outputs out of its reach); otherwise the last public one, held back from the checks
+  // before timing when there are two or more (with one seed, the audits use it: a kernel that remembers by pointer
+  // still fails them).
   int audit_seed() const { return g_.seeds.back(); }
-  bool audit_seed_held() const { return g_.seeds.size() >= 2; }
+  bool audit_seed_held() const { return !sealed_available() && g_.seeds.size() >= 2; }
+  util::Json audit_seed_json() const { return sealed_available() ? util::Json("sealed") : util::Json(audit_seed()); }
+  std::string audit_seed_text() const { return sealed_available() ? "the sealed seed" : "seed " + std::to_string(audit_seed()); }
+  Bound audit_view(const Bound& b);
+  Bound audit_fresh(std::mt19937_64& rng) { return sealed_available() ? bind_sealed(rng) : bind_seed(audit_seed(), rng); }
   void dump_outputs(Bound& b, const std::string& path);
   std::vector<Region> written_regions(const Bound& b) const;
   void time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status,
@@ -205,6 +258,8 @@ class Child {
   GoldenEntry& seeds_;
   ProbeCache& probes_;
   DeviceGolden* resident_;  // null: every check on the host
+  JudgeClient* judge_;      // null: no sealed seed is checked
+  std::optional<std::map<std::string, std::vector<unsigned char>>> sealed_inputs_;
   util::Json audit_record_;  // the first passing audit's check (check_audit): the held seed's record in "seeds"
   std::vector<void*> handles_;
   std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
@@ -239,12 +294,8 @@ Child::Lib Child::load_lib(const std::string& path) {
   return lib;
 }
 
-Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
+Child::Bound Child::allocate(std::mt19937_64& rng) {
   Bound b;
-  auto tensors = seeds_.seed(seed);
-  if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
-  b.tensors = *tensors;
-  if (resident_) b.resident = resident_->get(resident_key(g_.dir, seed), **tensors);
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
@@ -257,6 +308,52 @@ Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
     size_t bytes = static_cast<size_t>(std::max<int64_t>(spec.nbytes, 1));
     check(api_.cuMemAlloc(&d, bytes), "cuMemAlloc " + p.name + " (" + std::to_string(bytes) + " bytes)");
     b.dptr[p.name] = d;
+  }
+  return b;
+}
+
+const std::map<std::string, std::vector<unsigned char>>& Child::sealed_inputs() {
+  if (!sealed_inputs_) {
+    auto in = judge_->inputs(g_.dir);
+    if (!in) throw Fatal{RunStatus::kLoadError, "the sealed seed: " + in.error().message};
+    sealed_inputs_ = std::move(in).value();
+  }
+  return *sealed_inputs_;
+}
+
+Child::Bound Child::bind_sealed(std::mt19937_64& rng) {
+  const auto& in = sealed_inputs();
+  Bound b = allocate(rng);
+  b.sealed = true;
+  for (const auto& [name, spec] : g_.buffers) {
+    if (spec.role == "output") continue;
+    auto it = in.find(name);
+    if (it == in.end() || static_cast<int64_t>(it->second.size()) != spec.nbytes)
+      throw Fatal{RunStatus::kLoadError, "the judge's sealed seed lacks input " + name};
+    b.uploaded[name] = &it->second;
+  }
+  reset_outputs(b);
+  return b;
+}
+
+Child::Bound Child::audit_view(const Bound& b) {
+  if (!sealed_available()) return view_with_seed(b, audit_seed());
+  Bound v;
+  v.dptr = b.dptr;  // the same buffers: a kernel that remembers by pointer sees the pointers it saw before
+  v.sealed = true;
+  for (const auto& [name, bytes] : sealed_inputs()) v.uploaded[name] = &bytes;
+  return v;
+}
+
+Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
+  auto tensors = seeds_.seed(seed);
+  if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
+  Bound b = allocate(rng);
+  b.tensors = *tensors;
+  if (resident_) b.resident = resident_->get(resident_key(g_.dir, seed), **tensors);
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const BufferSpec& spec = g_.buffers.at(p.name);
     if (spec.role == "input" || spec.role == "inout") {
       auto it = b.tensors->find("in." + p.name);
       if (it == b.tensors->end()) throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks in." + p.name};
@@ -459,6 +556,7 @@ util::Json Child::call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunSt
 util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std::string& message) {
   util::Json out = util::Json::object();
   util::Json outputs = util::Json::object(), inputs = util::Json::object();
+  std::map<std::string, std::vector<unsigned char>> sealed_outputs;  // for the judge
   check(api_.cuCtxSynchronize(), "synchronize after solve()");  // device-wide: catches work on any stream
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
@@ -477,6 +575,8 @@ util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std
         status = RunStatus::kInputModified;
         message = "input " + p.name + " was modified by the kernel (first changed element " + std::to_string(first) + ")";
       }
+    } else if (b.sealed) {
+      sealed_outputs[p.name] = std::move(host);
     } else {
       const auto& expected = b.tensors->at("out." + p.name);
       auto c = compare(spec.dtype, spec.shape, expected.data.data(), host.data(), expected.numel(), tol);
@@ -488,9 +588,18 @@ util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std
       }
     }
   }
+  if (b.sealed) {
+    auto v = judge_->judge(g_.dir, tol, sealed_outputs);
+    if (!v) throw Fatal{RunStatus::kInternal, "the sealed seed could not be judged: " + v.error().message};
+    outputs = v->outputs;
+    if (v->status != RunStatus::kOk && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
+      status = v->status == RunStatus::kWrongResult ? RunStatus::kWrongOnSealedSeed : v->status;
+      message = v->message;
+    }
+  }
   out["outputs"] = outputs;
   out["inputs"] = inputs;
-  out["checked_on"] = "host";
+  out["checked_on"] = b.sealed ? "judge" : "host";
   return out;
 }
 
@@ -559,23 +668,22 @@ void Child::check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, 
   std::string msg;
   util::Json v = verify(view, tol, st, msg);
   if (st == RunStatus::kOk && !v.contains("corrupted")) {
-    if (audit_record_.is_null()) {  // the held seed's check, as the seeds before timing are recorded
+    if (audit_record_.is_null()) {  // the audit seed's check, as the seeds before timing are recorded
       audit_record_ = v;
-      audit_record_["seed"] = g_.seeds.back();
+      audit_record_["seed"] = audit_seed_json();
       audit_record_["checked_during_timing"] = true;
     }
     return;
   }
-  const int seed = g_.seeds.back();
   // The same seed in fresh buffers, checked as any seed is: wrong there too is the kernel's plain verdict.
-  Bound fresh = bind_seed(seed, rng);
+  Bound fresh = audit_fresh(rng);
   RunStatus again = RunStatus::kOk;
   std::string again_msg;
   call_and_verify(lib, fresh, tol, again, again_msg);
   free_bound(fresh);
-  if (again != RunStatus::kOk) throw AuditFailed{again, "on seed " + std::to_string(seed) + ": " + again_msg};
+  if (again != RunStatus::kOk) throw AuditFailed{again, "on " + audit_seed_text() + ": " + again_msg};
   throw AuditFailed{RunStatus::kWrongOnFreshInputs,
-                    "timed call " + std::to_string(sample + 1) + " was audited on seed " + std::to_string(seed) +
+                    "timed call " + std::to_string(sample + 1) + " was audited on " + audit_seed_text() +
                         "'s inputs, which it had not seen, in the buffers every timed call used, and was wrong (" +
                         (msg.empty() ? std::string("the golden data on the GPU changed") : msg) +
                         "); the same inputs in fresh buffers are right: its outputs depend on what it saw before "
@@ -591,9 +699,8 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
   const bool fresh = fresh_inputs_enabled();
   std::optional<InputRotation> rotation;
   if (fresh) rotation.emplace(api_, rotated_buffers(b), rng());
-  const int held = audit_seed();
   std::optional<Bound> view;
-  if (fresh && held >= 0) view = view_with_seed(b, held);
+  if (fresh) view = audit_view(b);
   AuditSchedule schedule(rng());
   int sample = -1;
   bool auditing = false;
@@ -650,7 +757,7 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
       {"rotated", rotation && rotation->any_rotated()},
       {"refreshes", rotation ? rotation->refreshes() : 0},
       {"audits", schedule.audits()},
-      {"audit_seed", held >= 0 && fresh ? util::Json(held) : util::Json(nullptr)}};
+      {"audit_seed", fresh ? audit_seed_json() : util::Json(nullptr)}};
   result["event_samples_ms"] = s.event_ms;
   for (const char* k : {"gpu_clock", "gpu_clock_off_reason", "event_median_ms", "busy_median_ms", "kernels_per_call"})
     if (result["timing_info"].contains(k)) result[k] = result["timing_info"][k];
@@ -710,8 +817,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   // checked on every other seed, as a time run checks it.
   // The held-back seed (runner/fresh_inputs.h) is the audits' in the rounds, not checked here.
   const bool fresh = fresh_inputs_enabled();
-  const int held = fresh ? audit_seed() : -1;
-  const size_t other_seeds_end = g_.seeds.size() - (held >= 0 && audit_seed_held() ? 1 : 0);
+  const size_t other_seeds_end = g_.seeds.size() - (fresh && audit_seed_held() ? 1 : 0);
   if (opt_.race && libs.size() >= 2 && entries.back().status == RunStatus::kOk) {
     for (size_t s = 1; s < other_seeds_end && entries.back().status == RunStatus::kOk; ++s) {
       Bound other = bind_seed(g_.seeds[s], rng);
@@ -768,7 +874,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   std::optional<InputRotation> rotation;
   if (fresh && !order.empty()) rotation.emplace(api_, rotated_buffers(b), rng());
   std::optional<Bound> view;
-  if (fresh && held >= 0 && !order.empty()) view = view_with_seed(b, held);
+  if (fresh && !order.empty()) view = audit_view(b);
   std::vector<AuditSchedule> schedules;
   for (size_t k = 0; k < libs.size(); ++k) schedules.emplace_back(rng(), kPairedAuditWindow);
   std::vector<int> samples_of(libs.size(), -1);
@@ -859,7 +965,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
                             {"rotated", rotation && rotation->any_rotated()},
                             {"refreshes", rotation ? rotation->refreshes() : 0},
                             {"audits_per_lib", audits},
-                            {"audit_seed", held >= 0 ? util::Json(held) : util::Json(nullptr)}};
+                            {"audit_seed", fresh ? audit_seed_json() : util::Json(nullptr)}};
   result["phases_ms"] = phases;
   result["rounds"] = rounds;
   result["timing_method"] = method_name(method);
@@ -926,6 +1032,18 @@ util::Json Child::run() {
       if (opt_.mode == RunMode::kProfile) break;  // one seed is enough to profile
       if (opt_.max_seeds > 0 && static_cast<int>(seeds.size()) >= opt_.max_seeds) break;
     }
+    // The sealed seed, checked by the judge: in a check run, and in a time run whose series has no audits.
+    const bool check_sealed = opt_.mode == RunMode::kCheck || (opt_.mode == RunMode::kTime && !fresh_inputs_enabled());
+    if (status == RunStatus::kOk && check_sealed && sealed_available() && opt_.max_seeds == 0) {
+      Bound b = bind_sealed(rng);
+      util::Json v = call_and_verify(lib, b, tol, status, message, [&] {
+        if (filler) filler->fill(pattern);
+      });
+      v["seed"] = "sealed";
+      seeds.push_back(v);
+      if (status != RunStatus::kOk) message = "on the sealed seed: " + message;
+      free_bound(b);
+    }
     result["seeds"] = seeds;
     lap("check");
     if (status == RunStatus::kOk && opt_.mode == RunMode::kTime) {
@@ -933,7 +1051,7 @@ util::Json Child::run() {
       Bound b = bind_seed(seed, rng);
       time_one(lib, b, tol, rng, result, status, message);
       lap("time");
-      if (!audit_record_.is_null() && audit_seed_held()) result["seeds"].push_back(audit_record_);
+      if (!audit_record_.is_null() && (audit_seed_held() || sealed_available())) result["seeds"].push_back(audit_record_);
       // Re-check correctness after timing, on fresh poison.
       if (status == RunStatus::kOk) {
         reset_outputs(b);
@@ -1064,9 +1182,10 @@ void init_device(const DriverApi& d) {
 
 // One request on an initialised device: the result and the exit code a one-shot child would give.
 std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, GoldenEntry& golden, ProbeCache& probes,
-                                       DeviceGolden& resident) {
+                                       DeviceGolden& resident, const Sealing& sealing) {
+  const util::Json answer_key = sealing.to_json(golden.golden());
   try {
-    Child child(o, d, golden, probes, &resident);
+    Child child(o, d, golden, probes, &resident, sealing.judge.get());
     util::Json result = child.run();
     // Threads a library left running may still write anywhere in this process: a worker does not serve on.
     if (child.left_threads()) result["restart_worker"] = true;
@@ -1074,11 +1193,13 @@ std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, Gol
     result["golden_on_gpu"] = {{"enabled", resident.enabled()},   {"bytes", resident.bytes()},
                                {"uploads", resident.uploads()},   {"corruptions", resident.corruptions()},
                                {"off_reason", resident.disabled_reason()}};
+    result["answer_key"] = answer_key;
     return {result, 0};
   } catch (const Fatal& f) {
     util::Json result = {{"status", status_name(f.status)},
                          {"message", f.lib.empty() ? f.message : f.lib + ": " + f.message},
-                         {"mode", run_mode_name(o.mode)}};
+                         {"mode", run_mode_name(o.mode)},
+                         {"answer_key", answer_key}};
     if (!f.lib.empty()) result["failed_lib"] = f.lib;
     return {result, f.status == RunStatus::kLoadError ? 4 : 3};
   }
@@ -1099,6 +1220,9 @@ int child_main(const std::vector<std::string>& args) {
     return ms;
   };
   util::Json startup = util::Json::object();
+  // The judge and the seal come first: nothing of a candidate is loaded yet (runner/sealed.h).
+  const Sealing sealing = start_sealing();
+  startup["seal"] = ms_since(t0);
   auto golden = load_golden(o->golden);
   startup["golden"] = ms_since(t0);
   if (!golden) {
@@ -1121,7 +1245,7 @@ int child_main(const std::vector<std::string>& args) {
   GoldenEntry entry(std::move(golden).value());
   ProbeCache probes;  // a one-shot child remembers nothing
   DeviceGolden resident(d, default_device_golden_budget_bytes(d));
-  auto [result, rc] = run_request(*o, d, entry, probes, resident);
+  auto [result, rc] = run_request(*o, d, entry, probes, resident, sealing);
   result["startup_ms"] = startup;
   write_result(*o, result);
   return rc;
@@ -1144,6 +1268,7 @@ int worker_main() {
     }
     return true;
   };
+  const Sealing sealing = start_sealing();  // before any candidate is loaded (runner/sealed.h)
   auto api = device::load_driver();
   std::optional<std::string> device_error;
   if (!api) device_error = api.error().message;
@@ -1194,7 +1319,7 @@ int worker_main() {
       if (!reply({{"rc", 4}})) return 1;
       continue;
     }
-    auto [result, rc] = run_request(*o, *api.value(), **entry, probes, *resident);
+    auto [result, rc] = run_request(*o, *api.value(), **entry, probes, *resident, sealing);
     store.trim();
     write_result(*o, result);
     // A CUDA error that broke the context (an illegal address, a trap) ends this worker: the next request gets a

@@ -1,5 +1,6 @@
 #include "runner/golden.h"
 
+#include "runner/sealed.h"
 #include "util/json_io.h"
 
 namespace kopt::runner {
@@ -30,6 +31,7 @@ Result<Golden> load_golden(const std::filesystem::path& dir) {
     g.tol = {t.at("atol").get<double>(), t.at("rtol").get<double>()};
     g.approx_tol = {t.value("approx_atol", g.tol.atol * 10), t.value("approx_rtol", g.tol.rtol * 10)};
     g.sizes_guessed = m.value("sizes_guessed", false);
+    g.sealed = sealed_token(m);
   } catch (const std::exception& e) {
     return input_error("golden manifest " + (dir / "manifest.json").string() + " is malformed: " + e.what());
   }

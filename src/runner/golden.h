@@ -2,6 +2,7 @@
 // Golden data as the runner sees it: the signature, the manifest and one tensor file per seed.
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct Golden {
   Tolerance tol, approx_tol;
   bool sizes_guessed = false;
   util::Json manifest;
+  // The sealed seed's token (runner/sealed.h): its file is beneath sealed_root(), which the measuring process cannot
+  // open; nullopt for golden data made without one.
+  std::optional<std::string> sealed;
 };
 
 // Reads DIR/signature.json and DIR/manifest.json and checks they agree (every pointer has a buffer, every

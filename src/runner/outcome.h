@@ -17,6 +17,7 @@ enum class RunStatus {
   kInputModified,    // an input buffer changed during the call
   // The evidence rules of docs/GATES.md "Evidence that cannot be gamed" (issue 40):
   kWrongOnFreshInputs,         // right on the checked seeds, wrong on a timed call with inputs it had not seen
+  kWrongOnSealedSeed,          // wrong on the sealed seed, whose expected outputs are out of its reach (runner/sealed.h)
   kOutputsChangedAfterReturn,  // two looks at one call's outputs, both after solve() returned, disagree
   kThreadsLeftRunning,         // solve() (or loading its library) left host threads running
   kCudaError,        // a CUDA error (illegal address, launch failure, ...) during the call

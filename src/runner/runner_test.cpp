@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "contract/safetensors.h"
+#include "contract/sealed_seed.h"
 #include "contract/signature.h"
 #include "device/gpu_info.h"
 #include "runner/golden.h"
@@ -301,8 +302,11 @@ class RunnerGpu : public ::testing::Test {
     nvcc_ = toolchain::find_nvcc();
     if (nvcc_.empty()) GTEST_SKIP() << "nvcc not found";
     dir_ = temp_dir("gpu");
-    make_vadd_golden(dir_ / "golden", 1 << 20, 3);
+    // The sealed seed beneath this test's own cache folder (runner/sealed.h): every run here checks it.
+    ::setenv("KOPT_CACHE_DIR", (dir_ / "cache").c_str(), 1);
+    make_vadd_golden(dir_ / "golden", 1 << 20, 3, contract::new_sealed_token());
   }
+  void TearDown() override { ::unsetenv("KOPT_CACHE_DIR"); }
   fs::path build(const std::string& name) {
     fs::path src = fs::path(testing_support::test_data_dir()) / "kernels" / (name + ".cu");
     fs::path lib = dir_ / (name + ".so");
@@ -350,7 +354,7 @@ TEST_F(RunnerGpu, CorrectKernelPassesAndIsTimed) {
   ASSERT_TRUE(o.timing.has_value());
   EXPECT_GT(o.timing->median_ms, 0);
   EXPECT_GE(o.timing->samples, 10);
-  EXPECT_EQ(o.details["seeds"].size(), 3u);
+  EXPECT_EQ(o.details["seeds"].size(), 4u) << "three public seeds and the sealed one, audited";
   EXPECT_TRUE(o.details["recheck"]["outputs"]["c"]["ok"].get<bool>());
   std::printf("[runner] vadd 1M: median %.4f ms, robust CV %.4f, CI half-width %.4f, %d samples\n",
               o.timing->median_ms, o.timing->robust_cv, o.timing->ci95_rel_halfwidth, o.timing->samples);
@@ -743,8 +747,9 @@ TEST_F(RunnerGpu, ChecksRunOnTheGpuWithTheHostsFiguresAndAWorkerUploadsEachSeedO
   ASSERT_EQ(host.status, RunStatus::kOk) << host.message;
   EXPECT_TRUE(gpu.details["golden_on_gpu"]["enabled"].get<bool>()) << gpu.details["golden_on_gpu"].dump();
   EXPECT_FALSE(host.details["golden_on_gpu"]["enabled"].get<bool>());
-  ASSERT_EQ(gpu.details["seeds"].size(), 3u);
-  ASSERT_EQ(host.details["seeds"].size(), 3u);
+  ASSERT_EQ(gpu.details["seeds"].size(), 4u);
+  ASSERT_EQ(host.details["seeds"].size(), 4u);
+  EXPECT_EQ(gpu.details["seeds"][3]["checked_on"], "judge") << "the sealed seed: " << gpu.details["seeds"][3].dump();
   for (size_t i = 0; i < 3; ++i) {
     const auto& g = gpu.details["seeds"][i];
     const auto& h = host.details["seeds"][i];
@@ -801,8 +806,8 @@ TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
   const auto& libs = first.details["libs"];
   EXPECT_TRUE(libs[0]["check"].contains("skipped")) << libs[0]["check"].dump();
   EXPECT_TRUE(libs[1]["check"].contains("outputs")) << "the candidate is checked";
-  // The other seeds but the last, held back for the audits in the rounds (runner/fresh_inputs.h).
-  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 1u) << "and on the other seeds";
+  // The other seeds; the rounds' audits are on the sealed seed (runner/fresh_inputs.h, runner/sealed.h).
+  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 2u) << "and on the other seeds";
   EXPECT_EQ(first.details["fresh_inputs"]["audits_per_lib"][1].get<int>() >= 1, true) << first.details["fresh_inputs"].dump();
   EXPECT_FALSE(libs[0]["timing_info"]["probe_reused"].get<bool>());
   for (const char* ph : {"load", "check", "other_seeds", "probe", "rounds"})
@@ -896,8 +901,9 @@ TEST_F(EvidenceGpu, KernelsThatRememberByContentAreTimedLikeTheHonestOne) {
   EXPECT_TRUE(fresh["enabled"].get<bool>());
   EXPECT_TRUE(fresh["rotated"].get<bool>());
   EXPECT_GE(fresh["audits"].get<int>(), 1);
-  EXPECT_EQ(fresh["audit_seed"], honest.details["seeds"].back()["seed"]) << "the held seed is recorded with the others";
-  EXPECT_EQ(honest.details["seeds"].size(), 3u);
+  EXPECT_EQ(fresh["audit_seed"], honest.details["seeds"].back()["seed"]) << "the audit seed is recorded with the others";
+  EXPECT_EQ(fresh["audit_seed"], "sealed");
+  EXPECT_EQ(honest.details["seeds"].size(), 4u);
   for (const char* name : {"vadd_slow_memo_fingerprint", "vadd_slow_memo_hash"}) {
     auto o = run(name, RunMode::kTime);
     ASSERT_EQ(o.status, RunStatus::kOk) << name << ": " << o.message;
@@ -932,6 +938,32 @@ TEST_F(EvidenceGpu, HonestKernelsLeaveNoThreadsAndPassEveryRule) {
     EXPECT_EQ(o.status, RunStatus::kOk) << name << ": " << o.message;
     EXPECT_FALSE(o.details["timing_info"]["device_state"].value("changed_by_candidate", true)) << name;
   }
+}
+
+// Expected outputs out of reach (runner/sealed.h): a solve() that answers from the golden files it finds is right on
+// every public seed and wrong on the sealed one, in check, time and race runs; with the seal off (KOPT_SEAL=off) the
+// same kernel passes, which shows the kernel does find the answer key.
+TEST_F(EvidenceGpu, AKernelThatReadsTheAnswerKeyIsWrongOnTheSealedSeed) {
+  auto checked = run("vadd_answer_key", RunMode::kCheck);
+  EXPECT_EQ(checked.status, RunStatus::kWrongOnSealedSeed) << checked.message;
+  const auto& seeds = checked.details["seeds"];
+  ASSERT_EQ(seeds.size(), 4u) << checked.details.dump();
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(seeds[i]["outputs"]["c"]["ok"].get<bool>()) << "it found seed " << i << "'s answer";
+  EXPECT_EQ(seeds[3]["seed"], "sealed");
+  EXPECT_EQ(seeds[3]["checked_on"], "judge");
+  EXPECT_EQ(seeds[3]["outputs"]["c"].count("expected_at_first_bad"), 0u) << "the judge tells no expected value";
+  const auto& key = checked.details["answer_key"];
+  std::printf("[evidence] answer key: %s\n", key.dump().c_str());
+  EXPECT_TRUE(key["out_of_reach"].get<bool>()) << key.dump();
+  auto timed = run("vadd_answer_key", RunMode::kTime);
+  EXPECT_TRUE(timed.status == RunStatus::kWrongOnSealedSeed || timed.status == RunStatus::kWrongOnFreshInputs)
+      << status_name(timed.status) << ": " << timed.message;
+  auto raced = race("vadd_ok", "vadd_answer_key");
+  const std::string rs = raced.details["libs"][1].value("status", std::string());
+  EXPECT_TRUE(rs == "wrong_on_sealed_seed" || rs == "wrong_on_fresh_inputs") << raced.details.dump();
+  auto open = run("vadd_answer_key", RunMode::kCheck, 60, "auto", "cold", {{"KOPT_SEAL", "off"}});
+  EXPECT_EQ(open.status, RunStatus::kOk) << "without the seal it passes: " << open.message;
+  EXPECT_FALSE(open.details["answer_key"]["out_of_reach"].get<bool>()) << open.details["answer_key"].dump();
 }
 
 TEST_F(EvidenceGpu, AnL2PersistingWindowIsUndoneBeforeEverySampleAndFlagged) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "contract/safetensors.h"
+#include "contract/sealed_seed.h"
 #include "contract/signature.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -14,7 +15,7 @@
 namespace kopt::testing_support {
 
 // Golden data for solve(const float* a, const float* b, float* c, int n), made without Python.
-std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, int seeds) {
+std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, int seeds, const std::string& sealed_token) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
   auto sig = contract::parse_solve_signature(
@@ -28,8 +29,13 @@ std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, 
   for (int s = 0; s < seeds; ++s) seed_list.push_back(s);
   util::Json manifest = {{"seeds", seed_list}, {"buffers", buffers}, {"scalars", {{"n", n}}},
                          {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}}, {"sizes_guessed", false}};
+  if (!sealed_token.empty()) manifest["sealed"] = {{"token", sealed_token}};
   EXPECT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", manifest).ok());
-  for (int s = 0; s < seeds; ++s) {
+  const int sealed_seed = 1 << 20;  // the harness draws it from a secret random number
+  std::vector<int> all;
+  for (int s = 0; s < seeds; ++s) all.push_back(s);
+  if (!sealed_token.empty()) all.push_back(sealed_seed);
+  for (int s : all) {
     std::mt19937 rng(static_cast<unsigned>(s + 1));
     std::uniform_real_distribution<float> u(-1, 1);
     std::vector<float> a(static_cast<size_t>(n)), b(a.size()), c(a.size());
@@ -46,8 +52,10 @@ std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, 
       return t;
     };
     contract::TensorMap m = {{"in.a", tensor(a)}, {"in.b", tensor(b)}, {"out.c", tensor(c)}};
-    EXPECT_TRUE(util::write_file_atomic(dir / ("seed_" + std::to_string(s) + ".safetensors"),
-                                        contract::serialize_safetensors(m)).ok());
+    const fs::path file = s == sealed_seed ? contract::sealed_seed_file(sealed_token)
+                                           : dir / ("seed_" + std::to_string(s) + ".safetensors");
+    fs::create_directories(file.parent_path());
+    EXPECT_TRUE(util::write_file_atomic(file, contract::serialize_safetensors(m)).ok());
   }
   return dir;
 }

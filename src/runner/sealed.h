@@ -1,0 +1,86 @@
+#pragma once
+// Expected outputs out of the candidate's reach (docs/GATES.md "The sealed seed", issue 40 item 4).
+//
+// The golden data's public seeds (golden/seed_*.safetensors) hold inputs and expected outputs; the measuring
+// process reads them, and so could a solve() that searches the disk or its own memory for them. The sealed seed
+// is one more seed, drawn from a secret random number when the golden data is made and written only beneath
+// sealed_root(). The measuring process never opens it:
+//   * before it loads any candidate, it starts a judge (`kopt __judge`, a fresh executable image, not dumpable:
+//     another process of the same user cannot read its memory) and then seals itself with Landlock, so that
+//     neither it nor anything it starts can read, change or remove anything beneath sealed_root();
+//   * the judge reads the sealed seed, hands the measuring process its inputs and keeps its expected outputs; the
+//     measuring process sends the outputs a call wrote, and the judge answers with the comparison.
+// Every check run checks the sealed seed once, and every timed series audits it (runner/fresh_inputs.h): a solve()
+// that answers from expected outputs it found (on disk, in memory) is wrong there, because nothing it can read
+// holds that seed's outputs.
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contract/sealed_seed.h"
+#include "core/result.h"
+#include "runner/compare.h"
+#include "runner/outcome.h"
+#include "util/json_io.h"
+
+namespace kopt::runner {
+
+using contract::sealed_root;
+using contract::sealed_seed_file;
+using contract::sealed_token;
+
+// What this process did to keep the sealed seeds out of reach.
+struct SealState {
+  bool sealed = false;  // Landlock enforces it: nothing beneath sealed_root() can be read, changed or removed
+  int landlock_abi = 0;
+  bool signals_scoped = false;  // Landlock ABI 6+: no signal to a process outside the sandbox (the judge)
+  std::string off_reason;       // why not sealed
+  util::Json to_json() const;
+};
+
+// Seals `dir` away from this process and every process it starts: Landlock grants every access right beneath
+// every other directory entry (each ancestor's other entries), listing only on the ancestors, and nothing beneath
+// `dir`. Irreversible. Where Landlock is missing or refused, returns sealed = false with the reason.
+SealState seal_away(const std::filesystem::path& dir);
+
+// The measuring process's side of the judge.
+class JudgeClient {
+ public:
+  // Starts `KOPT __judge` on a socket pair (KOPT: kopt's executable; empty: this process's own). Call before any
+  // candidate is loaded and before seal_away: the judge must be able to read the sealed seeds.
+  static Result<std::unique_ptr<JudgeClient>> spawn(const std::string& kopt_exe = "");
+  ~JudgeClient();
+  JudgeClient(const JudgeClient&) = delete;
+  JudgeClient& operator=(const JudgeClient&) = delete;
+
+  // The sealed seed's inputs (and in-out initial values) of the golden data in `golden_dir`, by buffer name.
+  Result<std::map<std::string, std::vector<unsigned char>>> inputs(const std::filesystem::path& golden_dir);
+
+  struct Verdict {
+    RunStatus status = RunStatus::kOk;  // kOk, kWrongResult or kUnwrittenOutput
+    std::string message;                // the first failing output's summary, without the expected value
+    util::Json outputs;                 // per output: the comparison's figures, without expected values
+  };
+  // The judge compares `outputs` (every output and in-out buffer, by name) with the sealed seed's expected outputs.
+  // An error: the judge could not answer (it ended, or a request it did not expect reached it).
+  Result<Verdict> judge(const std::filesystem::path& golden_dir, Tolerance tol,
+                        const std::map<std::string, std::vector<unsigned char>>& outputs);
+
+  int pid() const { return pid_; }
+
+ private:
+  JudgeClient(int fd, int pid) : fd_(fd), pid_(pid) {}
+  Result<util::Json> exchange(const util::Json& header, const std::vector<const std::vector<unsigned char>*>& blobs,
+                              std::vector<std::vector<unsigned char>>* reply_blobs);
+  int fd_ = -1;
+  int pid_ = -1;
+  int judged_ = 0;  // judge requests this client sent: the judge's own count must match (no one else asked it)
+};
+
+// `kopt __judge`: serves a measuring process on file descriptor 3 until it closes. Returns the exit code.
+int judge_main();
+
+}  // namespace kopt::runner
