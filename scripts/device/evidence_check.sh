@@ -12,6 +12,8 @@
 #      again with KOPT_FRESH_INPUTS=0, where the speed-of-light floor alone must keep MEMO=1 out
 #   5. what fresh inputs cost a race (optimize's per-candidate measurement): vadd_ok against vadd_two_kernels at 1M
 #      and 16M, the runner child directly, five times each with and without
+#   6. the answer key (docs/GATES.md "The sealed seed"): kopt optimize of tests/data/hostile/answer_key (CHEAT 0, 1):
+#      CHEAT=1, which answers from the golden files it finds, must never be crowned (part optimize_answer_key)
 # EVIDENCE_NO_TESTS=1 leaves out 1; EVIDENCE_ONLY="tests race optimize_nofresh" runs only those parts.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -40,7 +42,7 @@ bench() {  # NAME ENV... -- ARGS...
 if want bench; then
 # The hostile vadd kernels of the GPU tests through kopt bench (y = a + b at 1M, examples/vector_add's ref.py).
 for k in vadd_ok vadd_slow vadd_slow_memo_pointer vadd_slow_memo_fingerprint vadd_slow_memo_hash vadd_late_thread \
-         vadd_resident_thread vadd_l2_persist vadd_two_kernels vadd_side_stream; do
+         vadd_resident_thread vadd_l2_persist vadd_two_kernels vadd_side_stream vadd_answer_key; do
   bench "h_$k" KOPT_X=1 -- tests/data/kernels/$k.cu --ref examples/vector_add/ref.py --n=1048576 --no-reference-timing --max-time-s 1
 done
 SG="$S/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --max-time-s 2"
@@ -106,6 +108,16 @@ for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('can
 print('rejected', json.dumps(s.get('gate_records',{}).get('rejected'))[:1500])
 print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('params')))
 "; cp "$d/state.json" "$d/summary.md" runs/json/evidence/ 2>/dev/null; }
+fi
+if want optimize_answer_key; then
+step "optimize answer_key" 300 "$K" optimize tests/data/hostile/answer_key/kernel.cu --ref examples/vector_add/ref.py --n=1048576 \
+  --out runs/opt_answer_key --iterations 2
+d=$(ls -d runs/opt_answer_key/kopt_runs/run_* 2>/dev/null | head -1)
+[ -n "$d" ] && { python3 -c "
+import json; s=json.load(open('$d/state.json'))
+for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'), (m.get('note') or '')[:240])
+print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('params')))
+"; mkdir -p runs/json/evidence_answer_key; cp "$d/state.json" "$d/summary.md" runs/json/evidence_answer_key/ 2>/dev/null; }
 fi
 cp "$E"/*.json runs/json/evidence/ 2>/dev/null
 finish_check
