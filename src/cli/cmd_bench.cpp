@@ -142,7 +142,8 @@ int cmd_bench(const Args& args) {
       for (auto it = s["outputs"].begin(); it != s["outputs"].end(); ++it) {
         const auto& c = it.value();
         auto num = [&](const char* k) { return c[k].is_number() ? fmt::format("{:.3g}", c[k].get<double>()) : c[k].dump(); };
-        report += fmt::format("  {:<6} {:<10} {:<18} {:>10} {:>10} {:>10}\n", s.value("seed", 0), it.key(),
+        report += fmt::format("  {:<6} {:<10} {:<18} {:>10} {:>10} {:>10}\n",
+                              s.value("sealed", false) ? std::string("sealed") : std::to_string(s.value("seed", 0)), it.key(),
                               c.value("ok", false) ? (c.value("bitwise_equal", false) ? "ok (bitwise)" : "ok") : "MISMATCH",
                               num("max_abs_err"), num("max_rel_err"), num("rel_l2_err"));
       }
@@ -215,7 +216,7 @@ int cmd_bench(const Args& args) {
                                                    ? fmt::format("fresh content every timed call ({} refreshes), {} "
                                                                  "audit(s) on {} checked",
                                                                  fresh.value("refreshes", 0), fresh.value("audits", 0),
-                                                                 fresh["audit_seed"].is_string()
+                                                                 fresh.value("audit_seed_sealed", false)
                                                                      ? std::string("the sealed seed")
                                                                      : "seed " + fresh["audit_seed"].dump())
                                                    : std::string("the first seed's, every call (KOPT_FRESH_INPUTS=0)"));

@@ -241,7 +241,7 @@ class Child {
   // still fails them).
   int audit_seed() const { return g_.seeds.back(); }
   bool audit_seed_held() const { return !sealed_available() && g_.seeds.size() >= 2; }
-  util::Json audit_seed_json() const { return sealed_available() ? util::Json("sealed") : util::Json(audit_seed()); }
+  int audit_seed_id() const { return sealed_available() ? kSealedSeedId : audit_seed(); }
   std::string audit_seed_text() const { return sealed_available() ? "the sealed seed" : "seed " + std::to_string(audit_seed()); }
   Bound audit_view(const Bound& b);
   Bound audit_fresh(std::mt19937_64& rng) { return sealed_available() ? bind_sealed(rng) : bind_seed(audit_seed(), rng); }
@@ -259,7 +259,6 @@ class Child {
   ProbeCache& probes_;
   DeviceGolden* resident_;  // null: every check on the host
   JudgeClient* judge_;      // null: no sealed seed is checked
-  std::optional<std::map<std::string, std::vector<unsigned char>>> sealed_inputs_;
   util::Json audit_record_;  // the first passing audit's check (check_audit): the held seed's record in "seeds"
   std::vector<void*> handles_;
   std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
@@ -313,12 +312,9 @@ Child::Bound Child::allocate(std::mt19937_64& rng) {
 }
 
 const std::map<std::string, std::vector<unsigned char>>& Child::sealed_inputs() {
-  if (!sealed_inputs_) {
-    auto in = judge_->inputs(g_.dir);
-    if (!in) throw Fatal{RunStatus::kLoadError, "the sealed seed: " + in.error().message};
-    sealed_inputs_ = std::move(in).value();
-  }
-  return *sealed_inputs_;
+  auto in = judge_->inputs(g_.dir);
+  if (!in) throw Fatal{RunStatus::kLoadError, "the sealed seed: " + in.error().message};
+  return **in;
 }
 
 Child::Bound Child::bind_sealed(std::mt19937_64& rng) {
@@ -670,7 +666,8 @@ void Child::check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, 
   if (st == RunStatus::kOk && !v.contains("corrupted")) {
     if (audit_record_.is_null()) {  // the audit seed's check, as the seeds before timing are recorded
       audit_record_ = v;
-      audit_record_["seed"] = audit_seed_json();
+      audit_record_["seed"] = audit_seed_id();
+      if (sealed_available()) audit_record_["sealed"] = true;
       audit_record_["checked_during_timing"] = true;
     }
     return;
@@ -757,7 +754,8 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
       {"rotated", rotation && rotation->any_rotated()},
       {"refreshes", rotation ? rotation->refreshes() : 0},
       {"audits", schedule.audits()},
-      {"audit_seed", fresh ? audit_seed_json() : util::Json(nullptr)}};
+      {"audit_seed", fresh ? util::Json(audit_seed_id()) : util::Json(nullptr)},
+      {"audit_seed_sealed", fresh && sealed_available()}};
   result["event_samples_ms"] = s.event_ms;
   for (const char* k : {"gpu_clock", "gpu_clock_off_reason", "event_median_ms", "busy_median_ms", "kernels_per_call"})
     if (result["timing_info"].contains(k)) result[k] = result["timing_info"][k];
@@ -965,7 +963,8 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
                             {"rotated", rotation && rotation->any_rotated()},
                             {"refreshes", rotation ? rotation->refreshes() : 0},
                             {"audits_per_lib", audits},
-                            {"audit_seed", fresh ? audit_seed_json() : util::Json(nullptr)}};
+                            {"audit_seed", fresh ? util::Json(audit_seed_id()) : util::Json(nullptr)},
+                            {"audit_seed_sealed", fresh && sealed_available()}};
   result["phases_ms"] = phases;
   result["rounds"] = rounds;
   result["timing_method"] = method_name(method);
@@ -1039,7 +1038,8 @@ util::Json Child::run() {
       util::Json v = call_and_verify(lib, b, tol, status, message, [&] {
         if (filler) filler->fill(pattern);
       });
-      v["seed"] = "sealed";
+      v["seed"] = kSealedSeedId;
+      v["sealed"] = true;
       seeds.push_back(v);
       if (status != RunStatus::kOk) message = "on the sealed seed: " + message;
       free_bound(b);
@@ -1224,6 +1224,7 @@ int child_main(const std::vector<std::string>& args) {
   const Sealing sealing = start_sealing();
   startup["seal"] = ms_since(t0);
   auto golden = load_golden(o->golden);
+  if (golden && golden->sealed && sealing.judge) (void)sealing.judge->inputs(o->golden);  // read before any candidate loads
   startup["golden"] = ms_since(t0);
   if (!golden) {
     write_result(*o, {{"status", "load_error"}, {"message", golden.error().message}});
@@ -1314,6 +1315,7 @@ int worker_main() {
       continue;
     }
     auto entry = store.get(o->golden);
+    if (entry && (*entry)->golden().sealed && sealing.judge) (void)sealing.judge->inputs(o->golden);
     if (!entry) {
       write_result(*o, {{"status", "load_error"}, {"message", entry.error().message}});
       if (!reply({{"rc", 4}})) return 1;

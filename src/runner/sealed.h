@@ -32,6 +32,9 @@ using contract::sealed_root;
 using contract::sealed_seed_file;
 using contract::sealed_token;
 
+// The seed number results give the sealed seed (its real number is secret), with "sealed": true beside it.
+constexpr int kSealedSeedId = -1;
+
 // What this process did to keep the sealed seeds out of reach.
 struct SealState {
   bool sealed = false;  // Landlock enforces it: nothing beneath sealed_root() can be read, changed or removed
@@ -56,8 +59,11 @@ class JudgeClient {
   JudgeClient(const JudgeClient&) = delete;
   JudgeClient& operator=(const JudgeClient&) = delete;
 
-  // The sealed seed's inputs (and in-out initial values) of the golden data in `golden_dir`, by buffer name.
-  Result<std::map<std::string, std::vector<unsigned char>>> inputs(const std::filesystem::path& golden_dir);
+  using Inputs = std::map<std::string, std::vector<unsigned char>>;
+  // The sealed seed's inputs (and in-out initial values) of the golden data in `golden_dir`, by buffer name; asked
+  // once per folder (kept here). A measuring process asks before it loads any candidate: the judge reads the sealed
+  // seed then.
+  Result<const Inputs*> inputs(const std::filesystem::path& golden_dir);
 
   struct Verdict {
     RunStatus status = RunStatus::kOk;  // kOk, kWrongResult or kUnwrittenOutput
@@ -77,6 +83,7 @@ class JudgeClient {
                               std::vector<std::vector<unsigned char>>* reply_blobs);
   int fd_ = -1;
   int pid_ = -1;
+  std::map<std::string, Inputs> inputs_;
   int judged_ = 0;  // judge requests this client sent: the judge's own count must match (no one else asked it)
 };
 

@@ -142,10 +142,11 @@ TEST(Judge, HandsOutTheSealedInputsAndJudgesOutputsWithoutTellingTheAnswer) {
   ASSERT_TRUE(judge.ok()) << judge.error().message;
   auto in = (*judge)->inputs(d / "golden");
   ASSERT_TRUE(in.ok()) << in.error().message;
-  ASSERT_EQ(in->size(), 2u);
-  EXPECT_EQ(in->at("a"), sealed->at("in.a").data);
-  EXPECT_EQ(in->at("b"), sealed->at("in.b").data);
-  EXPECT_EQ(in->count("c"), 0u) << "no output is handed out";
+  ASSERT_EQ((*in)->size(), 2u);
+  EXPECT_EQ((*in)->at("a"), sealed->at("in.a").data);
+  EXPECT_EQ((*in)->at("b"), sealed->at("in.b").data);
+  EXPECT_EQ((*in)->count("c"), 0u) << "no output is handed out";
+  EXPECT_EQ(*(*judge)->inputs(d / "golden"), *in) << "asked once per folder";
 
   std::map<std::string, std::vector<unsigned char>> out = {{"c", sealed->at("out.c").data}};
   auto right = (*judge)->judge(d / "golden", {1e-5, 1e-5}, out);
