@@ -77,6 +77,12 @@ struct SelectionResult {
 enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer, kSpeedOfLight };
 std::string_view reject_gate_name(RejectGate g);
 
+// What a run reused from the results database (summary.json's "reuse"): {"evaluations" (candidates and ablation
+// variants, the baseline not counted), "reused", "raced_again" (ids), "records": [{id, iteration, status, ablation,
+// record_id, run_dir, recorded_at, median_ms, verdict}]}.
+util::Json reuse_summary(const std::vector<search::Measurement>& history, const std::vector<search::Measurement>& ablations,
+                         const std::vector<std::string>& raced_again);
+
 // The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
 util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
