@@ -197,6 +197,9 @@ int cmd_optimize(const Args& args) {
   std::string gpus, ray;
   add_gpu_options(app, gpus, ray);
   add_db_record_options(app, o.db_path, o.no_db);
+  app.add_flag("--remeasure", o.remeasure,
+               "measure every configuration, even one the results database holds under the same key (default: such a "
+               "configuration is reused, and re-raced only where it could be crowned; docs/DATABASE.md \"Reuse\")");
   std::string resume_dir;  // documented here; a --resume command line is parsed above, by its own options
   app.add_option("--resume", resume_dir, "continue an interrupted run from its last completed step: kopt optimize --resume "
                  "RUN_DIR [--iterations N] [--time-budget T] [--gpus G] [--quiet] [--json FILE|-] (see kopt optimize --resume x --help)")

@@ -105,7 +105,8 @@ util::Json to_json(const Record& r) {
           {"samples_ms", r.samples_ms},
           {"resources", r.resources},
           {"recorded_at", r.recorded_at},
-          {"run_dir", r.run_dir}};
+          {"run_dir", r.run_dir},
+          {"raced", r.raced}};
 }
 
 }  // namespace kopt::db

@@ -60,6 +60,11 @@ struct Record {
   int64_t recorded_unix_s = 0;                 // 0: Store::insert stamps the time
   std::string recorded_at;                     // ISO-8601 UTC, stamped with recorded_unix_s
   std::string run_dir;
+  // A paired measurement's race against the champion of the moment (issue 39 item 2: what a later run reuses of it),
+  // null otherwise: {"against": {"config": ..., "flags": [...]} (the opponent's configuration), "primary": the
+  // comparison at the run's own dims, "over_cases": the combined comparison over the workload matrix (absent without
+  // one), "objective_ratio": its weighted geometric mean ratio}; comparisons as runner::to_json(PairedComparison).
+  util::Json raced = nullptr;
 };
 
 util::Json to_json(const Record& r);  // one record as `kopt db query/export` print it

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "db/testing.h"
 
@@ -31,6 +32,36 @@ TEST(DbReuse, NothingIsReusedWhenAnyKeyFieldDiffers) {
   k.driver_version = "575.51.03";
   EXPECT_FALSE(find_reusable(k, rows));
   EXPECT_FALSE(find_reusable(testing::sample_record(k4096).key, {}));
+}
+
+// Issue 39 item 2: a change to any one field of the key is another key, so nothing measured before is reused.
+TEST(DbReuse, EveryKeyFieldInvalidatesAReuse) {
+  const std::vector<Record> rows = {stored(1, 100, k4096)};
+  const RecordKey base = testing::sample_record(k4096).key;
+  ASSERT_TRUE(find_reusable(base, rows));
+  const std::vector<std::pair<std::string, std::function<void(RecordKey&)>>> changes = {
+      {"kernel_hash", [](RecordKey& k) { k.kernel_hash = "fedcba9876543210fedcba9876543210"; }},
+      {"config (a parameter)", [](RecordKey& k) { k.config["params"]["UNROLL"] = 4; }},
+      {"config (a guard)", [](RecordKey& k) { k.config["guards"]["vec4"] = false; }},
+      {"config (a generator's source)", [](RecordKey& k) { k.config["source_hash"] = "00ff"; }},
+      {"dims", [](RecordKey& k) { k.dims["K"] = 2048; }},
+      {"dtypes", [](RecordKey& k) { k.dtypes[0] = "float16"; }},
+      {"gpu_model", [](RecordKey& k) { k.gpu_model = "NVIDIA H100 80GB HBM3"; }},
+      {"driver_version", [](RecordKey& k) { k.driver_version = "575.51.03"; }},
+      {"nvcc_version", [](RecordKey& k) { k.nvcc_version = "12.8.93"; }},
+      {"compile_flags (another)", [](RecordKey& k) { k.compile_flags.push_back("-lineinfo"); }},
+      {"compile_flags (order)", [](RecordKey& k) { std::swap(k.compile_flags[0], k.compile_flags[1]); }},
+      {"timing_method", [](RecordKey& k) { k.timing_method = "events_default_stream"; }},
+      {"l2_mode", [](RecordKey& k) { k.l2_mode = "warm"; }},
+      {"measure_mode", [](RecordKey& k) { k.measure_mode = "time"; }},
+      {"kopt_version", [](RecordKey& k) { k.kopt_version = "0.2.0"; }},
+  };
+  for (const auto& [what, change] : changes) {
+    RecordKey k = base;
+    change(k);
+    EXPECT_NE(key_hash(k), key_hash(base)) << what;
+    EXPECT_FALSE(find_reusable(k, rows)) << what << " changed, yet the record was reused";
+  }
 }
 
 TEST(DbReuse, ShapeDistanceIsTheNormOfTheDimsLogRatios) {

@@ -28,6 +28,8 @@ const std::vector<std::string>& migrations() {
       "CREATE INDEX measurements_key_hash ON measurements(key_hash);"
       "CREATE INDEX measurements_kernel ON measurements(kernel_hash, recorded_unix_s);"
       "CREATE INDEX measurements_time ON measurements(recorded_unix_s);",
+      // v2: a paired measurement's race against the champion of the moment (Record::raced), which a later run reuses.
+      "ALTER TABLE measurements ADD COLUMN raced_json TEXT NOT NULL DEFAULT 'null';",
   };
   return steps;
 }
@@ -57,7 +59,7 @@ constexpr const char* kColumns =
     "id, key_hash, kernel_hash, kernel_path, config_json, dims_json, dtypes_json, gpu_model, driver_version, "
     "nvcc_version, compile_flags_json, timing_method, l2_mode, measure_mode, kopt_version, source, verdict, "
     "run_status, note, median_ms, ci95_low_ms, ci95_high_ms, samples_count, samples_ms_json, resources_json, "
-    "recorded_unix_s, recorded_at, run_dir";
+    "recorded_unix_s, recorded_at, run_dir, raced_json";
 
 std::string iso_utc(int64_t unix_s) {
   std::time_t t = static_cast<std::time_t>(unix_s);
@@ -136,6 +138,7 @@ Result<Record> read_row(const Statement& s, const fs::path& path) {
     r.key.kopt_version = s.text(14);
     r.samples_ms = json(23).get<std::vector<double>>();
     r.resources = json(24);
+    r.raced = json(28);
   } catch (const std::exception& e) {
     return internal_error(path.string() + ": record " + std::to_string(r.id) + " is damaged (" + e.what() + ")");
   }
@@ -188,7 +191,7 @@ Result<int64_t> Store::insert(const Record& r) {
   KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
   KOPT_TRY_ASSIGN(auto s, c_.prepare(std::string("INSERT INTO measurements (") + kColumns +
                                      ") VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                     "?, ?, ?, ?, ?)"));
+                                     "?, ?, ?, ?, ?, ?)"));
   s.bind(1, key_hash(r.key))
       .bind(2, r.key.kernel_hash)
       .bind(3, r.kernel_path)
@@ -215,7 +218,8 @@ Result<int64_t> Store::insert(const Record& r) {
       .bind(24, r.resources.dump())
       .bind(25, at)
       .bind(26, r.recorded_at.empty() ? iso_utc(at) : r.recorded_at)
-      .bind(27, r.run_dir);
+      .bind(27, r.run_dir)
+      .bind(28, r.raced.dump());
   if (auto st = s.run(); !st) return c_.error("cannot record a measurement: " + st.error().message);
   const int64_t id = c_.last_insert_rowid();
   KOPT_TRY(tx.commit());
@@ -245,6 +249,12 @@ Result<std::vector<Record>> Store::query(const Query& q) {
   if (q.kernel_hash) add("kernel_hash = ?", *q.kernel_hash);
   if (q.dims) add("dims_json = ?", util::Json(*q.dims).dump());
   return select(where, args);
+}
+
+Result<std::vector<Record>> Store::kernel_records(const std::string& kernel_hash) {
+  Query q;
+  q.kernel_hash = kernel_hash;
+  return query(q);
 }
 
 Result<std::optional<Record>> Store::find_by_key(const RecordKey& key) {

@@ -54,7 +54,17 @@ class RecordSink {
   virtual Status record(const Record& r) = 0;
 };
 
-class Store final : public RecordSink {
+// Where a run looks up what was measured before (issue 39 item 2, docs/DATABASE.md "Reuse"): Store, or a test's list.
+class RecordLookup {
+ public:
+  virtual ~RecordLookup() = default;
+  // The newest record measured under exactly `key` (reuse.h find_reusable), or nullopt.
+  virtual Result<std::optional<Record>> find_by_key(const RecordKey& key) = 0;
+  // Every record of one kernel, newest first: what the warm start and the strategy memory read.
+  virtual Result<std::vector<Record>> kernel_records(const std::string& kernel_hash) = 0;
+};
+
+class Store final : public RecordSink, public RecordLookup {
  public:
   // Opens or creates the database and brings its schema up to `steps` (migrations(); tests pass others).
   static Result<Store> open(const std::filesystem::path& path, const std::vector<std::string>& steps = migrations());
@@ -63,8 +73,8 @@ class Store final : public RecordSink {
   Result<int64_t> insert(const Record& r);  // the new row's id
   Result<int> schema_version();
   Result<std::vector<Record>> query(const Query& q);  // newest first
-  // The newest record measured under exactly `key` (reuse.h find_reusable), or nullopt.
-  Result<std::optional<Record>> find_by_key(const RecordKey& key);
+  Result<std::optional<Record>> find_by_key(const RecordKey& key) override;
+  Result<std::vector<Record>> kernel_records(const std::string& kernel_hash) override;
   // The k nearest shapes at which this kernel's configuration `config` was measured (reuse.h nearest_shapes).
   Result<std::vector<ShapeNeighbour>> nearest_shapes(const std::string& kernel_hash, const util::Json& config, const Dims& dims,
                                                      size_t k);

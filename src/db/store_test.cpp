@@ -86,25 +86,31 @@ TEST(DbStore, ADatabaseFromANewerKoptIsRefusedNamingItsVersion) {
 TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   testing::ScratchDb scratch("upgrade");
   const fs::path& p = scratch.path;
-  const std::vector<std::string> v1 = {migrations().at(0)};
   {
-    Store s = open_ok(p, v1);
-    EXPECT_EQ(*s.schema_version(), 1);
+    // A version-1 file with one record: today's file with version 2's column dropped.
+    Store s = open_ok(p);
     ASSERT_TRUE(s.insert(sample_record()).ok());
+    ASSERT_TRUE(s.connection().exec("ALTER TABLE measurements DROP COLUMN raced_json; UPDATE schema_version SET version = 1").ok());
+    EXPECT_EQ(*s.schema_version(), 1);
   }
-  std::vector<std::string> v2 = v1;
-  v2.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
-  Store s = open_ok(p, v2);
+  Store s = open_ok(p);
   EXPECT_EQ(*s.schema_version(), 2);
   auto rows = s.query({});
-  ASSERT_TRUE(rows.ok());
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ(key_hash(rows->front().key), key_hash(sample_record().key));
-  auto c = s.connection().prepare("SELECT comment FROM measurements");
-  ASSERT_TRUE(c.ok() && *c->step());
-  EXPECT_EQ(c->text(0), "none");
-  // A kopt that knows only v1 refuses the upgraded file.
-  EXPECT_FALSE(Store::open(p, v1).ok());
+  EXPECT_TRUE(rows->front().raced.is_null()) << "a record made before version 2 has no race";
+  // A later step runs on top, and a kopt that knows fewer steps refuses the upgraded file.
+  std::vector<std::string> v3 = migrations();
+  v3.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
+  {
+    Store s3 = open_ok(p, v3);
+    EXPECT_EQ(*s3.schema_version(), 3);
+    auto c = s3.connection().prepare("SELECT comment FROM measurements");
+    ASSERT_TRUE(c.ok() && *c->step());
+    EXPECT_EQ(c->text(0), "none");
+  }
+  EXPECT_FALSE(Store::open(p).ok());
 }
 
 TEST(DbStore, ARecordComesBackAsItWasStored) {
@@ -114,6 +120,8 @@ TEST(DbStore, ARecordComesBackAsItWasStored) {
   Record in = sample_record();
   in.recorded_unix_s = 1796256000;  // 2026-12-03T00:00:00Z
   in.note = "a note";
+  in.raced = util::Json::parse(
+      R"({"against": {"config": {"params": {"TILE": 32}}, "flags": []}, "primary": {"median_ratio": 0.9, "ci95_low": 0.88}})");
   auto id = s.insert(in);
   ASSERT_TRUE(id.ok()) << id.error().message;
   Record untimed = sample_record({{"M", 128}, {"N", 128}, {"K", 128}});
@@ -141,6 +149,7 @@ TEST(DbStore, ARecordComesBackAsItWasStored) {
   EXPECT_EQ(out.recorded_unix_s, 1796256000);
   EXPECT_EQ(out.recorded_at, "2026-12-03T00:00:00Z");
   EXPECT_EQ(out.run_dir, in.run_dir);
+  EXPECT_EQ(out.raced, in.raced);
   auto small = s.query({.dims = Dims{{"M", 128}, {"N", 128}, {"K", 128}}});
   ASSERT_TRUE(small.ok());
   ASSERT_EQ(small->size(), 1u);

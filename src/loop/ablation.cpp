@@ -110,7 +110,8 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
         param_plans.begin(), param_plans.end(), [](const ParamPlan& pp) { return pp.off.has_value(); }));
     KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation",
                                        fmt::format("ablation of {} method(s) and {} parameter(s)", method_variants,
-                                                   offs.size() - method_variants)));
+                                                   offs.size() - method_variants),
+                                       false, ReuseMode::kRacedAgainstChampion));
     for (auto& r : runs) {
       st_.ablations.push_back(measurement_of(r, iteration));
       measured[r.candidate.id] = std::move(r);
@@ -198,6 +199,8 @@ Result<std::optional<CandidateRun>> Optimizer::adopt_faster_variants(std::vector
   }
   if (faster.empty()) return std::optional<CandidateRun>();
   say("  {} ablation variant(s) faster than the champion: selected as candidates", faster.size());
+  // A reused variant is crowned only on a race of this run (loop/reuse.h).
+  KOPT_TRY(race_reused_finalists(faster, iter_dir));
   const std::string before = st_.champion->candidate.id;
   KOPT_TRY_ASSIGN(auto sel, select(faster, iter_dir));
   if (st_.champion->candidate.id == before) return std::optional<CandidateRun>();

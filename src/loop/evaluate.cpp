@@ -140,8 +140,8 @@ search::CandidateStatus status_of(runner::RunStatus s) {
 }
 }  // namespace
 
-Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candidate> cands, const fs::path& iter_dir,
-                                                     const std::string& what, bool budgeted) {
+Result<std::vector<CandidateRun>> Optimizer::measure_now(std::vector<search::Candidate> cands, const fs::path& iter_dir,
+                                                         const std::string& what, bool budgeted) {
   std::vector<CandidateRun> runs;
   std::vector<compile::CompileRequest> reqs;
   for (auto& c : cands) {
@@ -435,12 +435,7 @@ std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::
 Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs, const fs::path& iter_dir) {
   Phase p(*this, "selection");
   SelectionResult out;
-  std::vector<Contender> contenders;
-  // Ranked by what selection decides on: the weighted objective over the workload matrix where it was measured.
-  for (const auto& r : runs)
-    if (r.status == search::CandidateStatus::kOk && r.outcome.timing)
-      contenders.push_back({r.candidate.id, true, r.objective_ms.value_or(r.outcome.timing->median_ms),
-                            static_cast<int>(r.candidate.methods.size())});
+  std::vector<Contender> contenders = contenders_of(runs);
   const std::string champion_at_start = st_.champion->candidate.id;
   // A finalist's comparison with the champion at the start of this selection (its own races), over the cases.
   auto vs_start = [&](const CandidateRun& r) { return raced_comparison(r); };
@@ -450,6 +445,14 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     for (const auto& r : runs)
       if (r.candidate.id == f.id) cr = &r;
     Contender inc{st_.champion->candidate.id, true, st_.champion->objective(), static_cast<int>(st_.champion->candidate.methods.size())};
+    // A reused finalist here is one its stored figures keep behind the champion (race_reused_finalists raced the
+    // others again): the champion stays, and nothing is run.
+    if (cr->reused) {
+      const std::string why = reused_marker(*cr->reused) + ": " + cr->reuse_reason + " (not raced again)";
+      out.record.push_back({{"finalist", f.id}, {"incumbent", inc.id}, {"decision", "keep"}, {"reason", why}, {"reused", reused_json(*cr->reused)}});
+      say("  {} vs {}: {}", f.id, inc.id, why);
+      continue;
+    }
     // A finalist that both races already put behind the champion crowned in this selection (its ratio's 95% CI
     // against the old champion entirely above the new one's) needs no new paired runs against it.
     if (auto mine = vs_start(*cr); mine && crowned_vs_start && st_.champion->candidate.id != champion_at_start &&

@@ -201,6 +201,14 @@ std::optional<int> Optimizer::pass_gates() {
   if (st_.gates_passed) {
     auto j = util::read_json(dir_ / "gates" / "correctness.json");
     if (j) baseline_result_ = *j;
+    // The timing method the baseline was timed with: what the results database's lookups name (reuse_loop.cpp).
+    for (const char* f : {"timing_retry.json", "timing.json"})
+      if (auto t = util::read_json(dir_ / "gates" / f); t && t->is_object()) {
+        timing_method_ = t->value("timing_method", t->contains("timing_info") && (*t)["timing_info"].is_object()
+                                                       ? (*t)["timing_info"].value("timing_method", std::string())
+                                                       : std::string());
+        break;
+      }
     start_search_clock();
     return std::nullopt;
   }
@@ -246,6 +254,7 @@ std::optional<int> Optimizer::pass_gates() {
                               "is wrong where the checks cannot see, or it remembers its outputs)"),
                   tried);
   record_measured(base_candidate_, timed, runner::RunMode::kTime, db::Verdict::kCorrect, "", prep_.build.resources);
+  timing_method_ = timed.timing_method;
   // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
   if (!triton()) {
     if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());

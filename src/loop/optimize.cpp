@@ -105,6 +105,7 @@ search::Measurement measurement_of(const CandidateRun& r, int iteration) {
   m.iteration = iteration;
   if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
   if (r.status == search::CandidateStatus::kOk) m.objective_ms = r.objective_ms;
+  if (r.reused) m.reused = reused_json(*r.reused);
   return m;
 }
 
@@ -122,28 +123,35 @@ db::Verdict verdict_of(search::CandidateStatus s) {  // `incorrect` includes a c
 }  // namespace
 
 void Optimizer::record_run(const CandidateRun& r) {
-  // Built, and a verdict from the runner (not cut by Ctrl-C): a measurement worth keeping, correct or not.
-  if (r.status == search::CandidateStatus::kCompileFailed || r.outcome.status == runner::RunStatus::kInterrupted) return;
+  // Built, and a verdict from the runner (not cut by Ctrl-C): a measurement worth keeping, correct or not. A reused
+  // run measured nothing: its record is already there.
+  if (r.reused || r.status == search::CandidateStatus::kCompileFailed || r.outcome.status == runner::RunStatus::kInterrupted) return;
   record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired, verdict_of(r.status),
-                  r.note, r.build.resources);
+                  r.note, r.build.resources, raced_json(r));
+}
+
+bool Optimizer::ensure_record_context() {
+  if (record_ctx_) return true;
+  const fs::path kernel = original_kernel_.empty() ? o_.job.kernel : original_kernel_;
+  auto text = util::read_file(kernel);
+  if (!text) {
+    util::progress_print(fmt::format("  warning: the results database is not used: {}", text.error().message));
+    sink_ = nullptr;
+    lookup_ = nullptr;
+    return false;
+  }
+  record_ctx_ = pipeline::record_context(o_.job, prep_, *text, util::meta_info(), db::Source::kOptimize, dir_);
+  record_ctx_->kernel_path = kernel.string();
+  return true;
 }
 
 void Optimizer::record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode,
                                 db::Verdict verdict, const std::string& note,
-                                const std::vector<compile::KernelResources>& resources) {
-  if (!sink_) return;
-  if (!record_ctx_) {
-    const fs::path kernel = original_kernel_.empty() ? o_.job.kernel : original_kernel_;
-    auto text = util::read_file(kernel);
-    if (!text) {
-      util::progress_print(fmt::format("  warning: nothing is recorded in the results database: {}", text.error().message));
-      sink_ = nullptr;
-      return;
-    }
-    record_ctx_ = pipeline::record_context(o_.job, prep_, *text, util::meta_info(), db::Source::kOptimize, dir_);
-    record_ctx_->kernel_path = kernel.string();
-  }
-  if (auto st = sink_->record(pipeline::make_record(*record_ctx_, &c, outcome, mode, verdict, note, resources)); !st) {
+                                const std::vector<compile::KernelResources>& resources, const util::Json& raced) {
+  if (!sink_ || !ensure_record_context()) return;
+  db::Record rec = pipeline::make_record(*record_ctx_, &c, outcome, mode, verdict, note, resources);
+  rec.raced = raced;
+  if (auto st = sink_->record(rec); !st) {
     util::progress_print(
         fmt::format("  warning: the results database: {}; the run goes on without recording", st.error().message));
     sink_ = nullptr;
@@ -261,6 +269,15 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
     record_history(measured, it);
     return interrupted_exit();
   }
+  // Reused finalists that could be crowned are measured again before anything is decided (loop/reuse.h).
+  if (auto st = race_reused_finalists(*runs, idir); !st) return fail(st.error());
+  if (util::interrupted()) {
+    std::vector<CandidateRun> measured;
+    for (auto& r : *runs)
+      if (r.status == search::CandidateStatus::kOk && r.outcome.timing) measured.push_back(std::move(r));
+    record_history(measured, it);
+    return interrupted_exit();
+  }
   record_history(*runs, it);
   auto sel = select(*runs, idir);
   if (!sel) return fail(sel.error());
@@ -309,9 +326,9 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   return std::nullopt;
 }
 
-int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink) {
+int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink, db::RecordLookup* lookup) {
   util::set_progress_quiet(opts.quiet);  // --quiet silences the progress bars too (util/progress.h)
-  Optimizer o(std::move(opts), lab, sink);
+  Optimizer o(std::move(opts), lab, sink, lookup);
   return o.run();
 }
 
@@ -321,7 +338,8 @@ int run_optimize(OptimizeOptions opts) {
   auto store = db::open_for_recording(opts.no_db, opts.db_path);
   if (!store)
     util::progress_print(fmt::format("kopt optimize: warning: {}; nothing of this run is recorded", store.error().message));
-  return run_optimize(std::move(opts), lab, store.ok() ? store->get() : nullptr);
+  db::Store* db = store.ok() ? store->get() : nullptr;
+  return run_optimize(std::move(opts), lab, db, db);
 }
 
 }  // namespace kopt::loop

@@ -66,11 +66,13 @@ struct LoopRun {
   std::vector<std::string> runs;  // the modes the lab was asked to run, in order
   std::vector<fs::path> results;  // their result files
   std::vector<int> run_slots;     // the slot each run was served by
+  std::vector<std::string> compiled;  // every compile request's name
   size_t slots_given = 0;         // what the loop gave the lab's use_slots()
   int profile_calls = 0;          // Nsight Compute profiles the lab took (not those from the profile cache)
 };
 
-LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr) {
+LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr,
+                       db::RecordLookup* lookup = nullptr) {
   fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const fs::path data = testing_support::test_data_dir();
@@ -87,12 +89,13 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   lab.kernel = o.job.kernel;
   lab.dims = o.job.dims;
   LoopRun r;
-  r.exit_code = run_optimize(o, lab, sink);
+  r.exit_code = run_optimize(o, lab, sink, lookup);
   if (o.resume) r.run_dir = *o.resume;
   else if (fs::exists(out / "kopt_runs")) r.run_dir = fs::directory_iterator(out / "kopt_runs")->path();
   r.runs = lab.runs;
   r.results = lab.results;
   r.run_slots = lab.run_slots;
+  r.compiled = lab.compiled;
   r.slots_given = lab.slots.size();
   r.profile_calls = lab.profile_calls();
   return r;
@@ -218,6 +221,92 @@ TEST(OptimizeLoop, EveryMeasuredConfigurationIsRecordedInTheResultsDatabase) {
               const auto& p = m["candidate"]["params"];
               return p.value("TILE", 0) == 128 && p.value("UNROLL", 0) == 2;
             }));
+}
+
+// Issue 39 item 2: a second identical run over the same results database measures nothing new, reaches the same
+// champion, and says what it reused; --remeasure measures everything again; another key measures everything.
+TEST(OptimizeLoop, ASecondIdenticalRunMeasuresNothingNewAndReachesTheSameChampion) {
+  OptimizeOptions o;
+  o.iterations = 3;
+  o.patience = 3;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.noise_per_run = true;  // the same run in another folder draws the same samples
+  db::testing::ScratchDb scratch("reuse");
+  auto store = db::Store::open(scratch.path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto keys = [&] {
+    std::set<std::string> k;
+    auto rows = store->query({});
+    EXPECT_TRUE(rows.ok());
+    for (const auto& r : *rows) k.insert(db::key_hash(r.key));
+    return k;
+  };
+  auto rows = [&] { return store->query({})->size(); };
+  auto first = run_model_loop("reuse_1", o, mo, &*store, &*store);
+  ASSERT_EQ(first.exit_code, 0);
+  const auto keys_1 = keys();
+  const size_t rows_1 = rows();
+  auto state_1 = util::read_json(first.run_dir / "state.json");
+  ASSERT_TRUE(state_1.ok());
+  for (const auto& m : (*state_1)["history"]) EXPECT_FALSE(m.contains("reused")) << "an empty database reuses nothing";
+
+  auto second = run_model_loop("reuse_2", o, mo, &*store, &*store);
+  ASSERT_EQ(second.exit_code, 0);
+  auto state_2 = util::read_json(second.run_dir / "state.json");
+  ASSERT_TRUE(state_2.ok());
+  EXPECT_EQ((*state_2)["champion"]["candidate"]["params"], (*state_1)["champion"]["candidate"]["params"]);
+  EXPECT_EQ((*state_2)["champion"]["candidate"]["guards"], (*state_1)["champion"]["candidate"]["guards"]);
+  EXPECT_EQ(keys(), keys_1) << "no configuration was measured that the first run had not";
+  // What it measured: the baseline's gates, and the reused finalists that could be crowned, raced again in full.
+  const auto raced_again = (*state_2)["raced_again"].get<std::vector<std::string>>();
+  EXPECT_FALSE(raced_again.empty()) << "a champion is crowned on a race of this run, never on a stored figure";
+  std::set<std::string> compiled_2(second.compiled.begin(), second.compiled.end());
+  EXPECT_EQ(compiled_2, std::set<std::string>(raced_again.begin(), raced_again.end())) << "nothing reused is compiled";
+  EXPECT_LT(second.runs.size() * 2, first.runs.size()) << "the second run measures a fraction of the first";
+  EXPECT_EQ(rows(), rows_1 + raced_again.size() + 1) << "its new records: the baseline and the races run again";
+  size_t reused = 0, history = 0;
+  for (const auto& list : {(*state_2)["history"], (*state_2)["ablations"]})
+    for (const auto& m : list) {
+      ++history;
+      if (!m.contains("reused")) continue;
+      ++reused;
+      EXPECT_EQ(m["reused"]["run_dir"], first.run_dir.string());
+      EXPECT_FALSE(m["reused"]["recorded_at"].get<std::string>().empty());
+      EXPECT_TRUE(fs::exists(second.run_dir / fmt::format("iter_{:02d}", m["iteration"].get<int>()) /
+                             (list == (*state_2)["history"] ? "candidates" : "ablation/candidates") /
+                             m["candidate"]["id"].get<std::string>() / "reused.json"));
+    }
+  EXPECT_GE(reused + raced_again.size(), history - 1) << "every evaluation but the baseline is reused or raced again";
+  EXPECT_GT(reused, 0u);
+  // The champion was raced in this run: its figure is this run's.
+  EXPECT_FALSE((*state_2)["champion"]["library"].get<std::string>().empty());
+  // summary.md and the page's data say what was reused, from which run and when.
+  auto md = util::read_file(second.run_dir / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("reused from run " + first.run_dir.string()), std::string::npos) << *md;
+  auto selection = util::read_json(second.run_dir / "iter_01" / "selection.json");
+  ASSERT_TRUE(selection.ok());
+
+  // --remeasure: the same run measures every configuration again.
+  o.remeasure = true;
+  auto third = run_model_loop("reuse_3", o, mo, &*store, &*store);
+  ASSERT_EQ(third.exit_code, 0);
+  auto state_3 = util::read_json(third.run_dir / "state.json");
+  ASSERT_TRUE(state_3.ok());
+  for (const auto& m : (*state_3)["history"]) EXPECT_FALSE(m.contains("reused")) << m.dump();
+  EXPECT_EQ(third.runs.size(), first.runs.size());
+  EXPECT_EQ((*state_3)["champion"]["candidate"]["params"], (*state_1)["champion"]["candidate"]["params"]);
+
+  // Another key (a flag of the job) reuses nothing.
+  o.remeasure = false;
+  o.job.nvcc_flags.push_back("-lineinfo");
+  auto fourth = run_model_loop("reuse_4", o, mo, &*store, &*store);
+  ASSERT_EQ(fourth.exit_code, 0);
+  auto state_4 = util::read_json(fourth.run_dir / "state.json");
+  ASSERT_TRUE(state_4.ok());
+  for (const auto& m : (*state_4)["history"]) EXPECT_FALSE(m.contains("reused")) << m.dump();
+  EXPECT_EQ(fourth.runs.size(), first.runs.size());
 }
 
 // A results database that fails on every write.

@@ -22,6 +22,7 @@
 #include "loop/determinism.h"
 #include "loop/lab.h"
 #include "loop/multi_case.h"
+#include "loop/reuse.h"
 #include "loop/options.h"
 #include "loop/state.h"
 #include "pipeline/db_record.h"
@@ -56,9 +57,14 @@ struct CandidateRun {
   double cases_ms = 0;                 // wall time of its races (or checks) at the workload matrix's other cases
   double search_s = 0;                 // the search clock when it was measured
   int slot = -1;                       // the measuring slot (GPU) it was measured on
+  // Not measured: the results database's record under the same key stands for it (loop/reuse.h). Its outcome then
+  // holds the stored figures, vs_champion the stored race when it was against this champion; build is empty.
+  std::optional<db::Record> reused;
+  std::string reuse_reason;  // why it was reused, then (a finalist) why its stored figures keep it behind
 };
 
-// A candidate's run as the search sees it (a history or ablation entry): its candidate, status, iteration and times.
+// A candidate's run as the search sees it (a history or ablation entry): its candidate, status, iteration and times
+// (and the record that stood for it when it was reused).
 search::Measurement measurement_of(const CandidateRun& r, int iteration);
 
 // What one iteration's selection decided.
@@ -71,13 +77,21 @@ struct SelectionResult {
 enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer, kSpeedOfLight };
 std::string_view reject_gate_name(RejectGate g);
 
+// What a run reused from the results database (summary.json's "reuse"): {"evaluations" (candidates and ablation
+// variants, the baseline not counted), "reused", "raced_again" (ids), "records": [{id, iteration, status, ablation,
+// record_id, run_dir, recorded_at, median_ms, verdict}]}.
+util::Json reuse_summary(const std::vector<search::Measurement>& history, const std::vector<search::Measurement>& ablations,
+                         const std::vector<std::string>& raced_again);
+
 // The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
 util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
 class Optimizer {
  public:
-  // `sink`: where each measured configuration is recorded (the results database); nullptr: nowhere.
-  Optimizer(OptimizeOptions o, Lab& lab, db::RecordSink* sink = nullptr) : o_(std::move(o)), lab_(lab), sink_(sink) {}
+  // `sink`: where each measured configuration is recorded (the results database); nullptr: nowhere. `lookup`: where
+  // configurations measured before are looked up and reused (docs/DATABASE.md "Reuse"); nullptr: nothing is reused.
+  Optimizer(OptimizeOptions o, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr)
+      : o_(std::move(o)), lab_(lab), sink_(sink), lookup_(lookup) {}
   // Returns the process exit code; everything it learns lands in the run directory.
   int run();
 
@@ -107,7 +121,25 @@ class Optimizer {
   // One measured configuration into the results database (sink_). A failure is a warning, said once, and ends the
   // recording for the rest of the run: the database never fails a run.
   void record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode, db::Verdict verdict,
-                       const std::string& note, const std::vector<compile::KernelResources>& resources);
+                       const std::string& note, const std::vector<compile::KernelResources>& resources,
+                       const util::Json& raced = nullptr);
+  // What every record of the run shares (made once, after prepare()); false when the kernel cannot be read.
+  bool ensure_record_context();
+  // ---- reuse (reuse.cpp beside evaluate.cpp: loop/reuse_loop.cpp) ----
+  // Which stored records may stand for a batch's configurations: any (candidates), only those raced against this
+  // champion (an ablation's variants: their race is the attribution), none (a reused finalist raced again).
+  enum class ReuseMode { kAny, kRacedAgainstChampion, kNever };
+  // The key a measurement of `c` in this run would get (its timing method: the baseline's); nullopt: no context.
+  std::optional<db::RecordKey> lookup_key(const search::Candidate& c);
+  // The record that stands for `c` (decide_reuse), as a run; nullopt: measure it.
+  std::optional<CandidateRun> reused_run(const search::Candidate& c, const std::filesystem::path& iter_dir, ReuseMode mode);
+  // Reused finalists that could be crowned are measured again, in full, until every finalist selection would see is
+  // either measured in this run or kept behind the champion by its stored figures (decide_race); each measured again
+  // replaces its reused run in `runs`.
+  Status race_reused_finalists(std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
+  std::vector<Contender> contenders_of(const std::vector<CandidateRun>& runs) const;
+  // The race a run's record keeps (Record::raced): against which champion, at the primary case and over the cases.
+  util::Json raced_json(const CandidateRun& r) const;
   void update_frontier();
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
@@ -126,8 +158,11 @@ class Optimizer {
                                                  const std::filesystem::path& out, const std::filesystem::path& golden = {});
   // `budgeted`: candidates left when the time budget runs out are not measured (not recorded either: a resumed
   // run with more budget may propose them again).
+  // Configurations with a record that may stand for them (`reuse`) are not compiled or measured (reused_run).
   Result<std::vector<CandidateRun>> measure(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
-                                            const std::string& what, bool budgeted = false);
+                                            const std::string& what, bool budgeted = false, ReuseMode reuse = ReuseMode::kAny);
+  Result<std::vector<CandidateRun>> measure_now(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
+                                                const std::string& what, bool budgeted);
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
@@ -177,6 +212,7 @@ class Optimizer {
   // A measured run's comparison with the champion it was raced against: over the workload matrix when there is
   // one (nullopt when it has none there), else its race at the primary case.
   std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const {
+    if (r.reused) return stored_comparison(*r.reused, opponent_json(st_.champion->candidate), over_cases());
     if (over_cases()) return r.over_cases ? std::optional(r.over_cases->as_paired()) : std::nullopt;
     return r.vs_champion;
   }
@@ -251,6 +287,8 @@ class Optimizer {
   OptimizeOptions o_;
   Lab& lab_;
   db::RecordSink* sink_ = nullptr;
+  db::RecordLookup* lookup_ = nullptr;
+  std::string timing_method_;  // the baseline's (gates/timing.json): the timing method a lookup's key names
   std::optional<pipeline::RecordContext> record_ctx_;  // made at the first record (after prepare())
   std::optional<search::Derivation> derived_;
   std::filesystem::path original_kernel_;

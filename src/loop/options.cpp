@@ -21,6 +21,7 @@ util::Json options_to_json(const OptimizeOptions& o) {
   out["manual_timeout_s"] = o.manual_timeout_s;
   out["gpus"] = o.gpus.text();
   out["ray_address"] = o.ray_address;
+  out["remeasure"] = o.remeasure;
   return out;
 }
 
@@ -57,6 +58,7 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.max_time_s = j.value("max_time_s", d.max_time_s);
     o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
     o.seed = j.value("seed", d.seed);
+    o.remeasure = j.value("remeasure", d.remeasure);
     KOPT_TRY_ASSIGN(o.gates, gate_options_from_json(j));
     if (j.contains("llm")) {
       KOPT_TRY_ASSIGN(o.llm, search::llm_options_from_json(j["llm"]));

@@ -45,6 +45,9 @@ struct OptimizeOptions {
   // invocation: not in options.json.
   std::string db_path;
   bool no_db = false;
+  // --remeasure: every configuration is measured, none reused from the results database (docs/DATABASE.md "Reuse").
+  // Kept in options.json, so a resumed run measures as it started.
+  bool remeasure = false;
 };
 
 // The options a run directory was started with (options.json), for --resume.

@@ -57,6 +57,25 @@ util::Json candidate_costs(const std::vector<search::Measurement>& history) {
                    "or checks at the workload matrix's other cases (cases), and the two together (measure_all_cases)"}};
 }
 
+util::Json reuse_summary(const std::vector<search::Measurement>& history, const std::vector<search::Measurement>& ablations,
+                          const std::vector<std::string>& raced_again) {
+  util::Json rows = util::Json::array();
+  int evaluations = 0;
+  for (const auto* list : {&history, &ablations})
+    for (const auto& m : *list) {
+      if (m.candidate.id == "baseline") continue;
+      ++evaluations;
+      if (m.reused.is_null()) continue;
+      util::Json r = m.reused;
+      r["id"] = m.candidate.id;
+      r["iteration"] = m.iteration;
+      r["status"] = search::candidate_status_name(m.status);
+      r["ablation"] = list == &ablations;
+      rows.push_back(r);
+    }
+  return {{"evaluations", evaluations}, {"reused", rows.size()}, {"raced_again", raced_again}, {"records", rows}};
+}
+
 Status Optimizer::write_json(const fs::path& path, const std::string& kind, const util::Json& body) {
   return util::write_json_atomic(path, kind, body);
 }
@@ -284,6 +303,7 @@ util::Json Optimizer::summary_json() {
   s["phase_seconds"] = st_.phase_seconds;
   s["wall"] = to_json(st_.wall);
   s["candidate_costs"] = candidate_costs(st_.history);
+  s["reuse"] = reuse_summary(st_.history, st_.ablations, st_.raced_again);
   if (st_.measuring.contains("per_slot")) s["measuring"] = st_.measuring;
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
   // Only a champion that was written: a run stopped at a gate has none (and its summary says so).

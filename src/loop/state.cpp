@@ -55,6 +55,7 @@ util::Json measurements_json(const std::vector<search::Measurement>& list) {
                     {"search_s", m.search_s},
                     {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}, {"cases", m.cases_ms}}}};
     if (m.objective_ms) e["objective_ms"] = *m.objective_ms;
+    if (!m.reused.is_null()) e["reused"] = m.reused;
     out.push_back(e);
   }
   return out;
@@ -73,6 +74,7 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
     if (h.contains("objective_ms") && h["objective_ms"].is_number()) m.objective_ms = h["objective_ms"].get<double>();
     m.iteration = h.value("iteration", 0);
     m.search_s = h.value("search_s", 0.0);
+    if (h.contains("reused") && h["reused"].is_object()) m.reused = h["reused"];
     if (h.contains("cost_ms") && h["cost_ms"].is_object()) {
       m.compile_ms = h["cost_ms"].value("compile", 0.0);
       m.sass_ms = h["cost_ms"].value("sass", 0.0);
@@ -120,6 +122,7 @@ util::Json to_json(const RunState& s) {
           {"superseded", superseded},
           {"verified", s.verified},
           {"history", measurements_json(s.history)},
+          {"raced_again", s.raced_again},
           {"ablations", measurements_json(s.ablations)},
           {"verdicts", verdicts},
           {"param_ablations", param_ablations},
@@ -161,6 +164,7 @@ Result<RunState> state_from_json(const util::Json& j) {
     }
     s.verified = j.value("verified", std::vector<std::string>{});
     KOPT_TRY_ASSIGN(s.history, measurements_from(j.value("history", util::Json::array())));
+    s.raced_again = j.value("raced_again", std::vector<std::string>{});
     KOPT_TRY_ASSIGN(s.ablations, measurements_from(j.value("ablations", util::Json::array())));
     for (const auto& v : j.value("verdicts", util::Json::array())) {
       search::MethodVerdict mv;

@@ -62,6 +62,8 @@ struct RunState {
   std::vector<ChampionRecord> superseded;
   std::vector<std::string> verified;
   std::vector<search::Measurement> history;
+  // Reused configurations (issue 39 item 2) that could have been crowned, measured again in full, in order.
+  std::vector<std::string> raced_again;
   // The champions' ablation variants, measured besides the candidates (GeneratorInput::ablations).
   std::vector<search::Measurement> ablations;
   std::vector<search::MethodVerdict> verdicts;

@@ -41,23 +41,30 @@ db::Verdict verdict_of(runner::RunStatus s) {
   }
 }
 
+db::RecordKey make_key(const RecordContext& ctx, const search::Candidate* candidate, const std::string& timing_method,
+                       runner::RunMode mode) {
+  db::RecordKey k;
+  k.kernel_hash = ctx.kernel_hash;
+  k.config = config_of(candidate);
+  k.dims = ctx.dims;
+  k.dtypes = ctx.dtypes;
+  k.gpu_model = ctx.gpu_model;
+  k.driver_version = ctx.driver_version;
+  k.nvcc_version = ctx.nvcc_version;
+  k.compile_flags = ctx.compile_flags;
+  if (candidate) k.compile_flags.insert(k.compile_flags.end(), candidate->flags.begin(), candidate->flags.end());
+  k.timing_method = timing_method;
+  k.l2_mode = ctx.l2_mode;
+  k.measure_mode = std::string(runner::run_mode_name(mode));
+  k.kopt_version = KOPT_VERSION;
+  return k;
+}
+
 db::Record make_record(const RecordContext& ctx, const search::Candidate* candidate, const runner::RunOutcome& outcome,
                        runner::RunMode mode, db::Verdict verdict, const std::string& note,
                        const std::vector<compile::KernelResources>& resources) {
   db::Record r;
-  r.key.kernel_hash = ctx.kernel_hash;
-  r.key.config = config_of(candidate);
-  r.key.dims = ctx.dims;
-  r.key.dtypes = ctx.dtypes;
-  r.key.gpu_model = ctx.gpu_model;
-  r.key.driver_version = ctx.driver_version;
-  r.key.nvcc_version = ctx.nvcc_version;
-  r.key.compile_flags = ctx.compile_flags;
-  if (candidate) r.key.compile_flags.insert(r.key.compile_flags.end(), candidate->flags.begin(), candidate->flags.end());
-  r.key.timing_method = outcome.timing_method;
-  r.key.l2_mode = ctx.l2_mode;
-  r.key.measure_mode = std::string(runner::run_mode_name(mode));
-  r.key.kopt_version = KOPT_VERSION;
+  r.key = make_key(ctx, candidate, outcome.timing_method, mode);
   r.kernel_path = ctx.kernel_path;
   r.source = ctx.source;
   r.verdict = verdict;

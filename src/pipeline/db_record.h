@@ -38,6 +38,11 @@ util::Json config_of(const search::Candidate* c);
 
 db::Verdict verdict_of(runner::RunStatus s);
 
+// The key a measurement of `candidate` (nullptr: the kernel as given) gets in `mode`, timed with `timing_method`:
+// make_record's key, and what a run looks up before measuring (issue 39 item 2).
+db::RecordKey make_key(const RecordContext& ctx, const search::Candidate* candidate, const std::string& timing_method,
+                       runner::RunMode mode);
+
 // One record. `candidate` may be nullptr (the kernel as given); `mode` is how the outcome was measured (time, or
 // paired: raced against the champion); `note`: why, when the verdict is not correct.
 db::Record make_record(const RecordContext& ctx, const search::Candidate* candidate, const runner::RunOutcome& outcome,

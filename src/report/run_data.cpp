@@ -261,6 +261,15 @@ Json candidate_row(const Reader& r, const fs::path& rel, const std::optional<int
       if (c->contains(k)) row[k] = (*c)[k];
   }
   row["dir"] = rel.string();
+  // Not measured in that run: the results database's record stood for it (issue 39 item 2).
+  if (auto u = r.json(rel / "reused.json"); u && u->contains("record") && (*u)["record"].is_object()) {
+    const auto& rec = (*u)["record"];
+    row["reused"] = {{"marker", u->value("marker", std::string())}, {"record_id", rec.value("id", 0)},
+                     {"run_dir", rec.value("run_dir", std::string())}, {"recorded_at", rec.value("recorded_at", std::string())}};
+    if (rec.contains("median_ms") && rec["median_ms"].is_number()) row["median_ms"] = rec["median_ms"];
+    row["run_status"] = rec.value("run_status", std::string());
+    row["build_status"] = "ok";
+  }
   if (auto b = r.json(rel / "build.json")) {
     row["compile_ms"] = num_or_null(*b, "compile_ms");
     row["build_status"] = b->value("status", std::string());
@@ -594,7 +603,14 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     row["status"] = bs != "ok" && !bs.empty() ? "compile_failed" : (rs == "ok" ? "ok" : (rs.empty() ? "not_run" : rs));
     candidates.push_back(row);
   }
-  for (auto& c : candidates) c["reason"] = candidate_reason(c, champion_id);
+  for (auto& c : candidates) {
+    c["reason"] = candidate_reason(c, champion_id);
+    if (c.contains("reused") && c["reused"].is_object()) {
+      const std::string marker = c["reused"].value("marker", std::string());
+      const std::string why = c["reason"].get<std::string>();
+      c["reason"] = marker + (why.empty() ? std::string() : "; " + why);
+    }
+  }
 
   // ---- roofline: the workload (from the baseline's placement) and the run's ceilings ----
   Json workload = nullptr;

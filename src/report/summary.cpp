@@ -224,6 +224,20 @@ std::string render_markdown(const util::Json& s) {
                         c[row].value("compile", 0.0), c[row].value("sass", 0.0), c[row].value("measure", 0.0),
                         c[row].value("cases", 0.0), c[row].value("measure_all_cases", c[row].value("measure", 0.0)));
   }
+  // Issue 39 item 2: what the results database stood for, and what was raced again before it could be crowned.
+  if (s.contains("reuse") && s["reuse"].is_object() && s["reuse"].value("reused", 0) > 0) {
+    const auto& ru = s["reuse"];
+    const auto again = ru.value("raced_again", util::Json::array());
+    md += fmt::format("\n## Reused from the results database\n\n{} of {} evaluations were not measured: a record of the same "
+                      "configuration under the same key stood for each (docs/DATABASE.md \"Reuse\"; `--remeasure` measures "
+                      "them). {} reused finalist(s) that could be crowned were raced again in this run{}.\n\n"
+                      "| candidate | iteration | status | median ms (stored) | reused from |\n| --- | --- | --- | --- | --- |\n",
+                      ru.value("reused", 0), ru.value("evaluations", 0), again.size(), again.empty() ? "" : ": " + list(again));
+    for (const auto& e : ru.value("records", util::Json::array()))
+      md += fmt::format("| `{}`{} | {} | {} | {} | reused from run {} at {} (record {}) |\n", str(e, "id"),
+                        e.value("ablation", false) ? " (ablation)" : "", str(e, "iteration"), str(e, "status"), num(e, "median_ms"),
+                        str(e, "run_dir"), str(e, "recorded_at"), str(e, "record_id"));
+  }
   // Several measuring slots (issue 21): what each GPU did, and how busy it was over the measuring phases' wall.
   if (s.contains("measuring") && s["measuring"].is_object() && s["measuring"].value("per_slot", util::Json::array()).size() > 1) {
     const auto& ms = s["measuring"];

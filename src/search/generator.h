@@ -44,6 +44,9 @@ struct Measurement {
   // geometric mean of per-case time ratios against it, in the primary case's milliseconds. Unset: median_ms.
   std::optional<double> objective_ms;
   std::optional<double> ranked_ms() const { return objective_ms ? objective_ms : median_ms; }
+  // Not measured in this run: the results database's record of the same configuration under the same key stood for it
+  // (issue 39 item 2; loop/reuse.h reused_json: record_id, run_dir, recorded_at, median_ms, verdict). null: measured here.
+  util::Json reused = nullptr;
 };
 
 // The ablation's judgement of one method in a champion.
