@@ -30,6 +30,7 @@
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh)
+#   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
 #   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm corpus-page sgemm)
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
@@ -371,6 +372,17 @@ suite_corpus() {
     step "bench $n" 180 "$K" bench "$k" --ref $d/ref.py $typical $flags --max-time-s 1 --out runs/corpus_$n \
       --json runs/json/corpus_$n.json 2>&1 | grep -E "=== |=>|kernel  |floor|REJECTED|FLAGGED|reference  |error" | head -8
   done
+}
+
+# The corpus benchmark (issue 35, item 4): scripts/device/corpus_bench.sh run, under a hard cap (CB_WALL_S, default
+# 560 s; its own deadline, CB_DEADLINE_S, stops starting kernels at 470 s). Results: $OUT/corpus_bench.tgz (read
+# by scripts/perf/corpus_table.py), $OUT/corpus_table.md.
+suite_corpus_bench() {
+  bash "$HERE/corpus_bench.sh" check-names "$@" || return 2
+  start_check
+  export CUTLASS_PATH=$PWD/.carry/cutlass
+  [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+  timeout -k 10 "${CB_WALL_S:-560}" bash "$HERE/corpus_bench.sh" run "$@"
 }
 
 suite_evidence() {

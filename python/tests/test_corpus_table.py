@@ -1,0 +1,138 @@
+"""scripts/perf/corpus_table.py, the corpus benchmark's table (issue 35, item 4), on a small fixture shaped as what
+`check.sh corpus-bench` brings back (python/tests/data/corpus_bench: four kernels, one of each case), read from the
+folder and from a tgz as the suite packs it."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tarfile
+
+import pytest
+from conftest import PYTHON_DIR
+
+ROOT = os.path.dirname(PYTHON_DIR)
+SCRIPT = os.path.join(ROOT, "scripts", "perf", "corpus_table.py")
+FIXTURE = os.path.join(PYTHON_DIR, "tests", "data", "corpus_bench")
+
+spec = importlib.util.spec_from_file_location("corpus_table", SCRIPT)
+ct = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ct)
+
+
+def rows_by_name(tmp_path, source):
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, SCRIPT, str(source), "--json", str(out), "--md", str(tmp_path / "t.md")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    return {row["kernel"]: row for row in doc["rows"]}, doc["summary"], (tmp_path / "t.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    """The fixture as the suite packs it: corpus_bench/NAME/... inside corpus_bench.tgz."""
+    d = tmp_path_factory.mktemp("packed")
+    tgz = d / "corpus_bench.tgz"
+    with tarfile.open(tgz, "w:gz") as t:
+        t.add(FIXTURE, arcname="corpus_bench")
+    return tgz
+
+
+def test_a_flag_free_champion_is_judged_on_the_sweeps_own_time(tmp_path, packed):
+    rows, _, _ = rows_by_name(tmp_path, packed)
+    r = rows["rms_a"]
+    assert r["champion_basis"] == "sweep"
+    assert r["champion_value_ms"] == pytest.approx(0.0198)        # the sweep's time of BLOCK=128, not kopt's 0.0199
+    assert r["champion_over_best"] == pytest.approx(1.0)
+    assert r["within"] is True
+    # Distinct by (params, methods, flags): BLOCK 64, 256, 0 + register_cap, 128 (twice); the wrong one and the
+    # baseline do not count.
+    assert r["distinct_candidates"] == 4
+    # The project's choice is the sweep's default point (BLOCK=0), not kopt bench's 0.0302.
+    assert r["project_basis"] == "sweep" and r["project_ms"] == pytest.approx(0.030)
+    assert r["speedup"] == pytest.approx(0.030 / 0.0198)
+    assert r["kopt_speedup"] == pytest.approx(0.030 / 0.0199)
+
+
+def test_wall_to_within_is_the_end_of_the_gates_plus_the_search_seconds(tmp_path, packed):
+    rows, _, _ = rows_by_name(tmp_path, packed)
+    r = rows["rms_a"]
+    # first_candidate_s 33.6 was recorded after iteration 1's last measurement (search_s 3.6): the gates ended at 30.
+    assert r["gates_end_s"] == pytest.approx(30.0)
+    assert r["to_within_id"] == "i2c1"
+    assert r["to_within_search_s"] == pytest.approx(7.2)
+    assert r["to_within_s"] == pytest.approx(37.2)
+    assert r["whole_s"] == pytest.approx(50.0)
+
+
+def test_a_champion_with_a_compiler_flag_is_judged_on_kopts_time(tmp_path, packed):
+    rows, _, _ = rows_by_name(tmp_path, packed)
+    r = rows["softmax_b"]
+    assert r["champion_basis"] == "kopt"
+    assert r["champion_over_best"] == pytest.approx(0.095 / 0.086)
+    assert r["within"] is False and r.get("to_within_s") is None
+    assert r["project_ms"] == pytest.approx(0.100)                 # the default point VEC=8 BLOCK=0
+
+
+def test_zero_candidates_and_a_baseline_already_best(tmp_path, packed):
+    rows, s, md = rows_by_name(tmp_path, packed)
+    r = rows["merge_c"]
+    assert r["distinct_candidates"] == 0 and "measured zero candidates" in r["notes"]
+    assert r["within"] is True and r["to_within_s"] == pytest.approx(35.0)   # the baseline, at the end of the gates
+    assert s["zero_candidates"] == ["merge_c"]
+    assert "optimize exit 130" in md
+
+
+def test_skipped_kernels_and_the_summary(tmp_path, packed):
+    rows, s, md = rows_by_name(tmp_path, packed)
+    assert rows["late_d"]["skipped"].startswith("deadline")
+    assert s["ran"] == 3 and s["skipped"] == ["late_d"]
+    assert (s["within"], s["judged"]) == (2, 3)
+    assert s["median_to_within_s"] == pytest.approx((37.2 + 35.0) / 2)
+    assert s["median_to_within_or_whole_s"] == pytest.approx(37.2)   # 37.2, 40.0 (not reached: whole), 35.0
+    assert s["median_whole_s"] == pytest.approx(50.0)
+    assert "not run: deadline" in md and "**2 of 3**" in md and "kopt abc1234" in md
+    # Rows in the order the kernels ran (kernel.json started_s).
+    assert [ln.split("|")[1].strip().split(" ")[0] for ln in md.splitlines()[2:6]] == ["rms_a", "softmax_b", "merge_c", "late_d"]
+
+
+def test_the_folder_reads_as_the_tgz_does(tmp_path, packed):
+    a, sa, _ = rows_by_name(tmp_path, packed)
+    b, sb, _ = rows_by_name(tmp_path, FIXTURE)
+    assert sa == sb and a == b
+
+
+def test_one_line_per_kernel_for_the_log():
+    r = subprocess.run([sys.executable, SCRIPT, FIXTURE, "--only", "rms_a", "--lines"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("corpus rms_a: 4 distinct candidates") and "ratio 1.000" in r.stdout
+    assert len(r.stdout.splitlines()) == 1
+
+
+def test_within_is_a_parameter(tmp_path):
+    r = ct.kernel_row(os.path.join(FIXTURE, "softmax_b"), within=15.0)
+    assert r["within"] is True and r["to_within_search_s"] == pytest.approx(2.0)
+
+
+def test_missing_files_say_what_is_missing(tmp_path):
+    d = tmp_path / "corpus_bench" / "k"
+    d.mkdir(parents=True)
+    (d / "kernel.json").write_text(json.dumps({"name": "k", "dims": "--n=1"}))
+    r = ct.kernel_row(str(d))
+    assert r["notes"] == ["no optimize state.json"] and r["sweep_best_ms"] is None
+
+
+def test_no_kernel_folders_is_an_error(tmp_path):
+    r = subprocess.run([sys.executable, SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "no kernel folders" in r.stderr
+
+
+def test_the_plot_is_written_when_matplotlib_is_there(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "c.png"
+    r = subprocess.run([sys.executable, SCRIPT, FIXTURE, "--plot", str(png)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert png.stat().st_size > 1000
