@@ -5,7 +5,9 @@ on the H200 host (check9, 2026-11-30): more than the rest of a candidate's overh
 it once: it imports torch, triton and the harness, never touches CUDA, and forks one child per request. The
 child is as fresh as a new process where it matters (no CUDA context, no kernel module imported, the client's
 environment, working folder and standard streams), so a candidate that crashes or corrupts its context takes
-down only its own child, as before.
+down only its own child, as before. Each child, right after the fork, starts its judge and seals itself away from
+the sealed seeds (sealed.py; the server stays unsealed, so each child's Landlock rules are made when it starts),
+whatever its request asks: a request can only ever run sealed.
 
     python3 -m kopt_harness.forkserver --socket PATH [--idle-s S] [--preload MODULE ...]
 
@@ -85,6 +87,10 @@ def run_child(req, fds, close_in_child):
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)
+        # Every child is sealed (sealed.py), whatever its request asks: the judge first, then Landlock, from the
+        # server's own environment (the one its key names), before anything of the request runs. One thread here.
+        from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
+        sealed.start(dict(os.environ))
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         os.chdir(req.get("cwd") or "/")

@@ -6,6 +6,10 @@ Per seed: fresh buffers (each after a spacer of random size, so addresses differ
 uploaded from the golden files, outputs poisoned (0xFF bytes: NaN in every float type; 0xA5 for integers),
 in-out buffers given their initial value; `run_kernel(**inputs, **config)`; a device-wide synchronisation;
 then every input is checked bit for bit and every output compared with the expected one (compare.py).
+The sealed seed (sealed.py, docs/GATES.md "The sealed seed"): in check and time runs, and for every configuration
+of a paired run, one more call on inputs the judge hands out; the outputs go to the judge, which alone holds the
+expected ones (wrong there: wrong_on_sealed_seed). The process was sealed before the kernel was imported (by the
+fork server's child or __main__.py); result["answer_key"] says what was out of the kernel's reach, and why not.
 
 Modes: check (every seed), time (check, then timing on the first seed, then a re-check on fresh poison),
 paired (several configurations in interleaved rounds), profile (one seed checked, one warm-up call, then
@@ -27,10 +31,10 @@ from dataclasses import dataclass, field
 
 import kopt_harness
 
-from . import compare, cubins, devices, dtypes, kernelmod, runresult, sampling, stats, store, timing
+from . import compare, cubins, devices, dtypes, kernelmod, runresult, sampling, sealed, stats, store, timing
 from .errors import RefError, UsageError
 from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, OK, UNWRITTEN_OUTPUT,
-                        WRONG_RESULT, Fatal)
+                        WRONG_ON_SEALED_SEED, WRONG_RESULT, Fatal)
 
 MODES = ("check", "time", "paired", "profile", "compile")
 WARMUP_MIN_CALLS, WARMUP_MIN_MS = 3, 50.0
@@ -189,14 +193,17 @@ class Bound:
     def __init__(self):
         self.arrays = {}
         self.uploaded = {}  # input and in-out name -> raw bytes uploaded
-        self.expected = {}  # output and in-out name -> raw expected bytes
+        self.expected = {}  # output and in-out name -> raw expected bytes (none for the sealed seed)
         self.spacers = []
+        self.sealed = False  # the sealed seed's inputs: its outputs go to the judge
 
 
 class TritonRunner:
-    def __init__(self, opts, ops, golden, module, phases=None):
+    def __init__(self, opts, ops, golden, module, phases=None, judge=None, sealed_inputs=None):
         self.o, self.ops, self.g, self.module = opts, ops, golden, module
         self.ph = phases or Phases()
+        # The judge and the sealed seed's inputs (read before the kernel was imported); None: no sealed check.
+        self.judge, self.sealed_inputs = judge, sealed_inputs
         self.rng = random.Random(os.getpid() * 2654435761 + 17)
         self.first_call_ms = None
         self.flush_bytes = 0
@@ -231,6 +238,24 @@ class TritonRunner:
                 b.expected[buf.name] = t[2]
         self.reset_outputs(b)
         return b
+
+    def bind_sealed(self):
+        """The sealed seed's inputs, from the judge, in new buffers; its expected outputs stay with the judge."""
+        import numpy as np  # noqa: PLC0415
+
+        with self.ph("bind"):
+            b = Bound()
+            b.sealed = True
+            for buf in self.g.buffers:
+                b.spacers.append(self.ops.spacer(256 * (1 + self.rng.randrange(4096))))
+                b.arrays[buf.name] = self.ops.empty(buf.shape, buf.dtype)
+                if buf.role in ("input", "inout"):
+                    raw = self.sealed_inputs.get(buf.name)
+                    if raw is None or len(raw) != buf.nbytes:
+                        raise Fatal(LOAD_ERROR, f"the judge's sealed seed lacks input {buf.name} of {buf.nbytes} bytes")
+                    b.uploaded[buf.name] = np.frombuffer(raw, dtype=np.uint8)
+            self.reset_outputs(b)
+            return b
 
     def reset_outputs(self, b):
         """Inputs and in-out buffers get their golden bytes, outputs the poison pattern; then a sync."""
@@ -282,7 +307,14 @@ class TritonRunner:
     def _verify(self, b, atol, rtol, state):
         self.sync("run_kernel()")  # device-wide: work on any stream is finished before anything is read
         outputs, inputs = {}, {}
+        sealed_outputs = {}  # the sealed seed's outputs, for the judge
         for buf in self.g.buffers:
+            if b.sealed and buf.role != "input":
+                try:
+                    sealed_outputs[buf.name] = self.ops.download(b.arrays[buf.name])
+                except Exception as e:  # noqa: BLE001
+                    raise classify_exception(e, f"reading {buf.name}") from None
+                continue
             try:  # the comparison runs where the buffer is (ops.comparable): no download on the GPU
                 got = self.ops.comparable(b.arrays[buf.name], buf.dtype)
                 want = self.ops.like(got, b.uploaded[buf.name] if buf.role == "input" else b.expected[buf.name])
@@ -301,7 +333,27 @@ class TritonRunner:
                     unwritten = c.still_poisoned > 0 and buf.role == "output"
                     state.status = UNWRITTEN_OUTPUT if unwritten else WRONG_RESULT
                     state.message = f"output {buf.name}: {c.summary()}"
-        return {"outputs": outputs, "inputs": inputs}
+        if b.sealed:
+            try:
+                v = self.judge.judge(self.g.dir, atol, rtol, sealed_outputs)
+            except sealed.JudgeError as e:
+                raise Fatal(INTERNAL_ERROR, f"the sealed seed could not be judged: {e}") from None
+            outputs = v["outputs"]
+            if v["status"] != OK and state.status in (OK, INPUT_MODIFIED):
+                state.status = WRONG_ON_SEALED_SEED if v["status"] == WRONG_RESULT else v["status"]
+                state.message = v["message"]
+        return {"outputs": outputs, "inputs": inputs, "checked_on": "judge" if b.sealed else "host"}
+
+    def check_sealed(self, config, atol, rtol, state):
+        """One call on the sealed seed, judged by the judge: the seed's record (seed -1, "sealed": true)."""
+        b = self.bind_sealed()
+        self.call(b, config)
+        v = self.verify(b, atol, rtol, state)
+        v["seed"] = sealed.SEALED_SEED_ID
+        v["sealed"] = True
+        if state.status != OK:
+            state.message = "on the sealed seed: " + state.message
+        return v
 
     # --- timing --------------------------------------------------------------------------------------
 
@@ -480,6 +532,9 @@ class TritonRunner:
                 previous = b
                 if self.o.mode == "profile":
                     break  # one seed is enough to profile
+            if state.status == OK and self.o.mode in ("check", "time") and self.sealed_inputs is not None:
+                previous = None
+                seeds.append(self.check_sealed(config, atol, rtol, state))
             result["seeds"] = seeds
             if self.o.dump_cubin:
                 result["cubins"] = self.dump_cubins()
@@ -537,6 +592,13 @@ class TritonRunner:
             for _ in range(WARMUP_MIN_CALLS - 1):
                 self.call(b, config)
                 self.sync("a warm-up call")
+        if state.status == OK and self.sealed_inputs is not None:  # each configuration once on the sealed seed
+            for k, config in enumerate(configs):
+                st = _State()
+                checks[k]["sealed_seed"] = self.check_sealed(config, atol, rtol, st)
+                if st.status != OK:
+                    state.status, state.message = st.status, f"configuration {k} {config}: {st.message}"
+                    break
         samplers = [self.make_sampler(b, c) for c in configs]
         counter = _Counter()
         method, policies = sampling.EVENTS, [None] * len(configs)
@@ -663,10 +725,29 @@ def _point_imported_triton_at(cache_dir):
             pass
 
 
-def run(o):
+NOT_STARTED = ("no judge was started in this process (`python3 -m kopt_harness triton-run` and the fork server's "
+               "children start it, with KOPT_EXE naming kopt)")
+
+
+def _sealed_inputs(sealing, g):
+    """The sealed seed's inputs from the judge, read before the kernel is imported; (inputs or None, answer_key)."""
+    has_seed = sealed.sealed_token(g.manifest) is not None
+    key = sealing.answer_key(has_seed)
+    if not has_seed or sealing.judge is None:
+        return None, key
+    try:
+        return sealing.judge.inputs(g.dir), key
+    except sealed.JudgeError as e:  # the answer key's state says so; an honest kernel does not fail for it
+        key.update({"out_of_reach": False, "reason": f"the judge could not hand out the sealed seed's inputs: {e}"})
+        return None, key
+
+
+def run(o, sealing=None):
     """Runs the child and returns (result dict, exit code). The result always has a status; the caller
-    writes it (write_result)."""
+    writes it (write_result). `sealing` (default: this process's, sealed.CURRENT) holds the judge and the seal."""
     result = {"status": INTERNAL_ERROR, "message": "", "mode": o.mode}
+    sealing = sealing or sealed.CURRENT or sealed.Sealing(judge_error=NOT_STARTED)
+    sealed_inputs = None
     ph = Phases()
     ops = None
     cache_dir = None
@@ -679,6 +760,9 @@ def run(o):
             _point_imported_triton_at(cache_dir)
         with ph("golden_load"):
             g = load_golden(o.golden) if o.mode != "compile" else None
+        if g is not None:  # before the kernel is imported: the judge reads the sealed seed now
+            with ph("sealed_inputs"):
+                sealed_inputs, result["answer_key"] = _sealed_inputs(sealing, g)
         try:
             with ph("kernel_import"):
                 module = kernelmod.load(o.kernel)
@@ -695,7 +779,7 @@ def run(o):
                     kernelmod.check_config(c, set(g.inputs), where=f"--config #{i}")
                 except UsageError as e:
                     raise Fatal(LOAD_ERROR, str(e)) from None
-            runner = TritonRunner(o, ops, g, module, ph)
+            runner = TritonRunner(o, ops, g, module, ph, sealing.judge, sealed_inputs)
             runner.run(result)
             result["triton"]["first_call_ms"] = runner.first_call_ms
         else:

@@ -31,11 +31,11 @@ std::optional<RunMode> parse_run_mode(std::string_view name) {
 }
 
 std::vector<std::string> child_argv(const RunRequest& req, const std::string& kopt_exe) {
+  std::string exe = kopt_exe.empty() ? (util::executable_dir() / "kopt").string() : kopt_exe;
   if (!req.triton_kernel.empty()) {
     const char* pp = std::getenv("PYTHONPATH");
-    return triton_child_argv(req, toolchain::find_python(), toolchain::python_harness_dir(), pp ? pp : "");
+    return triton_child_argv(req, toolchain::find_python(), toolchain::python_harness_dir(), pp ? pp : "", exe);
   }
-  std::string exe = kopt_exe.empty() ? (util::executable_dir() / "kopt").string() : kopt_exe;
   std::vector<std::string> argv = {exe, "__runner"};
   for (const auto& l : req.libs) {
     argv.push_back("--lib");

@@ -11,14 +11,17 @@ std::string number(double v) { return fmt::format("{}", v); }
 }  // namespace
 
 std::vector<std::string> triton_child_argv(const RunRequest& req, const std::string& python,
-                                           const std::string& harness_dir, const std::string& pythonpath) {
+                                           const std::string& harness_dir, const std::string& pythonpath,
+                                           const std::string& kopt_exe) {
   std::string path = harness_dir + (pythonpath.empty() ? "" : ":" + pythonpath);
   // Profiled runs start the harness themselves: ncu follows the processes it starts, not a fork server's child.
   const char* module = req.mode == RunMode::kProfile ? "kopt_harness" : "kopt_harness.fork_client";
-  std::vector<std::string> argv = {"env", "PYTHONPATH=" + path, "PYTHONUNBUFFERED=1",
-                                   python.empty() ? "python3" : python, "-m", module, "triton-run",
-                                   "--kernel", std::filesystem::absolute(req.triton_kernel).string(),
-                                   "--out", req.result_json.string(), "--mode", std::string(run_mode_name(req.mode))};
+  std::vector<std::string> argv = {"env", "PYTHONPATH=" + path, "PYTHONUNBUFFERED=1"};
+  // The process that imports the kernel starts `KOPT_EXE __judge` and seals itself first (python/kopt_harness/sealed.py).
+  if (!kopt_exe.empty()) argv.push_back("KOPT_EXE=" + kopt_exe);
+  argv.insert(argv.end(), {python.empty() ? "python3" : python, "-m", module, "triton-run",
+                           "--kernel", std::filesystem::absolute(req.triton_kernel).string(), "--out",
+                           req.result_json.string(), "--mode", std::string(run_mode_name(req.mode))});
   if (req.mode == RunMode::kCompile) {
     argv.insert(argv.end(), {"--dims", req.triton_dims.dump()});
   } else {

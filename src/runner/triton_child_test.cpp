@@ -77,11 +77,29 @@ TEST(TritonChild, OnlyTheProfiledRunBypassesTheForkServer) {
   EXPECT_EQ(triton_child_argv(req, "python3", "/h")[5], "kopt_harness");
 }
 
+// The process that imports the kernel starts kopt's judge and seals itself (python/kopt_harness/sealed.py): kopt's
+// executable reaches it as KOPT_EXE, in every mode, before the interpreter's name (an environment assignment).
+TEST(TritonChild, KoptsExecutableReachesTheHarnessForTheJudge) {
+  auto req = triton_request();
+  for (RunMode mode : {RunMode::kCheck, RunMode::kTime, RunMode::kPaired, RunMode::kProfile}) {
+    req.mode = mode;
+    auto argv = triton_child_argv(req, "/usr/bin/python3", "/h", "", "/opt/kopt/bin/kopt");
+    auto at = std::find(argv.begin(), argv.end(), "KOPT_EXE=/opt/kopt/bin/kopt");
+    auto py = std::find(argv.begin(), argv.end(), "/usr/bin/python3");
+    ASSERT_NE(at, argv.end()) << run_mode_name(mode);
+    EXPECT_LT(at, py) << "an assignment for env, before the command";
+    EXPECT_EQ(*(py + 3), "triton-run");
+  }
+  auto plain = triton_child_argv(req, "python3", "/h");
+  EXPECT_EQ(std::count_if(plain.begin(), plain.end(), [](const std::string& a) { return a.rfind("KOPT_EXE=", 0) == 0; }), 0);
+}
+
 TEST(TritonChild, ChildArgvDispatchesOnTheTritonKernel) {
   auto req = triton_request();
   auto argv = child_argv(req, "/bin/kopt");
   EXPECT_EQ(argv.front(), "env");
   EXPECT_NE(std::find(argv.begin(), argv.end(), "triton-run"), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "KOPT_EXE=/bin/kopt"), argv.end()) << "the judge's executable";
   req.triton_kernel.clear();
   req.libs = {"/b/kernel.so"};
   auto cuda = child_argv(req, "/bin/kopt");
