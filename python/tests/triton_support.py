@@ -66,13 +66,14 @@ class TritonHarness:
         summary = triton_golden.generate(opts)
         return summary, out
 
-    def run(self, kernel, golden, mode="check", **kw):
+    def run(self, kernel, golden, mode="check", sealing=None, **kw):
+        """`sealing`: the judge and seal to run with (sealed.Sealing); default this process's (none: no judge)."""
         kw.setdefault("device", self.device)
         kw.setdefault("max_time_s", 0.3)
         out = str(self.root / f"result{self.count}.json")
         opts = triton_run.RunOptions(kernel=kernel, out=out, golden=golden, mode=mode, **kw)
         triton_run.check_options(opts)
-        result, rc = triton_run.run(opts)
+        result, rc = triton_run.run(opts, sealing)
         return result, rc
 
     def cli(self, *args, env=None, timeout=300, module="kopt_harness"):

@@ -1,0 +1,367 @@
+"""Expected outputs out of a Triton candidate's reach (sealed.py, docs/GATES.md "The sealed seed"), on the CPU: the
+Landlock seal of a Python process, the judge client against kopt's own `kopt __judge` (build/kopt), the sealed check
+of the Triton runner with numpy buffers (right, wrong there, unwritten there, no sealed seed, no judge, paired), and
+whole runs through `python3 -m kopt_harness triton-run` and the fork server, sealed, with a kernel that reads the
+answer key."""
+
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+from triton_support import CORRECT, PYTHON_DIR, TritonHarness
+
+from kopt_harness import sealed
+
+ROOT = os.path.dirname(PYTHON_DIR)
+
+
+def kopt_binary():
+    for c in (os.environ.get("KOPT_BIN"), os.path.join(ROOT, "build", "kopt"), os.path.join(ROOT, ".carry", "build", "kopt")):
+        if c and os.access(c, os.X_OK):
+            return c
+    pytest.skip("no kopt binary (build/kopt): the judge is kopt's")
+    return None
+
+
+def landlock_abi():
+    import ctypes  # noqa: PLC0415
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(ctypes.c_long(444), None, ctypes.c_long(0), ctypes.c_long(1))
+
+
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="Landlock is not available on this kernel")
+
+
+class Sealed(TritonHarness):
+    """Golden data with a sealed seed beneath its own cache folder (KOPT_CACHE_DIR), and the judge's environment."""
+
+    def __init__(self, root):
+        super().__init__(root, device="numpy")
+        # Beside the test's folder, not in it: nothing new can be made directly in a folder above the sealed root.
+        self.cache = root.parent / (root.name + "-cache")
+        self.env = dict(os.environ, KOPT_CACHE_DIR=str(self.cache))
+
+    def golden(self, kernel, sealed_seed=True, **kw):
+        if sealed_seed:
+            kw["sealed_dir"] = os.path.join(sealed.sealed_root(self.env), secrets.token_hex(16))
+        return super().golden(kernel, **kw)
+
+    def judge(self):
+        return sealed.JudgeClient.spawn(kopt_binary(), self.env)
+
+
+@pytest.fixture
+def sh(tmp_path):
+    return Sealed(tmp_path)
+
+
+@pytest.fixture
+def judge(sh):
+    j = sh.judge()
+    yield j
+    j.close()
+
+
+# A kernel that answers from the golden files it can open beneath SEARCH (the public seeds, and the sealed seed when
+# the seal is off); inputs it finds in no file get zeros (or, with UNWRITTEN, nothing). What it could not open goes to
+# REPORT.
+ANSWER_KEY = """
+import glob, json, os, struct
+import numpy as np
+
+CALLS = []
+SEARCH, REPORT, UNWRITTEN = SEARCH_DIRS, REPORT_FILE, UNWRITTEN_FLAG
+
+def _tensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header, base = json.loads(data[8:8 + n]), 8 + n
+    return {k: np.frombuffer(data[base + v["data_offsets"][0]:base + v["data_offsets"][1]], dtype=np.float32)
+            for k, v in header.items() if k != "__metadata__"}
+
+def setup(*, seed, n):
+    rng = np.random.default_rng(seed)
+    return {"inputs": {"x": rng.standard_normal(n).astype(np.float32),
+                       "y": rng.standard_normal(n).astype(np.float32),
+                       "out": np.empty(n, dtype=np.float32), "n": n, "alpha": 2.0},
+            "outputs": ["out"]}
+
+def run_kernel(*, x, y, out, n, alpha, BLOCK=128, **config):
+    CALLS.append(dict(config, BLOCK=BLOCK))
+    found, denied = [], []
+    for d in SEARCH:
+        for p in sorted(glob.glob(os.path.join(d, "**", "*.safetensors"), recursive=True)):
+            try:
+                found.append(_tensors(p))
+            except OSError as e:
+                denied.append([p, e.errno])
+    if REPORT:
+        with open(REPORT, "w") as f:
+            json.dump({"read": len(found), "denied": denied}, f)
+    for t in found:
+        if "in.x" in t and np.array_equal(t["in.x"], x):
+            out[:] = t["out.out"]
+            return
+    if not UNWRITTEN:
+        out[:] = 0
+"""
+
+
+def answer_key_kernel(sh, search, report=None, unwritten=False):
+    text = (ANSWER_KEY.replace("SEARCH_DIRS", repr([str(s) for s in search]))
+            .replace("REPORT_FILE", repr(str(report) if report else None)).replace("UNWRITTEN_FLAG", repr(unwritten)))
+    return sh.kernel(text=text)
+
+
+# --- the seal -----------------------------------------------------------------------------------------------------
+
+@needs_landlock
+def test_a_sealed_process_and_its_children_cannot_open_what_lies_beneath_the_sealed_folder(tmp_path):
+    secret = tmp_path / "cache" / "sealed" / "tok"
+    secret.mkdir(parents=True)
+    (secret / "seed.safetensors").write_text("the answers")
+    (tmp_path / "cache" / "golden").mkdir()
+    (tmp_path / "cache" / "golden" / "seed_0.safetensors").write_text("public")
+    script = f"""
+import json, os, subprocess, sys
+from kopt_harness import sealed
+st = sealed.seal_away({str(tmp_path / "cache" / "sealed")!r})
+out = {{"state": st}}
+def tryread(p):
+    try:
+        return open(p).read()
+    except OSError as e:
+        return "errno %d" % e.errno
+out["secret"] = tryread({str(secret / "seed.safetensors")!r})
+out["public"] = tryread({str(tmp_path / "cache" / "golden" / "seed_0.safetensors")!r})
+out["child"] = subprocess.run(["cat", {str(secret / "seed.safetensors")!r}], capture_output=True, text=True).returncode
+try:
+    os.rename({str(secret)!r}, {str(tmp_path / "moved")!r}); out["moved"] = True
+except OSError:
+    out["moved"] = False
+print(json.dumps(out))
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=PYTHON_DIR))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["state"]["sealed"] and out["state"]["landlock_abi"] >= 1 and "off_reason" not in out["state"]
+    assert out["secret"] == "errno 13" and out["child"] != 0 and not out["moved"]
+    assert out["public"] == "public"  # everything else stays as it was
+    assert (secret / "seed.safetensors").read_text() == "the answers"  # this process was not sealed
+
+
+def test_the_sealed_root_is_kopts_cache_folder():
+    assert sealed.sealed_root({"KOPT_CACHE_DIR": "/c"}) == "/c/sealed"
+    assert sealed.sealed_root({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/x/kopt/sealed"
+    assert sealed.sealed_root({"HOME": "/h"}) == "/h/.cache/kopt/sealed"
+    assert sealed.sealed_token({"sealed": {"token": "0a" * 16}}) == "0a" * 16
+    assert sealed.sealed_token({"sealed": {"token": "../x"}}) is None and sealed.sealed_token({}) is None
+
+
+# --- the judge client against kopt's judge --------------------------------------------------------------------------
+
+def test_the_judge_hands_out_the_sealed_inputs_and_judges_outputs_without_revealing_them(sh, judge):
+    _, golden = sh.golden(sh.kernel(), seeds=2)
+    inputs = judge.inputs(golden)
+    assert sorted(inputs) == ["x", "y"] and all(len(v) == 4000 for v in inputs.values())
+    x, y = (np.frombuffer(inputs[k], dtype=np.float32) for k in ("x", "y"))
+    public = np.frombuffer(open(os.path.join(golden, "seed_0.safetensors"), "rb").read(), dtype=np.uint8)
+    assert inputs["x"] not in public.tobytes()  # a new seed, not one of the public ones
+    right = (2.0 * x + y).astype(np.float32)
+    v = judge.judge(golden, 1e-4, 1e-4, {"out": right.view(np.uint8)})
+    assert v["status"] == "ok" and v["outputs"]["out"]["ok"]
+    wrong = right.copy()
+    wrong[7] += 1
+    v = judge.judge(golden, 1e-4, 1e-4, {"out": wrong.view(np.uint8)})
+    assert v["status"] == "wrong_result" and "first bad index 7" in v["message"]
+    assert "expected" not in v["outputs"]["out"] and "expected_at_first_bad" not in v["outputs"]["out"]
+    poison = np.full(4000, 0xFF, dtype=np.uint8)
+    assert judge.judge(golden, 1e-4, 1e-4, {"out": poison})["status"] == "unwritten_output"
+    assert judge.judged == 3
+
+
+def test_a_judge_consulted_by_someone_else_is_caught_by_the_count(sh, judge):
+    _, golden = sh.golden(sh.kernel())
+    x, y = (np.frombuffer(judge.inputs(golden)[k], dtype=np.float32) for k in ("x", "y"))
+    judge.judged += 1  # as if another request had reached the judge on this socket
+    with pytest.raises(sealed.JudgeError, match="something else in this process consulted it"):
+        judge.judge(golden, 1e-4, 1e-4, {"out": (2 * x + y).astype(np.float32).view(np.uint8)})
+
+
+def test_a_golden_folder_without_a_sealed_seed_is_an_error_of_the_judge(sh, judge):
+    _, golden = sh.golden(sh.kernel(), sealed_seed=False)
+    with pytest.raises(sealed.JudgeError, match="has no sealed seed"):
+        judge.inputs(golden)
+
+
+def test_no_kopt_executable_no_judge():
+    with pytest.raises(sealed.JudgeError, match="KOPT_EXE"):
+        sealed.JudgeClient.spawn("")
+
+
+# --- the Triton runner's sealed check (numpy buffers; this process is not sealed) ------------------------------------
+
+def test_a_right_kernel_passes_the_sealed_seed_judged_by_the_judge(sh, judge):
+    kernel = sh.kernel()
+    _, golden = sh.golden(kernel, seeds=2)
+    r, rc = sh.run(kernel, golden, sealing=sealed.Sealing(judge=judge))
+    assert rc == 0 and r["status"] == "ok", r["message"]
+    assert [s["seed"] for s in r["seeds"]] == [0, 1, -1]
+    s = r["seeds"][-1]
+    assert s["sealed"] is True and s["checked_on"] == "judge" and s["outputs"]["out"]["ok"]
+    assert s["inputs"]["x"]["unchanged"] and r["seeds"][0]["checked_on"] == "host"
+    key = r["answer_key"]
+    assert key["sealed_seed"] and key["judge"] and not key["out_of_reach"]  # this test process is not sealed
+    assert key["reason"].startswith("the sealed seed is on disk where the candidate could open it")
+
+
+def test_a_kernel_that_answers_from_the_public_golden_files_is_wrong_on_the_sealed_seed(sh, judge):
+    kernel = answer_key_kernel(sh, [sh.root])
+    _, golden = sh.golden(kernel, seeds=3)
+    r, rc = sh.run(kernel, golden, sealing=sealed.Sealing(judge=judge))
+    assert r["status"] == "wrong_on_sealed_seed" and rc == 0  # a verdict, not a failure of the runner
+    assert r["message"].startswith("on the sealed seed: output out: MISMATCH")
+    assert [s["seed"] for s in r["seeds"]] == [0, 1, 2, -1]
+    assert all(s["outputs"]["out"]["ok"] for s in r["seeds"][:3])  # right on every public seed
+    r, _ = sh.run(kernel, golden, mode="time", sealing=sealed.Sealing(judge=judge))
+    assert r["status"] == "wrong_on_sealed_seed" and "samples_ms" not in r  # checked before it is timed
+
+
+def test_outputs_left_unwritten_on_the_sealed_seed_are_unwritten_output(sh, judge):
+    kernel = answer_key_kernel(sh, [sh.root], unwritten=True)
+    _, golden = sh.golden(kernel)
+    r, _ = sh.run(kernel, golden, sealing=sealed.Sealing(judge=judge))
+    assert r["status"] == "unwritten_output" and r["message"].startswith("on the sealed seed: ")
+    assert r["seeds"][-1]["outputs"]["out"]["still_poisoned"] == 1000
+
+
+def test_each_paired_configuration_is_judged_on_the_sealed_seed(sh, judge):
+    cheat = "if BLOCK == 64:\n        out[:] = 0\n        return\n    " + CORRECT
+    kernel = sh.kernel(cheat)
+    _, golden = sh.golden(kernel)
+    # BLOCK 64 is wrong everywhere; only the sealed check of each configuration is of interest here
+    r, _ = sh.run(kernel, golden, mode="paired", configs=[{"BLOCK": 128}, {"BLOCK": 256}], rounds=2,
+                  sealing=sealed.Sealing(judge=judge))
+    assert r["status"] == "ok", r["message"]
+    assert [lib["check"]["sealed_seed"]["checked_on"] for lib in r["libs"]] == ["judge", "judge"]
+    assert all(lib["check"]["sealed_seed"]["seed"] == -1 for lib in r["libs"]) and judge.judged == 2
+    kernel = answer_key_kernel(sh, [sh.root])
+    _, golden = sh.golden(kernel)
+    r, _ = sh.run(kernel, golden, mode="paired", configs=[{"BLOCK": 128}, {"BLOCK": 64}], rounds=2,
+                  sealing=sealed.Sealing(judge=judge))
+    assert r["status"] == "wrong_on_sealed_seed"
+    assert r["message"].startswith("configuration 0 {'BLOCK': 128}: on the sealed seed: output out: MISMATCH")
+
+
+def test_golden_data_without_a_sealed_seed_skips_the_check_and_says_why(sh, judge):
+    kernel = sh.kernel()
+    _, golden = sh.golden(kernel, sealed_seed=False)
+    r, rc = sh.run(kernel, golden, sealing=sealed.Sealing(judge=judge))
+    assert rc == 0 and r["status"] == "ok" and all(s["seed"] >= 0 for s in r["seeds"])
+    assert r["answer_key"]["sealed_seed"] is False and r["answer_key"]["out_of_reach"] is False
+    assert r["answer_key"]["reason"] == sealed.NO_SEALED_SEED
+    assert judge.judged == 0
+
+
+def test_no_judge_skips_the_check_and_says_why(sh):
+    kernel = sh.kernel()
+    _, golden = sh.golden(kernel)
+    r, rc = sh.run(kernel, golden, sealing=sealed.Sealing(judge_error="kopt's executable is not known"))
+    assert rc == 0 and r["status"] == "ok" and [s["seed"] for s in r["seeds"]] == [0, 1]
+    assert r["answer_key"]["judge"] is False
+    assert r["answer_key"]["reason"] == "no judge process: kopt's executable is not known"
+    r, _ = sh.run(kernel, golden)  # nothing started in this process (not run as the harness's triton-run)
+    assert r["answer_key"]["reason"].startswith("no judge process: no judge was started in this process")
+
+
+# --- whole runs: sealed, as kopt starts them -----------------------------------------------------------------------
+
+def sealed_run(sh, kernel, golden, module="kopt_harness", env=None):
+    out = str(sh.root / f"result_{module}.json")
+    e = dict(sh.env, KOPT_EXE=kopt_binary(), **(env or {}))
+    p = sh.cli("triton-run", "--kernel", kernel, "--golden", golden, "--out", out, "--device", "numpy",
+               env=e, module=module)
+    return p, (sh.read(out) if os.path.exists(out) else None)
+
+
+@needs_landlock
+def test_the_harness_seals_itself_before_the_kernel_and_the_answer_key_stays_out_of_reach(sh):
+    report = sh.root / "report.json"
+    kernel = answer_key_kernel(sh, [sh.root, sh.cache], report)  # the golden folders and kopt's cache, sealed seed too
+    _, golden = sh.golden(kernel, seeds=2)
+    p, r = sealed_run(sh, kernel, golden)
+    assert r is not None, p.stderr
+    assert r["status"] == "wrong_on_sealed_seed", (r["message"], p.stderr)
+    key = r["answer_key"]
+    assert key == {"sealed_seed": True, "judge": True, "out_of_reach": True,
+                   "landlock": {"sealed": True, "landlock_abi": key["landlock"]["landlock_abi"], "signals_scoped":
+                                key["landlock"]["signals_scoped"]}}
+    denied = json.loads(report.read_text())["denied"]
+    assert [d[1] for d in denied] == [13] and "/sealed/" in denied[0][0]  # it looked, and could not open it
+    # The seal off (a diagnostic): the same kernel reads the sealed seed and passes; the result says so.
+    p, r = sealed_run(sh, kernel, golden, env={"KOPT_SEAL": "off"})
+    assert r["status"] == "ok" and r["answer_key"]["out_of_reach"] is False
+    assert r["answer_key"]["reason"] == "no judge process: turned off by KOPT_SEAL=off"
+
+
+@needs_landlock
+def test_a_right_kernel_passes_sealed(sh):
+    kernel = sh.kernel()
+    _, golden = sh.golden(kernel)
+    p, r = sealed_run(sh, kernel, golden)
+    assert r is not None and r["status"] == "ok", p.stderr
+    assert r["answer_key"]["out_of_reach"] is True and r["seeds"][-1]["sealed"] is True
+
+
+@pytest.fixture
+def server_dir():
+    sockdir = pathlib.Path(tempfile.mkdtemp(prefix="kfs-", dir="/tmp")) / "s"  # a Unix socket's path is short
+    yield sockdir
+    for sock in sockdir.glob("*.sock") if sockdir.exists() else []:  # stop the test's server
+        try:
+            os.kill(int(open(str(sock) + ".pid").read()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+    shutil.rmtree(sockdir.parent, ignore_errors=True)
+
+
+@needs_landlock
+def test_every_child_of_the_fork_server_is_sealed_and_the_server_is_not(sh, server_dir):
+    report = sh.root / "report.json"
+    kernel = answer_key_kernel(sh, [sh.root, sh.cache], report)
+    _, golden = sh.golden(kernel, seeds=2)
+    env = {"KOPT_TRITON_FORK_SERVER_DIR": str(server_dir), "KOPT_TRITON_FORK_SERVER_IDLE_S": "20"}
+    for _ in range(2):  # the second request is served by the same server, and sealed again
+        p, r = sealed_run(sh, kernel, golden, module="kopt_harness.fork_client", env=env)
+        assert r is not None, p.stderr
+        assert r["status"] == "wrong_on_sealed_seed" and r["answer_key"]["out_of_reach"] is True, p.stderr
+        assert [d[1] for d in json.loads(report.read_text())["denied"]] == [13]
+    pid = int(next(server_dir.glob("*.sock.pid")).read_text())
+    status = open(f"/proc/{pid}/status").read()
+    # The server itself stays unsealed (Landlock shows no domain in /proc; the server can still read the file).
+    assert "NoNewPrivs:\t0" in status
+    # A request of any kind is sealed: the child seals before it reads the request's arguments.
+    probe, seen = sh.root / "probe_ref.py", sh.root / "seen.txt"
+    probe.write_text(f"""import glob
+try:
+    open(glob.glob({str(sh.cache)!r} + '/sealed/*/seed.safetensors')[0], 'rb').read()
+    open({str(seen)!r}, 'w').write('read')
+except OSError:
+    open({str(seen)!r}, 'w').write('denied')
+def reference(**_):
+    pass
+""")
+    p = sh.cli("check", "--ref", str(probe), "--triton-kernel", sh.kernel(), "--dims", '{"n": 10}',
+               env=dict(sh.env, KOPT_EXE=kopt_binary(), **env), module="kopt_harness.fork_client")
+    assert seen.read_text() == "denied", p.stderr
