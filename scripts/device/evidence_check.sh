@@ -14,6 +14,10 @@
 #      and 16M, the runner child directly, five times each with and without
 #   6. the answer key (docs/GATES.md "The sealed seed"): kopt optimize of tests/data/hostile/answer_key (CHEAT 0, 1):
 #      CHEAT=1, which answers from the golden files it finds, must never be crowned (part optimize_answer_key)
+#   7. Triton candidates too (part triton_answer_key): python/tests/test_sealed.py and the Triton GPU tests; kopt bench
+#      of the Triton softmax (honest: answer key out of reach) and of tests/data/hostile/triton_answer_key with CHEAT=0,
+#      CHEAT=1 (wrong_on_sealed_seed) and CHEAT=1 under KOPT_SEAL=off (passes, flagged answer_key_within_reach);
+#      kopt optimize of it (CHEAT 0, 1): CHEAT=1 must never be crowned
 # EVIDENCE_NO_TESTS=1 leaves out 1; EVIDENCE_ONLY="tests race optimize_nofresh" runs only those parts.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -118,6 +122,26 @@ import json; s=json.load(open('$d/state.json'))
 for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'), (m.get('note') or '')[:240])
 print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('params')))
 "; mkdir -p runs/json/evidence_answer_key; cp "$d/state.json" "$d/summary.md" runs/json/evidence_answer_key/ 2>/dev/null; }
+fi
+if want triton_answer_key; then
+step "pytest sealed + Triton GPU" 300 python3 -m pytest -q python/tests/test_sealed.py python/tests/test_triton_gpu.py 2>&1 | tail -15
+keyline() { python3 -c "
+import json,sys; d=json.load(open(sys.argv[1])); k=d.get('answer_key',{})
+print('  status', d.get('status'), '| message', (d.get('message') or '')[:160], '| out_of_reach', k.get('out_of_reach'), '| landlock', k.get('landlock'), '| reason', k.get('reason'), '| flags', d.get('flags'))" "$1" 2>&1; }
+bench triton_softmax_honest KOPT_X=1 -- examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=4096 --n_cols=4096 --no-reference-timing --max-time-s 1
+keyline "$E/triton_softmax_honest.json"
+TA="tests/data/hostile/triton_answer_key/kernel.py --ref tests/data/hostile/triton_answer_key/ref.py --n=4194304 --no-reference-timing --max-time-s 1"
+for v in 0 1; do bench tak_cheat$v KOPT_X=1 -- $TA -D CHEAT=$v; keyline "$E/tak_cheat$v.json"; done
+bench tak_cheat1_sealoff KOPT_SEAL=off -- $TA -D CHEAT=1
+keyline "$E/tak_cheat1_sealoff.json"
+grep -h "answer_key kernel" "$E"/tak_cheat1*/kopt_runs/*/candidates/*/*.txt "$E"/tak_cheat1*/kopt_runs/*/*.log 2>/dev/null | head -4
+step "optimize triton_answer_key" 420 "$K" optimize $TA --out runs/opt_triton_answer_key --iterations 2
+d=$(ls -d runs/opt_triton_answer_key/kopt_runs/run_* 2>/dev/null | head -1)
+[ -n "$d" ] && { python3 -c "
+import json; s=json.load(open('$d/state.json'))
+for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'), (m.get('note') or '')[:240])
+print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('params')))
+"; mkdir -p runs/json/evidence_triton_answer_key; cp "$d/state.json" "$d/summary.md" runs/json/evidence_triton_answer_key/ 2>/dev/null; }
 fi
 cp "$E"/*.json runs/json/evidence/ 2>/dev/null
 finish_check

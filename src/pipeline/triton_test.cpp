@@ -203,6 +203,35 @@ TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {
   EXPECT_EQ(o.details["seeds"][0]["outputs"]["out"]["first_bad_index"], 17);
 }
 
+// Expected outputs out of the kernel's reach (python/kopt_harness/sealed.py, runner/sealed.h): the child kopt starts
+// is given kopt's executable, starts the judge and seals itself before it imports the kernel; a kernel that is right
+// only on the inputs it knows (the public seeds, which it makes again with its own setup()) is wrong on the sealed one.
+TEST_F(TritonPipelineCpu, TheSealedSeedIsJudgedOutOfTheKernelsReach) {
+  util::SystemRunner sys;
+  auto p = prepare(job("out[:] = 3 * x"), dir_ / "work", sys, false, [](const std::string&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_TRUE(p->manifest.contains("sealed")) << "golden data made by kopt has a sealed seed";
+  auto honest = run(*p, runner::RunMode::kCheck);
+  ASSERT_EQ(honest.status, runner::RunStatus::kOk) << honest.message;
+  const util::Json& last = honest.details["seeds"].back();
+  EXPECT_EQ(last["seed"], -1);
+  EXPECT_TRUE(last["sealed"].get<bool>());
+  EXPECT_EQ(last["checked_on"], "judge");
+  const util::Json& key = honest.details["answer_key"];
+  EXPECT_TRUE(key["sealed_seed"].get<bool>()) << key.dump();
+  EXPECT_TRUE(key["judge"].get<bool>()) << key.dump();
+  EXPECT_EQ(key["out_of_reach"], key["landlock"]["sealed"]) << key.dump();  // sealed wherever Landlock is there
+
+  auto q = prepare(job("for s in (0, 1):\n        if np.array_equal(setup(seed=s, n=n)['inputs']['x'], x):\n"
+                       "            out[:] = 3 * x\n            return\n    out[:] = 0"),
+                   dir_ / "work2", sys, false, [](const std::string&) {});
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  auto memo = run(*q, runner::RunMode::kCheck);
+  EXPECT_EQ(memo.status, runner::RunStatus::kWrongOnSealedSeed) << memo.message;
+  EXPECT_EQ(memo.message.rfind("on the sealed seed: output out: MISMATCH", 0), 0u) << memo.message;
+  EXPECT_TRUE(memo.details["seeds"][0]["outputs"]["out"]["ok"].get<bool>()) << "right on the public seeds";
+}
+
 TEST_F(TritonPipelineCpu, AContractViolationInSetupIsAnInputError) {
   auto j = job("out[:] = 3 * x");
   ASSERT_TRUE(util::write_file_atomic(j.kernel, "def setup(*, seed, n):\n    return {'inputs': {'n': n}, 'outputs': ['n']}\n"
