@@ -196,8 +196,11 @@ class Child {
   Bound bind_seed(int seed, std::mt19937_64& rng);
   // The sealed seed's inputs in new buffers (its expected outputs stay with the judge).
   Bound bind_sealed(std::mt19937_64& rng);
-  // Device buffers (each after a spacer of random size) for every pointer, nothing uploaded yet.
+  // Device buffers (each after a spacer of random size) for every pointer, nothing uploaded yet, at an address set
+  // no earlier Bound of this process had: the allocator hands freed addresses out again, and a kernel that remembers
+  // by pointer would then see "fresh" buffers it has seen (an audit's re-check in fresh buffers relies on them).
   Bound allocate(std::mt19937_64& rng);
+  Bound allocate_once(std::mt19937_64& rng);
   bool sealed_available() const { return judge_ && g_.sealed.has_value(); }
   const std::map<std::string, std::vector<unsigned char>>& sealed_inputs();
   void free_bound(Bound& b);
@@ -259,6 +262,7 @@ class Child {
   ProbeCache& probes_;
   DeviceGolden* resident_;  // null: every check on the host
   JudgeClient* judge_;      // null: no sealed seed is checked
+  std::set<std::vector<CUdeviceptr>> used_addresses_;  // every Bound's buffer addresses, in parameter order
   util::Json audit_record_;  // the first passing audit's check (check_audit): the held seed's record in "seeds"
   std::vector<void*> handles_;
   std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
@@ -294,6 +298,22 @@ Child::Lib Child::load_lib(const std::string& path) {
 }
 
 Child::Bound Child::allocate(std::mt19937_64& rng) {
+  constexpr int kAttempts = 8;  // then the addresses are taken as they come (the allocator has nothing else free)
+  std::vector<Bound> aside;     // address sets seen before, held until a new one is found
+  for (int attempt = 1;; ++attempt) {
+    Bound b = allocate_once(rng);
+    std::vector<CUdeviceptr> addresses;
+    for (const auto& p : g_.signature.params)
+      if (p.kind == ParamKind::kPointer) addresses.push_back(b.dptr.at(p.name));
+    if (used_addresses_.insert(addresses).second || attempt == kAttempts) {
+      for (auto& a : aside) free_bound(a);
+      return b;
+    }
+    aside.push_back(std::move(b));
+  }
+}
+
+Child::Bound Child::allocate_once(std::mt19937_64& rng) {
   Bound b;
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
