@@ -125,8 +125,8 @@ for f in glob.glob(os.path.join(root, "*", "compiled", "*.json")):
     j = json.load(open(f))
     for o in (j, j.get("compile") or {}):
         for k in ("library", "log_path"):
-            if isinstance(o.get(k), str) and o[k].startswith(root):
-                o[k] = "@CB@" + o[k][len(root):]
+            if isinstance(o.get(k), str) and os.path.abspath(o[k]).startswith(root):
+                o[k] = "@CB@" + os.path.abspath(o[k])[len(root):]
     json.dump(j, open(f, "w"), indent=1)
 PY
   find .carry/corpus_bench/cache -name compile.log -delete
@@ -145,8 +145,8 @@ with tarfile.open(sys.argv[1], "r:xz") as t:
 root = os.path.abspath(os.path.join(sys.argv[2], "corpus_bench"))
 n = 0
 for f in glob.glob(os.path.join(root, "*", "compiled", "*.json")):
-    s = open(f).read()
-    open(f, "w").write(s.replace("@CB@", root))
+    s = open(f).read()  # library paths: @CB@/..., or relative to the repository root where the pack was made
+    open(f, "w").write(s.replace("@CB@", root).replace('".carry/corpus_bench/', '"' + root + "/"))
     n += 1
 print(f"corpus-bench: unpacked {n} compiled configurations into {root}")
 PY
