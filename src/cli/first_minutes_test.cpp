@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "cli/dims.h"
 #include "testing/test_support.h"
@@ -36,9 +37,10 @@ class FirstMinutes : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   // Runs kopt in dir_ (so a stray file named "-" would land there), with no GPU visible even where there is one.
-  util::ProcessResult kopt(std::vector<std::string> args) {
+  util::ProcessResult kopt(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
     args.insert(args.begin(), testing_support::kopt_binary());
-    util::ProcessSpec spec{args, dir_.string(), {{"CUDA_VISIBLE_DEVICES", ""}, {"KOPT_PROGRESS", "lines"}}, 120};
+    env.insert({{"CUDA_VISIBLE_DEVICES", ""}, {"KOPT_PROGRESS", "lines"}});
+    util::ProcessSpec spec{args, dir_.string(), env, 120};
     return util::run_process(spec);
   }
   // bench and optimize, the two commands a new user tries first: both exit 4 naming `needle`, never "needs a GPU",
@@ -106,6 +108,30 @@ TEST_F(FirstMinutes, CheckRunsTheReferenceOnTheCpu) {
   auto extra = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--m=3"});
   EXPECT_EQ(extra.exit_code, 0) << extra.stderr_text;
   EXPECT_NE(extra.stdout_text.find("dimension --m is used by nothing"), std::string::npos) << extra.stdout_text;
+}
+
+// Issue 37: at --n=2147483647 the CPU reference grew to 24 GB and was killed with nothing said. It now runs at scaled
+// dims (every dim that sizes a buffer divided by one factor) and the report says which; where no scaling can shrink
+// it (its buffers' sizes are constants), exit 4 naming the dims and --static. Bounded to 1 GB here.
+TEST_F(FirstMinutes, CheckRunsALargeReferenceAtScaledDimsAndSaysWhich) {
+  const std::map<std::string, std::string> one_gb = {{"KOPT_CHECK_MAX_GB", "1"}};
+  auto big = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=2147483647", "--json", path("big.json")}, one_gb);
+  ASSERT_EQ(big.exit_code, 0) << big.stderr_text;
+  EXPECT_NE(big.stdout_text.find("reference  ran once on the CPU at scaled dims n=16777215 (the given dims need 24.0 GB; "
+                                 "kopt check lets it use 1.0 GB"),
+            std::string::npos)
+      << big.stdout_text;
+  auto j = util::read_json(dir_ / "big.json");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["harness"]["scaled_dims"]["n"], 16777215) << j->dump();
+  write("fixed.py", "import numpy as np\nshapes = {'a': (1073741824,), 'b': (1073741824,), 'c': (1073741824,)}\n\n"
+                    "def reference(*, a, b, c, n):\n    c[:] = a + b\n");
+  auto fixed = kopt({"check", path("ok.cu"), "--ref", path("fixed.py"), "--n=16"}, one_gb);
+  EXPECT_EQ(fixed.exit_code, 4) << fixed.stderr_text;
+  for (const char* needle : {"needs more memory than kopt check lets it use", "--n=16", "no dimension sizes its buffers",
+                             "--static"})
+    EXPECT_NE(fixed.stderr_text.find(needle), std::string::npos) << needle << ": " << fixed.stderr_text;
+  EXPECT_EQ(fixed.stderr_text.find("SIGKILL"), std::string::npos) << fixed.stderr_text;
 }
 
 // Where nvcc is, check compiles the kernel as bench would: a kernel that does not build is exit 4 with nvcc's log;
