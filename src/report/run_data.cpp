@@ -147,7 +147,7 @@ std::string reproduce_command(const Json& options, const Json& champion, const s
     if (options.contains(t) && options[t].is_number()) w.push_back(std::string("--") + t), w.push_back(json_scalar_text(options[t]));
   if (options.contains("seeds") && options["seeds"].is_number_integer()) w.push_back("--seeds"), w.push_back(json_scalar_text(options["seeds"]));
   if (options.contains("max_time_s") && options["max_time_s"].is_number())
-    w.push_back("--max-time-s"), w.push_back(json_scalar_text(options["max_time_s"]));
+    w.push_back("--measure-budget-s"), w.push_back(json_scalar_text(options["max_time_s"]));
   std::string out;
   for (const auto& x : w) out += (out.empty() ? "" : " ") + shell_word(x);
   return out;
