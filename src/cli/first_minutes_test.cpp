@@ -49,7 +49,7 @@ class FirstMinutes : public ::testing::Test {
     for (const char* cmd : {"bench", "optimize", "check"}) {
       std::vector<std::string> a = {cmd};
       a.insert(a.end(), args.begin(), args.end());
-      a.insert(a.end(), {"--out", path("out")});
+      a.insert(a.end(), {"--out-dir", path("out")});
       auto r = kopt(a);
       EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
       EXPECT_NE(r.stderr_text.find(needle), std::string::npos) << cmd << ": " << r.stderr_text;
@@ -227,7 +227,7 @@ TEST_F(FirstMinutes, ADimensionNamedLikeAnOptionIsAmbiguousInEveryCommand) {
   write("it.cu", "extern \"C\" void solve(float* y, int n, int iterations) {}\n");
   write("it.py", "shapes = {'y': ('n',)}\n\ndef reference(*, y, n, iterations):\n    y[:] = iterations\n");
   for (const char* cmd : {"check", "bench", "profile", "roofline", "optimize"}) {
-    auto r = kopt({cmd, path("it.cu"), "--ref", path("it.py"), "--n=16", "--iterations=3", "--out", path("out")});
+    auto r = kopt({cmd, path("it.cu"), "--ref", path("it.py"), "--n=16", "--iterations=3", "--out-dir", path("out")});
     EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
     EXPECT_NE(r.stderr_text.find("--iterations is ambiguous: it is solve()'s scalar parameter 'iterations'"),
               std::string::npos) << cmd << ": " << r.stderr_text;
@@ -240,7 +240,7 @@ TEST_F(FirstMinutes, ADimensionNamedLikeAnOptionIsAmbiguousInEveryCommand) {
   EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;
   EXPECT_NE(ok.stdout_text.find("iterations=3"), std::string::npos) << ok.stdout_text;
   auto opt = kopt({"optimize", path("it.cu"), "--ref", path("it.py"), "--dim", "n=16", "--dim", "iterations=3",
-                   "--iterations", "2", "--out", path("out")});
+                   "--iterations", "2", "--out-dir", path("out")});
   EXPECT_EQ(opt.exit_code, 3) << "past the contract, stopped at the hardware gate: " << opt.stderr_text;
   EXPECT_EQ(opt.stderr_text.find("ambiguous"), std::string::npos) << opt.stderr_text;
   // A scalar named seed: optimize has --seed, check has --seeds; neither is a "did you mean".
@@ -285,7 +285,7 @@ TEST_F(FirstMinutes, JsonDashGivesAnErrorObjectOnEveryFailure) {
       {{"bench", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},                // no GPU
       {{"profile", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},
       {{"roofline", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},
-      {{"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--out", path("out")}, 3},
+      {{"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--out-dir", path("out")}, 3},
       {{"optimize", "--resume", path("nothing")}, 4},
       {{"methods", "--axis", "sideways"}, 4},
       {{"annotate", path("folder.cu")}, 4},
