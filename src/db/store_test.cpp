@@ -87,30 +87,83 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   testing::ScratchDb scratch("upgrade");
   const fs::path& p = scratch.path;
   {
-    // A version-1 file with one record: today's file with version 2's column dropped.
+    // A version-1 file with one record: today's file with version 3's table and version 2's column dropped.
     Store s = open_ok(p);
     ASSERT_TRUE(s.insert(sample_record()).ok());
-    ASSERT_TRUE(s.connection().exec("ALTER TABLE measurements DROP COLUMN raced_json; UPDATE schema_version SET version = 1").ok());
+    ASSERT_TRUE(s.connection()
+                    .exec("DROP TABLE method_outcomes; ALTER TABLE measurements DROP COLUMN raced_json; "
+                          "UPDATE schema_version SET version = 1")
+                    .ok());
     EXPECT_EQ(*s.schema_version(), 1);
   }
   Store s = open_ok(p);
-  EXPECT_EQ(*s.schema_version(), 2);
+  EXPECT_EQ(*s.schema_version(), 3);
+  // Version 3's table is there, empty: the strategy memory starts with nothing.
+  auto none = s.method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
   auto rows = s.query({});
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ(key_hash(rows->front().key), key_hash(sample_record().key));
   EXPECT_TRUE(rows->front().raced.is_null()) << "a record made before version 2 has no race";
   // A later step runs on top, and a kopt that knows fewer steps refuses the upgraded file.
-  std::vector<std::string> v3 = migrations();
-  v3.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
+  std::vector<std::string> v4 = migrations();
+  v4.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
   {
-    Store s3 = open_ok(p, v3);
-    EXPECT_EQ(*s3.schema_version(), 3);
+    Store s3 = open_ok(p, v4);
+    EXPECT_EQ(*s3.schema_version(), 4);
     auto c = s3.connection().prepare("SELECT comment FROM measurements");
     ASSERT_TRUE(c.ok() && *c->step());
     EXPECT_EQ(c->text(0), "none");
   }
   EXPECT_FALSE(Store::open(p).ok());
+}
+
+// Issue 39 item 2(c): the method outcomes (schema v3) come back per GPU model, newest first, and go with a prune.
+TEST(DbStore, MethodOutcomesComeBackPerGpuModelAndArePrunedWithTheirKernel) {
+  testing::ScratchDb scratch("outcomes");
+  Store s = open_ok(scratch.path);
+  MethodOutcome m;
+  m.gpu_model = "NVIDIA H200";
+  m.kernel_hash = sample_record().key.kernel_hash;
+  m.run_dir = "kopt_runs/run_a";
+  m.iteration = 2;
+  m.position = "memory";
+  m.method = "vectorized_access";
+  m.verdict = "effective";
+  m.outcome = "paid";
+  m.saved_fraction = 0.12;
+  m.recorded_unix_s = 1796256000;
+  ASSERT_TRUE(s.record_method_outcome(m).ok());
+  MethodOutcome other = m;
+  other.gpu_model = "NVIDIA A100";
+  ASSERT_TRUE(s.record_method_outcome(other).ok());
+  MethodOutcome later = m;
+  later.kernel_hash = "ffffffffffffffffffffffffffffffff";
+  later.method = "smem_padding";
+  later.outcome = "no_gain";
+  later.verdict = "ineffective";
+  later.saved_fraction.reset();
+  later.recorded_unix_s = m.recorded_unix_s + 10;
+  ASSERT_TRUE(s.record_method_outcome(later).ok());
+  auto got = s.method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].method, "smem_padding");
+  EXPECT_FALSE((*got)[0].saved_fraction);
+  EXPECT_EQ((*got)[1].method, "vectorized_access");
+  EXPECT_EQ((*got)[1].position, "memory");
+  EXPECT_EQ((*got)[1].outcome, "paid");
+  EXPECT_EQ((*got)[1].iteration, 2);
+  EXPECT_EQ((*got)[1].recorded_at, "2026-12-03T00:00:00Z");
+  ASSERT_TRUE((*got)[1].saved_fraction);
+  EXPECT_DOUBLE_EQ(*(*got)[1].saved_fraction, 0.12);
+  ASSERT_TRUE(s.prune_kernel(m.kernel_hash).ok());
+  got = s.method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].method, "smem_padding");
 }
 
 TEST(DbStore, ARecordComesBackAsItWasStored) {
