@@ -21,7 +21,7 @@ std::string new_sealed_token();
 std::optional<std::string> sealed_token(const util::Json& manifest);
 // Sealed folders older than `max_age_days`, then the oldest beyond `max_bytes` in all, are removed (each golden
 // data made leaves one; a cached golden entry whose sealed folder is gone is made again).
-void prune_sealed(const std::filesystem::path& root, double max_age_days = 14, uint64_t max_bytes = 4ull << 30);
+void prune_sealed(const std::filesystem::path& root, double max_age_days = 14, uint64_t max_bytes = 8ull << 30);
 // The manifest names a sealed seed and its file is there (a cached golden entry without it is made again).
 bool sealed_seed_present(const util::Json& manifest);
 

@@ -266,24 +266,19 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   // ---- Measure, then select: finalists re-timed in paired rounds against the incumbent ----
   auto runs = measure(out->candidates, idir, "candidates", true);
   if (!runs) return fail(runs.error());
-  if (util::interrupted()) {
-    // What was measured before the interrupt is kept (the summary counts it; --resume does not measure it again);
-    // a candidate that did not end in a measurement (the one in flight) is proposed again on resume.
+  // On an interrupt, what was measured is kept (the summary counts it; --resume does not measure it again); a
+  // candidate that did not end in a measurement (the one in flight) is proposed again on resume.
+  auto keep_measured_and_stop = [&] {
     std::vector<CandidateRun> measured;
     for (auto& r : *runs)
       if (r.status == search::CandidateStatus::kOk && r.outcome.timing) measured.push_back(std::move(r));
     record_history(measured, it);
     return interrupted_exit();
-  }
+  };
+  if (util::interrupted()) return keep_measured_and_stop();
   // Reused finalists that could be crowned are measured again before anything is decided (loop/reuse.h).
   if (auto st = race_reused_finalists(*runs, idir); !st) return fail(st.error());
-  if (util::interrupted()) {
-    std::vector<CandidateRun> measured;
-    for (auto& r : *runs)
-      if (r.status == search::CandidateStatus::kOk && r.outcome.timing) measured.push_back(std::move(r));
-    record_history(measured, it);
-    return interrupted_exit();
-  }
+  if (util::interrupted()) return keep_measured_and_stop();
   record_history(*runs, it);
   auto sel = select(*runs, idir);
   if (!sel) return fail(sel.error());
