@@ -120,6 +120,52 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   EXPECT_FALSE(Store::open(p).ok());
 }
 
+// A file written by a kopt that knows versions 1 and 2 only (main before the strategy memory: reuse, raced_json)
+// opens here at version 3, its records and their races as they were; from then on that kopt refuses it.
+TEST(DbStore, AVersion2DatabaseIsUpgradedToVersion3KeepingItsRaces) {
+  testing::ScratchDb scratch("upgrade_v2");
+  const fs::path& p = scratch.path;
+  const std::vector<std::string> v2(migrations().begin(), migrations().begin() + 2);
+  Record in = sample_record();
+  in.raced = util::Json::parse(
+      R"({"against": {"config": {"params": {"TILE": 32}}, "flags": []}, "primary": {"median_ratio": 0.9, "ci95_low": 0.88}})");
+  {
+    Store s = open_ok(p, v2);
+    EXPECT_EQ(*s.schema_version(), 2);
+    ASSERT_TRUE(s.insert(in).ok());
+    auto t = s.connection().prepare("SELECT count(*) FROM sqlite_master WHERE name = 'method_outcomes'");
+    ASSERT_TRUE(t.ok() && *t->step());
+    EXPECT_EQ(t->integer(0), 0) << "version 2 has no method_outcomes table";
+  }
+  {
+    Store s = open_ok(p);
+    EXPECT_EQ(*s.schema_version(), 3);
+    auto rows = s.query({});
+    ASSERT_TRUE(rows.ok()) << rows.error().message;
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ(key_hash(rows->front().key), key_hash(in.key));
+    EXPECT_EQ(rows->front().raced, in.raced) << "version 2's race survives the step to version 3";
+    auto none = s.method_outcomes("NVIDIA H200");
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    EXPECT_TRUE(none->empty());
+    MethodOutcome m;
+    m.gpu_model = "NVIDIA H200";
+    m.kernel_hash = in.key.kernel_hash;
+    m.run_dir = "kopt_runs/run_a";
+    m.position = "memory";
+    m.method = "vectorized_access";
+    m.verdict = "effective";
+    m.outcome = "paid";
+    ASSERT_TRUE(s.record_method_outcome(m).ok());
+    EXPECT_EQ(s.method_outcomes("NVIDIA H200")->size(), 1u);
+  }
+  // Opening it again changes nothing; a version-2 kopt refuses the upgraded file, naming version 3.
+  EXPECT_EQ(*open_ok(p).schema_version(), 3);
+  auto old = Store::open(p, v2);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("schema version 3"), std::string::npos) << old.error().message;
+}
+
 // Issue 39 item 2(c): the method outcomes (schema v3) come back per GPU model, newest first, and go with a prune.
 TEST(DbStore, MethodOutcomesComeBackPerGpuModelAndArePrunedWithTheirKernel) {
   testing::ScratchDb scratch("outcomes");
