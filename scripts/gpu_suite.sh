@@ -111,7 +111,7 @@ run_test() {
   # shellcheck disable=SC2086  # dims and defines are word lists
   case "$test" in
     bench)
-      run_kopt "$log" bench "$kernel" --ref "$ref" $dims --max-time-s 1 --out "$dir" --json "$dir/bench.json"
+      run_kopt "$log" bench "$kernel" --ref "$ref" $dims --measure-budget-s 1 --out-dir "$dir" --json "$dir/bench.json"
       rc=$?
       [ $rc -eq 0 ] || { echo "gpu_suite: kopt bench exited $rc" >&2; return 1; }
       expect "$log" "=> ok" "kernel +median [0-9.]+ ms" "achieved" || return 1
@@ -125,7 +125,7 @@ EOF
       ;;
     bench-tuned)
       [ "$ex" = sgemm_tunable ] || { echo "gpu_suite: bench-tuned is for sgemm_tunable" >&2; return 2; }
-      run_kopt "$log" bench "$kernel" --ref "$ref" $dims $TUNED_SGEMM --max-time-s 1 --out "$dir"
+      run_kopt "$log" bench "$kernel" --ref "$ref" $dims $TUNED_SGEMM --measure-budget-s 1 --out-dir "$dir"
       rc=$?
       [ $rc -eq 0 ] || { echo "gpu_suite: kopt bench (tuned configuration) exited $rc" >&2; return 1; }
       expect "$log" "=> ok" "achieved +[0-9.]+ TFLOP/s" || return 1
@@ -148,19 +148,19 @@ EOF
       fi
       ;;
     roofline)
-      run_kopt "$log" roofline "$kernel" --ref "$ref" $dims --out "$dir"
+      run_kopt "$log" roofline "$kernel" --ref "$ref" $dims --out-dir "$dir"
       rc=$?
       [ $rc -eq 0 ] || { echo "gpu_suite: kopt roofline exited $rc" >&2; return 1; }
       expect "$log" "Roofline of" "floor +[0-9.]+ ms" "verdict" || return 1
       ;;
     profile)
-      run_kopt "$log" profile "$kernel" --ref "$ref" $dims --out "$dir"
+      run_kopt "$log" profile "$kernel" --ref "$ref" $dims --out-dir "$dir"
       rc=$?
       [ $rc -eq 0 ] || { echo "gpu_suite: kopt profile exited $rc" >&2; return 1; }
       expect "$log" "Nsight Compute" "binding: " "kernels:" || return 1
       ;;
     optimize)
-      run_kopt "$log" optimize "$kernel" --ref "$ref" $dims --iterations 1 --branches 2 --out "$dir"
+      run_kopt "$log" optimize "$kernel" --ref "$ref" $dims --iterations 1 --branches 2 --out-dir "$dir"
       rc=$?
       [ $rc -eq 0 ] || { echo "gpu_suite: kopt optimize exited $rc" >&2; return 1; }
       expect "$log" "[Cc]hampion" || return 1

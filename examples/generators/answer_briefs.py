@@ -2,13 +2,13 @@
 """Answers `kopt optimize --generator manual` the way a person would, for tests and the device check.
 
 `--generator manual` writes each iteration's brief into the run directory and waits for a manifest.json there.
-This script watches a folder of runs (kopt optimize --out FOLDER), and for every iteration directory whose
+This script watches a folder of runs (kopt optimize --out-dir FOLDER), and for every iteration directory whose
 brief.json has no manifest.json yet, runs prepared_variants.py there (KOPT_BRIEF set, the iteration directory
 as working directory) with the variants listed for that iteration: VARIANTS_DIR/iteration_<n>.json, else
 VARIANTS_DIR/variants.json. It stops when every run in the folder has a summary.json, or after --max-seconds.
 
     python3 examples/generators/answer_briefs.py --runs runs/manual --variants examples/generators/sgemm_rewrites &
-    kopt optimize kernel.cu --ref ref.py --M=2048 ... --generator manual --out runs/manual
+    kopt optimize kernel.cu --ref ref.py --M=2048 ... --generator manual --out-dir runs/manual
 
 Python 3 standard library only.
 """
@@ -32,7 +32,7 @@ def variants_for(variants_dir, iteration):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", required=True, help="the folder kopt optimize --out writes its runs into")
+    p.add_argument("--runs", required=True, help="the folder kopt optimize --out-dir writes its runs into")
     p.add_argument("--variants", required=True, help="a folder of iteration_<n>.json (or variants.json) lists")
     p.add_argument("--max-seconds", type=float, default=600)
     p.add_argument("--poll-seconds", type=float, default=0.5)

@@ -155,9 +155,62 @@ def _out_of_memory(e):
     return isinstance(cause, MemoryError) or "can't allocate memory" in text or "not enough memory" in text.lower()
 
 
+# The buffers of a CPU run may take at most this share of the address-space limit: the reference's temporaries,
+# numpy's copies of the inputs and Python itself need the rest.
+BUFFER_SHARE = 4
+# Dimensions of a setup() (whose buffers only it knows) below this size buffer nothing worth scaling.
+SETUP_SCALE_MIN = 256
+
+
+def scale_dims(dims, names, factor):
+    """The dims with each of `names` divided by `factor` (a power of two), kept a multiple of its own power-of-two
+    alignment up to 256 (a tile multiple stays one) and at least that alignment. Pure."""
+    out = dict(dims)
+    for k in names:
+        v = dims[k]
+        align = min(v & -v, 256)
+        out[k] = max(align, (v // factor) // align * align)
+    return out
+
+
+def _buffer_sizing(ref, params, dims, triton_kernel, ptr_size):
+    """(the dims that size a buffer, dims -> the buffers' bytes or None where only setup() knows them).
+    ref.py's shapes name their dims; a guessed size is the product of the two largest dims; a setup() (ref.py's or a
+    Triton kernel's) sizes its buffers from the dims it takes, so those of at least SETUP_SCALE_MIN are scaled."""
+    if ptr_size is not None:
+        return [], None
+    if triton_kernel is None:
+        module = refmod.load(ref)
+        if getattr(module, "setup", None) is None:
+            shapes_attr = getattr(module, "shapes", None)
+            role_of = plan.roles(params, getattr(module, "inout", None))
+            if shapes_attr:
+                names = sorted({it for e in shapes_attr.values() for it in plan._shape_items(e)
+                                if isinstance(it, str) and it in dims})
+            else:
+                names = [k for k, _ in sorted(dims.items(), key=lambda kv: -kv[1])[:2]]
+
+            def nbytes(d):
+                bufs, _ = plan.plan_buffers(params, d, role_of, shapes_attr, {}, None)
+                return sum(b.nbytes for b in bufs)
+            return names, nbytes
+        info = _required_and_named(module.setup)
+        takes = set(dims) if info is None or info[2] else info[1]
+    else:
+        _, named, var_kw = _triton_setup_args(triton_kernel)
+        takes = set(dims) if var_kw else named
+    return sorted(k for k in dims if k in takes and dims[k] >= SETUP_SCALE_MIN), None
+
+
+def _gb(n):
+    return f"{n / (1 << 30):.1f} GB"
+
+
 def run_on_cpu(ref, params, dims, triton_kernel=None, ptr_size=None):
     """Runs the reference once on the CPU; returns {"reference": "ran"|"skipped", ...}. Its address space is bounded
-    (_memory_limit_bytes): a reference too large for this machine is an error naming the dimensions, not a kill."""
+    (_memory_limit_bytes), and where the dims make it too large for that (its buffers over 1/BUFFER_SHARE of the
+    bound, or out of memory under it), it runs at scaled dims (scale_dims: every dim that sizes a buffer divided by a
+    common power of two), said in "scaled_dims". Where no scaling fits, an error naming the dims, never a kill."""
     limit = _memory_limit_bytes()
     previous = None
     try:
@@ -168,13 +221,59 @@ def run_on_cpu(ref, params, dims, triton_kernel=None, ptr_size=None):
     except (ImportError, ValueError, OSError):
         previous = None
     try:
-        return _run_on_cpu(ref, params, dims, triton_kernel, ptr_size, limit)
+        return _run_scaled(ref, params, dims, triton_kernel, ptr_size, limit)
     finally:
         if previous is not None:
             resource.setrlimit(resource.RLIMIT_AS, previous)
 
 
-def _run_on_cpu(ref, params, dims, triton_kernel, ptr_size, limit):
+class _OutOfMemory(Exception):
+    pass
+
+
+def _run_scaled(ref, params, dims, triton_kernel, ptr_size, limit):
+    names, nbytes = _buffer_sizing(ref, params, dims, triton_kernel, ptr_size)
+    budget = limit // BUFFER_SHARE if limit else None
+    needed = nbytes(dims) if nbytes else None
+    factor = 1
+    if needed is not None and budget is not None and needed > budget and names:
+        while factor < (1 << 40) and nbytes(scale_dims(dims, names, factor)) > budget:
+            factor *= 2
+    tried, run_dims = [], dims
+    while True:
+        run_dims = scale_dims(dims, names, factor)
+        too_big = needed is not None and budget is not None and run_dims != dims and nbytes(run_dims) > budget
+        if run_dims in tried or too_big:
+            break  # scaling changes nothing any more, or even the smallest dims exceed the budget
+        tried.append(run_dims)
+        if run_dims != dims:
+            try:
+                static_check(ref, params, run_dims, triton_kernel)  # the contract holds at the scaled dims too
+            except UsageError:
+                break  # it does not at smaller dims: no scaling works
+        try:
+            result = _run_on_cpu(ref, params, run_dims, triton_kernel, ptr_size)
+        except _OutOfMemory:
+            if not names:
+                break
+            factor *= 2 if needed is not None else 4
+            continue
+        if run_dims != dims:
+            result["scaled_dims"] = {k: v for k, v in run_dims.items() if v != dims[k]}
+            result["given_bytes"] = needed
+            result["limit_bytes"] = limit
+        return result
+    where = " ".join(f"--{k}={v}" for k, v in dims.items())
+    need = f" (its buffers alone take {_gb(needed)})" if needed else ""
+    scaled = (f"; at scaled dims ({' '.join(f'{k}={v}' for k, v in run_dims.items() if v != dims[k])}) it does not "
+              f"fit either" if run_dims != dims else
+              "; no dimension sizes its buffers, so it cannot be run at scaled dims" if not names else "")
+    raise DimsError(f"the reference at {where}{need} needs more memory than kopt check lets it use on this machine "
+                    f"({_gb(limit or 0)}; KOPT_CHECK_MAX_GB sets it){scaled}: give smaller dimensions, or check the "
+                    f"contract alone with --static")
+
+
+def _run_on_cpu(ref, params, dims, triton_kernel, ptr_size):
     with tempfile.TemporaryDirectory(prefix="kopt-check-") as out:
         try:
             if triton_kernel is not None:
@@ -185,10 +284,7 @@ def _run_on_cpu(ref, params, dims, triton_kernel, ptr_size, limit):
                                                          ptr_size=ptr_size, device="cpu"))
         except (UsageError, RefError, MemoryError, RuntimeError) as e:
             if _out_of_memory(e):
-                where = " ".join(f"--{k}={v}" for k, v in dims.items())
-                raise DimsError(f"the reference at {where} needs more memory than kopt check lets it use on this machine "
-                                f"({(limit or 0) / (1 << 30):.1f} GB; KOPT_CHECK_MAX_GB sets it): give smaller dimensions, "
-                                f"or check the contract alone with --static") from e
+                raise _OutOfMemory() from e
             if not isinstance(e, (UsageError, RefError)):
                 raise
             reason = _skip_reason(e)

@@ -38,6 +38,9 @@ def _parser():
     g.add_argument("--time-budget-s", type=float, default=10.0, help="time budget for the reference timing")
     g.add_argument("--sealed-dir", default=None,
                    help="also write a sealed seed (a secret seed number) as SEALED_DIR/seed.safetensors (kopt passes it)")
+    b = sub.add_parser("golden-batch", help="several `golden` requests in one process (one Python and torch start)")
+    b.add_argument("--requests", required=True,
+                   help="a JSON file: a list of requests, each the argument list of a `golden` command")
     c = sub.add_parser("check", help="the contract without a GPU: ref.py, dims, shapes (kopt check)")
     c.add_argument("--ref", required=True, help="the reference module (ref.py)")
     c.add_argument("--signature", help="solve()'s signature as JSON (written by kopt), for a CUDA kernel")
@@ -126,6 +129,37 @@ def _golden(args):
     print(json.dumps(summary), flush=True)
 
 
+def _golden_batch(args):
+    """Each request as `golden` would run it, one summary line each on stdout, in order: the request's own summary,
+    or {"status": "error", "exit_code": N, "message": ...} (its details on stderr); one request's failure does not
+    stop the others."""
+    try:
+        with open(args.requests, encoding="utf-8") as f:
+            requests = json.load(f)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"--requests {args.requests}: {e}") from None
+    if not isinstance(requests, list) or not all(isinstance(r, list) and all(isinstance(a, str) for a in r)
+                                                 for r in requests):
+        raise UsageError(f"--requests {args.requests}: expected a JSON list of argument lists")
+    for req in requests:
+        code, message = EXIT_OK, ""
+        try:
+            _golden(_parser().parse_args(["golden", *req]))
+            continue
+        except DimsError as e:
+            code, message = EXIT_INPUT, f"dimension error: {e}"
+        except UsageError as e:
+            code, message = EXIT_INPUT, str(e)
+        except RefError as e:
+            traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)
+            code, message = EXIT_INPUT, f"error in {e.file}: {e}"
+        except Exception as e:  # noqa: BLE001 (a bug in the harness: this request fails, the others go on)
+            traceback.print_exc(file=sys.stderr)
+            code, message = EXIT_OTHER, f"internal error: {type(e).__name__}: {e}"
+        print(f"kopt_harness: golden-batch: {message}", file=sys.stderr)
+        print(json.dumps({"status": "error", "exit_code": code, "message": message}), flush=True)
+
+
 def _check(args):
     if (args.signature is None) == (args.triton_kernel is None):
         raise UsageError("check needs exactly one of --signature SIG.json (a CUDA kernel) and "
@@ -169,6 +203,8 @@ def main(argv=None):
         args = _parser().parse_args(argv)
         if args.command == "golden":
             _golden(args)
+        elif args.command == "golden-batch":
+            _golden_batch(args)
         elif args.command == "check":
             _check(args)
         elif args.command == "triton-run":

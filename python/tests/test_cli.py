@@ -1,9 +1,12 @@
 """`python3 -m kopt_harness` as kopt runs it: exit codes, stdout, tracebacks on stderr, inspect."""
 
 import json
+import os
 
 import pytest
 from conftest import VECADD
+
+from kopt_harness import store
 
 GOOD = """
 shapes = {"a": ("n",), "b": ("n",), "c": ("n",)}
@@ -102,3 +105,38 @@ def test_inspect_prints_manifest_and_tensor_shapes(harness):
     assert j["files"][0]["tensors"][2]["shape"] == [16] and j["files"][0]["tensors"][2]["nbytes"] == 64
     r = harness.cli("inspect", str(harness.root / "nothing"))
     assert r.returncode == 4 and "golden folder" in r.stderr
+
+
+def test_golden_batch_makes_each_request_and_reports_each_in_order(harness):
+    """`golden-batch`: one process, one summary line per request in order; a failing request is reported and the
+    others are made all the same, as `golden` makes each alone."""
+    good = golden_args(harness, GOOD)[1:]
+    bad = golden_args(harness, GOOD, VECADD, '{"m": 3}')[1:]   # lacks the dimension n
+    other = golden_args(harness, GOOD, VECADD, '{"n": 24}')[1:]
+    requests = harness.out("requests.json")
+    with open(requests, "w", encoding="utf-8") as f:
+        json.dump([good, bad, other], f)
+    r = harness.cli("golden-batch", "--requests", requests)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["status"] for x in lines] == ["ok", "error", "ok"]
+    assert lines[1]["exit_code"] == 4 and "'n'" in lines[1]["message"]
+    for args, n in ((good, 16), (other, 24)):
+        out = args[args.index("--out") + 1]
+        with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
+            manifest = json.load(f)
+        assert manifest["dims"]["n"] == n
+        alone = harness.cli("golden", *args[:args.index("--out")], "--out", out + "_alone", *args[args.index("--out") + 2:])
+        assert alone.returncode == 0, alone.stderr
+        for seed in ("seed_0.safetensors", "seed_1.safetensors"):
+            a, b = (store.read_tensors(os.path.join(d, seed)) for d in (out, out + "_alone"))
+            assert a.keys() == b.keys() and all((a[k] == b[k]).all() for k in a)
+
+
+@pytest.mark.parametrize("text", ["not json", '{"a": 1}', '[["--ref", 3]]'])
+def test_golden_batch_bad_requests_file_exits_4_naming_it(harness, text):
+    requests = harness.out("bad_requests.json")
+    with open(requests, "w", encoding="utf-8") as f:
+        f.write(text)
+    r = harness.cli("golden-batch", "--requests", requests)
+    assert r.returncode == 4 and "--requests" in r.stderr

@@ -239,7 +239,7 @@ if a[0] == "sass":
     json.dump({"library": lib, "compile": {"status": "ok"}}, open(arg("--json"), "w"))
     print("library: " + lib)
 elif a[0] == "bench":
-    g = os.path.join(arg("--out"), "kopt_runs", "bench_1", "golden")
+    g = os.path.join(arg("--out-dir"), "kopt_runs", "bench_1", "golden")
     os.makedirs(g)
     json.dump({"seeds": [0]}, open(os.path.join(g, "manifest.json"), "w"))
     print("  kernel     median 9.0000 ms  (fake)")

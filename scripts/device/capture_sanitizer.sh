@@ -113,7 +113,7 @@ through_kopt() {
   mkdir -p "$dir"
   export KOPT_DATA_DIR=$ROOT/data PYTHONUNBUFFERED=1
   timeout 300 "$KOPT" bench "tests/data/sanitize/$k/kernel.cu" --ref "tests/data/sanitize/$k/ref.py" --n=$N \
-    --max-time-s 0.2 --no-reference-timing --out "/tmp/kopt_san_runs/$k" >"$dir/bench.txt" 2>&1
+    --measure-budget-s 0.2 --no-reference-timing --out-dir "/tmp/kopt_san_runs/$k" >"$dir/bench.txt" 2>&1
   echo "$?" >"$dir/bench.rc"
   local run lib
   run=$(ls -d /tmp/kopt_san_runs/$k/kopt_runs/bench_* 2>/dev/null | head -1)

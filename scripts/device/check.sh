@@ -121,13 +121,13 @@ suite_ceilings() {
 example_cmd() {
   case "$1" in
     vector_add) echo "optimize examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=67108864" ;;
-    vector_add_float4) echo "optimize examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=67108864 -DKOPT_VECTORIZED_ACCESS=1 -DITEMS=4 --max-time-s 1" ;;
-    sgemm_naive) echo "bench examples/sgemm_naive/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1" ;;
-    sgemm_tunable) echo "optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --max-time-s 1" ;;
-    softmax) echo "optimize examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=16384 --cols=4096 --iterations 2 --max-time-s 1" ;;
-    reduction) echo "optimize examples/reduction/kernel.cu --ref examples/reduction/ref.py --n=67108864 --iterations 2 --max-time-s 1" ;;
-    transpose) echo "optimize examples/transpose/kernel.cu --ref examples/transpose/ref.py --rows=8192 --cols=8192 --max-time-s 1" ;;
-    triton_softmax) echo "optimize examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=8192 --n_cols=4096 --iterations 2 --branches 3 --max-time-s 1" ;;
+    vector_add_float4) echo "optimize examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=67108864 -DKOPT_VECTORIZED_ACCESS=1 -DITEMS=4 --measure-budget-s 1" ;;
+    sgemm_naive) echo "bench examples/sgemm_naive/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --measure-budget-s 1" ;;
+    sgemm_tunable) echo "optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --measure-budget-s 1" ;;
+    softmax) echo "optimize examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=16384 --cols=4096 --iterations 2 --measure-budget-s 1" ;;
+    reduction) echo "optimize examples/reduction/kernel.cu --ref examples/reduction/ref.py --n=67108864 --iterations 2 --measure-budget-s 1" ;;
+    transpose) echo "optimize examples/transpose/kernel.cu --ref examples/transpose/ref.py --rows=8192 --cols=8192 --measure-budget-s 1" ;;
+    triton_softmax) echo "optimize examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=8192 --n_cols=4096 --iterations 2 --branches 3 --measure-budget-s 1" ;;
     cutlass_gemm) echo "optimize examples/cutlass_gemm/kernel.cu --ref examples/cutlass_gemm/ref.py --M=4096 --N=4096 --K=4096 --iterations 1 --branches 2" ;;
     *) return 1 ;;
   esac
@@ -144,7 +144,7 @@ suite_examples() {
   for e in $names; do
     cmd=$(example_cmd "$e")
     # shellcheck disable=SC2086  # the command is a list of words
-    step "$e" "${EXAMPLE_LIMIT_S:-400}" "$K" $cmd --out "runs/$e" </dev/null >"runs/$e.log" 2>&1
+    step "$e" "${EXAMPLE_LIMIT_S:-400}" "$K" $cmd --out-dir "runs/$e" </dev/null >"runs/$e.log" 2>&1
     tail -8 "runs/$e.log"; summ "$e"
   done
 }
@@ -153,7 +153,7 @@ suite_resume() {
   start_check
   local R
   step resume_start 95 timeout -s INT 75 "$K" optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py \
-    --M=2048 --N=2048 --K=2048 --iterations 2 --max-time-s 0.5 --out runs/resume
+    --M=2048 --N=2048 --K=2048 --iterations 2 --measure-budget-s 0.5 --out-dir runs/resume
   R=$(ls -d runs/resume/kopt_runs/run_* | head -1)
   python3 -c "import json;s=json.load(open('$R/state.json'));print('after the interrupt: iterations_done',s['iterations_done'],'gates_passed',s['gates_passed'],'stop_reason',repr(s['stop_reason']))"
   step resume 200 "$K" optimize --resume "$R" --quiet
@@ -179,8 +179,8 @@ flush_probe() {
   local SBS="python3 scripts/device/timing_side_by_side.py"
   local NCU; NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null || echo ncu)
   mkdir -p "$W" runs/json/flush
-  step "kopt bench $name" 100 "$K" bench "$kernel" --ref "$ref" "$@" --seeds 1 --no-reference-timing --max-time-s 2 \
-    --json "$W/$name.bench.json" --out "$W/$name" >"$W/$name.bench.log" 2>&1
+  step "kopt bench $name" 100 "$K" bench "$kernel" --ref "$ref" "$@" --seeds 1 --no-reference-timing --measure-budget-s 2 \
+    --json "$W/$name.bench.json" --out-dir "$W/$name" >"$W/$name.bench.log" 2>&1
   G=$(ls -d "$W/$name"/kopt_runs/bench_*/golden 2>/dev/null | head -1)
   [ -n "$G" ] && [ -f "$lib" ] || { echo "no golden data or no $lib"; tail -5 "$W/$name.bench.log"; return; }
   for f in memset_then_read memset_then_discard memset; do
@@ -226,7 +226,7 @@ suite_softmax_sizes() {
   for rows in 4096 16384 65536; do
     n=softmax_$rows
     step "kopt bench $n" 120 "$K" bench examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=$rows --cols=1024 \
-      --seeds 1 --no-reference-timing --max-time-s 2 --json "$W/$n.bench.json" --out "$W/$n" >"$W/$n.log" 2>&1
+      --seeds 1 --no-reference-timing --measure-budget-s 2 --json "$W/$n.bench.json" --out-dir "$W/$n" >"$W/$n.log" 2>&1
     python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['outcome']; t=o['timing']; ti=o['details'].get('timing_info',{}); print('KOPT %s: gpu_ms median %.5f robust_cv %.4f clock %s event %.5f flush %s' % (sys.argv[2], t['median_ms'], t.get('robust_cv',-1), ti.get('gpu_clock'), ti.get('event_median_ms') or -1, ti.get('l2_flush')))" "$W/$n.bench.json" "$n" || tail -5 "$W/$n.log"
     G=$(ls -d "$W/$n"/kopt_runs/bench_*/golden 2>/dev/null | head -1)
     [ -n "$G" ] || continue
@@ -245,7 +245,7 @@ suite_call_ms() {
   mkdir -p "$W" runs/json/call
   call_bench() {
     local name=$1 tag=$2; shift 2
-    "$K" bench "$@" --seeds 1 --no-reference-timing --max-time-s 2 --json "$W/$name.$tag.json" --out "$W/$name" >"$W/$name.$tag.log" 2>&1
+    "$K" bench "$@" --seeds 1 --no-reference-timing --measure-budget-s 2 --json "$W/$name.$tag.json" --out-dir "$W/$name" >"$W/$name.$tag.log" 2>&1
     python3 -c "import json,sys; o=json.load(open(sys.argv[1]))['outcome']; ti=o['details'].get('timing_info',{}); print('KOPT %s %s: gpu_ms %.5f call_ms %.5f clock %s cupti_missing %s' % (sys.argv[2], sys.argv[3], o['timing']['median_ms'], o['call']['median_ms'], ti.get('gpu_clock'), ti.get('cupti_missing')))" "$W/$name.$tag.json" "$name" "$tag" || tail -3 "$W/$name.$tag.log"
   }
   for n in 1048576 4194304; do
@@ -346,12 +346,12 @@ suite_gates() {
 
 suite_multi_gpu() {
   start_check
-  local VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216 --time-budget 15 --iterations 1 --branches 4 --max-time-s 0.5 --seeds 2" D
+  local VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216 --time-budget 15 --iterations 1 --branches 4 --measure-budget-s 0.5 --seeds 2" D
   # shellcheck disable=SC2086
-  step "optimize va --gpus 0,1" 60 "$K" optimize $VA --gpus 0,1 --out runs/va_gpus01 </dev/null >"$OUT/optimize_va_gpus01.log" 2>&1
+  step "optimize va --gpus 0,1" 60 "$K" optimize $VA --gpus 0,1 --out-dir runs/va_gpus01 </dev/null >"$OUT/optimize_va_gpus01.log" 2>&1
   tail -4 "$OUT/optimize_va_gpus01.log"
   # shellcheck disable=SC2086
-  step "optimize va --gpus all" 200 "$K" optimize $VA --gpus all --out runs/va_gpus_all </dev/null >"$OUT/optimize_va_gpus_all.log" 2>&1
+  step "optimize va --gpus all" 200 "$K" optimize $VA --gpus all --out-dir runs/va_gpus_all </dev/null >"$OUT/optimize_va_gpus_all.log" 2>&1
   tail -22 "$OUT/optimize_va_gpus_all.log"
   D=$(ls -d runs/va_gpus_all/kopt_runs/run_* 2>/dev/null | head -1)
   [ -n "$D" ] && python3 -c "import json;s=json.load(open('$D/state.json'));print('measuring', json.dumps(s.get('measuring')))"
@@ -370,7 +370,7 @@ suite_corpus() {
     [ -n "$k" ] || { echo "corpus: no kernel in $d"; continue; }
     typical=$(sed -n 's/^typical: //p' $d/dims.txt)
     flags=$(sed -n 's/^flags: //p' $d/dims.txt)
-    step "bench $n" 180 "$K" bench "$k" --ref $d/ref.py $typical $flags --max-time-s 1 --out runs/corpus_$n \
+    step "bench $n" 180 "$K" bench "$k" --ref $d/ref.py $typical $flags --measure-budget-s 1 --out-dir runs/corpus_$n \
       --json runs/json/corpus_$n.json 2>&1 | grep -E "=== |=>|kernel  |floor|REJECTED|FLAGGED|reference  |error" | head -8
   done
 }
@@ -412,17 +412,17 @@ for f in ('state.json','summary.json','bench.json'):
   local p
   for p in $parts; do case $p in
     optimize)
-      step ttr_opt_cold $limit bash -c "$K optimize $VA --out runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1
-      step ttr_opt_warm $limit bash -c "$K optimize $VA --out runs/ttr_opt2 2>&1 | stamp | tail -70"; phases ttr_opt2 ;;
+      step ttr_opt_cold $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1
+      step ttr_opt_warm $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt2 2>&1 | stamp | tail -70"; phases ttr_opt2 ;;
     optimize-cold)
-      step ttr_opt_cold $limit bash -c "$K optimize $VA --out runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1 ;;
+      step ttr_opt_cold $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1 ;;
     bench)
-      for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out runs/ttr_bench_$b 2>&1 | stamp | head -40"; phases ttr_bench_$b; done
-      for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bench_2nd$i 2>&1 | stamp | tail -4"; phases ttr_bench_2nd$i; done ;;
+      for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out-dir runs/ttr_bench_$b 2>&1 | stamp | head -40"; phases ttr_bench_$b; done
+      for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out-dir runs/ttr_bench_2nd$i 2>&1 | stamp | tail -4"; phases ttr_bench_2nd$i; done ;;
     bench-warm)
-      step ttr_bench_first 150 bash -c "$K bench $VA --out runs/ttr_bw0 2>&1 | stamp | tail -2"; phases ttr_bw0
-      step ttr_bench_again 60 bash -c "$K bench $VA --out runs/ttr_bw1 2>&1 | stamp | tail -2"; phases ttr_bw1
-      for i in 1 2 3; do step ttr_bench_next$i 60 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out runs/ttr_bw2$i 2>&1 | stamp | tail -2"; phases ttr_bw2$i; done
+      step ttr_bench_first 150 bash -c "$K bench $VA --out-dir runs/ttr_bw0 2>&1 | stamp | tail -2"; phases ttr_bw0
+      step ttr_bench_again 60 bash -c "$K bench $VA --out-dir runs/ttr_bw1 2>&1 | stamp | tail -2"; phases ttr_bw1
+      for i in 1 2 3; do step ttr_bench_next$i 60 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out-dir runs/ttr_bw2$i 2>&1 | stamp | tail -2"; phases ttr_bw2$i; done
       step ttr_db 30 "$K" db list ;;
     corpus-page)
       # A corpus kernel's optimize, one case and one held-out shape, for the run page (docs/img); the run directory
@@ -432,11 +432,11 @@ for f in ('state.json','summary.json','bench.json'):
       [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
       printf 'M=4096 N=4096\n' >runs/page_case.txt
       printf 'M=1000 N=4000\n' >runs/page_holdout.txt
-      step ttr_corpus_page ${TTR_PAGE_LIMIT_S:-150} bash -c "$K optimize $d/kernel.cu --ref $d/ref.py --M=4096 --N=4096 $(sed -n 's/^flags: //p' $d/dims.txt) --shapes runs/page_case.txt --holdout-shapes runs/page_holdout.txt --time-budget 20 --iterations 2 --out runs/ttr_page 2>&1 | stamp | tail -40"
+      step ttr_corpus_page ${TTR_PAGE_LIMIT_S:-150} bash -c "$K optimize $d/kernel.cu --ref $d/ref.py --M=4096 --N=4096 $(sed -n 's/^flags: //p' $d/dims.txt) --shapes runs/page_case.txt --holdout-shapes runs/page_holdout.txt --time-budget 20 --iterations 2 --out-dir runs/ttr_page 2>&1 | stamp | tail -40"
       phases ttr_page
       (cd runs/ttr_page/kopt_runs && tar czf "$OUT/page_run.tgz" --exclude='*.so' --exclude='*.ncu-rep' --exclude='*.safetensors' --exclude='*.cubin' --exclude='build' .) ;;
     sgemm)
-      step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
+      step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out-dir runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
     *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench bench-warm corpus-page sgemm)" >&2; return 2 ;;
   esac; done
 }

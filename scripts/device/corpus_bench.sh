@@ -249,7 +249,7 @@ cmd_run() {
     t=$(now)
     # shellcheck disable=SC2086  # dims and flags are lists of words
     timeout -k 10 $((cap + 30)) timeout -s INT "$cap" "$KOPT" optimize "$k" --ref "examples/corpus/$n/ref.py" $dims $flags \
-      --time-budget "$tb" --out "$w/opt" </dev/null >"$o/optimize.log" 2>&1
+      --time-budget "$tb" --out-dir "$w/opt" </dev/null >"$o/optimize.log" 2>&1
     rc=$?
     kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
     echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"
@@ -259,8 +259,8 @@ cmd_run() {
     # (iii) the project's choice by kopt bench, which also makes the sweep's golden data (3 seeds, as optimize's).
     t=$(now)
     # shellcheck disable=SC2086
-    timeout -k 10 120 "$KOPT" bench "$k" --ref "examples/corpus/$n/ref.py" $dims $flags --no-reference-timing --max-time-s 0.5 \
-      --json "$o/bench.json" --out "$w/bench" </dev/null >"$o/bench.log" 2>&1
+    timeout -k 10 120 "$KOPT" bench "$k" --ref "examples/corpus/$n/ref.py" $dims $flags --no-reference-timing --measure-budget-s 0.5 \
+      --json "$o/bench.json" --out-dir "$w/bench" </dev/null >"$o/bench.log" 2>&1
     rc=$?
     kernel_json "$o/kernel.json" "steps.bench.rc=$rc" "steps.bench.s=$(secs "$t" "$(now)")"
     echo "=== bench $n rc=$rc $(secs "$t" "$(now)") s"; grep -E "kernel +median|error" "$o/bench.log" | head -3

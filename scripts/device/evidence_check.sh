@@ -27,7 +27,7 @@ S=tests/data/hostile/sgemm_memo
 E=runs/evidence
 mkdir -p "$E" runs/json/evidence
 VA0="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --no-reference-timing"
-VA="$VA0 --max-time-s 2"
+VA="$VA0 --measure-budget-s 2"
 want() { [ -z "${EVIDENCE_ONLY:-}" ] || [[ " $EVIDENCE_ONLY " == *" $1 "* ]]; }
 if [ "${EVIDENCE_NO_TESTS:-0}" != 1 ] && want tests; then
   step "runner GPU tests" 420 "$T" --gtest_filter='EvidenceGpu.*:RunnerGpu.*:SealAway.*:Judge.*' 2>&1 | tail -60 | tee "$OUT/gpu_tests.txt"
@@ -38,7 +38,7 @@ bench() {  # NAME ENV... -- ARGS...
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
   local t0; t0=$(date +%s.%N)
-  env "${envs[@]}" timeout 240 "$K" bench "$@" --json "$E/$name.json" --out "$E/$name" > "$E/$name.txt" 2>&1
+  env "${envs[@]}" timeout 240 "$K" bench "$@" --json "$E/$name.json" --out-dir "$E/$name" > "$E/$name.txt" 2>&1
   local rc=$?
   echo "=== bench $name rc=$rc wall_s=$(python3 -c "import time;print(round(time.time()-$t0,1))")"
   grep -E "kernel  |inputs|floor|FLAGGED|REJECTED|=>|error|Error" "$E/$name.txt" | head -12
@@ -47,14 +47,14 @@ if want bench; then
 # The hostile vadd kernels of the GPU tests through kopt bench (y = a + b at 1M, examples/vector_add's ref.py).
 for k in vadd_ok vadd_slow vadd_slow_memo_pointer vadd_slow_memo_fingerprint vadd_slow_memo_hash vadd_late_thread \
          vadd_resident_thread vadd_l2_persist vadd_two_kernels vadd_side_stream vadd_answer_key; do
-  bench "h_$k" KOPT_X=1 -- tests/data/kernels/$k.cu --ref examples/vector_add/ref.py --n=1048576 --no-reference-timing --max-time-s 1
+  bench "h_$k" KOPT_X=1 -- tests/data/kernels/$k.cu --ref examples/vector_add/ref.py --n=1048576 --no-reference-timing --measure-budget-s 1
 done
-SG="$S/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --max-time-s 2"
+SG="$S/kernel.cu --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --measure-budget-s 2"
 bench memo1_fresh KOPT_X=1 -- $SG -D MEMO=1
 bench memo1_nofresh KOPT_FRESH_INPUTS=0 -- $SG -D MEMO=1
 bench memo2_fresh KOPT_X=1 -- $SG -D MEMO=2
 bench memo0_fresh KOPT_X=1 -- $SG -D MEMO=0
-ST="examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --max-time-s 2"
+ST="examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --no-reference-timing --measure-budget-s 2"
 for rep in 1 2 3; do
   for f in 1 0; do
     bench vadd1m_f${f}_$rep KOPT_FRESH_INPUTS=$f -- $VA --n=1048576
@@ -79,7 +79,7 @@ if want race; then
   nvcc -shared -Xcompiler -fPIC -O3 -arch=sm_90 -o runs/vadd_ok.so tests/data/kernels/vadd_ok.cu
   nvcc -shared -Xcompiler -fPIC -O3 -arch=sm_90 -o runs/vadd_two.so tests/data/kernels/vadd_two_kernels.cu
   for n in 1048576 16777216; do
-    bench race_golden_$n KOPT_X=1 -- $VA0 --n=$n --max-time-s 0.2
+    bench race_golden_$n KOPT_X=1 -- $VA0 --n=$n --measure-budget-s 0.2
     G=$(ls -d $E/race_golden_$n/kopt_runs/bench_*/golden | head -1)
     for rep in 1 2 3 4 5; do
       for f in 1 0; do
@@ -94,7 +94,7 @@ import json; d=json.load(open('runs/race.json')); print(d['status'], d.get('roun
 fi
 if want optimize_nofresh; then
   KOPT_FRESH_INPUTS=0 step "optimize sgemm_memo without fresh inputs" 300 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py \
-    --M=4096 --N=4096 --K=4096 --out runs/opt_nofresh --iterations 1 --workload-matrix off
+    --M=4096 --N=4096 --K=4096 --out-dir runs/opt_nofresh --iterations 1 --workload-matrix off
   d=$(ls -d runs/opt_nofresh/kopt_runs/run_* 2>/dev/null | head -1)
   [ -n "$d" ] && python3 -c "
 import json; s=json.load(open('$d/state.json'))
@@ -104,7 +104,7 @@ print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('param
 " && mkdir -p runs/json/evidence_nofresh && cp "$d/state.json" "$d/summary.md" runs/json/evidence_nofresh/
 fi
 if want optimize; then
-step "optimize sgemm_memo" 420 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --out runs/opt_memo --iterations 2
+step "optimize sgemm_memo" 420 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --out-dir runs/opt_memo --iterations 2
 d=$(ls -d runs/opt_memo/kopt_runs/run_* 2>/dev/null | head -1)
 [ -n "$d" ] && { grep -E "MEMO|champion|reject|below|fresh" "$d/summary.md" | head -40; python3 -c "
 import json,sys; s=json.load(open('$d/state.json'))
@@ -115,7 +115,7 @@ print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('param
 fi
 if want optimize_answer_key; then
 step "optimize answer_key" 300 "$K" optimize tests/data/hostile/answer_key/kernel.cu --ref examples/vector_add/ref.py --n=1048576 \
-  --out runs/opt_answer_key --iterations 2
+  --out-dir runs/opt_answer_key --iterations 2
 d=$(ls -d runs/opt_answer_key/kopt_runs/run_* 2>/dev/null | head -1)
 [ -n "$d" ] && { python3 -c "
 import json; s=json.load(open('$d/state.json'))
@@ -128,14 +128,14 @@ step "pytest sealed + Triton GPU" 300 python3 -m pytest -q python/tests/test_sea
 keyline() { python3 -c "
 import json,sys; d=json.load(open(sys.argv[1])); k=d.get('answer_key',{})
 print('  status', d.get('status'), '| message', (d.get('message') or '')[:160], '| out_of_reach', k.get('out_of_reach'), '| landlock', k.get('landlock'), '| reason', k.get('reason'), '| flags', d.get('flags'))" "$1" 2>&1; }
-bench triton_softmax_honest KOPT_X=1 -- examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=4096 --n_cols=4096 --no-reference-timing --max-time-s 1
+bench triton_softmax_honest KOPT_X=1 -- examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=4096 --n_cols=4096 --no-reference-timing --measure-budget-s 1
 keyline "$E/triton_softmax_honest.json"
-TA="tests/data/hostile/triton_answer_key/kernel.py --ref tests/data/hostile/triton_answer_key/ref.py --n=4194304 --no-reference-timing --max-time-s 1"
+TA="tests/data/hostile/triton_answer_key/kernel.py --ref tests/data/hostile/triton_answer_key/ref.py --n=4194304 --no-reference-timing --measure-budget-s 1"
 for v in 0 1; do bench tak_cheat$v KOPT_X=1 -- $TA -D CHEAT=$v; keyline "$E/tak_cheat$v.json"; done
 bench tak_cheat1_sealoff KOPT_SEAL=off -- $TA -D CHEAT=1
 keyline "$E/tak_cheat1_sealoff.json"
 grep -h "answer_key kernel" "$E"/tak_cheat1*/kopt_runs/*/candidates/*/*.txt "$E"/tak_cheat1*/kopt_runs/*/*.log 2>/dev/null | head -4
-step "optimize triton_answer_key" 420 "$K" optimize $TA --out runs/opt_triton_answer_key --iterations 2
+step "optimize triton_answer_key" 420 "$K" optimize $TA --out-dir runs/opt_triton_answer_key --iterations 2
 d=$(ls -d runs/opt_triton_answer_key/kopt_runs/run_* 2>/dev/null | head -1)
 [ -n "$d" ] && { python3 -c "
 import json; s=json.load(open('$d/state.json'))

@@ -21,10 +21,10 @@ cat .carry/build/COMMIT
 S=tests/data/sanitize
 step "runner --dump-outputs (the determinism check's input)" 60 .carry/build/kopt_tests \
   --gtest_filter='RunnerGpu.CheckModeDumpsTheFirstSeedsOutputs:RunnerGpu.CorrectKernelPassesAndIsTimed' 2>&1 | tail -8
-Q="--max-time-s 0.5 --seeds 2"
+Q="--measure-budget-s 0.5 --seeds 2"
 opt() {  # opt NAME LIMIT_S ARGS...: one optimize run, its log under $OUT, its summary printed
   local name=$1 limit=$2; shift 2
-  step "optimize $name" "$limit" $K optimize "$@" $Q --out runs/$name </dev/null >"$OUT/optimize_$name.log" 2>&1
+  step "optimize $name" "$limit" $K optimize "$@" $Q --out-dir runs/$name </dev/null >"$OUT/optimize_$name.log" 2>&1
   tail -25 "$OUT/optimize_$name.log"
   summ "$name"
   local d; d=$(ls -d runs/$name/kopt_runs/run_* 2>/dev/null | head -1)

@@ -20,7 +20,7 @@ two_streams() {
 # the fork server (the first starts it), warm Triton cache; prints each run's wall and phases_ms.
 triton_overhead() {
   local TS="examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=$1 --n_cols=4096"
-  step triton_golden_$1 90 $K bench $TS --max-time-s 0.3 --no-reference-timing --out runs/ov$1
+  step triton_golden_$1 90 $K bench $TS --measure-budget-s 0.3 --no-reference-timing --out-dir runs/ov$1
   local G; G=$(ls -d runs/ov$1/kopt_runs/bench_*/golden | head -1)
   local CFG='{"BLOCK_SIZE":4096,"KOPT_PERSISTENT_KERNEL":0,"num_stages":2,"num_warps":8}'
   export KOPT_TRITON_FORK_SERVER_DIR=/tmp/kopt-fs-device-check

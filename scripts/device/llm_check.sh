@@ -16,7 +16,7 @@ ldconfig -p | grep -E "libcurl(-gnutls)?\.so\.4" || echo "no libcurl.so.4 on thi
 echo "--- ldd kopt:"; ldd "$K"
 
 DIMS="examples/sgemm_naive/kernel.cu --ref examples/sgemm_naive/ref.py --M=2048 --N=2048 --K=2048"
-LOOP="--iterations 2 --branches 2 --finalists 1 --max-time-s 0.5"
+LOOP="--iterations 2 --branches 2 --finalists 1 --measure-budget-s 0.5"
 export KOPT_LLM_API_KEY=sk-device-check-not-a-real-key
 
 python3 tests/data/llm/mock_endpoint.py --script scripts/device/llm/sgemm_conversation.json --port-file runs/mock_port \
@@ -28,7 +28,7 @@ echo "mock endpoint: $URL (pid $MOCK)"
 
 step "llm-check" 30 "$K" llm-check --llm-url "$URL" --llm-model mock-coder
 step "optimize --generator llm" 240 "$K" optimize $DIMS $LOOP --generator llm --llm-url "$URL" --llm-model mock-coder \
-  --llm-concurrency 2 --llm-repairs 2 --out runs/llm </dev/null
+  --llm-concurrency 2 --llm-repairs 2 --out-dir runs/llm </dev/null
 summ llm
 kill "$MOCK" 2>/dev/null
 
@@ -36,7 +36,7 @@ python3 examples/generators/answer_briefs.py --runs runs/manual --variants examp
   --max-seconds 260 >"$OUT/answer_briefs.txt" 2>&1 &
 ANSWER=$!
 step "optimize --generator manual" 240 "$K" optimize $DIMS $LOOP --generator manual --manual-timeout-s 120 \
-  --out runs/manual </dev/null
+  --out-dir runs/manual </dev/null
 summ manual
 kill "$ANSWER" 2>/dev/null
 

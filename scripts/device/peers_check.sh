@@ -74,7 +74,7 @@ if [ -n "${PEERS_KOPT_SEEDS:-}" ]; then
   for s in $PEERS_KOPT_SEEDS; do
     # shellcheck disable=SC2086  # PEERS_KOPT_FLAGS is a list of flags
     step "kopt optimize seed $s" 300 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py \
-      --M=4096 --N=4096 --K=4096 --seed "$s" ${PEERS_KOPT_FLAGS:-} --out "runs/kopt_seed$s" </dev/null >"runs/kopt_seed$s.log" 2>&1
+      --M=4096 --N=4096 --K=4096 --search-seed "$s" ${PEERS_KOPT_FLAGS:-} --out-dir "runs/kopt_seed$s" </dev/null >"runs/kopt_seed$s.log" 2>&1
     tail -3 "runs/kopt_seed$s.log"
     summ "kopt_seed$s"
   done

@@ -119,7 +119,7 @@ for NAME in "${NAMES[@]}"; do
   cat "$W/annotate.txt"
   # shellcheck disable=SC2086
   step "optimize $NAME" $((OPT_LIMIT_S + 30)) timeout -s INT "$OPT_LIMIT_S" $K optimize "$KF" --ref "$EX/ref.py" $DIMS \
-    $PLAIN_OPT_FLAGS --out "$W/opt" </dev/null >"$OUT/optimize_$NAME.log" 2>&1
+    $PLAIN_OPT_FLAGS --out-dir "$W/opt" </dev/null >"$OUT/optimize_$NAME.log" 2>&1
   tail -15 "$OUT/optimize_$NAME.log"
   RUN=$(ls -d "$W"/opt/kopt_runs/run_* 2>/dev/null | head -1)
   if [ "${KF##*.}" = "cu" ]; then
@@ -145,7 +145,7 @@ PY
     fi
   else
     step "golden $NAME" 120 $K bench "$W/annotated.py" --ref "$EX/ref.py" $DIMS --seeds 1 --no-reference-timing \
-      --max-time-s 0.3 --out "$W/bench" >"$OUT/bench_$NAME.log" 2>&1 </dev/null
+      --measure-budget-s 0.3 --out-dir "$W/bench" >"$OUT/bench_$NAME.log" 2>&1 </dev/null
     G="$(find "$W/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)"
     [ -n "$G" ] || { echo "plain $NAME: kopt bench made no golden data"; tail -20 "$OUT/bench_$NAME.log"; }
     step "sweep $NAME" 240 python3 scripts/device/plain_sweep_triton.py --kernel "$W/annotated.py" \

@@ -14,7 +14,7 @@ start_check
 python3 -c "import kernel_tuner" 2>/dev/null ||
   step install_kernel_tuner 300 python3 -m pip install -q --no-index --find-links .carry/wheels kernel-tuner
 step optimize 600 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 \
-  --iterations 2 --out runs/report </dev/null >runs/optimize.log 2>&1
+  --iterations 2 --out-dir runs/report </dev/null >runs/optimize.log 2>&1
 tail -30 runs/optimize.log
 RUN=$(ls -d runs/report/kopt_runs/run_* | head -1)
 echo "run directory: $RUN"

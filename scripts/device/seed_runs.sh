@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 16's live runs (sourced by the device checks): seed_runs NAME BUDGET_S TABLE_BEST_MS SEEDS -- KERNEL ARGS...
-# runs `kopt optimize KERNEL ARGS --search-seed S --time-budget BUDGET_S --out runs/NAME_seedS` for each seed, with kopt's
+# runs `kopt optimize KERNEL ARGS --search-seed S --time-budget BUDGET_S --out-dir runs/NAME_seedS` for each seed, with kopt's
 # default flags otherwise. The budget only ends a run (docs/SEARCH.md); to save device time each run is cut by
 # SIGINT when its held-out shapes start (after the final profile) or once its state says the budget is spent (what
 # was measured is kept; SEED_RUNS_CUT=0 lets every run finish). Prints, per seed, the candidates, the best and the first
@@ -11,7 +11,7 @@ seed_runs() {
   for s in $seeds; do
     local out="runs/${name}_seed$s" t0; t0=$(date +%s)
     echo "=== $name seed $s: kopt optimize $* --search-seed $s --time-budget $budget"
-    $K optimize "$@" --search-seed "$s" --time-budget "$budget" --out "$out" </dev/null >"$out.log" 2>&1 &
+    $K optimize "$@" --search-seed "$s" --time-budget "$budget" --out-dir "$out" </dev/null >"$out.log" 2>&1 &
     local pid=$!
     while kill -0 "$pid" 2>/dev/null; do
       sleep 1

@@ -37,8 +37,8 @@ fi
 # one NAME LIB KERNEL REF NVBENCH_FLAGS KOPT_ARGS...
 one() {
   local name=$1 lib=$LIBS/$2.so kernel=$3 ref=$4 nvflags=$5; shift 5
-  step "kopt bench $name" 100 "$K" bench "$kernel" --ref "$ref" "$@" --seeds 1 --no-reference-timing --max-time-s 2 \
-    --json "$W/$name.bench.json" --out "$W/$name" >"$W/$name.bench.log" 2>&1
+  step "kopt bench $name" 100 "$K" bench "$kernel" --ref "$ref" "$@" --seeds 1 --no-reference-timing --measure-budget-s 2 \
+    --json "$W/$name.bench.json" --out-dir "$W/$name" >"$W/$name.bench.log" 2>&1
   sed -n '/^timing/,$p' "$W/$name.bench.log" | head -6
   local G; G=$(ls -d "$W/$name"/kopt_runs/bench_*/golden 2>/dev/null | head -1)
   if [ -n "$G" ] && [ -f "$lib" ]; then

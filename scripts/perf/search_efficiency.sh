@@ -149,7 +149,7 @@ t_golden=$(date +%s)
 rm -rf "$OUT/bench"
 # shellcheck disable=SC2086  # DIMS is a list of --NAME=VALUE words
 "$KOPT" bench "$KERNEL" --ref "$REF" $DIMS --seeds 1 --no-reference-timing \
-  --max-time-s 0.5 --out "$OUT/bench" --json "$OUT/bench.json" >"$OUT/bench.log" 2>&1 </dev/null
+  --measure-budget-s 0.5 --out-dir "$OUT/bench" --json "$OUT/bench.json" >"$OUT/bench.log" 2>&1 </dev/null
 GOLDEN="$(find "$OUT/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)"
 t_golden=$(($(date +%s) - t_golden))
 if [ -z "$GOLDEN" ] || [ ! -f "$GOLDEN/manifest.json" ]; then

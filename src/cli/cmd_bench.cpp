@@ -80,7 +80,8 @@ int cmd_bench(const Args& args) {
   add_kernel_options(app, job, v);
   add_db_record_options(app, db_path, no_db);
   add_json_option(app, json_path, "the results");
-  app.add_option("--max-time-s", max_time_s, "timing budget per kernel in seconds (default 5)");
+  app.add_option("--measure-budget-s", max_time_s, "seconds of timing per kernel (default 5)");
+  add_deprecated_alias(app, "--max-time-s", "--measure-budget-s", max_time_s);
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
@@ -93,7 +94,7 @@ int cmd_bench(const Args& args) {
   if (auto st = finish_kernel_job(job, v, dims); !st) return fail(st.error());
   if (auto st = check_db_record_options(db_path, no_db); !st) return fail(st.error());
   util::set_progress_quiet(quiet);
-  if (max_time_s <= 0) return fail(input_error("--max-time-s must be positive"));
+  if (max_time_s <= 0) return fail(input_error("--measure-budget-s must be positive"));
   lap("start");  // the options
   if (auto st = check_contract_first("bench", job); !st) return fail(st.error());
   lap("contract_check");  // ref.py imported by the harness, unless its golden data is cached

@@ -53,7 +53,7 @@ TEST_F(LlmCliTest, AWrongKeyExitsWith4AndIsNeverEchoed) {
 
   // kopt optimize checks the endpoint before any GPU work: exit 4, no run directory, the key nowhere.
   const std::string ex = testing_support::source_dir() + "/examples/vector_add/";
-  r = kopt({"optimize", ex + "kernel.cu", "--ref", ex + "ref.py", "--n=1048576", "--out", (root_ / "runs").string(),
+  r = kopt({"optimize", ex + "kernel.cu", "--ref", ex + "ref.py", "--n=1048576", "--out-dir", (root_ / "runs").string(),
             "--generator", "llm", "--llm-url", mock.url(), "--llm-model", "mock-coder"},
            {{"KOPT_LLM_API_KEY", kWrongKey}});
   EXPECT_EQ(r.exit_code, 4) << r.stderr_text;
@@ -73,7 +73,7 @@ TEST_F(LlmCliTest, ConfigurationErrorsNameTheOptionBeforeAnyRequest) {
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_NE(r.stderr_text.find("the environment variable KOPT_TEST_UNSET_VARIABLE is not set"), std::string::npos) << r.stderr_text;
   const std::string ex = testing_support::source_dir() + "/examples/vector_add/";
-  r = kopt({"optimize", ex + "kernel.cu", "--ref", ex + "ref.py", "--n=1048576", "--out", (root_ / "runs").string(),
+  r = kopt({"optimize", ex + "kernel.cu", "--ref", ex + "ref.py", "--n=1048576", "--out-dir", (root_ / "runs").string(),
             "--generator", "llm", "--llm-model", "m"}, {});
   EXPECT_EQ(r.exit_code, 4);
   EXPECT_NE(r.stderr_text.find("--generator llm needs --llm-url"), std::string::npos) << r.stderr_text;

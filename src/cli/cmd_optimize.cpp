@@ -113,7 +113,8 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   add_deprecated_alias(app, "--budget-total", "--methods-per-iteration", o.budget_total);
   app.add_option("--methods-per-axis", o.budget_per_axis, fmt::format("at most this many methods per axis (default {})", d.budget_per_axis));
   add_deprecated_alias(app, "--budget-per-axis", "--methods-per-axis", o.budget_per_axis);
-  app.add_option("--max-time-s", o.max_time_s, fmt::format("timing budget per candidate in seconds (default {})", d.max_time_s));
+  app.add_option("--measure-budget-s", o.max_time_s, fmt::format("seconds of timing per candidate (default {})", d.max_time_s));
+  add_deprecated_alias(app, "--max-time-s", "--measure-budget-s", o.max_time_s);
   app.add_option("--near-peak", o.near_peak_efficiency,
                  fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak; the run stops "
                              "there after two iterations without a significant gain (default {})", d.near_peak_efficiency))

@@ -63,7 +63,8 @@ int kernel_roofline(const Args& args) {
   add_json_option(app, json_path, "the result");
   app.add_option("--svg", svg_path, "write the roofline chart as SVG to FILE, or to stdout with --svg - (default: in the run "
                  "directory)")->type_name("FILE|-");
-  app.add_option("--max-time-s", max_time_s, "timing budget in seconds (default 5)");
+  app.add_option("--measure-budget-s", max_time_s, "seconds of timing per kernel (default 5)");
+  add_deprecated_alias(app, "--max-time-s", "--measure-budget-s", max_time_s);
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
   bool ceilings_only_flag = false, quick = false;

@@ -50,7 +50,7 @@ int cmd_search_replay(const Args& args) {
   app.add_option("--explore-patience", o.explore_patience,
                  "stop a run after this many iterations in a row beyond the evidence's picks without a faster champion "
                  "(default 2, as optimize; 0: never)");
-  app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --seed; default 1)");
+  app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --search-seed; default 1)");
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
   app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");
   add_json_option(app, json_path, "the result");

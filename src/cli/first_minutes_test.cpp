@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "cli/dims.h"
 #include "testing/test_support.h"
@@ -36,9 +37,10 @@ class FirstMinutes : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   // Runs kopt in dir_ (so a stray file named "-" would land there), with no GPU visible even where there is one.
-  util::ProcessResult kopt(std::vector<std::string> args) {
+  util::ProcessResult kopt(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
     args.insert(args.begin(), testing_support::kopt_binary());
-    util::ProcessSpec spec{args, dir_.string(), {{"CUDA_VISIBLE_DEVICES", ""}, {"KOPT_PROGRESS", "lines"}}, 120};
+    env.insert({{"CUDA_VISIBLE_DEVICES", ""}, {"KOPT_PROGRESS", "lines"}});
+    util::ProcessSpec spec{args, dir_.string(), env, 120};
     return util::run_process(spec);
   }
   // bench and optimize, the two commands a new user tries first: both exit 4 naming `needle`, never "needs a GPU",
@@ -47,7 +49,7 @@ class FirstMinutes : public ::testing::Test {
     for (const char* cmd : {"bench", "optimize", "check"}) {
       std::vector<std::string> a = {cmd};
       a.insert(a.end(), args.begin(), args.end());
-      a.insert(a.end(), {"--out", path("out")});
+      a.insert(a.end(), {"--out-dir", path("out")});
       auto r = kopt(a);
       EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
       EXPECT_NE(r.stderr_text.find(needle), std::string::npos) << cmd << ": " << r.stderr_text;
@@ -106,6 +108,30 @@ TEST_F(FirstMinutes, CheckRunsTheReferenceOnTheCpu) {
   auto extra = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--m=3"});
   EXPECT_EQ(extra.exit_code, 0) << extra.stderr_text;
   EXPECT_NE(extra.stdout_text.find("dimension --m is used by nothing"), std::string::npos) << extra.stdout_text;
+}
+
+// Issue 37: at --n=2147483647 the CPU reference grew to 24 GB and was killed with nothing said. It now runs at scaled
+// dims (every dim that sizes a buffer divided by one factor) and the report says which; where no scaling can shrink
+// it (its buffers' sizes are constants), exit 4 naming the dims and --static. Bounded to 1 GB here.
+TEST_F(FirstMinutes, CheckRunsALargeReferenceAtScaledDimsAndSaysWhich) {
+  const std::map<std::string, std::string> one_gb = {{"KOPT_CHECK_MAX_GB", "1"}};
+  auto big = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=2147483647", "--json", path("big.json")}, one_gb);
+  ASSERT_EQ(big.exit_code, 0) << big.stderr_text;
+  EXPECT_NE(big.stdout_text.find("reference  ran once on the CPU at scaled dims n=16777215 (the given dims need 24.0 GB; "
+                                 "kopt check lets it use 1.0 GB"),
+            std::string::npos)
+      << big.stdout_text;
+  auto j = util::read_json(dir_ / "big.json");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ((*j)["harness"]["scaled_dims"]["n"], 16777215) << j->dump();
+  write("fixed.py", "import numpy as np\nshapes = {'a': (1073741824,), 'b': (1073741824,), 'c': (1073741824,)}\n\n"
+                    "def reference(*, a, b, c, n):\n    c[:] = a + b\n");
+  auto fixed = kopt({"check", path("ok.cu"), "--ref", path("fixed.py"), "--n=16"}, one_gb);
+  EXPECT_EQ(fixed.exit_code, 4) << fixed.stderr_text;
+  for (const char* needle : {"needs more memory than kopt check lets it use", "--n=16", "no dimension sizes its buffers",
+                             "--static"})
+    EXPECT_NE(fixed.stderr_text.find(needle), std::string::npos) << needle << ": " << fixed.stderr_text;
+  EXPECT_EQ(fixed.stderr_text.find("SIGKILL"), std::string::npos) << fixed.stderr_text;
 }
 
 // Where nvcc is, check compiles the kernel as bench would: a kernel that does not build is exit 4 with nvcc's log;
@@ -169,7 +195,7 @@ TEST_F(FirstMinutes, HelpCmdShowsThatCommandsHelp) {
   auto r = kopt({"help", "bench"});
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_NE(r.stdout_text.find("Usage: kopt bench"), std::string::npos) << r.stdout_text;
-  EXPECT_NE(r.stdout_text.find("--max-time-s"), std::string::npos);
+  EXPECT_NE(r.stdout_text.find("--measure-budget-s"), std::string::npos);
   EXPECT_EQ(r.stdout_text.find("Commands:"), std::string::npos) << "not the top-level help";
   auto typo = kopt({"help", "bnech"});
   EXPECT_EQ(typo.exit_code, 4);
@@ -201,7 +227,7 @@ TEST_F(FirstMinutes, ADimensionNamedLikeAnOptionIsAmbiguousInEveryCommand) {
   write("it.cu", "extern \"C\" void solve(float* y, int n, int iterations) {}\n");
   write("it.py", "shapes = {'y': ('n',)}\n\ndef reference(*, y, n, iterations):\n    y[:] = iterations\n");
   for (const char* cmd : {"check", "bench", "profile", "roofline", "optimize"}) {
-    auto r = kopt({cmd, path("it.cu"), "--ref", path("it.py"), "--n=16", "--iterations=3", "--out", path("out")});
+    auto r = kopt({cmd, path("it.cu"), "--ref", path("it.py"), "--n=16", "--iterations=3", "--out-dir", path("out")});
     EXPECT_EQ(r.exit_code, 4) << cmd << ": " << r.stderr_text;
     EXPECT_NE(r.stderr_text.find("--iterations is ambiguous: it is solve()'s scalar parameter 'iterations'"),
               std::string::npos) << cmd << ": " << r.stderr_text;
@@ -214,7 +240,7 @@ TEST_F(FirstMinutes, ADimensionNamedLikeAnOptionIsAmbiguousInEveryCommand) {
   EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;
   EXPECT_NE(ok.stdout_text.find("iterations=3"), std::string::npos) << ok.stdout_text;
   auto opt = kopt({"optimize", path("it.cu"), "--ref", path("it.py"), "--dim", "n=16", "--dim", "iterations=3",
-                   "--iterations", "2", "--out", path("out")});
+                   "--iterations", "2", "--out-dir", path("out")});
   EXPECT_EQ(opt.exit_code, 3) << "past the contract, stopped at the hardware gate: " << opt.stderr_text;
   EXPECT_EQ(opt.stderr_text.find("ambiguous"), std::string::npos) << opt.stderr_text;
   // A scalar named seed: optimize has --seed, check has --seeds; neither is a "did you mean".
@@ -259,7 +285,7 @@ TEST_F(FirstMinutes, JsonDashGivesAnErrorObjectOnEveryFailure) {
       {{"bench", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},                // no GPU
       {{"profile", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},
       {{"roofline", path("ok.cu"), "--ref", path("ref.py"), "--n=16"}, 3},
-      {{"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--out", path("out")}, 3},
+      {{"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--out-dir", path("out")}, 3},
       {{"optimize", "--resume", path("nothing")}, 4},
       {{"methods", "--axis", "sideways"}, 4},
       {{"annotate", path("folder.cu")}, 4},
@@ -344,9 +370,43 @@ TEST_F(FirstMinutes, RenamedOptionsKeepTheirOldNamesWithANote) {
   EXPECT_NE(r.stderr_text.find("note: --seed is deprecated: it is now --search-seed"), std::string::npos) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("note: --budget-total is deprecated: it is now --methods-per-iteration"), std::string::npos);
   EXPECT_NE(r.stderr_text.find("note: --timeout is deprecated: it is now --run-timeout-s"), std::string::npos);
-  auto now = kopt({"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--search-seed", "3", "--out", path("out")});
+  auto now = kopt({"optimize", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--search-seed", "3", "--out-dir", path("out")});
   EXPECT_EQ(now.exit_code, 3) << now.stderr_text;
   EXPECT_EQ(now.stderr_text.find("deprecated"), std::string::npos) << now.stderr_text;
+}
+
+// The second review of the names as a set (issue 37 item 5): `--out` is a file everywhere (export, db export), the
+// folder a run directory goes in is `--out-dir`; a time limit on one wait is `--…-timeout-s`, time to spend is a
+// budget (`--measure-budget-s` per kernel, `--time-budget` for the search). Old names work, with one note each.
+TEST_F(FirstMinutes, OptionNamesSayOneThingAndTheOldOnesStillWork) {
+  for (const char* cmd : {"check", "bench", "profile", "roofline", "optimize"}) {
+    std::string help = kopt({"help", cmd}).stdout_text;
+    EXPECT_NE(help.find("--out-dir DIR"), std::string::npos) << cmd << ":\n" << help;
+    EXPECT_EQ(help.find("--out "), std::string::npos) << cmd << " still shows --out in --help";
+    EXPECT_EQ(help.find("--max-time-s"), std::string::npos) << cmd;
+    EXPECT_EQ(help.find("--timeout "), std::string::npos) << cmd;
+  }
+  for (const char* cmd : {"bench", "roofline", "optimize"})
+    EXPECT_NE(kopt({"help", cmd}).stdout_text.find("--measure-budget-s"), std::string::npos) << cmd;
+  std::string triton_sass = kopt({"sass", testing_support::source_dir() + "/examples/triton_softmax/kernel.py", "--help"}).stdout_text;
+  EXPECT_NE(triton_sass.find("--out-dir DIR"), std::string::npos) << triton_sass;
+  EXPECT_NE(triton_sass.find("--compile-timeout-s"), std::string::npos) << triton_sass;
+  EXPECT_NE(kopt({"help", "export"}).stdout_text.find("--out FILE|-"), std::string::npos);
+  // The old spellings parse (the hardware gate stops bench here) and each prints its note once.
+  auto r = kopt({"bench", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--max-time-s", "2", "--out", path("out")});
+  EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
+  for (const char* note : {"note: --max-time-s is deprecated: it is now --measure-budget-s",
+                           "note: --out is deprecated: it is now --out-dir"}) {
+    auto at = r.stderr_text.find(note);
+    EXPECT_NE(at, std::string::npos) << note << ": " << r.stderr_text;
+    EXPECT_EQ(r.stderr_text.find(note, at + 1), std::string::npos) << "printed twice: " << r.stderr_text;
+  }
+  auto now = kopt({"bench", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--measure-budget-s", "2", "--out-dir", path("out")});
+  EXPECT_EQ(now.exit_code, 3) << now.stderr_text;
+  EXPECT_EQ(now.stderr_text.find("deprecated"), std::string::npos) << now.stderr_text;
+  auto check = kopt({"check", path("ok.cu"), "--ref", path("ref.py"), "--n=16", "--static", "--out", path("out")});
+  EXPECT_EQ(check.exit_code, 0) << check.stderr_text;
+  EXPECT_NE(check.stderr_text.find("note: --out is deprecated: it is now --out-dir"), std::string::npos) << check.stderr_text;
 }
 
 }  // namespace

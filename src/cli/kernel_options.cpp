@@ -30,7 +30,8 @@ void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionVal
       });
   app.add_option("--run-timeout-s", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
   add_deprecated_alias(app, "--timeout", "--run-timeout-s", job.run_timeout_s);
-  app.add_option("--out", v.out, "where kopt_runs/ is created (default .)");
+  app.add_option("--out-dir", v.out, "the folder where kopt_runs/ is created (default .)")->type_name("DIR");
+  add_deprecated_alias(app, "--out", "--out-dir", v.out);
 }
 
 Status finish_kernel_job(pipeline::KernelJob& job, const KernelOptionValues& v, const Dims& dims) {

@@ -90,8 +90,10 @@ int cmd_sass_triton(const Args& args) {
   app.add_option("--kernel-name", kernels, "check only this function (repeatable; default: every function of the cubins)");
   app.add_option("--arch", arch, "only functions of this arch, e.g. sm_90a (default: all)");
   add_json_option(app, json_path, "the report");
-  app.add_option("--out", out, "where kopt_runs/ is created for the cubins (default .)");
-  app.add_option("--timeout", timeout_s, "seconds before the compile run is killed (default 300)");
+  app.add_option("--out-dir", out, "the folder where kopt_runs/ is created for the cubins (default .)")->type_name("DIR");
+  add_deprecated_alias(app, "--out", "--out-dir", out);
+  app.add_option("--compile-timeout-s", timeout_s, "seconds before the compile run is killed (default 300)");
+  add_deprecated_alias(app, "--timeout", "--compile-timeout-s", timeout_s);
   app.footer("Dimensions for setup() are given as --NAME=VALUE (e.g. --n_rows=16384 --n_cols=4096).");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims, source); rc) return *rc;

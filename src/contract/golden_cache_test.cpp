@@ -164,5 +164,75 @@ TEST(GoldenCache, RefPyRunsOnceForTheSameRequestAndAgainWhenWhatItMayImportChang
   EXPECT_EQ(runner.runs, 5);
 }
 
+TEST(GoldenCache, APrefetchMakesSeveralRequestsInOneHarnessProcessAndMakeGoldenPlacesThem) {
+  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty()) GTEST_SKIP() << "python3 or the harness not found";
+  const fs::path root = fresh("batch");
+  const fs::path ex = fs::path(testing_support::source_dir()) / "examples/vector_add";
+  auto text = util::read_file(ex / "kernel.cu");
+  ASSERT_TRUE(text.ok());
+  auto sig = parse_solve_signature(*text, "kernel.cu");
+  ASSERT_TRUE(sig.ok());
+  auto request = [&](int64_t n, const std::string& run) {
+    GoldenRequest g;
+    g.ref_py = ex / "ref.py";
+    g.signature = *sig;
+    g.dims = {{"n", n}};
+    g.seeds = 2;
+    g.time_reference = false;
+    g.timeout_s = 300;
+    g.cache = GoldenCache{root / "cache"};
+    g.out_dir = root / run / std::to_string(n);
+    return g;
+  };
+  // The middle request fails in the harness (it lacks the dimension n): the others are made all the same.
+  GoldenRequest bad = request(1000, "batch");
+  bad.dims = {{"m", 7}};
+  // The tensors' bytes (a safetensors file: an 8-byte header length, the JSON header, the data; the header's metadata
+  // order may differ between processes).
+  auto tensor_bytes = [](const fs::path& f) {
+    const std::string s = util::read_file(f).value();
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(s.at(i));
+    return s.substr(8 + n);
+  };
+  testing_support::CountingRunner runner;
+  auto made = prefetch_golden({request(1000, "batch"), bad, request(1001, "batch")}, runner);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  EXPECT_EQ(*made, 2);
+  EXPECT_EQ(runner.runs, 1) << "one harness process for the batch";
+
+  // make_golden finds both in the cache: no further run, the same bytes as a request made alone; in the folder the
+  // batch made them in (as the loop asks) as well as in another.
+  for (const char* run : {"batch", "run"})
+    for (int64_t n : {1000, 1001}) {
+      auto m = make_golden(request(n, run), runner);
+      ASSERT_TRUE(m.ok()) << m.error().message;
+      EXPECT_TRUE((*m)["golden_cache"].value("hit", false)) << n;
+      EXPECT_EQ((*m)["dims"].value("n", int64_t{0}), n);
+      EXPECT_EQ(tensor_bytes(root / run / std::to_string(n) / "seed_1.safetensors").size(), 3u * n * 4) << run;
+    }
+  EXPECT_EQ(runner.runs, 1);
+  GoldenRequest alone = request(1001, "alone");
+  alone.cache.reset();
+  ASSERT_TRUE(make_golden(alone, runner).ok());
+  EXPECT_EQ(runner.runs, 2);
+  for (const char* f : {"seed_0.safetensors", "seed_1.safetensors"}) {
+    const auto batched = tensor_bytes(root / "run" / "1001" / f);
+    EXPECT_EQ(batched.size(), 3u * 1001 * 4) << f;
+    EXPECT_TRUE(batched == tensor_bytes(root / "alone" / "1001" / f)) << f << ": the batch made other values";
+  }
+  // The failed request is made alone by make_golden, which reports the harness's error.
+  auto failed = make_golden(bad, runner);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().message.find("dimension 'n', which was not given"), std::string::npos) << failed.error().message;
+  // What the cache holds is not asked for again; without a cache nothing is prefetched.
+  const int before = runner.runs;
+  EXPECT_EQ(prefetch_golden({request(1000, "again"), request(1001, "again")}, runner).value(), 0);
+  GoldenRequest nocache = request(1002, "nocache");
+  nocache.cache.reset();
+  EXPECT_EQ(prefetch_golden({nocache}, runner).value(), 0);
+  EXPECT_EQ(runner.runs, before);
+}
+
 }  // namespace
 }  // namespace kopt::contract

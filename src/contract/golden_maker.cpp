@@ -102,8 +102,11 @@ bool golden_entry_usable(const CacheHit& hit) {
   return m && sealed_seed_present(*m);
 }
 
-Result<util::Json> make_golden(const GoldenRequest& request, util::CommandRunner& runner) {
-  GoldenRequest req = request;
+namespace {
+
+// The request's sealed token drawn, its ref.py there, its folder and (a CUDA kernel's) signature.json written: the
+// harness's argv.
+Result<std::vector<std::string>> ready_request(GoldenRequest& req) {
   if (req.sealed_token.empty()) req.sealed_token = new_sealed_token();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(req.ref_py, ec))
@@ -111,7 +114,71 @@ Result<util::Json> make_golden(const GoldenRequest& request, util::CommandRunner
   std::filesystem::create_directories(req.out_dir, ec);
   if (req.triton_kernel.empty())  // a Triton kernel's harness writes signature.json from setup()
     KOPT_TRY(util::write_json_atomic(req.out_dir / "signature.json", "signature", {{"signature", to_json(req.signature)}}));
-  auto argv = harness_argv(req, "python3");
+  return harness_argv(req, "python3");
+}
+
+// The harness's output in req.out_dir, checked for its sealed seed, stored in the cache under `key` (when there is
+// one): the manifest, with "golden_cache" saying what was stored.
+Result<util::Json> adopt_made(const GoldenRequest& req, const std::string& key) {
+  prune_sealed(sealed_root());
+  KOPT_TRY_ASSIGN(auto manifest, util::read_json(req.out_dir / "manifest.json"));
+  if (!sealed_seed_present(manifest))
+    return internal_error("the golden-data harness wrote no sealed seed to " + (sealed_root() / req.sealed_token).string());
+  if (req.cache && !key.empty() && manifest.is_object()) {
+    util::Json about = {{"ref", std::filesystem::absolute(req.ref_py).string()}, {"seeds", req.seeds}};
+    util::Json dims = util::Json::object();
+    for (const auto& [k, v] : req.dims) dims[k] = v;
+    about["dims"] = dims;
+    auto stored = store_golden(*req.cache, key, req.out_dir, about);
+    manifest["golden_cache"] = {{"hit", false}, {"key", key}, {"stored", stored && *stored}};
+    if (!stored) manifest["golden_cache"]["error"] = stored.error().message;
+  }
+  return manifest;
+}
+
+}  // namespace
+
+Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRunner& runner) {
+  std::vector<GoldenRequest> todo;
+  std::vector<std::string> keys;
+  util::Json list = util::Json::array();
+  double timeout_s = 0;
+  for (auto& req : requests) {
+    if (!req.cache) continue;
+    auto argv = ready_request(req);
+    if (!argv) continue;  // make_golden says why, when it is asked for this one
+    auto key = golden_key(*argv);
+    if (!key) continue;
+    if (auto hit = find_golden(*req.cache, *key); hit && golden_entry_usable(*hit)) continue;
+    if (std::find(keys.begin(), keys.end(), *key) != keys.end()) continue;  // made once, placed for each
+    list.push_back(std::vector<std::string>(argv->begin() + 4, argv->end()));  // after `python3 -m kopt_harness golden`
+    keys.push_back(*key);
+    timeout_s += req.timeout_s;
+    todo.push_back(req);
+  }
+  if (todo.empty()) return 0;
+  const std::filesystem::path file = todo.front().out_dir.parent_path() / ("golden_batch_" + new_sealed_token() + ".json");
+  KOPT_TRY(util::write_file_atomic(file, list.dump()));
+  KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({"golden-batch", "--requests", file.string()}, timeout_s));
+  auto r = runner.run(spec);
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  // One summary line per request, in order; a request that failed (or was not reached) is made again, alone, by
+  // make_golden, which reports its error.
+  const auto lines = util::split(r.stdout_text, '\n');
+  int made = 0;
+  for (size_t i = 0, line = 0; i < todo.size(); ++i) {
+    while (line < lines.size() && util::trim(lines[line]).empty()) ++line;
+    if (line >= lines.size()) break;
+    auto summary = util::Json::parse(lines[line++], nullptr, false);
+    if (summary.is_object() && summary.value("status", std::string()) == "ok" && adopt_made(todo[i], keys[i])) ++made;
+  }
+  return made;
+}
+
+Result<util::Json> make_golden(const GoldenRequest& request, util::CommandRunner& runner) {
+  GoldenRequest req = request;
+  KOPT_TRY_ASSIGN(auto argv, ready_request(req));
   std::string key;
   if (req.cache) {
     if (auto k = golden_key(argv); k) key = *k;  // a file that cannot be read: no cache, the harness says why
@@ -134,20 +201,7 @@ Result<util::Json> make_golden(const GoldenRequest& request, util::CommandRunner
       return input_error("ref.py failed while making golden data:\n" + err);
     return internal_error("the golden-data harness failed (" + r.describe() + "):\n" + err);
   }
-  prune_sealed(sealed_root());
-  KOPT_TRY_ASSIGN(auto manifest, util::read_json(req.out_dir / "manifest.json"));
-  if (!sealed_seed_present(manifest))
-    return internal_error("the golden-data harness wrote no sealed seed to " + (sealed_root() / req.sealed_token).string());
-  if (req.cache && !key.empty() && manifest.is_object()) {
-    util::Json about = {{"ref", std::filesystem::absolute(req.ref_py).string()}, {"seeds", req.seeds}};
-    util::Json dims = util::Json::object();
-    for (const auto& [k, v] : req.dims) dims[k] = v;
-    about["dims"] = dims;
-    auto stored = store_golden(*req.cache, key, req.out_dir, about);
-    manifest["golden_cache"] = {{"hit", false}, {"key", key}, {"stored", stored && *stored}};
-    if (!stored) manifest["golden_cache"]["error"] = stored.error().message;
-  }
-  return manifest;
+  return adopt_made(req, key);
 }
 
 }  // namespace kopt::contract

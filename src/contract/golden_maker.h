@@ -3,6 +3,7 @@
 // (`python3 -m kopt_harness golden ...`) on ref.py, and reads back its manifest.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/dims.h"
 #include "contract/golden_cache.h"
@@ -52,6 +53,12 @@ Result<util::Json> make_golden(const GoldenRequest& req, util::CommandRunner& ru
 
 // A cached entry make_golden may place: its manifest names a sealed seed that is still there.
 bool golden_entry_usable(const CacheHit& hit);
+
+// Golden data for several requests in one harness process (`golden-batch`: one Python, one torch and CUDA start
+// instead of one per request), into the golden cache: each request whose entry the cache lacks is made in its
+// out_dir and stored; make_golden then places it from there. Requests without a cache are left out; a request that
+// fails here is left to make_golden, which makes it alone and reports its error. Returns how many were made.
+Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRunner& runner);
 
 // When make_golden placed a cached entry: when the entry was made ("?" if unknown); nullopt otherwise.
 std::optional<std::string> golden_cache_hit(const util::Json& manifest);

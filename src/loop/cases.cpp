@@ -41,6 +41,7 @@ std::optional<int> Optimizer::prepare_cases() {
   // The single-case path: the user's dims alone, unfitted: the loop as it always was.
   if (fitted.size() == 1 && !fitted.front().fitted() && fitted.front().realised == o_.job.dims) return std::nullopt;
 
+  prefetch_golden(fitted, false);
   workload::OomPolicy policy;
   for (auto& c : fitted) {
     CaseData cd{c, {}, {}};
@@ -456,14 +457,8 @@ void Optimizer::final_case_table() {
   st_.gate_records["case_table"] = case_table_json(rows);
 }
 
-void Optimizer::run_holdout() {
-  if (!st_.baseline || !st_.champion || util::interrupted()) return;
-  Phase p(*this, "holdout");
-  std::vector<workload::Case> search;
-  for (const auto& cd : cases_) search.push_back(cd.c);
-  if (search.empty()) search = workload::user_case(o_.job.dims);
+std::vector<workload::Case> Optimizer::holdout_shape_list(const std::vector<workload::Case>& search, std::string& note) {
   std::vector<workload::Case> shapes;
-  std::string note;
   if (o_.gates.holdout_shapes_file) {
     auto f = workload::read_shapes_file(*o_.gates.holdout_shapes_file, o_.job.dims, workload::CaseOrigin::kHoldoutFile);
     if (!f) note = f.error().message;  // checked before the run: only a file changed since says this
@@ -473,6 +468,47 @@ void Optimizer::run_holdout() {
     shapes = h.cases;
     note = h.note;
   }
+  for (auto& shape : shapes)
+    if (ws_model_ && max_ws_bytes_ > 0)
+      if (auto f = workload::fit_to_limit(*ws_model_, shape.requested, max_ws_bytes_); f && f->fitted()) {
+        shape.realised = f->realised;
+        shape.note += (shape.note.empty() ? "" : "; ") + std::string("fitted to the working-set limit");
+      }
+  return shapes;
+}
+
+void Optimizer::prefetch_golden(const std::vector<workload::Case>& cases, bool holdout) {
+  std::vector<std::pair<Dims, fs::path>> wanted;
+  auto want = [&](const Dims& dims, const fs::path& dir) {
+    if (dims == o_.job.dims || fs::exists(dir / "manifest.json")) return;
+    for (const auto& w : wanted)
+      if (w.first == dims) return;  // the same dims twice (the small case can be a case): made once, placed twice
+    wanted.emplace_back(dims, dir);
+  };
+  if (holdout) {
+    for (const auto& shape : cases) want(shape.realised, dir_ / "holdout" / shape.name / "golden");
+  } else {
+    // The matrix's cases and the sanitizer's small case, made before the first candidate. The held-out shapes are
+    // made when they are checked, after the search (a batch of their own): made here, they would delay the first
+    // candidate by their reference runs.
+    for (const auto& c : cases) want(c.realised, dir_ / "golden_cases" / c.name);
+    if (ws_model_ && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
+      if (auto small = sanitize::sanitize_dims(*ws_model_, o_.job.dims)) want(*small, dir_ / "golden_sanitize");
+  }
+  if (wanted.size() < 2) return;  // one request gains nothing from a batch
+  say("  golden data for {} {} in one harness process...", wanted.size(), holdout ? "held-out shapes" : "cases");
+  lab_.prefetch_golden(wanted);
+}
+
+void Optimizer::run_holdout() {
+  if (!st_.baseline || !st_.champion || util::interrupted()) return;
+  Phase p(*this, "holdout");
+  std::vector<workload::Case> search;
+  for (const auto& cd : cases_) search.push_back(cd.c);
+  if (search.empty()) search = workload::user_case(o_.job.dims);
+  std::string note;
+  const std::vector<workload::Case> shapes = holdout_shape_list(search, note);
+  prefetch_golden(shapes, true);
   say("held-out shapes: {} shape(s), checked and timed for the champion and the baseline...", shapes.size());
   // Their times are indicative (what the champion gains there, not a selection): a short budget, restored after.
   // The checks are the full ones (every seed). Measured (2026-12-03, H200, vector_add 16 M): 25 s at the 2 s budget.
@@ -485,13 +521,8 @@ void Optimizer::run_holdout() {
   } restore{o_.max_time_s, saved_budget_s};
   std::vector<HoldoutCaseResult> results;
   const bool same = st_.champion->candidate.id == "baseline";
-  for (auto shape : shapes) {
+  for (const auto& shape : shapes) {
     if (util::interrupted()) break;
-    if (ws_model_ && max_ws_bytes_ > 0)
-      if (auto f = workload::fit_to_limit(*ws_model_, shape.requested, max_ws_bytes_); f && f->fitted()) {
-        shape.realised = f->realised;
-        shape.note += (shape.note.empty() ? "" : "; ") + std::string("fitted to the working-set limit");
-      }
     fs::path d = dir_ / "holdout" / shape.name;
     HoldoutRun b, c;
     auto m = lab_.golden(shape.realised, d / "golden");

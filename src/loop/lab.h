@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile/pool.h"
+#include "contract/golden_maker.h"
 #include "core/result.h"
 #include "device/gpu_info.h"
 #include "pipeline/prepare.h"
@@ -52,6 +53,9 @@ class Lab {
   // Golden data at other dims than the job's into `out_dir` (no reference timing): the cases of the workload matrix,
   // the sanitizer's small case, the held-out shapes (issue 18). The manifest back; errors as prepare()'s.
   virtual Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) = 0;
+  // The same for several dims at once, made ahead so that golden() finds them ready (the real lab: one harness
+  // process for all, into the golden cache; issue 36). Only a saving: golden() still makes what this did not.
+  virtual void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) { (void)requests; }
   // The sanitizer gate on one measuring child (sanitize/sanitizer.h run_gate: every tool through the runner).
   virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
   // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
@@ -82,10 +86,13 @@ class SystemLab final : public Lab {
   runner::RunOutcome run(const runner::RunRequest& request) override;
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
+  void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   void use_slots(const std::vector<runner::WorkerSpec>& slots) override;
 
  private:
+  // golden()'s request to the golden-data maker (the job's ref.py and seeds, no reference timing, the golden cache).
+  Result<contract::GoldenRequest> golden_request(const Dims& dims, const std::filesystem::path& out_dir);
   pipeline::KernelJob job_;
   util::CommandRunner& runner_;
   std::vector<runner::WorkerSpec> slots_ = {runner::WorkerSpec{}};

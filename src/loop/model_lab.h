@@ -73,6 +73,11 @@ class ModelLab final : public Lab {
   runner::RunOutcome run(const runner::RunRequest& request) override;
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
+  void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override {
+    std::vector<Dims> batch;
+    for (const auto& r : requests) batch.push_back(r.first);
+    prefetched.push_back(batch);
+  }
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   void use_job(const pipeline::KernelJob& job) override { kernel = job.kernel; }
   void use_slots(const std::vector<runner::WorkerSpec>& s) override { slots = s; }
@@ -83,6 +88,7 @@ class ModelLab final : public Lab {
   std::vector<std::string> runs;
   std::vector<std::filesystem::path> results;  // every run's result file
   std::vector<Dims> goldens;              // every golden() call's dims
+  std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<int> run_slots;             // every run's slot (its request's), in the order served
   std::vector<runner::WorkerSpec> slots;  // what use_slots() was given

@@ -47,6 +47,7 @@ struct GateRun {
   util::Json state, summary;
   std::string summary_md;
   std::vector<Dims> goldens;
+  std::vector<std::vector<Dims>> prefetched;
   std::vector<std::string> sanitized;
 };
 
@@ -75,6 +76,7 @@ GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo
   if (auto s = util::read_json(r.run_dir / "summary.json")) r.summary = *s;
   if (auto s = util::read_file(r.run_dir / "summary.md")) r.summary_md = *s;
   r.goldens = lab.goldens;
+  r.prefetched = lab.prefetched;
   r.sanitized = lab.sanitized;
   return r;
 }
@@ -124,6 +126,17 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   // Golden data per case: the user's case is prepare()'s, the two others made for the matrix.
   EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "scale_0.5" / "manifest.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "scale_0.75" / "manifest.json"));
+  // Asked for ahead in one batch (one harness process in the real lab): the two cases and the sanitizer's small
+  // case, before the first golden() of a case; the held-out shapes in a batch of their own after the search.
+  ASSERT_GE(r.prefetched.size(), 1u);
+  std::set<int64_t> first;
+  for (const auto& d : r.prefetched.front()) first.insert(n_of(d));
+  EXPECT_TRUE(first.count(kUserN / 2) && first.count(kUserN * 3 / 4)) << "the matrix's cases";
+  EXPECT_EQ(first.size(), r.prefetched.front().size());
+  EXPECT_FALSE(first.count(kUserN)) << "the user's case is prepare()'s";
+  for (const auto& batch : r.prefetched)
+    for (const auto& d : batch)
+      EXPECT_NE(std::find(r.goldens.begin(), r.goldens.end(), d), r.goldens.end()) << "prefetched, never asked for: " << format_dims(d);
   // The baseline passed the correctness gate at every case.
   EXPECT_TRUE(fs::exists(r.run_dir / "gates" / "correctness_scale_0.5.json"));
   // Every TILE 64 candidate was rejected at the 0.5 case; the champion is not one.

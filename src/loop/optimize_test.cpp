@@ -43,7 +43,7 @@ TEST(OptimizeGates, WithoutAGpuTheHardwareGateStopsTheRunBeforeAnyRunDirectory) 
   fs::remove_all(out);
   std::string root = fs::path(testing_support::test_data_dir()).parent_path().parent_path().string();
   auto r = util::run_process({{testing_support::kopt_binary(), "optimize", root + "/examples/vector_add/kernel.cu", "--ref",
-                               root + "/examples/vector_add/ref.py", "--n=4096", "--out", out.string()},
+                               root + "/examples/vector_add/ref.py", "--n=4096", "--out-dir", out.string()},
                               "", {}, 300});
   EXPECT_EQ(r.exit_code, 3) << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("stopped at the hardware gate: missing or broken: "), std::string::npos) << r.stderr_text;

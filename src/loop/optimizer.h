@@ -220,6 +220,12 @@ class Optimizer {
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
   void final_case_table();
   void run_holdout();
+  // The held-out shapes for these search cases (--holdout-shapes FILE, else derived), each fitted to the working-set
+  // limit; `note` says what the derivation left out (or why the file could not be read).
+  std::vector<workload::Case> holdout_shape_list(const std::vector<workload::Case>& search, std::string& note);
+  // Golden data the run will ask for next, made in one harness process where the lab can (Lab::prefetch_golden):
+  // the matrix's cases and the sanitizer's small case (holdout false), or these held-out shapes (holdout true).
+  void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout);
   bool over_cases() const { return cases_.size() > 1; }
   // A measured run's comparison with the champion it was raced against: over the workload matrix when there is
   // one (nullopt when it has none there), else its race at the primary case.

@@ -109,7 +109,7 @@ Status validate_options(const OptimizeOptions& o) {
   if (o.time_budget_s < 0) return input_error("--time-budget must be a duration >= 0");
   if (o.ncu_num < 1) return input_error("--ncu-num must be >= 1");
   if (o.finalists < 1) return input_error("--finalists must be >= 1");
-  if (o.max_time_s <= 0) return input_error("--max-time-s must be > 0");
+  if (o.max_time_s <= 0) return input_error("--measure-budget-s must be > 0");
   return ok_status();
 }
 

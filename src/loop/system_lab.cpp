@@ -94,7 +94,7 @@ Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest&
   return profile::profile_call(request, plan, runner_, top_n);
 }
 
-Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {
+Result<contract::GoldenRequest> SystemLab::golden_request(const Dims& dims, const fs::path& out_dir) {
   contract::GoldenRequest g;
   g.ref_py = job_.ref;
   g.dims = dims;
@@ -109,7 +109,19 @@ Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) 
     KOPT_TRY_ASSIGN(auto text, util::read_file(job_.kernel));
     KOPT_TRY_ASSIGN(g.signature, contract::parse_solve_signature(text, job_.kernel.string()));
   }
+  return g;
+}
+
+Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {
+  KOPT_TRY_ASSIGN(auto g, golden_request(dims, out_dir));
   return contract::make_golden(g, runner_);
+}
+
+void SystemLab::prefetch_golden(const std::vector<std::pair<Dims, fs::path>>& requests) {
+  std::vector<contract::GoldenRequest> all;
+  for (const auto& [dims, dir] : requests)
+    if (auto g = golden_request(dims, dir)) all.push_back(std::move(g).value());
+  (void)contract::prefetch_golden(std::move(all), runner_);  // what it did not make, golden() makes and reports
 }
 
 sanitize::Verdict SystemLab::sanitize(const sanitize::Request& request) {

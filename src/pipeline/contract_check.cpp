@@ -176,7 +176,20 @@ std::string format_contract_report(const KernelJob& job, const ContractCheck& c)
   if (ref == "ran") {
     std::vector<std::string> bufs;
     for (const auto& b : h.value("buffers", util::Json::array())) bufs.push_back(b.get<std::string>());
-    s += fmt::format("  reference  ran once on the CPU ({}; buffers {}) in {:.2f} s{}\n", h.value("backend", std::string("?")),
+    // Where the given dims would not fit the CPU check's memory, the harness ran it at scaled dims (docs/CONTRACT.md).
+    std::string at;
+    if (h.contains("scaled_dims") && h["scaled_dims"].is_object()) {
+      std::vector<std::string> scaled;
+      for (const auto& [k, v] : h["scaled_dims"].items()) scaled.push_back(fmt::format("{}={}", k, v.dump()));
+      const auto gb = [](const util::Json& b) { return b.is_number() ? b.get<double>() / (1ull << 30) : 0.0; };
+      at = fmt::format(" at scaled dims {} (the given dims need {:.1f} GB; kopt check lets it use {:.1f} GB, "
+                       "KOPT_CHECK_MAX_GB sets it)", util::join(scaled, " "), gb(h.value("given_bytes", util::Json())),
+                       gb(h.value("limit_bytes", util::Json())));
+      if (h.value("given_bytes", util::Json()).is_null())
+        at = fmt::format(" at scaled dims {} (the given dims ran out of the {:.1f} GB kopt check lets it use, "
+                         "KOPT_CHECK_MAX_GB sets it)", util::join(scaled, " "), gb(h.value("limit_bytes", util::Json())));
+    }
+    s += fmt::format("  reference  ran once on the CPU{} ({}; buffers {}) in {:.2f} s{}\n", at, h.value("backend", std::string("?")),
                      util::join(bufs, ", "), h.value("elapsed_s", 0.0),
                      h.value("sizes_guessed", false) ? "; buffer sizes were guessed (no setup() or shapes)" : "");
   } else if (ref == "skipped") {

@@ -47,7 +47,7 @@ Status validate(const KernelJob& job) {
   if (!parse_arch_number(job.arch))
     return input_error("--arch " + job.arch + ": not a GPU architecture nvcc 13 compiles for; give one such as sm_90 or "
                        "sm_90a (sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_100, sm_103, sm_110, sm_120, sm_121)");
-  if (job.run_timeout_s <= 0) return input_error("--timeout must be positive");
+  if (job.run_timeout_s <= 0) return input_error("--run-timeout-s must be positive");
   return ok_status();
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <regex>
 
+#include "compile/occupancy.h"
 #include "roofline/ceilings.h"
 #include "util/diff.h"
 #include "util/fs.h"
@@ -146,7 +147,7 @@ std::string reproduce_command(const Json& options, const Json& champion, const s
     if (options.contains(t) && options[t].is_number()) w.push_back(std::string("--") + t), w.push_back(json_scalar_text(options[t]));
   if (options.contains("seeds") && options["seeds"].is_number_integer()) w.push_back("--seeds"), w.push_back(json_scalar_text(options["seeds"]));
   if (options.contains("max_time_s") && options["max_time_s"].is_number())
-    w.push_back("--max-time-s"), w.push_back(json_scalar_text(options["max_time_s"]));
+    w.push_back("--measure-budget-s"), w.push_back(json_scalar_text(options["max_time_s"]));
   std::string out;
   for (const auto& x : w) out += (out.empty() ? "" : " ") + shell_word(x);
   return out;
@@ -254,6 +255,84 @@ void add_timing(Json& row, const Json& result, const std::optional<int64_t>& sta
 }
 
 // One candidate directory (candidate.json, build.json, run.json, sass.json) as a row.
+// The threads per block of a candidate's launch where its configuration names them: the launch's `num_warps` or
+// Triton's num_warps parameter (x 32), or a CUDA block-size parameter as kopt annotate derives and
+// people name them (KERNEL_BLOCK, KERNEL_BLOCK_X/_Y/_Z, BLOCK_SIZE, THREADS, NUM_THREADS, THREADS_PER_BLOCK,
+// BLOCK_THREADS). A derived parameter at 0 is the launcher's own value: not known here. A Triton BLOCK_SIZE counts
+// elements, not threads, so a Triton kernel's block is known from num_warps only.
+std::optional<int> block_threads(const Json& c, bool triton) {
+  auto positive = [](const Json& v) -> std::optional<int> {
+    if (v.is_number_integer() && v.get<int64_t>() > 0 && v.get<int64_t>() <= 1024) return static_cast<int>(v.get<int64_t>());
+    if (v.is_string()) {
+      try {
+        int n = std::stoi(v.get<std::string>());
+        if (n > 0 && n <= 1024) return n;
+      } catch (const std::exception&) {
+      }
+    }
+    return std::nullopt;
+  };
+  const Json launch = c.value("launch", Json::object());
+  if (launch.is_object()) {
+    if (launch.contains("num_warps"))
+      if (auto w = positive(launch["num_warps"]); w && *w <= 32) return *w * 32;
+  }
+  const Json params = c.value("params", Json::object());
+  if (!params.is_object()) return std::nullopt;
+  if (params.contains("num_warps"))
+    if (auto w = positive(params["num_warps"]); w && *w <= 32) return *w * 32;
+  if (triton) return std::nullopt;
+  int xyz = 1;
+  bool any_axis = false;
+  for (const auto& [name, v] : params.items()) {
+    const bool axis = name.ends_with("_BLOCK_X") || name.ends_with("_BLOCK_Y") || name.ends_with("_BLOCK_Z");
+    if (!axis) continue;
+    auto n = positive(v);
+    if (!n) return std::nullopt;
+    xyz *= *n;
+    any_axis = true;
+  }
+  if (any_axis) return xyz <= 1024 ? std::optional<int>(xyz) : std::nullopt;
+  for (const auto& [name, v] : params.items())
+    if (name == "BLOCK_SIZE" || name == "THREADS" || name == "NUM_THREADS" || name == "THREADS_PER_BLOCK" ||
+        name == "BLOCK_THREADS" || name.ends_with("_BLOCK"))
+      return positive(v);
+  return std::nullopt;
+}
+
+// The candidate's theoretical occupancy (compile/occupancy.h) from its ptxas resources, the block size where known
+// and the architecture it was built for: "occupancy" is "50% (registers)" or "unknown (...)" saying what is missing.
+// Shared memory is ptxas's static figure: dynamic shared memory is not recorded, so it counts as none.
+void add_occupancy(Json& c, const std::string& run_arch, bool triton) {
+  c["occupancy_pct"] = Json();
+  c["occupancy_limiter"] = Json();
+  auto threads = block_threads(c, triton);
+  c["block_threads"] = threads ? Json(*threads) : Json();
+  const std::string arch = c.contains("resources_arch") && c["resources_arch"].is_string() ? c["resources_arch"].get<std::string>() : run_arch;
+  if (!c.value("resources_recorded", false) || !c.contains("registers") || !c["registers"].is_number()) {
+    c["occupancy"] = "unknown (no ptxas resources)";
+    return;
+  }
+  if (!threads) {
+    c["occupancy"] = "unknown (block size not known)";
+    return;
+  }
+  auto sm = compile::sm_limits(arch);
+  if (!sm) {
+    c["occupancy"] = "unknown (no SM limits for " + (arch.empty() ? std::string("this GPU") : arch) + ")";
+    return;
+  }
+  const long long smem = c.contains("shared_bytes") && c["shared_bytes"].is_number() ? c["shared_bytes"].get<long long>() : 0;
+  auto o = compile::theoretical_occupancy(c["registers"].get<int>(), smem, *threads, *sm);
+  if (!o) {
+    c["occupancy"] = "unknown (block size not known)";
+    return;
+  }
+  c["occupancy_pct"] = o->fraction * 100;
+  c["occupancy_limiter"] = std::string(compile::limiter_name(o->limiter));
+  c["occupancy"] = compile::format_occupancy(*o);
+}
+
 Json candidate_row(const Reader& r, const fs::path& rel, const std::optional<int64_t>& start, bool samples) {
   Json row = Json::object();
   if (auto c = r.json(rel / "candidate.json")) {
@@ -280,6 +359,7 @@ Json candidate_row(const Reader& r, const fs::path& rel, const std::optional<int
     for (const auto& k : b->value("resources", Json::array())) {
       if (!k.is_object() || !k.value("entry", true)) continue;
       any = true;
+      if (k.contains("arch") && k["arch"].is_string() && !k["arch"].get<std::string>().empty()) row["resources_arch"] = k["arch"];
       if (k.contains("registers") && k["registers"].is_number()) regs = std::max(regs, k["registers"].get<int>());
       if (k.contains("shared_bytes") && k["shared_bytes"].is_number()) smem = std::max(smem, k["shared_bytes"].get<int64_t>());
       if (k.contains("stack_frame_bytes") && k["stack_frame_bytes"].is_number()) stack = std::max(stack, k["stack_frame_bytes"].get<int64_t>());
@@ -557,7 +637,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
         if (r.json("iter_00_baseline/build.json")) {
           Json built = candidate_row(r, "iter_00_baseline", start, false);
           for (const char* k : {"registers", "shared_bytes", "stack_frame_bytes", "spill_store_bytes", "spill_load_bytes", "spill_bytes",
-                                "resources_recorded", "compile_ms"})
+                                "resources_recorded", "resources_arch", "compile_ms"})
             if (built.contains(k)) row[k] = built[k];
         }
         if (auto b = r.json("iter_00_baseline/sass.json")) {
@@ -669,6 +749,11 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   }
   bool any_resources = false;
   for (const auto& c : candidates) any_resources = any_resources || c.value("resources_recorded", false);
+  {
+    const std::string kernel = options.value("kernel", std::string());
+    const bool triton = kernel.ends_with(".py");
+    for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton);
+  }
   if (!any_resources)
     notes.push_back("no candidate's build.json records ptxas resources: registers, shared memory and spills are not shown");
 

@@ -288,7 +288,7 @@ TEST(RunData, TheChampionsSourceItsDiffAndTheCommandThatReproducesIt) {
   // Run from the run directory: ref.py relative to where the run was recorded, every dim unambiguous.
   EXPECT_EQ(c["reproduce"],
             "kopt bench champion/kernel.cu --ref ../../examples/sgemm_tunable/ref.py --dim K=4096 --dim M=4096 --dim N=4096 "
-            "--arch sm_90 --seeds 3 --max-time-s 2");
+            "--arch sm_90 --seeds 3 --measure-budget-s 2");
 }
 
 TEST(RunData, ARunWithoutABaselineFileGetsItsDiffFromTheChampionsFileAndSaysSo) {
@@ -325,7 +325,7 @@ TEST(RunData, ReproduceCommandCarriesFlagsIncludesDefinesAndNumerics) {
   EXPECT_EQ(reproduce_command(options, champ, "champion/k.cu", "/home/u/ref.py"),
             "kopt bench champion/k.cu --ref /home/u/ref.py --dim n=1048576 --arch sm_90a --nvcc-flag=-Xptxas=-O3 "
             "--nvcc-flag=--use_fast_math -I /opt/cutlass/include -D USE_X=1 --numerics-mode approximate --atol 0.01 --seeds 2 "
-            "--max-time-s 5");
+            "--measure-budget-s 5");
   // A Triton champion: its values as run_kernel's arguments; a path with a space is quoted.
   Json triton = {{"constexprs", {{"BLOCK", 128}}}, {"launch", {{"num_warps", 4}}}};
   EXPECT_EQ(reproduce_command({{"dims", {{"N", 4096}}}}, triton, "champion/k.py", "my ref.py"),

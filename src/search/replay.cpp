@@ -99,7 +99,7 @@ class Replayer {
         GeneratorInput gi;
         gi.iteration = it;
         gi.k = o_.branches;
-        gi.seed = seed + static_cast<uint64_t>(it);  // as optimize: --seed + iteration
+        gi.seed = seed + static_cast<uint64_t>(it);  // as optimize: --search-seed + iteration
         for (Axis a : kAllAxes) gi.plan.slots[a] = std::max<int>(1, static_cast<int>(s_.offered_methods().size()));
         gi.registry = in_.registry;
         gi.space = &s_;

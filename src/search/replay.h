@@ -45,7 +45,7 @@ struct ReplayOptions {
   // As the loop (loop/decisions.h StopState::kExplorePatience): this many iterations in a row beyond what the
   // evidence allows (GeneratorOutput::exploring) without a faster champion end the run; 0: never.
   int explore_patience = 2;
-  uint64_t first_seed = 1;        // run r uses optimize's --seed first_seed + r
+  uint64_t first_seed = 1;        // run r uses optimize's --search-seed first_seed + r
   ReplayPolicy policy = ReplayPolicy::kLoop;
   // As the loop: an ablation variant clearly faster than the champion (by more than 1%) becomes the champion.
   bool promote_ablations = true;

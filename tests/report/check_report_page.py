@@ -155,7 +155,7 @@ def expected_from_run(run):
     return {"roof_bounds_x": ridges + [ai], "roof_bounds_y": compute + [min(max(compute), b * ai / 1000) for b in bandwidth],
             "candidates": len(history) + len(ablation_dirs), "ok": len(ok), "timeline": len(state["timeline"]),
             "ablation": len(ablation), "ablation_timed": sum(1 for a in ablation if "attribution_ms" in a),
-            "champion": champion, "mix": mix, "params": params, "lost": lost,
+            "champion": champion, "champion_params": state["champion"]["candidate"].get("params", {}), "mix": mix, "params": params, "lost": lost,
             "registers": max((r["registers"] for r in resources), default=None),
             "smem_kib": max((r["shared_bytes"] for r in resources), default=None),
             "tflops": floor["flops"] / (champ_ms * 1e-3) / 1e12, "gbps": floor["bytes_min"] / (champ_ms * 1e-3) / 1e9,
@@ -242,9 +242,26 @@ PROBE = r"""(() => {
                                    box_overflow: getComputedStyle(box).overflowX } });
 })()"""
 
-NO_MODEL = r"""(() => JSON.stringify({ rendered: document.body.dataset.koptRendered || "",
-  heads: Array.from(document.getElementById("table-candidates").tHead.rows[0].cells).map((th) => th.textContent),
-  note: document.getElementById("candidates-note").textContent }))()"""
+NO_MODEL = r"""(() => {
+  const t = document.getElementById("table-candidates");
+  const heads = Array.from(t.tHead.rows[0].cells).map((th) => th.textContent);
+  const champ = Array.from(t.tBodies[0].rows).find((r) => r.classList.contains("champion"));
+  return JSON.stringify({ rendered: document.body.dataset.koptRendered || "", heads,
+    champ_cells: champ ? Object.fromEntries(heads.map((h, i) => [h, champ.cells[i].textContent])) : {},
+    note: document.getElementById("candidates-note").textContent }); })()"""
+
+
+def occupancy_sm90(registers, shared_bytes, threads):
+    """The CUDA occupancy calculator's theoretical occupancy on sm_90, written again here (independently of kopt's
+    compile/occupancy.cpp): 64 warps, 32 blocks, 64K registers in 256-register units per warp over 4 sub-partitions,
+    228 KiB shared memory in 128-byte units with 1 KiB reserved per block. Returns (percent, limiter)."""
+    warps = -(-threads // 32)
+    per_warp = -(-registers * 32 // 256) * 256
+    limits = [(min(64 // warps, 2048 // threads), "threads"),
+              ((16384 // per_warp) * 4 // warps if per_warp else 1 << 30, "registers"),
+              (233472 // (-(-(shared_bytes + 1024) // 128) * 128), "shared memory"), (32, "blocks per SM")]
+    blocks, why = min(limits, key=lambda x: x[0])
+    return blocks * warps * 100 / 64, why
 
 SORT = r"""(() => {
   const t = document.getElementById("table-candidates");
@@ -311,6 +328,14 @@ def main():
             shutil.copytree(run, plain)
             for f in plain.glob("iter_*/roofline.json"):
                 f.unlink()
+            # Its candidates as a derived space names sgemm_tunable's block ((BM/TM)*(BN/TN) threads): each candidate's
+            # occupancy is then known (kopt annotate's KERNEL_BLOCK naming, docs/ANNOTATIONS.md).
+            for f in plain.glob("iter_*/candidates/*/candidate.json"):
+                c = json.loads(f.read_text())
+                pr = c.get("params", {})
+                if all(k in pr for k in ("BM", "BN", "TM", "TN")):
+                    pr["SGEMM_TUNABLE_BLOCK"] = (pr["BM"] // pr["TM"]) * (pr["BN"] // pr["TN"])
+                    f.write_text(json.dumps(c))
             r2 = subprocess.run([a.kopt, "report", "--html", str(plain)], capture_output=True, text=True, timeout=60)
             url2 = (plain / "summary.html").resolve().as_uri()
             cdp.send("Page.navigate", {"url": url2}, session=s)
@@ -428,6 +453,23 @@ def main():
             failures.append(f"champion registers {cells.get('regs/thread')}, build.json says {want['registers']}")
         if want["smem_kib"] is not None and cells.get("smem KiB") != f"{want['smem_kib'] / 1024:.1f}":
             failures.append(f"champion shared memory {cells.get('smem KiB')} KiB, build.json says {want['smem_kib']} bytes")
+
+        # ---- occupancy per candidate: unknown where the block size is not named, the calculator's figure where it is ----
+        if "occupancy" not in probe["heads"]:
+            failures.append("candidates table: no 'occupancy' column")
+        elif want["registers"] is not None and cells.get("occupancy") != "unknown (block size not known)":
+            failures.append(f"champion occupancy {cells.get('occupancy')!r}: sgemm_tunable's block size is not in its "
+                            f"configuration, so it must say 'unknown (block size not known)'")
+        champ_params = want["champion_params"]
+        if want["registers"] is not None and all(k in champ_params for k in ("BM", "BN", "TM", "TN")):
+            threads = (champ_params["BM"] // champ_params["TM"]) * (champ_params["BN"] // champ_params["TN"])
+            pct, why = occupancy_sm90(want["registers"], want["smem_kib"] or 0, threads)
+            expect = f"{pct:.0f}% ({why})"
+            print(f"check_report_page: champion occupancy with its block named: {no_model['champ_cells'].get('occupancy')} (expected {expect})")
+            got = no_model["champ_cells"].get("occupancy")
+            if got != expect:
+                failures.append(f"champion occupancy with its block named ({threads} threads, {want['registers']} registers, "
+                                f"{want['smem_kib']} B shared): {got!r}, the occupancy calculator says {expect!r}")
 
         # ---- parameter ablation and the methods that lost ----
         if len(probe["param_rows"]) != len(want["params"]) or not want["params"]:

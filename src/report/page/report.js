@@ -261,6 +261,8 @@
               { key: "shared_bytes", label: "smem KiB", num: true, cell: (r) => (isNum(r.shared_bytes) ? (r.shared_bytes / 1024).toFixed(1) : "n/a") },
               { key: "spill_bytes", label: "spill B", num: true, value: (r) => (r.resources_recorded ? r.spill_bytes : null),
                 cell: (r) => (r.resources_recorded ? (r.spill_store_bytes || 0) + "/" + (r.spill_load_bytes || 0) : "n/a") },
+              { key: "occupancy_pct", label: "occupancy", wrap: true, value: (r) => (isNum(r.occupancy_pct) ? r.occupancy_pct : null),
+                cell: (r) => r.occupancy || "n/a" },
               { key: "reason", label: "why not the champion", wrap: true, cls: "reason" },
               { key: "methods", label: "methods", wrap: true, value: (r) => (r.methods || []).join(", ") }])
      .concat(params.map((p) => ({ key: "p_" + p, label: p, num: true, value: (r) => (r.params || {})[p] })));
@@ -268,6 +270,8 @@
     if (!rates) notes.push("Achieved FLOP/s and B/s are omitted: " + ((D.rates || {}).note || "this run has no workload model") + ".");
     if (!rows.some((r) => r.resources_recorded)) notes.push("No build recorded ptxas resources: registers, shared memory and spills are n/a.");
     notes.push("spill B: bytes of spill stores / loads per thread (ptxas).");
+    notes.push("occupancy: theoretical, from the registers, static shared memory and the block size, with the tightest limit named; " +
+               "unknown where the configuration does not name the block size.");
     $("candidates-note").textContent = notes.join(" ");
     fillTable($("table-candidates"), cols, rows,
               (r) => (r.role === "champion" ? "champion" : r.role === "baseline" ? "baseline" : r.role === "ablation" ? "ablation" : r.status !== "ok" ? "failed" : ""));
