@@ -456,15 +456,17 @@ suite_warm_start() {
   rm -rf "$C" "$C.off" runs/ws_a runs/ws_b runs/ws_b_off
   mkdir -p "$C"
   # shellcheck disable=SC2086  # the commands are lists of words
-  KOPT_CACHE_DIR=$C step ws_a "$limit" "$K" optimize $VA --n=4194304 $args --db "$C/results.sqlite3"     --out runs/ws_a </dev/null >"$OUT/warm_start_a.log" 2>&1
+  KOPT_CACHE_DIR=$C step ws_a "$limit" "$K" optimize $VA --n=4194304 $args --db "$C/results.sqlite3" \
+    --out-dir runs/ws_a </dev/null >"$OUT/warm_start_a.log" 2>&1
   tail -3 "$OUT/warm_start_a.log"
   cp -a "$C" "$C.off"
   # shellcheck disable=SC2086
-  KOPT_CACHE_DIR=$C step ws_b "$limit" "$K" optimize $VA --n=16777216 $args --db "$C/results.sqlite3"     --out runs/ws_b </dev/null >"$OUT/warm_start_b.log" 2>&1
+  KOPT_CACHE_DIR=$C step ws_b "$limit" "$K" optimize $VA --n=16777216 $args --db "$C/results.sqlite3" \
+    --out-dir runs/ws_b </dev/null >"$OUT/warm_start_b.log" 2>&1
   tail -3 "$OUT/warm_start_b.log"
   # shellcheck disable=SC2086
   KOPT_CACHE_DIR=$C.off step ws_b_off "$limit" "$K" optimize $VA --n=16777216 $args --no-warm-start \
-    --db "$C.off/results.sqlite3" --out runs/ws_b_off </dev/null >"$OUT/warm_start_b_off.log" 2>&1
+    --db "$C.off/results.sqlite3" --out-dir runs/ws_b_off </dev/null >"$OUT/warm_start_b_off.log" 2>&1
   tail -3 "$OUT/warm_start_b_off.log"
   for r in a b b_off; do
     d=$(ls -d runs/ws_$r/kopt_runs/run_* 2>/dev/null | head -1)
