@@ -32,6 +32,7 @@
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh optimize_answer_key triton_answer_key)
 #   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
 #   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm corpus-page sgemm)
+#   warm-start                  the warm start's done-when: optimize vector_add at n=2^22, then n=2^24 over the same database and caches, with and without --no-warm-start
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
 set -u
@@ -438,6 +439,67 @@ for f in ('state.json','summary.json','bench.json'):
       step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out-dir runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
     *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench bench-warm corpus-page sgemm)" >&2; return 2 ;;
   esac; done
+}
+
+# The warm start's done-when (docs/DATABASE.md "Warm start"): run A at n=2^22 over a fresh cache root (the results
+# database, compiled binaries, golden data, ceilings: KOPT_CACHE_DIR), then a copy of that root, then run B at n=2^24
+# over the root (warm start: A's best configurations lead B's first design) and run B_off at n=2^24 with
+# --no-warm-start over the copy, so both start from the same database and caches. Each run under `timeout
+# WS_LIMIT_S` (default 170 s), with WS_ARGS (default --time-budget 60) after the example's command. $OUT gets each
+# run's log, state.json, summary.md and summary.json (warm_start_{a,b,b_off}_*), and warm_start.txt: per run its
+# wall (whole, first candidate, champion crowned), evaluations, the champion, and the evaluation and search second at
+# which it first measured a configuration within 3% of the best either second run found.
+suite_warm_start() {
+  start_check
+  local C=$PWD/runs/ws_cache VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py" limit=${WS_LIMIT_S:-170}
+  local args=${WS_ARGS:---time-budget 60} r d
+  rm -rf "$C" "$C.off" runs/ws_a runs/ws_b runs/ws_b_off
+  mkdir -p "$C"
+  # shellcheck disable=SC2086  # the commands are lists of words
+  KOPT_CACHE_DIR=$C step ws_a "$limit" "$K" optimize $VA --n=4194304 $args --db "$C/results.sqlite3" \
+    --out-dir runs/ws_a </dev/null >"$OUT/warm_start_a.log" 2>&1
+  tail -3 "$OUT/warm_start_a.log"
+  cp -a "$C" "$C.off"
+  # shellcheck disable=SC2086
+  KOPT_CACHE_DIR=$C step ws_b "$limit" "$K" optimize $VA --n=16777216 $args --db "$C/results.sqlite3" \
+    --out-dir runs/ws_b </dev/null >"$OUT/warm_start_b.log" 2>&1
+  tail -3 "$OUT/warm_start_b.log"
+  # shellcheck disable=SC2086
+  KOPT_CACHE_DIR=$C.off step ws_b_off "$limit" "$K" optimize $VA --n=16777216 $args --no-warm-start \
+    --db "$C.off/results.sqlite3" --out-dir runs/ws_b_off </dev/null >"$OUT/warm_start_b_off.log" 2>&1
+  tail -3 "$OUT/warm_start_b_off.log"
+  for r in a b b_off; do
+    d=$(ls -d runs/ws_$r/kopt_runs/run_* 2>/dev/null | head -1)
+    [ -n "$d" ] || { echo "ws_$r: no run directory"; continue; }
+    for f in state.json summary.md summary.json; do cp "$d/$f" "$OUT/warm_start_${r}_$f" 2>/dev/null; done
+    grep -h "=== ws_$r rc=" "$OUT/warm_start_$r.log" 2>/dev/null
+  done
+  python3 - "$OUT" <<'PY' | tee "$OUT/warm_start.txt"
+import json, os, sys
+out = sys.argv[1]
+def load(r):
+    try: return json.load(open(os.path.join(out, "warm_start_%s_state.json" % r)))
+    except Exception: return None
+runs = {r: load(r) for r in ("a", "b", "b_off")}
+def times(s): return [m["median_ms"] for m in s["history"] if m["status"] == "ok" and m.get("median_ms") and m["candidate"]["id"] != "baseline"]
+best = min([t for r in ("b", "b_off") if runs[r] for t in times(runs[r])] or [0])
+print("best either second run measured: %.5f ms; target (within 3%%): %.5f ms" % (best, 1.03 * best))
+for r, s in runs.items():
+    if not s: print(r, "no state.json"); continue
+    w, ch = s.get("wall", {}), s.get("champion") or {}
+    n, hit = 0, None
+    for m in s["history"]:
+        if m["candidate"]["id"] == "baseline": continue
+        n += 1
+        if r != "a" and hit is None and m["status"] == "ok" and m.get("median_ms") and m["median_ms"] <= 1.03 * best:
+            hit = (n, m["candidate"]["id"], m.get("search_s"))
+    print("%-6s whole %s s, first candidate %s s, champion crowned %s s; %d evaluations, %d iterations, stop %s; "
+          "champion %s %.5f ms; warm-start points %d; within 3%% of the best: %s"
+          % (r, w.get("whole_s"), w.get("first_candidate_s"), w.get("champion_s"), n, s.get("iterations_done", 0),
+             s.get("stop_reason"), ch.get("candidate", {}).get("id"), ch.get("median_ms") or 0, len(s.get("warm_start", [])),
+             "evaluation %d (%s, search %.1f s)" % (hit[0], hit[1], hit[2] or 0) if hit else "never" if r != "a" else "n/a (another shape)"))
+PY
+  rm -rf "$C.off"
 }
 
 suites() { usage | sed -n 's/^  \([a-z-]*\) .*/\1/p'; }   # the first word of each row of the table above

@@ -201,6 +201,13 @@ int cmd_optimize(const Args& args) {
   app.add_flag("--remeasure", o.remeasure,
                "measure every configuration, even one the results database holds under the same key (default: such a "
                "configuration is reused, and re-raced only where it could be crowned; docs/DATABASE.md \"Reuse\")");
+  bool no_warm_start = false, no_strategy_memory = false;
+  app.add_flag("--no-warm-start", no_warm_start,
+               "start the first design from this run's space alone (default: a run at new dims measures first the best "
+               "configurations the results database holds at the nearest shapes; docs/DATABASE.md \"Warm start\")");
+  app.add_flag("--no-strategy-memory", no_strategy_memory,
+               "rank methods by this run's evidence alone (default: methods that paid off at this roofline position in "
+               "past runs on this GPU rank first among equals; docs/SEARCH.md \"Strategy memory\")");
   std::string resume_dir;  // documented here; a --resume command line is parsed above, by its own options
   app.add_option("--resume", resume_dir, "continue an interrupted run from its last completed step: kopt optimize --resume "
                  "RUN_DIR [--iterations N] [--time-budget T] [--gpus G] [--quiet] [--json FILE|-] (see kopt optimize --resume x --help)")
@@ -218,6 +225,8 @@ int cmd_optimize(const Args& args) {
     o.time_budget_s = *b;
   }
   o.out = v.out;
+  o.warm_start = !no_warm_start;
+  o.strategy_memory = !no_strategy_memory;
   if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
   if (auto st = check_contract_first("optimize", o.job); !st) return fail(st.error());
   // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.

@@ -69,4 +69,24 @@ struct Record {
 
 util::Json to_json(const Record& r);  // one record as `kopt db query/export` print it
 
+// What one method came to in a champion of a past run (table method_outcomes, schema v3; issue 39 item 2(c), the
+// strategy memory): the ablation's verdict on it, and where on the roofline the run stood when it chose that
+// iteration's methods.
+struct MethodOutcome {
+  int64_t id = 0;
+  std::string gpu_model;
+  std::string kernel_hash;
+  std::string run_dir;
+  int iteration = 0;
+  std::string position;  // the roofline position: the bound axis ("memory", "compute", "latency") or "unknown"
+  std::string method;
+  std::string verdict;   // search::verdict_name of the ablation's verdict
+  // "paid" (effective, effective_measured: switching it off cost the champion time), "no_gain" (ineffective, or its
+  // implementation failed), "adopted" (on in a crowned champion, its worth not measured: unverified, not ablatable).
+  std::string outcome;
+  std::optional<double> saved_fraction;  // the ablation's saving over the champion's median, when measured
+  int64_t recorded_unix_s = 0;           // 0: Store stamps the time
+  std::string recorded_at;
+};
+
 }  // namespace kopt::db

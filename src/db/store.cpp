@@ -30,6 +30,13 @@ const std::vector<std::string>& migrations() {
       "CREATE INDEX measurements_time ON measurements(recorded_unix_s);",
       // v2: a paired measurement's race against the champion of the moment (Record::raced), which a later run reuses.
       "ALTER TABLE measurements ADD COLUMN raced_json TEXT NOT NULL DEFAULT 'null';",
+      // v3: what each method came to in a champion, at which roofline position (MethodOutcome): the strategy memory.
+      "CREATE TABLE method_outcomes ("
+      " id INTEGER PRIMARY KEY,"
+      " gpu_model TEXT NOT NULL, kernel_hash TEXT NOT NULL, run_dir TEXT NOT NULL, iteration INTEGER NOT NULL,"
+      " position TEXT NOT NULL, method TEXT NOT NULL, verdict TEXT NOT NULL, outcome TEXT NOT NULL,"
+      " saved_fraction REAL, recorded_unix_s INTEGER NOT NULL, recorded_at TEXT NOT NULL);"
+      "CREATE INDEX method_outcomes_gpu ON method_outcomes(gpu_model, position);",
   };
   return steps;
 }
@@ -257,6 +264,53 @@ Result<std::vector<Record>> Store::kernel_records(const std::string& kernel_hash
   return query(q);
 }
 
+Status Store::record_method_outcome(const MethodOutcome& m) {
+  const int64_t at = m.recorded_unix_s ? m.recorded_unix_s : now_unix_s();
+  KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
+  KOPT_TRY_ASSIGN(auto s, c_.prepare("INSERT INTO method_outcomes (gpu_model, kernel_hash, run_dir, iteration, position, "
+                                     "method, verdict, outcome, saved_fraction, recorded_unix_s, recorded_at) "
+                                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  s.bind(1, m.gpu_model)
+      .bind(2, m.kernel_hash)
+      .bind(3, m.run_dir)
+      .bind(4, static_cast<int64_t>(m.iteration))
+      .bind(5, m.position)
+      .bind(6, m.method)
+      .bind(7, m.verdict)
+      .bind(8, m.outcome);
+  bind_optional(s, 9, m.saved_fraction);
+  s.bind(10, at).bind(11, m.recorded_at.empty() ? iso_utc(at) : m.recorded_at);
+  if (auto st = s.run(); !st) return c_.error("cannot record a method outcome: " + st.error().message);
+  KOPT_TRY(tx.commit());
+  return ok_status();
+}
+
+Result<std::vector<MethodOutcome>> Store::method_outcomes(const std::string& gpu_model) {
+  KOPT_TRY_ASSIGN(auto s, c_.prepare("SELECT id, gpu_model, kernel_hash, run_dir, iteration, position, method, verdict, "
+                                     "outcome, saved_fraction, recorded_unix_s, recorded_at FROM method_outcomes "
+                                     "WHERE gpu_model = ? ORDER BY recorded_unix_s DESC, id DESC"));
+  s.bind(1, gpu_model);
+  std::vector<MethodOutcome> out;
+  for (;;) {
+    KOPT_TRY_ASSIGN(bool row, s.step());
+    if (!row) return out;
+    MethodOutcome m;
+    m.id = s.integer(0);
+    m.gpu_model = s.text(1);
+    m.kernel_hash = s.text(2);
+    m.run_dir = s.text(3);
+    m.iteration = static_cast<int>(s.integer(4));
+    m.position = s.text(5);
+    m.method = s.text(6);
+    m.verdict = s.text(7);
+    m.outcome = s.text(8);
+    if (!s.is_null(9)) m.saved_fraction = s.real(9);
+    m.recorded_unix_s = s.integer(10);
+    m.recorded_at = s.text(11);
+    out.push_back(std::move(m));
+  }
+}
+
 Result<std::optional<Record>> Store::find_by_key(const RecordKey& key) {
   KOPT_TRY_ASSIGN(auto rows, select("key_hash = ?", {key_hash(key)}));
   return find_reusable(key, rows);
@@ -301,6 +355,9 @@ Result<int64_t> Store::prune_older_than(int64_t days, int64_t now) {
   s.bind(1, now - days * 86400);
   KOPT_TRY(s.run());
   const int64_t n = c_.changes();
+  KOPT_TRY_ASSIGN(auto o, c_.prepare("DELETE FROM method_outcomes WHERE recorded_unix_s < ?"));
+  o.bind(1, now - days * 86400);
+  KOPT_TRY(o.run());
   KOPT_TRY(tx.commit());
   return n;
 }
@@ -311,6 +368,9 @@ Result<int64_t> Store::prune_kernel(const std::string& kernel_hash) {
   s.bind(1, kernel_hash);
   KOPT_TRY(s.run());
   const int64_t n = c_.changes();
+  KOPT_TRY_ASSIGN(auto o, c_.prepare("DELETE FROM method_outcomes WHERE kernel_hash = ?"));
+  o.bind(1, kernel_hash);
+  KOPT_TRY(o.run());
   KOPT_TRY(tx.commit());
   return n;
 }

@@ -52,6 +52,8 @@ class RecordSink {
  public:
   virtual ~RecordSink() = default;
   virtual Status record(const Record& r) = 0;
+  // What a method came to in a champion (the strategy memory's input). Default: not kept.
+  virtual Status record_method_outcome(const MethodOutcome&) { return ok_status(); }
 };
 
 // Where a run looks up what was measured before (issue 39 item 2, docs/DATABASE.md "Reuse"): Store, or a test's list.
@@ -62,6 +64,11 @@ class RecordLookup {
   virtual Result<std::optional<Record>> find_by_key(const RecordKey& key) = 0;
   // Every record of one kernel, newest first: what the warm start and the strategy memory read.
   virtual Result<std::vector<Record>> kernel_records(const std::string& kernel_hash) = 0;
+  // Every method outcome recorded on this GPU model, any kernel, newest first (the strategy memory). Default: none.
+  virtual Result<std::vector<MethodOutcome>> method_outcomes(const std::string& gpu_model) {
+    (void)gpu_model;
+    return std::vector<MethodOutcome>{};
+  }
 };
 
 class Store final : public RecordSink, public RecordLookup {
@@ -75,11 +82,14 @@ class Store final : public RecordSink, public RecordLookup {
   Result<std::vector<Record>> query(const Query& q);  // newest first
   Result<std::optional<Record>> find_by_key(const RecordKey& key) override;
   Result<std::vector<Record>> kernel_records(const std::string& kernel_hash) override;
+  Status record_method_outcome(const MethodOutcome& m) override;
+  Result<std::vector<MethodOutcome>> method_outcomes(const std::string& gpu_model) override;
   // The k nearest shapes at which this kernel's configuration `config` was measured (reuse.h nearest_shapes).
   Result<std::vector<ShapeNeighbour>> nearest_shapes(const std::string& kernel_hash, const util::Json& config, const Dims& dims,
                                                      size_t k);
   Result<std::vector<KernelSummary>> summary();  // newest kernel first
-  // Deletes records older than `days` days before now_unix_s, or every record of one kernel; the count deleted.
+  // Deletes records older than `days` days before now_unix_s, or every record of one kernel; the count deleted (of
+  // measurements; the method outcomes of the same age or kernel go with them).
   Result<int64_t> prune_older_than(int64_t days, int64_t now_unix_s);
   Result<int64_t> prune_kernel(const std::string& kernel_hash);
   // PRAGMA integrity_check's answer: "ok" for a sound file.

@@ -87,30 +87,129 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   testing::ScratchDb scratch("upgrade");
   const fs::path& p = scratch.path;
   {
-    // A version-1 file with one record: today's file with version 2's column dropped.
+    // A version-1 file with one record: today's file with version 3's table and version 2's column dropped.
     Store s = open_ok(p);
     ASSERT_TRUE(s.insert(sample_record()).ok());
-    ASSERT_TRUE(s.connection().exec("ALTER TABLE measurements DROP COLUMN raced_json; UPDATE schema_version SET version = 1").ok());
+    ASSERT_TRUE(s.connection()
+                    .exec("DROP TABLE method_outcomes; ALTER TABLE measurements DROP COLUMN raced_json; "
+                          "UPDATE schema_version SET version = 1")
+                    .ok());
     EXPECT_EQ(*s.schema_version(), 1);
   }
   Store s = open_ok(p);
-  EXPECT_EQ(*s.schema_version(), 2);
+  EXPECT_EQ(*s.schema_version(), 3);
+  // Version 3's table is there, empty: the strategy memory starts with nothing.
+  auto none = s.method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
   auto rows = s.query({});
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->size(), 1u);
   EXPECT_EQ(key_hash(rows->front().key), key_hash(sample_record().key));
   EXPECT_TRUE(rows->front().raced.is_null()) << "a record made before version 2 has no race";
   // A later step runs on top, and a kopt that knows fewer steps refuses the upgraded file.
-  std::vector<std::string> v3 = migrations();
-  v3.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
+  std::vector<std::string> v4 = migrations();
+  v4.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
   {
-    Store s3 = open_ok(p, v3);
-    EXPECT_EQ(*s3.schema_version(), 3);
+    Store s3 = open_ok(p, v4);
+    EXPECT_EQ(*s3.schema_version(), 4);
     auto c = s3.connection().prepare("SELECT comment FROM measurements");
     ASSERT_TRUE(c.ok() && *c->step());
     EXPECT_EQ(c->text(0), "none");
   }
   EXPECT_FALSE(Store::open(p).ok());
+}
+
+// A file written by a kopt that knows versions 1 and 2 only (main before the strategy memory: reuse, raced_json)
+// opens here at version 3, its records and their races as they were; from then on that kopt refuses it.
+TEST(DbStore, AVersion2DatabaseIsUpgradedToVersion3KeepingItsRaces) {
+  testing::ScratchDb scratch("upgrade_v2");
+  const fs::path& p = scratch.path;
+  const std::vector<std::string> v2(migrations().begin(), migrations().begin() + 2);
+  Record in = sample_record();
+  in.raced = util::Json::parse(
+      R"({"against": {"config": {"params": {"TILE": 32}}, "flags": []}, "primary": {"median_ratio": 0.9, "ci95_low": 0.88}})");
+  {
+    Store s = open_ok(p, v2);
+    EXPECT_EQ(*s.schema_version(), 2);
+    ASSERT_TRUE(s.insert(in).ok());
+    auto t = s.connection().prepare("SELECT count(*) FROM sqlite_master WHERE name = 'method_outcomes'");
+    ASSERT_TRUE(t.ok() && *t->step());
+    EXPECT_EQ(t->integer(0), 0) << "version 2 has no method_outcomes table";
+  }
+  {
+    Store s = open_ok(p);
+    EXPECT_EQ(*s.schema_version(), 3);
+    auto rows = s.query({});
+    ASSERT_TRUE(rows.ok()) << rows.error().message;
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_EQ(key_hash(rows->front().key), key_hash(in.key));
+    EXPECT_EQ(rows->front().raced, in.raced) << "version 2's race survives the step to version 3";
+    auto none = s.method_outcomes("NVIDIA H200");
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    EXPECT_TRUE(none->empty());
+    MethodOutcome m;
+    m.gpu_model = "NVIDIA H200";
+    m.kernel_hash = in.key.kernel_hash;
+    m.run_dir = "kopt_runs/run_a";
+    m.position = "memory";
+    m.method = "vectorized_access";
+    m.verdict = "effective";
+    m.outcome = "paid";
+    ASSERT_TRUE(s.record_method_outcome(m).ok());
+    EXPECT_EQ(s.method_outcomes("NVIDIA H200")->size(), 1u);
+  }
+  // Opening it again changes nothing; a version-2 kopt refuses the upgraded file, naming version 3.
+  EXPECT_EQ(*open_ok(p).schema_version(), 3);
+  auto old = Store::open(p, v2);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("schema version 3"), std::string::npos) << old.error().message;
+}
+
+// Issue 39 item 2(c): the method outcomes (schema v3) come back per GPU model, newest first, and go with a prune.
+TEST(DbStore, MethodOutcomesComeBackPerGpuModelAndArePrunedWithTheirKernel) {
+  testing::ScratchDb scratch("outcomes");
+  Store s = open_ok(scratch.path);
+  MethodOutcome m;
+  m.gpu_model = "NVIDIA H200";
+  m.kernel_hash = sample_record().key.kernel_hash;
+  m.run_dir = "kopt_runs/run_a";
+  m.iteration = 2;
+  m.position = "memory";
+  m.method = "vectorized_access";
+  m.verdict = "effective";
+  m.outcome = "paid";
+  m.saved_fraction = 0.12;
+  m.recorded_unix_s = 1796256000;
+  ASSERT_TRUE(s.record_method_outcome(m).ok());
+  MethodOutcome other = m;
+  other.gpu_model = "NVIDIA A100";
+  ASSERT_TRUE(s.record_method_outcome(other).ok());
+  MethodOutcome later = m;
+  later.kernel_hash = "ffffffffffffffffffffffffffffffff";
+  later.method = "smem_padding";
+  later.outcome = "no_gain";
+  later.verdict = "ineffective";
+  later.saved_fraction.reset();
+  later.recorded_unix_s = m.recorded_unix_s + 10;
+  ASSERT_TRUE(s.record_method_outcome(later).ok());
+  auto got = s.method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].method, "smem_padding");
+  EXPECT_FALSE((*got)[0].saved_fraction);
+  EXPECT_EQ((*got)[1].method, "vectorized_access");
+  EXPECT_EQ((*got)[1].position, "memory");
+  EXPECT_EQ((*got)[1].outcome, "paid");
+  EXPECT_EQ((*got)[1].iteration, 2);
+  EXPECT_EQ((*got)[1].recorded_at, "2026-12-03T00:00:00Z");
+  ASSERT_TRUE((*got)[1].saved_fraction);
+  EXPECT_DOUBLE_EQ(*(*got)[1].saved_fraction, 0.12);
+  ASSERT_TRUE(s.prune_kernel(m.kernel_hash).ok());
+  got = s.method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].method, "smem_padding");
 }
 
 TEST(DbStore, ARecordComesBackAsItWasStored) {

@@ -5,6 +5,7 @@
 
 #include "loop/optimizer.h"
 #include "loop/candidate_check.h"
+#include "loop/strategy_memory.h"
 #include "search/builtin_generator.h"
 #include "search/external_generator.h"
 #include "search/manual_generator.h"
@@ -26,6 +27,7 @@ int Optimizer::run() {
     if (auto rc = open_run_dir()) return *rc;
   }
   if (auto rc = pass_gates()) return *rc;
+  plan_warm_start();
 
   std::unique_ptr<search::Generator> gen;
   util::SystemRunner generator_runner;
@@ -95,6 +97,7 @@ search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) 
   in.context.dims = o_.job.dims;
   in.context.contract_signature = prep_.signature.normalised;
   in.context.roofline = st_.roofline;
+  if (o_.warm_start) in.warm_start = suggestions(st_.warm_start);
   return in;
 }
 
@@ -192,7 +195,9 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   say("iteration {}/{}: champion {} at {:.4f} ms", it, o_.iterations, st_.champion->candidate.id, st_.champion->median_ms);
 
   // ---- Generate ----
+  position_ = roofline_position(st_.roofline);  // where this iteration's methods are chosen (the strategy memory's key)
   search::GeneratorInput in = generator_input(it, idir);
+  in.method_bonus = strategy_memory_bonus();
   // A generator that repairs its candidates (--generator llm) checks them through the lab before returning them.
   LoopChecker checker({&o_.job, &prep_, &baseline_result_, &lab_, jobs_ > 0 ? jobs_ : 1, idir / "checks"});
   in.checker = &checker;
@@ -256,6 +261,7 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
     c.id = fmt::format("i{}c{}", it, next);
     taken.insert(c.id);
   }
+  note_warm_start(out->candidates);
 
   // ---- Measure, then select: finalists re-timed in paired rounds against the incumbent ----
   auto runs = measure(out->candidates, idir, "candidates", true);
@@ -288,8 +294,11 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   std::optional<CandidateRun> adopted;
   if (champ_run) {
     std::vector<CandidateRun> variants;
+    const size_t verdicts_before = st_.verdicts.size();
     auto a = ablate(*champ_run, it, idir, &variants);
     if (!a) return fail(a.error());
+    record_method_outcomes(it, std::vector<search::MethodVerdict>(st_.verdicts.begin() + static_cast<long>(verdicts_before),
+                                                                  st_.verdicts.end()));
     ablation = *a;
     st_.ablated_methods = champ_run->candidate.methods;
     auto ad = adopt_faster_variants(std::move(variants), it, idir / "ablation");

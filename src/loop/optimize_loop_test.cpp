@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -72,13 +74,13 @@ struct LoopRun {
 };
 
 LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr,
-                       db::RecordLookup* lookup = nullptr) {
+                       db::RecordLookup* lookup = nullptr, const Dims& dims = {{"n", 1 << 20}}) {
   fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const fs::path data = testing_support::test_data_dir();
   o.job.kernel = data / "loop" / "tile_kernel.cu";
   o.job.ref = data / "loop" / "ref.py";
-  o.job.dims = {{"n", 1 << 20}};
+  o.job.dims = dims;
   o.out = out;
   o.quiet = true;
   mo.ceilings = roofline::testing::round_ceilings();
@@ -307,6 +309,127 @@ TEST(OptimizeLoop, ASecondIdenticalRunMeasuresNothingNewAndReachesTheSameChampio
   ASSERT_TRUE(state_4.ok());
   for (const auto& m : (*state_4)["history"]) EXPECT_FALSE(m.contains("reused")) << m.dump();
   EXPECT_EQ(fourth.runs.size(), first.runs.size());
+}
+
+// The position in a run's history (1: its first evaluation after the baseline) of the first configuration with these
+// params and vectorized_access on; 0: never measured.
+size_t evaluations_to(const util::Json& state, int64_t tile, int64_t unroll) {
+  size_t n = 0;
+  for (const auto& m : state["history"]) {
+    if (m["candidate"]["id"] == "baseline") continue;
+    ++n;
+    const auto& c = m["candidate"];
+    if (c["params"].value("TILE", 0) == tile && c["params"].value("UNROLL", 0) == unroll &&
+        c["guards"].value("vectorized_access", false) && m["status"] == "ok")
+      return n;
+  }
+  return 0;
+}
+
+// Issue 39 item 2(b) and 2(c) through the whole loop: a run at dims B over a database holding a run at dims A measures
+// A's best configuration in its first iteration (measured here, not taken from A), reaches the model's optimum in fewer
+// evaluations than the same run from scratch, says where each warm-start point came from, and reads the strategy
+// memory A's ablations left.
+TEST(OptimizeLoop, ARunAtNewDimsWarmStartsFromTheNearestShapesBestConfigurations) {
+  OptimizeOptions o;
+  o.iterations = 3;
+  o.patience = 3;
+  o.branches = 4;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;  // at A (n = 2^20): TILE 64, UNROLL 2, vectorized access on is the optimum (0.9)
+  mo.noise_per_run = true;
+  db::testing::ScratchDb scratch("warm");
+  auto store = db::Store::open(scratch.path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  const Dims a = {{"n", 1 << 20}}, b = {{"n", 1 << 22}};
+  auto first = run_model_loop("warm_a", o, mo, &*store, &*store, a);
+  ASSERT_EQ(first.exit_code, 0);
+  auto state_a = util::read_json(first.run_dir / "state.json");
+  ASSERT_TRUE(state_a.ok());
+  EXPECT_TRUE((*state_a)["warm_start"].empty()) << "nothing stored before: no warm start";
+  EXPECT_EQ((*state_a)["champion"]["candidate"]["params"]["TILE"], 64);
+  EXPECT_EQ((*state_a)["champion"]["candidate"]["params"]["UNROLL"], 2);
+  // The ablation's verdicts were kept as method outcomes, at the position the methods were chosen at.
+  auto outcomes = store->method_outcomes("NVIDIA H200");
+  ASSERT_TRUE(outcomes.ok()) << outcomes.error().message;
+  ASSERT_FALSE(outcomes->empty());
+  for (const auto& m : *outcomes) {
+    EXPECT_EQ(m.run_dir, first.run_dir.string());
+    EXPECT_FALSE(m.position.empty());
+    EXPECT_TRUE(m.outcome == "paid" || m.outcome == "no_gain" || m.outcome == "adopted") << m.outcome;
+  }
+
+  // B: four times the elements, the same shape of cost.
+  ModelLabOptions mo_b = mo;
+  mo_b.time_ms = [](const Defines& d) -> std::optional<double> {
+    auto t = tile_model(d);
+    return t ? std::optional<double>(4 * *t) : std::nullopt;
+  };
+  auto warm = run_model_loop("warm_b", o, mo_b, &*store, &*store, b);
+  ASSERT_EQ(warm.exit_code, 0);
+  auto state_b = util::read_json(warm.run_dir / "state.json");
+  ASSERT_TRUE(state_b.ok());
+  const auto& points = (*state_b)["warm_start"];
+  ASSERT_FALSE(points.empty());
+  EXPECT_LE(points.size(), 3u) << "one shape stored: its three fastest";
+  EXPECT_EQ(points[0]["key"].get<std::string>().rfind("TILE=64,UNROLL=2,KOPT_VECTORIZED_ACCESS=1,", 0), 0u) << points.dump();
+  for (const auto& p : points) {
+    EXPECT_EQ(p["from_dims"], util::Json(a));
+    EXPECT_EQ(p["run_dir"], first.run_dir.string());
+    EXPECT_NEAR(p["distance"].get<double>(), std::log(4.0), 1e-9);
+  }
+  // A's best was measured in B's first iteration, in this run: compiled, raced, not reused.
+  const std::string id = points[0]["candidate_id"];
+  ASSERT_FALSE(id.empty());
+  bool measured = false;
+  for (const auto& m : (*state_b)["history"])
+    if (m["candidate"]["id"] == id) {
+      measured = true;
+      EXPECT_EQ(m["iteration"], 1);
+      EXPECT_EQ(m["status"], "ok");
+      EXPECT_FALSE(m.contains("reused")) << "another shape's figure never stands for a measurement";
+      EXPECT_NEAR(m["median_ms"].get<double>(), 3.6, 0.1) << "this shape's time, not A's 0.9";
+    }
+  EXPECT_TRUE(measured);
+  EXPECT_NE(std::find(warm.compiled.begin(), warm.compiled.end(), id), warm.compiled.end());
+  // Fewer evaluations to the optimum than from scratch (no database: nothing to start from).
+  OptimizeOptions scratch_o = o;
+  auto cold = run_model_loop("warm_b_scratch", scratch_o, mo_b, nullptr, nullptr, b);
+  ASSERT_EQ(cold.exit_code, 0);
+  auto state_c = util::read_json(cold.run_dir / "state.json");
+  ASSERT_TRUE(state_c.ok());
+  const size_t warm_n = evaluations_to(*state_b, 64, 2), cold_n = evaluations_to(*state_c, 64, 2);
+  EXPECT_EQ(warm_n, 1u);
+  EXPECT_TRUE(cold_n == 0 || cold_n > warm_n) << "from scratch: " << cold_n;
+  std::printf("warm start: the optimum at evaluation %zu; from scratch: %zu (0: not reached)\n", warm_n, cold_n);
+  // --no-warm-start over the same database: the first design is the usual one.
+  OptimizeOptions off = o;
+  off.warm_start = false;
+  auto unwarmed = run_model_loop("warm_b_off", off, mo_b, nullptr, &*store, b);
+  ASSERT_EQ(unwarmed.exit_code, 0);
+  auto state_off = util::read_json(unwarmed.run_dir / "state.json");
+  ASSERT_TRUE(state_off.ok());
+  EXPECT_TRUE((*state_off)["warm_start"].empty());
+  // The summary says which points came from which shape; plan.json's notes name the shape for each candidate.
+  auto summary = util::read_json(warm.run_dir / "summary.json");
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ((*summary)["warm_start"]["points"][0]["candidate_id"], id);
+  EXPECT_TRUE((*summary)["warm_start"]["points"][0]["median_ms_here"].is_number());
+  auto md = util::read_file(warm.run_dir / "summary.md");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("## Warm start from other shapes"), std::string::npos);
+  auto plan = util::read_json(warm.run_dir / "iter_01" / "plan.json");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->dump().find("warm start: 1st fastest at n=1048576"), std::string::npos);
+  // The strategy memory: A's outcomes at this position are in B's state when any applied.
+  // The strategy memory: B's methods were ranked with A's outcomes at the same roofline position (its own run's excluded).
+  const auto& memory = (*state_b)["strategy_memory"];
+  ASSERT_FALSE(memory.is_null()) << "A recorded outcomes at the position B starts from";
+  EXPECT_EQ(memory["position"], outcomes->front().position);
+  EXPECT_FALSE(memory["bonus"].empty());
+  for (const auto& [method, bonus] : memory["bonus"].items()) {
+    EXPECT_LT(std::abs(bonus.get<double>()), 0.5) << method;
+  }
 }
 
 // A results database that fails on every write.

@@ -138,6 +138,18 @@ class Optimizer {
   // replaces its reused run in `runs`.
   Status race_reused_finalists(std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
   std::vector<Contender> contenders_of(const std::vector<CandidateRun>& runs) const;
+  // ---- the warm start and the strategy memory (issue 39 item 2(b), 2(c): loop/warm_start_loop.cpp) ----
+  // Before the first iteration: the nearest other shapes' best configurations (loop/warm_start.h) into st_.warm_start,
+  // which lead the first design (GeneratorInput::warm_start). Nothing without a lookup, --no-warm-start, or on resume.
+  void plan_warm_start();
+  // The generated candidates that are warm-start points: each point's candidate_id, the first time it is proposed.
+  void note_warm_start(const std::vector<search::Candidate>& cands);
+  // The strategy memory's bonus per method for the champion's roofline position (loop/strategy_memory.h), recorded in
+  // st_.strategy_memory; empty without a lookup or with --no-strategy-memory.
+  std::map<std::string, double> strategy_memory_bonus();
+  // After an ablation: its verdicts, at the position the iteration's methods were chosen at, into the database.
+  void record_method_outcomes(int iteration, const std::vector<search::MethodVerdict>& verdicts);
+  std::string position_;  // the roofline position the current iteration's methods were chosen at (strategy_memory.h)
   // The race a run's record keeps (Record::raced): against which champion, at the primary case and over the cases.
   util::Json raced_json(const CandidateRun& r) const;
   void update_frontier();

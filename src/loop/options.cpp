@@ -22,6 +22,8 @@ util::Json options_to_json(const OptimizeOptions& o) {
   out["gpus"] = o.gpus.text();
   out["ray_address"] = o.ray_address;
   out["remeasure"] = o.remeasure;
+  out["warm_start"] = o.warm_start;
+  out["strategy_memory"] = o.strategy_memory;
   return out;
 }
 
@@ -59,6 +61,8 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
     o.seed = j.value("seed", d.seed);
     o.remeasure = j.value("remeasure", d.remeasure);
+    o.warm_start = j.value("warm_start", d.warm_start);
+    o.strategy_memory = j.value("strategy_memory", d.strategy_memory);
     KOPT_TRY_ASSIGN(o.gates, gate_options_from_json(j));
     if (j.contains("llm")) {
       KOPT_TRY_ASSIGN(o.llm, search::llm_options_from_json(j["llm"]));

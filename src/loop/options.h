@@ -48,6 +48,11 @@ struct OptimizeOptions {
   // --remeasure: every configuration is measured, none reused from the results database (docs/DATABASE.md "Reuse").
   // Kept in options.json, so a resumed run measures as it started.
   bool remeasure = false;
+  // --no-warm-start: the first design starts from this run's space alone, not from the nearest shapes' measurements
+  // (issue 39 item 2(b), docs/DATABASE.md "Warm start"); --no-strategy-memory: the method budget's ordering ignores
+  // past runs (item 2(c), docs/SEARCH.md "Strategy memory"). Kept in options.json.
+  bool warm_start = true;
+  bool strategy_memory = true;
 };
 
 // The options a run directory was started with (options.json), for --resume.

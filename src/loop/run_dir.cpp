@@ -304,6 +304,23 @@ util::Json Optimizer::summary_json() {
   s["wall"] = to_json(st_.wall);
   s["candidate_costs"] = candidate_costs(st_.history);
   s["reuse"] = reuse_summary(st_.history, st_.ablations, st_.raced_again);
+  // Issue 39 item 2(b): the warm start's points, where each came from, the candidate it became and what it measured here.
+  if (!st_.warm_start.empty()) {
+    util::Json points = util::Json::array();
+    for (const auto& p : st_.warm_start) {
+      util::Json e = to_json(p);
+      e["median_ms_here"] = nullptr;
+      e["status_here"] = nullptr;
+      for (const auto& m : st_.history)
+        if (!p.candidate_id.empty() && m.candidate.id == p.candidate_id) {
+          e["status_here"] = search::candidate_status_name(m.status);
+          if (m.median_ms) e["median_ms_here"] = *m.median_ms;
+        }
+      points.push_back(e);
+    }
+    s["warm_start"] = {{"points", points}};
+  }
+  if (!st_.strategy_memory.is_null()) s["strategy_memory"] = st_.strategy_memory;
   if (st_.measuring.contains("per_slot")) s["measuring"] = st_.measuring;
   if (auto u = search::llm_usage_summary(dir_); !u.is_null()) s["llm"] = u;
   // Only a champion that was written: a run stopped at a gate has none (and its summary says so).

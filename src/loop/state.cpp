@@ -114,6 +114,8 @@ util::Json to_json(const RunState& s) {
   for (const auto& p : s.param_ablations) param_ablations.push_back(to_json(p));
   util::Json superseded = util::Json::array();
   for (const auto& c : s.superseded) superseded.push_back(champion_json(c));
+  util::Json warm_start = util::Json::array();
+  for (const auto& p : s.warm_start) warm_start.push_back(to_json(p));
   return {{"version", kStateVersion},
           {"gates_passed", s.gates_passed},
           {"iterations_done", s.iterations_done},
@@ -123,6 +125,8 @@ util::Json to_json(const RunState& s) {
           {"verified", s.verified},
           {"history", measurements_json(s.history)},
           {"raced_again", s.raced_again},
+          {"warm_start", warm_start},
+          {"strategy_memory", s.strategy_memory},
           {"ablations", measurements_json(s.ablations)},
           {"verdicts", verdicts},
           {"param_ablations", param_ablations},
@@ -165,6 +169,9 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.verified = j.value("verified", std::vector<std::string>{});
     KOPT_TRY_ASSIGN(s.history, measurements_from(j.value("history", util::Json::array())));
     s.raced_again = j.value("raced_again", std::vector<std::string>{});
+    for (const auto& p : j.value("warm_start", util::Json::array()))
+      if (auto w = warm_start_point_from_json(p)) s.warm_start.push_back(*w);
+    s.strategy_memory = j.value("strategy_memory", util::Json(nullptr));
     KOPT_TRY_ASSIGN(s.ablations, measurements_from(j.value("ablations", util::Json::array())));
     for (const auto& v : j.value("verdicts", util::Json::array())) {
       search::MethodVerdict mv;

@@ -9,6 +9,7 @@
 
 #include "core/result.h"
 #include "loop/decisions.h"
+#include "loop/warm_start.h"
 #include "sanitize/sanitizer.h"
 #include "search/generator.h"
 #include "util/json_io.h"
@@ -64,6 +65,12 @@ struct RunState {
   std::vector<search::Measurement> history;
   // Reused configurations (issue 39 item 2) that could have been crowned, measured again in full, in order.
   std::vector<std::string> raced_again;
+  // The warm start (issue 39 item 2(b), loop/warm_start.h): the configurations of the nearest other shapes the
+  // results database held, which lead the first design, each with the shape it came from and the candidate it became.
+  std::vector<WarmStartPoint> warm_start;
+  // The strategy memory (issue 39 item 2(c), loop/strategy_memory.h) as last applied: {"position", "bonus": {method:
+  // value}, "evidence": {method: {"paid", "tried"}}}; null when nothing was applied.
+  util::Json strategy_memory = nullptr;
   // The champions' ablation variants, measured besides the candidates (GeneratorInput::ablations).
   std::vector<search::Measurement> ablations;
   std::vector<search::MethodVerdict> verdicts;

@@ -238,6 +238,22 @@ std::string render_markdown(const util::Json& s) {
                         e.value("ablation", false) ? " (ablation)" : "", str(e, "iteration"), str(e, "status"), num(e, "median_ms"),
                         str(e, "run_dir"), str(e, "recorded_at"), str(e, "record_id"));
   }
+  // Issue 39 item 2(b): the configurations of other shapes that led the first design, each measured here.
+  if (s.contains("warm_start") && s["warm_start"].is_object() && !s["warm_start"].value("points", util::Json::array()).empty()) {
+    md += "\n## Warm start from other shapes\n\nThe first design began with the fastest configurations the results database "
+          "held of this kernel at the nearest other shapes on this GPU model (docs/DATABASE.md \"Warm start\"); each was "
+          "measured in this run like any candidate.\n\n"
+          "| configuration | from dims | rank there | median ms there | candidate | median ms here |\n"
+          "| --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& e : s["warm_start"]["points"]) {
+      const std::string from = e.contains("from_dims") ? dims_text(e["from_dims"]) : "n/a";
+      md += fmt::format("| `{}` | {} | {} | {} (record {}) | {} | {} |\n", str(e, "key"), from, str(e, "rank"),
+                        num(e, "median_ms"), str(e, "record_id"),
+                        e.value("candidate_id", std::string()).empty() ? "not proposed" : "`" + str(e, "candidate_id") + "`",
+                        e["median_ms_here"].is_number() ? num(e, "median_ms_here")
+                                                        : (e["status_here"].is_string() ? str(e, "status_here") : "not measured"));
+    }
+  }
   // Several measuring slots (issue 21): what each GPU did, and how busy it was over the measuring phases' wall.
   if (s.contains("measuring") && s["measuring"].is_object() && s["measuring"].value("per_slot", util::Json::array()).size() > 1) {
     const auto& ms = s["measuring"];

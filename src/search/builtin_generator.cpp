@@ -111,6 +111,7 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
       if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
       st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.ranked_ms() : std::nullopt});
     }
+  st.suggested = in.warm_start;
   st.k = in.k;
   st.seed = in.seed + static_cast<uint64_t>(in.iteration) * 1000003ull;
   // A method whose ablation proved it is pinned on; but the proof holds at the champion it was measured on, and a
@@ -128,6 +129,7 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   whole.k = in.k;
   whole.allowed.clear();
   whole.prefer.clear();
+  whole.suggested.clear();  // led the batch above when they could
   if (release_one && !proposals.empty()) {
     StrategyInput released = whole;
     released.k = 1;

@@ -103,6 +103,44 @@ TEST_F(BuiltinGeneratorTest, PicksByEvidenceAndTriesThePicksWithoutImposingThem)
   EXPECT_TRUE(unrolled) << "the initial design covers the unpicked declared method too";
 }
 
+// Issue 39 item 2(b): the warm start's points lead the first batch, in order, with their reasons; one invalid in this
+// space or measured already is skipped; they need not lie in this iteration's allowed values; the rest of the batch is
+// the usual first design. Once measured they are not proposed again.
+TEST_F(BuiltinGeneratorTest, WarmStartPointsLeadTheFirstBatchAndAreNotProposedAgain) {
+  BuiltinGenerator gen;
+  in_.k = 6;
+  // Dims: THREADS, ITEMS, then the guards in declaration order (vectorized_access, grid_stride_loop, loop_unrolling).
+  ASSERT_EQ(space_.dims.size(), 5u);
+  const Config a = {3, 2, 1, 0, 1};    // THREADS 512, ITEMS 4 (2048): valid, loop_unrolling on (not picked)
+  const Config bad = {3, 3, 0, 0, 0};  // THREADS 512, ITEMS 8: breaks THREADS * ITEMS <= 2048
+  const Config b = {0, 1, 0, 1, 0};    // THREADS 64, ITEMS 2, grid_stride_loop on
+  const Config measured = space_.default_config();
+  in_.warm_start = {{a, "warm start: from n=1000 (record 7)"}, {bad, "warm start: invalid here"},
+                    {measured, "warm start: the baseline"}, {b, "warm start: from n=4000 (record 9)"}};
+  auto out = gen.generate(in_);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  ASSERT_EQ(out->candidates.size(), 6u);
+  EXPECT_EQ(out->candidates[0].config, a);
+  EXPECT_EQ(out->candidates[1].config, b);
+  for (const auto& c : out->candidates) EXPECT_NE(c.config, bad);
+  bool noted = false;
+  for (const auto& n : out->notes)
+    noted = noted || (n.find("i1c1: THREADS=512,ITEMS=4") != std::string::npos &&
+                      n.find("warm start: from n=1000 (record 7)") != std::string::npos);
+  EXPECT_TRUE(noted) << "the note names where the point came from";
+  // The third candidate on is the usual first design: the incumbent with this iteration's picks.
+  EXPECT_EQ(out->candidates[2].methods, (std::vector<std::string>{"grid_stride_loop", "vectorized_access"}));
+  // Measured, they lead no later batch.
+  for (const auto& c : out->candidates) in_.history.push_back({c, CandidateStatus::kOk, 1.1, 1});
+  in_.iteration = 2;
+  auto next = gen.generate(in_);
+  ASSERT_TRUE(next.ok());
+  for (const auto& c : next->candidates) {
+    EXPECT_NE(c.config, a);
+    EXPECT_NE(c.config, b);
+  }
+}
+
 TEST(BuiltinGenerator, WhenTheAllowedConfigurationsAreSpentItExploresTheRestAndSaysSo) {
   fs::path dir = fs::path(::testing::TempDir()) / "kopt_builtin_widen";
   fs::create_directories(dir);

@@ -113,6 +113,14 @@ struct GeneratorInput {
   std::vector<Measurement> ablations;
   std::vector<MethodVerdict> verdicts;  // every verdict so far
   std::map<std::string, double> metrics;  // the champion's profile, keyed by ncu metric name
+  // Points of `space` to measure first (the warm start: the best configurations of the nearest shapes the results
+  // database holds, loop/warm_start.h), each with its reason. The built-in generator leads its batches with those
+  // not yet measured; other generators ignore them.
+  std::vector<Suggestion> warm_start;
+  // Per method id, a bounded bonus added to its evidence score when methods are ranked for the budget's slots
+  // (the strategy memory: what paid off at this roofline position in past runs, loop/strategy_memory.h). It reorders
+  // methods whose evidence fires; it never picks one whose evidence does not, and never removes one.
+  std::map<std::string, double> method_bonus;
   BriefContext context;
   CandidateChecker* checker = nullptr;  // optional: lets a generator repair a failing candidate before returning it
 };

@@ -73,6 +73,7 @@ SelectionInput selection_input(const GeneratorInput& in) {
   sel.numerics = in.numerics;
   sel.backend = in.backend;
   sel.arch = in.arch;
+  sel.bonus = in.method_bonus;
   return sel;
 }
 
@@ -114,6 +115,8 @@ MethodSelection select_methods(const SelectionInput& in) {
     }
     eligible.push_back({m, std::move(hits), 0});
     eligible.back().score = evidence_score(eligible.back().hits);
+    if (auto b = in.bonus.find(id); b != in.bonus.end() && std::isfinite(b->second))
+      eligible.back().score += std::clamp(b->second, -kMaxMethodBonus, kMaxMethodBonus);
   }
   std::stable_sort(eligible.begin(), eligible.end(), [](const Eligible& a, const Eligible& b) {
     return a.score != b.score ? a.score > b.score : a.m->id < b.m->id;
@@ -180,6 +183,9 @@ MethodSelection select_methods(const SelectionInput& in) {
     }
     MethodPick pick{m.id, m.axis, e.score, {}, ""};
     for (const auto& h : e.hits) pick.fired.push_back(describe_hit(m, h));
+    if (auto b = in.bonus.find(m.id); b != in.bonus.end() && std::isfinite(b->second) && b->second != 0)
+      pick.fired.push_back(fmt::format("strategy memory: {:+.2f} to the score (past runs at this roofline position)",
+                                       std::clamp(b->second, -kMaxMethodBonus, kMaxMethodBonus)));
     out.picks.push_back(std::move(pick));
     chosen.insert(m.id);
     left[m.axis]--;

@@ -33,7 +33,14 @@ struct SelectionInput {
   NumericsMode numerics = NumericsMode::kReference;
   Backend backend = Backend::kCuda;
   int arch = 90;
+  // Per method id, added to its evidence score before ranking (the strategy memory, GeneratorInput::method_bonus),
+  // clamped to +-kMaxMethodBonus: it reorders methods whose evidence fires, never makes one eligible or ineligible.
+  std::map<std::string, double> bonus;
 };
+
+// The most the strategy memory moves a method's evidence score: half of one evidence item's least score (1), so it
+// decides between methods of about equal evidence and never outranks a method with a whole item more firing.
+inline constexpr double kMaxMethodBonus = 0.5;
 
 MethodSelection select_methods(const SelectionInput& in);
 

@@ -78,6 +78,45 @@ TEST(MethodSelection, BudgetBoundsEachAxis) {
   EXPECT_EQ(skip_reason(select_methods(in), "fast_math"), "no evidence for it in the current profile");  // XU idle
 }
 
+// Issue 39 item 2(c): the strategy memory's bonus reorders methods whose evidence fires, within kMaxMethodBonus; it
+// never picks a method without evidence, and never removes one (a negative bonus only ranks it later).
+TEST(MethodSelection, TheStrategyMemorysBonusReordersWithinItsBoundAndNeverRemovesAMethod) {
+  // Close evidence: DRAM at 66% fires vectorized_access (> 50: score 1.32) and shared_memory_tiling (> 60: 1.10).
+  SelectionInput in;
+  in.registry = &reg();
+  in.offered = {"vectorized_access", "shared_memory_tiling"};
+  in.plan.slots = {{Axis::kMemory, 1}};
+  in.metrics = {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", 66.0}};
+  EXPECT_EQ(select_methods(in).ids(), std::vector<std::string>{"vectorized_access"});
+  // A record of shared_memory_tiling paying off at this position (and of vectorized_access not) gives it the slot.
+  in.bonus = {{"shared_memory_tiling", kMaxMethodBonus}, {"vectorized_access", -kMaxMethodBonus}};
+  auto s = select_methods(in);
+  EXPECT_EQ(s.ids(), std::vector<std::string>{"shared_memory_tiling"});
+  EXPECT_NE(s.picks[0].fired.back().find("strategy memory: +0.50"), std::string::npos) << s.picks[0].fired.back();
+  EXPECT_NEAR(s.picks[0].score, 1.1 + kMaxMethodBonus, 1e-9);
+  EXPECT_EQ(skip_reason(s, "vectorized_access"), "no memory slot left in this iteration's budget") << "ranked later, kept";
+  // Clamped: a bonus of 100 is worth kMaxMethodBonus.
+  in.bonus = {{"shared_memory_tiling", 100.0}};
+  EXPECT_NEAR(select_methods(in).picks[0].score, 1.1 + kMaxMethodBonus, 1e-9);
+  // Bounded: on the saxpy profile tiling's evidence leads vectorized_access's by 2.4, more than the bonus can move.
+  auto sax = base_input();
+  sax.plan.slots = {{Axis::kMemory, 1}, {Axis::kLatency, 1}};
+  sax.bonus = {{"vectorized_access", 100.0}, {"shared_memory_tiling", -100.0}};
+  EXPECT_EQ(select_methods(sax).ids(), (std::vector<std::string>{"grid_stride_loop", "shared_memory_tiling"}));
+  // Never a method without evidence (smem_padding), however large its bonus; never a removal: with slots for all,
+  // every method whose evidence fires is picked whatever its (negative) bonus.
+  in = base_input();
+  in.plan.slots = {{Axis::kMemory, 2}, {Axis::kLatency, 1}, {Axis::kCompute, 1}};
+  const auto plain = select_methods(in).ids();
+  in.bonus = {{"smem_padding", 100.0}, {"grid_stride_loop", -100.0}, {"shared_memory_tiling", -100.0},
+              {"vectorized_access", -100.0}};
+  auto penalised = select_methods(in);
+  EXPECT_FALSE(picked(penalised, "smem_padding"));
+  EXPECT_EQ(skip_reason(penalised, "smem_padding"), "no evidence for it in the current profile");
+  auto sorted = [](std::vector<std::string> v) { std::sort(v.begin(), v.end()); return v; };
+  EXPECT_EQ(sorted(penalised.ids()), sorted(plain));
+}
+
 TEST(MethodSelection, IneffectiveMethodsAreNotRepickedUnlessTheEvidenceChanged) {
   auto in = base_input();
   in.verdicts = {{"shared_memory_tiling", Verdict::kIneffective, 2, false, in.metrics}};

@@ -223,8 +223,17 @@ class Proposer {
     for (const auto& o : in_.history) observed += s_.in_range(o.config);
 
     std::vector<Proposal> out;
-    if (auto p = projected_incumbent()) out.push_back(*p);
-    if (observed + out.size() < n_init) {
+    // The caller's suggestions first (a warm start from other shapes' measurements): they count toward the first
+    // design, which then fills what they leave.
+    for (const auto& sug : in_.suggested) {
+      if (out.size() >= static_cast<size_t>(in_.k)) break;
+      if (!usable(sug.config)) continue;
+      take(sug.config);
+      out.push_back({sug.config, sug.reason, std::nullopt});
+    }
+    if (out.size() < static_cast<size_t>(in_.k))
+      if (auto p = projected_incumbent()) out.push_back(*p);
+    if (out.size() < static_cast<size_t>(in_.k) && observed + out.size() < n_init) {
       size_t want = std::min<size_t>(static_cast<size_t>(in_.k) - out.size(), n_init - observed - out.size());
       const auto held = held_values();
       if (std::any_of(held.begin(), held.end(), [](int v) { return v >= 0; })) {

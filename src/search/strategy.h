@@ -22,6 +22,13 @@ struct Observation {
   std::optional<double> time_ms;  // nullopt: the configuration failed (compile, correctness, crash)
 };
 
+// A point the caller asks the search to measure first, with the reason its proposal carries (e.g. a warm start: the
+// best configurations of the nearest shapes measured before, loop/warm_start.h).
+struct Suggestion {
+  Config config;
+  std::string reason;
+};
+
 struct StrategyInput {
   const SearchSpace* space = nullptr;
   // Per dimension, the value indices this iteration may use (one index: the dimension is pinned).
@@ -33,13 +40,17 @@ struct StrategyInput {
   std::vector<Observation> history;
   // Configurations not to propose that are not observations (e.g. proposed already in this batch by another call).
   std::vector<Config> exclude;
+  // Points to measure first, in order: each batch starts with those not yet measured (valid in the space; they need
+  // not lie in `allowed`: they were measured good elsewhere), up to K, ahead of the incumbent and the first design.
+  // Invalid ones (out of range, breaking a constraint) and measured ones are skipped.
+  std::vector<Suggestion> suggested;
   int k = 4;
   uint64_t seed = 1;
 };
 
 struct Proposal {
   Config config;
-  std::string reason;  // "initial design", "neighbour of the incumbent", "model", "exploration"
+  std::string reason;  // "initial design", "neighbour of the incumbent", "model", "exploration", a suggestion's own
   std::optional<double> predicted_ms;
 };
 

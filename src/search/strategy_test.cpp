@@ -455,5 +455,47 @@ TEST(SearchStrategy, TheFirstDesignHoldsThisIterationsPicksOnAndSpreadsTheParame
   EXPECT_EQ(props[1].reason, "one step from the incumbent");
 }
 
+// Issue 39 item 2(b): suggestions (a warm start) lead the batch, up to K, ahead of the first design; invalid or
+// measured ones are skipped; outside `allowed` they are still proposed (they were measured good elsewhere).
+TEST(SearchStrategy, SuggestionsLeadTheBatchAndCountTowardTheFirstDesign) {
+  SearchSpace s = small_space();
+  StrategyInput in;
+  in.space = &s;
+  in.k = 4;
+  in.seed = 3;
+  in.history = {{{0, 0, 0, 0}, 2.0}};
+  in.allowed = {{0, 1}, {0, 1, 2, 3}, {0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}};
+  const Config far = {4, 1, 3, 2};     // TILE 128 (outside allowed), VEC 2: valid
+  const Config bad = {4, 3, 0, 0};     // TILE 128 * VEC 8 > 256
+  const Config seen = {0, 0, 0, 0};    // measured
+  const Config near = {1, 1, 1, 1};
+  in.suggested = {{far, "from A"}, {bad, "invalid"}, {seen, "measured"}, {near, "from B"}};
+  auto out = propose_configs(in);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].config, far);
+  EXPECT_EQ(out[0].reason, "from A");
+  EXPECT_EQ(out[1].config, near);
+  EXPECT_EQ(out[1].reason, "from B");
+  std::set<Config> distinct;
+  for (const auto& p : out) {
+    EXPECT_TRUE(s.valid(p.config));
+    EXPECT_NE(p.config, seen);
+    distinct.insert(p.config);
+  }
+  EXPECT_EQ(distinct.size(), 4u);
+  // More suggestions than K: the batch is the first K usable ones; the next batch starts with the rest.
+  in.k = 2;
+  in.suggested = {{far, "1"}, {near, "2"}, {{2, 0, 0, 0}, "3"}};
+  out = propose_configs(in);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].reason, "2");
+  in.history.push_back({far, 1.0});
+  in.history.push_back({near, 1.5});
+  out = propose_configs(in);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].reason, "3");
+  EXPECT_EQ(out[0].config, (Config{2, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace kopt::search
