@@ -242,12 +242,39 @@ class Child {
   // them, and its expected outputs out of its reach); otherwise the last public one, held back from the checks
   // before timing when there are two or more (with one seed, the audits use it: a kernel that remembers by pointer
   // still fails them).
+  // The sealed seed's check is the judge's (outputs downloaded and sent to another process: 0.1-0.2 s at 16M floats,
+  // against a millisecond on the GPU), so a library's audits use it until it has passed there once in this process
+  // (a check run's sealed seed or an audit), at this golden data; its later audits use the last public seed, checked
+  // on the GPU. What the sealed seed proves (right on inputs whose expected outputs it cannot read) holds for the
+  // library from then on; what the later audits catch (outputs that depend on what it saw before) needs no secret.
   int audit_seed() const { return g_.seeds.back(); }
   bool audit_seed_held() const { return !sealed_available() && g_.seeds.size() >= 2; }
-  int audit_seed_id() const { return sealed_available() ? kSealedSeedId : audit_seed(); }
-  std::string audit_seed_text() const { return sealed_available() ? "the sealed seed" : "seed " + std::to_string(audit_seed()); }
-  Bound audit_view(const Bound& b);
-  Bound audit_fresh(std::mt19937_64& rng) { return sealed_available() ? bind_sealed(rng) : bind_seed(audit_seed(), rng); }
+  static int seed_id(const Bound& view, int seed) { return view.sealed ? kSealedSeedId : seed; }
+  std::string seed_text(const Bound& view) const {
+    return view.sealed ? "the sealed seed" : "seed " + std::to_string(audit_seed());
+  }
+  // Whether this library's next audit is on the sealed seed (it has not passed there at this golden data yet).
+  bool wants_sealed(const Lib& lib) const { return sealed_available() && !sealed_passed().count(sealed_key(lib)); }
+  bool all_sealed(const std::vector<Lib>& libs, const std::vector<size_t>& which) const {
+    for (size_t k : which)
+      if (wants_sealed(libs[k])) return false;
+    return true;
+  }
+  void sealed_pass(const Lib& lib) { sealed_passed().insert(sealed_key(lib)); }
+  std::string sealed_key(const Lib& lib) const;
+  // Libraries (path, size, modification time) and golden data whose sealed seed passed in this process.
+  static std::set<std::string>& sealed_passed() {
+    static std::set<std::string> passed;
+    return passed;
+  }
+  // The views an audit uses: the same buffers as `b` with the sealed seed's inputs (where some library of `libs`
+  // wants it) and with the last public seed's.
+  struct AuditViews {
+    std::optional<Bound> sealed, plain;
+    std::optional<Bound>& for_lib(const Child& c, const Lib& lib) { return sealed && c.wants_sealed(lib) ? sealed : plain; }
+  };
+  AuditViews audit_views(const Bound& b, const std::vector<const Lib*>& libs);
+  Bound audit_fresh(const Bound& view, std::mt19937_64& rng) { return view.sealed ? bind_sealed(rng) : bind_seed(audit_seed(), rng); }
   void dump_outputs(Bound& b, const std::string& path);
   std::vector<Region> written_regions(const Bound& b) const;
   void time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& rng, util::Json& result, RunStatus& status,
@@ -263,6 +290,7 @@ class Child {
   DeviceGolden* resident_;  // null: every check on the host
   JudgeClient* judge_;      // null: no sealed seed is checked
   std::set<std::vector<CUdeviceptr>> used_addresses_;  // every Bound's buffer addresses, in parameter order
+  int sealed_audits_ = 0;    // audits on the sealed seed that passed, in this request
   util::Json audit_record_;  // the first passing audit's check (check_audit): the held seed's record in "seeds"
   std::vector<void*> handles_;
   std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
@@ -352,13 +380,25 @@ Child::Bound Child::bind_sealed(std::mt19937_64& rng) {
   return b;
 }
 
-Child::Bound Child::audit_view(const Bound& b) {
-  if (!sealed_available()) return view_with_seed(b, audit_seed());
+Child::AuditViews Child::audit_views(const Bound& b, const std::vector<const Lib*>& libs) {
+  AuditViews views;
+  views.plain = view_with_seed(b, audit_seed());
+  bool any = false;
+  for (const Lib* lib : libs) any = any || wants_sealed(*lib);
+  if (!any) return views;
   Bound v;
   v.dptr = b.dptr;  // the same buffers: a kernel that remembers by pointer sees the pointers it saw before
   v.sealed = true;
   for (const auto& [name, bytes] : sealed_inputs()) v.uploaded[name] = &bytes;
-  return v;
+  views.sealed = std::move(v);
+  return views;
+}
+
+std::string Child::sealed_key(const Lib& lib) const {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(lib.path, ec);
+  const auto mtime = std::filesystem::last_write_time(lib.path, ec).time_since_epoch().count();
+  return lib.path + '\n' + std::to_string(size) + '\n' + std::to_string(mtime) + '\n' + g_.dir.string();
 }
 
 Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
@@ -684,23 +724,27 @@ void Child::check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, 
   std::string msg;
   util::Json v = verify(view, tol, st, msg);
   if (st == RunStatus::kOk && !v.contains("corrupted")) {
+    if (view.sealed) {
+      sealed_pass(lib);
+      ++sealed_audits_;
+    }
     if (audit_record_.is_null()) {  // the audit seed's check, as the seeds before timing are recorded
       audit_record_ = v;
-      audit_record_["seed"] = audit_seed_id();
-      if (sealed_available()) audit_record_["sealed"] = true;
+      audit_record_["seed"] = seed_id(view, audit_seed());
+      if (view.sealed) audit_record_["sealed"] = true;
       audit_record_["checked_during_timing"] = true;
     }
     return;
   }
   // The same seed in fresh buffers, checked as any seed is: wrong there too is the kernel's plain verdict.
-  Bound fresh = audit_fresh(rng);
+  Bound fresh = audit_fresh(view, rng);
   RunStatus again = RunStatus::kOk;
   std::string again_msg;
   call_and_verify(lib, fresh, tol, again, again_msg);
   free_bound(fresh);
-  if (again != RunStatus::kOk) throw AuditFailed{again, "on " + audit_seed_text() + ": " + again_msg};
+  if (again != RunStatus::kOk) throw AuditFailed{again, "on " + seed_text(view) + ": " + again_msg};
   throw AuditFailed{RunStatus::kWrongOnFreshInputs,
-                    "timed call " + std::to_string(sample + 1) + " was audited on " + audit_seed_text() +
+                    "timed call " + std::to_string(sample + 1) + " was audited on " + seed_text(view) +
                         "'s inputs, which it had not seen, in the buffers every timed call used, and was wrong (" +
                         (msg.empty() ? std::string("the golden data on the GPU changed") : msg) +
                         "); the same inputs in fresh buffers are right: its outputs depend on what it saw before "
@@ -716,17 +760,19 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
   const bool fresh = fresh_inputs_enabled();
   std::optional<InputRotation> rotation;
   if (fresh) rotation.emplace(api_, rotated_buffers(b), rng());
-  std::optional<Bound> view;
-  if (fresh) view = audit_view(b);
+  AuditViews views;
+  if (fresh) views = audit_views(b, {&lib});
+  std::optional<Bound>* view = &views.plain;  // this sample's: the sealed seed's until it passed there
   AuditSchedule schedule(rng());
   int sample = -1;
   bool auditing = false;
   SampleHooks hooks;
   hooks.before = [&] {
-    auditing = before_sample(schedule, ++sample, view, rotation);
+    view = &views.for_lib(*this, lib);
+    auditing = before_sample(schedule, ++sample, *view, rotation);
   };
   hooks.after = [&] {
-    if (auditing) check_audit(lib, *view, tol, sample, rng);
+    if (auditing) check_audit(lib, **view, tol, sample, rng);
   };
   hooks.before_call = [&] {
     if (rotation) rotation->refresh();
@@ -748,9 +794,9 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
   }
   // A series too short for its first audit (--max-samples below the window): the held seed is checked untimed, in
   // the same buffers, all the same.
-  if (view && schedule.audits() == 0) {
+  if (views.plain && schedule.audits() == 0) {
     try {
-      late_audit(lib, b, *view, tol, sample, rng);
+      late_audit(lib, b, *views.for_lib(*this, lib), tol, sample, rng);
     } catch (const AuditFailed& a) {
       status = a.status;
       message = a.message;
@@ -774,8 +820,10 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
       {"rotated", rotation && rotation->any_rotated()},
       {"refreshes", rotation ? rotation->refreshes() : 0},
       {"audits", schedule.audits()},
-      {"audit_seed", fresh ? util::Json(audit_seed_id()) : util::Json(nullptr)},
-      {"audit_seed_sealed", fresh && sealed_available()}};
+      {"audit_seed", fresh ? util::Json(sealed_audits_ > 0 ? kSealedSeedId : audit_seed()) : util::Json(nullptr)},
+      {"sealed_audits", sealed_audits_},
+      // Every library's output was checked on the sealed seed: in these audits or earlier in this process.
+      {"audit_seed_sealed", fresh && sealed_available() && !wants_sealed(lib)}};
   result["event_samples_ms"] = s.event_ms;
   for (const char* k : {"gpu_clock", "gpu_clock_off_reason", "event_median_ms", "busy_median_ms", "kernels_per_call"})
     if (result["timing_info"].contains(k)) result[k] = result["timing_info"][k];
@@ -891,8 +939,12 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   // Fresh inputs before every sample and audits on the held seed, per library (runner/fresh_inputs.h).
   std::optional<InputRotation> rotation;
   if (fresh && !order.empty()) rotation.emplace(api_, rotated_buffers(b), rng());
-  std::optional<Bound> view;
-  if (fresh && !order.empty()) view = audit_view(b);
+  AuditViews views;
+  if (fresh && !order.empty()) {
+    std::vector<const Lib*> timed;
+    for (size_t k : order) timed.push_back(&libs[k]);
+    views = audit_views(b, timed);
+  }
   std::vector<AuditSchedule> schedules;
   for (size_t k = 0; k < libs.size(); ++k) schedules.emplace_back(rng(), kPairedAuditWindow);
   std::vector<int> samples_of(libs.size(), -1);
@@ -916,6 +968,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
       bool auditing = false;
       try {
         do {
+          std::optional<Bound>& view = views.for_lib(*this, libs[k]);
           auditing = before_sample(schedules[k], ++samples_of[k], view, rotation);
           g = timer.sample([&] { call(libs[k], b); }, method, bound_ms[k]);
           if (auditing) check_audit(libs[k], *view, tol, samples_of[k], rng);
@@ -963,11 +1016,11 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
   // A library the rounds never audited (too few rounds) is checked on the held seed in the same buffers, untimed.
-  if (view)
+  if (views.plain)
     for (size_t k : timed_libs(entries)) {
       if (schedules[k].audits() > 0) continue;
       try {
-        late_audit(libs[k], b, *view, tol, samples_of[k], rng);
+        late_audit(libs[k], b, *views.for_lib(*this, libs[k]), tol, samples_of[k], rng);
       } catch (const AuditFailed& a) {
         audit_failed(k, a);
       } catch (Fatal& f) {
@@ -983,8 +1036,10 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
                             {"rotated", rotation && rotation->any_rotated()},
                             {"refreshes", rotation ? rotation->refreshes() : 0},
                             {"audits_per_lib", audits},
-                            {"audit_seed", fresh ? util::Json(audit_seed_id()) : util::Json(nullptr)},
-                            {"audit_seed_sealed", fresh && sealed_available()}};
+                            {"audit_seed", fresh ? util::Json(sealed_audits_ > 0 ? kSealedSeedId : audit_seed()) : util::Json(nullptr)},
+                            {"sealed_audits", sealed_audits_},
+                            // Every timed library's output was checked on the sealed seed (here or earlier).
+                            {"audit_seed_sealed", fresh && sealed_available() && all_sealed(libs, timed_libs(entries))}};
   result["phases_ms"] = phases;
   result["rounds"] = rounds;
   result["timing_method"] = method_name(method);
@@ -1061,6 +1116,7 @@ util::Json Child::run() {
       v["seed"] = kSealedSeedId;
       v["sealed"] = true;
       seeds.push_back(v);
+      if (status == RunStatus::kOk) sealed_pass(lib);
       if (status != RunStatus::kOk) message = "on the sealed seed: " + message;
       free_bound(b);
     }
