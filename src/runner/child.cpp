@@ -248,7 +248,7 @@ class Child {
   // on the GPU. What the sealed seed proves (right on inputs whose expected outputs it cannot read) holds for the
   // library from then on; what the later audits catch (outputs that depend on what it saw before) needs no secret.
   int audit_seed() const { return g_.seeds.back(); }
-  bool audit_seed_held() const { return !sealed_available() && g_.seeds.size() >= 2; }
+  bool audit_seed_held() const { return g_.seeds.size() >= 2; }
   static int seed_id(const Bound& view, int seed) { return view.sealed ? kSealedSeedId : seed; }
   std::string seed_text(const Bound& view) const {
     return view.sealed ? "the sealed seed" : "seed " + std::to_string(audit_seed());
@@ -291,7 +291,9 @@ class Child {
   JudgeClient* judge_;      // null: no sealed seed is checked
   std::set<std::vector<CUdeviceptr>> used_addresses_;  // every Bound's buffer addresses, in parameter order
   int sealed_audits_ = 0;    // audits on the sealed seed that passed, in this request
-  util::Json audit_record_;  // the first passing audit's check (check_audit): the held seed's record in "seeds"
+  // The first passing audit's check of each kind (check_audit): the held seed's and the sealed seed's records in
+  // a time run's "seeds".
+  util::Json audit_record_, sealed_audit_record_;
   std::vector<void*> handles_;
   std::set<void*> left_threads_;  // libraries whose calls left threads running (never unloaded)
 };
@@ -728,11 +730,12 @@ void Child::check_audit(const Lib& lib, Bound& view, Tolerance tol, int sample, 
       sealed_pass(lib);
       ++sealed_audits_;
     }
-    if (audit_record_.is_null()) {  // the audit seed's check, as the seeds before timing are recorded
-      audit_record_ = v;
-      audit_record_["seed"] = seed_id(view, audit_seed());
-      if (view.sealed) audit_record_["sealed"] = true;
-      audit_record_["checked_during_timing"] = true;
+    util::Json& record = view.sealed ? sealed_audit_record_ : audit_record_;
+    if (record.is_null()) {  // the audit seed's check, as the seeds before timing are recorded
+      record = v;
+      record["seed"] = seed_id(view, audit_seed());
+      if (view.sealed) record["sealed"] = true;
+      record["checked_during_timing"] = true;
     }
     return;
   }
@@ -771,8 +774,11 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
     view = &views.for_lib(*this, lib);
     auditing = before_sample(schedule, ++sample, *view, rotation);
   };
+  int plain_audits = 0;
   hooks.after = [&] {
-    if (auditing) check_audit(lib, **view, tol, sample, rng);
+    if (!auditing) return;
+    check_audit(lib, **view, tol, sample, rng);
+    if (!(*view)->sealed) ++plain_audits;
   };
   hooks.before_call = [&] {
     if (rotation) rotation->refresh();
@@ -792,11 +798,13 @@ void Child::time_one(const Lib& lib, Bound& b, Tolerance tol, std::mt19937_64& r
     result["fresh_inputs"] = {{"failed_audit_at_sample", sample + 1}};
     return;
   }
-  // A series too short for its first audit (--max-samples below the window): the held seed is checked untimed, in
-  // the same buffers, all the same.
-  if (views.plain && schedule.audits() == 0) {
+  // A series too short for an audit of each kind (--max-samples below the window, or its audits all on the sealed
+  // seed): what no timed call showed it is checked untimed, in the same buffers, all the same (the held seed's
+  // check is on the GPU: a millisecond).
+  if (views.plain) {
     try {
-      late_audit(lib, b, *views.for_lib(*this, lib), tol, sample, rng);
+      if (wants_sealed(lib) && views.sealed) late_audit(lib, b, *views.sealed, tol, sample, rng);
+      if (plain_audits == 0 && (audit_seed_held() || schedule.audits() == 0)) late_audit(lib, b, *views.plain, tol, sample, rng);
     } catch (const AuditFailed& a) {
       status = a.status;
       message = a.message;
@@ -947,7 +955,7 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
   }
   std::vector<AuditSchedule> schedules;
   for (size_t k = 0; k < libs.size(); ++k) schedules.emplace_back(rng(), kPairedAuditWindow);
-  std::vector<int> samples_of(libs.size(), -1);
+  std::vector<int> samples_of(libs.size(), -1), plain_audits(libs.size(), 0);
   auto audit_failed = [&](size_t k, const AuditFailed& a) {
     entries[k].status = a.status;
     entries[k].message = a.message;
@@ -971,7 +979,10 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
           std::optional<Bound>& view = views.for_lib(*this, libs[k]);
           auditing = before_sample(schedules[k], ++samples_of[k], view, rotation);
           g = timer.sample([&] { call(libs[k], b); }, method, bound_ms[k]);
-          if (auditing) check_audit(libs[k], *view, tol, samples_of[k], rng);
+          if (auditing) {
+            check_audit(libs[k], *view, tol, samples_of[k], rng);
+            if (!view->sealed) ++plain_audits[k];
+          }
         } while (g.discarded() && ++releases < kMaxWatchdogReleases);
       } catch (const AuditFailed& a) {
         audit_failed(k, a);
@@ -1016,11 +1027,13 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
     if (rounds >= 10 && el > opt_.max_time_s) { ++rounds; break; }
   }
   // A library the rounds never audited (too few rounds) is checked on the held seed in the same buffers, untimed.
+  // And one whose audits were all on the sealed seed: the held seed, checked on the GPU (a millisecond).
   if (views.plain)
     for (size_t k : timed_libs(entries)) {
-      if (schedules[k].audits() > 0) continue;
       try {
-        late_audit(libs[k], b, *views.for_lib(*this, libs[k]), tol, samples_of[k], rng);
+        if (wants_sealed(libs[k]) && views.sealed) late_audit(libs[k], b, *views.sealed, tol, samples_of[k], rng);
+        if (plain_audits[k] == 0 && (audit_seed_held() || schedules[k].audits() == 0))
+          late_audit(libs[k], b, *views.plain, tol, samples_of[k], rng);
       } catch (const AuditFailed& a) {
         audit_failed(k, a);
       } catch (Fatal& f) {
@@ -1127,7 +1140,8 @@ util::Json Child::run() {
       Bound b = bind_seed(seed, rng);
       time_one(lib, b, tol, rng, result, status, message);
       lap("time");
-      if (!audit_record_.is_null() && (audit_seed_held() || sealed_available())) result["seeds"].push_back(audit_record_);
+      if (!audit_record_.is_null() && audit_seed_held()) result["seeds"].push_back(audit_record_);
+      if (!sealed_audit_record_.is_null()) result["seeds"].push_back(sealed_audit_record_);
       // Re-check correctness after timing, on fresh poison.
       if (status == RunStatus::kOk) {
         reset_outputs(b);

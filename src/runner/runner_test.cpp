@@ -807,9 +807,13 @@ TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
   const auto& libs = first.details["libs"];
   EXPECT_TRUE(libs[0]["check"].contains("skipped")) << libs[0]["check"].dump();
   EXPECT_TRUE(libs[1]["check"].contains("outputs")) << "the candidate is checked";
-  // The other seeds; the rounds' audits are on the sealed seed (runner/fresh_inputs.h, runner/sealed.h).
-  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 2u) << "and on the other seeds";
-  EXPECT_EQ(first.details["fresh_inputs"]["audits_per_lib"][1].get<int>() >= 1, true) << first.details["fresh_inputs"].dump();
+  // The other seeds but the last, held back for the audits; the first audits are on the sealed seed, until the
+  // library has passed there (runner/fresh_inputs.h, runner/sealed.h).
+  EXPECT_EQ(libs[1]["check"]["seeds"].size(), 1u) << "and on the other seeds";
+  const auto& fresh = first.details["fresh_inputs"];
+  EXPECT_EQ(fresh["audits_per_lib"][1].get<int>() >= 1, true) << fresh.dump();
+  EXPECT_GE(fresh["sealed_audits"].get<int>(), 1) << fresh.dump();
+  EXPECT_TRUE(fresh["audit_seed_sealed"].get<bool>()) << fresh.dump();
   EXPECT_FALSE(libs[0]["timing_info"]["probe_reused"].get<bool>());
   for (const char* ph : {"load", "check", "other_seeds", "probe", "rounds"})
     EXPECT_TRUE(first.details["phases_ms"].contains(ph)) << ph << ": " << first.details["phases_ms"].dump();
@@ -817,6 +821,9 @@ TEST_F(RunnerGpu, ARaceTrustsTheCheckedChampionAndStillChecksTheCandidate) {
   ASSERT_EQ(second.status, RunStatus::kOk) << second.message;
   EXPECT_TRUE(second.details["libs"][0]["timing_info"]["probe_reused"].get<bool>()) << "one probe per worker for the champion";
   EXPECT_FALSE(second.details["libs"][1]["timing_info"]["probe_reused"].get<bool>()) << "a candidate is always probed";
+  // The same library again in the same worker: it passed on the sealed seed, its audits are on the held seed (GPU).
+  EXPECT_EQ(second.details["fresh_inputs"]["sealed_audits"].get<int>(), 0) << second.details["fresh_inputs"].dump();
+  EXPECT_TRUE(second.details["fresh_inputs"]["audit_seed_sealed"].get<bool>());
   auto caught = race({ok, wrong}, "wrong");
   EXPECT_EQ(caught.details["libs"][1]["status"], "wrong_result") << caught.details.dump();
   std::printf("[trust] phases of a trusted race (ms): %s; again: %s\n", first.details["phases_ms"].dump().c_str(),
