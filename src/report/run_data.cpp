@@ -258,9 +258,10 @@ void add_timing(Json& row, const Json& result, const std::optional<int64_t>& sta
 // The threads per block of a candidate's launch where its configuration names them: the launch's `num_warps` or
 // Triton's num_warps parameter (x 32), or a CUDA block-size parameter as kopt annotate derives and
 // people name them (KERNEL_BLOCK, KERNEL_BLOCK_X/_Y/_Z, BLOCK_SIZE, THREADS, NUM_THREADS, THREADS_PER_BLOCK,
-// BLOCK_THREADS). A derived parameter at 0 is the launcher's own value: not known here. A Triton BLOCK_SIZE counts
-// elements, not threads, so a Triton kernel's block is known from num_warps only.
-std::optional<int> block_threads(const Json& c, bool triton) {
+// BLOCK_THREADS), or a parameter the derivation (derived/derivation.json) found to be a launch's threads per block
+// whatever its name (`block_threads_roles`: name -> role). A derived parameter at 0 is the launcher's own value: not
+// known here. A Triton BLOCK_SIZE counts elements, not threads, so a Triton kernel's block is known from num_warps only.
+std::optional<int> block_threads(const Json& c, bool triton, const std::map<std::string, std::string>& roles) {
   auto positive = [](const Json& v) -> std::optional<int> {
     if (v.is_number_integer() && v.get<int64_t>() > 0 && v.get<int64_t>() <= 1024) return static_cast<int>(v.get<int64_t>());
     if (v.is_string()) {
@@ -282,6 +283,9 @@ std::optional<int> block_threads(const Json& c, bool triton) {
   if (params.contains("num_warps"))
     if (auto w = positive(params["num_warps"]); w && *w <= 32) return *w * 32;
   if (triton) return std::nullopt;
+  for (const auto& [name, v] : params.items())
+    if (auto r = roles.find(name); r != roles.end() && (r->second == "block_threads" || r->second == "launcher_threads"))
+      return positive(v);
   int xyz = 1;
   bool any_axis = false;
   for (const auto& [name, v] : params.items()) {
@@ -303,10 +307,10 @@ std::optional<int> block_threads(const Json& c, bool triton) {
 // The candidate's theoretical occupancy (compile/occupancy.h) from its ptxas resources, the block size where known
 // and the architecture it was built for: "occupancy" is "50% (registers)" or "unknown (...)" saying what is missing.
 // Shared memory is ptxas's static figure: dynamic shared memory is not recorded, so it counts as none.
-void add_occupancy(Json& c, const std::string& run_arch, bool triton) {
+void add_occupancy(Json& c, const std::string& run_arch, bool triton, const std::map<std::string, std::string>& roles) {
   c["occupancy_pct"] = Json();
   c["occupancy_limiter"] = Json();
-  auto threads = block_threads(c, triton);
+  auto threads = block_threads(c, triton, roles);
   c["block_threads"] = threads ? Json(*threads) : Json();
   const std::string arch = c.contains("resources_arch") && c["resources_arch"].is_string() ? c["resources_arch"].get<std::string>() : run_arch;
   if (!c.value("resources_recorded", false) || !c.contains("registers") || !c["registers"].is_number()) {
@@ -752,7 +756,13 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   {
     const std::string kernel = options.value("kernel", std::string());
     const bool triton = kernel.ends_with(".py");
-    for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton);
+    // The derived parameters' roles: which one is a launch's block size, whatever its name.
+    std::map<std::string, std::string> roles;
+    if (auto d = util::read_json(run_dir / "derived" / "derivation.json"); d && d->contains("params") && (*d)["params"].is_array())
+      for (const auto& prm : (*d)["params"])
+        if (prm.is_object() && prm.contains("name") && prm["name"].is_string() && prm.contains("role") && prm["role"].is_string())
+          roles[prm["name"].get<std::string>()] = prm["role"].get<std::string>();
+    for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton, roles);
   }
   if (!any_resources)
     notes.push_back("no candidate's build.json records ptxas resources: registers, shared memory and spills are not shown");

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include <unistd.h>
+
 #include "loop/state.h"
 #include "roofline/ceilings.h"
 #include "testing/test_support.h"
@@ -211,6 +213,37 @@ TEST(RunData, SamplesOnlyWhenAsked) {
       EXPECT_EQ(c["samples_ms"].size(), c["samples"].get<size_t>()) << c["id"];
     }
   }
+}
+
+// A derived parameter the derivation found to be a launch's threads per block (derived/derivation.json's role), whatever
+// its name, gives the candidates' occupancy; without that file the same run's block size is not known (found on a
+// live H200 run of the corpus's cutlass_rmsnorm, whose derived block_size_VALUE the page showed as unknown).
+TEST(RunData, TheDerivationsBlockSizeRoleGivesTheOccupancy) {
+  const fs::path run = fs::path(::testing::TempDir()) / ("kopt_run_data_roles_" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  fs::copy(fixture(), run, fs::copy_options::recursive);
+  auto before = load_run(run);
+  ASSERT_TRUE(before) << before.error().message;
+  for (const auto& c : (*before)["candidates"])
+    if (c.value("resources_recorded", false)) {
+      EXPECT_EQ(c["occupancy"], "unknown (block size not known)") << c.dump();
+    }
+  // BM as if it were a launcher's block size (the fixture's values are 64 and 128).
+  fs::create_directories(run / "derived");
+  ASSERT_TRUE(util::write_file_atomic(run / "derived" / "derivation.json",
+                                      R"({"params": [{"name": "BM", "role": "launcher_threads"}, {"name": "BN", "role": "tile"}]})"));
+  auto after = load_run(run);
+  ASSERT_TRUE(after) << after.error().message;
+  int known = 0;
+  for (const auto& c : (*after)["candidates"]) {
+    if (!c.value("resources_recorded", false)) continue;
+    const int bm = c["params"].value("BM", 0);
+    EXPECT_EQ(c["block_threads"], bm) << c.dump();
+    EXPECT_TRUE(c["occupancy_pct"].is_number()) << c.dump();
+    known += c["occupancy_pct"].is_number();
+  }
+  EXPECT_GT(known, 0);
+  fs::remove_all(run);
 }
 
 TEST(RunData, ARunStoppedAtAGateStillLoads) {
