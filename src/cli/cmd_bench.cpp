@@ -215,11 +215,12 @@ int cmd_bench(const Args& args) {
     if (fresh.is_object())
       report += fmt::format("  inputs     {}\n", fresh.value("enabled", false)
                                                    ? fmt::format("fresh content every timed call ({} refreshes), {} "
-                                                                 "audit(s) on {} checked",
+                                                                 "audit(s) checked, {} on the sealed seed{}",
                                                                  fresh.value("refreshes", 0), fresh.value("audits", 0),
+                                                                 fresh.value("sealed_audits", 0),
                                                                  fresh.value("audit_seed_sealed", false)
-                                                                     ? std::string("the sealed seed")
-                                                                     : "seed " + fresh["audit_seed"].dump())
+                                                                     ? std::string()
+                                                                     : " (the sealed seed not checked)")
                                                    : std::string("the first seed's, every call (KOPT_FRESH_INPUTS=0)"));
     if (ti.is_object() && ti.contains("device_state") && ti["device_state"].value("changed_by_candidate", false)) {
       report += "  FLAGGED    the kernel changed the persisting-L2 limit or the default stream's access-policy window; "
