@@ -386,8 +386,8 @@ suite_corpus_bench() {
   timeout -k 10 "${CB_WALL_S:-560}" bash "$HERE/corpus_bench.sh" run "$@"
 }
 
-suite_evidence() {
-  EVIDENCE_ONLY="$*" bash "$HERE/evidence_check.sh"
+suite_evidence() {  # the parts as arguments, else EVIDENCE_ONLY's, else all
+  EVIDENCE_ONLY="${*:-${EVIDENCE_ONLY:-}}" bash "$HERE/evidence_check.sh"
 }
 
 # Whole wall as a user waits for it (issue 36): every stderr line stamped with the seconds since the command's start,
