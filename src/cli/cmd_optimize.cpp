@@ -185,7 +185,7 @@ int cmd_optimize(const Args& args) {
     if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
     if (o.generator == "llm")
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-    return loop::run_optimize(o);
+    return loop::report_outcome(loop::optimize(o));
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
   KernelOptionValues v;
@@ -233,7 +233,7 @@ int cmd_optimize(const Args& args) {
   if (o.generator == "llm")
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
   if (o.generator == "manual" && o.manual_timeout_s < 0) return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
-  return loop::run_optimize(o);
+  return loop::report_outcome(loop::optimize(o));
 }
 
 }  // namespace kopt::cli

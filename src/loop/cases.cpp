@@ -25,7 +25,7 @@ void push_record(util::Json& records, const char* key, util::Json item) {
 }
 }  // namespace
 
-std::optional<int> Optimizer::prepare_cases() {
+std::optional<RunOutcome> Optimizer::prepare_cases() {
   auto cases = workload::search_cases(o_.gates.workload_matrix, o_.gates.shapes_file, o_.job.dims);
   if (!cases) return stop("inputs", cases.error(), util::Json::object());
   // The working set from the golden manifest's real buffer sizes; unknown sizes leave the cases unfitted.
@@ -124,7 +124,7 @@ std::optional<int> Optimizer::prepare_cases() {
   return std::nullopt;
 }
 
-std::optional<int> Optimizer::check_baseline_at_cases() {
+std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
   workload::OomPolicy policy;
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (i == primary_) continue;

@@ -112,6 +112,17 @@ std::string_view stop_name(StopReason r) {
   return "?";
 }
 
+std::string_view stop_reason_text(StopReason r) { return r == StopReason::kNone ? std::string_view() : stop_name(r); }
+
+std::optional<StopReason> stop_reason_from_text(std::string_view s) {
+  if (s.empty()) return StopReason::kNone;
+  for (auto r : {StopReason::kMaxIterations, StopReason::kNearPeak, StopReason::kNoImprovement, StopReason::kGeneratorExhausted,
+                 StopReason::kGateFailed, StopReason::kInterrupted, StopReason::kGeneratorFailed, StopReason::kNoValidCandidate,
+                 StopReason::kTimeBudget, StopReason::kNoPredictedGain, StopReason::kExplorationSpent})
+    if (stop_name(r) == s) return r;
+  return std::nullopt;
+}
+
 std::string_view describe(StopReason r) {
   switch (r) {
     case StopReason::kNone: return "still running";

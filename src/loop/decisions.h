@@ -84,6 +84,10 @@ enum class StopReason { kNone, kMaxIterations, kNearPeak, kNoImprovement, kGener
                         kExplorationSpent };
 std::string_view describe(StopReason r);
 std::string_view stop_name(StopReason r);
+// A run's stop reason as state.json and summary.json write it: stop_name, but empty for kNone (not finished).
+std::string_view stop_reason_text(StopReason r);
+// The reverse of stop_reason_text ("" -> kNone); nullopt for a name no StopReason has.
+std::optional<StopReason> stop_reason_from_text(std::string_view s);
 
 struct StopState {
   int iterations_done = 0;

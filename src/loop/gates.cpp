@@ -17,11 +17,10 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
-std::optional<int> Optimizer::check_inputs() {
-  auto report = [](const Error& e) {
-    std::fprintf(stderr, "kopt optimize: %s\n", e.message.c_str());
+std::optional<RunOutcome> Optimizer::check_inputs() {
+  auto report = [this](const Error& e) {
     util::note_failure(e.message);
-    return to_int(e.code);
+    return outcome(RunEnd::kInputError, e.code, "kopt optimize: " + e.message + "\n");
   };
   if (auto st = pipeline::validate(o_.job); !st) return report(st.error());
   if (auto st = validate_options(o_); !st) return report(st.error());
@@ -64,57 +63,52 @@ std::optional<int> Optimizer::check_inputs() {
   return std::nullopt;
 }
 
-std::optional<int> Optimizer::check_hardware() {
+std::optional<RunOutcome> Optimizer::check_hardware() {
   {
     Phase p(*this, "gates");
     say("gate 1/4 hardware (kopt doctor)...");
     hw_ = lab_.hardware();
   }
-  if (util::interrupted()) {
-    std::fprintf(stderr, "kopt optimize: interrupted\n");
-    return to_int(ExitCode::kInterrupted);
-  }
+  if (util::interrupted()) return outcome(RunEnd::kInterrupted, ExitCode::kInterrupted, "kopt optimize: interrupted\n");
   if (hw_->passed) return std::nullopt;
   std::string why = "stopped at the hardware gate: missing or broken: " + util::join(hw_->failed_required, ", ");
   util::note_failure(why);
-  std::fprintf(stderr, "kopt optimize: %s (kopt doctor shows each check)\n  %s\n", why.c_str(),
-               resuming_ ? ("the run directory " + dir_.string() + " stays resumable; continue it where the gate passes with: "
-                            "kopt optimize --resume " + dir_.string()).c_str()
-                         : "no run directory was made");
-  return to_int(ExitCode::kGate);
+  return outcome(RunEnd::kHardwareGate, ExitCode::kGate,
+                 fmt::format("kopt optimize: {} (kopt doctor shows each check)\n  {}\n", why,
+                             resuming_ ? "the run directory " + dir_.string() + " stays resumable; continue it where the gate "
+                                         "passes with: kopt optimize --resume " + dir_.string()
+                                       : std::string("no run directory was made")));
 }
 
-std::optional<int> Optimizer::open_run_dir() {
+std::optional<RunOutcome> Optimizer::open_run_dir() {
   resuming_ = o_.resume.has_value();
   if (resuming_) {
     dir_ = *o_.resume;
     auto j = util::read_json(dir_ / "state.json");
     if (!j) {
       util::note_failure("--resume " + dir_.string() + ": " + j.error().message);
-      std::fprintf(stderr, "kopt optimize: --resume %s: %s\n", dir_.c_str(), j.error().message.c_str());
-      return to_int(ExitCode::kInput);
+      return outcome(RunEnd::kInputError, ExitCode::kInput,
+                     fmt::format("kopt optimize: --resume {}: {}\n", dir_.string(), j.error().message));
     }
     auto s = state_from_json(*j);
     if (!s) {
       util::note_failure(s.error().message);
-      std::fprintf(stderr, "kopt optimize: %s\n", s.error().message.c_str());
-      return to_int(s.error().code);
+      return outcome(RunEnd::kInputError, s.error().code, "kopt optimize: " + s.error().message + "\n");
     }
     st_ = *s;
     wall_base_s_ = st_.wall.whole_s;
-    if (st_.stop_reason == "gate_failed") {
+    if (st_.stop_reason == StopReason::kGateFailed) {
       // Not a finished run: it never measured a candidate, and its gate failure is not undone by resuming.
       std::string why = fmt::format("--resume {}: this run stopped at a gate ({}) and cannot be resumed; fix the cause and "
                                     "start a new run with the same command (its stop.json and summary.md say more)",
                                     dir_.string(), st_.stop_detail.empty() ? "no detail recorded" : st_.stop_detail);
       util::note_failure(why);
-      std::fprintf(stderr, "kopt optimize: %s\n", why.c_str());
-      return to_int(ExitCode::kInput);
+      return outcome(RunEnd::kInputError, ExitCode::kInput, "kopt optimize: " + why + "\n");
     }
-    if (st_.finished()) {
-      std::fprintf(stderr, "kopt optimize: %s already finished (%s); see its summary.md\n", dir_.c_str(), st_.stop_reason.c_str());
-      return 0;
-    }
+    if (st_.finished())
+      return outcome(RunEnd::kAlreadyFinished, ExitCode::kOk,
+                     fmt::format("kopt optimize: {} already finished ({}); see its summary.md\n", dir_.string(),
+                                 stop_name(st_.stop_reason)));
     say("kopt optimize: resuming {} after iteration {}", dir_.string(), st_.iterations_done);
     // What the run continues with (--resume may change the iterations, the budget, the GPUs): a later --resume
     // starts from these, not from the first start's.
@@ -123,8 +117,7 @@ std::optional<int> Optimizer::open_run_dir() {
     auto d = pipeline::make_run_dir(o_.out, "run");
     if (!d) {
       util::note_failure(d.error().message);
-      std::fprintf(stderr, "kopt optimize: %s\n", d.error().message.c_str());
-      return to_int(d.error().code);
+      return outcome(RunEnd::kInputError, d.error().code, "kopt optimize: " + d.error().message + "\n");
     }
     dir_ = *d;
     if (auto st = write_json(dir_ / "options.json", "options", options_to_json(o_)); !st) return fail(st.error());
@@ -141,7 +134,7 @@ std::optional<int> Optimizer::open_run_dir() {
   return std::nullopt;
 }
 
-std::optional<int> Optimizer::pass_gates() {
+std::optional<RunOutcome> Optimizer::pass_gates() {
   // ---- Gate 1: hardware ----
   {
     Phase p(*this, "gates");
@@ -297,7 +290,7 @@ std::optional<int> Optimizer::pass_gates() {
 
 namespace kopt::loop {
 
-std::optional<int> Optimizer::choose_slots(const HardwareGate& hw) {
+std::optional<RunOutcome> Optimizer::choose_slots(const HardwareGate& hw) {
   slots_.clear();
   std::vector<runner::WorkerSpec> specs;
   util::Json rec = util::Json::array();

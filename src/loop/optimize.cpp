@@ -15,7 +15,7 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
-int Optimizer::run() {
+RunOutcome Optimizer::run() {
   // Inputs first, then the hardware, then the run directory, then the other gates: no run directory without the
   // hardware (a resumed run's state is checked first), no candidate before all four gates pass.
   if (auto rc = check_inputs()) return *rc;
@@ -188,7 +188,7 @@ void Optimizer::update_frontier() {
     st_.frontier.push_back({{"id", ok[i].second->candidate.id}, {"median_ms", ok[i].first}, {"methods", ok[i].second->candidate.methods}});
 }
 
-std::optional<int> Optimizer::iterate(search::Generator& gen) {
+std::optional<RunOutcome> Optimizer::iterate(search::Generator& gen) {
   const int it = st_.iterations_done + 1;
   fs::path idir = dir_ / fmt::format("iter_{:02d}", it);
   fs::create_directories(idir);
@@ -330,20 +330,24 @@ std::optional<int> Optimizer::iterate(search::Generator& gen) {
   return std::nullopt;
 }
 
-int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink, db::RecordLookup* lookup) {
+RunOutcome optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink, db::RecordLookup* lookup, ProgressSink progress) {
   util::set_progress_quiet(opts.quiet);  // --quiet silences the progress bars too (util/progress.h)
-  Optimizer o(std::move(opts), lab, sink, lookup);
+  Optimizer o(std::move(opts), lab, sink, lookup, std::move(progress));
   return o.run();
 }
 
-int run_optimize(OptimizeOptions opts) {
+RunOutcome optimize(OptimizeOptions opts) {
   util::SystemRunner runner;
   SystemLab lab(opts.job, runner);
   auto store = db::open_for_recording(opts.no_db, opts.db_path);
   if (!store)
     util::progress_print(fmt::format("kopt optimize: warning: {}; nothing of this run is recorded", store.error().message));
   db::Store* db = store.ok() ? store->get() : nullptr;
-  return run_optimize(std::move(opts), lab, db, db);
+  return optimize(std::move(opts), lab, db, db);
+}
+
+int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink, db::RecordLookup* lookup) {
+  return report_outcome(optimize(std::move(opts), lab, sink, lookup));
 }
 
 }  // namespace kopt::loop

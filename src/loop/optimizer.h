@@ -24,6 +24,7 @@
 #include "loop/multi_case.h"
 #include "loop/reuse.h"
 #include "loop/options.h"
+#include "loop/outcome.h"
 #include "loop/state.h"
 #include "pipeline/db_record.h"
 #include "profile/plan.h"
@@ -90,16 +91,19 @@ class Optimizer {
  public:
   // `sink`: where each measured configuration is recorded (the results database); nullptr: nowhere. `lookup`: where
   // configurations measured before are looked up and reused (docs/DATABASE.md "Reuse"); nullptr: nothing is reused.
-  Optimizer(OptimizeOptions o, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr)
-      : o_(std::move(o)), lab_(lab), sink_(sink), lookup_(lookup) {}
-  // Returns the process exit code; everything it learns lands in the run directory.
-  int run();
+  // `progress`: where the loop's progress lines go (empty: util::progress_print, above a progress bar); --quiet
+  // silences them.
+  Optimizer(OptimizeOptions o, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr,
+            ProgressSink progress = {})
+      : o_(std::move(o)), lab_(lab), sink_(sink), lookup_(lookup), progress_(std::move(progress)) {}
+  // How the run ended (loop/outcome.h); everything it learns lands in the run directory.
+  RunOutcome run();
 
  private:
   // ---- run directory and gates (gates.cpp) ----
-  std::optional<int> check_inputs();          // an exit code when the inputs are unusable
+  std::optional<RunOutcome> check_inputs();  // how the run ends when the inputs are unusable
   // After the hardware gate: the measuring slots --gpus/--ray select (issue 21), given to the lab.
-  std::optional<int> choose_slots(const HardwareGate& hw);
+  std::optional<RunOutcome> choose_slots(const HardwareGate& hw);
   std::string slot_name(int slot) const;
   // A measure() dispatch's per-slot figures, added to st_.measuring (the summary's "Measuring" table).
   void record_dispatch(const dispatch::Dispatcher& d);
@@ -109,11 +113,11 @@ class Optimizer {
   std::vector<SlotInfo> slots_;  // empty until choose_slots(): one slot
   // The hardware gate's check, before anything is written: without the hardware a new run makes no run directory
   // and a resumed one stays as it was (resumable). Keeps the result for pass_gates().
-  std::optional<int> check_hardware();
-  std::optional<int> open_run_dir();          // new, or the one --resume names
-  std::optional<int> pass_gates();            // hardware, golden data, ceilings, correctness, timing, profile
+  std::optional<RunOutcome> check_hardware();
+  std::optional<RunOutcome> open_run_dir();  // new, or the one --resume names
+  std::optional<RunOutcome> pass_gates();    // hardware, golden data, ceilings, correctness, timing, profile
   // ---- one iteration (optimize.cpp) ----
-  std::optional<int> iterate(search::Generator& gen);
+  std::optional<RunOutcome> iterate(search::Generator& gen);
   search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
   // A measured candidate (or ablation variant) into the results database: measure() records each it measured.
@@ -193,8 +197,8 @@ class Optimizer {
   // After prepare(): the search's cases, fitted to the working-set limit, with golden data each (an out-of-memory
   // retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
   // single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
-  std::optional<int> prepare_cases();
-  std::optional<int> check_baseline_at_cases();  // gate 2 at every case but the primary
+  std::optional<RunOutcome> prepare_cases();
+  std::optional<RunOutcome> check_baseline_at_cases();  // gate 2 at every case but the primary
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
   // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one. `lost` is
   // set when that reason is a worker that died with no result (retried on another GPU when there is one).
@@ -255,12 +259,14 @@ class Optimizer {
   // ---- run directory (run_dir.cpp) ----
   Status write_json(const std::filesystem::path& path, const std::string& kind, const util::Json& body);
   Status save_state();
-  int stop(const std::string& stage, const Error& e, util::Json tried);
-  int finish(StopReason reason, const std::string& detail);
-  int fail(const Error& e);  // a failure of kopt itself (a state file it cannot write): the run stays resumable
-  int interrupted_exit();
+  // How the run ended, with this run directory.
+  RunOutcome outcome(RunEnd end, ExitCode code, std::string message) const;
+  RunOutcome stop(const std::string& stage, const Error& e, util::Json tried);
+  RunOutcome finish(StopReason reason, const std::string& detail);
+  RunOutcome fail(const Error& e);  // a failure of kopt itself (a state file it cannot write): the run stays resumable
+  RunOutcome interrupted_exit();
   // The generator failed: the run stays resumable (no stop reason), stop.json says so, the exit code is the error's.
-  int generator_stopped(const Error& e);
+  RunOutcome generator_stopped(const Error& e);
   Status write_champion();
   util::Json summary_json();
   Status write_summary();
@@ -270,7 +276,8 @@ class Optimizer {
     if (o_.quiet) return;
     auto line = fmt::format(f, std::forward<A>(a)...);
     std::lock_guard<std::mutex> lock(say_mu_);
-    util::progress_print(line);  // above a progress bar
+    if (progress_) progress_(line);
+    else util::progress_print(line);  // above a progress bar
   }
   // Adds the wall time of a scope to state.phase_seconds[name], exclusively: a nested phase (a profile inside
   // the gates) pauses the enclosing one, so the phases add up to the run's wall time.
@@ -306,6 +313,7 @@ class Optimizer {
   Lab& lab_;
   db::RecordSink* sink_ = nullptr;
   db::RecordLookup* lookup_ = nullptr;
+  ProgressSink progress_;
   std::string timing_method_;  // the baseline's (gates/timing.json): the timing method a lookup's key names
   std::optional<pipeline::RecordContext> record_ctx_;  // made at the first record (after prepare())
   std::optional<search::Derivation> derived_;

@@ -122,11 +122,16 @@ Status Optimizer::save_state() {
   return write_json(dir_ / "state.json", "state", to_json(st_));
 }
 
-int Optimizer::fail(const Error& e) {
+RunOutcome Optimizer::outcome(RunEnd end, ExitCode code, std::string message) const {
+  return {end, code, std::move(message), dir_};
+}
+
+RunOutcome Optimizer::fail(const Error& e) {
   util::note_failure(e.message);
-  std::fprintf(stderr, "kopt optimize: %s\n  run directory: %s (state.json holds the last completed step; after fixing the "
-               "cause, continue with: kopt optimize --resume %s)\n", e.message.c_str(), dir_.c_str(), dir_.c_str());
-  return to_int(e.code == ExitCode::kOk ? ExitCode::kOther : e.code);
+  return outcome(RunEnd::kFailed, e.code == ExitCode::kOk ? ExitCode::kOther : e.code,
+                 fmt::format("kopt optimize: {}\n  run directory: {} (state.json holds the last completed step; after fixing "
+                             "the cause, continue with: kopt optimize --resume {})\n",
+                             e.message, dir_.string(), dir_.string()));
 }
 
 Status Optimizer::write_summary() {
@@ -138,23 +143,23 @@ Status Optimizer::write_summary() {
   return ok_status();
 }
 
-int Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) {
+RunOutcome Optimizer::stop(const std::string& stage, const Error& e, util::Json tried) {
   if (util::interrupted()) return interrupted_exit();  // a killed child is not a failed gate: stay resumable
   util::Json j = {{"stage", stage}, {"reason", e.message}, {"exit_code", to_int(e.code)}, {"tried", std::move(tried)}};
-  st_.stop_reason = stage == "interrupted" ? "interrupted" : "gate_failed";
+  st_.stop_reason = stage == "interrupted" ? StopReason::kInterrupted : StopReason::kGateFailed;
   st_.stop_detail = stage + ": " + e.message;
   util::note_failure("stopped at the " + stage + " gate: " + e.message + " (run directory " + dir_.string() + ")");
   Status written = write_json(dir_ / "stop.json", "stop", j);
   if (written) written = save_state();
   if (written) written = write_summary();
-  std::fprintf(stderr, "kopt optimize: stopped at the %s gate: %s\n  run directory: %s (stop.json, summary.md)\n",
-               stage.c_str(), e.message.c_str(), dir_.c_str());
-  if (!written) std::fprintf(stderr, "kopt optimize: and the run directory could not be written: %s\n", written.error().message.c_str());
-  return to_int(e.code);
+  std::string message = fmt::format("kopt optimize: stopped at the {} gate: {}\n  run directory: {} (stop.json, summary.md)\n",
+                                    stage, e.message, dir_.string());
+  if (!written) message += "kopt optimize: and the run directory could not be written: " + written.error().message + "\n";
+  return outcome(RunEnd::kGateStopped, e.code, std::move(message));
 }
 
-int Optimizer::generator_stopped(const Error& e) {
-  st_.stop_reason = "";  // not finished: the generator can be retried with --resume
+RunOutcome Optimizer::generator_stopped(const Error& e) {
+  st_.stop_reason = StopReason::kNone;  // not finished: the generator can be retried with --resume
   st_.stop_detail = "generator: " + e.message;
   util::note_failure("the generator stopped: " + e.message + " (resumable: kopt optimize --resume " + dir_.string() + ")");
   Status written = save_state();
@@ -162,19 +167,25 @@ int Optimizer::generator_stopped(const Error& e) {
   if (written) written = write_summary();
   std::string again = "kopt optimize --resume " + dir_.string();
   if (o_.generator == "llm") again += " [--llm-url URL] [--llm-model MODEL] [--llm-key-env VAR]";
-  std::fprintf(stderr, "kopt optimize: the generator stopped: %s\n  run directory: %s; after fixing the cause, continue with:\n  %s\n",
-               e.message.c_str(), dir_.c_str(), again.c_str());
-  if (!written) return fail(written.error());
-  return to_int(e.code == ExitCode::kOk ? ExitCode::kOther : e.code);
+  std::string message = fmt::format("kopt optimize: the generator stopped: {}\n  run directory: {}; after fixing the cause, "
+                                    "continue with:\n  {}\n",
+                                    e.message, dir_.string(), again);
+  if (!written) {
+    RunOutcome failed = fail(written.error());
+    failed.message = message + failed.message;
+    return failed;
+  }
+  return outcome(RunEnd::kGeneratorStopped, e.code == ExitCode::kOk ? ExitCode::kOther : e.code, std::move(message));
 }
 
-int Optimizer::interrupted_exit() {
-  st_.stop_reason = "";  // not finished: resumable
+RunOutcome Optimizer::interrupted_exit() {
+  st_.stop_reason = StopReason::kNone;  // not finished: resumable
   if (auto st = save_state(); !st) return fail(st.error());
   if (auto st = write_summary(); !st) say("  the summary of the interrupted run was not written: {}", st.error().message);
-  std::fprintf(stderr, "\nkopt optimize: interrupted. The run directory is consistent; continue with:\n  kopt optimize --resume %s\n",
-               dir_.c_str());
-  return to_int(ExitCode::kInterrupted);
+  return outcome(RunEnd::kInterrupted, ExitCode::kInterrupted,
+                 fmt::format("\nkopt optimize: interrupted. The run directory is consistent; continue with:\n  kopt optimize "
+                             "--resume {}\n",
+                             dir_.string()));
 }
 
 Status Optimizer::write_champion() {
@@ -299,7 +310,7 @@ util::Json Optimizer::summary_json() {
   for (const auto& p : st_.param_ablations) params.push_back(to_json(p));
   s["param_ablations"] = params;
   s["frontier"] = st_.frontier;
-  s["stop"] = {{"reason", st_.stop_reason}, {"detail", st_.stop_detail}};
+  s["stop"] = {{"reason", std::string(stop_reason_text(st_.stop_reason))}, {"detail", st_.stop_detail}};
   s["phase_seconds"] = st_.phase_seconds;
   s["wall"] = to_json(st_.wall);
   s["candidate_costs"] = candidate_costs(st_.history);
@@ -326,7 +337,7 @@ util::Json Optimizer::summary_json() {
   // Only a champion that was written: a run stopped at a gate has none (and its summary says so).
   if (std::error_code ec; fs::exists(dir_ / "champion" / o_.job.kernel.filename(), ec))
     s["champion_path"] = (dir_ / "champion" / o_.job.kernel.filename()).string();
-  s["gates_passed"] = st_.stop_reason != "gate_failed";
+  s["gates_passed"] = st_.stop_reason != StopReason::kGateFailed;
   if (derived_) {
     s["kernel"] = original_kernel_.string();
     s["derived"] = derived_json();
@@ -335,8 +346,8 @@ util::Json Optimizer::summary_json() {
   return s;
 }
 
-int Optimizer::finish(StopReason reason, const std::string& detail) {
-  st_.stop_reason = std::string(stop_name(reason));
+RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
+  st_.stop_reason = reason;
   st_.stop_detail = detail.empty() ? std::string(describe(reason)) : detail;
   if (auto st = verify_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done)); !st) return fail(st.error());
   // After the search (issue 18): the champion and the baseline at every case, then at the held-out shapes, run
@@ -345,13 +356,13 @@ int Optimizer::finish(StopReason reason, const std::string& detail) {
   if (!cases_.empty() || o_.gates.holdout_shapes_file) run_holdout();
   Status written = write_champion();
   if (written) written = save_state();
-  if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", st_.stop_reason}, {"detail", st_.stop_detail}});
+  if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", std::string(stop_reason_text(st_.stop_reason))}, {"detail", st_.stop_detail}});
   if (written) written = write_summary();
   if (!written) return fail(written.error());
   auto s = summary_json();
   if (auto st = util::write_json_document(o_.json_out, s); !st) return fail(st.error());
   if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), util::report_stream(o_.json_out));
-  return 0;
+  return outcome(RunEnd::kFinished, ExitCode::kOk, "");
 }
 
 }  // namespace kopt::loop

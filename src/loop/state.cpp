@@ -138,7 +138,7 @@ util::Json to_json(const RunState& s) {
                     {"exploring_without_gain", s.stop.exploring_without_gain}}},
           {"last_profile", s.last_profile},
           {"ablated_methods", s.ablated_methods ? util::Json(*s.ablated_methods) : util::Json(nullptr)},
-          {"stop_reason", s.stop_reason},
+          {"stop_reason", std::string(stop_reason_text(s.stop_reason))},
           {"stop_detail", s.stop_detail},
           {"phase_seconds", s.phase_seconds},
           {"wall", to_json(s.wall)},
@@ -208,7 +208,9 @@ Result<RunState> state_from_json(const util::Json& j) {
     if (j.contains("last_profile")) s.last_profile = j["last_profile"];
     if (j.contains("ablated_methods") && j["ablated_methods"].is_array())
       s.ablated_methods = j["ablated_methods"].get<std::vector<std::string>>();
-    s.stop_reason = j.value("stop_reason", std::string());
+    auto stop_reason = stop_reason_from_text(j.value("stop_reason", std::string()));
+    if (!stop_reason) return input_error("state.json: unknown stop_reason '" + j.value("stop_reason", std::string()) + "'");
+    s.stop_reason = *stop_reason;
     s.stop_detail = j.value("stop_detail", std::string());
     s.phase_seconds = j.value("phase_seconds", std::map<std::string, double>{});
     s.wall = wall_from_json(j.value("wall", util::Json::object()));

@@ -77,7 +77,7 @@ struct RunState {
   // Every champion's changed parameters, each reverted to the baseline's value alone (state.json param_ablations).
   std::vector<ParamAblation> param_ablations;
   StopState stop;
-  std::string stop_reason;          // set when the run ended
+  StopReason stop_reason = StopReason::kNone;  // set when the run ended (state.json: stop_reason_text)
   std::string stop_detail;
   std::map<std::string, double> phase_seconds;
   WallRecord wall;
@@ -99,7 +99,7 @@ struct RunState {
   // Where candidates were measured (issue 21): {"slots": [{slot, name, gpu, ...}], "wall_s": dispatch wall,
   // "per_slot": [{slot, name, runs, lost, busy_s}], "retried": [{slots, lost}]}, summed over the run.
   util::Json measuring = util::Json::object();
-  bool finished() const { return !stop_reason.empty(); }
+  bool finished() const { return stop_reason != StopReason::kNone; }
   // Whether this candidate passed the champion's determinism check and sanitizer (the baseline: its own gates).
   bool verified_as_champion(const std::string& id) const {
     return id == "baseline" || std::find(verified.begin(), verified.end(), id) != verified.end();

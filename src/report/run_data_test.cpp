@@ -252,7 +252,7 @@ TEST(RunData, ARunStoppedAtAGateStillLoads) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   loop::RunState st;
-  st.stop_reason = "gate_failed";
+  st.stop_reason = loop::StopReason::kGateFailed;
   st.stop_detail = "correctness: the baseline is not correct";
   ASSERT_TRUE(util::write_json_atomic(dir / "state.json", "state", loop::to_json(st)).ok());
   ASSERT_TRUE(util::write_json_atomic(dir / "summary.json", "summary", {{"schema", "kopt.summary/1"}, {"kernel", "k.cu"}}).ok());
