@@ -466,6 +466,43 @@ TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyRunDirectory) {
   EXPECT_TRUE(r.runs.empty()) << "nothing was measured";
 }
 
+TEST(OptimizeLoop, TheOutcomeSaysHowTheRunEndedAndTheProgressGoesToTheCallersSink) {
+  // optimize() prints nothing itself: the progress lines go to the sink, the message and code come back.
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_outcome_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  OptimizeOptions o;
+  o.job.kernel = data / "loop" / "tile_kernel.cu";
+  o.job.ref = data / "loop" / "ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out;
+  ModelLabOptions mo;
+  mo.ceilings = roofline::testing::round_ceilings();
+  mo.time_ms = [](const Defines&) -> std::optional<double> { return std::nullopt; };  // the baseline is wrong
+  ModelLab lab(mo);
+  lab.kernel = o.job.kernel;
+  lab.dims = o.job.dims;
+  std::vector<std::string> lines;
+  ::testing::internal::CaptureStderr();
+  RunOutcome r = optimize(o, lab, nullptr, nullptr, [&](const std::string& l) { lines.push_back(l); });
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.end, RunEnd::kGateStopped);
+  EXPECT_EQ(r.exit_code(), 2);
+  EXPECT_NE(r.message.find("kopt optimize: stopped at the correctness gate: "), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.back(), '\n');
+  ASSERT_FALSE(r.run_dir.empty());
+  EXPECT_TRUE(fs::exists(r.run_dir / "stop.json"));
+  EXPECT_NE(r.message.find(r.run_dir.string()), std::string::npos) << r.message;
+  EXPECT_EQ(err.find("stopped at the correctness gate"), std::string::npos) << "the caller prints the message: " << err;
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("gate 1/4 hardware"), std::string::npos) << lines.front();
+  // The command line's report: the message on stderr, the exit code from the table.
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(report_outcome(r), 2);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), r.message);
+  fs::remove_all(out);
+}
+
 TEST(OptimizeLoop, ARunStoppedAtAGateIsNotResumedAsFinished) {
   OptimizeOptions o;
   ModelLabOptions mo;

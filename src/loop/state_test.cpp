@@ -111,4 +111,26 @@ TEST(RunStateJournal, RejectsOtherVersionsAndBrokenRecords) {
   EXPECT_EQ(r.error().code, ExitCode::kInput);
 }
 
+TEST(RunStateJournal, TheStopReasonIsWrittenByNameAndReadBack) {
+  // state.json keeps the names it always had: "" while running, stop_name() once finished.
+  EXPECT_EQ(to_json(RunState{})["stop_reason"], "");
+  for (auto r : {StopReason::kMaxIterations, StopReason::kNearPeak, StopReason::kNoImprovement, StopReason::kGeneratorExhausted,
+                 StopReason::kGateFailed, StopReason::kInterrupted, StopReason::kGeneratorFailed, StopReason::kNoValidCandidate,
+                 StopReason::kTimeBudget, StopReason::kNoPredictedGain, StopReason::kExplorationSpent}) {
+    RunState s;
+    s.stop_reason = r;
+    auto j = to_json(s);
+    EXPECT_EQ(j["stop_reason"], std::string(stop_name(r)));
+    auto back = state_from_json(j);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->stop_reason, r);
+    EXPECT_TRUE(back->finished());
+  }
+  auto j = to_json(RunState{});
+  j["stop_reason"] = "bored";
+  auto bad = state_from_json(j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ExitCode::kInput);
+}
+
 }  // namespace kopt::loop
