@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <set>
 
-#include "loop/model_lab.h"
 #include "loop/optimize.h"
 #include "roofline/testing.h"
+#include "testing/model_lab.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"

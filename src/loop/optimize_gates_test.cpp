@@ -9,9 +9,9 @@
 #include <csignal>
 #include <filesystem>
 
-#include "loop/model_lab.h"
 #include "loop/optimize.h"
 #include "roofline/testing.h"
+#include "testing/model_lab.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"

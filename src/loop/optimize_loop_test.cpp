@@ -15,11 +15,11 @@
 
 #include "db/store.h"
 #include "db/testing.h"
-#include "loop/model_lab.h"
 #include "loop/optimize.h"
 #include "loop/state.h"
 #include "roofline/testing.h"
 #include "runner/launch.h"
+#include "testing/model_lab.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/hash.h"

@@ -19,7 +19,7 @@ TEST(CeilingsProbeSource, MatchesTheCuFile) {
   auto cu = util::read_file(testing_support::source_dir() + "/src/roofline/ceilings_probe.cu");
   ASSERT_TRUE(cu) << cu.error().message;
   EXPECT_TRUE(*cu == ceilings_probe_source())
-      << "src/roofline/ceilings_probe_source.cpp is stale: run python3 scripts/embed_ceilings_probe.py";
+      << "the embedded probe source (build/generated/ceilings_probe_source.cpp) differs from the .cu: rebuild";
   EXPECT_NE(ceilings_probe_source().find("int main("), std::string::npos);
 }
 

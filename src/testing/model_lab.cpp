@@ -1,4 +1,4 @@
-#include "loop/model_lab.h"
+#include "testing/model_lab.h"
 
 #include <algorithm>
 #include <cmath>

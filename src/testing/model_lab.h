@@ -1,8 +1,9 @@
 #pragma once
 // A lab that answers from a model of the kernel instead of a GPU: the optimize loop runs whole, with its real
 // generator, selection, ablation, stopping rules and run directory, on a machine without a GPU (the loop's
-// tests, and search replays). The model gives a configuration's true time from its -D defines (nullopt: the
+// tests). The model gives a configuration's true time from its -D defines (nullopt: the
 // configuration computes a wrong answer); measured samples are that time times a small deterministic noise.
+// Test-only (src/testing/): linked into kopt_tests through kopt_test_support, never into kopt.
 #include <functional>
 #include <map>
 #include <mutex>
