@@ -169,6 +169,7 @@ class Child {
  private:
   struct Lib {
     std::string path;
+    std::string identity;  // path, size and modification time when loaded: the sealed seed's pass is keyed by it
     void* handle = nullptr;
     void* solve = nullptr;
     int (*get_last_error)() = nullptr;  // cudaGetLastError from the library's own runtime, when exported
@@ -316,6 +317,12 @@ class PhaseClock {
 Child::Lib Child::load_lib(const std::string& path) {
   Lib lib;
   lib.path = path;
+  {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const auto mtime = std::filesystem::last_write_time(path, ec).time_since_epoch().count();
+    lib.identity = path + '\n' + std::to_string(size) + '\n' + std::to_string(mtime);
+  }
   const auto threads_before = live_threads();
   lib.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   lib.load_threads = still_running(started_since(threads_before, live_threads()), kThreadSettleMs);
@@ -396,12 +403,7 @@ Child::AuditViews Child::audit_views(const Bound& b, const std::vector<const Lib
   return views;
 }
 
-std::string Child::sealed_key(const Lib& lib) const {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(lib.path, ec);
-  const auto mtime = std::filesystem::last_write_time(lib.path, ec).time_since_epoch().count();
-  return lib.path + '\n' + std::to_string(size) + '\n' + std::to_string(mtime) + '\n' + g_.dir.string();
-}
+std::string Child::sealed_key(const Lib& lib) const { return lib.identity + '\n' + g_.dir.string(); }
 
 Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
   auto tensors = seeds_.seed(seed);
