@@ -40,7 +40,12 @@ def _parser():
                    help="also write a sealed seed (a secret seed number) as SEALED_DIR/seed.safetensors (kopt passes it)")
     b = sub.add_parser("golden-batch", help="several `golden` requests in one process (one Python and torch start)")
     b.add_argument("--requests", required=True,
-                   help="a JSON file: a list of requests, each the argument list of a `golden` command")
+                   help="a JSON file: a list of requests, each the argument list of a `golden` command; or - : "
+                        "one request a line on stdin (a JSON argument list), answered a line each as it is made, "
+                        "until an empty line or the end of stdin (kopt keeps one such process for a whole run)")
+    b.add_argument("--preload", action="store_true",
+                   help="import torch and start CUDA before the first request (a stream started early pays them "
+                        "while kopt does other work)")
     c = sub.add_parser("check", help="the contract without a GPU: ref.py, dims, shapes (kopt check)")
     c.add_argument("--ref", required=True, help="the reference module (ref.py)")
     c.add_argument("--signature", help="solve()'s signature as JSON (written by kopt), for a CUDA kernel")
@@ -129,22 +134,66 @@ def _golden(args):
     print(json.dumps(summary), flush=True)
 
 
+def _is_request(r):
+    return isinstance(r, list) and all(isinstance(a, str) for a in r)
+
+
+def _preload():
+    """torch and its CUDA context, when there are both: what the first request would otherwise wait for."""
+    try:
+        import torch  # noqa: F401 (the import is the point)
+        if torch.cuda.is_available():
+            torch.cuda.init()
+    except Exception:  # noqa: BLE001 (a request that needs torch says what is wrong)
+        pass
+
+
+def _release_cached_memory():
+    """A long-lived stream gives back what torch's allocator kept, so it holds no GPU memory between requests."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def _stream_requests():
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            return
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            req = e
+        yield req
+
+
 def _golden_batch(args):
     """Each request as `golden` would run it, one summary line each on stdout, in order: the request's own summary,
     or {"status": "error", "exit_code": N, "message": ...} (its details on stderr); one request's failure does not
     stop the others."""
-    try:
-        with open(args.requests, encoding="utf-8") as f:
-            requests = json.load(f)
-    except (OSError, ValueError) as e:
-        raise UsageError(f"--requests {args.requests}: {e}") from None
-    if not isinstance(requests, list) or not all(isinstance(r, list) and all(isinstance(a, str) for a in r)
-                                                 for r in requests):
-        raise UsageError(f"--requests {args.requests}: expected a JSON list of argument lists")
+    if args.preload:
+        _preload()
+    if args.requests == "-":
+        requests = _stream_requests()
+    else:
+        try:
+            with open(args.requests, encoding="utf-8") as f:
+                requests = json.load(f)
+        except (OSError, ValueError) as e:
+            raise UsageError(f"--requests {args.requests}: {e}") from None
+        if not isinstance(requests, list) or not all(_is_request(r) for r in requests):
+            raise UsageError(f"--requests {args.requests}: expected a JSON list of argument lists")
     for req in requests:
         code, message = EXIT_OK, ""
         try:
+            if not _is_request(req):  # a streamed line that is not an argument list: that line fails
+                raise UsageError(f"--requests -: expected a JSON argument list a line, not {str(req)[:80]!r}")
             _golden(_parser().parse_args(["golden", *req]))
+            if args.requests == "-":
+                _release_cached_memory()
             continue
         except DimsError as e:
             code, message = EXIT_INPUT, f"dimension error: {e}"

@@ -2,9 +2,11 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
-from conftest import VECADD
+from conftest import PYTHON_DIR, VECADD
 
 from kopt_harness import store
 
@@ -140,3 +142,30 @@ def test_golden_batch_bad_requests_file_exits_4_naming_it(harness, text):
         f.write(text)
     r = harness.cli("golden-batch", "--requests", requests)
     assert r.returncode == 4 and "--requests" in r.stderr
+
+
+def test_golden_batch_streams_a_line_per_request_from_stdin(harness):
+    """`golden-batch --requests -`: one request a line, answered as each is made; a line that is not an argument list
+    fails alone; an empty line ends the stream (what kopt keeps open for a whole run)."""
+    good = golden_args(harness, GOOD)[1:]
+    other = golden_args(harness, GOOD, VECADD, '{"n": 24}')[1:]
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    p = subprocess.Popen([sys.executable, "-m", "kopt_harness", "golden-batch", "--requests", "-", "--preload"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         cwd=str(harness.root))
+    try:
+        p.stdin.write(json.dumps(good) + "\n")
+        p.stdin.flush()
+        first = json.loads(p.stdout.readline())  # answered before the next request is sent
+        assert first["status"] == "ok"
+        p.stdin.write('{"not": "a list"}\n' + json.dumps(other) + "\n\n")
+        p.stdin.flush()
+        second, third = json.loads(p.stdout.readline()), json.loads(p.stdout.readline())
+        _, err = p.communicate(timeout=120)
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert second["status"] == "error" and second["exit_code"] == 4 and "argument list" in second["message"]
+    assert third["status"] == "ok"
+    with open(os.path.join(other[other.index("--out") + 1], "manifest.json"), encoding="utf-8") as f:
+        assert json.load(f)["dims"]["n"] == 24

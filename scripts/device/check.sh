@@ -411,11 +411,11 @@ for f in ('state.json','summary.json','bench.json'):
   if 'history' in d: print('history', sys.argv[2], len(d['history']), 'measurements;', d.get('iterations_done'), 'iterations; stop', d.get('stop_reason'))" "$d" "$1"; }
   local p
   for p in $parts; do case $p in
-    optimize)
-      step ttr_opt_cold $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1
-      step ttr_opt_warm $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt2 2>&1 | stamp | tail -70"; phases ttr_opt2 ;;
+    optimize)  # each whole stamped log in $OUT/ttr_opt_{cold,warm}.log
+      step ttr_opt_cold $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt1 2>&1 | stamp | tee $OUT/ttr_opt_cold.log | tail -70"; phases ttr_opt1
+      step ttr_opt_warm $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt2 2>&1 | stamp | tee $OUT/ttr_opt_warm.log | tail -70"; phases ttr_opt2 ;;
     optimize-cold)
-      step ttr_opt_cold $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt1 2>&1 | stamp | tail -70"; phases ttr_opt1 ;;
+      step ttr_opt_cold $limit bash -c "$K optimize $VA --out-dir runs/ttr_opt1 2>&1 | stamp | tee $OUT/ttr_opt_cold.log | tail -70"; phases ttr_opt1 ;;
     bench)
       for b in cold warm; do step ttr_bench_$b 120 bash -c "$K bench $VA --out-dir runs/ttr_bench_$b 2>&1 | stamp | head -40"; phases ttr_bench_$b; done
       for i in 1 2 3; do step ttr_bench_second$i 120 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out-dir runs/ttr_bench_2nd$i 2>&1 | stamp | tail -4"; phases ttr_bench_2nd$i; done ;;

@@ -228,7 +228,8 @@ int cmd_optimize(const Args& args) {
   o.warm_start = !no_warm_start;
   o.strategy_memory = !no_strategy_memory;
   if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
-  if (auto st = check_contract_first("optimize", o.job); !st) return fail(st.error());
+  // Checked beside the hardware gate and the early golden data, before any run directory (loop/options.h).
+  o.contract_check = [job = o.job] { return check_contract_first("optimize", job); };
   // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.
   if (o.generator == "llm")
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;

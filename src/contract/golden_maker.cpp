@@ -81,6 +81,8 @@ Result<std::string> golden_key(const std::vector<std::string>& argv) {
     } else if (a == "--signature") {
       KOPT_TRY_ASSIGN(auto sig, util::read_json(argv[++i]));
       if (sig.is_object()) sig.erase("meta");  // when it was written is not what it says
+      // Nor where solve() stands in its file: a derived space's instrumented copy moves it, the data is the same.
+      if (sig.is_object() && sig.contains("signature") && sig["signature"].is_object()) sig["signature"].erase("line");
       h.add(sig.dump());
     } else if (a == "--ref" || a == "--triton-kernel") {
       const fs::path f = argv[++i];
@@ -138,11 +140,8 @@ Result<util::Json> adopt_made(const GoldenRequest& req, const std::string& key) 
 
 }  // namespace
 
-Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRunner& runner) {
-  std::vector<GoldenRequest> todo;
-  std::vector<std::string> keys;
-  util::Json list = util::Json::array();
-  double timeout_s = 0;
+GoldenBatch golden_batch(std::vector<GoldenRequest> requests) {
+  GoldenBatch b;
   for (auto& req : requests) {
     if (!req.cache) continue;
     auto argv = ready_request(req);
@@ -150,16 +149,26 @@ Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRu
     auto key = golden_key(*argv);
     if (!key) continue;
     if (auto hit = find_golden(*req.cache, *key); hit && golden_entry_usable(*hit)) continue;
-    if (std::find(keys.begin(), keys.end(), *key) != keys.end()) continue;  // made once, placed for each
-    list.push_back(std::vector<std::string>(argv->begin() + 4, argv->end()));  // after `python3 -m kopt_harness golden`
-    keys.push_back(*key);
-    timeout_s += req.timeout_s;
-    todo.push_back(req);
+    if (std::find(b.keys.begin(), b.keys.end(), *key) != b.keys.end()) continue;  // made once, placed for each
+    b.args.emplace_back(argv->begin() + 4, argv->end());  // after `python3 -m kopt_harness golden`
+    b.keys.push_back(*key);
+    b.timeout_s += req.timeout_s;
+    b.todo.push_back(req);
   }
-  if (todo.empty()) return 0;
-  const std::filesystem::path file = todo.front().out_dir.parent_path() / ("golden_batch_" + new_sealed_token() + ".json");
-  KOPT_TRY(util::write_file_atomic(file, list.dump()));
-  KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({"golden-batch", "--requests", file.string()}, timeout_s));
+  return b;
+}
+
+bool adopt_batch_line(const GoldenBatch& batch, size_t i, const std::string& line) {
+  auto summary = util::Json::parse(line, nullptr, false);
+  return summary.is_object() && summary.value("status", std::string()) == "ok" && adopt_made(batch.todo[i], batch.keys[i]);
+}
+
+Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRunner& runner) {
+  GoldenBatch b = golden_batch(std::move(requests));
+  if (b.todo.empty()) return 0;
+  const std::filesystem::path file = b.todo.front().out_dir.parent_path() / ("golden_batch_" + new_sealed_token() + ".json");
+  KOPT_TRY(util::write_file_atomic(file, util::Json(b.args).dump()));
+  KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({"golden-batch", "--requests", file.string()}, b.timeout_s));
   auto r = runner.run(spec);
   std::error_code ec;
   std::filesystem::remove(file, ec);
@@ -167,11 +176,10 @@ Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRu
   // make_golden, which reports its error.
   const auto lines = util::split(r.stdout_text, '\n');
   int made = 0;
-  for (size_t i = 0, line = 0; i < todo.size(); ++i) {
+  for (size_t i = 0, line = 0; i < b.todo.size(); ++i) {
     while (line < lines.size() && util::trim(lines[line]).empty()) ++line;
     if (line >= lines.size()) break;
-    auto summary = util::Json::parse(lines[line++], nullptr, false);
-    if (summary.is_object() && summary.value("status", std::string()) == "ok" && adopt_made(todo[i], keys[i])) ++made;
+    if (adopt_batch_line(b, i, lines[line++])) ++made;
   }
   return made;
 }

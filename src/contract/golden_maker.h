@@ -60,6 +60,19 @@ bool golden_entry_usable(const CacheHit& hit);
 // fails here is left to make_golden, which makes it alone and reports its error. Returns how many were made.
 Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRunner& runner);
 
+// What a batch must make of `requests`: those with a cache whose entry it lacks, one per key, each ready (its
+// sealed token drawn, its folder and signature written) with the argument list `golden` takes.
+struct GoldenBatch {
+  std::vector<GoldenRequest> todo;
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> args;  // after `python3 -m kopt_harness golden`
+  double timeout_s = 0;                        // the requests' timeouts summed
+};
+GoldenBatch golden_batch(std::vector<GoldenRequest> requests);
+// The harness's summary line for todo[i]: when it says ok, the made data is checked and stored in the cache.
+// True: made.
+bool adopt_batch_line(const GoldenBatch& batch, size_t i, const std::string& line);
+
 // When make_golden placed a cached entry: when the entry was made ("?" if unknown); nullopt otherwise.
 std::optional<std::string> golden_cache_hit(const util::Json& manifest);
 

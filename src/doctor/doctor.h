@@ -32,7 +32,18 @@ struct Report {
 struct Options {
   bool check_ncu_counters = true;  // profile a tiny kernel to prove counters are readable
   std::string cache_dir;           // where the tiny probe kernel is built (default ~/.cache/kopt/doctor)
+  // The gate before a run (optimize) asks less than `kopt doctor` does: the Python modules by their installed
+  // metadata (importing torch and triton costs 3-5 s; the golden-data harness imports them moments later and says
+  // what fails), and a counters probe that passed this boot under the same driver, ncu and module parameters is not
+  // run again (KOPT_DOCTOR_CACHE=off runs it).
+  bool import_python_modules = true;
+  bool reuse_counter_check = false;
 };
+
+// The key under which a passing counters probe is remembered: boot, driver, ncu (path, size, mtime), the GPUs and
+// the nvidia module's parameters (where the admin-only profiling restriction is set). Empty: nothing to key on.
+std::string counters_cache_key(const Report& report, const std::string& ncu_path, const std::string& boot_id,
+                               const std::string& module_params);
 
 Report run_doctor(const Options& opts);
 // The CUTLASS headers (optional: warn when missing): toolchain::find_cutlass_include(), with CuTe beside them.

@@ -8,6 +8,7 @@
 #include "toolchain/cutlass.h"
 
 #include "device/cuda_driver.h"
+#include "util/fs.h"
 #include "util/process.h"
 
 namespace kopt::doctor {
@@ -73,6 +74,69 @@ TEST(Doctor, CutlassCheckFindsTheHeadersOrSaysHowToGetThem) {
   EXPECT_NE(c.summary.find("CUTLASS " + found.version), std::string::npos) << c.summary;
   EXPECT_EQ(c.details["include_dir"], found.dir);
   EXPECT_EQ(c.details["cute"], true);
+}
+
+}  // namespace kopt::doctor
+
+namespace kopt::doctor {
+
+TEST(Doctor, CountersCacheKeyChangesWithWhatCouldTakeThePermissionAway) {
+  namespace fs = std::filesystem;
+  const fs::path ncu = fs::temp_directory_path() / "kopt_doctor_test_ncu";
+  ASSERT_TRUE(util::write_file_atomic(ncu, "#!/bin/sh\n").ok());
+  Report r;
+  device::GpuInfo g;
+  g.uuid = "GPU-1";
+  g.cc_major = 9;
+  r.gpus.push_back(g);
+  r.driver_version = "580.1";
+  const std::string k = counters_cache_key(r, ncu.string(), "boot-a", "RmProfilingAdminOnly: 0\n");
+  ASSERT_FALSE(k.empty());
+  EXPECT_EQ(k, counters_cache_key(r, ncu.string(), "boot-a", "RmProfilingAdminOnly: 0\n"));
+  EXPECT_NE(k, counters_cache_key(r, ncu.string(), "boot-b", "RmProfilingAdminOnly: 0\n"));  // a reboot
+  EXPECT_NE(k, counters_cache_key(r, ncu.string(), "boot-a", "RmProfilingAdminOnly: 1\n"));  // the restriction
+  Report other = r;
+  other.driver_version = "580.2";
+  EXPECT_NE(k, counters_cache_key(other, ncu.string(), "boot-a", "RmProfilingAdminOnly: 0\n"));
+  other = r;
+  other.gpus.front().uuid = "GPU-2";
+  EXPECT_NE(k, counters_cache_key(other, ncu.string(), "boot-a", "RmProfilingAdminOnly: 0\n"));
+  ASSERT_TRUE(util::write_file_atomic(ncu, "#!/bin/sh\n# another ncu\n").ok());  // a new ncu in place
+  EXPECT_NE(k, counters_cache_key(r, ncu.string(), "boot-a", "RmProfilingAdminOnly: 0\n"));
+  // Nothing to key on: no key, so nothing is reused.
+  EXPECT_TRUE(counters_cache_key(r, ncu.string(), "", "").empty());
+  EXPECT_TRUE(counters_cache_key(Report{}, ncu.string(), "boot-a", "").empty());
+  EXPECT_TRUE(counters_cache_key(r, (ncu.string() + ".missing"), "boot-a", "").empty());
+  fs::remove(ncu);
+}
+
+TEST(Doctor, TheGatesLighterDoctorReadsPythonModulesWithoutImportingThem) {
+  Options o;
+  o.check_ncu_counters = false;
+  o.import_python_modules = false;
+  auto rep = run_doctor(o);
+  bool saw_python = false;
+  for (const auto& c : rep.checks) {
+    EXPECT_NE(c.name, "python:torch_cuda") << "asked only when torch is imported";
+    if (c.name == "python3" && c.status == CheckStatus::kPass) {
+      saw_python = true;
+      EXPECT_FALSE(c.details.value("imported", true));
+    }
+    if (c.name == "python:numpy" && saw_python) {
+      EXPECT_EQ(c.status, CheckStatus::kPass) << c.summary;  // setup.sh installs it
+    }
+  }
+  EXPECT_TRUE(saw_python);
+  // The table's order does not depend on which check ended first.
+  std::vector<std::string> names;
+  for (const auto& c : rep.checks) names.push_back(c.name);
+  ASSERT_GE(names.size(), 6u);
+  EXPECT_EQ(names[0], "gpu");
+  EXPECT_EQ(names[1], "nvcc");
+  EXPECT_EQ(names[2], "ncu");
+  EXPECT_EQ(names[3], "cuobjdump");
+  EXPECT_EQ(names[4], "nvdisasm");
+  EXPECT_EQ(names[5], "python3");
 }
 
 }  // namespace kopt::doctor

@@ -4,12 +4,14 @@
 // (optimizer.h) is plain code over this interface: SystemLab does the real work through a util::CommandRunner,
 // and a test lab answers from a model of the kernel, so the whole loop runs without a GPU.
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
+#include "contract/golden_stream.h"
 #include "core/result.h"
 #include "device/gpu_info.h"
 #include "pipeline/prepare.h"
@@ -56,6 +58,13 @@ class Lab {
   // The same for several dims at once, made ahead so that golden() finds them ready (the real lab: one harness
   // process for all, into the golden cache; issue 36). Only a saving: golden() still makes what this did not.
   virtual void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) { (void)requests; }
+  // Begins, in the background and before the run directory exists, what the gates will need and that disturbs no
+  // timing: the job's own golden data (prepare()'s, its reference timing included; the real lab: a harness kept open
+  // for the run, into the golden cache) and the ceilings probe's build (issue 36). Only a saving: prepare() and
+  // ceilings() do what this did not. Returns at once.
+  virtual void start_early_work() {}
+  // Nothing more is wanted (a gate failed before prepare()): what start_early_work began is ended.
+  virtual void stop_early_work() {}
   // The sanitizer gate on one measuring child (sanitize/sanitizer.h run_gate: every tool through the runner).
   virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
   // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
@@ -87,8 +96,11 @@ class SystemLab final : public Lab {
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
   void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override;
+  void start_early_work() override;
+  void stop_early_work() override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   void use_slots(const std::vector<runner::WorkerSpec>& slots) override;
+  ~SystemLab() override;
 
  private:
   // golden()'s request to the golden-data maker (the job's ref.py and seeds, no reference timing, the golden cache).
@@ -99,6 +111,11 @@ class SystemLab final : public Lab {
   // One per slot: serves every check, time and paired run of CUDA/CUTLASS libraries on its GPU once the golden
   // data exists (prepare()).
   std::vector<std::unique_ptr<runner::MeasuringWorker>> workers_;
+  // The run's golden-data harness (contract/golden_stream.h), its staging folder under the cache (the job's own data
+  // before the run directory exists; removed with the lab), the early request's thread and the probe's build.
+  std::unique_ptr<contract::GoldenStream> stream_;
+  std::filesystem::path staging_, run_dir_;
+  std::future<void> early_, probe_build_;
 };
 
 }  // namespace kopt::loop

@@ -1,6 +1,7 @@
 // `kopt optimize`: the algorithm. The stages it calls live beside it (optimizer.h lists which file holds what).
 #include "loop/optimize.h"
 
+#include <future>
 #include <set>
 
 #include "loop/optimizer.h"
@@ -10,6 +11,7 @@
 #include "search/external_generator.h"
 #include "search/manual_generator.h"
 #include "util/fs.h"
+#include "util/output.h"
 
 namespace kopt::loop {
 
@@ -19,12 +21,33 @@ RunOutcome Optimizer::run() {
   // Inputs first, then the hardware, then the run directory, then the other gates: no run directory without the
   // hardware (a resumed run's state is checked first), no candidate before all four gates pass.
   if (auto rc = check_inputs()) return *rc;
+  // Beside the hardware gate (issue 36): the contract check of ref.py, and the job's golden data (a new run's only).
+  std::future<Status> contract;
+  if (o_.contract_check) contract = std::async(std::launch::async, o_.contract_check);
+  if (!o_.resume) lab_.start_early_work();
+  auto contract_failed = [&]() -> std::optional<RunOutcome> {
+    if (!contract.valid()) return std::nullopt;
+    Status st = contract.get();
+    if (st) return std::nullopt;
+    lab_.stop_early_work();
+    util::note_failure(st.error().message);
+    return outcome(RunEnd::kInputError, st.error().code, "kopt optimize: " + st.error().message + "\n");
+  };
   if (o_.resume) {
+    if (auto rc = contract_failed()) return *rc;
     if (auto rc = open_run_dir()) return *rc;
     if (auto rc = check_hardware()) return *rc;
   } else {
-    if (auto rc = check_hardware()) return *rc;
-    if (auto rc = open_run_dir()) return *rc;
+    auto hw = check_hardware();
+    if (auto rc = contract_failed()) return *rc;  // ref.py's fault is said first, as before the gate
+    if (hw) {
+      lab_.stop_early_work();
+      return *hw;
+    }
+    if (auto rc = open_run_dir()) {
+      lab_.stop_early_work();
+      return *rc;
+    }
   }
   if (auto rc = pass_gates()) return *rc;
   plan_warm_start();

@@ -1161,4 +1161,61 @@ TEST(OptimizeLoop, ABaselineBelowTheSpeedOfLightIsAnInputError) {
 }
 
 }  // namespace
+
+namespace {
+struct EarlyRun {
+  RunOutcome outcome;
+  std::vector<std::string> events;
+  bool out_dir_has_runs = false;
+};
+EarlyRun run_with_contract_check(const std::string& name, bool hardware, std::function<Status()> check) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_early_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  OptimizeOptions o;
+  o.job.kernel = data / "loop" / "tile_kernel.cu";
+  o.job.ref = data / "loop" / "ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out;
+  o.iterations = 1;
+  o.contract_check = std::move(check);
+  ModelLabOptions mo;
+  mo.ceilings = roofline::testing::round_ceilings();
+  mo.time_ms = tile_model;
+  mo.hardware_passes = hardware;
+  ModelLab lab(mo);
+  lab.kernel = o.job.kernel;
+  lab.dims = o.job.dims;
+  EarlyRun r{optimize(o, lab, nullptr, nullptr, [](const std::string&) {}), lab.events, fs::exists(out / "kopt_runs")};
+  return r;
+}
+}  // namespace
+
+TEST(OptimizeLoop, TheJobsGoldenDataAndTheContractCheckStartBesideTheHardwareGate) {
+  // Issue 36: the golden data is begun before the hardware gate, and prepare() comes after it.
+  int checks = 0;
+  auto ok = run_with_contract_check("ok", true, [&] { ++checks; return ok_status(); });
+  EXPECT_EQ(ok.outcome.exit_code(), 0) << ok.outcome.message;
+  EXPECT_EQ(checks, 1);
+  ASSERT_GE(ok.events.size(), 3u);
+  EXPECT_EQ(ok.events[0], "start_early_work");
+  EXPECT_EQ(ok.events[1], "hardware");
+  EXPECT_EQ(ok.events[2], "prepare");
+  // ref.py's fault ends the run before any run directory, as the command line's check did, and the early golden
+  // data is stopped; it is said even where the hardware gate fails too.
+  for (bool hardware : {true, false}) {
+    auto bad = run_with_contract_check(hardware ? "bad" : "bad_nogpu", hardware,
+                                       [] { return input_error("ref.py does not meet the contract: no reference()"); });
+    EXPECT_EQ(bad.outcome.end, RunEnd::kInputError);
+    EXPECT_EQ(bad.outcome.exit_code(), 4);
+    EXPECT_NE(bad.outcome.message.find("no reference()"), std::string::npos) << bad.outcome.message;
+    EXPECT_FALSE(bad.out_dir_has_runs);
+    EXPECT_EQ(bad.events, (std::vector<std::string>{"start_early_work", "hardware", "stop_early_work"}));
+  }
+  // A failed hardware gate stops the early golden data too.
+  auto nogpu = run_with_contract_check("nogpu", false, [] { return ok_status(); });
+  EXPECT_EQ(nogpu.outcome.exit_code(), 3);
+  EXPECT_EQ(nogpu.events, (std::vector<std::string>{"start_early_work", "hardware", "stop_early_work"}));
+}
+
 }  // namespace kopt::loop

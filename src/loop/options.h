@@ -3,6 +3,7 @@
 // line's help text and options.json's reader take theirs from a default-constructed OptimizeOptions.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -17,6 +18,9 @@ namespace kopt::loop {
 
 struct OptimizeOptions {
   pipeline::KernelJob job;
+  // The command line's check of ref.py against the contract (cli: check_contract_first), run beside the hardware
+  // gate and the early golden data; its error ends the run before a run directory is made. Unset: none.
+  std::function<Status()> contract_check;
   double time_budget_s = 300;  // the search's wall budget from the end of the gates (the main limit); 0: none
   int iterations = 20;       // a cap on iterations (the seed's N)
   int branches = 0;          // candidates per iteration (K); 0: auto (branches_for)

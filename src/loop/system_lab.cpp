@@ -1,12 +1,19 @@
+#include <unistd.h>
+
 #include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "compile/pool.h"
 #include "contract/golden_maker.h"
+#include "contract/sealed_seed.h"
+#include "device/gpu_info.h"
 #include "doctor/doctor.h"
 #include "loop/lab.h"
 #include "pipeline/triton.h"
 #include "roofline/measure.h"
 #include "sass/binaries.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 
 namespace kopt::loop {
@@ -14,7 +21,10 @@ namespace kopt::loop {
 namespace fs = std::filesystem;
 
 HardwareGate SystemLab::hardware() {
-  auto rep = doctor::run_doctor({});
+  doctor::Options opts;  // the gate's lighter doctor (doctor.h): metadata for Python, a counters pass kept this boot
+  opts.import_python_modules = false;
+  opts.reuse_counter_check = true;
+  auto rep = doctor::run_doctor(opts);
   HardwareGate g;
   g.passed = rep.passed();
   g.failed_required = rep.failed_required();
@@ -25,8 +35,61 @@ HardwareGate SystemLab::hardware() {
   return g;
 }
 
+SystemLab::~SystemLab() {
+  stop_early_work();
+  if (stream_ && !run_dir_.empty()) {  // the harness's stderr beside the run's other logs
+    std::error_code ec;
+    fs::copy_file(staging_ / "golden_stream.log", run_dir_ / "golden_stream.log", fs::copy_options::overwrite_existing, ec);
+  }
+  stream_.reset();
+  if (!staging_.empty()) {
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+  }
+}
+
+void SystemLab::start_early_work() {
+  if (stream_ || early_.valid()) return;
+  // The ceilings probe's build (nvcc, 3-4 s cold; a cached build returns at once): ceilings() finds it.
+  probe_build_ = std::async(std::launch::async, [this] {
+    auto gpus = device::query_gpus();
+    const std::string nvcc = toolchain::find_nvcc();
+    if (!gpus || gpus->gpus.empty() || nvcc.empty()) return;
+    std::vector<std::string> warnings;
+    roofline::CeilingsOptions defaults;
+    (void)roofline::build_probe(runner_, nvcc, gpus->gpus.front().arch(), roofline::default_ceilings_cache_dir() / "probe",
+                                defaults.build_timeout_s, warnings);
+  });
+  auto cache = contract::golden_cache_from_env();
+  if (!cache || !*cache) return;  // no golden cache: nothing made early could be found; prepare() makes it
+  staging_ = util::kopt_cache_dir("golden_staging") / fmt::format("{}_{}", ::getpid(), contract::new_sealed_token());
+  std::error_code ec;
+  fs::create_directories(staging_, ec);
+  auto req = golden_request(job_.dims, staging_ / "golden");
+  if (!req) return;
+  req->time_reference = true;  // what prepare() asks, so that its cache key is this one's
+  // Already in the cache (a warm run): no harness now; a later batch that needs one starts its own.
+  if (contract::golden_batch({*req}).todo.empty()) return;
+  auto s = contract::GoldenStream::start(staging_ / "golden_stream.log");
+  if (!s) return;  // prepare() and the batches run the harness as before
+  stream_ = std::move(s).value();
+  early_ = std::async(std::launch::async, [this, r = std::move(req).value()]() mutable { stream_->prefetch({std::move(r)}); });
+}
+
+void SystemLab::stop_early_work() {
+  if (stream_ && early_.valid()) stream_->abort();  // a request in flight ends with its process
+  if (early_.valid()) early_.get();
+  if (probe_build_.valid()) probe_build_.get();
+}
+
 Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resuming, const pipeline::Say& say) {
   const auto& job = job_;
+  run_dir_ = run_dir;
+  if (early_.valid()) {
+    early_.get();  // the job's golden data is in the cache now, unless it failed there (make_golden says why)
+    std::error_code ec;
+    fs::remove_all(staging_ / "golden", ec);
+  }
   workers_.clear();
   for (size_t i = 0; i < slots_.size(); ++i)
     workers_.push_back(std::make_unique<runner::MeasuringWorker>(
@@ -50,6 +113,7 @@ Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resu
 }
 
 Result<roofline::Ceilings> SystemLab::ceilings(const device::GpuInfo& gpu) {
+  if (probe_build_.valid()) probe_build_.get();
   roofline::CeilingsOptions copts;
   copts.cuda_driver_fallback = util::meta_info().driver;
   return roofline::get_ceilings(gpu, false, copts);
@@ -121,7 +185,9 @@ void SystemLab::prefetch_golden(const std::vector<std::pair<Dims, fs::path>>& re
   std::vector<contract::GoldenRequest> all;
   for (const auto& [dims, dir] : requests)
     if (auto g = golden_request(dims, dir)) all.push_back(std::move(g).value());
-  (void)contract::prefetch_golden(std::move(all), runner_);  // what it did not make, golden() makes and reports
+  // What it did not make, golden() makes and reports. The run's stream when there is one (no new Python).
+  if (stream_ && stream_->alive()) (void)stream_->prefetch(std::move(all));
+  else (void)contract::prefetch_golden(std::move(all), runner_);
 }
 
 sanitize::Verdict SystemLab::sanitize(const sanitize::Request& request) {

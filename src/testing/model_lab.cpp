@@ -16,6 +16,7 @@ namespace kopt::loop {
 namespace fs = std::filesystem;
 
 HardwareGate ModelLab::hardware() {
+  events.push_back("hardware");
   HardwareGate g;
   g.passed = o_.hardware_passes;
   if (!g.passed) g.failed_required = {"gpu"};
@@ -35,6 +36,7 @@ HardwareGate ModelLab::hardware() {
 }
 
 Result<pipeline::Prepared> ModelLab::prepare(const fs::path& run_dir, bool, const pipeline::Say&) {
+  events.push_back("prepare");
   pipeline::Prepared p;
   KOPT_TRY_ASSIGN(p.source_text, util::read_file(kernel));
   KOPT_TRY_ASSIGN(p.signature, contract::parse_solve_signature(p.source_text, kernel.string()));

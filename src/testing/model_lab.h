@@ -79,6 +79,8 @@ class ModelLab final : public Lab {
     for (const auto& r : requests) batch.push_back(r.first);
     prefetched.push_back(batch);
   }
+  void start_early_work() override { events.push_back("start_early_work"); }
+  void stop_early_work() override { events.push_back("stop_early_work"); }
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   void use_job(const pipeline::KernelJob& job) override { kernel = job.kernel; }
   void use_slots(const std::vector<runner::WorkerSpec>& s) override { slots = s; }
@@ -91,6 +93,7 @@ class ModelLab final : public Lab {
   std::vector<Dims> goldens;              // every golden() call's dims
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
+  std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
   std::vector<int> run_slots;             // every run's slot (its request's), in the order served
   std::vector<runner::WorkerSpec> slots;  // what use_slots() was given
   // Set before prepare(): the kernel, the job's dims and its own defines (the baseline build's).

@@ -1,0 +1,40 @@
+#pragma once
+// A golden-data harness kept open for a whole run (`golden-batch --requests - --preload`): Python, torch and the
+// CUDA context start once, early (while the hardware gate runs), and every later batch (the job's own data, the
+// workload matrix's cases, the sanitizer's small case, the held-out shapes) is a line to it instead of a new process
+// (3-6 s each on the H200, issue 36). Like prefetch_golden, it only fills the golden cache: make_golden still
+// places, and makes what the stream did not.
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "contract/golden_maker.h"
+#include "util/session.h"
+
+namespace kopt::contract {
+
+class GoldenStream {
+ public:
+  // Starts the harness; its stderr is appended to `log`. Errors: python3 or the harness missing, the start failed.
+  static Result<std::unique_ptr<GoldenStream>> start(const std::filesystem::path& log);
+  ~GoldenStream();
+  GoldenStream(const GoldenStream&) = delete;
+  GoldenStream& operator=(const GoldenStream&) = delete;
+
+  // prefetch_golden through the stream, one request a line. A request the harness fails is left to make_golden; a
+  // stream that dies or times out is closed (later calls make nothing). Returns how many were made. Thread-safe.
+  int prefetch(std::vector<GoldenRequest> requests);
+  bool alive() const;
+  void close();  // an empty line (the harness ends), then the process group killed if it is still there
+  // Kills the harness now, from any thread, a request in flight included (its prefetch returns; close() after).
+  void abort();
+
+ private:
+  explicit GoldenStream(std::unique_ptr<util::Session> s) : session_(std::move(s)), pid_(session_->pid()) {}
+  mutable std::mutex mu_;
+  std::unique_ptr<util::Session> session_;
+  std::atomic<int> pid_;  // the harness's process group (abort() needs no lock)
+};
+
+}  // namespace kopt::contract
