@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -150,21 +151,47 @@ Result<std::span<const unsigned char>> SharedView::range(uint64_t offset, uint64
   return std::span<const unsigned char>(base_ + offset, static_cast<size_t>(bytes));
 }
 
-void parallel_copy(unsigned char* dst, const unsigned char* src, size_t n) {
+namespace {
+
+// Runs fn(begin, end) over [0, n) in parts of a few threads when n is large (one core moves memory at a fraction of
+// its bandwidth); returns the parts' results in order.
+template <typename Fn>
+auto split(size_t n, const Fn& fn) {
   constexpr size_t kPerThread = size_t{8} << 20;  // below this a thread's start costs more than it saves
-  const size_t threads = std::min<size_t>({n / kPerThread, std::max(1u, std::thread::hardware_concurrency()), 8});
-  if (threads <= 1) {
-    std::memcpy(dst, src, n);
-    return;
-  }
+  const size_t threads =
+      std::max<size_t>(1, std::min<size_t>({n / kPerThread, std::max(1u, std::thread::hardware_concurrency()), 8}));
   const size_t part = (n / threads + 63) / 64 * 64;
+  using R = decltype(fn(size_t{0}, size_t{0}));
+  std::unique_ptr<R[]> results(new R[threads]());  // not std::vector<bool>: threads write their own element
   std::vector<std::thread> pool;
   for (size_t k = 1; k < threads; ++k) {
-    const size_t begin = k * part, end = std::min(n, begin + part);
-    if (begin < end) pool.emplace_back([=] { std::memcpy(dst + begin, src + begin, end - begin); });
+    const size_t begin = std::min(n, k * part), end = std::min(n, begin + part);
+    pool.emplace_back([&, k, begin, end] { results[k] = fn(begin, end); });
   }
-  std::memcpy(dst, src, std::min(n, part));
+  results[0] = fn(0, std::min(n, part));
   for (auto& t : pool) t.join();
+  return std::vector<R>(results.get(), results.get() + threads);
+}
+
+}  // namespace
+
+void parallel_copy(unsigned char* dst, const unsigned char* src, size_t n) {
+  split(n, [&](size_t b, size_t e) {
+    std::memcpy(dst + b, src + b, e - b);
+    return true;
+  });
+}
+
+void parallel_zero(unsigned char* dst, size_t n) {
+  split(n, [&](size_t b, size_t e) {
+    std::memset(dst + b, 0, e - b);
+    return true;
+  });
+}
+
+bool parallel_equal(const unsigned char* a, const unsigned char* b, size_t n) {
+  const auto parts = split(n, [&](size_t lo, size_t hi) { return std::memcmp(a + lo, b + lo, hi - lo) == 0; });
+  return std::all_of(parts.begin(), parts.end(), [](bool x) { return x; });
 }
 
 }  // namespace kopt::runner

@@ -81,9 +81,12 @@ class SharedView {
   int fd_ = -1;
 };
 
-// Copies `n` bytes, on several threads when they are many (the judge's copy of a shared buffer: one core copies at a
-// fraction of the memory's bandwidth).
+// Copies, zeroes, compares `n` bytes, on several threads when they are many (one core moves memory at a fraction of
+// its bandwidth): the judge's copy of a shared buffer, the measuring process's checks of inputs and its scrub of the
+// sealed seed's outputs.
 void parallel_copy(unsigned char* dst, const unsigned char* src, size_t n);
+void parallel_zero(unsigned char* dst, size_t n);
+bool parallel_equal(const unsigned char* a, const unsigned char* b, size_t n);
 
 // KOPT_JUDGE_SHM=off: outputs go to the judge through the socket (a diagnostic, and the fallback's test).
 bool judge_shm_enabled();
