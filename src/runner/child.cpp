@@ -271,8 +271,8 @@ class Child {
   // them, and its expected outputs out of its reach); otherwise the last public one, held back from the checks
   // before timing when there are two or more (with one seed, the audits use it: a kernel that remembers by pointer
   // still fails them).
-  // The sealed seed's check is the judge's (outputs downloaded and sent to another process: 0.1-0.2 s at 16M floats,
-  // against a millisecond on the GPU), so a library's audits use it until it has passed there once in this process
+  // The sealed seed's check is the judge's (every buffer downloaded, the outputs copied and compared on the host by
+  // another process: milliseconds to 0.1 s at 16M floats, against a millisecond on the GPU), so a library's audits use it until it has passed there once in this process
   // (a check run's sealed seed or an audit), at this golden data; its later audits use the last public seed, checked
   // on the GPU. What the sealed seed proves (right on inputs whose expected outputs it cannot read) holds for the
   // library from then on; what the later audits catch (outputs that depend on what it saw before) needs no secret.
