@@ -660,7 +660,10 @@ util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std
       int64_t first = -1;
       if (!same)
         for (size_t i = 0; i < up.size(); ++i)
-          if (up[i] != got[i]) { first = static_cast<int64_t>(i / contract::dtype_size(spec.dtype)); break; }
+          if (up[i] != got[i]) {
+            first = static_cast<int64_t>(i / contract::dtype_size(spec.dtype));
+            break;
+          }
       inputs[p.name] = {{"unchanged", same}, {"first_changed_index", first}};
       if (!same && status == RunStatus::kOk) {
         status = RunStatus::kInputModified;
@@ -694,7 +697,8 @@ std::map<std::string, std::span<unsigned char>> Child::download(Bound& b) {
   constexpr size_t kAlign = 4096;  // each buffer on its own pages: whole-page copies
   size_t total = 0;
   for (const auto& p : g_.signature.params)
-    if (p.kind == ParamKind::kPointer) total += (static_cast<size_t>(g_.buffers.at(p.name).nbytes) + kAlign - 1) / kAlign * kAlign;
+    if (p.kind == ParamKind::kPointer)
+      total += (static_cast<size_t>(g_.buffers.at(p.name).nbytes) + kAlign - 1) / kAlign * kAlign;
   if (auto st = staging_.reserve(std::max<size_t>(total, 1)); !st)
     throw Fatal{RunStatus::kInternal, "the host buffer checks download into: " + st.error().message};
   std::map<std::string, std::span<unsigned char>> host;

@@ -80,8 +80,8 @@ struct Partial {
 
 // kSize: the element's size when known at compile time (4, 8: the poison test is one integer compare), else 0.
 template <size_t kSize, typename Decode>
-Partial compare_range_as(DType t, const Decode& decode, const unsigned char* expected, const unsigned char* actual,
-                         int64_t begin, int64_t end, Tolerance tol) {
+Partial compare_range_as(DType t, const Decode& decode, const unsigned char* expected, const unsigned char* actual, int64_t begin,
+                         int64_t end, Tolerance tol) {
   Partial r;
   const size_t es = kSize ? kSize : contract::dtype_size(t);
   const unsigned char pb = poison_byte(t);
@@ -133,13 +133,14 @@ Partial compare_range_as(DType t, const Decode& decode, const unsigned char* exp
 Partial compare_range(DType t, const unsigned char* expected, const unsigned char* actual, int64_t begin, int64_t end,
                       Tolerance tol) {
   if (t == DType::kF32)
-    return compare_range_as<4>(t, [](const unsigned char* d, int64_t i) { return static_cast<double>(load<float>(d, i)); },
-                               expected, actual, begin, end, tol);
+    return compare_range_as<4>(
+        t, [](const unsigned char* d, int64_t i) { return static_cast<double>(load<float>(d, i)); }, expected, actual, begin, end,
+        tol);
   if (t == DType::kF64)
-    return compare_range_as<8>(t, [](const unsigned char* d, int64_t i) { return load<double>(d, i); }, expected, actual,
-                               begin, end, tol);
-  return compare_range_as<0>(t, [t](const unsigned char* d, int64_t i) { return element_as_double(t, d, i); }, expected,
-                             actual, begin, end, tol);
+    return compare_range_as<8>(
+        t, [](const unsigned char* d, int64_t i) { return load<double>(d, i); }, expected, actual, begin, end, tol);
+  return compare_range_as<0>(
+      t, [t](const unsigned char* d, int64_t i) { return element_as_double(t, d, i); }, expected, actual, begin, end, tol);
 }
 
 // Elements per chunk: large outputs are compared on several threads (a 4096 x 4096 float output is 16 chunks). The

@@ -178,18 +178,24 @@ TEST(JudgeShared, AWriterChangingTheBufferWhileTheJudgeReadsItCannotPassWrongOut
     const auto& b = (*inputs)->at("b");
     for (int pattern = 0; !stop; ++pattern) {
       const size_t at = rng() % (bytes / 4096) * 4096;
-      if (pattern % 4 == 0) std::memset(c + at, 0xFF, 4096);  // the poison
-      else if (pattern % 4 == 1) std::memcpy(c + at, b.data() + at, 4096);  // the other input
-      else if (pattern % 4 == 2) std::memset(c, 0, bytes);
-      else std::memcpy(c, a.data(), bytes);
+      if (pattern % 4 == 0)
+        std::memset(c + at, 0xFF, 4096);  // the poison
+      else if (pattern % 4 == 1)
+        std::memcpy(c + at, b.data() + at, 4096);  // the other input
+      else if (pattern % 4 == 2)
+        std::memset(c, 0, bytes);
+      else
+        std::memcpy(c, a.data(), bytes);
       ++writes;
     }
   });
   int passes = 0, errors = 0;
   for (int i = 0; i < 12; ++i) {
     auto v = (*judge)->judge(d / "golden", {1e-5, 1e-5}, spans, &buf);
-    if (!v) ++errors;
-    else passes += v->status == RunStatus::kOk;
+    if (!v)
+      ++errors;
+    else
+      passes += v->status == RunStatus::kOk;
   }
   stop = true;
   hostile.join();

@@ -17,7 +17,6 @@ bool send_message(int fd, util::Json header, const std::vector<Bytes>& blobs, in
 
 // False on a closed socket or a malformed message. A descriptor that came with the message goes to `*received_fd`
 // (the caller owns it; -1 when none came), or is closed when `received_fd` is null.
-bool receive_message(int fd, util::Json& header, std::vector<std::vector<unsigned char>>& blobs,
-                     int* received_fd = nullptr);
+bool receive_message(int fd, util::Json& header, std::vector<std::vector<unsigned char>>& blobs, int* received_fd = nullptr);
 
 }  // namespace kopt::runner::wire

@@ -88,8 +88,8 @@ SealState seal_away(const fs::path& dir) {
   }
   st.landlock_abi = static_cast<int>(abi);
   LandlockRulesetAttr attr;
-  attr.handled_access_fs = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir | kFsRemoveFile |
-                           kFsMakeChar | kFsMakeDir | kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym;
+  attr.handled_access_fs = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir | kFsRemoveFile | kFsMakeChar |
+                           kFsMakeDir | kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym;
   if (abi >= 2) attr.handled_access_fs |= kFsRefer;
   if (abi >= 3) attr.handled_access_fs |= kFsTruncate;
   size_t size = sizeof(uint64_t);

@@ -75,7 +75,7 @@ std::string sealed_summary(const CompareResult& c) {
 // What the judge keeps between requests.
 struct JudgeState {
   std::map<std::string, SealedEntry> entries;
-  int judged = 0;  // judge requests read, answered or refused (the client counts the same)
+  int judged = 0;                    // judge requests read, answered or refused (the client counts the same)
   std::optional<SharedView> shared;  // the measuring process's buffer, once it passed one (runner/shared_buffer.h)
   // The judge's own copy of the output it compares: what is compared is one fixed set of bytes, whatever anyone does to
   // the shared buffer meanwhile. Kept between requests (no page faults on the next one).
@@ -85,8 +85,7 @@ struct JudgeState {
 // The bytes of output `k` of a judge request: the k-th blob, or its range of the shared buffer copied into the
 // judge's own memory.
 Result<std::span<const unsigned char>> output_bytes(JudgeState& st, const util::Json& h,
-                                                    std::vector<std::vector<unsigned char>>& blobs, size_t k,
-                                                    double& copy_ms) {
+                                                    std::vector<std::vector<unsigned char>>& blobs, size_t k, double& copy_ms) {
   if (!h.contains("shared")) return std::span<const unsigned char>(blobs[k]);
   if (!st.shared) return input_error("a request that names the shared buffer before passing it");
   const auto& sh = h["shared"];
@@ -292,7 +291,8 @@ Result<JudgeClient::Verdict> JudgeClient::judge(const fs::path& golden_dir, Tole
     }
   }
   std::vector<Bytes> blobs;
-  if (in_shared) header["shared"] = {{"offsets", offsets}, {"bytes", sizes}};
+  if (in_shared)
+    header["shared"] = {{"offsets", offsets}, {"bytes", sizes}};
   else
     for (const auto& [name, bytes] : outputs) blobs.push_back(bytes);
   ++judged_;  // the judge counts every judge request it reads, answered or refused

@@ -35,12 +35,15 @@ bool judge_shm_enabled() {
 }
 
 SharedBuffer::SharedBuffer(bool want_shared) {
-  if (!want_shared) private_reason_ = "not asked for";
-  else if (!judge_shm_enabled()) private_reason_ = "turned off by KOPT_JUDGE_SHM=off";
+  if (!want_shared)
+    private_reason_ = "not asked for";
+  else if (!judge_shm_enabled())
+    private_reason_ = "turned off by KOPT_JUDGE_SHM=off";
   else {
     // A probe: the kind is decided once, so that every later buffer goes the same way.
     const int probe = ::memfd_create("kopt-judge-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (probe < 0) private_reason_ = errno_text("memfd_create");
+    if (probe < 0)
+      private_reason_ = errno_text("memfd_create");
     else {
       ::close(probe);
       kind_ = Kind::kMemfd;

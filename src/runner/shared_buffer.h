@@ -40,9 +40,9 @@ class SharedBuffer {
   unsigned char* data() const { return base_; }
   size_t size() const { return size_; }
   Kind kind() const { return kind_; }
-  int fd() const { return fd_; }  // the memfd; -1 when private
+  int fd() const { return fd_; }                       // the memfd; -1 when private
   uint64_t generation() const { return generation_; }  // 0 until the first reserve; unique in this process
-  bool holds(const void* p, size_t n) const;            // [p, p + n) lies within the buffer
+  bool holds(const void* p, size_t n) const;           // [p, p + n) lies within the buffer
   size_t offset_of(const void* p) const { return static_cast<size_t>(static_cast<const unsigned char*>(p) - base_); }
   // Pins the present buffer and every later one; pinned(): the present one is.
   void set_pinning(Pinning p);

@@ -68,9 +68,9 @@ std::filesystem::path make_inout_golden(const std::filesystem::path& dir, int n,
   util::Json buffers = util::Json::array();
   for (const auto& [name, role] : {std::pair{"a", "input"}, {"x", "inout"}, {"c", "output"}})
     buffers.push_back({{"name", name}, {"role", role}, {"dtype", "float32"}, {"shape", {n}}, {"nbytes", 4 * n}});
-  util::Json manifest = {{"seeds", {0}}, {"buffers", buffers}, {"scalars", {{"n", n}}},
-                         {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}}, {"sizes_guessed", false},
-                         {"sealed", {{"token", sealed_token}}}};
+  util::Json manifest = {{"seeds", {0}},           {"buffers", buffers},
+                         {"scalars", {{"n", n}}},  {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}},
+                         {"sizes_guessed", false}, {"sealed", {{"token", sealed_token}}}};
   EXPECT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", manifest).ok());
   for (int s : {0, 1 << 20}) {
     std::mt19937 rng(static_cast<unsigned>(s + 7));
