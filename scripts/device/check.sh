@@ -56,7 +56,7 @@ suite_gpu_tests() {
   start_check
   step "GPU tests" 400 .carry/build/kopt_tests \
     --gtest_filter="${1:-RunnerGpu.*:Blocker*:TimingMethod*:Watchdog*:Cupti*:CodeFlush*:TimerFlush*:RunnerChild*:GoldenStore.*:DeviceCompareGpu.*}" 2>&1 \
-    | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |^\[==========\]|Failure|Expected|Which is|actual" | tail -120
+    | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |^\[==========\]|^\[runner\] sealed seed|^judge 64 MiB|Failure|Expected|Which is|actual" | tail -120
 }
 
 suite_gpu_suite() {

@@ -83,6 +83,9 @@ Result<const DriverApi*> load_driver() {
     resolve(lib, "cuCtxSetLimit", api.cuCtxSetLimit, missing);
     resolve(lib, "cuStreamGetAttribute", api.cuStreamGetAttribute, missing);
     resolve(lib, "cuStreamSetAttribute", api.cuStreamSetAttribute, missing);
+    std::string optional;  // absent ones stay null
+    resolve(lib, "cuMemHostRegister_v2", api.cuMemHostRegister, optional);
+    resolve(lib, "cuMemHostUnregister", api.cuMemHostUnregister, optional);
     if (!missing.empty()) load_error = "libcuda.so.1 lacks: " + missing + " (driver too old?)";
   });
   if (!load_error.empty()) return gate_error(load_error);

@@ -66,6 +66,10 @@ struct DriverApi {
   CUresult (*cuCtxSetLimit)(CUlimit, size_t);
   CUresult (*cuStreamGetAttribute)(CUstream, CUstreamAttrID, CUstreamAttrValue*);
   CUresult (*cuStreamSetAttribute)(CUstream, CUstreamAttrID, const CUstreamAttrValue*);
+  // Pinning the host buffer checks download into (runner/shared_buffer.h, shared with the judge). Optional (null when
+  // the driver lacks them): a download into unpinned memory is slower, not wrong.
+  CUresult (*cuMemHostRegister)(void*, size_t, unsigned int);
+  CUresult (*cuMemHostUnregister)(void*);
 };
 
 // Loads libcuda.so.1 once and resolves the table. Error (exit 3) when no driver is installed.

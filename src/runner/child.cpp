@@ -14,6 +14,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <span>
 #include <thread>
 #include <tuple>
 
@@ -29,6 +30,7 @@
 #include "runner/paired.h"
 #include "runner/race.h"
 #include "runner/sealed.h"
+#include "runner/shared_buffer.h"
 #include "runner/smem_fill.h"
 #include "runner/stats.h"
 #include "runner/threads.h"
@@ -118,6 +120,9 @@ struct Sealing {
   std::unique_ptr<JudgeClient> judge;  // null: no judge (its error in judge_error)
   std::string judge_error;
   SealState seal;
+  // Where checks on the host download every buffer: pinned, kept for the process's life, and (a memfd) shared with
+  // the judge, which reads the sealed seed's outputs there (runner/shared_buffer.h). Never null.
+  std::unique_ptr<SharedBuffer> staging;
   util::Json to_json(const Golden& g) const {
     const bool out_of_reach = judge && seal.sealed && g.sealed.has_value();
     util::Json j = {{"sealed_seed", g.sealed.has_value()}, {"judge", judge != nullptr}, {"landlock", seal.to_json()},
@@ -142,20 +147,37 @@ Sealing start_sealing() {
   if (!sealing_enabled()) {
     s.judge_error = "turned off by KOPT_SEAL=off";
     s.seal.off_reason = s.judge_error;
+    s.staging = std::make_unique<SharedBuffer>(false);
     return s;
   }
   auto j = JudgeClient::spawn();
   if (j) s.judge = std::move(j).value();
   else s.judge_error = j.error().message;
+  s.staging = std::make_unique<SharedBuffer>(s.judge != nullptr);
   s.seal = seal_away(sealed_root());
   return s;
+}
+
+// Pins the staging buffer (and each larger one) where the driver can: a download into pinned memory is a direct
+// copy, into pageable memory a copy through the driver's own staging. With a context current.
+void pin_staging(const Sealing& s, const DriverApi& api) {
+  if (!api.cuMemHostRegister || !api.cuMemHostUnregister) return;
+  s.staging->set_pinning({[&api](void* p, size_t n) { return api.cuMemHostRegister(p, n, 0) == CUDA_SUCCESS; },
+                          [&api](void* p) { api.cuMemHostUnregister(p); }});
 }
 
 class Child {
  public:
   Child(const Options& o, const DriverApi& api, GoldenEntry& golden, ProbeCache& probes, DeviceGolden* resident,
-        JudgeClient* judge)
-      : opt_(o), api_(api), g_(golden.golden()), seeds_(golden), probes_(probes), resident_(resident), judge_(judge) {}
+        JudgeClient* judge, SharedBuffer& staging)
+      : opt_(o),
+        api_(api),
+        g_(golden.golden()),
+        seeds_(golden),
+        probes_(probes),
+        resident_(resident),
+        judge_(judge),
+        staging_(staging) {}
   ~Child() {
     // A worker loads many libraries over its life. One that left threads running stays loaded: unloading it would
     // pull its code from under them (the process ends soon after: run_request says so, the worker restarts).
@@ -209,6 +231,12 @@ class Child {
   void call(const Lib& lib, Bound& b);
   util::Json verify(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
   util::Json verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std::string& message);
+  // Every pointer buffer of `b` downloaded into the staging buffer, by name (page-aligned, in parameter order).
+  std::map<std::string, std::span<unsigned char>> download(Bound& b);
+  // The judge's verdict on the sealed seed's outputs (in the staging buffer), folded into status and message; the
+  // outputs are then wiped from the staging buffer, which every later candidate of this process can read.
+  util::Json judge_sealed(std::map<std::string, std::span<unsigned char>>& outputs, Tolerance tol, RunStatus& status,
+                          std::string& message, util::Json& judge_record);
   GpuCheck verify_on_gpu(Bound& b, Tolerance tol, util::Json& out);
   // call() then verify(); when the check on the GPU found the resident golden data changed, the call is made
   // again, from the host's copy, and checked on the host. `before` runs before each call (the shared-memory fill).
@@ -243,8 +271,8 @@ class Child {
   // them, and its expected outputs out of its reach); otherwise the last public one, held back from the checks
   // before timing when there are two or more (with one seed, the audits use it: a kernel that remembers by pointer
   // still fails them).
-  // The sealed seed's check is the judge's (outputs downloaded and sent to another process: 0.1-0.2 s at 16M floats,
-  // against a millisecond on the GPU), so a library's audits use it until it has passed there once in this process
+  // The sealed seed's check is the judge's (every buffer downloaded, the outputs copied and compared on the host by
+  // another process: milliseconds to 0.1 s at 16M floats, against a millisecond on the GPU), so a library's audits use it until it has passed there once in this process
   // (a check run's sealed seed or an audit), at this golden data; its later audits use the last public seed, checked
   // on the GPU. What the sealed seed proves (right on inputs whose expected outputs it cannot read) holds for the
   // library from then on; what the later audits catch (outputs that depend on what it saw before) needs no secret.
@@ -290,6 +318,7 @@ class Child {
   ProbeCache& probes_;
   DeviceGolden* resident_;  // null: every check on the host
   JudgeClient* judge_;      // null: no sealed seed is checked
+  SharedBuffer& staging_;   // the host buffer checks download into (Sealing::staging)
   std::set<std::vector<CUdeviceptr>> used_addresses_;  // every Bound's buffer addresses, in parameter order
   int sealed_audits_ = 0;    // audits on the sealed seed that passed, in this request
   // The first passing audit's check of each kind (check_audit): the held seed's and the sealed seed's records in
@@ -616,30 +645,35 @@ util::Json Child::call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunSt
 util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std::string& message) {
   util::Json out = util::Json::object();
   util::Json outputs = util::Json::object(), inputs = util::Json::object();
-  std::map<std::string, std::vector<unsigned char>> sealed_outputs;  // for the judge
+  std::map<std::string, std::span<unsigned char>> sealed_outputs;  // for the judge
   check(api_.cuCtxSynchronize(), "synchronize after solve()");  // device-wide: catches work on any stream
+  const auto t0 = std::chrono::steady_clock::now();
+  auto host = download(b);
+  const double download_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    std::vector<unsigned char> host(static_cast<size_t>(spec.nbytes));
-    check(api_.cuMemcpyDtoH(host.data(), b.dptr[p.name], host.size()), "download " + p.name);
+    const std::span<unsigned char> got = host.at(p.name);
     if (spec.role == "input") {
       const auto& up = *b.uploaded.at(p.name);
-      bool same = std::memcmp(up.data(), host.data(), up.size()) == 0;
+      bool same = parallel_equal(up.data(), got.data(), up.size());
       int64_t first = -1;
       if (!same)
         for (size_t i = 0; i < up.size(); ++i)
-          if (up[i] != host[i]) { first = static_cast<int64_t>(i / contract::dtype_size(spec.dtype)); break; }
+          if (up[i] != got[i]) {
+            first = static_cast<int64_t>(i / contract::dtype_size(spec.dtype));
+            break;
+          }
       inputs[p.name] = {{"unchanged", same}, {"first_changed_index", first}};
       if (!same && status == RunStatus::kOk) {
         status = RunStatus::kInputModified;
         message = "input " + p.name + " was modified by the kernel (first changed element " + std::to_string(first) + ")";
       }
     } else if (b.sealed) {
-      sealed_outputs[p.name] = std::move(host);
+      sealed_outputs.emplace(p.name, got);
     } else {
       const auto& expected = b.tensors->at("out." + p.name);
-      auto c = compare(spec.dtype, spec.shape, expected.data.data(), host.data(), expected.numel(), tol);
+      auto c = compare(spec.dtype, spec.shape, expected.data.data(), got.data(), expected.numel(), tol);
       outputs[p.name] = to_json(c);
       if (!c.ok && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
         bool unwritten = c.still_poisoned > 0 && spec.role == "output";
@@ -649,18 +683,61 @@ util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std
     }
   }
   if (b.sealed) {
-    auto v = judge_->judge(g_.dir, tol, sealed_outputs);
-    if (!v) throw Fatal{RunStatus::kInternal, "the sealed seed could not be judged: " + v.error().message};
-    outputs = v->outputs;
-    if (v->status != RunStatus::kOk && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
-      status = v->status == RunStatus::kWrongResult ? RunStatus::kWrongOnSealedSeed : v->status;
-      message = v->message;
-    }
+    util::Json record = {{"download_ms", download_ms}};
+    outputs = judge_sealed(sealed_outputs, tol, status, message, record);
+    out["judge"] = record;
   }
   out["outputs"] = outputs;
   out["inputs"] = inputs;
   out["checked_on"] = b.sealed ? "judge" : "host";
   return out;
+}
+
+std::map<std::string, std::span<unsigned char>> Child::download(Bound& b) {
+  constexpr size_t kAlign = 4096;  // each buffer on its own pages: whole-page copies
+  size_t total = 0;
+  for (const auto& p : g_.signature.params)
+    if (p.kind == ParamKind::kPointer)
+      total += (static_cast<size_t>(g_.buffers.at(p.name).nbytes) + kAlign - 1) / kAlign * kAlign;
+  if (auto st = staging_.reserve(std::max<size_t>(total, 1)); !st)
+    throw Fatal{RunStatus::kInternal, "the host buffer checks download into: " + st.error().message};
+  std::map<std::string, std::span<unsigned char>> host;
+  size_t offset = 0;
+  for (const auto& p : g_.signature.params) {
+    if (p.kind != ParamKind::kPointer) continue;
+    const size_t n = static_cast<size_t>(g_.buffers.at(p.name).nbytes);
+    std::span<unsigned char> dst(staging_.data() + offset, n);
+    check(api_.cuMemcpyDtoH(dst.data(), b.dptr[p.name], n), "download " + p.name);
+    host.emplace(p.name, dst);
+    offset += (n + kAlign - 1) / kAlign * kAlign;
+  }
+  return host;
+}
+
+util::Json Child::judge_sealed(std::map<std::string, std::span<unsigned char>>& outputs, Tolerance tol, RunStatus& status,
+                               std::string& message, util::Json& judge_record) {
+  // Outputs right on the sealed seed, left in the staging buffer, would be an answer key for the next library this
+  // process loads (they come from the sealed seed's inputs, which every library sees): wiped whatever the judge says.
+  struct Wipe {
+    std::map<std::string, std::span<unsigned char>>& outputs;
+    ~Wipe() {
+      for (auto& [name, bytes] : outputs) parallel_zero(bytes.data(), bytes.size());
+    }
+  } wipe{outputs};
+  std::map<std::string, JudgeClient::Bytes> bytes(outputs.begin(), outputs.end());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto v = judge_->judge(g_.dir, tol, bytes, &staging_);
+  if (!v) throw Fatal{RunStatus::kInternal, "the sealed seed could not be judged: " + v.error().message};
+  judge_record["round_trip_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  judge_record["transport"] = v->transport;
+  judge_record["pinned"] = staging_.pinned();
+  judge_record["judge_ms"] = v->judge_ms;
+  if (!judge_->shared_refusal().empty()) judge_record["shared_refused"] = judge_->shared_refusal();
+  if (v->status != RunStatus::kOk && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
+    status = v->status == RunStatus::kWrongResult ? RunStatus::kWrongOnSealedSeed : v->status;
+    message = v->message;
+  }
+  return v->outputs;
 }
 
 void Child::dump_outputs(Bound& b, const std::string& path) {
@@ -1277,7 +1354,7 @@ std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, Gol
                                        DeviceGolden& resident, const Sealing& sealing) {
   const util::Json answer_key = sealing.to_json(golden.golden());
   try {
-    Child child(o, d, golden, probes, &resident, sealing.judge.get());
+    Child child(o, d, golden, probes, &resident, sealing.judge.get(), *sealing.staging);
     util::Json result = child.run();
     // Threads a library left running may still write anywhere in this process: a worker does not serve on.
     if (child.left_threads()) result["restart_worker"] = true;
@@ -1334,6 +1411,7 @@ int child_main(const std::vector<std::string>& args) {
     write_result(*o, {{"status", status_name(f.status)}, {"message", f.message}, {"mode", run_mode_name(o->mode)}});
     return 3;
   }
+  pin_staging(sealing, d);
   startup["cuda_init"] = ms_since(t0);
   GoldenEntry entry(std::move(golden).value());
   ProbeCache probes;  // a one-shot child remembers nothing
@@ -1368,6 +1446,7 @@ int worker_main() {
   else {
     try {
       init_device(*api.value());
+      pin_staging(sealing, *api.value());
     } catch (const Fatal& f) {
       device_error = f.message;
     }

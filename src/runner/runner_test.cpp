@@ -361,6 +361,25 @@ TEST_F(RunnerGpu, CorrectKernelPassesAndIsTimed) {
               o.timing->median_ms, o.timing->robust_cv, o.timing->ci95_rel_halfwidth, o.timing->samples);
 }
 
+// The sealed seed's outputs reach the judge through the shared buffer they were downloaded into, pinned
+// (runner/shared_buffer.h); with KOPT_JUDGE_SHM=off, through the socket, with the same verdict and figures.
+TEST_F(RunnerGpu, TheSealedSeedIsJudgedThroughThePinnedSharedBufferOrTheSocket) {
+  util::Json figures[2];
+  for (int off = 0; off < 2; ++off) {
+    auto o = run("vadd_ok", RunMode::kCheck, 60, "auto", "cold", {{"KOPT_JUDGE_SHM", off ? "off" : "on"}});
+    ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+    const auto& sealed = o.details["seeds"].back();
+    ASSERT_TRUE(sealed.value("sealed", false)) << o.details["seeds"].dump();
+    const auto& j = sealed["judge"];
+    std::printf("[runner] sealed seed (1M floats), KOPT_JUDGE_SHM=%s: verify %.2f ms, %s\n", off ? "off" : "on",
+                sealed.value("verify_ms", -1.0), j.dump().c_str());
+    EXPECT_EQ(j.value("transport", std::string()), off ? "socket" : "memfd") << j.dump();
+    EXPECT_TRUE(j.value("pinned", false)) << "cuMemHostRegister refused the staging buffer: " << j.dump();
+    figures[off] = sealed["outputs"];
+  }
+  EXPECT_EQ(figures[0], figures[1]);
+}
+
 // The determinism check's input (loop/determinism.h): check mode writes the first seed's outputs when asked.
 TEST_F(RunnerGpu, CheckModeDumpsTheFirstSeedsOutputs) {
   util::SystemRunner sys;

@@ -17,10 +17,13 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <span>
 
 #include "contract/safetensors.h"
 #include "runner/golden.h"
+#include "runner/judge_wire.h"
 #include "util/fs.h"
 
 extern char** environ;
@@ -29,218 +32,9 @@ namespace kopt::runner {
 
 namespace fs = std::filesystem;
 
-// ---- Landlock ----------------------------------------------------------------------------------------------------
+// ---- The judge ---------------------------------------------------------------------------------------------------
 
 namespace {
-
-// The kernel's ABI (linux/landlock.h), written out: the build machine's header may be older than the kernels kopt
-// runs on, and each field is used only where the running kernel's ABI version has it.
-struct LandlockRulesetAttr {
-  uint64_t handled_access_fs = 0;
-  uint64_t handled_access_net = 0;  // ABI 4
-  uint64_t scoped = 0;              // ABI 6
-};
-struct __attribute__((packed)) LandlockPathBeneathAttr {
-  uint64_t allowed_access = 0;
-  int32_t parent_fd = -1;
-};
-constexpr uint64_t kFsExecute = 1ull << 0, kFsWriteFile = 1ull << 1, kFsReadFile = 1ull << 2, kFsReadDir = 1ull << 3,
-                   kFsRemoveDir = 1ull << 4, kFsRemoveFile = 1ull << 5, kFsMakeChar = 1ull << 6, kFsMakeDir = 1ull << 7,
-                   kFsMakeReg = 1ull << 8, kFsMakeSock = 1ull << 9, kFsMakeFifo = 1ull << 10, kFsMakeBlock = 1ull << 11,
-                   kFsMakeSym = 1ull << 12, kFsRefer = 1ull << 13 /* ABI 2 */, kFsTruncate = 1ull << 14 /* ABI 3 */;
-constexpr uint64_t kScopeSignal = 1ull << 1;  // ABI 6
-constexpr int kRulePathBeneath = 1;
-constexpr uint32_t kCreateRulesetVersion = 1u << 0;
-// Rights that apply to a file (a rule on a file may hold only these).
-constexpr uint64_t kFileRights = kFsExecute | kFsWriteFile | kFsReadFile | kFsTruncate;
-// Most entries in one ancestor directory kopt enumerates: beyond it, it does not seal (the reason says so).
-constexpr size_t kMaxRules = 8192;
-
-long ll_create_ruleset(const LandlockRulesetAttr* attr, size_t size, uint32_t flags) {
-  return ::syscall(__NR_landlock_create_ruleset, attr, size, flags);
-}
-long ll_add_rule(int ruleset, const LandlockPathBeneathAttr* attr) {
-  return ::syscall(__NR_landlock_add_rule, ruleset, kRulePathBeneath, attr, 0);
-}
-long ll_restrict_self(int ruleset) { return ::syscall(__NR_landlock_restrict_self, ruleset, 0); }
-
-// True when `inner` is `outer` or lies beneath it (both canonical).
-bool within(const fs::path& inner, const fs::path& outer) {
-  auto o = outer.begin(), i = inner.begin();
-  for (; o != outer.end(); ++o, ++i)
-    if (i == inner.end() || *i != *o) return false;
-  return true;
-}
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
-
-util::Json SealState::to_json() const {
-  util::Json j = {{"sealed", sealed}, {"landlock_abi", landlock_abi}, {"signals_scoped", signals_scoped}};
-  if (!off_reason.empty()) j["off_reason"] = off_reason;
-  return j;
-}
-
-SealState seal_away(const fs::path& dir) {
-  SealState st;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const fs::path target = fs::canonical(dir, ec);
-  if (ec) {
-    st.off_reason = "cannot resolve " + dir.string() + ": " + ec.message();
-    return st;
-  }
-  const long abi = ll_create_ruleset(nullptr, 0, kCreateRulesetVersion);
-  if (abi < 1) {
-    st.off_reason = std::string("Landlock is not available on this kernel (") + std::strerror(errno) + ")";
-    return st;
-  }
-  st.landlock_abi = static_cast<int>(abi);
-  LandlockRulesetAttr attr;
-  attr.handled_access_fs = kFsExecute | kFsWriteFile | kFsReadFile | kFsReadDir | kFsRemoveDir | kFsRemoveFile |
-                           kFsMakeChar | kFsMakeDir | kFsMakeReg | kFsMakeSock | kFsMakeFifo | kFsMakeBlock | kFsMakeSym;
-  if (abi >= 2) attr.handled_access_fs |= kFsRefer;
-  if (abi >= 3) attr.handled_access_fs |= kFsTruncate;
-  size_t size = sizeof(uint64_t);
-  if (abi >= 6) {
-    attr.scoped = kScopeSignal;
-    size = sizeof(LandlockRulesetAttr);
-  }
-  const uint64_t all = attr.handled_access_fs;
-  Fd ruleset(static_cast<int>(ll_create_ruleset(&attr, size, 0)));
-  if (ruleset.fd < 0) {
-    st.off_reason = std::string("landlock_create_ruleset: ") + std::strerror(errno);
-    return st;
-  }
-  size_t rules = 0;
-  auto add = [&](const fs::path& p, uint64_t rights) -> bool {
-    Fd f(::open(p.c_str(), O_PATH | O_CLOEXEC));
-    if (f.fd < 0) return true;  // gone, or not ours to open: it gets no rule
-    struct stat sb {};
-    if (::fstat(f.fd, &sb) != 0) return true;
-    LandlockPathBeneathAttr rule;
-    rule.allowed_access = S_ISDIR(sb.st_mode) ? rights : (rights & kFileRights);
-    rule.parent_fd = f.fd;
-    if (rule.allowed_access == 0) return true;
-    if (ll_add_rule(ruleset.fd, &rule) != 0) {
-      st.off_reason = "landlock_add_rule " + p.string() + ": " + std::strerror(errno);
-      return false;
-    }
-    if (++rules > kMaxRules) {
-      st.off_reason = "more than " + std::to_string(kMaxRules) + " directory entries to grant around " + target.string();
-      return false;
-    }
-    return true;
-  };
-  // Each ancestor may be listed; each of its other entries is granted everything, unless following it leads to an
-  // ancestor of the target (a symbolic link), which would grant the target too.
-  fs::path ancestor;
-  for (auto part = target.begin(); part != target.end(); ++part) {
-    ancestor = ancestor.empty() ? fs::path(*part) : ancestor / *part;
-    if (ancestor == target) break;
-    if (!add(ancestor, kFsReadDir)) return st;
-    auto next = std::next(part);
-    for (const auto& e : fs::directory_iterator(ancestor, fs::directory_options::skip_permission_denied, ec)) {
-      if (e.path().filename() == *next) continue;
-      const fs::path resolved = fs::canonical(e.path(), ec);
-      if (!ec && within(target, resolved)) continue;
-      if (!add(e.path(), all)) return st;
-    }
-    if (ec) {
-      st.off_reason = "cannot list " + ancestor.string() + ": " + ec.message();
-      return st;
-    }
-  }
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-    st.off_reason = std::string("PR_SET_NO_NEW_PRIVS: ") + std::strerror(errno);
-    return st;
-  }
-  if (ll_restrict_self(ruleset.fd) != 0) {
-    st.off_reason = std::string("landlock_restrict_self: ") + std::strerror(errno);
-    return st;
-  }
-  st.sealed = true;
-  st.signals_scoped = abi >= 6;
-  return st;
-}
-
-// ---- The judge's wire format ---------------------------------------------------------------------------------------
-// A message: an 8-byte little-endian length, a JSON header of that length, then the blobs the header's "blobs" lists
-// (their byte counts, in order).
-
-namespace {
-
-bool write_all(int fd, const void* data, size_t n) {
-  auto p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t n) {
-  auto p = static_cast<char*>(data);
-  while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
-// Blobs beyond this in one message are refused (a header that asks for more is not kopt's).
-constexpr uint64_t kMaxMessageBytes = 64ull << 30;
-constexpr uint64_t kMaxHeaderBytes = 1 << 20;
-
-bool send_message(int fd, util::Json header, const std::vector<const std::vector<unsigned char>*>& blobs) {
-  util::Json sizes = util::Json::array();
-  for (const auto* b : blobs) sizes.push_back(b->size());
-  header["blobs"] = sizes;
-  const std::string h = header.dump();
-  uint64_t len = h.size();
-  unsigned char le[8];
-  for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(len >> (8 * i));
-  if (!write_all(fd, le, 8) || !write_all(fd, h.data(), h.size())) return false;
-  for (const auto* b : blobs)
-    if (!b->empty() && !write_all(fd, b->data(), b->size())) return false;
-  return true;
-}
-
-// False on a closed socket or a malformed message.
-bool receive_message(int fd, util::Json& header, std::vector<std::vector<unsigned char>>& blobs) {
-  unsigned char le[8];
-  if (!read_all(fd, le, 8)) return false;
-  uint64_t len = 0;
-  for (int i = 0; i < 8; ++i) len |= static_cast<uint64_t>(le[i]) << (8 * i);
-  if (len == 0 || len > kMaxHeaderBytes) return false;
-  std::string h(len, '\0');
-  if (!read_all(fd, h.data(), h.size())) return false;
-  header = util::Json::parse(h, nullptr, false);
-  if (!header.is_object() || !header.contains("blobs") || !header["blobs"].is_array()) return false;
-  blobs.clear();
-  uint64_t total = 0;
-  for (const auto& s : header["blobs"]) {
-    if (!s.is_number_unsigned()) return false;
-    total += s.get<uint64_t>();
-    if (total > kMaxMessageBytes) return false;
-    blobs.emplace_back(s.get<uint64_t>());
-    if (!blobs.back().empty() && !read_all(fd, blobs.back().data(), blobs.back().size())) return false;
-  }
-  return true;
-}
 
 // The judge's record of one golden data: its manifest and the sealed seed's tensors.
 struct SealedEntry {
@@ -278,18 +72,92 @@ std::string sealed_summary(const CompareResult& c) {
   return s;
 }
 
-util::Json judge_request(std::map<std::string, SealedEntry>& entries, const util::Json& h,
-                         std::vector<std::vector<unsigned char>>& blobs, int& judged,
+// What the judge keeps between requests.
+struct JudgeState {
+  std::map<std::string, SealedEntry> entries;
+  int judged = 0;                    // judge requests read, answered or refused (the client counts the same)
+  std::optional<SharedView> shared;  // the measuring process's buffer, once it passed one (runner/shared_buffer.h)
+  // The judge's own copy of the output it compares: what is compared is one fixed set of bytes, whatever anyone does to
+  // the shared buffer meanwhile. Kept between requests (no page faults on the next one).
+  std::vector<unsigned char> copy;
+};
+
+// The bytes of output `k` of a judge request: the k-th blob, or its range of the shared buffer copied into the
+// judge's own memory.
+Result<std::span<const unsigned char>> output_bytes(JudgeState& st, const util::Json& h,
+                                                    std::vector<std::vector<unsigned char>>& blobs, size_t k, double& copy_ms) {
+  if (!h.contains("shared")) return std::span<const unsigned char>(blobs[k]);
+  if (!st.shared) return input_error("a request that names the shared buffer before passing it");
+  const auto& sh = h["shared"];
+  const auto offsets = sh.value("offsets", std::vector<uint64_t>()), sizes = sh.value("bytes", std::vector<uint64_t>());
+  if (k >= offsets.size() || k >= sizes.size()) return input_error("a request whose names and shared ranges disagree");
+  KOPT_TRY_ASSIGN(auto range, st.shared->range(offsets[k], sizes[k]));
+  if (st.copy.size() < range.size()) st.copy.resize(range.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  parallel_copy(st.copy.data(), range.data(), range.size());
+  copy_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return std::span<const unsigned char>(st.copy.data(), range.size());
+}
+
+// The comparison of every output and in-out buffer with the sealed seed's expected outputs: figures and messages
+// without any expected value.
+util::Json judge_outputs(JudgeState& st, SealedEntry& e, const util::Json& h, std::vector<std::vector<unsigned char>>& blobs) {
+  const Tolerance tol{h.value("atol", e.golden.tol.atol), h.value("rtol", e.golden.tol.rtol)};
+  const auto names = h.value("names", std::vector<std::string>());
+  if (!h.contains("shared") && names.size() != blobs.size()) return {{"error", "a judge request whose names and blobs disagree"}};
+  util::Json outputs = util::Json::object();
+  std::string status = "ok", message;
+  double copy_ms = 0, compare_ms = 0;
+  for (const auto& [name, spec] : e.golden.buffers) {
+    if (spec.role == "input") continue;
+    auto pos = std::find(names.begin(), names.end(), name);
+    if (pos == names.end()) return {{"error", "a judge request without output " + name}};
+    auto got = output_bytes(st, h, blobs, static_cast<size_t>(pos - names.begin()), copy_ms);
+    if (!got) return {{"error", got.error().message}};
+    const auto& expected = e.tensors.at("out." + name);
+    if (static_cast<int64_t>(got->size()) != spec.nbytes) return {{"error", "output " + name + " has the wrong size"}};
+    const auto t0 = std::chrono::steady_clock::now();
+    CompareResult c = compare(spec.dtype, spec.shape, expected.data.data(), got->data(), expected.numel(), tol);
+    compare_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    c.expected_at_first_bad = 0;
+    util::Json cj = to_json(c);
+    cj.erase("expected_at_first_bad");
+    cj["summary"] = c.ok ? c.summary() : sealed_summary(c);
+    outputs[name] = cj;
+    if (!c.ok && status == "ok") {
+      status = c.still_poisoned > 0 && spec.role == "output" ? "unwritten_output" : "wrong_result";
+      message = "output " + name + ": " + sealed_summary(c);
+    }
+  }
+  return {{"status", status},
+          {"message", message},
+          {"outputs", outputs},
+          {"judged", st.judged},
+          {"transport", h.contains("shared") ? "memfd" : "socket"},
+          {"ms", {{"copy", copy_ms}, {"compare", compare_ms}}}};
+}
+
+// One request. `passed_fd`: a descriptor that came with it (taken here: mapped by a "map" request, else closed).
+util::Json judge_request(JudgeState& st, const util::Json& h, std::vector<std::vector<unsigned char>>& blobs, int passed_fd,
                          std::vector<std::vector<unsigned char>>& reply_blobs) {
   const std::string op = h.value("op", std::string());
-  if (op == "judge") ++judged;  // every judge request read, answered or refused (the client counts the same)
+  if (op == "judge") ++st.judged;
+  if (op == "map") {  // the measuring process's shared buffer, in place of the one before
+    st.shared.reset();
+    if (passed_fd < 0) return {{"error", "a map request without a descriptor"}};
+    auto v = SharedView::map(passed_fd);
+    if (!v) return {{"error", v.error().message}};
+    st.shared = std::move(v).value();
+    return {{"mapped", st.shared->size()}};
+  }
+  if (passed_fd >= 0) ::close(passed_fd);
   const fs::path dir = h.value("golden", std::string());
-  auto it = entries.find(dir.string());
-  if (it == entries.end()) {
+  auto it = st.entries.find(dir.string());
+  if (it == st.entries.end()) {
     auto e = load_sealed(dir);
     if (!e) return {{"error", e.error().message}};
-    if (entries.size() >= 4) entries.clear();  // a worker serves a few golden data at a time
-    it = entries.emplace(dir.string(), std::move(e).value()).first;
+    if (st.entries.size() >= 4) st.entries.clear();  // a worker serves a few golden data at a time
+    it = st.entries.emplace(dir.string(), std::move(e).value()).first;
   }
   SealedEntry& e = it->second;
   if (op == "inputs") {
@@ -302,30 +170,7 @@ util::Json judge_request(std::map<std::string, SealedEntry>& entries, const util
     return {{"names", names}};
   }
   if (op != "judge") return {{"error", "unknown request '" + op + "'"}};
-  const Tolerance tol{h.value("atol", e.golden.tol.atol), h.value("rtol", e.golden.tol.rtol)};
-  const auto names = h.value("names", std::vector<std::string>());
-  if (names.size() != blobs.size()) return {{"error", "a judge request whose names and blobs disagree"}};
-  util::Json outputs = util::Json::object();
-  std::string status = "ok", message;
-  for (const auto& [name, spec] : e.golden.buffers) {
-    if (spec.role == "input") continue;
-    auto pos = std::find(names.begin(), names.end(), name);
-    if (pos == names.end()) return {{"error", "a judge request without output " + name}};
-    const auto& got = blobs[static_cast<size_t>(pos - names.begin())];
-    const auto& expected = e.tensors.at("out." + name);
-    if (static_cast<int64_t>(got.size()) != spec.nbytes) return {{"error", "output " + name + " has the wrong size"}};
-    CompareResult c = compare(spec.dtype, spec.shape, expected.data.data(), got.data(), expected.numel(), tol);
-    c.expected_at_first_bad = 0;
-    util::Json cj = to_json(c);
-    cj.erase("expected_at_first_bad");
-    cj["summary"] = c.ok ? c.summary() : sealed_summary(c);
-    outputs[name] = cj;
-    if (!c.ok && status == "ok") {
-      status = c.still_poisoned > 0 && spec.role == "output" ? "unwritten_output" : "wrong_result";
-      message = "output " + name + ": " + sealed_summary(c);
-    }
-  }
-  return {{"status", status}, {"message", message}, {"outputs", outputs}, {"judged", judged}};
+  return judge_outputs(st, e, h, blobs);
 }
 
 }  // namespace
@@ -335,16 +180,15 @@ int judge_main() {
   // Not dumpable: another process of this user cannot read this one's memory (/proc/PID/mem, ptrace).
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  std::map<std::string, SealedEntry> entries;
-  int judged = 0;
+  JudgeState st;
   util::Json h;
   std::vector<std::vector<unsigned char>> blobs;
-  while (receive_message(fd, h, blobs)) {
+  int passed_fd = -1;
+  while (wire::receive_message(fd, h, blobs, &passed_fd)) {
     std::vector<std::vector<unsigned char>> reply_blobs;
-    util::Json reply = judge_request(entries, h, blobs, judged, reply_blobs);
-    std::vector<const std::vector<unsigned char>*> ptrs;
-    for (const auto& b : reply_blobs) ptrs.push_back(&b);
-    if (!send_message(fd, reply, ptrs)) return 1;
+    util::Json reply = judge_request(st, h, blobs, passed_fd, reply_blobs);
+    std::vector<wire::Bytes> spans(reply_blobs.begin(), reply_blobs.end());
+    if (!wire::send_message(fd, reply, spans)) return 1;
   }
   return 0;
 }
@@ -389,11 +233,11 @@ JudgeClient::~JudgeClient() {
   }
 }
 
-Result<util::Json> JudgeClient::exchange(const util::Json& header, const std::vector<const std::vector<unsigned char>*>& blobs,
-                                         std::vector<std::vector<unsigned char>>* reply_blobs) {
+Result<util::Json> JudgeClient::exchange(const util::Json& header, const std::vector<wire::Bytes>& blobs,
+                                         std::vector<std::vector<unsigned char>>* reply_blobs, int pass_fd) {
   std::vector<std::vector<unsigned char>> got;
   util::Json reply;
-  if (!send_message(fd_, header, blobs) || !receive_message(fd_, reply, got))
+  if (!wire::send_message(fd_, header, blobs, pass_fd) || !wire::receive_message(fd_, reply, got))
     return internal_error("the judge process (pid " + std::to_string(pid_) +
                           ") did not answer: it ended, or something else in this process used its socket");
   if (reply.contains("error")) return input_error("the judge: " + reply["error"].get<std::string>());
@@ -404,7 +248,7 @@ Result<util::Json> JudgeClient::exchange(const util::Json& header, const std::ve
 Result<const JudgeClient::Inputs*> JudgeClient::inputs(const fs::path& golden_dir) {
   if (auto it = inputs_.find(golden_dir.string()); it != inputs_.end()) return &it->second;
   std::vector<std::vector<unsigned char>> blobs;
-  KOPT_TRY_ASSIGN(util::Json r, exchange({{"op", "inputs"}, {"golden", golden_dir.string()}}, {}, &blobs));
+  KOPT_TRY_ASSIGN(util::Json r, exchange({{"op", "inputs"}, {"golden", golden_dir.string()}}, {}, &blobs, -1));
   const auto names = r.value("names", std::vector<std::string>());
   if (names.size() != blobs.size()) return internal_error("the judge's inputs disagree with their names");
   Inputs out;
@@ -415,16 +259,44 @@ Result<const JudgeClient::Inputs*> JudgeClient::inputs(const fs::path& golden_di
 
 Result<JudgeClient::Verdict> JudgeClient::judge(const fs::path& golden_dir, Tolerance tol,
                                                 const std::map<std::string, std::vector<unsigned char>>& outputs) {
-  util::Json names = util::Json::array();
-  std::vector<const std::vector<unsigned char>*> blobs;
+  std::map<std::string, Bytes> spans;
+  for (const auto& [name, bytes] : outputs) spans.emplace(name, bytes);
+  return judge(golden_dir, tol, spans, nullptr);
+}
+
+Result<JudgeClient::Verdict> JudgeClient::judge(const fs::path& golden_dir, Tolerance tol,
+                                                const std::map<std::string, Bytes>& outputs, const SharedBuffer* shared) {
+  util::Json header = {{"op", "judge"}, {"golden", golden_dir.string()}, {"atol", tol.atol}, {"rtol", tol.rtol}};
+  util::Json names = util::Json::array(), offsets = util::Json::array(), sizes = util::Json::array();
+  bool in_shared = shared_ok_ && shared && shared->kind() == SharedBuffer::Kind::kMemfd;
   for (const auto& [name, bytes] : outputs) {
     names.push_back(name);
-    blobs.push_back(&bytes);
+    in_shared = in_shared && shared->holds(bytes.data(), bytes.size());
+    if (in_shared) {
+      offsets.push_back(shared->offset_of(bytes.data()));
+      sizes.push_back(bytes.size());
+    }
   }
+  header["names"] = names;
+  // The buffer's descriptor goes once per buffer: the judge keeps its mapping until a new one comes.
+  if (in_shared && shared->generation() != shared_generation_) {
+    auto m = exchange({{"op", "map"}}, {}, nullptr, shared->fd());
+    if (!m && m.error().code != ExitCode::kInput) return m.error();
+    if (!m) {  // the judge refused it: this client sends outputs through the socket from now on
+      shared_ok_ = false;
+      shared_refusal_ = m.error().message;
+      in_shared = false;
+    } else {
+      shared_generation_ = shared->generation();
+    }
+  }
+  std::vector<Bytes> blobs;
+  if (in_shared)
+    header["shared"] = {{"offsets", offsets}, {"bytes", sizes}};
+  else
+    for (const auto& [name, bytes] : outputs) blobs.push_back(bytes);
   ++judged_;  // the judge counts every judge request it reads, answered or refused
-  KOPT_TRY_ASSIGN(util::Json r, exchange({{"op", "judge"}, {"golden", golden_dir.string()}, {"atol", tol.atol},
-                                          {"rtol", tol.rtol}, {"names", names}},
-                                         blobs, nullptr));
+  KOPT_TRY_ASSIGN(auto r, exchange(header, blobs, nullptr, -1));
   if (r.value("judged", -1) != judged_)
     return internal_error("the judge answered " + std::to_string(r.value("judged", -1)) + " comparisons where this process asked " +
                           std::to_string(judged_) + ": something else in this process consulted it");
@@ -432,6 +304,8 @@ Result<JudgeClient::Verdict> JudgeClient::judge(const fs::path& golden_dir, Tole
   v.status = parse_status(r.value("status", std::string())).value_or(RunStatus::kInternal);
   v.message = r.value("message", std::string());
   v.outputs = r.value("outputs", util::Json::object());
+  v.transport = r.value("transport", std::string("socket"));
+  v.judge_ms = r.value("ms", util::Json::object());
   return v;
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "core/result.h"
 #include "runner/compare.h"
 #include "runner/outcome.h"
+#include "runner/shared_buffer.h"
 #include "util/json_io.h"
 
 namespace kopt::runner {
@@ -69,22 +71,35 @@ class JudgeClient {
     RunStatus status = RunStatus::kOk;  // kOk, kWrongResult or kUnwrittenOutput
     std::string message;                // the first failing output's summary, without the expected value
     util::Json outputs;                 // per output: the comparison's figures, without expected values
+    std::string transport;              // "memfd": read from the shared buffer; "socket": sent as blobs
+    util::Json judge_ms;                // the judge's own time: {copy, compare}
   };
+  using Bytes = std::span<const unsigned char>;
   // The judge compares `outputs` (every output and in-out buffer, by name) with the sealed seed's expected outputs.
-  // An error: the judge could not answer (it ended, or a request it did not expect reached it).
+  // Where every output lies within `shared` (a memfd: runner/shared_buffer.h) the judge reads them there, the
+  // buffer's descriptor passed to it once; otherwise, or once the judge refused the buffer, they go through the
+  // socket. An error: the judge could not answer (it ended, or a request it did not expect reached it).
+  Result<Verdict> judge(const std::filesystem::path& golden_dir, Tolerance tol, const std::map<std::string, Bytes>& outputs,
+                        const SharedBuffer* shared);
+  // The same through the socket.
   Result<Verdict> judge(const std::filesystem::path& golden_dir, Tolerance tol,
                         const std::map<std::string, std::vector<unsigned char>>& outputs);
+  // Why outputs go through the socket although a shared buffer was offered (empty: they do not).
+  const std::string& shared_refusal() const { return shared_refusal_; }
 
   int pid() const { return pid_; }
 
  private:
   JudgeClient(int fd, int pid) : fd_(fd), pid_(pid) {}
-  Result<util::Json> exchange(const util::Json& header, const std::vector<const std::vector<unsigned char>*>& blobs,
-                              std::vector<std::vector<unsigned char>>* reply_blobs);
+  Result<util::Json> exchange(const util::Json& header, const std::vector<std::span<const unsigned char>>& blobs,
+                              std::vector<std::vector<unsigned char>>* reply_blobs, int pass_fd);
   int fd_ = -1;
   int pid_ = -1;
   std::map<std::string, Inputs> inputs_;
   int judged_ = 0;  // judge requests this client sent: the judge's own count must match (no one else asked it)
+  uint64_t shared_generation_ = 0;  // the SharedBuffer generation whose descriptor the judge has (0: none)
+  bool shared_ok_ = true;           // false once the judge refused a shared buffer
+  std::string shared_refusal_;
 };
 
 // `kopt __judge`: serves a measuring process on file descriptor 3 until it closes. Returns the exit code.

@@ -174,4 +174,29 @@ TEST(Compare, HalfBfloatAndIntegers) {
   EXPECT_EQ(default_tolerance(contract::DType::kBF16).atol, 2e-2);
 }
 
+// Large outputs are compared in chunks on several threads: whether the whole output is bitwise equal, and so whether
+// poison-patterned elements count as never written, is the whole output's, not a chunk's.
+TEST(Compare, ChunkedOutputsKeepTheWholeOutputsBitwiseAndPoisonFigures) {
+  const int64_t n = (int64_t{5} << 20) / 2;  // two and a half chunks
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i % 1000) / 7.f;
+  std::vector<unsigned char> e(static_cast<size_t>(n) * 4);
+  std::memcpy(e.data(), v.data(), e.size());
+  std::memset(e.data() + 40, poison_byte(contract::DType::kF32), 4);  // an expected NaN with the poison's bits
+  auto a = e;
+  auto same = compare(contract::DType::kF32, {n}, e.data(), a.data(), n, {1e-4, 1e-4});
+  EXPECT_TRUE(same.ok);
+  EXPECT_TRUE(same.bitwise_equal);
+  EXPECT_EQ(same.still_poisoned, 0) << "bitwise equal: nothing unwritten";
+  const int64_t late = n - 3;  // in the last chunk
+  float wrong = -1e6f;
+  std::memcpy(a.data() + 4 * late, &wrong, 4);
+  auto r = compare(contract::DType::kF32, {n}, e.data(), a.data(), n, {1e-4, 1e-4});
+  EXPECT_FALSE(r.bitwise_equal);
+  EXPECT_EQ(r.still_poisoned, 1) << "the first chunk's poison-patterned element counts once the output differs";
+  EXPECT_EQ(r.mismatches, 1);
+  EXPECT_EQ(r.first_bad_index, late);
+  EXPECT_DOUBLE_EQ(r.actual_at_first_bad, wrong);
+}
+
 }  // namespace kopt::runner

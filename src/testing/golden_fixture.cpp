@@ -60,4 +60,41 @@ std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, 
   return dir;
 }
 
+std::filesystem::path make_inout_golden(const std::filesystem::path& dir, int n, const std::string& sealed_token) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  auto sig = contract::parse_solve_signature("extern \"C\" void solve(const float* a, float* x, float* c, int n);");
+  EXPECT_TRUE(util::write_json_atomic(dir / "signature.json", "signature", {{"signature", contract::to_json(*sig)}}).ok());
+  util::Json buffers = util::Json::array();
+  for (const auto& [name, role] : {std::pair{"a", "input"}, {"x", "inout"}, {"c", "output"}})
+    buffers.push_back({{"name", name}, {"role", role}, {"dtype", "float32"}, {"shape", {n}}, {"nbytes", 4 * n}});
+  util::Json manifest = {{"seeds", {0}},           {"buffers", buffers},
+                         {"scalars", {{"n", n}}},  {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}},
+                         {"sizes_guessed", false}, {"sealed", {{"token", sealed_token}}}};
+  EXPECT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", manifest).ok());
+  for (int s : {0, 1 << 20}) {
+    std::mt19937 rng(static_cast<unsigned>(s + 7));
+    std::uniform_real_distribution<float> u(-1, 1);
+    std::vector<float> a(static_cast<size_t>(n)), x(a.size()), x_out(a.size()), c(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = u(rng);
+      x[i] = u(rng);
+      x_out[i] = x[i] + a[i];
+      c[i] = 2 * a[i];
+    }
+    auto tensor = [&](const std::vector<float>& v) {
+      contract::Tensor t;
+      t.shape = {n};
+      t.data.resize(v.size() * 4);
+      std::memcpy(t.data.data(), v.data(), t.data.size());
+      return t;
+    };
+    contract::TensorMap m = {{"in.a", tensor(a)}, {"in.x", tensor(x)}, {"out.x", tensor(x_out)}, {"out.c", tensor(c)}};
+    const fs::path file = s != 0 ? contract::sealed_seed_file(sealed_token) : dir / "seed_0.safetensors";
+    fs::create_directories(file.parent_path());
+    EXPECT_TRUE(util::write_file_atomic(file, contract::serialize_safetensors(m)).ok());
+  }
+  return dir;
+}
+
 }  // namespace kopt::testing_support

@@ -11,4 +11,8 @@ namespace kopt::testing_support {
 std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, int seeds = 2,
                                        const std::string& sealed_token = "");
 
+// Golden data for solve(const float* a, float* x, float* c, int n) with x in-out (x += a) and c = 2a: one public seed
+// and the sealed seed of `sealed_token` (in.a, in.x, out.x, out.c). Returns DIR.
+std::filesystem::path make_inout_golden(const std::filesystem::path& dir, int n, const std::string& sealed_token);
+
 }  // namespace kopt::testing_support
