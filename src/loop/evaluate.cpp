@@ -369,6 +369,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure_now(std::vector<search::Can
     }
     if (slots_.size() > 1) figure += " on " + slot_name(slot);
     say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
+    if (cr.measure_ms > 0) note_measured();
     mark_done(i, std::move(cr));
     return dispatch::Attempt::kDone;
   };

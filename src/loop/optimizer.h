@@ -350,6 +350,11 @@ class Optimizer {
   const Clock::time_point run_start_ = Clock::now();
   double wall_base_s_ = 0;
   double elapsed_s() const { return wall_base_s_ + std::chrono::duration<double>(Clock::now() - run_start_).count(); }
+  // The first candidate's measurement, when it ends (not when its iteration's history is written).
+  void note_measured() {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (!st_.wall.first_candidate_s) st_.wall.first_candidate_s = elapsed_s();
+  }
 };
 
 }  // namespace kopt::loop

@@ -479,6 +479,12 @@ void Child::reset_outputs(Bound& b) {
 }
 
 void Child::free_bound(Bound& b) {
+  // Outputs are cleared before the memory goes back: a library loaded later in this process may be handed the same
+  // memory by an allocation of its own, and the last outputs there may be a right library's on the sealed seed
+  // (whose inputs it is given). A memset of each output: microseconds.
+  for (auto& [n, d] : b.dptr)
+    if (auto it = g_.buffers.find(n); it != g_.buffers.end() && it->second.role != "input" && it->second.nbytes > 0)
+      api_.cuMemsetD8(d, 0, static_cast<size_t>(it->second.nbytes));
   for (auto& [n, d] : b.dptr) api_.cuMemFree(d);
   for (auto d : b.spacers) api_.cuMemFree(d);
   b.dptr.clear();
