@@ -615,7 +615,9 @@ util::Json Child::call_and_verify(const Lib& lib, Bound& b, Tolerance tol, RunSt
     if (!threads.empty()) {
       left_threads_.insert(lib.handle);
       v["threads_left_running"] = describe_threads(threads);
-      if (status == RunStatus::kOk) {
+      // Outputs unwritten or wrong while a thread it started still runs: the thread is the cause, and the verdict
+      // says so (with pinned downloads the host's look can come before the thread's late work lands).
+      if (status == RunStatus::kOk || status == RunStatus::kUnwrittenOutput || status == RunStatus::kWrongResult) {
         status = RunStatus::kThreadsLeftRunning;
         message = "solve() returned leaving " + describe_threads(threads) + " running" +
                   (lib.load_threads.empty() ? "" : " (started while its library was loaded)") +
