@@ -8,8 +8,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "runner/golden_store.h"
+#include "runner/sealed.h"
 #include "runner/warm.h"
 #include "runner/worker.h"
 #include "util/unix_socket.h"
@@ -53,6 +55,50 @@ std::string option_value(const std::vector<std::string>& argv, const std::string
   for (size_t i = 0; i + 1 < argv.size(); ++i)
     if (argv[i] == name) return argv[i + 1];
   return "";
+}
+
+// The worker seals itself away from sealed_root() with Landlock by granting rights beneath each entry the root's
+// ancestors held when it started (runner/sealed.h): an entry made in one of those folders later (a first run
+// folder in $HOME, say) is out of its reach. Those entries, by name and inode, as a worker starts.
+using Snapshot = std::map<fs::path, std::map<std::string, ino_t>>;
+
+Snapshot snapshot_ancestors() {
+  Snapshot s;
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(sealed_root(), ec);
+  for (fs::path a = root.parent_path(); !a.empty(); a = a.parent_path()) {
+    auto& names = s[a];
+    for (const auto& e : fs::directory_iterator(a, ec)) {
+      struct stat st {};
+      if (::lstat(e.path().c_str(), &st) == 0) names[e.path().filename().string()] = st.st_ino;
+    }
+    if (a == a.parent_path()) break;
+  }
+  return s;
+}
+
+// Whether `p` lies beneath entries the snapshot holds (the worker started then can reach it).
+bool reachable(const Snapshot& s, const fs::path& p) {
+  std::error_code ec;
+  const fs::path q = fs::weakly_canonical(p, ec);
+  for (const auto& [a, names] : s) {
+    auto rel = q.lexically_relative(a);
+    if (rel.empty() || rel.begin()->string() == ".." || rel.begin()->string() == ".") continue;
+    const std::string entry = rel.begin()->string();
+    struct stat st {};
+    auto it = names.find(entry);
+    if (it == names.end() || ::lstat((a / entry).c_str(), &st) != 0 || st.st_ino != it->second) return false;
+  }
+  return true;
+}
+
+// The paths a __runner argv reads or writes.
+std::vector<fs::path> request_paths(const std::vector<std::string>& argv) {
+  std::vector<fs::path> out;
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "--lib" || argv[i] == "--golden" || argv[i] == "--out" || argv[i] == "--dump-outputs")
+      out.emplace_back(argv[i + 1]);
+  return out;
 }
 
 ino_t inode_of(const fs::path& p) {
@@ -134,6 +180,12 @@ class Server {
       (void)util::send_line(fd, util::Json({{"invalidated", why}}).dump());
       return;
     }
+    for (const auto& p : request_paths(argv))
+      if (worker_.running() && !reachable(sealed_at_start_, p)) {
+        std::fprintf(stderr, "kopt __bench-server: %s is newer than the worker's seal: a fresh worker\n", p.c_str());
+        worker_.retire();
+      }
+    if (!worker_.running()) sealed_at_start_ = snapshot_ancestors();
     const bool reused = worker_.running() && worker_.served_by_this() > 0;
     const util::ProcessResult proc = worker_.relay({{"argv", argv}}, req.value("timeout_s", 120.0), fd);
     last_golden_ = golden;
@@ -154,6 +206,7 @@ class Server {
   MeasuringWorker worker_;
   Clock::time_point started_ = Clock::now(), last_ = Clock::now();
   fs::path last_golden_;
+  Snapshot sealed_at_start_;  // the sealed root's ancestors' entries as the running worker started
   int served_ = 0;
   bool leaving_ = false;
 };

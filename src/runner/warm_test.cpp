@@ -223,6 +223,25 @@ TEST_F(WarmWorker, WithoutAUsableServerTheCallRunsAsAOneShotChild) {
   EXPECT_FALSE(t.info.value("used", true)) << "Triton runs one-shot";
 }
 
+TEST_F(WarmWorker, AFolderMadeBesideTheSealedRootAfterTheWorkerSealedGetsAFreshWorker) {
+  // The sealed root beside this test's folder: its ancestors' entries are what the worker's Landlock rules cover
+  // (files made directly in an ancestor are out of reach too: the rules give ancestors listing only).
+  const fs::path cache = dir_.string() + "c";
+  ::setenv("KOPT_CACHE_DIR", cache.c_str(), 1);
+  fs::create_directories(cache / "sealed");
+  auto first = run(request(lib("a.so")));
+  auto again = run(request(dir_ / "a.so"));
+  EXPECT_TRUE(again.info.value("measuring_process_reused", false)) << again.info.dump();
+  fs::create_directories(cache / "new_run");  // made after the worker sealed: out of its reach
+  fs::copy_file(dir_ / "a.so", cache / "new_run" / "a.so");
+  auto out_of_reach = run(request(cache / "new_run" / "a.so"));
+  ::unsetenv("KOPT_CACHE_DIR");
+  fs::remove_all(cache);
+  EXPECT_EQ(out_of_reach.outcome.status, RunStatus::kOk) << out_of_reach.outcome.message;
+  EXPECT_FALSE(out_of_reach.info.value("measuring_process_reused", true)) << out_of_reach.info.dump();
+  EXPECT_EQ(out_of_reach.info.value("worker_starts", 0), 2);
+}
+
 TEST(WarmKey, EachInputIsPartOfTheKeyAndOnlyTheGpuPartGroupsServers) {
   WarmKeyInputs base{"kopt|1", "golden-1", "driver 580|boot", {{"KOPT_SEAL", "on"}}, {"kopt", "__worker"}};
   const std::string k = warm_key(base);

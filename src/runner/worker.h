@@ -45,6 +45,7 @@ class MeasuringWorker {
   int served() const { return served_; }
   int served_by_this() const { return served_by_this_; }  // requests the running worker answered (0: none runs)
   bool running() const { return session_ && session_->alive(); }
+  void retire() { session_.reset(); }  // the next request starts a fresh worker
 
  private:
   std::filesystem::path log_;
