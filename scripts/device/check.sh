@@ -31,7 +31,7 @@
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh optimize_answer_key triton_answer_key)
 #   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
-#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm corpus-page sgemm)
+#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm bench-worker corpus-page sgemm)
 #   warm-start                  the warm start's done-when: optimize vector_add at n=2^22, then n=2^24 over the same database and caches, with and without --no-warm-start
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
@@ -390,6 +390,45 @@ suite_evidence() {  # the parts as arguments, else EVIDENCE_ONLY's, else all
   EVIDENCE_ONLY="${*:-${EVIDENCE_ONLY:-}}" bash "$HERE/evidence_check.sh"
 }
 
+# The warm bench worker (issue 36 item 3, docs/RUNNER.md "The warm bench worker"): vector_add 2^24 first, then three
+# second candidates (-DITEMS=2,3,4); sgemm_tunable 4096^3 first, then three tile points; the same second candidates
+# with --no-worker; then the hostile kernels through bench with the worker and without, their verdicts compared.
+ttr_bench_worker() {
+  local ST="examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096" i d
+  step ttr_bw_va_first 150 bash -c "$K bench $VA --out-dir runs/ttr_bwv0 2>&1 | stamp | tail -3"; phases ttr_bwv0
+  for i in 2 3 4; do step ttr_bw_va_second_items$i 60 bash -c "$K bench $VA -DITEMS=$i --out-dir runs/ttr_bwv$i 2>&1 | stamp | tail -3"; phases ttr_bwv$i; done
+  step ttr_bw_sgemm_first 200 bash -c "$K bench $ST --out-dir runs/ttr_bws0 2>&1 | stamp | tail -3"; phases ttr_bws0
+  i=0; for d in "-DBM=128" "-DBN=128 -DTM=8" "-DBM=128 -DBN=128 -DTN=8"; do i=$((i + 1))
+    step "ttr_bw_sgemm_second$i($d)" 60 bash -c "$K bench $ST $d --out-dir runs/ttr_bws$i 2>&1 | stamp | tail -3"; phases ttr_bws$i; done
+  for i in 2 3 4; do step ttr_bw_va_noworker_items$i 60 bash -c "$K bench $VA -DITEMS=$i --no-worker --out-dir runs/ttr_bwn$i 2>&1 | stamp | tail -3"; phases ttr_bwn$i; done
+  step ttr_bw_sgemm_noworker 60 bash -c "$K bench $ST -DBM=128 --no-worker --out-dir runs/ttr_bwns 2>&1 | stamp | tail -3"; phases ttr_bwns
+  local k w
+  for k in vadd_ok vadd_slow vadd_slow_memo_pointer vadd_slow_memo_fingerprint vadd_slow_memo_hash vadd_late_thread \
+           vadd_resident_thread vadd_l2_persist vadd_two_kernels vadd_side_stream vadd_answer_key; do
+    for w in on off; do
+      KOPT_BENCH_WORKER=$w timeout 120 "$K" bench tests/data/kernels/$k.cu --ref examples/vector_add/ref.py --n=1048576 \
+        --no-reference-timing --measure-budget-s 1 --json runs/json/bw_${k}_$w.json --out-dir runs/bw_$k >/dev/null 2>&1
+      echo "=== hostile $k worker=$w rc=$?"
+    done
+  done
+  python3 - <<'PY'
+import json
+ks = "vadd_ok vadd_slow vadd_slow_memo_pointer vadd_slow_memo_fingerprint vadd_slow_memo_hash vadd_late_thread vadd_resident_thread vadd_l2_persist vadd_two_kernels vadd_side_stream vadd_answer_key".split()
+def verdict(k, w):
+    try: j = json.load(open(f"runs/json/bw_{k}_{w}.json"))
+    except Exception as e: return ("unreadable", str(e)[:40])
+    return (j["outcome"].get("status"), ",".join(j.get("flags", [])), (j.get("rejected") or {}).get("rule", ""),
+            j.get("warm_worker", {}).get("used"))
+same = 0
+for k in ks:
+    on, off = verdict(k, "on"), verdict(k, "off")
+    same += on[:3] == off[:3]
+    print(f"hostile {k:28} worker {on}  fresh child {off}  {'SAME' if on[:3] == off[:3] else 'DIFFERENT'}")
+print(f"hostile verdicts: {same}/{len(ks)} the same with and without the worker")
+PY
+  ls -la "${KOPT_CACHE_DIR:-$HOME/.cache/kopt}/bench_worker" 2>/dev/null | tail -5
+}
+
 # Whole wall as a user waits for it (issue 36): every stderr line stamped with the seconds since the command's start,
 # state.json's phase_seconds, and bench's phase_seconds. The caches are the fresh machine's (cold) on the first run.
 suite_time_to_result() {
@@ -406,7 +445,7 @@ for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
 for f in ('state.json','summary.json','bench.json'):
   try: d=json.load(open(sys.argv[1]+'/'+f))
   except Exception: continue
-  keep=('phase_seconds','wall','wall_s','candidate_costs','measure_phases_ms','measure_startup_ms')
+  keep=('phase_seconds','wall','wall_s','candidate_costs','measure_phases_ms','measure_startup_ms','warm_worker','gpu_info_cached')
   print('phases', sys.argv[2], f, json.dumps({k: d.get(k) for k in keep if k in d}))
   if 'history' in d: print('history', sys.argv[2], len(d['history']), 'measurements;', d.get('iterations_done'), 'iterations; stop', d.get('stop_reason'))" "$d" "$1"; }
   local p
@@ -424,6 +463,7 @@ for f in ('state.json','summary.json','bench.json'):
       step ttr_bench_again 60 bash -c "$K bench $VA --out-dir runs/ttr_bw1 2>&1 | stamp | tail -2"; phases ttr_bw1
       for i in 1 2 3; do step ttr_bench_next$i 60 bash -c "$K bench $VA -DITEMS=$((i + 1)) --out-dir runs/ttr_bw2$i 2>&1 | stamp | tail -2"; phases ttr_bw2$i; done
       step ttr_db 30 "$K" db list ;;
+    bench-worker) ttr_bench_worker ;;
     corpus-page)
       # A corpus kernel's optimize, one case and one held-out shape, for the run page (docs/img); the run directory
       # without binaries, golden data and reports comes back as $OUT/page_run.tgz.
@@ -437,7 +477,7 @@ for f in ('state.json','summary.json','bench.json'):
       (cd runs/ttr_page/kopt_runs && tar czf "$OUT/page_run.tgz" --exclude='*.so' --exclude='*.ncu-rep' --exclude='*.safetensors' --exclude='*.cubin' --exclude='build' .) ;;
     sgemm)
       step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out-dir runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
-    *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench bench-warm corpus-page sgemm)" >&2; return 2 ;;
+    *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench bench-warm bench-worker corpus-page sgemm)" >&2; return 2 ;;
   esac; done
 }
 

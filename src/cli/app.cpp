@@ -8,6 +8,7 @@
 #include "core/exit_code.h"
 #include "runner/child.h"
 #include "runner/sealed.h"
+#include "runner/warm.h"
 #include "util/output.h"
 #include "util/process.h"
 #include "util/strings.h"
@@ -120,7 +121,10 @@ int run(int argc, char** argv) {
     return runner::judge_main();
   }
   if (name == "__worker") {  // internal: the long-lived measuring worker of optimize (runner/worker.h)
-    return runner::worker_main();
+    return runner::worker_main(args.size() > 1 && args[1] == "--one-shot-verdicts");
+  }
+  if (name == "__bench-server") {  // internal: the warm bench worker's server, started by kopt bench (runner/warm.h)
+    return runner::bench_server_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (name == "__search-replay") {  // internal: scripts/perf/search_efficiency.sh (not listed in --help)
     return cmd_search_replay(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -10,6 +10,7 @@
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "db/store.h"
+#include "device/gpu_cache.h"
 #include "device/gpu_info.h"
 #include "doctor/doctor.h"
 #include "pipeline/db_record.h"
@@ -19,6 +20,7 @@
 #include "roofline/measure.h"
 #include "runner/launch.h"
 #include "runner/timing_method.h"
+#include "runner/warm.h"
 #include "util/fs.h"
 #include "util/laps.h"
 #include "util/output.h"
@@ -63,6 +65,26 @@ std::string fmt_rate(double per_s, const char* unit) {
   return fmt::format("{:.2f} {}{}", per_s, prefixes[i], unit);
 }
 
+// The measurement: on the warm bench worker (runner/warm.h), or in a fresh child with --no-worker or
+// KOPT_BENCH_WORKER=off; `warm_info` says which (bench.json's "warm_worker").
+runner::RunOutcome measure(const runner::RunRequest& req, bool no_worker, util::CommandRunner& sys, util::Json& warm_info) {
+  if (no_worker || runner::warm_worker_off_by_env()) {
+    warm_info = {{"used", false}, {"reason", no_worker ? "--no-worker" : "KOPT_BENCH_WORKER=off"}};
+    return runner::run_candidate(req, sys);
+  }
+  auto warm = runner::run_warm(req, sys, runner::warm_config_from_env());
+  warm_info = std::move(warm.info);
+  return std::move(warm.outcome);
+}
+
+// bench's "worker" line: which process measured, and what it kept (docs/RUNNER.md "The warm bench worker").
+std::string describe_worker(const util::Json& w) {
+  if (!w.value("used", false)) return "a fresh child (" + w.value("reason", std::string("?")) + ")";
+  return fmt::format("the warm bench worker, {} (pid {}, {:.0f} s old, {} request(s) served; measuring process {})",
+                     w.value("reused", false) ? "reused" : "started now", w.value("pid", 0), w.value("server_age_s", 0.0),
+                     w.value("requests_served", 0), w.value("measuring_process_reused", false) ? "kept" : "new");
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
@@ -85,6 +107,10 @@ int cmd_bench(const Args& args) {
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");
+  bool no_worker = false;
+  app.add_flag("--no-worker", no_worker,
+               "measure in a fresh child instead of the warm bench worker kept between calls (also KOPT_BENCH_WORKER=off; "
+               "docs/RUNNER.md)");
   app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
       ->check(CLI::IsMember({"cold", "warm"}).description(""))  // the choices show as the type, not "TEXT:{cold,warm}"
       ->type_name("cold|warm");
@@ -98,7 +124,8 @@ int cmd_bench(const Args& args) {
   lap("start");  // the options
   if (auto st = check_contract_first("bench", job); !st) return fail(st.error());
   lap("contract_check");  // ref.py imported by the harness, unless its golden data is cached
-  auto gpus = device::query_gpus();
+  bool gpus_cached = false;
+  auto gpus = device::query_gpus_cached(&gpus_cached);  // device/gpu_cache.h: the driver asked once per boot and driver
   if (!gpus) return fail(gate_error("needs a GPU: " + gpus.error().message));
   lap("gpu_query");
   util::set_meta_info(doctor::probe_meta(gpus->gpus[0].name, gpus->driver_version_text()));
@@ -123,9 +150,10 @@ int cmd_bench(const Args& args) {
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
   req.l2 = l2;
   runner::RunOutcome out;
+  util::Json warm_info;
   {
     util::Progress progress(fmt::format("  measuring: {} seed(s) checked, then timed (budget {:g} s)", job.seeds, max_time_s));
-    out = runner::run_candidate(req, sys);
+    out = measure(req, no_worker, sys, warm_info);
   }
   lap("measure");
 
@@ -272,12 +300,15 @@ int cmd_bench(const Args& args) {
   const double wall_s = lap.total_s();
   result["phase_seconds"] = phases;
   result["wall_s"] = wall_s;
+  result["warm_worker"] = warm_info;
+  result["gpu_info_cached"] = gpus_cached;
   if (out.details.contains("phases_ms")) result["measure_phases_ms"] = out.details["phases_ms"];
   if (out.details.contains("startup_ms")) result["measure_startup_ms"] = out.details["startup_ms"];
   {
     std::string parts;
     for (const auto& [k, s] : phases) parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", k, s);
     report += fmt::format("\nwall      {:.2f} s ({}; the measuring child {:.2f} s of it)\n", wall_s, parts, out.wall_ms / 1e3);
+    report += "worker    " + describe_worker(warm_info) + "\n";
   }
   std::fputs(report.c_str(), util::report_stream(json_path));
   if (auto st = util::write_json_output(json_path, "bench", result); !st)

@@ -187,6 +187,9 @@ class Child {
 
   util::Json run();
   bool left_threads() const { return !left_threads_.empty(); }
+  // Forgets which libraries passed the sealed seed in this process: the next request checks every library there
+  // as a one-shot child would (a warm bench worker's requests, runner/warm.h).
+  static void forget_sealed_passes() { sealed_passed().clear(); }
 
  private:
   struct Lib {
@@ -1430,7 +1433,7 @@ int child_main(const std::vector<std::string>& args) {
   return rc;
 }
 
-int worker_main() {
+int worker_main(bool one_shot_verdicts) {
   // Replies go to the original stdout; everything else a library prints goes to stderr (the worker's log).
   const int proto = ::dup(1);
   if (proto < 0 || ::dup2(2, 1) < 0) {
@@ -1499,6 +1502,10 @@ int worker_main() {
       write_result(*o, {{"status", "load_error"}, {"message", entry.error().message}});
       if (!reply({{"rc", 4}})) return 1;
       continue;
+    }
+    if (one_shot_verdicts) {  // only the state is kept, never what an earlier request proved
+      Child::forget_sealed_passes();
+      probes = ProbeCache{};
     }
     auto [result, rc] = run_request(*o, *api.value(), **entry, probes, *resident, sealing);
     store.trim();

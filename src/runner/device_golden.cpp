@@ -1,5 +1,7 @@
 #include "runner/device_golden.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <system_error>
@@ -95,12 +97,12 @@ int64_t default_device_golden_budget_bytes(const device::DriverApi& api) {
 }
 
 std::string resident_key(const std::filesystem::path& dir, int seed) {
+  // By the file, not its folder: each bench run's golden folder links the same cache entry (golden_identity()).
   const auto file = dir / ("seed_" + std::to_string(seed) + ".safetensors");
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  const auto time = std::filesystem::last_write_time(file, ec);
-  return dir.lexically_normal().string() + "|" + std::to_string(seed) + "|" + std::to_string(ec ? 0 : size) + "|" +
-         std::to_string(time.time_since_epoch().count());
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return dir.lexically_normal().string() + "|" + std::to_string(seed) + "|missing";
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" + std::to_string(seed) + "|" +
+         std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
 }
 
 }  // namespace kopt::runner

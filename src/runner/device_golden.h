@@ -74,8 +74,9 @@ class DeviceGolden {
 // memory when first asked, at most 16 GiB.
 int64_t default_device_golden_budget_bytes(const device::DriverApi& api);
 
-// The key of one seed of one golden directory: its path and the seed file's size and modification time, so
-// golden data written again under the same path is uploaded again.
+// The key of one seed of one golden directory: the seed file's device, inode, size and modification time, so golden
+// data written again under the same path is uploaded again, and the hard links of another folder to the same file
+// (the golden cache's, runner/golden_store.h golden_identity()) are not.
 std::string resident_key(const std::filesystem::path& dir, int seed);
 
 }  // namespace kopt::runner

@@ -1,9 +1,15 @@
 #include "runner/golden_store.h"
 
+#include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <vector>
+
+#include "util/hash.h"
+#include "util/json_io.h"
 
 namespace kopt::runner {
 
@@ -15,12 +21,43 @@ Result<const contract::TensorMap*> GoldenEntry::seed(int seed) {
   return &seeds_.emplace(seed, std::move(t)).first->second;
 }
 
+std::string golden_identity(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> parts;  // file name, what identifies it
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    const std::string name = e.path().filename().string();
+    if (name == "manifest.json" || name == "signature.json") {
+      auto j = util::read_json(e.path());
+      if (!j || !j->is_object()) return "";
+      j->erase("meta");
+      j->erase("golden_cache");
+      parts.emplace_back(name, j->dump());
+      continue;
+    }
+    struct stat st {};
+    if (::stat(e.path().c_str(), &st) != 0) return "";
+    parts.emplace_back(name, fmt::format("{}:{}:{}:{}.{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                                         st.st_mtim.tv_nsec));
+  }
+  if (ec || parts.empty()) return "";
+  std::sort(parts.begin(), parts.end());
+  util::Hasher h;
+  for (const auto& [name, id] : parts) h.add(name).add(id);
+  return h.hex();
+}
+
 Result<GoldenEntry*> GoldenStore::get(const std::filesystem::path& dir) {
-  std::string key = dir.lexically_normal().string();
-  while (key.size() > 1 && key.back() == '/') key.pop_back();  // "d/." normalises to "d/"
+  std::string key = golden_identity(dir);
+  if (key.empty()) {  // unreadable: by its path, and load_golden says what is wrong
+    key = dir.lexically_normal().string();
+    while (key.size() > 1 && key.back() == '/') key.pop_back();  // "d/." normalises to "d/"
+  }
   auto it = std::find_if(order_.begin(), order_.end(), [&](const auto& e) { return e.first == key; });
   if (it != order_.end()) {
     order_.splice(order_.begin(), order_, it);
+    order_.front().second->rebind(dir);
     return order_.front().second.get();
   }
   KOPT_TRY_ASSIGN(auto g, load_golden(dir));

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include "testing/golden_fixture.h"
+#include "util/fs.h"
+#include "util/json_io.h"
 
 namespace kopt::runner {
 
@@ -92,6 +94,35 @@ TEST(GoldenStore, TheBudgetCanBeSetInMegabytes) {
   EXPECT_GT(default_golden_budget_bytes(), 0);
   ::unsetenv("KOPT_GOLDEN_CACHE_MB");
   EXPECT_LE(default_golden_budget_bytes(), int64_t{32} << 30);
+}
+
+TEST(GoldenStore, FoldersOfLinksToTheSameFilesAreOneEntryAndDataWrittenAgainIsNot) {
+  auto root = store_dir("identity");
+  auto a = testing_support::make_vadd_golden(root / "a", 256);
+  // Another run's golden folder: hard links to the same files (the golden cache's), its manifest written anew
+  // with other provenance.
+  fs::create_directories(root / "b");
+  for (const auto& e : fs::directory_iterator(a))
+    if (e.path().filename() != "manifest.json") fs::create_hard_link(e.path(), root / "b" / e.path().filename());
+  auto m = util::read_json(a / "manifest.json");
+  ASSERT_TRUE(m.ok());
+  (*m)["golden_cache"] = {{"hit", true}, {"made", "elsewhere"}};
+  ASSERT_TRUE(util::write_file_atomic(root / "b" / "manifest.json", m->dump()).ok());
+  EXPECT_EQ(golden_identity(a), golden_identity(root / "b"));
+  EXPECT_FALSE(golden_identity(a).empty());
+  GoldenStore store(int64_t{1} << 20);
+  ASSERT_TRUE(store.get(a).ok());
+  auto e = store.get(root / "b");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(store.loads(), 1);
+  EXPECT_EQ((*e)->golden().dir, root / "b") << "seeds not read yet come from the folder asked for";
+  // A seed written again (a new file renamed over it): other golden data.
+  fs::copy_file(a / "seed_0.safetensors", root / "tmp");
+  fs::rename(root / "tmp", root / "b" / "seed_0.safetensors");
+  EXPECT_NE(golden_identity(a), golden_identity(root / "b"));
+  ASSERT_TRUE(store.get(root / "b").ok());
+  EXPECT_EQ(store.loads(), 2);
+  EXPECT_EQ(golden_identity(root / "nowhere"), "");
 }
 
 }  // namespace kopt::runner

@@ -12,6 +12,15 @@ namespace {
 // A worker loads every candidate library it is given; it is renewed after this many requests so a library that
 // cannot be unloaded cleanly never accumulates.
 constexpr int kRequestsPerWorker = 400;
+
+// What the worker wrote to its log from byte `from` on (at most the last 4 KiB): what a one-shot child's stderr
+// would have held, for the message of a request that killed it.
+std::string log_tail(const std::filesystem::path& log, uintmax_t from) {
+  auto text = util::read_file(log);
+  if (!text || text->size() <= from) return "";
+  std::string t = text->substr(static_cast<size_t>(from));
+  return t.size() > 4096 ? t.substr(t.size() - 4096) : t;
+}
 }  // namespace
 
 util::Json worker_request(const RunRequest& req) {
@@ -46,6 +55,16 @@ RunOutcome MeasuringWorker::run(const RunRequest& req) {
   }
   std::error_code ec;
   std::filesystem::remove(req.result_json, ec);
+  const util::ProcessResult proc = relay(worker_request(req), req.timeout_s);
+  std::optional<util::Json> result;
+  if (std::filesystem::exists(req.result_json, ec)) {
+    auto j = util::read_json(req.result_json);
+    if (j) result = std::move(j).value();
+  }
+  return interpret(proc, result);
+}
+
+util::ProcessResult MeasuringWorker::relay(const util::Json& request, double timeout_s, int client_fd) {
   auto t0 = std::chrono::steady_clock::now();
   util::ProcessResult proc;
   proc.started = true;
@@ -57,15 +76,17 @@ RunOutcome MeasuringWorker::run(const RunRequest& req) {
     if (!s) {
       proc.started = false;
       proc.start_error = s.error().message;
-      return interpret(proc, std::nullopt);
+      return proc;
     }
     session_ = std::move(s).value();
     ++starts_;
     served_by_this_ = 0;
   }
-  auto sent = session_->send(worker_request(req).dump());
+  std::error_code ec;
+  const auto log_at = std::filesystem::file_size(log_, ec);
+  auto sent = session_->send(request.dump());
   util::Session::Reply reply;
-  if (sent) reply = session_->receive(req.timeout_s);
+  if (sent) reply = session_->receive(timeout_s, client_fd);
   else reply.how = sent.error().message;
   ++served_;
   ++served_by_this_;
@@ -83,17 +104,12 @@ RunOutcome MeasuringWorker::run(const RunRequest& req) {
     case util::Session::ReplyKind::kDied:
       proc.exit_code = reply.exit_code;
       proc.term_signal = reply.term_signal;
-      proc.stderr_text = reply.how + " (the worker's log: " + log_.string() + ")";
+      proc.stderr_text = log_tail(log_, ec ? 0 : log_at) + "\n" + reply.how + " (the worker's log: " + log_.string() + ")";
       break;
   }
   if (session_ && !session_->alive()) session_.reset();
-  std::optional<util::Json> result;
-  if (std::filesystem::exists(req.result_json, ec)) {
-    auto j = util::read_json(req.result_json);
-    if (j) result = std::move(j).value();
-  }
-  auto out = interpret(proc, result);
-  return out;
+  if (!session_) served_by_this_ = 0;
+  return proc;
 }
 
 }  // namespace kopt::runner

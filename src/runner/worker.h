@@ -36,8 +36,16 @@ class MeasuringWorker {
   // The same contract as run_candidate(); Triton and profile requests are not the worker's (they run one-shot).
   RunOutcome run(const RunRequest& req);
   static bool serves(const RunRequest& req) { return req.triton_kernel.empty() && req.mode != RunMode::kProfile; }
+  // One request line (worker_request()'s, or a warm bench client's) sent to the worker, started first where none
+  // runs, and how it ended, as a one-shot child's ProcessResult (interpret() reads it with the result file).
+  // `client_fd`: the socket of a client waiting for it (util::Session::receive). On a death, stderr_text holds
+  // what the worker logged during this request.
+  util::ProcessResult relay(const util::Json& request, double timeout_s, int client_fd = -1);
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
   int served() const { return served_; }
+  int served_by_this() const { return served_by_this_; }  // requests the running worker answered (0: none runs)
+  bool running() const { return session_ && session_->alive(); }
+  void retire() { session_.reset(); }  // the next request starts a fresh worker
 
  private:
   std::filesystem::path log_;

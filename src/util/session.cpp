@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "util/unix_socket.h"
+
 
 namespace kopt::util {
 
@@ -102,7 +104,7 @@ std::string Session::how_it_ended(Reply* r) {
   return how;
 }
 
-Session::Reply Session::receive(double timeout_s) {
+Session::Reply Session::receive(double timeout_s, int client_fd) {
   Reply r;
   if (pid_ <= 0) {
     r.how = "the child is not running";
@@ -119,10 +121,10 @@ Session::Reply Session::receive(double timeout_s) {
       return r;
     }
     double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (interrupted()) {
+    if (interrupted() || (client_fd >= 0 && peer_gone(client_fd))) {
       kill();
       r.kind = ReplyKind::kInterrupted;
-      r.how = "interrupted";
+      r.how = interrupted() ? "interrupted" : "interrupted: the client went away";
       return r;
     }
     if (timeout_s > 0 && elapsed > timeout_s) {

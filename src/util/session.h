@@ -33,8 +33,10 @@ class Session {
 
   Status send(const std::string& line);  // a newline is appended
   // The next line the child writes, within timeout_s; on timeout or interrupt the child is killed (a session
-  // that timed out is dead: start another).
-  Reply receive(double timeout_s);
+  // that timed out is dead: start another). `client_fd`: a socket whose peer waits for this reply (the warm bench
+  // worker's client, runner/warm.h); its hanging up counts as an interrupt, so a bench stopped by Ctrl-C stops the
+  // candidate as a one-shot child's group kill would.
+  Reply receive(double timeout_s, int client_fd = -1);
   bool alive() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   void kill();  // SIGTERM to the group, SIGKILL after a grace period, reaped
