@@ -82,6 +82,14 @@ Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cf
       api_.cuCtxGetLimit(&persisting_limit0_, CU_LIMIT_PERSISTING_L2_CACHE_SIZE) == CUDA_SUCCESS)
     persisting_api_ = true;
   if (auto d = remembered_persisting_limit()) persisting_limit0_ = *d;
+  if (persisting_api_) {
+    // A worker serves many requests on one context: what an earlier request's library left there (a persisting-L2
+    // limit, the default stream's access-policy window) is set back now and not counted against this request's
+    // libraries (an honest kernel was flagged `device_state_changed` after an L2-pinning one, H200 2026-12-04).
+    reset_device_state();
+    persisting_resets_ = limit_restores_ = window_resets_ = 0;
+    max_limit_seen_ = 0;
+  }
   watchdog_ = std::make_unique<Watchdog>([this](uint32_t token) { release(token); });
 }
 
