@@ -31,10 +31,10 @@ std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, 
                          {"tolerances", {{"atol", 1e-5}, {"rtol", 1e-5}}}, {"sizes_guessed", false}};
   if (!sealed_token.empty()) manifest["sealed"] = {{"token", sealed_token}};
   EXPECT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", manifest).ok());
-  // The harness draws it from a secret random number; so does the fixture, once a process: a fixed number would give
-  // every test process the same sealed data, and a hostile kernel would find another process's sealed file (whose
-  // folder this process's seal does not cover) with the same inputs (an H200 run, 2026-12-04).
-  static const int sealed_seed = (1 << 20) + static_cast<int>(std::random_device{}() % (1u << 20));
+  // The harness draws it from a secret random number; so does the fixture, for each golden folder: a fixed number gave
+  // every fixture the same sealed data, and a hostile kernel found another test's sealed file (beneath that test's own
+  // cache folder, which this test's seal does not cover) with the same inputs (H200 runs, 2026-12-04).
+  const int sealed_seed = (1 << 20) + static_cast<int>(std::random_device{}() % (1u << 20));
   std::vector<int> all;
   for (int s = 0; s < seeds; ++s) all.push_back(s);
   if (!sealed_token.empty()) all.push_back(sealed_seed);
