@@ -6,7 +6,7 @@
 # (.carry/build/COMMIT) and leaves its JSON in $OUT/runs_json_SUITE.tgz. Figures they produce: docs/PERFORMANCE.md.
 #
 # Suites (`--help` prints this table, and a suite is a row of it; python/tests/test_device_check.py checks both):
-#   gpu-tests [FILTER]          kopt_tests' GPU tests (default: the runner's, the kernel clock's, the flushes')
+#   gpu-tests [FILTER]          kopt_tests' GPU tests (default: the runner's, the kernel clock's, the flushes'); the whole output in $OUT/gpu_tests_full.log (kept when a caller's timeout cuts the run)
 #   gpu-suite                   scripts/gpu_suite.sh's end-to-end tests, spread over every GPU the machine has
 #   ncu-captures                Nsight Compute captures of tests/data/profile/*/twok.cu for the profile parsers
 #   sanitizer                   compute-sanitizer captures for the sanitizer parser (capture_sanitizer.sh)
@@ -56,7 +56,7 @@ suite_gpu_tests() {
   start_check
   step "GPU tests" 400 .carry/build/kopt_tests \
     --gtest_filter="${1:-RunnerGpu.*:Blocker*:TimingMethod*:Watchdog*:Cupti*:CodeFlush*:TimerFlush*:RunnerChild*:GoldenStore.*:DeviceCompareGpu.*}" 2>&1 \
-    | grep -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |^\[==========\]|^\[runner\] sealed seed|^judge 64 MiB|Failure|Expected|Which is|actual" | tail -120
+    | tee "$OUT/gpu_tests_full.log" | grep --line-buffered -E "^\[ +(OK|FAILED|PASSED|SKIPPED) |^\[==========\]|^\[runner\] sealed seed|^judge 64 MiB|Failure|Expected|Which is|actual" | tail -120
 }
 
 suite_gpu_suite() {
