@@ -8,6 +8,7 @@
 
 #include "contract/golden_maker.h"
 #include "testing/counting_runner.h"
+#include "testing/golden_fixture.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -167,23 +168,7 @@ TEST(GoldenCache, RefPyRunsOnceForTheSameRequestAndAgainWhenWhatItMayImportChang
 TEST(GoldenCache, APrefetchMakesSeveralRequestsInOneHarnessProcessAndMakeGoldenPlacesThem) {
   if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty()) GTEST_SKIP() << "python3 or the harness not found";
   const fs::path root = fresh("batch");
-  const fs::path ex = fs::path(testing_support::source_dir()) / "examples/vector_add";
-  auto text = util::read_file(ex / "kernel.cu");
-  ASSERT_TRUE(text.ok());
-  auto sig = parse_solve_signature(*text, "kernel.cu");
-  ASSERT_TRUE(sig.ok());
-  auto request = [&](int64_t n, const std::string& run) {
-    GoldenRequest g;
-    g.ref_py = ex / "ref.py";
-    g.signature = *sig;
-    g.dims = {{"n", n}};
-    g.seeds = 2;
-    g.time_reference = false;
-    g.timeout_s = 300;
-    g.cache = GoldenCache{root / "cache"};
-    g.out_dir = root / run / std::to_string(n);
-    return g;
-  };
+  auto request = [&](int64_t n, const std::string& run) { return testing_support::vadd_example_request(root, n, run); };
   // The middle request fails in the harness (it lacks the dimension n): the others are made all the same.
   GoldenRequest bad = request(1000, "batch");
   bad.dims = {{"m", 7}};

@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "contract/signature.h"
 #include "testing/counting_runner.h"
+#include "testing/golden_fixture.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -18,19 +18,8 @@ namespace fs = std::filesystem;
 
 struct StreamFixture {
   fs::path root;
-  KernelSignature sig;
   GoldenRequest request(int64_t n, const std::string& run, bool time_reference = false) const {
-    GoldenRequest g;
-    const fs::path ex = fs::path(testing_support::source_dir()) / "examples/vector_add";
-    g.ref_py = ex / "ref.py";
-    g.signature = sig;
-    g.dims = {{"n", n}};
-    g.seeds = 2;
-    g.time_reference = time_reference;
-    g.timeout_s = 300;
-    g.cache = GoldenCache{root / "cache"};
-    g.out_dir = root / run / std::to_string(n);
-    return g;
+    return testing_support::vadd_example_request(root, n, run, time_reference);
   }
 };
 
@@ -41,11 +30,6 @@ std::optional<StreamFixture> fixture(const std::string& name) {
   std::error_code ec;
   fs::remove_all(f.root, ec);
   fs::create_directories(f.root);
-  auto text = util::read_file(fs::path(testing_support::source_dir()) / "examples/vector_add/kernel.cu");
-  if (!text) return std::nullopt;
-  auto sig = parse_solve_signature(*text, "kernel.cu");
-  if (!sig) return std::nullopt;
-  f.sig = *sig;
   return f;
 }
 

@@ -71,6 +71,7 @@ struct LoopRun {
   std::vector<std::string> compiled;  // every compile request's name
   size_t slots_given = 0;         // what the loop gave the lab's use_slots()
   int profile_calls = 0;          // Nsight Compute profiles the lab took (not those from the profile cache)
+  std::vector<std::string> events;  // the lab's hardware(), prepare() and early-work calls, in order
 };
 
 LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr,
@@ -100,6 +101,7 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   r.compiled = lab.compiled;
   r.slots_given = lab.slots.size();
   r.profile_calls = lab.profile_calls();
+  r.events = lab.events;
   return r;
 }
 
@@ -1162,59 +1164,42 @@ TEST(OptimizeLoop, ABaselineBelowTheSpeedOfLightIsAnInputError) {
 
 }  // namespace
 
-namespace {
-struct EarlyRun {
-  RunOutcome outcome;
-  std::vector<std::string> events;
-  bool out_dir_has_runs = false;
-};
-EarlyRun run_with_contract_check(const std::string& name, bool hardware, std::function<Status()> check) {
-  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_early_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(out);
-  const fs::path data = testing_support::test_data_dir();
-  OptimizeOptions o;
-  o.job.kernel = data / "loop" / "tile_kernel.cu";
-  o.job.ref = data / "loop" / "ref.py";
-  o.job.dims = {{"n", 1 << 20}};
-  o.out = out;
-  o.iterations = 1;
-  o.contract_check = std::move(check);
-  ModelLabOptions mo;
-  mo.ceilings = roofline::testing::round_ceilings();
-  mo.time_ms = tile_model;
-  mo.hardware_passes = hardware;
-  ModelLab lab(mo);
-  lab.kernel = o.job.kernel;
-  lab.dims = o.job.dims;
-  EarlyRun r{optimize(o, lab, nullptr, nullptr, [](const std::string&) {}), lab.events, fs::exists(out / "kopt_runs")};
-  return r;
-}
-}  // namespace
-
 TEST(OptimizeLoop, TheJobsGoldenDataAndTheContractCheckStartBesideTheHardwareGate) {
   // Issue 36: the golden data is begun before the hardware gate, and prepare() comes after it.
+  auto with_check = [](bool hardware, std::function<Status()> check) {
+    OptimizeOptions o;
+    o.iterations = 1;
+    o.contract_check = std::move(check);
+    ModelLabOptions mo;
+    mo.time_ms = tile_model;
+    mo.hardware_passes = hardware;
+    return std::pair{o, mo};
+  };
   int checks = 0;
-  auto ok = run_with_contract_check("ok", true, [&] { ++checks; return ok_status(); });
-  EXPECT_EQ(ok.outcome.exit_code(), 0) << ok.outcome.message;
+  auto [o, mo] = with_check(true, [&] { ++checks; return ok_status(); });
+  auto ok = run_model_loop("early_ok", o, mo);
+  EXPECT_EQ(ok.exit_code, 0);
   EXPECT_EQ(checks, 1);
   ASSERT_GE(ok.events.size(), 3u);
   EXPECT_EQ(ok.events[0], "start_early_work");
   EXPECT_EQ(ok.events[1], "hardware");
   EXPECT_EQ(ok.events[2], "prepare");
-  // ref.py's fault ends the run before any run directory, as the command line's check did, and the early golden
-  // data is stopped; it is said even where the hardware gate fails too.
+  // ref.py's fault ends the run before any run directory, as the command line's check did, and the early work is
+  // stopped; it is said even where the hardware gate fails too.
   for (bool hardware : {true, false}) {
-    auto bad = run_with_contract_check(hardware ? "bad" : "bad_nogpu", hardware,
-                                       [] { return input_error("ref.py does not meet the contract: no reference()"); });
-    EXPECT_EQ(bad.outcome.end, RunEnd::kInputError);
-    EXPECT_EQ(bad.outcome.exit_code(), 4);
-    EXPECT_NE(bad.outcome.message.find("no reference()"), std::string::npos) << bad.outcome.message;
-    EXPECT_FALSE(bad.out_dir_has_runs);
+    auto [bo, bmo] = with_check(hardware, [] { return input_error("ref.py does not meet the contract: no reference()"); });
+    ::testing::internal::CaptureStderr();
+    auto bad = run_model_loop(hardware ? "early_bad" : "early_bad_nogpu", bo, bmo);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(bad.exit_code, 4);
+    EXPECT_NE(err.find("no reference()"), std::string::npos) << err;
+    EXPECT_TRUE(bad.run_dir.empty()) << bad.run_dir;
     EXPECT_EQ(bad.events, (std::vector<std::string>{"start_early_work", "hardware", "stop_early_work"}));
   }
-  // A failed hardware gate stops the early golden data too.
-  auto nogpu = run_with_contract_check("nogpu", false, [] { return ok_status(); });
-  EXPECT_EQ(nogpu.outcome.exit_code(), 3);
+  // A failed hardware gate stops the early work too.
+  auto [no, nmo] = with_check(false, [] { return ok_status(); });
+  auto nogpu = run_model_loop("early_nogpu", no, nmo);
+  EXPECT_EQ(nogpu.exit_code, 3);
   EXPECT_EQ(nogpu.events, (std::vector<std::string>{"start_early_work", "hardware", "stop_early_work"}));
 }
 

@@ -9,12 +9,23 @@
 #include "contract/safetensors.h"
 #include "contract/sealed_seed.h"
 #include "contract/signature.h"
+#include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 
 namespace kopt::testing_support {
 
 // Golden data for solve(const float* a, const float* b, float* c, int n), made without Python.
+namespace {
+contract::Tensor float_tensor(const std::vector<float>& v) {  // a 1-D float32 tensor of v
+  contract::Tensor t;
+  t.shape = {static_cast<int64_t>(v.size())};
+  t.data.resize(v.size() * 4);
+  std::memcpy(t.data.data(), v.data(), t.data.size());
+  return t;
+}
+}  // namespace
+
 std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, int seeds, const std::string& sealed_token) {
   namespace fs = std::filesystem;
   fs::create_directories(dir);
@@ -47,14 +58,7 @@ std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, 
       b[i] = u(rng);
       c[i] = a[i] + b[i];
     }
-    auto tensor = [&](const std::vector<float>& v) {
-      contract::Tensor t;
-      t.shape = {n};
-      t.data.resize(v.size() * 4);
-      std::memcpy(t.data.data(), v.data(), t.data.size());
-      return t;
-    };
-    contract::TensorMap m = {{"in.a", tensor(a)}, {"in.b", tensor(b)}, {"out.c", tensor(c)}};
+    contract::TensorMap m = {{"in.a", float_tensor(a)}, {"in.b", float_tensor(b)}, {"out.c", float_tensor(c)}};
     const fs::path file = s == sealed_seed ? contract::sealed_seed_file(sealed_token)
                                            : dir / ("seed_" + std::to_string(s) + ".safetensors");
     fs::create_directories(file.parent_path());
@@ -85,19 +89,33 @@ std::filesystem::path make_inout_golden(const std::filesystem::path& dir, int n,
       x_out[i] = x[i] + a[i];
       c[i] = 2 * a[i];
     }
-    auto tensor = [&](const std::vector<float>& v) {
-      contract::Tensor t;
-      t.shape = {n};
-      t.data.resize(v.size() * 4);
-      std::memcpy(t.data.data(), v.data(), t.data.size());
-      return t;
-    };
-    contract::TensorMap m = {{"in.a", tensor(a)}, {"in.x", tensor(x)}, {"out.x", tensor(x_out)}, {"out.c", tensor(c)}};
+    contract::TensorMap m = {{"in.a", float_tensor(a)}, {"in.x", float_tensor(x)}, {"out.x", float_tensor(x_out)}, {"out.c", float_tensor(c)}};
     const fs::path file = s != 0 ? contract::sealed_seed_file(sealed_token) : dir / "seed_0.safetensors";
     fs::create_directories(file.parent_path());
     EXPECT_TRUE(util::write_file_atomic(file, contract::serialize_safetensors(m)).ok());
   }
   return dir;
+}
+
+contract::GoldenRequest vadd_example_request(const std::filesystem::path& root, int64_t n, const std::string& run,
+                                             bool time_reference) {
+  const std::filesystem::path ex = std::filesystem::path(source_dir()) / "examples/vector_add";
+  contract::GoldenRequest g;
+  g.ref_py = ex / "ref.py";
+  auto text = util::read_file(ex / "kernel.cu");
+  EXPECT_TRUE(text.ok());
+  if (text) {
+    auto sig = contract::parse_solve_signature(*text, "kernel.cu");
+    EXPECT_TRUE(sig.ok());
+    if (sig) g.signature = *sig;
+  }
+  g.dims = {{"n", n}};
+  g.seeds = 2;
+  g.time_reference = time_reference;
+  g.timeout_s = 300;
+  g.cache = contract::GoldenCache{root / "cache"};
+  g.out_dir = root / run / std::to_string(n);
+  return g;
 }
 
 }  // namespace kopt::testing_support

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <string>
 
+#include "contract/golden_maker.h"
+
 namespace kopt::testing_support {
 
 // Golden data for solve(const float* a, const float* b, float* c, int n): `seeds` seeds of random a, b and
@@ -14,5 +16,11 @@ std::filesystem::path make_vadd_golden(const std::filesystem::path& dir, int n, 
 // Golden data for solve(const float* a, float* x, float* c, int n) with x in-out (x += a) and c = 2a: one public seed
 // and the sealed seed of `sealed_token` (in.a, in.x, out.x, out.c). Returns DIR.
 std::filesystem::path make_inout_golden(const std::filesystem::path& dir, int n, const std::string& sealed_token);
+
+// A request for examples/vector_add's ref.py at n (2 seeds, no reference timing unless asked, a 300 s limit), its
+// golden cache under root/cache and its folder root/run/n: what the harness tests make through prefetch_golden and
+// the golden stream. Its signature is parsed from examples/vector_add/kernel.cu.
+contract::GoldenRequest vadd_example_request(const std::filesystem::path& root, int64_t n, const std::string& run,
+                                             bool time_reference = false);
 
 }  // namespace kopt::testing_support
