@@ -95,7 +95,9 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
                  fmt::format("the search's wall-time budget after the gates: 300, 300s, 5m, 1h; 0 or none: no limit "
                              "(default {}s)", d.time_budget_s));
   app.add_option("--iterations", o.iterations, fmt::format("a cap on the number of iterations (default {})", d.iterations));
-  app.add_option("--branches", o.branches, "candidates per iteration (default auto: 12 for the built-in generator, 4 for a command)");
+  app.add_option("--branches", o.branches,
+                 fmt::format("candidates per iteration (default auto: {} for the built-in generator, {} for a command)",
+                             loop::kAutoBranchesBuiltin, loop::kAutoBranchesCommand));
   app.add_option("--ncu-num", o.ncu_num, fmt::format("top Nsight Compute metrics per axis (default {})", d.ncu_num));
   app.add_option("--generator", o.generator,
                  "builtin (default); llm (a language model behind --llm-url); manual (kopt writes the brief and waits "

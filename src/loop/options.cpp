@@ -78,7 +78,7 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
 
 int branches_for(const OptimizeOptions& o) {
   if (o.branches > 0) return o.branches;
-  return o.generator == "builtin" ? 12 : 4;
+  return o.generator == "builtin" ? kAutoBranchesBuiltin : kAutoBranchesCommand;
 }
 
 int patience_for(const OptimizeOptions& o) {

@@ -63,7 +63,10 @@ struct OptimizeOptions {
 util::Json options_to_json(const OptimizeOptions& o);
 Result<OptimizeOptions> options_from_json(const util::Json& j);
 
-// K when --branches is auto: cheap built-in candidates come in larger batches (8) than a command's (4).
+// K when --branches is auto: cheap built-in candidates come in larger batches than a command's. The one place these
+// defaults are written (the command line's help reads them).
+inline constexpr int kAutoBranchesBuiltin = 12;
+inline constexpr int kAutoBranchesCommand = 4;
 int branches_for(const OptimizeOptions& o);
 // The patience when --patience is auto: none for the built-in generator, whose model of the space decides when
 // nothing is left to gain (decisions.h: predicts_no_gain); 2 for a command, which has no such model.
