@@ -83,20 +83,6 @@ RunOutcome Optimizer::run() {
   }
 }
 
-void Optimizer::profile_champion(const fs::path& iter_dir) {
-  if (!st_.champion || st_.last_profile.value("candidate", std::string()) == st_.champion->candidate.id) return;
-  std::error_code ec;
-  fs::create_directories(iter_dir / "profile", ec);
-  auto metrics = profile(fs::path(st_.champion->library), &st_.champion->candidate, iter_dir / "profile", "champion");
-  if (!metrics) {
-    say("  profile failed: {} (keeping the previous metrics)", metrics.error().message);
-    return;
-  }
-  st_.metrics = *metrics;
-  st_.last_profile = {{"methods", st_.champion->candidate.methods}, {"median_ms", st_.champion->median_ms},
-                      {"candidate", st_.champion->candidate.id}};
-}
-
 search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) const {
   search::GeneratorInput in;
   in.iteration = it;

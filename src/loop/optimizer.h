@@ -18,6 +18,7 @@
 
 #include "db/store.h"
 #include "dispatch/dispatcher.h"
+#include "loop/candidate_run.h"
 #include "loop/decisions.h"
 #include "loop/determinism.h"
 #include "loop/lab.h"
@@ -39,53 +40,6 @@
 #include "workload/working_set.h"
 
 namespace kopt::loop {
-
-// One candidate carried through compile, SASS and measurement.
-struct CandidateRun {
-  search::Candidate candidate;
-  compile::CompileResult build;
-  runner::RunOutcome outcome;
-  search::CandidateStatus status = search::CandidateStatus::kOk;
-  std::string note;
-  util::Json sass = util::Json::object();  // {"kernels": mix per function, "methods": id -> verification}
-  // Raced against the champion (CUDA/CUTLASS): the paired comparison, time(candidate) / time(champion).
-  std::optional<runner::PairedComparison> vs_champion;
-  // Over a workload matrix (CUDA/CUTLASS): raced against the champion at every case, and what selection ranks by
-  // (search::Measurement::objective_ms).
-  std::optional<MultiCaseComparison> over_cases;
-  std::optional<double> objective_ms;
-  double sass_ms = 0, measure_ms = 0;  // wall time of its SASS analysis and of its measuring run
-  double cases_ms = 0;                 // wall time of its races (or checks) at the workload matrix's other cases
-  double search_s = 0;                 // the search clock when it was measured
-  int slot = -1;                       // the measuring slot (GPU) it was measured on
-  // Not measured: the results database's record under the same key stands for it (loop/reuse.h). Its outcome then
-  // holds the stored figures, vs_champion the stored race when it was against this champion; build is empty.
-  std::optional<db::Record> reused;
-  std::string reuse_reason;  // why it was reused, then (a finalist) why its stored figures keep it behind
-};
-
-// A candidate's run as the search sees it (a history or ablation entry): its candidate, status, iteration and times
-// (and the record that stood for it when it was reused).
-search::Measurement measurement_of(const CandidateRun& r, int iteration);
-
-// What one iteration's selection decided.
-struct SelectionResult {
-  bool improved = false;  // a new champion, significantly faster than the old one
-  util::Json record = util::Json::array();
-};
-
-// The gate that rejected a candidate (state.json gate_records.rejected[].gate, by name).
-enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer, kSpeedOfLight };
-std::string_view reject_gate_name(RejectGate g);
-
-// What a run reused from the results database (summary.json's "reuse"): {"evaluations" (candidates and ablation
-// variants, the baseline not counted), "reused", "raced_again" (ids), "records": [{id, iteration, status, ablation,
-// record_id, run_dir, recorded_at, median_ms, verdict}]}.
-util::Json reuse_summary(const std::vector<search::Measurement>& history, const std::vector<search::Measurement>& ablations,
-                         const std::vector<std::string>& raced_again);
-
-// The per-candidate cost split of a run (summary.json's candidate_costs): medians and p90 over measured candidates.
-util::Json candidate_costs(const std::vector<search::Measurement>& history);
 
 class Optimizer {
  public:
@@ -179,6 +133,13 @@ class Optimizer {
                                             const std::string& what, bool budgeted = false, ReuseMode reuse = ReuseMode::kAny);
   Result<std::vector<CandidateRun>> measure_now(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
                                                 const std::string& what, bool budgeted);
+  struct MeasureBatch;  // one measure_now() batch (loop/measure_batch.h)
+  // A built candidate of the batch measured on a slot (measure_candidate.cpp), in steps: its race (or timing) at the
+  // primary case (true: its worker was lost), at the other cases, and the sanitizer; a step's Attempt ends the job.
+  dispatch::Attempt measure_candidate(MeasureBatch& b, size_t i, int slot, int attempt);
+  bool measure_at_primary(CandidateRun& cr, const std::filesystem::path& cdir);
+  std::optional<dispatch::Attempt> measure_at_cases(CandidateRun& cr, const std::filesystem::path& cdir, int slot, int attempt);
+  std::optional<dispatch::Attempt> sanitize_candidate(MeasureBatch& b, CandidateRun& cr, const std::filesystem::path& cdir);
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
@@ -189,11 +150,6 @@ class Optimizer {
                                          const std::string& label);
   std::map<Axis, int> budget_from_roofline() const;
   // ---- the shapes and safety gates (cases.cpp; issue 18, docs/GATES.md) ----
-  struct CaseData {
-    workload::Case c;
-    std::filesystem::path golden_dir;
-    util::Json manifest;
-  };
   // After prepare(): the search's cases, fitted to the working-set limit, with golden data each (an out-of-memory
   // retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
   // single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
@@ -231,13 +187,8 @@ class Optimizer {
   // the matrix's cases and the sanitizer's small case (holdout false), or these held-out shapes (holdout true).
   void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout);
   bool over_cases() const { return cases_.size() > 1; }
-  // A measured run's comparison with the champion it was raced against: over the workload matrix when there is
-  // one (nullopt when it has none there), else its race at the primary case.
-  std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const {
-    if (r.reused) return stored_comparison(*r.reused, opponent_json(st_.champion->candidate), over_cases());
-    if (over_cases()) return r.over_cases ? std::optional(r.over_cases->as_paired()) : std::nullopt;
-    return r.vs_champion;
-  }
+  // A measured run's comparison with the champion it was raced against (over the workload matrix where there is one).
+  std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const;
   std::vector<CaseData> cases_;
   size_t primary_ = 0;  // the case races, timings and profiles run at: the largest realised working set
   std::optional<workload::WorkingSetModel> ws_model_;
@@ -340,21 +291,14 @@ class Optimizer {
   // The search's clock (the time budget counts from the end of the gates, across --resume).
   void start_search_clock();
   double tick();  // st_.stop.search_s from the clock (returned)
-  bool budget_spent() const {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    return st_.stop.time_budget_s > 0 && st_.stop.search_s >= st_.stop.time_budget_s;
-  }
+  bool budget_spent() const;
   std::optional<Clock::time_point> search_clock_;
   double search_base_s_ = 0;
   // Whole wall (state.json "wall"): from this object's construction, plus a resumed run's earlier whole_s.
   const Clock::time_point run_start_ = Clock::now();
   double wall_base_s_ = 0;
   double elapsed_s() const { return wall_base_s_ + std::chrono::duration<double>(Clock::now() - run_start_).count(); }
-  // The first candidate's measurement, when it ends (not when its iteration's history is written).
-  void note_measured() {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    if (!st_.wall.first_candidate_s) st_.wall.first_candidate_s = elapsed_s();
-  }
+  void note_measured();  // the first candidate's measurement, when it ends
 };
 
 }  // namespace kopt::loop

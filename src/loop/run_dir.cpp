@@ -117,6 +117,17 @@ double Optimizer::tick() {
   return st_.stop.search_s;
 }
 
+bool Optimizer::budget_spent() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return st_.stop.time_budget_s > 0 && st_.stop.search_s >= st_.stop.time_budget_s;
+}
+
+// The first candidate's measurement, when it ends (not when its iteration's history is written).
+void Optimizer::note_measured() {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (!st_.wall.first_candidate_s) st_.wall.first_candidate_s = elapsed_s();
+}
+
 Status Optimizer::save_state() {
   tick();
   return write_json(dir_ / "state.json", "state", to_json(st_));

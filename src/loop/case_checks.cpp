@@ -1,0 +1,66 @@
+// A measured candidate at the workload matrix's other cases (issue 18): checked there, or raced against the champion
+// there too, so the search ranks by the objective selection selects by.
+#include "loop/optimizer.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, const fs::path& cdir, bool* lost) {
+  std::vector<CaseCheck> checks;
+  util::Json rec = util::Json::array();
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    if (i == primary_) continue;
+    const auto& cd = cases_[i];
+    auto r = run({cr.build.library}, {&cr.candidate}, cdir / ("check_" + cd.c.name + ".json"), runner::RunMode::kCheck, {}, false, cd.golden_dir);
+    if (lost) *lost = runner::lost_worker(r);
+    checks.push_back({cd.c.name, r.status, r.message});
+    rec.push_back({{"case", cd.c.name}, {"status", runner::status_name(r.status)}, {"message", r.message}});
+    if (r.status != runner::RunStatus::kOk) break;  // the first wrong case decides
+  }
+  auto v = correct_at_every_case(checks);
+  if (auto st = write_json(cdir / "cases.json", "case_checks", {{"checks", rec}, {"correct", v.correct}, {"reason", v.reason}}); !st)
+    say("  {}", st.error().message);
+  if (v.correct) return std::nullopt;
+  return v.reason;
+}
+
+std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::path& cdir, bool* lost) {
+  std::vector<CaseCheck> checks;
+  std::vector<CaseComparison> per_case;
+  util::Json rec = util::Json::array();
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    const auto& cd = cases_[i];
+    if (i == primary_) {
+      per_case.push_back({cd.c.name, cd.c.weight, *cr.vs_champion});
+      continue;
+    }
+    auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
+                     cdir / ("race_" + cd.c.name + ".json"), runner::RunMode::kPaired, {}, true, cd.golden_dir);
+    if (lost) *lost = runner::lost_worker(raced);
+    auto mine = raced_outcome(raced);
+    checks.push_back({cd.c.name, mine.status, mine.message});
+    util::Json r = {{"case", cd.c.name}, {"status", runner::status_name(mine.status)}, {"message", mine.message}};
+    if (mine.status != runner::RunStatus::kOk) {
+      rec.push_back(r);
+      break;  // the first wrong case decides
+    }
+    auto champ = raced.details["libs"][0].value("samples_ms", std::vector<double>{});
+    auto cmp = runner::compare_paired(champ, mine.samples_ms);
+    r["comparison"] = runner::to_json(cmp);
+    rec.push_back(r);
+    per_case.push_back({cd.c.name, cd.c.weight, cmp});
+  }
+  auto v = correct_at_every_case(checks);
+  util::Json j = {{"checks", rec}, {"correct", v.correct}, {"reason", v.reason}};
+  if (v.correct) {
+    cr.over_cases = combine_cases(per_case);
+    j["objective"] = to_json(*cr.over_cases);
+    if (cr.over_cases->valid) cr.objective_ms = st_.champion->objective() * cr.over_cases->geomean_ratio;
+  }
+  if (auto st = write_json(cdir / "cases.json", "case_checks", j); !st) say("  {}", st.error().message);
+  if (v.correct) return std::nullopt;
+  return v.reason;
+}
+
+}  // namespace kopt::loop

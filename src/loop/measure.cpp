@@ -1,0 +1,146 @@
+// Measuring a batch of candidates: compiled in parallel on the CPU while the GPU measures what is already built, in
+// the order the builds finish, each candidate's SASS analysis beside the measuring. What each candidate's measurement
+// is (its races, checks and gates) is in measure_candidate.cpp.
+#include "loop/measure_batch.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+Optimizer::MeasureBatch::MeasureBatch(Optimizer& opt, std::vector<search::Candidate> candidates, const fs::path& dir,
+                                      std::string what_, bool budgeted_, std::vector<compile::CompileRequest> requests)
+    : o(opt),
+      cands(std::move(candidates)),
+      iter_dir(dir),
+      what(std::move(what_)),
+      budgeted(budgeted_),
+      reqs(std::move(requests)),
+      builds(cands.size()),
+      progress(fmt::format("  {}: candidates measured", what), cands.size()),
+      built(o.triton() ? cands.size() : 0),
+      compiling(!o.triton()),
+      sass_jobs(cands.size()) {}
+
+Optimizer::MeasureBatch::~MeasureBatch() {
+  if (compiler.joinable()) compiler.join();
+}
+
+void Optimizer::MeasureBatch::start_sass(size_t i) {
+  if (!builds[i].ok()) return;
+  sass_jobs[i] = std::async(std::launch::async, [opt = &o, lib = builds[i].library, c = cands[i]] {
+    auto s0 = Clock::now();
+    SassJob j{opt->sass_check({lib}, c), 0};
+    j.ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
+    return j;
+  });
+}
+
+void Optimizer::MeasureBatch::start_compiles() {
+  if (o.triton()) {
+    for (size_t i = 0; i < cands.size(); ++i) {
+      builds[i].name = cands[i].id;
+      builds[i].status = compile::CompileStatus::kOk;
+      builds[i].library = o.prep_.kernel;
+      ready.push_back(i);
+    }
+    return;
+  }
+  o.say("  {}: compiling {} on {} job(s), measuring each as it is built...", what, reqs.size(),
+        o.jobs_ > 0 ? std::to_string(o.jobs_) : std::string("auto"));
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < cands.size(); ++i) index[cands[i].id] = i;
+  compiler = std::thread([this, index] {
+    std::vector<bool> seen(cands.size(), false);
+    auto all = o.lab_.compile(reqs, o.jobs_, [&](const compile::BatchProgress&, const compile::CompileResult& r) {
+      auto it = index.find(r.name);
+      if (it == index.end()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      ++built;
+      progress.set(done_count, fmt::format("{}/{} built", built, cands.size()));
+      builds[it->second] = r;
+      seen[it->second] = true;
+      start_sass(it->second);
+      ready.push_back(it->second);
+      cv.notify_one();
+    });
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < all.size() && i < builds.size(); ++i)
+      if (!seen[i]) {
+        builds[i] = all[i];
+        start_sass(i);
+        ready.push_back(i);
+      }
+    compiling = false;
+    cv.notify_one();
+  });
+}
+
+std::optional<size_t> Optimizer::MeasureBatch::next_built() {
+  std::unique_lock<std::mutex> lock(mu);
+  if (ready.empty() && compiling) {
+    Phase p(o, "compile");
+    cv.wait(lock, [&] { return !ready.empty() || !compiling; });
+  }
+  if (ready.empty()) return std::nullopt;
+  size_t i = ready.front();
+  ready.pop_front();
+  return i;
+}
+
+void Optimizer::MeasureBatch::mark_done(size_t i, CandidateRun cr) {
+  std::lock_guard<std::mutex> lock(mu);
+  done[i] = std::move(cr);
+  done_count = done.size();
+  progress.set(done_count, fmt::format("{}/{} built", built, cands.size()));
+}
+
+dispatch::Attempt Optimizer::MeasureBatch::stop_with(const Error& e) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (!failed) failed = e;
+  return dispatch::Attempt::kStop;
+}
+
+void Optimizer::MeasureBatch::collect_sass() {
+  if (compiler.joinable()) compiler.join();  // every SASS job has started
+  for (auto& [i, cr] : done) {
+    if (!sass_jobs[i].valid()) continue;
+    SassJob j = sass_jobs[i].get();
+    cr.sass = std::move(j.sass);
+    cr.sass_ms = j.ms;
+    if (auto st = o.write_json(iter_dir / "candidates" / cr.candidate.id / "sass.json", "sass", cr.sass); !st && !failed)
+      failed = st.error();
+  }
+}
+
+Result<std::vector<CandidateRun>> Optimizer::measure_now(std::vector<search::Candidate> cands, const fs::path& iter_dir,
+                                                         const std::string& what, bool budgeted) {
+  std::vector<CandidateRun> runs;
+  std::vector<compile::CompileRequest> reqs;
+  for (auto& c : cands) {
+    fs::path cdir = iter_dir / "candidates" / c.id;
+    fs::create_directories(cdir);
+    KOPT_TRY(write_json(cdir / "candidate.json", "candidate", search::to_json(c)));
+    reqs.push_back(request_for(c, cdir));
+  }
+  // Compiles run on a thread while the GPU measures what is already built, in the order the builds finish
+  // (Triton compiles at the first launch, inside the measuring child: everything is ready at once).
+  MeasureBatch b(*this, std::move(cands), iter_dir, what, budgeted, std::move(reqs));
+  b.start_compiles();
+  // Each built candidate is one job of the dispatcher: measured whole (its races at every case, its checks) on
+  // one slot; on one slot, on this thread in the order the builds finish; on several, on whichever slot is free.
+  dispatch::Dispatcher dispatcher({static_cast<int>(std::max<size_t>(1, slots_.size())), 2});
+  {
+    std::optional<Phase> p;  // several slots: the whole dispatch is the measuring phase (slots' own phases are off)
+    if (slots_.size() > 1) p.emplace(*this, "measure");
+    dispatcher.run([&] { return b.next_built(); },
+                   [&](size_t i, int slot, int attempt) { return measure_candidate(b, i, slot, attempt); });
+  }
+  record_dispatch(dispatcher);
+  b.collect_sass();
+  for (const auto& [i, cr] : b.done) record_run(cr);  // measured is measured, whatever stops the run next
+  if (b.failed) return *b.failed;
+  for (auto& [i, cr] : b.done) runs.push_back(std::move(cr));  // in the generator's order
+  return runs;
+}
+
+}  // namespace kopt::loop

@@ -1,0 +1,61 @@
+#pragma once
+// One measure() batch (loop/measure.cpp), shared by the compiler's thread, the measuring slots and the loop: the
+// candidates' builds as they finish, the queue of built ones the measuring takes from, each built candidate's SASS
+// analysis beside the measuring, and the runs measured so far. Internal to the loop, as optimizer.h is.
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "dispatch/dispatcher.h"
+#include "loop/optimizer.h"
+#include "util/progress.h"
+
+namespace kopt::loop {
+
+struct Optimizer::MeasureBatch {
+  MeasureBatch(Optimizer& opt, std::vector<search::Candidate> candidates, const std::filesystem::path& dir, std::string what_,
+               bool budgeted_, std::vector<compile::CompileRequest> requests);
+  ~MeasureBatch();  // joins the compiler's thread (the SASS futures' destructors join on every other way out)
+  MeasureBatch(const MeasureBatch&) = delete;
+  MeasureBatch& operator=(const MeasureBatch&) = delete;
+
+  // CUDA: each built candidate's SASS analysis (cuobjdump, CPU) starts as its build ends and runs beside the
+  // measuring, which never waits for it: at sgemm 4096^3 it took 1 s a candidate, the GPU's part 0.3 s (issue 16).
+  // Joined after the last measurement (collect_sass).
+  void start_sass(size_t i);
+  // CUDA: the compiler's thread, filling `ready` as builds finish; Triton: everything is ready at once.
+  void start_compiles();
+  // The next built candidate, waiting (phase "compile": the GPU idles on the compiler) when none is ready yet.
+  std::optional<size_t> next_built();
+  void mark_done(size_t i, CandidateRun cr);
+  dispatch::Attempt stop_with(const Error& e);  // the first failure of kopt itself is kept in `failed`
+  void collect_sass();                          // after the dispatch: every SASS job's result into its run
+
+  struct SassJob {
+    util::Json sass;
+    double ms = 0;
+  };
+  Optimizer& o;
+  const std::vector<search::Candidate> cands;
+  const std::filesystem::path iter_dir;
+  const std::string what;
+  const bool budgeted;
+  const std::vector<compile::CompileRequest> reqs;
+  std::vector<compile::CompileResult> builds;
+  util::Progress progress;
+  size_t built, done_count = 0;  // guarded by mu
+  bool budget_said = false;      // guarded by mu
+  std::mutex mu, sanitizer_mu;
+  std::condition_variable cv;
+  std::deque<size_t> ready;
+  bool compiling;
+  std::vector<std::future<SassJob>> sass_jobs;  // guarded by mu
+  std::thread compiler;
+  std::map<size_t, CandidateRun> done;
+  std::optional<Error> failed;  // the first failure of kopt itself (a file it could not write): the run stops
+};
+
+}  // namespace kopt::loop

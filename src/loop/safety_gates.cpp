@@ -1,0 +1,124 @@
+// The safety gates (docs/GATES.md): the sanitizer (on the baseline at a small case, on a finalist or every candidate)
+// and the determinism check of a would-be or final champion.
+#include "contract/safetensors.h"
+#include "loop/optimizer.h"
+#include "toolchain/tools.h"
+#include "util/fs.h"
+#include "util/strings.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+void push_record(util::Json& records, const char* key, util::Json item) {
+  if (!records.contains(key) || !records[key].is_array()) records[key] = util::Json::array();
+  records[key].push_back(std::move(item));
+}
+
+sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir) {
+  fs::create_directories(out_dir);
+  if (sanitize_golden_.empty()) {
+    // The small case: the user's dims fitted to sanitize::kSanitizeWorkingSetBytes (4 MiB; the matrix's axes and
+    // rounding), golden data made once.
+    Dims small = o_.job.dims;
+    if (ws_model_)
+      if (auto d = sanitize::sanitize_dims(*ws_model_, o_.job.dims)) small = *d;
+    const fs::path g = dir_ / "golden_sanitize";
+    if (small == o_.job.dims) {
+      sanitize_golden_ = prep_.golden_dir;
+    } else if (fs::exists(g / "manifest.json")) {
+      sanitize_golden_ = g;
+    } else {
+      auto m = lab_.golden(small, g);
+      sanitize_golden_ = m ? g : prep_.golden_dir;
+      if (!m) say("  sanitizer: no golden data at the small case ({}): at the run's own", m.error().message);
+    }
+  }
+  sanitize::Request req;
+  req.sanitizer = toolchain::find_compute_sanitizer();  // empty: the gate decides nothing (race_safe unknown)
+  // One seed: what the tools look for (out-of-bounds accesses, races, uninitialised reads) is the code's, and the
+  // candidate's results were checked on every seed already; three seeds under racecheck cost three times as much.
+  auto target = request({lib}, {c}, out_dir / "sanitized_run.json", runner::RunMode::kCheck, {}, false, sanitize_golden_);
+  target.max_seeds = 1;
+  req.target_argv = runner::child_argv(target);
+  req.timeout_s = sanitize_timeout_s_;
+  // The shared-memory fill (sanitizer.h): the same check, outside compute-sanitizer, shared memory full of 0xFF.
+  auto fill = request({lib}, {c}, out_dir / "smem_fill_run.json", runner::RunMode::kCheck, {}, false, sanitize_golden_);
+  fill.max_seeds = 1;
+  if (fill.triton_kernel.empty()) {
+    fill.smem_fill = sanitize::kFillPattern;
+    req.fill_argv = runner::child_argv(fill);
+    req.fill_result = (out_dir / "smem_fill_run.json").string();
+  }
+  return lab_.sanitize(req);
+}
+
+void Optimizer::sanitize_baseline() {
+  if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline)) return;
+  say("  sanitizer gate: the baseline at a small case (memcheck, racecheck, synccheck, initcheck)...");
+  auto v = run_sanitizer(prep_.build.library, nullptr, dir_ / "gates" / "sanitize");
+  st_.race_safe = v.race_safe;
+  st_.gate_records["baseline_sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected},
+                                            {"reason", v.reason}, {"reported", v.reported}, {"complete", v.complete()}};
+  if (auto st = write_json(dir_ / "gates" / "sanitize_baseline.json", "sanitizer", sanitize::to_json(v)); !st)
+    say("  {}", st.error().message);
+  if (v.rejected) say("  the BASELINE has sanitizer findings: {} (a candidate inherits them unless it fixes them)", v.reason);
+  else say("  sanitizer: race_safe {}{}", sanitize::race_safe_name(v.race_safe),
+           v.reported.empty() ? "" : "; reported: " + util::join(v.reported, "; "));
+}
+
+std::optional<std::string> Optimizer::determinism_gate(const fs::path& lib, const search::Candidate& cand, const fs::path& dir,
+                                                       util::Json& record) {
+  const fs::path d = dir / "determinism" / cand.id;
+  fs::create_directories(d);
+  const search::Candidate* c = &cand;
+  // Two check runs on the same golden inputs, each writing its first seed's outputs (the only seed it needs: the
+  // finalist was checked on every seed in its race).
+  auto ra0 = request({lib}, {c}, d / "run_a.json", runner::RunMode::kCheck, {}, false);
+  ra0.dump_outputs = d / "outputs_a.safetensors";
+  ra0.max_seeds = 1;
+  auto ra = request({lib}, {c}, d / "run_b.json", runner::RunMode::kCheck, {}, false);
+  ra.dump_outputs = d / "outputs_b.safetensors";
+  ra.max_seeds = 1;
+  auto a = lab_.run(ra0);
+  auto b = lab_.run(ra);
+  util::Json rec = {{"candidate", cand.id}};
+  std::optional<std::string> why;
+  auto bytes_a = util::read_file(ra0.dump_outputs), bytes_b = util::read_file(ra.dump_outputs);
+  if (a.status != runner::RunStatus::kOk || b.status != runner::RunStatus::kOk || !bytes_a || !bytes_b) {
+    // A run that failed here is the correctness check's business; the determinism check has no verdict.
+    rec["verdict"] = "not_run";
+    rec["reason"] = a.status != runner::RunStatus::kOk ? a.message : b.status != runner::RunStatus::kOk ? b.message : "no outputs were dumped";
+  } else {
+    auto v = judge_determinism_bytes(*bytes_a, *bytes_b, o_.job.numerics == search::NumericsMode::kStrict, prep_.tol);
+    if (!v) {
+      rec["verdict"] = "not_run";
+      rec["reason"] = v.error().message;
+    } else {
+      rec["verdict"] = determinism_name(v->verdict);
+      rec["reason"] = v->reason;
+      if (v->rejects()) why = "nondeterministic: " + v->reason;
+    }
+  }
+  record["determinism"] = rec;
+  push_record(st_.gate_records, "determinism", rec);
+  return why;
+}
+
+std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const search::Candidate& cand, const fs::path& dir,
+                                                     util::Json& record, std::string_view when) {
+  if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kFinalist)) return std::nullopt;
+  say("    sanitizer gate on {} {}...", cand.id, when);
+  auto v = run_sanitizer(lib, &cand, dir / "sanitize" / cand.id);
+  if (auto st = write_json(dir / "sanitize" / cand.id / "verdict.json", "sanitizer", sanitize::to_json(v)); !st)
+    say("  {}", st.error().message);
+  record["sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected}, {"reason", v.reason},
+                         {"reported", v.reported}, {"complete", v.complete()}};
+  if (v.rejected) return v.reason;
+  st_.gate_records["champion_sanitizer"] = record["sanitizer"];
+  st_.gate_records["champion_sanitizer"]["candidate"] = cand.id;
+  st_.race_safe = v.race_safe;
+  return std::nullopt;
+}
+
+}  // namespace kopt::loop
