@@ -70,8 +70,21 @@ class Optimizer {
   std::optional<RunOutcome> check_hardware();
   std::optional<RunOutcome> open_run_dir();  // new, or the one --resume names
   std::optional<RunOutcome> pass_gates();    // hardware, golden data, ceilings, correctness, timing, profile
+  // pass_gates()'s steps (baseline_gates.cpp), in its order; each gives how the run ends when it stops it.
+  std::optional<RunOutcome> record_hardware_gate();
+  std::optional<RunOutcome> prepare_baseline();
+  std::optional<RunOutcome> measure_ceilings();
+  void resume_passed_gates();  // the gates passed before --resume: what the run needs of them
+  std::optional<RunOutcome> gate_correctness();
+  std::optional<RunOutcome> gate_timing(runner::RunOutcome& timed);
+  std::optional<RunOutcome> gate_profile(const runner::RunOutcome& timed, const std::filesystem::path& base_dir);
   // ---- one iteration (optimize.cpp) ----
   std::optional<RunOutcome> iterate(search::Generator& gen);
+  // After selection (iteration.cpp): the new champion's ablation (champ_run then the variant crowned, if one is), then
+  // its profile, roofline position, the timeline and the stop state.
+  Status ablate_champion(const CandidateRun*& champ_run, std::optional<CandidateRun>& adopted, int it, const std::filesystem::path& idir);
+  Status close_iteration(const CandidateRun* champ_run, const std::vector<CandidateRun>& runs, const SelectionResult& sel,
+                         const search::GeneratorOutput& out, int it, const std::filesystem::path& idir);
   search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
   // A measured candidate (or ablation variant) into the results database: measure() records each it measured.

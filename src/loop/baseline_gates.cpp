@@ -1,0 +1,195 @@
+// Gates 1 to 4 on the baseline, after the run directory is open: the hardware's record and the measuring slots, golden
+// data and the baseline build, the workload matrix, the ceilings, then correctness, timing stability and the Nsight
+// Compute profile. No candidate is generated before all of them pass.
+#include "compile/pool.h"
+#include "loop/optimizer.h"
+#include "pipeline/placement.h"
+#include "pipeline/triton.h"
+#include "profile/plan.h"
+#include "search/builtin_generator.h"
+#include "util/fs.h"
+#include "util/output.h"
+#include "util/strings.h"
+
+namespace kopt::loop {
+
+namespace fs = std::filesystem;
+
+std::optional<RunOutcome> Optimizer::pass_gates() {
+  if (auto rc = record_hardware_gate()) return *rc;  // gate 1: hardware
+  if (util::interrupted()) return interrupted_exit();
+  if (auto rc = prepare_baseline()) return *rc;
+  // ---- The workload matrix: the cases, fitted to the working set, golden data each (issue 18) ----
+  {
+    Phase p(*this, "gates");
+    if (auto rc = prepare_cases()) return *rc;
+  }
+  if (auto rc = measure_ceilings()) return *rc;
+  if (!st_.profile_plan.is_null() && !st_.profile_plan.empty()) {
+    if (auto pl = profile::plan_from_json(st_.profile_plan); pl) plan_ = *pl;
+  }
+  fs::path base_dir = dir_ / "iter_00_baseline";
+  fs::create_directories(base_dir);
+  base_candidate_ = search::baseline_candidate(*space_, *reg_, o_.job.kernel, source_text_);
+  base_candidate_.id = "baseline";
+
+  if (st_.gates_passed) {
+    resume_passed_gates();
+    return std::nullopt;
+  }
+  Phase p(*this, "gates");
+  if (auto rc = gate_correctness()) return *rc;  // gate 2
+  runner::RunOutcome timed;
+  if (auto rc = gate_timing(timed)) return *rc;  // gate 3
+  // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
+  if (!triton()) {
+    if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());
+    // Its build, as a candidate's build.json: ptxas's registers, shared memory and spills in the page's table.
+    if (auto st = write_json(base_dir / "build.json", "build", compile::to_json(prep_.build)); !st) return fail(st.error());
+  }
+  // ---- The sanitizer on the baseline at a small case (findings recorded; race_safe starts from it) ----
+  sanitize_baseline();
+  return gate_profile(timed, base_dir);  // gate 4, then the baseline becomes the champion
+}
+
+std::optional<RunOutcome> Optimizer::record_hardware_gate() {
+  // ---- Gate 1: hardware ----
+  Phase p(*this, "gates");
+  HardwareGate hw = hw_ ? std::move(*hw_) : lab_.hardware();
+  hw_.reset();
+  fs::create_directories(dir_ / "gates");
+  util::set_meta_info(hw.meta);  // env.json's own meta block carries the versions it reports
+  if (auto st = write_json(dir_ / "env.json", "env", hw.report); !st) return fail(st.error());
+  if (auto st = write_json(dir_ / "gates" / "hardware.json", "gate", hw.report); !st) return fail(st.error());
+  if (!hw.passed) return stop("hardware", gate_error("missing or broken: " + util::join(hw.failed_required, ", ")), hw.report);
+  gpu_ = hw.gpu;
+  return choose_slots(hw);
+}
+
+std::optional<RunOutcome> Optimizer::prepare_baseline() {
+  // ---- Golden data and the baseline build ----
+  Phase p(*this, "gates");
+  auto prep = lab_.prepare(dir_, resuming_, [this](const std::string& s) { say("  {}", s); });
+  if (!prep) return stop("inputs", prep.error(), util::Json::object());
+  prep_ = std::move(prep).value();
+  if (o_.job.compile_timeout_s <= 0 && !triton()) {
+    bool cutlass = pipeline::compile_request(o_.job, "kernel", o_.job.kernel, {}).cutlass;
+    o_.job.compile_timeout_s = compile::candidate_compile_limit_s(prep_.build.compile_ms, prep_.build.cache_hit, cutlass);
+    say("  candidate compile limit: {:.0f} s (a candidate past it is pruned, not waited on)", o_.job.compile_timeout_s);
+  }
+  if (prep_.manifest.contains("reference_timing") && prep_.manifest["reference_timing"].is_object())
+    st_.reference_ms = prep_.manifest["reference_timing"].value("median_ms", 0.0);
+  return std::nullopt;
+}
+
+std::optional<RunOutcome> Optimizer::measure_ceilings() {
+  Phase p(*this, "ceilings");
+  auto c = lab_.ceilings(gpu_);
+  if (!c) return stop("hardware", c.error(), {{"step", "device ceilings"}});
+  ceilings_ = *c;
+  // The speed-of-light floor at the primary case (prep_ holds its golden data): evidence rule, docs/GATES.md.
+  if (auto sol = pipeline::speed_of_light(*ceilings_, prep_.manifest, prep_.buffer_dtypes, gpu_.l2_bytes, false); !sol) {
+    say("  the speed-of-light floor is not checked: {}", sol.error().message);
+  } else if (*sol) {
+    sol_ = **sol;
+    st_.gate_records["speed_of_light"] = roofline::to_json(*sol_);
+  }
+  if (auto st = write_json(dir_ / "ceilings.json", "ceilings", roofline::to_json(*ceilings_)); !st) return fail(st.error());
+  return std::nullopt;
+}
+
+void Optimizer::resume_passed_gates() {
+  auto j = util::read_json(dir_ / "gates" / "correctness.json");
+  if (j) baseline_result_ = *j;
+  // The timing method the baseline was timed with: what the results database's lookups name (reuse_loop.cpp).
+  for (const char* f : {"timing_retry.json", "timing.json"})
+    if (auto t = util::read_json(dir_ / "gates" / f); t && t->is_object()) {
+      timing_method_ = t->value("timing_method", t->contains("timing_info") && (*t)["timing_info"].is_object()
+                                                     ? (*t)["timing_info"].value("timing_method", std::string())
+                                                     : std::string());
+      break;
+    }
+  start_search_clock();
+}
+
+std::optional<RunOutcome> Optimizer::gate_correctness() {
+  // ---- Gate 2: correctness on every seed ----
+  say("gate 2/4 correctness of the baseline on {} seeds...", o_.job.seeds);
+  auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", runner::RunMode::kCheck);
+  if (check.status != runner::RunStatus::kOk) {
+    // What the sanitizer sees in a baseline that is wrong is often why (a race, an out-of-bounds write): data for the stop.
+    sanitize_baseline();
+    return stop("correctness", validation_error("the baseline is not correct: " + std::string(runner::status_name(check.status)) + ": " + check.message),
+                {{"result", runner::to_json(check)},
+                 {"sanitizer", st_.gate_records.contains("baseline_sanitizer") ? st_.gate_records["baseline_sanitizer"] : util::Json(nullptr)}});
+  }
+  baseline_result_ = check.details;
+  sanitize_timeout_s_ = sanitize::sanitize_timeout_s(check.wall_ms);
+  return check_baseline_at_cases();
+}
+
+std::optional<RunOutcome> Optimizer::gate_timing(runner::RunOutcome& timed) {
+  // ---- Gate 3: timing stability ----
+  say("gate 3/4 timing stability...");
+  timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", runner::RunMode::kTime);
+  util::Json tried = util::Json::array();
+  tried.push_back(runner::to_json(timed));
+  if (timed.timing && timed.timing->stability == runner::Stability::kUnstable) {
+    say("  unstable (robust CV {:.1f}%): retrying with 3x the samples budget", 100 * timed.timing->robust_cv);
+    double saved = o_.max_time_s;
+    o_.max_time_s = saved * 3;
+    timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing_retry.json", runner::RunMode::kTime);
+    o_.max_time_s = saved;
+    tried.push_back(runner::to_json(timed));
+  }
+  if (!timed.timing) return stop("timing", validation_error("the baseline failed while being timed: " + timed.message), tried);
+  if (timed.timing->stability == runner::Stability::kUnstable)
+    return stop("timing", gate_error(fmt::format("the baseline's timing is unstable: robust CV {:.1f}%, 95% CI ±{:.1f}% of the "
+                                                 "median after {} samples. Something else may be using the GPU, or the "
+                                                 "kernel is too short (< 10 µs): use larger dims.",
+                                                 100 * timed.timing->robust_cv, 100 * timed.timing->ci95_rel_halfwidth, timed.timing->samples)),
+                tried);
+  if (sol_)
+    if (auto v = roofline::below_speed_of_light(*sol_, timed.timing->median_ms))
+      return stop("timing",
+                  input_error("the baseline's " + *v +
+                              ". Either ref.py's workload_model overstates the work, or the kernel does not do it (it "
+                              "is wrong where the checks cannot see, or it remembers its outputs)"),
+                  tried);
+  record_measured(base_candidate_, timed, runner::RunMode::kTime, db::Verdict::kCorrect, "", prep_.build.resources);
+  timing_method_ = timed.timing_method;
+  return std::nullopt;
+}
+
+std::optional<RunOutcome> Optimizer::gate_profile(const runner::RunOutcome& timed, const fs::path& base_dir) {
+  // ---- Gate 4: Nsight Compute ----
+  say("gate 4/4 Nsight Compute profile of the baseline...");
+  auto metrics = profile(prep_.build.library, nullptr, base_dir / "profile", "baseline");
+  if (!metrics) return stop("ncu", metrics.error(), {{"plan", profile::to_json(plan_)}});
+  st_.metrics = *metrics;
+  auto placed = place(*timed.timing, base_dir, "baseline");
+  if (!placed) return stop("roofline", placed.error(), util::Json::object());
+  st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
+  st_.stop.near_peak = placed->near_peak();
+  ChampionRecord b{base_candidate_, prep_.build.library.string(), timed.timing->median_ms, (dir_ / "gates" / "timing.json").string()};
+  st_.baseline = b;
+  st_.champion = b;
+  st_.wall.champion_s = elapsed_s();
+  search::Measurement m;
+  m.candidate = base_candidate_;
+  m.median_ms = timed.timing->median_ms;
+  st_.history.push_back(m);
+  st_.timeline.push_back({{"iteration", 0}, {"champion_id", "baseline"}, {"champion_ms", timed.timing->median_ms},
+                          {"improved", false}, {"candidates", 1}, {"correct", 1},
+                          {"note", fmt::format("gates passed; {}; stability {}", roofline::describe(placed->verdict),
+                                               runner::describe(timed.timing->stability))}});
+  st_.gates_passed = true;
+  st_.last_profile = {{"methods", base_candidate_.methods}, {"median_ms", timed.timing->median_ms}, {"candidate", "baseline"}};
+  start_search_clock();
+  if (auto st = save_state(); !st) return fail(st.error());
+  say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),
+      roofline::describe(placed->verdict));
+  return std::nullopt;
+}
+
+}  // namespace kopt::loop
