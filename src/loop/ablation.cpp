@@ -21,21 +21,29 @@ sass::VerifyStatus sass_status_of(const util::Json& sass, const std::string& met
 }
 }  // namespace
 
-Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteration, const fs::path& iter_dir,
-                                     std::vector<CandidateRun>* variants) {
-  Phase p(*this, "ablation");
-  const auto& cc = champ_run.candidate;
-  // Every ablatable method's variant (the champion with it off) in one batch: they compile in parallel and each is
-  // raced against the champion (CUDA) as it is built; that race is the attribution.
-  struct Plan {
+// The variants an ablation measures: every ablatable method's variant (the champion with it off) and every parameter the
+// champion changed from the baseline reverted alone, in one batch (`offs`): they compile in parallel and each is raced
+// against the champion (CUDA) as it is built; that race is the attribution.
+struct AblationPlan {
+  struct Method {
     std::string method;
     bool ablatable = false;
     std::optional<search::Candidate> off;
   };
-  std::vector<Plan> plans;
+  struct Param {
+    ParamAblation record;
+    std::optional<search::Candidate> off;
+  };
+  std::vector<Method> methods;
+  std::vector<Param> params;
   std::vector<search::Candidate> offs;
+};
+
+namespace {
+void plan_method_variants(AblationPlan& plan, const search::Candidate& cc, bool triton, const search::SearchSpace* space,
+                          const std::string& source_text) {
   for (const auto& m : cc.methods) {
-    Plan pl{m};
+    AblationPlan::Method pl{m};
     bool guarded = cc.guards.count(m) && cc.guards.at(m) &&
                    std::find(cc.not_ablatable.begin(), cc.not_ablatable.end(), m) == cc.not_ablatable.end();
     const search::Method* meth = search::find_method(m);
@@ -48,34 +56,33 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
       if (flag_method) {
         for (const auto& f : meth->flags) off.flags.erase(std::remove(off.flags.begin(), off.flags.end(), f), off.flags.end());
       } else {
-        if (triton()) off.constexprs[compile::method_guard(m)] = 0;
+        if (triton) off.constexprs[compile::method_guard(m)] = 0;
         else off.defines[compile::method_guard(m)] = "0";
         off.guards[m] = false;
       }
       // Its place in the space, so the search learns from what the ablation measures (GeneratorInput::ablations).
-      if (const int d = space_ ? space_->method_dim(m) : -1; d >= 0 && off.config && static_cast<size_t>(d) < off.config->size())
-        (*off.config)[static_cast<size_t>(d)] = space_->dims[static_cast<size_t>(d)].default_index;
-      off.content_hash = search::candidate_hash(source_text_, off);
+      if (const int d = space ? space->method_dim(m) : -1; d >= 0 && off.config && static_cast<size_t>(d) < off.config->size())
+        (*off.config)[static_cast<size_t>(d)] = space->dims[static_cast<size_t>(d)].default_index;
+      off.content_hash = search::candidate_hash(source_text, off);
       pl.off = off;
-      offs.push_back(off);
+      plan.offs.push_back(off);
     }
-    plans.push_back(pl);
+    plan.methods.push_back(pl);
   }
-  // Every parameter the champion changed from the baseline, reverted alone to the baseline's value: what each change
-  // is worth (issue 37: on sgemm two methods explained 1.36 of the 2.16 ms gained; the rest was parameters). A
-  // flag method's parameter belongs to its method (ablated above); a variant that breaks a constraint is not built.
-  struct ParamPlan {
-    ParamAblation record;
-    std::optional<search::Candidate> off;
-  };
-  std::vector<ParamPlan> param_plans;
+}
+
+// Every parameter the champion changed from the baseline, reverted alone to the baseline's value: what each change
+// is worth (issue 37: on sgemm two methods explained 1.36 of the 2.16 ms gained; the rest was parameters). A
+// flag method's parameter belongs to its method (ablated above); a variant that breaks a constraint is not built.
+void plan_param_variants(AblationPlan& plan, const search::Candidate& cc, const search::Candidate& base,
+                         const search::SearchSpace* space, const std::string& source_text, int iteration) {
   for (const auto& [name, value] : cc.params) {
-    auto b = base_candidate_.params.find(name);
-    if (b == base_candidate_.params.end() || b->second == value) continue;
-    const int d = space_ ? space_->dim_index(name) : -1;
-    if (d < 0 || space_->dims[static_cast<size_t>(d)].kind != search::DimKind::kParam) continue;
-    const search::Dim& dim = space_->dims[static_cast<size_t>(d)];
-    ParamPlan pp;
+    auto b = base.params.find(name);
+    if (b == base.params.end() || b->second == value) continue;
+    const int d = space ? space->dim_index(name) : -1;
+    if (d < 0 || space->dims[static_cast<size_t>(d)].kind != search::DimKind::kParam) continue;
+    const search::Dim& dim = space->dims[static_cast<size_t>(d)];
+    AblationPlan::Param pp;
     pp.record.iteration = iteration;
     pp.record.champion_id = cc.id;
     pp.record.param = name;
@@ -90,41 +97,64 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     auto at = std::find(dim.values.begin(), dim.values.end(), b->second);
     if (off.config && static_cast<size_t>(d) < off.config->size() && at != dim.values.end()) {
       (*off.config)[static_cast<size_t>(d)] = static_cast<int>(at - dim.values.begin());
-      if (!space_->valid(*off.config)) {
+      if (!space->valid(*off.config)) {
         pp.record.effect = ParamEffect::kInvalid;
         pp.record.note = fmt::format("{}={} with the champion's other values breaks a constraint of the space ({})", name,
-                                     b->second, space_->key(*off.config));
-        param_plans.push_back(std::move(pp));
+                                     b->second, space->key(*off.config));
+        plan.params.push_back(std::move(pp));
         continue;
       }
     }
-    off.content_hash = search::candidate_hash(source_text_, off);
+    off.content_hash = search::candidate_hash(source_text, off);
     pp.record.variant_id = off.id;
     pp.off = off;
-    offs.push_back(off);
-    param_plans.push_back(std::move(pp));
+    plan.offs.push_back(off);
+    plan.params.push_back(std::move(pp));
   }
+}
+}  // namespace
+
+Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteration, const fs::path& iter_dir,
+                                     std::vector<CandidateRun>* variants) {
+  Phase p(*this, "ablation");
+  const auto& cc = champ_run.candidate;
+  AblationPlan plan;
+  const search::SearchSpace* space = space_ ? &*space_ : nullptr;
+  plan_method_variants(plan, cc, triton(), space, source_text_);
+  plan_param_variants(plan, cc, base_candidate_, space, source_text_, iteration);
   std::map<std::string, CandidateRun> measured;
-  if (!offs.empty()) {
-    const size_t method_variants = offs.size() - static_cast<size_t>(std::count_if(
-        param_plans.begin(), param_plans.end(), [](const ParamPlan& pp) { return pp.off.has_value(); }));
-    KOPT_TRY_ASSIGN(auto runs, measure(offs, iter_dir / "ablation",
+  if (!plan.offs.empty()) {
+    const size_t method_variants = plan.offs.size() - static_cast<size_t>(std::count_if(
+        plan.params.begin(), plan.params.end(), [](const AblationPlan::Param& pp) { return pp.off.has_value(); }));
+    KOPT_TRY_ASSIGN(auto runs, measure(plan.offs, iter_dir / "ablation",
                                        fmt::format("ablation of {} method(s) and {} parameter(s)", method_variants,
-                                                   offs.size() - method_variants),
+                                                   plan.offs.size() - method_variants),
                                        false, ReuseMode::kRacedAgainstChampion));
     for (auto& r : runs) {
       st_.ablations.push_back(measurement_of(r, iteration));
       measured[r.candidate.id] = std::move(r);
     }
   }
+  util::Json ablation = method_verdicts(plan, champ_run, measured, iteration, iter_dir);
+  util::Json params = param_verdicts(plan, measured, iter_dir);
+  KOPT_TRY(write_json(iter_dir / "sass_verification.json", "sass_verification", champ_run.sass));
+  if (variants)
+    for (auto& [id, r] : measured) variants->push_back(std::move(r));
+  return util::Json{{"methods", ablation}, {"params", params}};
+}
+
+std::optional<runner::PairedComparison> Optimizer::variant_comparison(const CandidateRun& off, const std::string& what,
+                                                                      const fs::path& iter_dir) {
   // A measured variant's paired comparison with the champion: its race (CUDA), or a paired run now (Triton).
-  auto comparison_of = [&](const CandidateRun& off, const std::string& what) -> std::optional<runner::PairedComparison> {
-    if (off.vs_champion) return off.vs_champion;
-    return paired(st_.champion->library, st_.champion->candidate, off.build.library, off.candidate,
-                  iter_dir / "ablation" / ("paired_" + what + ".json"));
-  };
+  if (off.vs_champion) return off.vs_champion;
+  return paired(st_.champion->library, st_.champion->candidate, off.build.library, off.candidate,
+                iter_dir / "ablation" / ("paired_" + what + ".json"));
+}
+
+util::Json Optimizer::method_verdicts(const AblationPlan& plan, const CandidateRun& champ_run,
+                                      const std::map<std::string, CandidateRun>& measured, int iteration, const fs::path& iter_dir) {
   util::Json ablation = util::Json::array();
-  for (const auto& pl : plans) {
+  for (const auto& pl : plan.methods) {
     if (util::interrupted()) break;
     const std::string& m = pl.method;
     auto sass_status = sass_status_of(champ_run.sass, m);
@@ -133,7 +163,7 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     if (pl.off) {
       auto it = measured.find(pl.off->id);
       if (it != measured.end() && it->second.status == search::CandidateStatus::kOk) {
-        if (auto cmp = comparison_of(it->second, m)) {
+        if (auto cmp = variant_comparison(it->second, m, iter_dir)) {
           attr = attribution_from(*cmp);
           entry["attribution_ms"] = {{"median", attr->median_ms}, {"ci95_low", attr->ci95_low_ms}, {"ci95_high", attr->ci95_high_ms}};
           entry["comparison"] = runner::to_json(*cmp);
@@ -155,15 +185,20 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     st_.verdicts.push_back(mv);
     ablation.push_back(entry);
   }
+  return ablation;
+}
+
+util::Json Optimizer::param_verdicts(AblationPlan& plan, const std::map<std::string, CandidateRun>& measured, const fs::path& iter_dir) {
   util::Json params = util::Json::array();
-  for (auto& pp : param_plans) {
+  for (auto& pp : plan.params) {
     if (util::interrupted()) break;
     ParamAblation& rec = pp.record;
     util::Json entry;
     if (pp.off) {
       auto it = measured.find(pp.off->id);
       std::optional<runner::PairedComparison> cmp;
-      if (it != measured.end() && it->second.status == search::CandidateStatus::kOk) cmp = comparison_of(it->second, "param_" + rec.param);
+      if (it != measured.end() && it->second.status == search::CandidateStatus::kOk)
+        cmp = variant_comparison(it->second, "param_" + rec.param, iter_dir);
       if (cmp) {
         rec.saved = attribution_from(*cmp);
         rec.effect = classify_param(*rec.saved);
@@ -182,10 +217,7 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
     st_.param_ablations.push_back(rec);
     params.push_back(entry);
   }
-  KOPT_TRY(write_json(iter_dir / "sass_verification.json", "sass_verification", champ_run.sass));
-  if (variants)
-    for (auto& [id, r] : measured) variants->push_back(std::move(r));
-  return util::Json{{"methods", ablation}, {"params", params}};
+  return params;
 }
 
 Result<std::optional<CandidateRun>> Optimizer::adopt_faster_variants(std::vector<CandidateRun> variants, int iteration,

@@ -45,49 +45,10 @@ std::optional<RunOutcome> Optimizer::prepare_cases() {
       continue;
     }
     cd.golden_dir = dir_ / "golden_cases" / c.name;
-    // Golden data, retried smaller after an out-of-memory (each retry: half the failed attempt's working set).
-    for (int retries = 0;; ++retries) {
-      if (resuming_ && fs::exists(cd.golden_dir / "manifest.json")) {
-        auto m = util::read_json(cd.golden_dir / "manifest.json");
-        if (m) {
-          cd.manifest = *m;
-          cd.manifest.erase("meta");
-          break;
-        }
-      }
-      say("  case {}: golden data at {}...", cd.c.name, format_dims(cd.c.realised));
-      auto m = lab_.golden(cd.c.realised, cd.golden_dir);
-      if (m) {
-        cd.manifest = *m;
-        if (auto made = contract::golden_cache_hit(*m)) say("  case {}: golden data from the cache (made {})", cd.c.name, *made);
-        break;
-      }
-      int64_t ws = 0;
-      if (ws_model_)
-        if (auto w = workload::estimate(*ws_model_, cd.c.realised)) ws = w->bytes;
-      auto d = workload::decide_oom_retry(workload::OomWho::kGoldenData, workload::is_out_of_memory(m.error().message), retries, ws, policy);
-      if (!d.retry || !ws_model_)
-        return stop("inputs", Error{m.error().code, "golden data for case " + cd.c.name + " (" + format_dims(cd.c.realised) + "): " +
-                                                      m.error().message + "\n(a shape ref.py cannot compute: give --shapes FILE without it, "
-                                                      "or --workload-matrix off)"},
-                    {{"case", workload::to_json(cd.c)}});
-      auto f = workload::fit_to_limit(*ws_model_, cd.c.requested, d.next_max_bytes);
-      if (!f) return stop("inputs", f.error(), {{"case", workload::to_json(cd.c)}});
-      say("  case {}: {}; retrying at {}", cd.c.name, d.reason, format_dims(f->realised));
-      cd.c.realised = f->realised;
-      cd.c.note += (cd.c.note.empty() ? "" : "; ") + d.reason;
-    }
+    if (auto rc = case_golden(cd, policy)) return *rc;
     cases_.push_back(cd);
   }
-  // The primary case: the largest realised working set (ties: the first, the user's own case when it is one).
-  primary_ = 0;
-  int64_t best = -1;
-  for (size_t i = 0; i < cases_.size(); ++i) {
-    int64_t ws = 0;
-    if (ws_model_)
-      if (auto w = workload::estimate(*ws_model_, cases_[i].c.realised)) ws = w->bytes;
-    if (ws > best) best = ws, primary_ = i;
-  }
+  choose_primary();
   prep_.golden_dir = cases_[primary_].golden_dir;
   prep_.manifest = cases_[primary_].manifest;
   util::Json list = util::Json::array();
@@ -115,6 +76,54 @@ std::optional<RunOutcome> Optimizer::prepare_cases() {
       }(),
       cases_[primary_].c.name);
   return std::nullopt;
+}
+
+// Golden data, retried smaller after an out-of-memory (each retry: half the failed attempt's working set).
+std::optional<RunOutcome> Optimizer::case_golden(CaseData& cd, workload::OomPolicy& policy) {
+  for (int retries = 0;; ++retries) {
+    if (resuming_ && fs::exists(cd.golden_dir / "manifest.json")) {
+      auto m = util::read_json(cd.golden_dir / "manifest.json");
+      if (m) {
+        cd.manifest = *m;
+        cd.manifest.erase("meta");
+        break;
+      }
+    }
+    say("  case {}: golden data at {}...", cd.c.name, format_dims(cd.c.realised));
+    auto m = lab_.golden(cd.c.realised, cd.golden_dir);
+    if (m) {
+      cd.manifest = *m;
+      if (auto made = contract::golden_cache_hit(*m)) say("  case {}: golden data from the cache (made {})", cd.c.name, *made);
+      break;
+    }
+    int64_t ws = 0;
+    if (ws_model_)
+      if (auto w = workload::estimate(*ws_model_, cd.c.realised)) ws = w->bytes;
+    auto d = workload::decide_oom_retry(workload::OomWho::kGoldenData, workload::is_out_of_memory(m.error().message), retries, ws, policy);
+    if (!d.retry || !ws_model_)
+      return stop("inputs", Error{m.error().code, "golden data for case " + cd.c.name + " (" + format_dims(cd.c.realised) + "): " +
+                                                    m.error().message + "\n(a shape ref.py cannot compute: give --shapes FILE without it, "
+                                                    "or --workload-matrix off)"},
+                  {{"case", workload::to_json(cd.c)}});
+    auto f = workload::fit_to_limit(*ws_model_, cd.c.requested, d.next_max_bytes);
+    if (!f) return stop("inputs", f.error(), {{"case", workload::to_json(cd.c)}});
+    say("  case {}: {}; retrying at {}", cd.c.name, d.reason, format_dims(f->realised));
+    cd.c.realised = f->realised;
+    cd.c.note += (cd.c.note.empty() ? "" : "; ") + d.reason;
+  }
+  return std::nullopt;
+}
+
+void Optimizer::choose_primary() {
+  // The primary case: the largest realised working set (ties: the first, the user's own case when it is one).
+  primary_ = 0;
+  int64_t best = -1;
+  for (size_t i = 0; i < cases_.size(); ++i) {
+    int64_t ws = 0;
+    if (ws_model_)
+      if (auto w = workload::estimate(*ws_model_, cases_[i].c.realised)) ws = w->bytes;
+    if (ws > best) best = ws, primary_ = i;
+  }
 }
 
 std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {

@@ -41,6 +41,8 @@
 
 namespace kopt::loop {
 
+struct AblationPlan;  // the variants an ablation measures (ablation.cpp)
+
 class Optimizer {
  public:
   // `sink`: where each measured configuration is recorded (the results database); nullptr: nowhere. `lookup`: where
@@ -156,6 +158,13 @@ class Optimizer {
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
+  // select()'s steps (selection.cpp): a finalist kept behind the champion with no new run (recorded in out), the
+  // decision on one raced (over the cases where there are; cmp becomes the comparison decided on), its safety gates.
+  bool kept_without_run(const CandidateRun& cr, const Contender& inc, const std::string& champion_at_start,
+                        const std::optional<runner::PairedComparison>& crowned_vs_start, SelectionResult& out);
+  SelectionOutcome decide_finalist(const CandidateRun& cr, const Contender& inc, const Contender& f, runner::PairedComparison& cmp,
+                                   bool raced_this_champion, const std::filesystem::path& iter_dir, util::Json& rec);
+  void champion_gates(SelectionOutcome& d, const CandidateRun& cr, const std::filesystem::path& iter_dir, util::Json& rec);
   std::string profile_key(const std::filesystem::path& lib, const search::Candidate* c) const;
   Result<std::map<std::string, double>> profile(const std::filesystem::path& lib, const search::Candidate* c,
                                                 const std::filesystem::path& out_dir, const std::string& name);
@@ -167,6 +176,8 @@ class Optimizer {
   // retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
   // single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
   std::optional<RunOutcome> prepare_cases();
+  std::optional<RunOutcome> case_golden(CaseData& cd, workload::OomPolicy& policy);  // one case's golden data
+  void choose_primary();  // primary_: the largest realised working set
   std::optional<RunOutcome> check_baseline_at_cases();  // gate 2 at every case but the primary
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
   // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one. `lost` is
@@ -188,6 +199,7 @@ class Optimizer {
   // --champion-gates final: both gates on the champion the search ends with; one that fails is rejected and the
   // champion it replaced (st_.superseded) is checked in turn, down to the baseline. Records in dir/verification.json.
   Status verify_champion(const std::filesystem::path& dir);
+  std::vector<CandidateRun> fallback_pool(const ChampionRecord& back) const;  // raced against the champion it falls back to
   sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);
   void reject(const std::string& id, RejectGate gate, const std::string& reason);
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
@@ -215,6 +227,12 @@ class Optimizer {
   // st_.param_ablations). `variants`, when given, receives the measured variants.
   Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir,
                             std::vector<CandidateRun>* variants = nullptr);
+  // ablate()'s verdicts from its plan's measured variants (ablation.cpp): each method's, then each parameter's.
+  util::Json method_verdicts(const AblationPlan& plan, const CandidateRun& champ_run, const std::map<std::string, CandidateRun>& measured,
+                             int iteration, const std::filesystem::path& iter_dir);
+  util::Json param_verdicts(AblationPlan& plan, const std::map<std::string, CandidateRun>& measured, const std::filesystem::path& iter_dir);
+  std::optional<runner::PairedComparison> variant_comparison(const CandidateRun& off, const std::string& what,
+                                                             const std::filesystem::path& iter_dir);
   // The variants an ablation measured clearly faster than the champion (their race's 95% CI, over the workload
   // matrix where there is one, entirely below 1) are selected as candidates are; the crowned one joins the history.
   // Returns the new champion's run, or nullopt.

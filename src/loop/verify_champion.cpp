@@ -47,36 +47,7 @@ Status Optimizer::verify_champion(const fs::path& dir) {
     st_.wall.champion_s = elapsed_s();  // the champion again from now on
     // Candidates measured while the rejected one was champion may beat the one it replaced: the fastest few by the
     // objective are raced against it now, as selection races finalists, and one that wins is checked in turn.
-    std::vector<CandidateRun> pool;
-    if (!triton()) {
-      std::vector<const search::Measurement*> faster;
-      for (const auto& m : st_.history) {
-        const double obj = m.objective_ms.value_or(m.median_ms.value_or(0));
-        if (m.status == search::CandidateStatus::kOk && m.median_ms && obj > 0 && obj < back.objective() &&
-            m.candidate.id != back.candidate.id && m.candidate.id != "baseline")
-          faster.push_back(&m);
-      }
-      std::sort(faster.begin(), faster.end(), [](const auto* a, const auto* b) {
-        return a->objective_ms.value_or(*a->median_ms) < b->objective_ms.value_or(*b->median_ms);
-      });
-      for (const auto* m : faster) {
-        if (pool.size() >= 3) break;
-        // Its library: as this process built it, or (a resumed run) where the run directory keeps it.
-        fs::path lib = dir_ / fmt::format("iter_{:02d}", m->iteration) / "candidates" / m->candidate.id / "kernel.so";
-        std::error_code ec;
-        if (auto it = libraries_.find(m->candidate.id); it != libraries_.end()) lib = it->second;
-        else if (!fs::is_regular_file(lib, ec)) continue;
-        CandidateRun cr;
-        cr.candidate = m->candidate;
-        cr.build.library = lib;
-        cr.build.status = compile::CompileStatus::kOk;
-        runner::TimingStats t;
-        t.median_ms = *m->median_ms;
-        cr.outcome.timing = t;
-        cr.objective_ms = m->objective_ms;
-        pool.push_back(std::move(cr));
-      }
-    }
+    std::vector<CandidateRun> pool = fallback_pool(back);
     rec["fallback"] = back.candidate.id;
     std::vector<std::string> raced;
     for (const auto& cr : pool) raced.push_back(cr.candidate.id);
@@ -98,6 +69,42 @@ Status Optimizer::verify_champion(const fs::path& dir) {
   for (const auto& r : records) push_record(st_.gate_records, "final_verification", r);
   if (!records.empty()) KOPT_TRY(write_json(dir / "verification.json", "verification", {{"checks", records}}));
   return save_state();
+}
+
+// Up to three candidates measured while a rejected champion was champion that may beat the one it replaced (`back`),
+// by the objective, fastest first, each with its library (as this process built it, or where the run directory keeps it).
+std::vector<CandidateRun> Optimizer::fallback_pool(const ChampionRecord& back) const {
+  std::vector<CandidateRun> pool;
+  if (!triton()) {
+    std::vector<const search::Measurement*> faster;
+    for (const auto& m : st_.history) {
+      const double obj = m.objective_ms.value_or(m.median_ms.value_or(0));
+      if (m.status == search::CandidateStatus::kOk && m.median_ms && obj > 0 && obj < back.objective() &&
+          m.candidate.id != back.candidate.id && m.candidate.id != "baseline")
+        faster.push_back(&m);
+    }
+    std::sort(faster.begin(), faster.end(), [](const auto* a, const auto* b) {
+      return a->objective_ms.value_or(*a->median_ms) < b->objective_ms.value_or(*b->median_ms);
+    });
+    for (const auto* m : faster) {
+      if (pool.size() >= 3) break;
+      // Its library: as this process built it, or (a resumed run) where the run directory keeps it.
+      fs::path lib = dir_ / fmt::format("iter_{:02d}", m->iteration) / "candidates" / m->candidate.id / "kernel.so";
+      std::error_code ec;
+      if (auto it = libraries_.find(m->candidate.id); it != libraries_.end()) lib = it->second;
+      else if (!fs::is_regular_file(lib, ec)) continue;
+      CandidateRun cr;
+      cr.candidate = m->candidate;
+      cr.build.library = lib;
+      cr.build.status = compile::CompileStatus::kOk;
+      runner::TimingStats t;
+      t.median_ms = *m->median_ms;
+      cr.outcome.timing = t;
+      cr.objective_ms = m->objective_ms;
+      pool.push_back(std::move(cr));
+    }
+  }
+  return pool;
 }
 
 }  // namespace kopt::loop
