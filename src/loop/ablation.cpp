@@ -24,6 +24,7 @@ sass::VerifyStatus sass_status_of(const util::Json& sass, const std::string& met
 // The variants an ablation measures: every ablatable method's variant (the champion with it off) and every parameter the
 // champion changed from the baseline reverted alone, in one batch (`offs`): they compile in parallel and each is raced
 // against the champion (CUDA) as it is built; that race is the attribution.
+namespace {
 struct AblationPlan {
   struct Method {
     std::string method;
@@ -39,7 +40,6 @@ struct AblationPlan {
   std::vector<search::Candidate> offs;
 };
 
-namespace {
 void plan_method_variants(AblationPlan& plan, const search::Candidate& cc, bool triton, const search::SearchSpace* space,
                           const std::string& source_text) {
   for (const auto& m : cc.methods) {
@@ -114,8 +114,20 @@ void plan_param_variants(AblationPlan& plan, const search::Candidate& cc, const 
 }
 }  // namespace
 
+// ablate()'s verdicts from its plan's measured variants: each method's, then each parameter's, from the variant's
+// paired comparison with the champion.
+struct Optimizer::AblationSteps {
+  Optimizer& o;
+  util::Json method_verdicts(const AblationPlan& plan, const CandidateRun& champ_run,
+                             const std::map<std::string, CandidateRun>& measured, int iteration, const fs::path& iter_dir);
+  util::Json param_verdicts(AblationPlan& plan, const std::map<std::string, CandidateRun>& measured, const fs::path& iter_dir);
+  std::optional<runner::PairedComparison> variant_comparison(const CandidateRun& off, const std::string& what,
+                                                             const fs::path& iter_dir);
+};
+
 Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteration, const fs::path& iter_dir,
                                      std::vector<CandidateRun>* variants) {
+  AblationSteps steps{*this};
   Phase p(*this, "ablation");
   const auto& cc = champ_run.candidate;
   AblationPlan plan;
@@ -135,23 +147,23 @@ Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteratio
       measured[r.candidate.id] = std::move(r);
     }
   }
-  util::Json ablation = method_verdicts(plan, champ_run, measured, iteration, iter_dir);
-  util::Json params = param_verdicts(plan, measured, iter_dir);
+  util::Json ablation = steps.method_verdicts(plan, champ_run, measured, iteration, iter_dir);
+  util::Json params = steps.param_verdicts(plan, measured, iter_dir);
   KOPT_TRY(write_json(iter_dir / "sass_verification.json", "sass_verification", champ_run.sass));
   if (variants)
     for (auto& [id, r] : measured) variants->push_back(std::move(r));
   return util::Json{{"methods", ablation}, {"params", params}};
 }
 
-std::optional<runner::PairedComparison> Optimizer::variant_comparison(const CandidateRun& off, const std::string& what,
+std::optional<runner::PairedComparison> Optimizer::AblationSteps::variant_comparison(const CandidateRun& off, const std::string& what,
                                                                       const fs::path& iter_dir) {
   // A measured variant's paired comparison with the champion: its race (CUDA), or a paired run now (Triton).
   if (off.vs_champion) return off.vs_champion;
-  return paired(st_.champion->library, st_.champion->candidate, off.build.library, off.candidate,
+  return o.paired(o.st_.champion->library, o.st_.champion->candidate, off.build.library, off.candidate,
                 iter_dir / "ablation" / ("paired_" + what + ".json"));
 }
 
-util::Json Optimizer::method_verdicts(const AblationPlan& plan, const CandidateRun& champ_run,
+util::Json Optimizer::AblationSteps::method_verdicts(const AblationPlan& plan, const CandidateRun& champ_run,
                                       const std::map<std::string, CandidateRun>& measured, int iteration, const fs::path& iter_dir) {
   util::Json ablation = util::Json::array();
   for (const auto& pl : plan.methods) {
@@ -175,20 +187,20 @@ util::Json Optimizer::method_verdicts(const AblationPlan& plan, const CandidateR
     }
     auto v = classify(pl.ablatable, sass_status, attr);
     entry["verdict"] = search::verdict_name(v);
-    say("  ablation {}: {}", m, search::verdict_name(v));
-    search::MethodVerdict mv{m, v, iteration, attr && attr->significant(), st_.metrics};
+    o.say("  ablation {}: {}", m, search::verdict_name(v));
+    search::MethodVerdict mv{m, v, iteration, attr && attr->significant(), o.st_.metrics};
     if (attr) {
       mv.saved_ms = attr->median_ms;
       mv.saved_ci95_low_ms = attr->ci95_low_ms;
       mv.saved_ci95_high_ms = attr->ci95_high_ms;
     }
-    st_.verdicts.push_back(mv);
+    o.st_.verdicts.push_back(mv);
     ablation.push_back(entry);
   }
   return ablation;
 }
 
-util::Json Optimizer::param_verdicts(AblationPlan& plan, const std::map<std::string, CandidateRun>& measured, const fs::path& iter_dir) {
+util::Json Optimizer::AblationSteps::param_verdicts(AblationPlan& plan, const std::map<std::string, CandidateRun>& measured, const fs::path& iter_dir) {
   util::Json params = util::Json::array();
   for (auto& pp : plan.params) {
     if (util::interrupted()) break;
@@ -213,8 +225,8 @@ util::Json Optimizer::param_verdicts(AblationPlan& plan, const std::map<std::str
     } else {
       entry = to_json(rec);
     }
-    say("  ablation of {} ({} -> {}): {}", rec.param, rec.champion_value, rec.baseline_value, param_effect_name(rec.effect));
-    st_.param_ablations.push_back(rec);
+    o.say("  ablation of {} ({} -> {}): {}", rec.param, rec.champion_value, rec.baseline_value, param_effect_name(rec.effect));
+    o.st_.param_ablations.push_back(rec);
     params.push_back(entry);
   }
   return params;

@@ -15,16 +15,29 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
+// pass_gates()'s steps, in its order: each gives how the run ends when it stops it.
+struct Optimizer::BaselineGates {
+  Optimizer& o;
+  std::optional<RunOutcome> record_hardware_gate();  // gate 1's record, then the measuring slots
+  std::optional<RunOutcome> prepare_baseline();      // golden data and the baseline build
+  std::optional<RunOutcome> measure_ceilings();      // the device's ceilings and the speed-of-light floor
+  void resume_passed_gates();                        // the gates passed before --resume: what the run needs of them
+  std::optional<RunOutcome> gate_correctness();      // gate 2, at every case
+  std::optional<RunOutcome> gate_timing(runner::RunOutcome& timed);  // gate 3 (`timed`: the baseline's timing)
+  std::optional<RunOutcome> gate_profile(const runner::RunOutcome& timed, const fs::path& base_dir);  // gate 4
+};
+
 std::optional<RunOutcome> Optimizer::pass_gates() {
-  if (auto rc = record_hardware_gate()) return *rc;  // gate 1: hardware
+  BaselineGates g{*this};
+  if (auto rc = g.record_hardware_gate()) return *rc;  // gate 1: hardware
   if (util::interrupted()) return interrupted_exit();
-  if (auto rc = prepare_baseline()) return *rc;
+  if (auto rc = g.prepare_baseline()) return *rc;
   // ---- The workload matrix: the cases, fitted to the working set, golden data each (issue 18) ----
   {
     Phase p(*this, "gates");
     if (auto rc = prepare_cases()) return *rc;
   }
-  if (auto rc = measure_ceilings()) return *rc;
+  if (auto rc = g.measure_ceilings()) return *rc;
   if (!st_.profile_plan.is_null() && !st_.profile_plan.empty()) {
     if (auto pl = profile::plan_from_json(st_.profile_plan); pl) plan_ = *pl;
   }
@@ -34,13 +47,13 @@ std::optional<RunOutcome> Optimizer::pass_gates() {
   base_candidate_.id = "baseline";
 
   if (st_.gates_passed) {
-    resume_passed_gates();
+    g.resume_passed_gates();
     return std::nullopt;
   }
   Phase p(*this, "gates");
-  if (auto rc = gate_correctness()) return *rc;  // gate 2
+  if (auto rc = g.gate_correctness()) return *rc;  // gate 2
   runner::RunOutcome timed;
-  if (auto rc = gate_timing(timed)) return *rc;  // gate 3
+  if (auto rc = g.gate_timing(timed)) return *rc;  // gate 3
   // The baseline's SASS: the instruction mix a champion's is compared with (summary.html).
   if (!triton()) {
     if (auto st = write_json(base_dir / "sass.json", "sass", sass_check({prep_.build.library}, base_candidate_)); !st) return fail(st.error());
@@ -49,145 +62,145 @@ std::optional<RunOutcome> Optimizer::pass_gates() {
   }
   // ---- The sanitizer on the baseline at a small case (findings recorded; race_safe starts from it) ----
   sanitize_baseline();
-  return gate_profile(timed, base_dir);  // gate 4, then the baseline becomes the champion
+  return g.gate_profile(timed, base_dir);  // gate 4, then the baseline becomes the champion
 }
 
-std::optional<RunOutcome> Optimizer::record_hardware_gate() {
+std::optional<RunOutcome> Optimizer::BaselineGates::record_hardware_gate() {
   // ---- Gate 1: hardware ----
-  Phase p(*this, "gates");
-  HardwareGate hw = hw_ ? std::move(*hw_) : lab_.hardware();
-  hw_.reset();
-  fs::create_directories(dir_ / "gates");
+  Phase p(o, "gates");
+  HardwareGate hw = o.hw_ ? std::move(*o.hw_) : o.lab_.hardware();
+  o.hw_.reset();
+  fs::create_directories(o.dir_ / "gates");
   util::set_meta_info(hw.meta);  // env.json's own meta block carries the versions it reports
-  if (auto st = write_json(dir_ / "env.json", "env", hw.report); !st) return fail(st.error());
-  if (auto st = write_json(dir_ / "gates" / "hardware.json", "gate", hw.report); !st) return fail(st.error());
-  if (!hw.passed) return stop("hardware", gate_error("missing or broken: " + util::join(hw.failed_required, ", ")), hw.report);
-  gpu_ = hw.gpu;
-  return choose_slots(hw);
+  if (auto st = o.write_json(o.dir_ / "env.json", "env", hw.report); !st) return o.fail(st.error());
+  if (auto st = o.write_json(o.dir_ / "gates" / "hardware.json", "gate", hw.report); !st) return o.fail(st.error());
+  if (!hw.passed) return o.stop("hardware", gate_error("missing or broken: " + util::join(hw.failed_required, ", ")), hw.report);
+  o.gpu_ = hw.gpu;
+  return o.choose_slots(hw);
 }
 
-std::optional<RunOutcome> Optimizer::prepare_baseline() {
+std::optional<RunOutcome> Optimizer::BaselineGates::prepare_baseline() {
   // ---- Golden data and the baseline build ----
-  Phase p(*this, "gates");
-  auto prep = lab_.prepare(dir_, resuming_, [this](const std::string& s) { say("  {}", s); });
-  if (!prep) return stop("inputs", prep.error(), util::Json::object());
-  prep_ = std::move(prep).value();
-  if (o_.job.compile_timeout_s <= 0 && !triton()) {
-    bool cutlass = pipeline::compile_request(o_.job, "kernel", o_.job.kernel, {}).cutlass;
-    o_.job.compile_timeout_s = compile::candidate_compile_limit_s(prep_.build.compile_ms, prep_.build.cache_hit, cutlass);
-    say("  candidate compile limit: {:.0f} s (a candidate past it is pruned, not waited on)", o_.job.compile_timeout_s);
+  Phase p(o, "gates");
+  auto prep = o.lab_.prepare(o.dir_, o.resuming_, [this](const std::string& s) { o.say("  {}", s); });
+  if (!prep) return o.stop("inputs", prep.error(), util::Json::object());
+  o.prep_ = std::move(prep).value();
+  if (o.o_.job.compile_timeout_s <= 0 && !o.triton()) {
+    bool cutlass = pipeline::compile_request(o.o_.job, "kernel", o.o_.job.kernel, {}).cutlass;
+    o.o_.job.compile_timeout_s = compile::candidate_compile_limit_s(o.prep_.build.compile_ms, o.prep_.build.cache_hit, cutlass);
+    o.say("  candidate compile limit: {:.0f} s (a candidate past it is pruned, not waited on)", o.o_.job.compile_timeout_s);
   }
-  if (prep_.manifest.contains("reference_timing") && prep_.manifest["reference_timing"].is_object())
-    st_.reference_ms = prep_.manifest["reference_timing"].value("median_ms", 0.0);
+  if (o.prep_.manifest.contains("reference_timing") && o.prep_.manifest["reference_timing"].is_object())
+    o.st_.reference_ms = o.prep_.manifest["reference_timing"].value("median_ms", 0.0);
   return std::nullopt;
 }
 
-std::optional<RunOutcome> Optimizer::measure_ceilings() {
-  Phase p(*this, "ceilings");
-  auto c = lab_.ceilings(gpu_);
-  if (!c) return stop("hardware", c.error(), {{"step", "device ceilings"}});
-  ceilings_ = *c;
+std::optional<RunOutcome> Optimizer::BaselineGates::measure_ceilings() {
+  Phase p(o, "ceilings");
+  auto c = o.lab_.ceilings(o.gpu_);
+  if (!c) return o.stop("hardware", c.error(), {{"step", "device ceilings"}});
+  o.ceilings_ = *c;
   // The speed-of-light floor at the primary case (prep_ holds its golden data): evidence rule, docs/GATES.md.
-  if (auto sol = pipeline::speed_of_light(*ceilings_, prep_.manifest, prep_.buffer_dtypes, gpu_.l2_bytes, false); !sol) {
-    say("  the speed-of-light floor is not checked: {}", sol.error().message);
+  if (auto sol = pipeline::speed_of_light(*o.ceilings_, o.prep_.manifest, o.prep_.buffer_dtypes, o.gpu_.l2_bytes, false); !sol) {
+    o.say("  the speed-of-light floor is not checked: {}", sol.error().message);
   } else if (*sol) {
-    sol_ = **sol;
-    st_.gate_records["speed_of_light"] = roofline::to_json(*sol_);
+    o.sol_ = **sol;
+    o.st_.gate_records["speed_of_light"] = roofline::to_json(*o.sol_);
   }
-  if (auto st = write_json(dir_ / "ceilings.json", "ceilings", roofline::to_json(*ceilings_)); !st) return fail(st.error());
+  if (auto st = o.write_json(o.dir_ / "ceilings.json", "ceilings", roofline::to_json(*o.ceilings_)); !st) return o.fail(st.error());
   return std::nullopt;
 }
 
-void Optimizer::resume_passed_gates() {
-  auto j = util::read_json(dir_ / "gates" / "correctness.json");
-  if (j) baseline_result_ = *j;
+void Optimizer::BaselineGates::resume_passed_gates() {
+  auto j = util::read_json(o.dir_ / "gates" / "correctness.json");
+  if (j) o.baseline_result_ = *j;
   // The timing method the baseline was timed with: what the results database's lookups name (reuse_loop.cpp).
   for (const char* f : {"timing_retry.json", "timing.json"})
-    if (auto t = util::read_json(dir_ / "gates" / f); t && t->is_object()) {
-      timing_method_ = t->value("timing_method", t->contains("timing_info") && (*t)["timing_info"].is_object()
+    if (auto t = util::read_json(o.dir_ / "gates" / f); t && t->is_object()) {
+      o.timing_method_ = t->value("timing_method", t->contains("timing_info") && (*t)["timing_info"].is_object()
                                                      ? (*t)["timing_info"].value("timing_method", std::string())
                                                      : std::string());
       break;
     }
-  start_search_clock();
+  o.start_search_clock();
 }
 
-std::optional<RunOutcome> Optimizer::gate_correctness() {
+std::optional<RunOutcome> Optimizer::BaselineGates::gate_correctness() {
   // ---- Gate 2: correctness on every seed ----
-  say("gate 2/4 correctness of the baseline on {} seeds...", o_.job.seeds);
-  auto check = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "correctness.json", runner::RunMode::kCheck);
+  o.say("gate 2/4 correctness of the baseline on {} seeds...", o.o_.job.seeds);
+  auto check = o.run({o.prep_.build.library}, {nullptr}, o.dir_ / "gates" / "correctness.json", runner::RunMode::kCheck);
   if (check.status != runner::RunStatus::kOk) {
     // What the sanitizer sees in a baseline that is wrong is often why (a race, an out-of-bounds write): data for the stop.
-    sanitize_baseline();
-    return stop("correctness", validation_error("the baseline is not correct: " + std::string(runner::status_name(check.status)) + ": " + check.message),
+    o.sanitize_baseline();
+    return o.stop("correctness", validation_error("the baseline is not correct: " + std::string(runner::status_name(check.status)) + ": " + check.message),
                 {{"result", runner::to_json(check)},
-                 {"sanitizer", st_.gate_records.contains("baseline_sanitizer") ? st_.gate_records["baseline_sanitizer"] : util::Json(nullptr)}});
+                 {"sanitizer", o.st_.gate_records.contains("baseline_sanitizer") ? o.st_.gate_records["baseline_sanitizer"] : util::Json(nullptr)}});
   }
-  baseline_result_ = check.details;
-  sanitize_timeout_s_ = sanitize::sanitize_timeout_s(check.wall_ms);
-  return check_baseline_at_cases();
+  o.baseline_result_ = check.details;
+  o.sanitize_timeout_s_ = sanitize::sanitize_timeout_s(check.wall_ms);
+  return o.check_baseline_at_cases();
 }
 
-std::optional<RunOutcome> Optimizer::gate_timing(runner::RunOutcome& timed) {
+std::optional<RunOutcome> Optimizer::BaselineGates::gate_timing(runner::RunOutcome& timed) {
   // ---- Gate 3: timing stability ----
-  say("gate 3/4 timing stability...");
-  timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing.json", runner::RunMode::kTime);
+  o.say("gate 3/4 timing stability...");
+  timed = o.run({o.prep_.build.library}, {nullptr}, o.dir_ / "gates" / "timing.json", runner::RunMode::kTime);
   util::Json tried = util::Json::array();
   tried.push_back(runner::to_json(timed));
   if (timed.timing && timed.timing->stability == runner::Stability::kUnstable) {
-    say("  unstable (robust CV {:.1f}%): retrying with 3x the samples budget", 100 * timed.timing->robust_cv);
-    double saved = o_.max_time_s;
-    o_.max_time_s = saved * 3;
-    timed = run({prep_.build.library}, {nullptr}, dir_ / "gates" / "timing_retry.json", runner::RunMode::kTime);
-    o_.max_time_s = saved;
+    o.say("  unstable (robust CV {:.1f}%): retrying with 3x the samples budget", 100 * timed.timing->robust_cv);
+    double saved = o.o_.max_time_s;
+    o.o_.max_time_s = saved * 3;
+    timed = o.run({o.prep_.build.library}, {nullptr}, o.dir_ / "gates" / "timing_retry.json", runner::RunMode::kTime);
+    o.o_.max_time_s = saved;
     tried.push_back(runner::to_json(timed));
   }
-  if (!timed.timing) return stop("timing", validation_error("the baseline failed while being timed: " + timed.message), tried);
+  if (!timed.timing) return o.stop("timing", validation_error("the baseline failed while being timed: " + timed.message), tried);
   if (timed.timing->stability == runner::Stability::kUnstable)
-    return stop("timing", gate_error(fmt::format("the baseline's timing is unstable: robust CV {:.1f}%, 95% CI ±{:.1f}% of the "
+    return o.stop("timing", gate_error(fmt::format("the baseline's timing is unstable: robust CV {:.1f}%, 95% CI ±{:.1f}% of the "
                                                  "median after {} samples. Something else may be using the GPU, or the "
                                                  "kernel is too short (< 10 µs): use larger dims.",
                                                  100 * timed.timing->robust_cv, 100 * timed.timing->ci95_rel_halfwidth, timed.timing->samples)),
                 tried);
-  if (sol_)
-    if (auto v = roofline::below_speed_of_light(*sol_, timed.timing->median_ms))
-      return stop("timing",
+  if (o.sol_)
+    if (auto v = roofline::below_speed_of_light(*o.sol_, timed.timing->median_ms))
+      return o.stop("timing",
                   input_error("the baseline's " + *v +
                               ". Either ref.py's workload_model overstates the work, or the kernel does not do it (it "
                               "is wrong where the checks cannot see, or it remembers its outputs)"),
                   tried);
-  record_measured(base_candidate_, timed, runner::RunMode::kTime, db::Verdict::kCorrect, "", prep_.build.resources);
-  timing_method_ = timed.timing_method;
+  o.record_measured(o.base_candidate_, timed, runner::RunMode::kTime, db::Verdict::kCorrect, "", o.prep_.build.resources);
+  o.timing_method_ = timed.timing_method;
   return std::nullopt;
 }
 
-std::optional<RunOutcome> Optimizer::gate_profile(const runner::RunOutcome& timed, const fs::path& base_dir) {
+std::optional<RunOutcome> Optimizer::BaselineGates::gate_profile(const runner::RunOutcome& timed, const fs::path& base_dir) {
   // ---- Gate 4: Nsight Compute ----
-  say("gate 4/4 Nsight Compute profile of the baseline...");
-  auto metrics = profile(prep_.build.library, nullptr, base_dir / "profile", "baseline");
-  if (!metrics) return stop("ncu", metrics.error(), {{"plan", profile::to_json(plan_)}});
-  st_.metrics = *metrics;
-  auto placed = place(*timed.timing, base_dir, "baseline");
-  if (!placed) return stop("roofline", placed.error(), util::Json::object());
-  st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
-  st_.stop.near_peak = placed->near_peak();
-  ChampionRecord b{base_candidate_, prep_.build.library.string(), timed.timing->median_ms, (dir_ / "gates" / "timing.json").string()};
-  st_.baseline = b;
-  st_.champion = b;
-  st_.wall.champion_s = elapsed_s();
+  o.say("gate 4/4 Nsight Compute profile of the baseline...");
+  auto metrics = o.profile(o.prep_.build.library, nullptr, base_dir / "profile", "baseline");
+  if (!metrics) return o.stop("ncu", metrics.error(), {{"plan", profile::to_json(o.plan_)}});
+  o.st_.metrics = *metrics;
+  auto placed = o.place(*timed.timing, base_dir, "baseline");
+  if (!placed) return o.stop("roofline", placed.error(), util::Json::object());
+  o.st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
+  o.st_.stop.near_peak = placed->near_peak();
+  ChampionRecord b{o.base_candidate_, o.prep_.build.library.string(), timed.timing->median_ms, (o.dir_ / "gates" / "timing.json").string()};
+  o.st_.baseline = b;
+  o.st_.champion = b;
+  o.st_.wall.champion_s = o.elapsed_s();
   search::Measurement m;
-  m.candidate = base_candidate_;
+  m.candidate = o.base_candidate_;
   m.median_ms = timed.timing->median_ms;
-  st_.history.push_back(m);
-  st_.timeline.push_back({{"iteration", 0}, {"champion_id", "baseline"}, {"champion_ms", timed.timing->median_ms},
+  o.st_.history.push_back(m);
+  o.st_.timeline.push_back({{"iteration", 0}, {"champion_id", "baseline"}, {"champion_ms", timed.timing->median_ms},
                           {"improved", false}, {"candidates", 1}, {"correct", 1},
                           {"note", fmt::format("gates passed; {}; stability {}", roofline::describe(placed->verdict),
                                                runner::describe(timed.timing->stability))}});
-  st_.gates_passed = true;
-  st_.last_profile = {{"methods", base_candidate_.methods}, {"median_ms", timed.timing->median_ms}, {"candidate", "baseline"}};
-  start_search_clock();
-  if (auto st = save_state(); !st) return fail(st.error());
-  say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),
+  o.st_.gates_passed = true;
+  o.st_.last_profile = {{"methods", o.base_candidate_.methods}, {"median_ms", timed.timing->median_ms}, {"candidate", "baseline"}};
+  o.start_search_clock();
+  if (auto st = o.save_state(); !st) return o.fail(st.error());
+  o.say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),
       roofline::describe(placed->verdict));
   return std::nullopt;
 }

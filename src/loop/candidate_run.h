@@ -73,6 +73,15 @@ struct CaseData {
   util::Json manifest;
 };
 
+// A measuring slot (one GPU, or a Ray actor's): its name in progress lines and the summary.
+struct SlotInfo {
+  std::string name;
+};
+
+// Which stored records may stand for a batch's configurations: any (candidates), only those raced against this
+// champion (an ablation's variants: their race is the attribution), none (a reused finalist raced again).
+enum class ReuseMode { kAny, kRacedAgainstChampion, kNever };
+
 // The candidate's own outcome in a race (a paired run of [champion, candidate]): its status, message and, when
 // correct, the timing of its rounds. A run that died says so for the candidate (the worker names the library
 // that broke the context; the champion was already proven).

@@ -133,7 +133,7 @@ Result<std::vector<CandidateRun>> Optimizer::measure_now(std::vector<search::Can
     std::optional<Phase> p;  // several slots: the whole dispatch is the measuring phase (slots' own phases are off)
     if (slots_.size() > 1) p.emplace(*this, "measure");
     dispatcher.run([&] { return b.next_built(); },
-                   [&](size_t i, int slot, int attempt) { return measure_candidate(b, i, slot, attempt); });
+                   [&](size_t i, int slot, int attempt) { return b.measure_candidate(i, slot, attempt); });
   }
   record_dispatch(dispatcher);
   b.collect_sass();

@@ -33,6 +33,12 @@ struct Optimizer::MeasureBatch {
   void mark_done(size_t i, CandidateRun cr);
   dispatch::Attempt stop_with(const Error& e);  // the first failure of kopt itself is kept in `failed`
   void collect_sass();                          // after the dispatch: every SASS job's result into its run
+  // One built candidate measured on a slot (measure_candidate.cpp), in steps: its race (or timing) at the primary case
+  // (true: its worker was lost), at the other cases, and the sanitizer; a step's Attempt ends the job.
+  dispatch::Attempt measure_candidate(size_t i, int slot, int attempt);
+  bool measure_at_primary(CandidateRun& cr, const std::filesystem::path& cdir);
+  std::optional<dispatch::Attempt> measure_at_cases(CandidateRun& cr, const std::filesystem::path& cdir, int slot, int attempt);
+  std::optional<dispatch::Attempt> sanitize_candidate(CandidateRun& cr, const std::filesystem::path& cdir);
 
   struct SassJob {
     util::Json sass;

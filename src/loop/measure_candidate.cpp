@@ -67,16 +67,16 @@ std::string measured_figure(const CandidateRun& cr) {
 }
 }  // namespace
 
-bool Optimizer::measure_at_primary(CandidateRun& cr, const fs::path& cdir) {
+bool Optimizer::MeasureBatch::measure_at_primary(CandidateRun& cr, const fs::path& cdir) {
   bool lost = false;  // the slot's worker died under it, with no verdict (retried elsewhere when there is one)
-  Phase p(*this, "measure");
+  Phase p(o, "measure");
   auto m0 = Clock::now();
-  if (triton()) {
-    cr.outcome = run({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins");
+  if (o.triton()) {
+    cr.outcome = o.run({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins");
     lost = runner::lost_worker(cr.outcome);
   } else {
     // Raced against the champion in interleaved rounds, stopped as soon as it is ranked (runner/race.h).
-    auto raced = run({fs::path(st_.champion->library), cr.build.library}, {&st_.champion->candidate, &cr.candidate},
+    auto raced = o.run({fs::path(o.st_.champion->library), cr.build.library}, {&o.st_.champion->candidate, &cr.candidate},
                      cdir / "run.json", runner::RunMode::kPaired, {}, true);
     lost = runner::lost_worker(raced);
     cr.outcome = raced_outcome(raced);
@@ -86,103 +86,103 @@ bool Optimizer::measure_at_primary(CandidateRun& cr, const fs::path& cdir) {
     }
   }
   cr.measure_ms = std::chrono::duration<double, std::milli>(Clock::now() - m0).count();
-  cr.search_s = tick();
+  cr.search_s = o.tick();
   return lost;
 }
 
-std::optional<dispatch::Attempt> Optimizer::measure_at_cases(CandidateRun& cr, const fs::path& cdir, int slot, int attempt) {
+std::optional<dispatch::Attempt> Optimizer::MeasureBatch::measure_at_cases(CandidateRun& cr, const fs::path& cdir, int slot, int attempt) {
   // Correct at every case of the workload matrix, not only at the one it was raced at (issue 18); raced there
   // too when it was raced at the primary case, so the search sees the objective selection ranks by.
   // Counted as measuring (state.json phase_seconds): before, these races at the other cases were in no phase,
   // about 0.3 s a candidate at sgemm 4096^3 (a third of a 70 s search on the H200, 2026-12-01).
-  if (cr.status != search::CandidateStatus::kOk || !over_cases()) return std::nullopt;
-  Phase p(*this, "measure");
+  if (cr.status != search::CandidateStatus::kOk || !o.over_cases()) return std::nullopt;
+  Phase p(o, "measure");
   const auto c0 = Clock::now();
   bool lost_at_case = false;  // as at the primary case: a worker that died with no result is no verdict yet
-  auto wrong = cr.vs_champion ? race_at_cases(cr, cdir, &lost_at_case) : check_at_cases(cr, cdir, &lost_at_case);
+  auto wrong = cr.vs_champion ? o.race_at_cases(cr, cdir, &lost_at_case) : o.check_at_cases(cr, cdir, &lost_at_case);
   cr.cases_ms = std::chrono::duration<double, std::milli>(Clock::now() - c0).count();
   if (wrong) {
     if (util::interrupted()) return dispatch::Attempt::kStop;  // a check cut by Ctrl-C is not a verdict
-    if (lost_at_case && attempt == 0 && slots_.size() > 1) {
-      say("    {:<10} lost its worker on {} at another case ({}): measured again on another GPU", cr.candidate.id,
-          slot_name(slot), *wrong);
+    if (lost_at_case && attempt == 0 && o.slots_.size() > 1) {
+      o.say("    {:<10} lost its worker on {} at another case ({}): measured again on another GPU", cr.candidate.id,
+          o.slot_name(slot), *wrong);
       return dispatch::Attempt::kWorkerLost;
     }
     cr.status = search::CandidateStatus::kIncorrect;
     cr.note = *wrong;
-    reject(cr.candidate.id, RejectGate::kCases, *wrong);
+    o.reject(cr.candidate.id, RejectGate::kCases, *wrong);
   }
   return std::nullopt;
 }
 
-std::optional<dispatch::Attempt> Optimizer::sanitize_candidate(MeasureBatch& b, CandidateRun& cr, const fs::path& cdir) {
+std::optional<dispatch::Attempt> Optimizer::MeasureBatch::sanitize_candidate(CandidateRun& cr, const fs::path& cdir) {
   // --sanitize all: every candidate that passed its check, not only the finalists (one at a time).
-  if (cr.status == search::CandidateStatus::kOk && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kCandidate)) {
-    std::lock_guard<std::mutex> lock(b.sanitizer_mu);
-    auto v = run_sanitizer(cr.build.library, &cr.candidate, cdir / "sanitize");
-    if (auto st = write_json(cdir / "sanitize" / "verdict.json", "sanitizer", sanitize::to_json(v)); !st) return b.stop_with(st.error());
+  if (cr.status == search::CandidateStatus::kOk && sanitize::should_sanitize(o.o_.gates.sanitize, sanitize::Role::kCandidate)) {
+    std::lock_guard<std::mutex> lock(sanitizer_mu);
+    auto v = o.run_sanitizer(cr.build.library, &cr.candidate, cdir / "sanitize");
+    if (auto st = o.write_json(cdir / "sanitize" / "verdict.json", "sanitizer", sanitize::to_json(v)); !st) return stop_with(st.error());
     if (v.rejected) {
       cr.status = search::CandidateStatus::kIncorrect;
       cr.note = "sanitizer: " + v.reason;
-      reject(cr.candidate.id, RejectGate::kSanitizer, v.reason);
+      o.reject(cr.candidate.id, RejectGate::kSanitizer, v.reason);
     }
   }
   return std::nullopt;
 }
 
-dispatch::Attempt Optimizer::measure_candidate(MeasureBatch& b, size_t i, int slot, int attempt) {
+dispatch::Attempt Optimizer::MeasureBatch::measure_candidate(size_t i, int slot, int attempt) {
   CandidateRun cr;
-  cr.candidate = b.cands[i];
-  cr.build = b.builds[i];
+  cr.candidate = cands[i];
+  cr.build = builds[i];
   cr.slot = slot;
-  fs::path cdir = b.iter_dir / "candidates" / b.cands[i].id;
-  if (auto st = write_json(cdir / "build.json", "build", compile::to_json(cr.build)); !st) return b.stop_with(st.error());
-  if (auto note = unmeasured_note(cr, derived_.has_value(), prep_.build, o_.job.compile_timeout_s)) {
+  fs::path cdir = iter_dir / "candidates" / cands[i].id;
+  if (auto st = o.write_json(cdir / "build.json", "build", compile::to_json(cr.build)); !st) return stop_with(st.error());
+  if (auto note = unmeasured_note(cr, o.derived_.has_value(), o.prep_.build, o.o_.job.compile_timeout_s)) {
     cr.status = search::CandidateStatus::kCompileFailed;
     cr.note = *note;
-    b.mark_done(i, cr);
+    mark_done(i, cr);
     return dispatch::Attempt::kDone;
   }
   if (util::interrupted()) return dispatch::Attempt::kStop;
-  tick();
-  if (b.budgeted && budget_spent()) {
-    std::lock_guard<std::mutex> lock(b.mu);
-    if (!b.budget_said) say("    the time budget is spent: {} of {} candidates not measured", b.cands.size() - b.done.size(), b.cands.size());
-    b.budget_said = true;
+  o.tick();
+  if (budgeted && o.budget_spent()) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!budget_said) o.say("    the time budget is spent: {} of {} candidates not measured", cands.size() - done.size(), cands.size());
+    budget_said = true;
     return dispatch::Attempt::kStop;
   }
-  if (measure_at_primary(cr, cdir) && attempt == 0 && slots_.size() > 1) {
-    say("    {:<10} lost its worker on {} ({}): measured again on another GPU", cr.candidate.id, slot_name(slot), cr.outcome.message);
+  if (measure_at_primary(cr, cdir) && attempt == 0 && o.slots_.size() > 1) {
+    o.say("    {:<10} lost its worker on {} ({}): measured again on another GPU", cr.candidate.id, o.slot_name(slot), cr.outcome.message);
     return dispatch::Attempt::kWorkerLost;
   }
-  if (triton()) {
-    cr.sass = sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);
-    if (auto st = write_json(cdir / "sass.json", "sass", cr.sass); !st) return b.stop_with(st.error());
+  if (o.triton()) {
+    cr.sass = o.sass_check(pipeline::triton_cubins(cr.outcome.details), cr.candidate);
+    if (auto st = o.write_json(cdir / "sass.json", "sass", cr.sass); !st) return stop_with(st.error());
   }
   if (cr.outcome.status == runner::RunStatus::kInterrupted) return dispatch::Attempt::kStop;  // no verdict
   cr.status = status_of(cr.outcome.status);
   cr.note = cr.outcome.message;
-  if (cr.status == search::CandidateStatus::kOk && o_.job.numerics == search::NumericsMode::kStrict) {
-    auto v = judge_strict(cr.outcome.details, baseline_result_);
+  if (cr.status == search::CandidateStatus::kOk && o.o_.job.numerics == search::NumericsMode::kStrict) {
+    auto v = judge_strict(cr.outcome.details, o.baseline_result_);
     if (!v.ok) {
       cr.status = search::CandidateStatus::kIncorrect;
       cr.note = v.reason;
     }
   }
   if (auto a = measure_at_cases(cr, cdir, slot, attempt)) return *a;
-  if (auto a = sanitize_candidate(b, cr, cdir)) return *a;
+  if (auto a = sanitize_candidate(cr, cdir)) return *a;
   // Faster than this GPU can run the work: not evidence (docs/GATES.md "Evidence that cannot be gamed").
-  if (cr.status == search::CandidateStatus::kOk && cr.outcome.timing && sol_)
-    if (auto why = roofline::below_speed_of_light(*sol_, cr.outcome.timing->median_ms)) {
+  if (cr.status == search::CandidateStatus::kOk && cr.outcome.timing && o.sol_)
+    if (auto why = roofline::below_speed_of_light(*o.sol_, cr.outcome.timing->median_ms)) {
       cr.status = search::CandidateStatus::kIncorrect;
       cr.note = "below_speed_of_light: " + *why;
-      reject(cr.candidate.id, RejectGate::kSpeedOfLight, *why);
+      o.reject(cr.candidate.id, RejectGate::kSpeedOfLight, *why);
     }
   std::string figure = measured_figure(cr);
-  if (slots_.size() > 1) figure += " on " + slot_name(slot);
-  say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
-  if (cr.measure_ms > 0) note_measured();
-  b.mark_done(i, std::move(cr));
+  if (o.slots_.size() > 1) figure += " on " + o.slot_name(slot);
+  o.say("    {:<10} {:<10} {}", cr.candidate.id, search::candidate_status_name(cr.status), figure);
+  if (cr.measure_ms > 0) o.note_measured();
+  mark_done(i, std::move(cr));
   return dispatch::Attempt::kDone;
 }
 

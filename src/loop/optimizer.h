@@ -1,12 +1,9 @@
 #pragma once
-// The optimize loop's internals (not part of the library's interface; optimize.h is). One class, its
-// methods grouped by stage into files: optimize.cpp (run: the algorithm), gates.cpp (the run directory, the
-// four gates), evaluate.cpp (compiling, SASS, measuring, paired comparisons, profiles, the roofline),
-// ablation.cpp (what each of the champion's methods is worth) and run_dir.cpp (the files a run leaves).
+// The optimize loop's internals (not part of the library's interface; optimize.h is). One class, its methods grouped
+// by stage into files, each section below naming its file; loop/candidate_run.h holds the types the files share.
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -20,9 +17,7 @@
 #include "dispatch/dispatcher.h"
 #include "loop/candidate_run.h"
 #include "loop/decisions.h"
-#include "loop/determinism.h"
 #include "loop/lab.h"
-#include "loop/multi_case.h"
 #include "loop/reuse.h"
 #include "loop/options.h"
 #include "loop/outcome.h"
@@ -33,15 +28,12 @@
 #include "roofline/speed_of_light.h"
 #include "runner/launch.h"
 #include "search/derive.h"
-#include "search/generator.h"
 #include "search/registry.h"
 #include "search/space.h"
 #include "util/progress.h"
 #include "workload/working_set.h"
 
 namespace kopt::loop {
-
-struct AblationPlan;  // the variants an ablation measures (ablation.cpp)
 
 class Optimizer {
  public:
@@ -56,35 +48,26 @@ class Optimizer {
   RunOutcome run();
 
  private:
-  // ---- run directory and gates (gates.cpp) ----
+  // ---- the inputs, the run directory, the gates (gates.cpp; the gates on the baseline: baseline_gates.cpp) ----
   std::optional<RunOutcome> check_inputs();  // how the run ends when the inputs are unusable
   // After the hardware gate: the measuring slots --gpus/--ray select (issue 21), given to the lab.
   std::optional<RunOutcome> choose_slots(const HardwareGate& hw);
   std::string slot_name(int slot) const;
   // A measure() dispatch's per-slot figures, added to st_.measuring (the summary's "Measuring" table).
   void record_dispatch(const dispatch::Dispatcher& d);
-  struct SlotInfo {
-    std::string name;
-  };
   std::vector<SlotInfo> slots_;  // empty until choose_slots(): one slot
   // The hardware gate's check, before anything is written: without the hardware a new run makes no run directory
   // and a resumed one stays as it was (resumable). Keeps the result for pass_gates().
   std::optional<RunOutcome> check_hardware();
   std::optional<RunOutcome> open_run_dir();  // new, or the one --resume names
   std::optional<RunOutcome> pass_gates();    // hardware, golden data, ceilings, correctness, timing, profile
-  // pass_gates()'s steps (baseline_gates.cpp), in its order; each gives how the run ends when it stops it.
-  std::optional<RunOutcome> record_hardware_gate();
-  std::optional<RunOutcome> prepare_baseline();
-  std::optional<RunOutcome> measure_ceilings();
-  void resume_passed_gates();  // the gates passed before --resume: what the run needs of them
-  std::optional<RunOutcome> gate_correctness();
-  std::optional<RunOutcome> gate_timing(runner::RunOutcome& timed);
-  std::optional<RunOutcome> gate_profile(const runner::RunOutcome& timed, const std::filesystem::path& base_dir);
-  // ---- one iteration (optimize.cpp) ----
+  struct BaselineGates;  // pass_gates()'s steps (baseline_gates.cpp)
+  // ---- the algorithm (optimize.cpp), an iteration (iteration.cpp), the history and the database (records.cpp) ----
   std::optional<RunOutcome> iterate(search::Generator& gen);
   // After selection (iteration.cpp): the new champion's ablation (champ_run then the variant crowned, if one is), then
   // its profile, roofline position, the timeline and the stop state.
-  Status ablate_champion(const CandidateRun*& champ_run, std::optional<CandidateRun>& adopted, int it, const std::filesystem::path& idir);
+  Status ablate_champion(const CandidateRun*& champ_run, std::optional<CandidateRun>& adopted, int it,
+                        const std::filesystem::path& idir);
   Status close_iteration(const CandidateRun* champ_run, const std::vector<CandidateRun>& runs, const SelectionResult& sel,
                          const search::GeneratorOutput& out, int it, const std::filesystem::path& idir);
   search::GeneratorInput generator_input(int iteration, const std::filesystem::path& iter_dir) const;
@@ -99,9 +82,6 @@ class Optimizer {
   // What every record of the run shares (made once, after prepare()); false when the kernel cannot be read.
   bool ensure_record_context();
   // ---- reuse (reuse.cpp beside evaluate.cpp: loop/reuse_loop.cpp) ----
-  // Which stored records may stand for a batch's configurations: any (candidates), only those raced against this
-  // champion (an ablation's variants: their race is the attribution), none (a reused finalist raced again).
-  enum class ReuseMode { kAny, kRacedAgainstChampion, kNever };
   // The key a measurement of `c` in this run would get (its timing method: the baseline's); nullopt: no context.
   std::optional<db::RecordKey> lookup_key(const search::Candidate& c);
   // The record that stands for `c` (decide_reuse), as a run; nullopt: measure it.
@@ -128,7 +108,7 @@ class Optimizer {
   void update_frontier();
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
-  // ---- evaluation (evaluate.cpp) ----
+  // ---- evaluation (evaluate.cpp; measure.cpp, measure_candidate.cpp; selection.cpp; profiling.cpp) ----
   // `golden`: another case's golden data (empty: the run's own, prep_.golden_dir).
   runner::RunRequest request(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
                              const std::filesystem::path& result, runner::RunMode mode,
@@ -148,30 +128,18 @@ class Optimizer {
                                             const std::string& what, bool budgeted = false, ReuseMode reuse = ReuseMode::kAny);
   Result<std::vector<CandidateRun>> measure_now(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
                                                 const std::string& what, bool budgeted);
-  struct MeasureBatch;  // one measure_now() batch (loop/measure_batch.h)
-  // A built candidate of the batch measured on a slot (measure_candidate.cpp), in steps: its race (or timing) at the
-  // primary case (true: its worker was lost), at the other cases, and the sanitizer; a step's Attempt ends the job.
-  dispatch::Attempt measure_candidate(MeasureBatch& b, size_t i, int slot, int attempt);
-  bool measure_at_primary(CandidateRun& cr, const std::filesystem::path& cdir);
-  std::optional<dispatch::Attempt> measure_at_cases(CandidateRun& cr, const std::filesystem::path& cdir, int slot, int attempt);
-  std::optional<dispatch::Attempt> sanitize_candidate(MeasureBatch& b, CandidateRun& cr, const std::filesystem::path& cdir);
+  struct MeasureBatch;  // one measure_now() batch and its candidates' measuring (loop/measure_batch.h)
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
-  // select()'s steps (selection.cpp): a finalist kept behind the champion with no new run (recorded in out), the
-  // decision on one raced (over the cases where there are; cmp becomes the comparison decided on), its safety gates.
-  bool kept_without_run(const CandidateRun& cr, const Contender& inc, const std::string& champion_at_start,
-                        const std::optional<runner::PairedComparison>& crowned_vs_start, SelectionResult& out);
-  SelectionOutcome decide_finalist(const CandidateRun& cr, const Contender& inc, const Contender& f, runner::PairedComparison& cmp,
-                                   bool raced_this_champion, const std::filesystem::path& iter_dir, util::Json& rec);
-  void champion_gates(SelectionOutcome& d, const CandidateRun& cr, const std::filesystem::path& iter_dir, util::Json& rec);
+  struct SelectionSteps;  // select()'s steps (selection.cpp)
   std::string profile_key(const std::filesystem::path& lib, const search::Candidate* c) const;
   Result<std::map<std::string, double>> profile(const std::filesystem::path& lib, const search::Candidate* c,
                                                 const std::filesystem::path& out_dir, const std::string& name);
   Result<roofline::RooflineResult> place(const runner::TimingStats& t, const std::filesystem::path& out_dir,
                                          const std::string& label);
   std::map<Axis, int> budget_from_roofline() const;
-  // ---- the shapes and safety gates (cases.cpp; issue 18, docs/GATES.md) ----
+  // ---- shapes, safety gates (issue 18: cases, case_checks, safety_gates, verify_champion, after_search .cpp) ----
   // After prepare(): the search's cases, fitted to the working-set limit, with golden data each (an out-of-memory
   // retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
   // single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
@@ -227,18 +195,13 @@ class Optimizer {
   // st_.param_ablations). `variants`, when given, receives the measured variants.
   Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir,
                             std::vector<CandidateRun>* variants = nullptr);
-  // ablate()'s verdicts from its plan's measured variants (ablation.cpp): each method's, then each parameter's.
-  util::Json method_verdicts(const AblationPlan& plan, const CandidateRun& champ_run, const std::map<std::string, CandidateRun>& measured,
-                             int iteration, const std::filesystem::path& iter_dir);
-  util::Json param_verdicts(AblationPlan& plan, const std::map<std::string, CandidateRun>& measured, const std::filesystem::path& iter_dir);
-  std::optional<runner::PairedComparison> variant_comparison(const CandidateRun& off, const std::string& what,
-                                                             const std::filesystem::path& iter_dir);
+  struct AblationSteps;  // ablate()'s verdicts (ablation.cpp)
   // The variants an ablation measured clearly faster than the champion (their race's 95% CI, over the workload
   // matrix where there is one, entirely below 1) are selected as candidates are; the crowned one joins the history.
   // Returns the new champion's run, or nullopt.
   Result<std::optional<CandidateRun>> adopt_faster_variants(std::vector<CandidateRun> variants, int iteration,
                                                             const std::filesystem::path& iter_dir);
-  // ---- run directory (run_dir.cpp) ----
+  // ---- run directory (run_dir.cpp: state, how the run ends; summary.cpp: the summary, the champion's files) ----
   Status write_json(const std::filesystem::path& path, const std::string& kind, const util::Json& body);
   Status save_state();
   // How the run ended, with this run directory.

@@ -1,6 +1,6 @@
 #pragma once
 // What `kopt optimize` takes from the results database (issue 39 item 2, docs/DATABASE.md "Reuse"), as pure
-// decisions over stored records. The loop (evaluate.cpp) looks the records up and acts on these answers.
+// decisions over stored records. The loop (reuse_loop.cpp) looks the records up and acts on these answers.
 //
 // The rule that keeps selection honest: a stored figure may keep a configuration out of the race (it was wrong, or
 // clearly slower than the champion), never put one in. A reused configuration that could be crowned is measured

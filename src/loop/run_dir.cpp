@@ -1,6 +1,8 @@
 // The run record: the phase clock, the search clock, state.json after every step (what --resume reads), stop.json,
 // and how the run ends (finish, a gate's stop, an interrupt, a failure). Every write is atomic and its failure is
 // reported, never dropped. The summary and the champion's files are in summary.cpp.
+#include <cstdio>
+
 #include "loop/optimizer.h"
 #include "report/summary.h"
 #include "util/output.h"

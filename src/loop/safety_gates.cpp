@@ -1,6 +1,7 @@
 // The safety gates (docs/GATES.md): the sanitizer (on the baseline at a small case, on a finalist or every candidate)
 // and the determinism check of a would-be or final champion.
 #include "contract/safetensors.h"
+#include "loop/determinism.h"
 #include "loop/optimizer.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"

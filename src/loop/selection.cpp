@@ -15,7 +15,19 @@ std::optional<runner::PairedComparison> Optimizer::raced_comparison(const Candid
   return r.vs_champion;
 }
 
+// select()'s steps: a finalist kept behind the champion with no new run (recorded in out), the decision on one raced
+// (over the cases where there are; cmp becomes the comparison decided on), and a would-be champion's safety gates.
+struct Optimizer::SelectionSteps {
+  Optimizer& o;
+  bool kept_without_run(const CandidateRun& cr, const Contender& inc, const std::string& champion_at_start,
+                        const std::optional<runner::PairedComparison>& crowned_vs_start, SelectionResult& out);
+  SelectionOutcome decide_finalist(const CandidateRun& cr, const Contender& inc, const Contender& f, runner::PairedComparison& cmp,
+                                   bool raced_this_champion, const fs::path& iter_dir, util::Json& rec);
+  void champion_gates(SelectionOutcome& d, const CandidateRun& cr, const fs::path& iter_dir, util::Json& rec);
+};
+
 Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs, const fs::path& iter_dir) {
+  SelectionSteps steps{*this};
   Phase p(*this, "selection");
   SelectionResult out;
   std::vector<Contender> contenders = contenders_of(runs);
@@ -28,7 +40,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     for (const auto& r : runs)
       if (r.candidate.id == f.id) cr = &r;
     Contender inc{st_.champion->candidate.id, true, st_.champion->objective(), static_cast<int>(st_.champion->candidate.methods.size())};
-    if (kept_without_run(*cr, inc, champion_at_start, crowned_vs_start, out)) continue;
+    if (steps.kept_without_run(*cr, inc, champion_at_start, crowned_vs_start, out)) continue;
     // A candidate raced against this champion already has its comparison; otherwise (Triton, or the champion
     // changed earlier in this selection) it gets a paired run now.
     std::optional<runner::PairedComparison> cmp;
@@ -39,8 +51,8 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
       continue;
     }
     util::Json rec = {{"finalist", f.id}, {"incumbent", inc.id}, {"comparison", runner::to_json(*cmp)}};
-    SelectionOutcome d = decide_finalist(*cr, inc, f, *cmp, st_.champion->candidate.id == champion_at_start, iter_dir, rec);
-    champion_gates(d, *cr, iter_dir, rec);
+    SelectionOutcome d = steps.decide_finalist(*cr, inc, f, *cmp, st_.champion->candidate.id == champion_at_start, iter_dir, rec);
+    steps.champion_gates(d, *cr, iter_dir, rec);
     rec["decision"] = d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep";
     rec["reason"] = d.reason;
     out.record.push_back(rec);
@@ -61,7 +73,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
   return out;
 }
 
-bool Optimizer::kept_without_run(const CandidateRun& cr, const Contender& inc, const std::string& champion_at_start,
+bool Optimizer::SelectionSteps::kept_without_run(const CandidateRun& cr, const Contender& inc, const std::string& champion_at_start,
                                  const std::optional<runner::PairedComparison>& crowned_vs_start, SelectionResult& out) {
   const std::string& id = cr.candidate.id;
   // A reused finalist here is one its stored figures keep behind the champion (race_reused_finalists raced the
@@ -69,63 +81,63 @@ bool Optimizer::kept_without_run(const CandidateRun& cr, const Contender& inc, c
   if (cr.reused) {
     const std::string why = reused_marker(*cr.reused) + ": " + cr.reuse_reason + " (not raced again)";
     out.record.push_back({{"finalist", id}, {"incumbent", inc.id}, {"decision", "keep"}, {"reason", why}, {"reused", reused_json(*cr.reused)}});
-    say("  {} vs {}: {}", id, inc.id, why);
+    o.say("  {} vs {}: {}", id, inc.id, why);
     return true;
   }
   // A finalist that both races already put behind the champion crowned in this selection (its ratio's 95% CI
   // against the old champion entirely above the new one's) needs no new paired runs against it.
-  if (auto mine = raced_comparison(cr); mine && crowned_vs_start && st_.champion->candidate.id != champion_at_start &&
+  if (auto mine = o.raced_comparison(cr); mine && crowned_vs_start && o.st_.champion->candidate.id != champion_at_start &&
                                         mine->ci95_low > crowned_vs_start->ci95_high) {
     const std::string why = fmt::format(
         "slower than {}, both raced against {}: ratio {:.3f} [{:.3f}, {:.3f}] against {:.3f} [{:.3f}, {:.3f}] (no new run)",
         inc.id, champion_at_start, mine->median_ratio, mine->ci95_low, mine->ci95_high, crowned_vs_start->median_ratio,
         crowned_vs_start->ci95_low, crowned_vs_start->ci95_high);
     out.record.push_back({{"finalist", id}, {"incumbent", inc.id}, {"decision", "keep"}, {"reason", why}});
-    say("  {} vs {}: {}", id, inc.id, why);
+    o.say("  {} vs {}: {}", id, inc.id, why);
     return true;
   }
   return false;
 }
 
-SelectionOutcome Optimizer::decide_finalist(const CandidateRun& cr, const Contender& inc, const Contender& f,
+SelectionOutcome Optimizer::SelectionSteps::decide_finalist(const CandidateRun& cr, const Contender& inc, const Contender& f,
                                             runner::PairedComparison& cmp, bool raced_this_champion, const fs::path& iter_dir,
                                             util::Json& rec) {
-  if (!over_cases()) return decide(inc, f, cmp);
+  if (!o.over_cases()) return decide(inc, f, cmp);
   // Over the workload matrix: the weighted geometric mean of the per-case ratios, regressions flagged (issue 18).
   // Raced at every case against this champion already: that comparison; otherwise paired runs now.
-  auto multi = cr.over_cases && raced_this_champion ? *cr.over_cases : compare_over_cases(cr, cmp, iter_dir);
-  SelectionOutcome d = decide_over_cases(inc, f, multi, o_.gates.no_regressions);
+  auto multi = cr.over_cases && raced_this_champion ? *cr.over_cases : o.compare_over_cases(cr, cmp, iter_dir);
+  SelectionOutcome d = decide_over_cases(inc, f, multi, o.o_.gates.no_regressions);
   rec["cases"] = to_json(multi);
   rec["comparison"] = runner::to_json(multi.as_paired());
   if (!multi.regressions.empty()) {
-    util::Json flag = {{"candidate", f.id}, {"iteration", st_.iterations_done + 1}, {"regressions", multi.regressions},
-                       {"rejected", o_.gates.no_regressions}};
-    if (!st_.gate_records.contains("flagged")) st_.gate_records["flagged"] = util::Json::array();
-    st_.gate_records["flagged"].push_back(flag);
-    if (o_.gates.no_regressions) reject(f.id, RejectGate::kRegression, util::join(multi.regressions, "; "));
+    util::Json flag = {{"candidate", f.id}, {"iteration", o.st_.iterations_done + 1}, {"regressions", multi.regressions},
+                       {"rejected", o.o_.gates.no_regressions}};
+    if (!o.st_.gate_records.contains("flagged")) o.st_.gate_records["flagged"] = util::Json::array();
+    o.st_.gate_records["flagged"].push_back(flag);
+    if (o.o_.gates.no_regressions) o.reject(f.id, RejectGate::kRegression, util::join(multi.regressions, "; "));
   }
   cmp = multi.as_paired();
   return d;
 }
 
-void Optimizer::champion_gates(SelectionOutcome& d, const CandidateRun& cr, const fs::path& iter_dir, util::Json& rec) {
+void Optimizer::SelectionSteps::champion_gates(SelectionOutcome& d, const CandidateRun& cr, const fs::path& iter_dir, util::Json& rec) {
   // The safety gates: a finalist that is nondeterministic, or that the sanitizer flags, never becomes champion.
   // Both run only on a finalist that would otherwise become champion: on one that stays behind they decide
   // nothing (the runner-up's determinism check was about 1 s of each H200 sgemm 4096^3 selection).
   // With --champion-gates final (the default) they run once, on the champion the search ends with
   // (verify_champion): an intermediate champion that is replaced later never needed them.
   const std::string& id = cr.candidate.id;
-  if (d.decision == ChampionDecision::kNewChampion && o_.gates.champion_gates == ChampionGates::kEach) {
-    if (auto why = determinism_gate(cr.build.library, cr.candidate, iter_dir, rec)) {
-      reject(id, RejectGate::kDeterminism, *why);
+  if (d.decision == ChampionDecision::kNewChampion && o.o_.gates.champion_gates == ChampionGates::kEach) {
+    if (auto why = o.determinism_gate(cr.build.library, cr.candidate, iter_dir, rec)) {
+      o.reject(id, RejectGate::kDeterminism, *why);
       d.decision = ChampionDecision::kKeepIncumbent;
       d.reason = *why;
-    } else if (auto unsafe = sanitizer_gate(cr.build.library, cr.candidate, iter_dir, rec, "before it can become champion")) {
-      reject(id, RejectGate::kSanitizer, *unsafe);
+    } else if (auto unsafe = o.sanitizer_gate(cr.build.library, cr.candidate, iter_dir, rec, "before it can become champion")) {
+      o.reject(id, RejectGate::kSanitizer, *unsafe);
       d.decision = ChampionDecision::kKeepIncumbent;
       d.reason = "sanitizer: " + *unsafe;
     } else {
-      st_.verified.push_back(id);
+      o.st_.verified.push_back(id);
     }
   } else if (d.decision == ChampionDecision::kNewChampion) {
     rec["safety_gates"] = "on the final champion (--champion-gates final)";
