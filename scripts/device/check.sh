@@ -16,7 +16,7 @@
 #   timing [quick|no-tests]     kopt beside Nsight Compute and nvbench (timing_check.sh)
 #   flushes [KERNEL...]         kopt's runner under every cold flush beside Nsight Compute (softmax, axpb_4m, axpb_1m)
 #   softmax-sizes               the softmax at 4096, 16384 and 65536 rows: kopt bench beside Nsight Compute
-#   call-ms                     call_ms with the kernel clock on (paused per call sample) and with KOPT_CUPTI=0
+#   call-ms                     call_ms with the kernel clock on (paused per call sample) and with KOPT_CUPTI=0, each with and without fresh inputs
 #   triton-overhead [ROWS...]   the Triton per-candidate overhead, direct and through the fork server
 #   search-efficiency [KERNEL]  the exhaustive sweep of a declared space (sgemm_tunable, transpose or reduction)
 #   seeds KERNEL [SEEDS]        kopt's live seeds against the stored sweep tables, budget 25% of the sweep's wall
@@ -251,6 +251,9 @@ suite_call_ms() {
   for n in 1048576 4194304; do
     call_bench axpb_$n clock $TK/axpb/kernel.cu --ref $TK/axpb/ref.py --n=$n
     KOPT_CUPTI=0 call_bench axpb_$n events $TK/axpb/kernel.cu --ref $TK/axpb/ref.py --n=$n
+    # Which part of a call sample carries the kernel clock's cost: without fresh inputs (issue 40) too.
+    KOPT_FRESH_INPUTS=0 call_bench axpb_$n clock_nofresh $TK/axpb/kernel.cu --ref $TK/axpb/ref.py --n=$n
+    KOPT_FRESH_INPUTS=0 KOPT_CUPTI=0 call_bench axpb_$n events_nofresh $TK/axpb/kernel.cu --ref $TK/axpb/ref.py --n=$n
   done
   call_bench softmax clock examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=4096 --cols=1024
   KOPT_CUPTI=0 call_bench softmax events examples/softmax/kernel.cu --ref examples/softmax/ref.py --rows=4096 --cols=1024
@@ -445,7 +448,7 @@ for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
 for f in ('state.json','summary.json','bench.json'):
   try: d=json.load(open(sys.argv[1]+'/'+f))
   except Exception: continue
-  keep=('phase_seconds','wall','wall_s','candidate_costs','measure_phases_ms','measure_startup_ms','warm_worker','gpu_info_cached')
+  keep=('phase_seconds','wall','wall_s','candidate_costs','measure_phases_ms','measure_startup_ms','measure_request_ms','measure_worker_ms','measure_wall_ms','warm_worker','gpu_info_cached')
   print('phases', sys.argv[2], f, json.dumps({k: d.get(k) for k in keep if k in d}))
   if 'history' in d: print('history', sys.argv[2], len(d['history']), 'measurements;', d.get('iterations_done'), 'iterations; stop', d.get('stop_reason'))" "$d" "$1"; }
   local p

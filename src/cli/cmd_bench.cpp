@@ -304,6 +304,11 @@ int cmd_bench(const Args& args) {
   result["gpu_info_cached"] = gpus_cached;
   if (out.details.contains("phases_ms")) result["measure_phases_ms"] = out.details["phases_ms"];
   if (out.details.contains("startup_ms")) result["measure_startup_ms"] = out.details["startup_ms"];
+  // Where the measuring process's request went beyond its phases (runner/child.cpp): the child made, run, released;
+  // in a worker also the golden data found and the store trimmed. measure_wall_ms: the launch or relay as a whole.
+  if (out.details.contains("request_ms")) result["measure_request_ms"] = out.details["request_ms"];
+  if (out.details.contains("worker_ms")) result["measure_worker_ms"] = out.details["worker_ms"];
+  result["measure_wall_ms"] = out.wall_ms;
   {
     std::string parts;
     for (const auto& [k, s] : phases) parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", k, s);

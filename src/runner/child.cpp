@@ -1380,10 +1380,26 @@ std::pair<util::Json, int> run_request(const Options& o, const DriverApi& d, Gol
                                        DeviceGolden& resident, const Sealing& sealing) {
   const util::Json answer_key = sealing.to_json(golden.golden());
   try {
-    Child child(o, d, golden, probes, &resident, sealing.judge.get(), *sealing.staging);
-    util::Json result = child.run();
+    // Where a request's wall goes beyond the run's own phases (result's request_ms): making the child, its run, and
+    // its end (unloading every library it loaded).
+    using SteadyClock = std::chrono::steady_clock;
+    auto ms = [](SteadyClock::time_point a, SteadyClock::time_point b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    util::Json result;
+    bool left_threads = false;
+    const auto t0 = SteadyClock::now();
+    SteadyClock::time_point t1, t2;
+    {
+      Child child(o, d, golden, probes, &resident, sealing.judge.get(), *sealing.staging);
+      t1 = SteadyClock::now();
+      result = child.run();
+      t2 = SteadyClock::now();
+      left_threads = child.left_threads();
+    }
+    result["request_ms"] = {{"construct", ms(t0, t1)}, {"run", ms(t1, t2)}, {"release", ms(t2, SteadyClock::now())}};
     // Threads a library left running may still write anywhere in this process: a worker does not serve on.
-    if (child.left_threads()) result["restart_worker"] = true;
+    if (left_threads) result["restart_worker"] = true;
     // Where the checks ran (docs/RUNNER.md "Checks on the GPU").
     result["golden_on_gpu"] = {{"enabled", resident.enabled()},   {"bytes", resident.bytes()},
                                {"uploads", resident.uploads()},   {"corruptions", resident.corruptions()},
@@ -1511,8 +1527,11 @@ int worker_main(bool one_shot_verdicts) {
       if (!reply({{"rc", 3}})) return 1;
       continue;
     }
+    const auto golden_t0 = std::chrono::steady_clock::now();
     auto entry = store.get(o->golden);
     if (entry && (*entry)->golden().sealed && sealing.judge) (void)sealing.judge->inputs(o->golden);
+    const double golden_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - golden_t0).count();
     if (!entry) {
       write_result(*o, {{"status", "load_error"}, {"message", entry.error().message}});
       if (!reply({{"rc", 4}})) return 1;
@@ -1523,7 +1542,12 @@ int worker_main(bool one_shot_verdicts) {
       probes = ProbeCache{};
     }
     auto [result, rc] = run_request(*o, *api.value(), **entry, probes, *resident, sealing);
+    const auto trim_t0 = std::chrono::steady_clock::now();
     store.trim();
+    // Where a worker's request goes beyond run_request (result's worker_ms): the golden data found in its store (and
+    // the sealed seed's inputs asked of the judge), the store trimmed to its budget.
+    result["worker_ms"] = {{"golden", golden_ms},
+                           {"trim", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - trim_t0).count()}};
     write_result(*o, result);
     // A CUDA error that broke the context (an illegal address, a trap) ends this worker: the next request gets a
     // fresh one. A refused launch leaves the context usable and the worker serving.

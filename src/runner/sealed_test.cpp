@@ -175,6 +175,37 @@ TEST(Judge, HandsOutTheSealedInputsAndJudgesOutputsWithoutTellingTheAnswer) {
   EXPECT_FALSE((*judge)->judge(d / "golden", {1e-5, 1e-5}, out).ok()) << "outputs of the wrong size";
 }
 
+// Each `kopt bench` run's golden folder holds hard links to one golden cache entry: a measuring process (a warm
+// bench worker) and its judge read that golden data's sealed seed once, not once per folder.
+TEST(Judge, TheSameGoldenDataUnderAnotherFolderIsReadOnce) {
+  const fs::path d = temp_dir("judge_links");
+  CacheDir cache(d / "cache");
+  const std::string token = contract::new_sealed_token();
+  testing_support::make_vadd_golden(d / "golden", 256, 2, token);
+  fs::create_directories(d / "run2" / "golden");
+  for (const auto& e : fs::directory_iterator(d / "golden")) fs::create_hard_link(e.path(), d / "run2" / "golden" / e.path().filename());
+  auto sealed = contract::read_safetensors(contract::sealed_seed_file(token));
+  ASSERT_TRUE(sealed.ok()) << sealed.error().message;
+  auto judge = JudgeClient::spawn(testing_support::kopt_binary());
+  ASSERT_TRUE(judge.ok()) << judge.error().message;
+  auto first = (*judge)->inputs(d / "golden");
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  // Gone from disk: only what the judge and its client kept can answer now.
+  fs::remove_all(contract::sealed_seed_file(token).parent_path());
+  auto again = (*judge)->inputs(d / "run2" / "golden");
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*again, *first) << "the client kept the inputs by the golden data's identity";
+  std::map<std::string, std::vector<unsigned char>> out = {{"c", sealed->at("out.c").data}};
+  auto right = (*judge)->judge(d / "run2" / "golden", {1e-5, 1e-5}, out);
+  ASSERT_TRUE(right.ok()) << right.error().message;
+  EXPECT_EQ(right->status, RunStatus::kOk) << "the judge kept the sealed seed by the golden data's identity";
+  // Other golden data is another entry: its sealed seed is read (and here, made for it).
+  testing_support::make_vadd_golden(d / "other", 128, 2, contract::new_sealed_token());
+  auto other = (*judge)->inputs(d / "other");
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ((*other)->at("a").size(), 128u * 4);
+}
+
 TEST(Judge, GoldenDataWithoutASealedSeedIsNamed) {
   const fs::path d = temp_dir("judge_none");
   CacheDir cache(d / "cache");
