@@ -517,8 +517,8 @@ def test_ephemeral_seed_comes_back_as_a_sealed_memfd_and_never_touches_disk(harn
     sig.write_text(json.dumps({"signature": {"params": MATMUL}}))
     home = tmp_path / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "KOPT_CACHE_DIR": str(home / "kopt"),
-           "TMPDIR": str(home), "PYTHONDONTWRITEBYTECODE": "1",
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "KOPT_CACHE_DIR": str(home / "kopt"), "TMPDIR": str(home), "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(golden.__file__)))}
     before = _files_under(tmp_path)
     ours, theirs = socket.socketpair()

@@ -465,6 +465,9 @@ TEST(OptimizeGates, AChampionWrongOnTheEphemeralSeedIsNotCrowned) {
   // Only the final verification's one-shot check runs get it, one per champion checked.
   EXPECT_EQ(static_cast<size_t>(std::count(r.runs.begin(), r.runs.end(), "check ephemeral")), eph.size());
   EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1) << "dumpable again once the seed is gone";
+  EXPECT_EQ(r.summary["gates"]["ephemeral_seed"], eph);
+  EXPECT_NE(r.summary_md.find("- the ephemeral seed (made after the search, never written to any file): `"), std::string::npos)
+      << r.summary_md;
 }
 
 // Without an ephemeral seed (the lab makes none: Triton, or the harness failed) the check is recorded as not run and
