@@ -38,6 +38,9 @@ def _parser():
     g.add_argument("--time-budget-s", type=float, default=10.0, help="time budget for the reference timing")
     g.add_argument("--sealed-dir", default=None,
                    help="also write a sealed seed (a secret seed number) as SEALED_DIR/seed.safetensors (kopt passes it)")
+    g.add_argument("--ephemeral-socket", type=int, default=None,
+                   help="instead of golden data: the ephemeral seed (a secret seed number), its bytes in a sealed "
+                        "memfd sent on this inherited Unix socket; no file is written (kopt passes it)")
     b = sub.add_parser("golden-batch", help="several `golden` requests in one process (one Python and torch start)")
     b.add_argument("--requests", required=True,
                    help="a JSON file: a list of requests, each the argument list of a `golden` command; or - : "
@@ -115,6 +118,8 @@ def _golden(args):
                          "--triton-kernel kernel.py (a Triton kernel)")
     dims = _dims(args.dims)
     if args.triton_kernel is not None:
+        if args.ephemeral_socket is not None:
+            raise UsageError("--ephemeral-socket: the ephemeral seed is made for CUDA kernels only (docs/GATES.md)")
         opts = triton_golden.TritonOptions(kernel=args.triton_kernel, ref=args.ref, dims=dims, seeds=args.seeds,
                                            out=args.out, device=args.device, time_reference=args.time_reference,
                                            seed_base=args.seed_base, time_budget_s=args.time_budget_s,
@@ -128,9 +133,10 @@ def _golden(args):
     opts = golden.Options(ref=args.ref, params=signature.load(args.signature), dims=dims,
                           seeds=args.seeds, out=args.out, ptr_size=args.ptr_size, device=args.device,
                           time_reference=args.time_reference, seed_base=args.seed_base,
-                          time_budget_s=args.time_budget_s, sealed_dir=args.sealed_dir)
+                          time_budget_s=args.time_budget_s, sealed_dir=args.sealed_dir,
+                          ephemeral_socket=args.ephemeral_socket)
     with _stdout_to_stderr():
-        summary = golden.generate(opts)
+        summary = golden.ephemeral(opts) if args.ephemeral_socket is not None else golden.generate(opts)
     print(json.dumps(summary), flush=True)
 
 

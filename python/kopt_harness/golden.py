@@ -1,12 +1,16 @@
 """`golden`: inputs and expected outputs from ref.py, for several seeds (docs/HARNESS.md)."""
 
+import array
+import ctypes
 import datetime
+import fcntl
 import glob
 import hashlib
 import os
 import platform
 import random
 import secrets
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -40,6 +44,9 @@ class Options:
     # One more seed, drawn from a secret random number, written only as SEALED_DIR/seed.safetensors (kopt's measuring
     # process cannot open that folder; docs/GATES.md "The sealed seed"); the manifest names the folder's token.
     sealed_dir: str = None
+    # The ephemeral seed instead of golden data (docs/GATES.md "The ephemeral seed"): one seed from a fresh secret
+    # number, its bytes in a sealed memfd sent on this inherited socket (SCM_RIGHTS); nothing is written to any file.
+    ephemeral_socket: int = None
 
 
 def warn(warnings, text):
@@ -187,9 +194,11 @@ class _Run:
             _adopt_returned(self.backend, bufs, self.role_of, returned)
         self.backend.synchronize()
 
-    def one_seed(self, seed, setup_bufs, setup_scalars, out_dir=None, name=None):
+    def one_seed(self, seed, setup_bufs, setup_scalars, out_dir=None, name=None, deliver=None):
         """Writes one seed's inputs and expected outputs: to --out as seed_<seed>.safetensors, listed in the
-        manifest, or (the sealed seed) to `out_dir`/`name`, listed nowhere."""
+        manifest, or (the sealed seed) to `out_dir`/`name`, listed nowhere, or (the ephemeral seed) hands its bytes
+        to `deliver` and writes nothing."""
+        secret = out_dir is not None or deliver is not None
         bk = self.backend
         bufs = self.values(seed, setup_bufs, setup_scalars)
         stored = {}
@@ -205,7 +214,7 @@ class _Run:
                 if not raw.any():  # drawn values never are; setup's may be
                     warn(self.warnings, f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
                          f"that ignores it would still pass")
-        if out_dir is None:
+        if not secret:
             self.input_digests.append(digest.hexdigest())
         self.call_reference(bufs)
         for b in self.buffers:
@@ -221,7 +230,11 @@ class _Run:
                 bad = _nonfinite_count(out)
                 if bad:
                     warn(self.warnings, f"seed {seed}: expected output {b.name!r} has {bad} NaN/Inf values")
-        data = bk.save_bytes(stored, {"seed": "sealed" if out_dir else str(seed), "producer": "kopt_harness"})
+        label = "ephemeral" if deliver is not None else "sealed" if out_dir else str(seed)
+        data = bk.save_bytes(stored, {"seed": label, "producer": "kopt_harness"})
+        if deliver is not None:
+            deliver(data)
+            return bufs, stored
         if out_dir is not None:
             write_atomic(os.path.join(out_dir, name), data)
             return bufs, stored
@@ -262,17 +275,73 @@ def _meta(backend):
     return meta
 
 
-def _sealed_seed(run, sealed_dir, public):
-    """The sealed seed: a secret seed number (never one of the public seeds, below 2**31 so that any setup() can seed
-    numpy with it), its file written to sealed_dir only. Returns the manifest's "sealed" entry (the folder's name)."""
+def _secret_seed(public):
+    """A secret seed number: never one of the public seeds, below 2**31 so that any setup() can seed numpy with it."""
     seed = secrets.randbelow(2**31 - 2**20) + 2**20
     while seed in public:
         seed = secrets.randbelow(2**31 - 2**20) + 2**20
+    return seed
+
+
+def _sealed_seed(run, sealed_dir, public):
+    """The sealed seed: a secret seed number, its file written to sealed_dir only. Returns the manifest's "sealed"
+    entry (the folder's name)."""
+    seed = _secret_seed(public)
     os.makedirs(sealed_dir, mode=0o700, exist_ok=True)
     _seed_globals(seed)
     setup_bufs, setup_scalars = run.setup(seed)
     run.one_seed(seed, setup_bufs, setup_scalars, out_dir=sealed_dir, name="seed.safetensors")
     return {"token": os.path.basename(os.path.normpath(sealed_dir))}
+
+
+def _not_dumpable():
+    """prctl(PR_SET_DUMPABLE, 0): no other process of the user can read this one's memory or open its descriptors
+    through /proc/PID from now on (the ephemeral seed's bytes pass through it). For the process's remaining life."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        return False
+
+
+def _send_sealed_memfd(sock_fd, data):
+    """`data` into a new memfd sealed for good (size and bytes), its descriptor sent on the socket `sock_fd`."""
+    fd = os.memfd_create("kopt-ephemeral-seed", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                    fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
+        with socket.socket(fileno=os.dup(sock_fd)) as sock:
+            sock.sendmsg([b"E"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))])
+    finally:
+        os.close(fd)
+
+
+def ephemeral(o):
+    """The ephemeral seed (docs/GATES.md "The ephemeral seed"): one seed from a fresh secret number (never a public
+    seed), through the same setup() and reference as every seed, its safetensors bytes in a sealed memfd sent on
+    o.ephemeral_socket; no file is written. Returns the one-line summary (without the seed number)."""
+    t_start = time.monotonic()
+    _check_options(o)
+    dumpable_off = _not_dumpable()
+    module = refmod.load(o.ref)
+    run = _Run(o, module)
+    seed = _secret_seed([o.seed_base + k for k in range(o.seeds)])
+    _seed_globals(seed)
+    setup_bufs, setup_scalars = run.setup(seed)
+    run.plan_once(setup_bufs, setup_scalars)
+    _seed_globals(seed)  # as generate(): torch may have been imported just now
+    sent = {}
+
+    def deliver(data):
+        _send_sealed_memfd(o.ephemeral_socket, data)
+        sent["bytes"] = len(data)
+
+    run.one_seed(seed, setup_bufs, setup_scalars, deliver=deliver)
+    return {"status": "ok", "ephemeral": True, "bytes": sent["bytes"], "backend": run.backend.name,
+            "device": run.backend.device, "buffers": [b.name for b in run.buffers], "not_dumpable": dumpable_off,
+            "warnings": len(run.warnings), "elapsed_s": round(time.monotonic() - t_start, 3)}
 
 
 def _remove_stale(out_dir, keep):

@@ -6,5 +6,5 @@ accepts. python/tests/test_runner_options.py checks it against child.cpp, so an 
 VALUE_OPTIONS = {"--lib": "append", "--golden": None, "--out": None, "--mode": None, "--atol": float, "--rtol": float,
                  "--max-time-s": float, "--min-samples": int, "--max-samples": int, "--target-ci": float,
                  "--rounds": int, "--dump-outputs": None, "--smem-fill": None, "--l2": None, "--timing-method": None,
-                 "--max-seeds": int}
+                 "--max-seeds": int, "--ephemeral-fd": int}
 FLAGS = ("--race", "--checked-first")

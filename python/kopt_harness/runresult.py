@@ -9,6 +9,7 @@ INPUT_MODIFIED = "input_modified"
 # The evidence rules of the C++ runner (docs/RUNNER.md); the Triton runner does not apply them yet.
 WRONG_ON_FRESH_INPUTS = "wrong_on_fresh_inputs"
 WRONG_ON_SEALED_SEED = "wrong_on_sealed_seed"
+WRONG_ON_EPHEMERAL_SEED = "wrong_on_ephemeral_seed"
 OUTPUTS_CHANGED_AFTER_RETURN = "outputs_changed_after_return"
 THREADS_LEFT_RUNNING = "threads_left_running"
 CUDA_ERROR = "cuda_error"
@@ -20,13 +21,14 @@ INTERNAL_ERROR = "internal_error"
 
 # In the order of outcome.cpp's table (and its RunStatus enum).
 STATUSES = (OK, WRONG_RESULT, UNWRITTEN_OUTPUT, INPUT_MODIFIED, WRONG_ON_FRESH_INPUTS, WRONG_ON_SEALED_SEED,
-            OUTPUTS_CHANGED_AFTER_RETURN, THREADS_LEFT_RUNNING, CUDA_ERROR, CRASHED, TIMED_OUT, LOAD_ERROR, INTERRUPTED, INTERNAL_ERROR)
+            WRONG_ON_EPHEMERAL_SEED, OUTPUTS_CHANGED_AFTER_RETURN, THREADS_LEFT_RUNNING, CUDA_ERROR, CRASHED, TIMED_OUT,
+            LOAD_ERROR, INTERRUPTED, INTERNAL_ERROR)
 
 # The child's exit code for a failure that ended it (as `kopt __runner`): 4 when the kernel or the golden data
 # could not be loaded, 3 otherwise. A finished check (correct or not) exits 0.
 def exit_code_for(status):
     if status in (OK, WRONG_RESULT, UNWRITTEN_OUTPUT, INPUT_MODIFIED, WRONG_ON_FRESH_INPUTS, WRONG_ON_SEALED_SEED,
-                  OUTPUTS_CHANGED_AFTER_RETURN, THREADS_LEFT_RUNNING):
+                  WRONG_ON_EPHEMERAL_SEED, OUTPUTS_CHANGED_AFTER_RETURN, THREADS_LEFT_RUNNING):
         return 0
     return 4 if status == LOAD_ERROR else 3
 

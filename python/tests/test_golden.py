@@ -494,3 +494,67 @@ def test_sealed_seed_is_written_only_to_its_folder_with_a_secret_seed(harness):
 def test_without_a_sealed_folder_the_manifest_names_none(harness):
     _, m, _ = harness.generate(VECADD_PLAIN, VECADD, {"n": 8}, seeds=1)
     assert "sealed" not in m
+
+
+# --- the ephemeral seed (docs/GATES.md "The ephemeral seed") ------------------------------------------------
+
+
+def _files_under(root):
+    return sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files)
+
+
+def test_ephemeral_seed_comes_back_as_a_sealed_memfd_and_never_touches_disk(harness, tmp_path):
+    import fcntl
+    import json
+    import socket
+    import subprocess
+    import sys
+
+    from kopt_harness import golden
+
+    ref = harness.ref(MATMUL_SETUP)
+    sig = tmp_path / "signature.json"
+    sig.write_text(json.dumps({"signature": {"params": MATMUL}}))
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "KOPT_CACHE_DIR": str(home / "kopt"), "TMPDIR": str(home), "PYTHONDONTWRITEBYTECODE": "1",
+           "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(golden.__file__)))}
+    before = _files_under(tmp_path)
+    ours, theirs = socket.socketpair()
+    try:
+        out = tmp_path / "never_made"
+        p = subprocess.run([sys.executable, "-m", "kopt_harness", "golden", "--ref", ref, "--signature", str(sig),
+                            "--dims", '{"M": 4, "N": 3, "K": 5}', "--seeds", "2", "--out", str(out),
+                            "--ephemeral-socket", str(theirs.fileno())],
+                           pass_fds=[theirs.fileno()], env=env, capture_output=True, text=True, cwd=home, timeout=120)
+        assert p.returncode == 0, p.stderr
+        summary = json.loads(p.stdout)
+        assert summary["status"] == "ok" and summary["ephemeral"] is True and "seed" not in summary
+        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
+    finally:
+        ours.close()
+        theirs.close()
+    assert len(fds) == 1
+    fd = fds[0]
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        for s in (fcntl.F_SEAL_SHRINK, fcntl.F_SEAL_GROW, fcntl.F_SEAL_WRITE, fcntl.F_SEAL_SEAL):
+            assert seals & s, "sealed for good"
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+        assert os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:"), "a memory file, under no path"
+    finally:
+        os.close(fd)
+    assert len(data) == summary["bytes"]
+    from safetensors.numpy import load as load_bytes
+
+    t = load_bytes(data)
+    assert set(t) == {"in.A", "in.B", "out.C"}
+    np.testing.assert_allclose(t["out.C"], t["in.A"] @ t["in.B"], rtol=1e-5)
+    # Nothing was written: no golden folder, no sealed folder, no cache, no temporary file.
+    assert not out.exists()
+    assert _files_under(tmp_path) == before
+    # Its inputs are none of the public seeds'.
+    _, _, public = harness.generate(MATMUL_SETUP, MATMUL, {"M": 4, "N": 3, "K": 5}, seeds=2)
+    for s in public:
+        assert not np.array_equal(s["in.A"], t["in.A"])

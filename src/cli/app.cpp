@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "cli/commands.h"
 #include "core/exit_code.h"
@@ -118,7 +119,8 @@ int run(int argc, char** argv) {
     return runner::child_main(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (name == "__judge") {  // internal: holds the sealed seed's expected outputs for a measuring process (runner/sealed.h)
-    return runner::judge_main();
+    // `__judge --ephemeral-fd N`: the ephemeral seed's memfd at N serves in the sealed seed's place.
+    return runner::judge_main(args.size() > 2 && args[1] == "--ephemeral-fd" ? std::atoi(args[2].c_str()) : -1);
   }
   if (name == "__worker") {  // internal: the long-lived measuring worker of optimize (runner/worker.h)
     return runner::worker_main(args.size() > 1 && args[1] == "--one-shot-verdicts");

@@ -77,6 +77,35 @@ runner::RunOutcome measure(const runner::RunRequest& req, bool no_worker, util::
   return std::move(warm.outcome);
 }
 
+// The ephemeral seed (docs/GATES.md "The ephemeral seed"): where this call made its golden data, the harness that
+// made it made one more seed, never written to any file; the kernel, correct on every other seed, is checked once more
+// on it in a one-shot child whose judge reads its memfd. Wrong there: `out` becomes wrong_on_ephemeral_seed. Returns
+// bench.json's "ephemeral_seed".
+util::Json check_ephemeral(const pipeline::Prepared& prep, runner::RunRequest req, util::CommandRunner& sys,
+                           runner::RunOutcome& out) {
+  if (!prep.ephemeral)
+    return {{"checked", false},
+            {"reason", prep.backend == search::Backend::kTriton
+                           ? "not made for a Triton kernel: its measuring child's judge client takes no ephemeral seed yet"
+                           : prep.ephemeral_reason}};
+  if (!runner::is_correct(out.status)) return {{"checked", false}, {"reason", "the kernel failed before it"}};
+  req.mode = runner::RunMode::kCheck;
+  req.result_json = req.result_json.parent_path() / "ephemeral_check.json";
+  req.ephemeral_fd = prep.ephemeral->fd();
+  const runner::RunOutcome r = runner::run_candidate(req, sys);
+  util::Json j = {
+      {"checked", true}, {"seed", prep.ephemeral->to_json()}, {"status", runner::status_name(r.status)}, {"message", r.message}};
+  if (r.status == runner::RunStatus::kLoadError || r.status == runner::RunStatus::kInternal ||
+      r.status == runner::RunStatus::kInterrupted) {
+    j["checked"] = false;
+    j["reason"] = r.message;
+  } else if (!runner::is_correct(r.status)) {
+    out.status = r.status;
+    out.message = r.message;
+  }
+  return j;
+}
+
 // bench's "worker" line: which process measured, and what it kept (docs/RUNNER.md "The warm bench worker").
 std::string describe_worker(const util::Json& w) {
   if (!w.value("used", false)) return "a fresh child (" + w.value("reason", std::string("?")) + ")";
@@ -140,7 +169,7 @@ int cmd_bench(const Args& args) {
                  gpus->gpus[0].name.c_str(), dir->c_str());
   util::SystemRunner sys;
   lap("start");  // the run directory
-  auto prep = pipeline::prepare(job, *dir, sys, !no_ref_timing, say);
+  auto prep = pipeline::prepare(job, *dir, sys, !no_ref_timing, say, true);
   if (!prep) return fail(prep.error());
   lap("contract");  // prepare's whole; its compile and golden data moved to their own rows below
   for (const auto& [k, s] : prep->phase_seconds) {
@@ -155,6 +184,7 @@ int cmd_bench(const Args& args) {
     util::Progress progress(fmt::format("  measuring: {} seed(s) checked, then timed (budget {:g} s)", job.seeds, max_time_s));
     out = measure(req, no_worker, sys, warm_info);
   }
+  const util::Json ephemeral = check_ephemeral(*prep, req, sys, out);
   lap("measure");
 
   const auto& m = prep->manifest;
@@ -289,6 +319,12 @@ int cmd_bench(const Args& args) {
       flags.push_back("answer_key_within_reach");
     }
   }
+  if (ephemeral.value("checked", false))
+    report += fmt::format("  ephemeral seed (made by this call's harness, never written to any file): {}\n",
+                          ephemeral.value("status", std::string()));
+  else
+    report += fmt::format("  ephemeral seed not checked: {}\n", ephemeral.value("reason", std::string()));
+  result["ephemeral_seed"] = ephemeral;
   if (!rejection.empty()) {
     report += fmt::format("\nREJECTED  {}: {}\n          Either the kernel does not do the work (it is wrong, or it "
                           "remembers its outputs) or ref.py's workload_model overstates it.\n",

@@ -104,11 +104,7 @@ bool golden_entry_usable(const CacheHit& hit) {
   return m && sealed_seed_present(*m);
 }
 
-namespace {
-
-// The request's sealed token drawn, its ref.py there, its folder and (a CUDA kernel's) signature.json written: the
-// harness's argv.
-Result<std::vector<std::string>> ready_request(GoldenRequest& req) {
+Result<std::vector<std::string>> ready_golden_request(GoldenRequest& req) {
   if (req.sealed_token.empty()) req.sealed_token = new_sealed_token();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(req.ref_py, ec))
@@ -118,6 +114,8 @@ Result<std::vector<std::string>> ready_request(GoldenRequest& req) {
     KOPT_TRY(util::write_json_atomic(req.out_dir / "signature.json", "signature", {{"signature", to_json(req.signature)}}));
   return harness_argv(req, "python3");
 }
+
+namespace {
 
 // The harness's output in req.out_dir, checked for its sealed seed, stored in the cache under `key` (when there is
 // one): the manifest, with "golden_cache" saying what was stored.
@@ -144,7 +142,7 @@ GoldenBatch golden_batch(std::vector<GoldenRequest> requests) {
   GoldenBatch b;
   for (auto& req : requests) {
     if (!req.cache) continue;
-    auto argv = ready_request(req);
+    auto argv = ready_golden_request(req);
     if (!argv) continue;  // make_golden says why, when it is asked for this one
     auto key = golden_key(*argv);
     if (!key) continue;
@@ -186,7 +184,7 @@ Result<int> prefetch_golden(std::vector<GoldenRequest> requests, util::CommandRu
 
 Result<util::Json> make_golden(const GoldenRequest& request, util::CommandRunner& runner) {
   GoldenRequest req = request;
-  KOPT_TRY_ASSIGN(auto argv, ready_request(req));
+  KOPT_TRY_ASSIGN(auto argv, ready_golden_request(req));
   std::string key;
   if (req.cache) {
     if (auto k = golden_key(argv); k) key = *k;  // a file that cannot be read: no cache, the harness says why

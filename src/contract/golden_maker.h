@@ -37,6 +37,10 @@ struct GoldenRequest {
 // The harness argv (python3 -m kopt_harness golden ...). Pure.
 std::vector<std::string> harness_argv(const GoldenRequest& req, const std::string& python);
 
+// The request's sealed token drawn, its ref.py checked, its folder and (a CUDA kernel's) signature.json written: the
+// harness's argv (`python3 -m kopt_harness golden ...`).
+Result<std::vector<std::string>> ready_golden_request(GoldenRequest& req);
+
 // The harness as a process: `python3 -m kopt_harness ARGS...` with PYTHONPATH set to kopt's harness. Errors:
 // python3 missing (gate, exit 3), the harness not found next to kopt (internal).
 Result<util::ProcessSpec> harness_process(const std::vector<std::string>& args, double timeout_s);

@@ -9,8 +9,10 @@
 #include <memory>
 #include <mutex>
 
+#include "contract/ephemeral_seed.h"
 #include "contract/golden_maker.h"
 #include "util/session.h"
+#include "util/unix_socket.h"
 
 namespace kopt::contract {
 
@@ -25,16 +27,23 @@ class GoldenStream {
   // prefetch_golden through the stream, one request a line. A request the harness fails is left to make_golden; a
   // stream that dies or times out is closed (later calls make nothing). Returns how many were made. Thread-safe.
   int prefetch(std::vector<GoldenRequest> requests);
+  // The ephemeral seed of `req`'s golden data (contract/ephemeral_seed.h), made now by this harness: its memfd comes
+  // on the socket the harness inherited at its start. Errors: the stream is closed, the harness failed the request
+  // (its message; the stream stays open), no sealed memfd came. Thread-safe.
+  Result<EphemeralSeedPtr> make_ephemeral(const GoldenRequest& req);
   bool alive() const;
   void close();  // an empty line (the harness ends), then the process group killed if it is still there
   // Kills the harness now, from any thread, a request in flight included (its prefetch returns; close() after).
   void abort();
 
  private:
-  explicit GoldenStream(std::unique_ptr<util::Session> s) : session_(std::move(s)), pid_(session_->pid()) {}
+  GoldenStream(std::unique_ptr<util::Session> s, util::Fd socket, int child_socket)
+      : session_(std::move(s)), pid_(session_->pid()), socket_(std::move(socket)), child_socket_(child_socket) {}
   mutable std::mutex mu_;
   std::unique_ptr<util::Session> session_;
   std::atomic<int> pid_;  // the harness's process group (abort() needs no lock)
+  util::Fd socket_;       // where the harness sends the ephemeral seed's memfd
+  int child_socket_ = -1;  // the harness's end's number (in the harness)
 };
 
 }  // namespace kopt::contract

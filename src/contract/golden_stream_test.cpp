@@ -2,14 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/prctl.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
+#include "contract/safetensors.h"
 #include "testing/counting_runner.h"
 #include "testing/golden_fixture.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
+#include "util/memfd.h"
 
 namespace kopt::contract {
 namespace {
@@ -81,6 +87,66 @@ TEST(GoldenStream, AbortEndsARequestInFlightAndItsPrefetchReturns) {
   EXPECT_EQ(made, 0);
   EXPECT_FALSE(s->alive());
   s->close();
+}
+
+// The ephemeral seed (contract/ephemeral_seed.h): made by the run's harness, it comes back as a memfd sealed for
+// good; nothing of it is written to any file (only the request's public signature.json, as for golden data); this
+// process is not dumpable while it holds it; the stream serves on.
+TEST(GoldenStream, TheEphemeralSeedComesBackInMemoryOnly) {
+  auto f = fixture("ephemeral");
+  if (!f) GTEST_SKIP() << "python3 or the harness not found";
+  auto files = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(f->root))
+      if (e.is_regular_file() && e.path().filename() != "stream.log") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ::setenv("KOPT_CACHE_DIR", (f->root / "kopt_cache").c_str(), 1);  // the sealed folder, should anything go there
+  auto stream = GoldenStream::start(f->root / "stream.log");
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  GoldenRequest req = f->request(1000, "ephemeral");
+  std::error_code ec;
+  fs::create_directories(req.out_dir, ec);
+  const auto before = files();
+  {
+    auto seed = (*stream)->make_ephemeral(req);
+    ASSERT_TRUE(seed.ok()) << seed.error().message;
+    EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0) << "not dumpable while it holds the seed";
+    ASSERT_TRUE(util::seals_of((*seed)->fd()).ok());
+    EXPECT_EQ(*util::seals_of((*seed)->fd()) & util::kFrozenSeals, util::kFrozenSeals);
+    auto bytes = util::read_all_at((*seed)->fd());
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(bytes->size(), (*seed)->bytes());
+    auto t = parse_safetensors(*bytes);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_EQ(t->size(), 3u);
+    const auto& a = t->at("in.a").data;
+    const auto& b = t->at("in.b").data;
+    const auto& c = t->at("out.c").data;
+    ASSERT_EQ(c.size(), 4000u);
+    for (size_t i = 0; i < 1000; i += 97) {
+      float x, y, z;
+      std::memcpy(&x, a.data() + 4 * i, 4);
+      std::memcpy(&y, b.data() + 4 * i, 4);
+      std::memcpy(&z, c.data() + 4 * i, 4);
+      EXPECT_FLOAT_EQ(z, x + y) << i;
+    }
+    EXPECT_TRUE((*seed)->to_json()["in_memory_only"].get<bool>());
+    auto after = files();
+    after.erase(std::remove_if(after.begin(), after.end(), [](const std::string& p) { return p.ends_with("signature.json"); }),
+                after.end());
+    EXPECT_EQ(after, before) << "no file was written";
+  }
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1) << "dumpable again";
+  EXPECT_TRUE((*stream)->alive());
+  EXPECT_EQ((*stream)->prefetch({f->request(1001, "after")}), 1) << "the stream serves on";
+  GoldenRequest triton = req;
+  triton.triton_kernel = "kernel.py";
+  EXPECT_FALSE((*stream)->make_ephemeral(triton).ok()) << "CUDA and CUTLASS kernels only";
+  (*stream)->close();
+  EXPECT_FALSE((*stream)->make_ephemeral(req).ok()) << "a closed stream makes none";
+  ::unsetenv("KOPT_CACHE_DIR");
 }
 
 }  // namespace

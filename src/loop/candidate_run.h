@@ -54,7 +54,7 @@ struct SelectionResult {
 };
 
 // The gate that rejected a candidate (state.json gate_records.rejected[].gate, by name).
-enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer, kSpeedOfLight };
+enum class RejectGate { kCases, kRegression, kDeterminism, kSanitizer, kSpeedOfLight, kEphemeralSeed };
 std::string_view reject_gate_name(RejectGate g);
 
 // What a run reused from the results database (summary.json's "reuse"): {"evaluations" (candidates and ablation

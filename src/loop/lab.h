@@ -65,6 +65,13 @@ class Lab {
   virtual void start_early_work() {}
   // Nothing more is wanted (a gate failed before prepare()): what start_early_work began is ended.
   virtual void stop_early_work() {}
+  // The ephemeral seed (contract/ephemeral_seed.h) of the golden data at `dims` (the primary case's), made now by the
+  // run's harness, never written to any file: the final champion's last check. An error says why there is none (the
+  // check is then recorded as not run). The default: none.
+  virtual Result<contract::EphemeralSeedPtr> ephemeral_seed(const Dims& dims) {
+    (void)dims;
+    return input_error("this lab makes no ephemeral seed");
+  }
   // The sanitizer gate on one measuring child (sanitize/sanitizer.h run_gate: every tool through the runner).
   virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
   // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
@@ -99,12 +106,16 @@ class SystemLab final : public Lab {
   void start_early_work() override;
   void stop_early_work() override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
+  // Through the run's golden-data harness; when the run has none (its golden data was cached), one started now: the
+  // search is over, so its start and the reference call disturb no timing.
+  Result<contract::EphemeralSeedPtr> ephemeral_seed(const Dims& dims) override;
   void use_slots(const std::vector<runner::WorkerSpec>& slots) override;
   ~SystemLab() override;
 
  private:
   // golden()'s request to the golden-data maker (the job's ref.py and seeds, no reference timing, the golden cache).
   Result<contract::GoldenRequest> golden_request(const Dims& dims, const std::filesystem::path& out_dir);
+  const std::filesystem::path& staging();  // staging_, made on first use
   pipeline::KernelJob job_;
   util::CommandRunner& runner_;
   std::vector<runner::WorkerSpec> slots_ = {runner::WorkerSpec{}};

@@ -4,6 +4,9 @@
 // shapes are the loop's own.
 #include <gtest/gtest.h>
 
+#include <sys/prctl.h>
+
+#include <algorithm>
 #include <set>
 
 #include <csignal>
@@ -49,6 +52,8 @@ struct GateRun {
   std::vector<Dims> goldens;
   std::vector<std::vector<Dims>> prefetched;
   std::vector<std::string> sanitized;
+  std::vector<Dims> ephemeral_seeds;
+  std::vector<std::string> runs;
 };
 
 GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo) {
@@ -78,6 +83,8 @@ GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo
   r.goldens = lab.goldens;
   r.prefetched = lab.prefetched;
   r.sanitized = lab.sanitized;
+  r.ephemeral_seeds = lab.ephemeral_seeds;
+  r.runs = lab.runs;
   return r;
 }
 
@@ -427,6 +434,52 @@ TEST(OptimizeGates, ANondeterministicFinalistIsReportedAndNeverBecomesChampion) 
   EXPECT_EQ(fv.back()["candidate"], r.state["champion"]["candidate"]["id"]);
   EXPECT_NE(r.state["champion"]["candidate"]["id"], "baseline") << "a faster deterministic candidate is found again";
   EXPECT_NE(r.summary_md.find("- final verification: `"), std::string::npos) << r.summary_md;
+}
+
+// The ephemeral seed (contract/ephemeral_seed.h): the fastest configuration is right on every public and sealed seed
+// (its races, checks and the determinism check pass) and wrong on the seed made at the end of the run and never
+// written: rejected at the final verification like any champion failing it, and the fallback pool gives the champion.
+TEST(OptimizeGates, AChampionWrongOnTheEphemeralSeedIsNotCrowned) {
+  ModelLabOptions mo;
+  mo.wrong_on_ephemeral = [](const Defines& d) { return tile(d) == 64; };
+  auto r = run_gates("ephemeral", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(champion_tile(r), 64);
+  EXPECT_NE(r.state["champion"]["candidate"]["id"], "baseline") << "a slower candidate right there is found again";
+  ASSERT_EQ(r.ephemeral_seeds.size(), 1u) << "made once, after the search, however many champions it checks";
+  EXPECT_EQ(n_of(r.ephemeral_seeds[0]), kUserN) << "at the primary case's dims";
+  const auto& eph = r.state["gate_records"]["ephemeral_seed"];
+  ASSERT_GE(eph.size(), 2u) << r.state["gate_records"].dump(2);
+  EXPECT_EQ(eph[0]["verdict"], "rejected");
+  EXPECT_EQ(eph[0]["status"], "wrong_on_ephemeral_seed");
+  EXPECT_TRUE(eph[0]["seed"]["in_memory_only"].get<bool>());
+  EXPECT_EQ(eph.back()["verdict"], "passed");
+  EXPECT_EQ(eph.back()["candidate"], r.state["champion"]["candidate"]["id"]);
+  const auto& fv = r.state["gate_records"]["final_verification"];
+  ASSERT_GE(fv.size(), 2u) << fv.dump(2);
+  EXPECT_EQ(fv[0]["verdict"], "rejected");
+  EXPECT_NE(fv[0]["reason"].get<std::string>().find("ephemeral seed: wrong_on_ephemeral_seed"), std::string::npos)
+      << fv[0].dump();
+  EXPECT_EQ(fv.back()["verdict"], "passed");
+  EXPECT_FALSE(rejected(r, "ephemeral_seed").empty()) << r.state["gate_records"]["rejected"].dump(2);
+  // Only the final verification's one-shot check runs get it, one per champion checked.
+  EXPECT_EQ(static_cast<size_t>(std::count(r.runs.begin(), r.runs.end(), "check ephemeral")), eph.size());
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1) << "dumpable again once the seed is gone";
+  EXPECT_EQ(r.summary["gates"]["ephemeral_seed"], eph);
+  EXPECT_NE(r.summary_md.find("- the ephemeral seed (made after the search, never written to any file): `"), std::string::npos)
+      << r.summary_md;
+}
+
+// Without an ephemeral seed (the lab makes none: Triton, or the harness failed) the check is recorded as not run and
+// the champion stands.
+TEST(OptimizeGates, WithoutAnEphemeralSeedTheCheckIsRecordedAsNotRun) {
+  auto r = run_gates("no_ephemeral", {}, {});
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& eph = r.state["gate_records"]["ephemeral_seed"];
+  ASSERT_EQ(eph.size(), 1u) << r.state["gate_records"].dump(2);
+  EXPECT_EQ(eph[0]["verdict"], "not_run");
+  EXPECT_NE(eph[0]["reason"].get<std::string>().find("no ephemeral seed"), std::string::npos);
+  EXPECT_EQ(r.state["gate_records"]["final_verification"].back()["verdict"], "passed");
 }
 
 // --champion-gates: final (the default) checks the champion the search ends with, each every would-be champion.

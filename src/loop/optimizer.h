@@ -158,14 +158,15 @@ class Optimizer {
   // A finalist against the champion at every case: the primary case's comparison and paired runs at the others.
   MultiCaseComparison compare_over_cases(const CandidateRun& cr, const runner::PairedComparison& primary,
                                          const std::filesystem::path& dir);
-  // A would-be or final champion's safety gates, each giving the reason it may not be champion (files under dir,
-  // the verdict in record).
+  // A would-be or final champion's safety gates (and the final one's ephemeral seed): the reason it may not be champion.
   std::optional<std::string> determinism_gate(const std::filesystem::path& lib, const search::Candidate& c,
                                               const std::filesystem::path& dir, util::Json& record);
   std::optional<std::string> sanitizer_gate(const std::filesystem::path& lib, const search::Candidate& c,
                                             const std::filesystem::path& dir, util::Json& record, std::string_view when);
-  // --champion-gates final: both gates on the champion the search ends with; one that fails is rejected and the
-  // champion it replaced (st_.superseded) is checked in turn, down to the baseline. Records in dir/verification.json.
+  std::optional<std::string> ephemeral_gate(const std::filesystem::path& lib, const search::Candidate& c,
+                                            const Result<contract::EphemeralSeedPtr>& seed, const std::filesystem::path& dir,
+                                            util::Json& record);
+  // --champion-gates final: the gates on the final champion; a rejected one's predecessors checked in turn (verify_champion.cpp).
   Status verify_champion(const std::filesystem::path& dir);
   std::vector<CandidateRun> fallback_pool(const ChampionRecord& back) const;  // raced against the champion it falls back to
   sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);

@@ -1,5 +1,5 @@
 // The safety gates (docs/GATES.md): the sanitizer (on the baseline at a small case, on a finalist or every candidate)
-// and the determinism check of a would-be or final champion.
+// and the determinism check of a would-be or final champion; the final champion's check on the ephemeral seed.
 #include "contract/safetensors.h"
 #include "loop/determinism.h"
 #include "loop/optimizer.h"
@@ -120,6 +120,46 @@ std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const 
   st_.gate_records["champion_sanitizer"]["candidate"] = cand.id;
   st_.race_safe = v.race_safe;
   return std::nullopt;
+}
+
+// The ephemeral seed (contract/ephemeral_seed.h): a one-shot check run of the champion whose judge serves a seed
+// made during this run and never written to any file, in the sealed seed's place. Wrong there (or failing there as it
+// never failed before): the reason it may not be champion. No seed, or a run with no verdict (load or internal
+// error, interrupted): recorded as not run.
+std::optional<std::string> Optimizer::ephemeral_gate(const fs::path& lib, const search::Candidate& cand,
+                                                     const Result<contract::EphemeralSeedPtr>& seed, const fs::path& dir,
+                                                     util::Json& record) {
+  util::Json rec = {{"candidate", cand.id}};
+  std::optional<std::string> why;
+  if (!seed) {
+    rec["verdict"] = "not_run";
+    rec["reason"] = "no ephemeral seed: " + seed.error().message;
+  } else {
+    const fs::path d = dir / "ephemeral_seed" / cand.id;
+    fs::create_directories(d);
+    auto req = request({lib}, {&cand}, d / "check.json", runner::RunMode::kCheck, {}, false);
+    req.ephemeral_fd = (*seed)->fd();
+    const runner::RunOutcome r = lab_.run(req);
+    rec["seed"] = (*seed)->to_json();
+    rec["status"] = runner::status_name(r.status);
+    if (r.details.contains("answer_key")) rec["answer_key"] = r.details["answer_key"];
+    if (r.status == runner::RunStatus::kOk) {
+      rec["verdict"] = "passed";
+    } else if (r.status == runner::RunStatus::kLoadError || r.status == runner::RunStatus::kInternal ||
+               r.status == runner::RunStatus::kInterrupted) {
+      rec["verdict"] = "not_run";
+      rec["reason"] = r.message;
+    } else {
+      rec["verdict"] = "rejected";
+      rec["reason"] = r.message;
+      why = std::string(runner::status_name(r.status)) + ": " + r.message;
+    }
+  }
+  say("    ephemeral seed on {}: {}{}", cand.id, rec["verdict"].get<std::string>(),
+      rec.contains("reason") ? " (" + rec["reason"].get<std::string>() + ")" : "");
+  record["ephemeral_seed"] = rec;
+  push_record(st_.gate_records, "ephemeral_seed", rec);
+  return why;
 }
 
 }  // namespace kopt::loop

@@ -167,6 +167,7 @@ std::string_view reject_gate_name(RejectGate g) {
     case RejectGate::kDeterminism: return "determinism";
     case RejectGate::kSanitizer: return "sanitizer";
     case RejectGate::kSpeedOfLight: return "below_speed_of_light";
+    case RejectGate::kEphemeralSeed: return "ephemeral_seed";
   }
   return "?";
 }
@@ -174,9 +175,10 @@ std::string_view reject_gate_name(RejectGate g) {
 void Optimizer::reject(const std::string& id, RejectGate gate, const std::string& reason) {
   std::lock_guard<std::mutex> lock(state_mu_);
   push_record(st_.gate_records, "rejected", {{"candidate", id}, {"gate", reject_gate_name(gate)}, {"reason", reason}});
-  // A finalist the sanitizer or the determinism check rejects is no correct configuration: the history (the
-  // frontier, the generator's model) says so. One slower at a case stays a correct, timed configuration.
-  if (gate != RejectGate::kSanitizer && gate != RejectGate::kDeterminism) return;
+  // A finalist the sanitizer, the determinism check or the ephemeral seed rejects is no correct configuration: the
+  // history (the frontier, the generator's model, the fallback pool) says so. One slower at a case stays a correct,
+  // timed configuration.
+  if (gate != RejectGate::kSanitizer && gate != RejectGate::kDeterminism && gate != RejectGate::kEphemeralSeed) return;
   for (auto& m : st_.history)
     if (m.candidate.id == id && m.status == search::CandidateStatus::kOk) {
       m.status = search::CandidateStatus::kIncorrect;

@@ -147,7 +147,8 @@ util::Json gates_json(const RunState& st, const GateOptions& o) {
   // Whether the champion passed its determinism check and sanitizer (the baseline's own gates are its sanitizer run).
   if (st.champion && st.champion->candidate.id != "baseline")
     gates["champion_verified"] = st.verified_as_champion(st.champion->candidate.id);
-  for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism", "final_verification"})
+  for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism",
+                        "final_verification", "ephemeral_seed"})
     if (g.contains(k)) gates[k] = g[k];
   return gates;
 }

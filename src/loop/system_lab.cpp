@@ -62,10 +62,7 @@ void SystemLab::start_early_work() {
   });
   auto cache = contract::golden_cache_from_env();
   if (!cache || !*cache) return;  // no golden cache: nothing made early could be found; prepare() makes it
-  staging_ = util::kopt_cache_dir("golden_staging") / fmt::format("{}_{}", ::getpid(), contract::new_sealed_token());
-  std::error_code ec;
-  fs::create_directories(staging_, ec);
-  auto req = golden_request(job_.dims, staging_ / "golden");
+  auto req = golden_request(job_.dims, staging() / "golden");
   if (!req) return;
   req->time_reference = true;  // what prepare() asks, so that its cache key is this one's
   // Already in the cache (a warm run): no harness now; a later batch that needs one starts its own.
@@ -174,6 +171,29 @@ Result<contract::GoldenRequest> SystemLab::golden_request(const Dims& dims, cons
     KOPT_TRY_ASSIGN(g.signature, contract::parse_solve_signature(text, job_.kernel.string()));
   }
   return g;
+}
+
+const fs::path& SystemLab::staging() {
+  if (staging_.empty()) {
+    staging_ = util::kopt_cache_dir("golden_staging") / fmt::format("{}_{}", ::getpid(), contract::new_sealed_token());
+    std::error_code ec;
+    fs::create_directories(staging_, ec);
+  }
+  return staging_;
+}
+
+Result<contract::EphemeralSeedPtr> SystemLab::ephemeral_seed(const Dims& dims) {
+  if (pipeline::is_triton_kernel(job_.kernel))
+    return input_error(
+        "not made for a Triton kernel: its measuring child's judge client (python/kopt_harness/sealed.py) "
+        "takes no ephemeral seed yet");
+  if (early_.valid()) early_.get();
+  if (!stream_ || !stream_->alive()) {
+    stream_.reset();
+    KOPT_TRY_ASSIGN(stream_, contract::GoldenStream::start(staging() / "golden_stream.log"));
+  }
+  KOPT_TRY_ASSIGN(auto req, golden_request(dims, staging() / "ephemeral"));
+  return stream_->make_ephemeral(req);
 }
 
 Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {

@@ -14,9 +14,12 @@ Status Optimizer::verify_champion(const fs::path& dir) {
   if (!st_.champion || st_.verified_as_champion(st_.champion->candidate.id)) return ok_status();
   Phase p(*this, "selection");
   util::Json records = util::Json::array();
+  // The ephemeral seed, made once now that the search is over (nothing is timed meanwhile), at the primary case's
+  // golden data; held (kopt not dumpable) until every champion that needs it was checked.
+  std::optional<Result<contract::EphemeralSeedPtr>> ephemeral;
   while (st_.champion && !st_.verified_as_champion(st_.champion->candidate.id) && !util::interrupted()) {
     const ChampionRecord c = *st_.champion;
-    say("verifying the final champion {} (determinism, then the sanitizer)...", c.candidate.id);
+    say("verifying the final champion {} (determinism, the sanitizer, then the ephemeral seed)...", c.candidate.id);
     util::Json rec = {{"candidate", c.candidate.id}};
     std::optional<std::string> why, reason;  // what is said, what the rejection records (as selection's)
     RejectGate gate = RejectGate::kDeterminism;
@@ -26,6 +29,13 @@ Status Optimizer::verify_champion(const fs::path& dir) {
       why = "sanitizer: " + *u;
       reason = *u;
       gate = RejectGate::kSanitizer;
+    } else {
+      if (!ephemeral) ephemeral = lab_.ephemeral_seed(cases_.empty() ? o_.job.dims : cases_[primary_].c.realised);
+      if (auto e = ephemeral_gate(c.library, c.candidate, *ephemeral, dir / "verification", rec)) {
+        why = "ephemeral seed: " + *e;
+        reason = *e;
+        gate = RejectGate::kEphemeralSeed;
+      }
     }
     if (!why) {
       rec["verdict"] = "passed";

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/dims.h"
 #include "compile/request.h"
+#include "contract/ephemeral_seed.h"
 #include "contract/signature.h"
+#include "core/dims.h"
 #include "core/result.h"
 #include "runner/compare.h"
 #include "search/method.h"
@@ -63,6 +64,10 @@ struct Prepared {
   util::Json triton_config = util::Json::object();
   // Wall seconds of prepare's steps ("compile", "golden"): bench's and optimize's time accounting.
   std::map<std::string, double> phase_seconds;
+  // prepare(..., want_ephemeral): the ephemeral seed (contract/ephemeral_seed.h) made by the harness that made the
+  // golden data, or why there is none.
+  contract::EphemeralSeedPtr ephemeral;
+  std::string ephemeral_reason;
 };
 
 using Say = std::function<void(const std::string&)>;
@@ -75,8 +80,10 @@ runner::Tolerance resolve_tolerance(const util::Json& manifest, NumericsMode mod
 void say_golden_cache(const util::Json& manifest, const Say& say);
 
 // Parses the contract, writes golden data into work_dir/golden, compiles the kernel into work_dir/build.
+// `want_ephemeral` (kopt bench; CUDA and CUTLASS kernels): where the golden data is not cached, the harness that makes
+// it (a stream, contract/golden_stream.h, filling the golden cache) also makes the ephemeral seed: Prepared::ephemeral.
 Result<Prepared> prepare(const KernelJob& job, const std::filesystem::path& work_dir, util::CommandRunner& runner,
-                         bool time_reference, const Say& say);
+                         bool time_reference, const Say& say, bool want_ephemeral = false);
 
 // Compiles the job's kernel (one request, the build cache as every compile): nvcc missing is a gate error (exit 3), a
 // kernel that does not compile an input error with nvcc's log (its first 4000 characters).

@@ -97,6 +97,14 @@ std::string render_gates_markdown(const util::Json& s) {
         md += fmt::format("- **the champion's {}: not run** (the run ended before them; `--resume` runs them)\n", what);
       }
     }
+    if (g.contains("ephemeral_seed")) {  // docs/GATES.md "The ephemeral seed": made at the end, never written
+      std::vector<std::string> checked;
+      for (const auto& e : g["ephemeral_seed"])
+        checked.push_back(fmt::format("`{}` {}{}", str(e, "candidate"), str(e, "verdict"),
+                                      e.value("verdict", std::string()) == "passed" ? "" : " (" + str(e, "reason") + ")"));
+      md +=
+          fmt::format("- the ephemeral seed (made after the search, never written to any file): {}\n", util::join(checked, ", "));
+    }
     if (g.contains("final_verification"))
       for (const auto& v : g["final_verification"])
         if (v.value("verdict", std::string()) == "rejected")

@@ -37,6 +37,7 @@
 #include "runner/timer.h"
 #include "runner/timing_method.h"
 #include "util/fs.h"
+#include "util/memfd.h"
 
 namespace kopt::runner {
 
@@ -65,6 +66,9 @@ struct Options {
   std::string dump_outputs;  // check mode: the first seed's outputs as a safetensors file (the determinism check)
   std::string smem_fill;     // check mode: fill shared memory with this 32-bit pattern before each call (smem_fill.h)
   int max_seeds = 0;         // check mode: only the first N seeds (0: every seed); the sanitizer gate's runs use 1
+  // The ephemeral seed's memfd, inherited (contract/ephemeral_seed.h): handed to the judge, which serves it in the
+  // sealed seed's place, and closed here before any candidate is loaded. -1: none.
+  int ephemeral_fd = -1;
 };
 
 // A race decides after 6 rounds at the earliest (runner/race.h): every library's first audit falls in them.
@@ -120,17 +124,20 @@ struct Sealing {
   std::unique_ptr<JudgeClient> judge;  // null: no judge (its error in judge_error)
   std::string judge_error;
   SealState seal;
+  bool ephemeral = false;  // the judge serves the ephemeral seed in the sealed seed's place (--ephemeral-fd)
   // Where checks on the host download every buffer: pinned, kept for the process's life, and (a memfd) shared with
   // the judge, which reads the sealed seed's outputs there (runner/shared_buffer.h). Never null.
   std::unique_ptr<SharedBuffer> staging;
   util::Json to_json(const Golden& g) const {
-    const bool out_of_reach = judge && seal.sealed && g.sealed.has_value();
+    // The ephemeral seed was never on disk: out of reach with its judge alone, Landlock or not.
+    const bool out_of_reach = judge && (ephemeral || (seal.sealed && g.sealed.has_value()));
     util::Json j = {{"sealed_seed", g.sealed.has_value()}, {"judge", judge != nullptr}, {"landlock", seal.to_json()},
                     {"out_of_reach", out_of_reach}};
+    if (ephemeral) j["ephemeral_seed"] = true;
     if (!out_of_reach)
-      j["reason"] = !g.sealed         ? "the golden data has no sealed seed (made by an older kopt, or by hand)"
-                    : !judge          ? "no judge process: " + judge_error
-                                      : "the sealed seed is on disk where the candidate could open it: " + seal.off_reason;
+      j["reason"] = !judge      ? "no judge process: " + judge_error
+                    : !g.sealed ? "the golden data has no sealed seed (made by an older kopt, or by hand)"
+                                : "the sealed seed is on disk where the candidate could open it: " + seal.off_reason;
     return j;
   }
 };
@@ -142,17 +149,31 @@ bool sealing_enabled() {
 }
 
 // Starts the judge, then seals this process away from the sealed seeds. Before any candidate is loaded.
-Sealing start_sealing() {
+// `ephemeral_fd` >= 0: the judge gets the ephemeral seed's memfd and this process closes its own copy; not dumpable
+// while it holds it (no process of the user opens it through /proc/PID/fd). KOPT_SEAL=off turns the seal off, not
+// that judge.
+Sealing start_sealing(int ephemeral_fd = -1) {
   Sealing s;
-  if (!sealing_enabled()) {
+  s.ephemeral = ephemeral_fd >= 0;
+  if (!sealing_enabled() && !s.ephemeral) {
     s.judge_error = "turned off by KOPT_SEAL=off";
     s.seal.off_reason = s.judge_error;
     s.staging = std::make_unique<SharedBuffer>(false);
     return s;
   }
-  auto j = JudgeClient::spawn();
+  const bool was_dumpable = s.ephemeral ? util::set_dumpable(false) : true;
+  auto j = JudgeClient::spawn("", ephemeral_fd);
+  if (s.ephemeral) {
+    ::close(ephemeral_fd);
+    if (was_dumpable) util::set_dumpable(true);
+  }
   if (j) s.judge = std::move(j).value();
   else s.judge_error = j.error().message;
+  if (!sealing_enabled()) {
+    s.seal.off_reason = "turned off by KOPT_SEAL=off";
+    s.staging = std::make_unique<SharedBuffer>(s.judge != nullptr);
+    return s;
+  }
   s.staging = std::make_unique<SharedBuffer>(s.judge != nullptr);
   s.seal = seal_away(sealed_root());
   return s;
@@ -227,7 +248,9 @@ class Child {
   // by pointer would then see "fresh" buffers it has seen (an audit's re-check in fresh buffers relies on them).
   Bound allocate(std::mt19937_64& rng);
   Bound allocate_once(std::mt19937_64& rng);
-  bool sealed_available() const { return judge_ && g_.sealed.has_value(); }
+  bool sealed_available() const { return judge_ && (g_.sealed.has_value() || ephemeral()); }
+  // The judge serves the ephemeral seed in the sealed seed's place (--ephemeral-fd): results name it so.
+  bool ephemeral() const { return opt_.ephemeral_fd >= 0; }
   const std::map<std::string, std::vector<unsigned char>>& sealed_inputs();
   void free_bound(Bound& b);
   void reset_outputs(Bound& b);
@@ -281,7 +304,7 @@ class Child {
   // library from then on; what the later audits catch (outputs that depend on what it saw before) needs no secret.
   int audit_seed() const { return g_.seeds.back(); }
   bool audit_seed_held() const { return g_.seeds.size() >= 2; }
-  static int seed_id(const Bound& view, int seed) { return view.sealed ? kSealedSeedId : seed; }
+  int seed_id(const Bound& view, int seed) const { return view.sealed ? (ephemeral() ? kEphemeralSeedId : kSealedSeedId) : seed; }
   std::string seed_text(const Bound& view) const {
     return view.sealed ? "the sealed seed" : "seed " + std::to_string(audit_seed());
   }
@@ -760,7 +783,9 @@ util::Json Child::judge_sealed(std::map<std::string, std::span<unsigned char>>& 
   judge_record["judge_ms"] = v->judge_ms;
   if (!judge_->shared_refusal().empty()) judge_record["shared_refused"] = judge_->shared_refusal();
   if (v->status != RunStatus::kOk && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
-    status = v->status == RunStatus::kWrongResult ? RunStatus::kWrongOnSealedSeed : v->status;
+    status = v->status != RunStatus::kWrongResult ? v->status
+             : ephemeral()                        ? RunStatus::kWrongOnEphemeralSeed
+                                                  : RunStatus::kWrongOnSealedSeed;
     message = v->message;
   }
   return v->outputs;
@@ -1231,11 +1256,11 @@ util::Json Child::run() {
       util::Json v = call_and_verify(lib, b, tol, status, message, [&] {
         if (filler) filler->fill(pattern);
       });
-      v["seed"] = kSealedSeedId;
-      v["sealed"] = true;
+      v["seed"] = ephemeral() ? kEphemeralSeedId : kSealedSeedId;
+      v[ephemeral() ? "ephemeral" : "sealed"] = true;
       seeds.push_back(v);
       if (status == RunStatus::kOk) sealed_pass(lib);
-      if (status != RunStatus::kOk) message = "on the sealed seed: " + message;
+      if (status != RunStatus::kOk) message = (ephemeral() ? "on the ephemeral seed: " : "on the sealed seed: ") + message;
       free_bound(b);
     }
     result["seeds"] = seeds;
@@ -1310,6 +1335,8 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
                  "check mode: fill every SM's shared memory with this 32-bit hex pattern before each call (the sanitizer "
                  "gate's test for reads of shared memory nobody wrote)");
   app.add_option("--l2", l2, "cold (flush the L2 before every sample, the default) | warm");
+  app.add_option("--ephemeral-fd", o.ephemeral_fd,
+                 "check mode: the ephemeral seed's memfd, inherited: the judge serves it in the sealed seed's place");
   app.add_option("--max-seeds", o.max_seeds, "check mode: only the first N seeds (0, the default: every seed)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--timing-method", o.timing_method,
@@ -1432,10 +1459,11 @@ int child_main(const std::vector<std::string>& args) {
   };
   util::Json startup = util::Json::object();
   // The judge and the seal come first: nothing of a candidate is loaded yet (runner/sealed.h).
-  const Sealing sealing = start_sealing();
+  const Sealing sealing = start_sealing(o->ephemeral_fd);
   startup["seal"] = ms_since(t0);
   auto golden = load_golden(o->golden);
-  if (golden && golden->sealed && sealing.judge) (void)sealing.judge->inputs(o->golden);  // read before any candidate loads
+  if (golden && (golden->sealed || sealing.ephemeral) && sealing.judge)
+    (void)sealing.judge->inputs(o->golden);  // read before any candidate loads
   startup["golden"] = ms_since(t0);
   if (!golden) {
     write_result(*o, {{"status", "load_error"}, {"message", golden.error().message}});

@@ -54,6 +54,7 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
   if (!req.dump_outputs.empty()) argv.insert(argv.end(), {"--dump-outputs", req.dump_outputs.string()});
   if (!req.smem_fill.empty()) argv.insert(argv.end(), {"--smem-fill", req.smem_fill});
   if (req.max_seeds > 0) argv.insert(argv.end(), {"--max-seeds", std::to_string(req.max_seeds)});
+  if (req.ephemeral_fd >= 0) argv.insert(argv.end(), {"--ephemeral-fd", std::to_string(req.ephemeral_fd)});
   return argv;
 }
 
@@ -145,6 +146,7 @@ RunOutcome run_candidate(const RunRequest& req, util::CommandRunner& runner) {
   util::ProcessSpec spec{child_argv(req)};
   spec.timeout_s = req.timeout_s;
   spec.env = req.env;
+  if (req.ephemeral_fd >= 0) spec.pass_fds = {req.ephemeral_fd};  // this child alone inherits it
   auto proc = runner.run(spec);
   std::optional<util::Json> result;
   if (std::filesystem::exists(req.result_json, ec)) {

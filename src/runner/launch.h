@@ -40,6 +40,10 @@ struct RunRequest {
   std::filesystem::path dump_outputs; // check mode: the first seed's outputs written here (loop/determinism.h)
   std::string smem_fill;              // check mode: shared memory filled with this pattern before each call (smem_fill.h)
   int max_seeds = 0;                  // check mode: only the first N seeds (0: all); the sanitizer gate uses 1
+  // Check mode: the ephemeral seed's memfd (contract/ephemeral_seed.h), inherited by a one-shot child (never the
+  // worker: it has loaded candidates) that hands it to its judge and closes its own copy before loading the library;
+  // the judge serves that seed in the sealed seed's place (`--ephemeral-fd`). -1: none.
+  int ephemeral_fd = -1;
   // Triton (docs/TRITON.md): set triton_kernel and the child is `python3 -m kopt_harness triton-run` on
   // that kernel.py instead of `kopt __runner`; `libs` is then unused. One configuration (the run_kernel
   // keyword arguments: constexpr params, num_warps/num_stages, KOPT_<ID> guards) per slot: one for

@@ -9,7 +9,7 @@ struct Row {
   RunStatus s;
   std::string_view name, text;
 };
-constexpr std::array<Row, 14> kRows = {{
+constexpr std::array<Row, 15> kRows = {{
     {RunStatus::kOk, "ok", "correct"},
     {RunStatus::kWrongResult, "wrong_result", "an output differs from the reference beyond tolerance"},
     {RunStatus::kUnwrittenOutput, "unwritten_output", "an output element was never written (still poisoned)"},
@@ -18,6 +18,8 @@ constexpr std::array<Row, 14> kRows = {{
      "wrong outputs on a timed call whose inputs it had not seen (memoised or stale outputs)"},
     {RunStatus::kWrongOnSealedSeed, "wrong_on_sealed_seed",
      "wrong on the sealed seed, whose expected outputs no process the candidate runs in can read"},
+    {RunStatus::kWrongOnEphemeralSeed, "wrong_on_ephemeral_seed",
+     "wrong on the ephemeral seed, made during the run and never written to any file"},
     {RunStatus::kOutputsChangedAfterReturn, "outputs_changed_after_return",
      "the outputs changed after solve() returned and the device was synchronised (work finished later)"},
     {RunStatus::kThreadsLeftRunning, "threads_left_running", "solve() or its library left host threads running"},

@@ -18,14 +18,15 @@ enum class RunStatus {
   // The evidence rules of docs/GATES.md "Evidence that cannot be gamed" (issue 40):
   kWrongOnFreshInputs,         // right on the checked seeds, wrong on a timed call with inputs it had not seen
   kWrongOnSealedSeed,          // wrong on the sealed seed, whose expected outputs are out of its reach (runner/sealed.h)
+  kWrongOnEphemeralSeed,       // wrong on the ephemeral seed, never written to any file (contract/ephemeral_seed.h)
   kOutputsChangedAfterReturn,  // two looks at one call's outputs, both after solve() returned, disagree
   kThreadsLeftRunning,         // solve() (or loading its library) left host threads running
-  kCudaError,        // a CUDA error (illegal address, launch failure, ...) during the call
-  kCrashed,          // the child died from a signal (segfault, abort, ...)
-  kTimedOut,         // the child did not finish in time and was killed
-  kLoadError,        // the library or its solve() could not be loaded, or golden data was unreadable
-  kInterrupted,      // kopt was interrupted
-  kInternal          // anything else
+  kCudaError,                  // a CUDA error (illegal address, launch failure, ...) during the call
+  kCrashed,                    // the child died from a signal (segfault, abort, ...)
+  kTimedOut,                   // the child did not finish in time and was killed
+  kLoadError,                  // the library or its solve() could not be loaded, or golden data was unreadable
+  kInterrupted,                // kopt was interrupted
+  kInternal                    // anything else
 };
 std::string_view describe(RunStatus s);
 std::string_view status_name(RunStatus s);  // snake_case, for JSON

@@ -16,11 +16,12 @@
 #include "device/gpu_info.h"
 #include "runner/golden.h"
 #include "runner/launch.h"
+#include "runner/sealed.h"
 #include "runner/worker.h"
-#include "util/session.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/session.h"
 
 namespace kopt::runner {
 
@@ -169,6 +170,37 @@ TEST(RunnerChildArgv, MaxSeedsAndCheckedFirstArePassedWhenSetAndTheChildAcceptsT
   util::SystemRunner runner;
   auto proc = runner.run({argv});
   EXPECT_EQ(proc.exit_code, 4);  // parsed; no golden data there: a load error, not a usage error
+  auto j = util::read_json(req.result_json);
+  ASSERT_TRUE(j.ok()) << proc.stderr_text;
+  EXPECT_EQ((*j)["status"], "load_error");
+}
+
+// The ephemeral seed's memfd reaches a one-shot child alone, named on its command line; the worker never serves it.
+TEST(RunnerChildArgv, TheEphemeralSeedGoesToAOneShotChildOnly) {
+  RunRequest req;
+  req.libs = {"/k.so"};
+  req.golden_dir = "/nonexistent/golden";
+  EXPECT_TRUE(MeasuringWorker::serves(req));
+  auto plain = child_argv(req, "/bin/kopt");
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--ephemeral-fd"), plain.end());
+  req.ephemeral_fd = 7;
+  EXPECT_FALSE(MeasuringWorker::serves(req)) << "the worker has loaded candidates";
+  auto argv = child_argv(req, "/bin/kopt");
+  auto e = std::find(argv.begin(), argv.end(), "--ephemeral-fd");
+  ASSERT_NE(e, argv.end());
+  EXPECT_EQ(*(e + 1), "7");
+  // The child accepts it (and starts its judge with it): no golden data there, a load error, not a usage error.
+  auto seed = testing_support::make_vadd_ephemeral(16);
+  ASSERT_TRUE(seed);
+  fs::path dir = fs::path(::testing::TempDir()) / ("kopt_ephemeral_argv_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  req.result_json = dir / "r.json";
+  req.ephemeral_fd = seed->fd();
+  util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
+  spec.pass_fds = {seed->fd()};
+  util::SystemRunner runner;
+  auto proc = runner.run(spec);
+  EXPECT_EQ(proc.exit_code, 4) << proc.stderr_text;
   auto j = util::read_json(req.result_json);
   ASSERT_TRUE(j.ok()) << proc.stderr_text;
   EXPECT_EQ((*j)["status"], "load_error");
@@ -992,6 +1024,52 @@ TEST_F(EvidenceGpu, AKernelThatReadsTheAnswerKeyIsWrongOnTheSealedSeed) {
   auto open = run("vadd_answer_key", RunMode::kCheck, 60, "auto", "cold", {{"KOPT_SEAL", "off"}});
   EXPECT_EQ(open.status, RunStatus::kOk) << "without the seal it passes: " << open.message;
   EXPECT_FALSE(open.details["answer_key"]["out_of_reach"].get<bool>()) << open.details["answer_key"].dump();
+}
+
+// The ephemeral seed (contract/ephemeral_seed.h): where the seal is missing (simulated with KOPT_SEAL=off, as on a
+// kernel without Landlock), the answer-key reader finds the sealed seed's file and passes every check; given the
+// ephemeral seed (a memfd the judge reads, never a file) the same one-shot check run is wrong_on_ephemeral_seed. An
+// honest kernel passes there.
+TEST_F(EvidenceGpu, AnAnswerKeyReaderThatReachesTheSealedSeedIsCaughtByTheEphemeralSeed) {
+  auto seed = testing_support::make_vadd_ephemeral(1 << 20);
+  ASSERT_TRUE(seed);
+  auto check = [&](const std::string& name) {
+    util::SystemRunner sys;
+    RunRequest req;
+    req.libs = {build(name)};
+    req.golden_dir = dir_ / "golden";
+    req.result_json = dir_ / (name + "_ephemeral.json");
+    req.mode = RunMode::kCheck;
+    req.ephemeral_fd = seed->fd();
+    util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
+    spec.timeout_s = 60;
+    spec.env = {{"KOPT_SEAL", "off"}};
+    spec.pass_fds = {seed->fd()};
+    auto proc = sys.run(spec);
+    std::optional<util::Json> j;
+    if (auto r = util::read_json(req.result_json); r.ok()) j = r.value();
+    auto o = interpret(proc, j);
+    std::printf("[evidence] %s on the ephemeral seed (seal off) -> %s: %s\n", name.c_str(),
+                std::string(status_name(o.status)).c_str(), o.message.c_str());
+    return o;
+  };
+  auto open = run("vadd_answer_key", RunMode::kCheck, 60, "auto", "cold", {{"KOPT_SEAL", "off"}});
+  EXPECT_EQ(open.status, RunStatus::kOk) << "the sealed seed within its reach: " << open.message;
+  auto caught = check("vadd_answer_key");
+  EXPECT_EQ(caught.status, RunStatus::kWrongOnEphemeralSeed) << caught.message;
+  const auto& seeds = caught.details["seeds"];
+  ASSERT_EQ(seeds.size(), 4u) << caught.details.dump();
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(seeds[i]["outputs"]["c"]["ok"].get<bool>()) << "it found seed " << i << "'s answer";
+  EXPECT_EQ(seeds[3]["seed"], kEphemeralSeedId);
+  EXPECT_TRUE(seeds[3]["ephemeral"].get<bool>());
+  EXPECT_EQ(seeds[3]["checked_on"], "judge");
+  const auto& key = caught.details["answer_key"];
+  std::printf("[evidence] answer key (ephemeral): %s\n", key.dump().c_str());
+  EXPECT_TRUE(key["ephemeral_seed"].get<bool>()) << key.dump();
+  EXPECT_TRUE(key["out_of_reach"].get<bool>()) << "never on disk: out of reach without the seal" << key.dump();
+  auto honest = check("vadd_ok");
+  EXPECT_EQ(honest.status, RunStatus::kOk) << honest.message;
+  EXPECT_TRUE(honest.details["seeds"].back()["ephemeral"].get<bool>());
 }
 
 TEST_F(EvidenceGpu, AnL2PersistingWindowIsUndoneBeforeEverySampleAndFlagged) {

@@ -26,6 +26,7 @@
 #include "runner/golden_store.h"
 #include "runner/judge_wire.h"
 #include "util/fs.h"
+#include "util/memfd.h"
 
 extern char** environ;
 
@@ -52,20 +53,26 @@ struct SealedEntry {
   contract::TensorMap tensors;
 };
 
-Result<SealedEntry> load_sealed(const fs::path& golden_dir) {
+// The golden data's sealed seed, or (`ephemeral` set) the ephemeral seed in its place, checked against its manifest.
+Result<SealedEntry> load_sealed(const fs::path& golden_dir, const contract::TensorMap* ephemeral) {
   SealedEntry e;
   KOPT_TRY_ASSIGN(e.golden, load_golden(golden_dir));
-  auto token = sealed_token(e.golden.manifest);
-  if (!token) return input_error("the golden data in " + golden_dir.string() + " has no sealed seed");
-  KOPT_TRY_ASSIGN(e.tensors, contract::read_safetensors(sealed_seed_file(*token)));
+  if (ephemeral) {
+    e.tensors = *ephemeral;
+  } else {
+    auto token = sealed_token(e.golden.manifest);
+    if (!token) return input_error("the golden data in " + golden_dir.string() + " has no sealed seed");
+    KOPT_TRY_ASSIGN(e.tensors, contract::read_safetensors(sealed_seed_file(*token)));
+  }
+  const std::string which = ephemeral ? "the ephemeral seed" : "the sealed seed";
   for (const auto& [name, spec] : e.golden.buffers) {
     const char* prefix = spec.role == "output" ? "out." : "in.";
     for (std::string key : {std::string(prefix) + name, spec.role == "inout" ? "out." + name : std::string()}) {
       if (key.empty()) continue;
       auto it = e.tensors.find(key);
       if (it == e.tensors.end() || static_cast<int64_t>(it->second.data.size()) != spec.nbytes)
-        return input_error("the sealed seed of " + golden_dir.string() + " lacks " + key + " of " +
-                           std::to_string(spec.nbytes) + " bytes: make the golden data again");
+        return input_error(which + " of " + golden_dir.string() + " lacks " + key + " of " + std::to_string(spec.nbytes) +
+                           " bytes: " + (ephemeral ? "it was made for other golden data" : "make the golden data again"));
     }
   }
   return e;
@@ -90,6 +97,9 @@ struct JudgeState {
   // The judge's own copy of the output it compares: what is compared is one fixed set of bytes, whatever anyone does to
   // the shared buffer meanwhile. Kept between requests (no page faults on the next one).
   std::vector<unsigned char> copy;
+  // The ephemeral seed (`__judge --ephemeral-fd`), served in the sealed seed's place; its error when unreadable.
+  std::optional<contract::TensorMap> ephemeral;
+  std::string ephemeral_error;
 };
 
 // The bytes of output `k` of a judge request: the k-th blob, or its range of the shared buffer copied into the
@@ -165,7 +175,8 @@ util::Json judge_request(JudgeState& st, const util::Json& h, std::vector<std::v
   const std::string key = sealed_cache_key(dir);
   auto it = st.entries.find(key);
   if (it == st.entries.end()) {
-    auto e = load_sealed(dir);
+    if (!st.ephemeral_error.empty()) return {{"error", st.ephemeral_error}};
+    auto e = load_sealed(dir, st.ephemeral ? &*st.ephemeral : nullptr);
     if (!e) return {{"error", e.error().message}};
     if (st.entries.size() >= 4) st.entries.clear();  // a worker serves a few golden data at a time
     it = st.entries.emplace(key, std::move(e).value()).first;
@@ -186,12 +197,33 @@ util::Json judge_request(JudgeState& st, const util::Json& h, std::vector<std::v
 
 }  // namespace
 
-int judge_main() {
+namespace {
+
+// The ephemeral seed from its memfd (closed here): only a memfd sealed for good, so that its bytes are the ones the
+// harness wrote and reading it can never fault.
+Result<contract::TensorMap> read_ephemeral(int fd) {
+  util::Fd owned(fd);
+  KOPT_TRY_ASSIGN(const int seals, util::seals_of(fd));
+  if ((seals & util::kFrozenSeals) != util::kFrozenSeals) return input_error("the ephemeral seed's memfd is not sealed for good");
+  KOPT_TRY_ASSIGN(auto bytes, util::read_all_at(fd));
+  return contract::parse_safetensors(bytes, "the ephemeral seed");
+}
+
+}  // namespace
+
+int judge_main(int ephemeral_fd) {
   constexpr int fd = 3;
   // Not dumpable: another process of this user cannot read this one's memory (/proc/PID/mem, ptrace).
   ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   JudgeState st;
+  if (ephemeral_fd >= 0) {
+    auto t = read_ephemeral(ephemeral_fd);
+    if (t)
+      st.ephemeral = std::move(t).value();
+    else
+      st.ephemeral_error = "the ephemeral seed: " + t.error().message;
+  }
   util::Json h;
   std::vector<std::vector<unsigned char>> blobs;
   int passed_fd = -1;
@@ -206,7 +238,7 @@ int judge_main() {
 
 // ---- The measuring process's side ----------------------------------------------------------------------------------
 
-Result<std::unique_ptr<JudgeClient>> JudgeClient::spawn(const std::string& kopt_exe) {
+Result<std::unique_ptr<JudgeClient>> JudgeClient::spawn(const std::string& kopt_exe, int ephemeral_fd) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return internal_error(std::string("socketpair for the judge: ") + std::strerror(errno));
@@ -217,14 +249,24 @@ Result<std::unique_ptr<JudgeClient>> JudgeClient::spawn(const std::string& kopt_
     ::close(sv[1]);
     return internal_error("cannot find kopt's own executable for the judge: " + ec.message());
   }
+  // Both descriptors first above the numbers they go to (dup2 onto 3 must not replace the other one), then dup2'd
+  // there (dup2 clears close-on-exec on the copy).
+  constexpr int kEphemeralFd = 4;
+  util::Fd sock(::fcntl(sv[1], F_DUPFD_CLOEXEC, 10)), eph(ephemeral_fd >= 0 ? ::fcntl(ephemeral_fd, F_DUPFD_CLOEXEC, 10) : -1);
+  ::close(sv[1]);
+  if (!sock || (ephemeral_fd >= 0 && !eph)) {
+    ::close(sv[0]);
+    return internal_error(std::string("cannot pass the judge its descriptors: ") + std::strerror(errno));
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], 3);  // dup2 clears close-on-exec on the copy
-  const char* argv[] = {exe.c_str(), "__judge", nullptr};
+  posix_spawn_file_actions_adddup2(&fa, sock.get(), 3);
+  if (eph) posix_spawn_file_actions_adddup2(&fa, eph.get(), kEphemeralFd);
+  const std::string ephemeral_arg = std::to_string(kEphemeralFd);
+  const char* argv[] = {exe.c_str(), "__judge", ephemeral_fd >= 0 ? "--ephemeral-fd" : nullptr, ephemeral_arg.c_str(), nullptr};
   pid_t pid = -1;
   int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, const_cast<char* const*>(argv), environ);
   posix_spawn_file_actions_destroy(&fa);
-  ::close(sv[1]);
   if (rc != 0) {
     ::close(sv[0]);
     return internal_error(std::string("cannot start the judge: ") + std::strerror(rc));

@@ -36,6 +36,8 @@ using contract::sealed_token;
 
 // The seed number results give the sealed seed (its real number is secret), with "sealed": true beside it.
 constexpr int kSealedSeedId = -1;
+// The same for the ephemeral seed (contract/ephemeral_seed.h), with "ephemeral": true beside it.
+constexpr int kEphemeralSeedId = -2;
 
 // What this process did to keep the sealed seeds out of reach.
 struct SealState {
@@ -56,7 +58,10 @@ class JudgeClient {
  public:
   // Starts `KOPT __judge` on a socket pair (KOPT: kopt's executable; empty: this process's own). Call before any
   // candidate is loaded and before seal_away: the judge must be able to read the sealed seeds.
-  static Result<std::unique_ptr<JudgeClient>> spawn(const std::string& kopt_exe = "");
+  // `ephemeral_fd` >= 0: the ephemeral seed's memfd (contract/ephemeral_seed.h), inherited by the judge alone
+  // (`__judge --ephemeral-fd`), which then serves that seed in the sealed seed's place for every golden data it is
+  // asked about (a one-shot check of the final champion); the caller closes its own copy before loading a candidate.
+  static Result<std::unique_ptr<JudgeClient>> spawn(const std::string& kopt_exe = "", int ephemeral_fd = -1);
   ~JudgeClient();
   JudgeClient(const JudgeClient&) = delete;
   JudgeClient& operator=(const JudgeClient&) = delete;
@@ -103,6 +108,8 @@ class JudgeClient {
 };
 
 // `kopt __judge`: serves a measuring process on file descriptor 3 until it closes. Returns the exit code.
-int judge_main();
+// `ephemeral_fd` >= 0: the ephemeral seed, read from that memfd (only a memfd sealed for good) and closed at once,
+// serves in the sealed seed's place.
+int judge_main(int ephemeral_fd = -1);
 
 }  // namespace kopt::runner

@@ -14,6 +14,7 @@
 #include "testing/golden_fixture.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
+#include "util/memfd.h"
 
 namespace kopt::runner {
 
@@ -215,6 +216,53 @@ TEST(Judge, GoldenDataWithoutASealedSeedIsNamed) {
   auto in = (*judge)->inputs(d / "golden");
   ASSERT_FALSE(in.ok());
   EXPECT_NE(in.error().message.find("has no sealed seed"), std::string::npos) << in.error().message;
+}
+
+// The ephemeral seed (contract/ephemeral_seed.h): a judge given its memfd serves it in the sealed seed's place, for
+// golden data with or without a sealed seed; it reads only a memfd sealed for good, and only one made for that data.
+TEST(Judge, ServesTheEphemeralSeedFromItsDescriptorInTheSealedSeedsPlace) {
+  const fs::path d = temp_dir("judge_ephemeral");
+  CacheDir cache(d / "cache");
+  const std::string token = contract::new_sealed_token();
+  testing_support::make_vadd_golden(d / "golden", 256, 2, token);
+  testing_support::make_vadd_golden(d / "plain", 256, 2);  // no sealed seed
+  testing_support::make_vadd_golden(d / "other", 128, 2, contract::new_sealed_token());
+  auto sealed = contract::read_safetensors(contract::sealed_seed_file(token));
+  ASSERT_TRUE(sealed.ok());
+  auto seed = testing_support::make_vadd_ephemeral(256);
+  ASSERT_TRUE(seed);
+  auto expected = contract::parse_safetensors(*util::read_all_at(seed->fd()));
+  ASSERT_TRUE(expected.ok());
+  auto judge = JudgeClient::spawn(testing_support::kopt_binary(), seed->fd());
+  ASSERT_TRUE(judge.ok()) << judge.error().message;
+  for (const char* golden : {"golden", "plain"}) {
+    auto in = (*judge)->inputs(d / golden);
+    ASSERT_TRUE(in.ok()) << golden << ": " << in.error().message;
+    EXPECT_EQ((*in)->at("a"), expected->at("in.a").data) << "the ephemeral seed's inputs, not the sealed seed's";
+    EXPECT_NE((*in)->at("a"), sealed->at("in.a").data);
+    std::map<std::string, std::vector<unsigned char>> right = {{"c", expected->at("out.c").data}};
+    auto v = (*judge)->judge(d / golden, {1e-5, 1e-5}, right);
+    ASSERT_TRUE(v.ok()) << v.error().message;
+    EXPECT_EQ(v->status, RunStatus::kOk) << v->message;
+    // The sealed seed's answer (what a kernel that read the sealed file would give) is wrong here.
+    std::map<std::string, std::vector<unsigned char>> found = {{"c", sealed->at("out.c").data}};
+    auto w = (*judge)->judge(d / golden, {1e-5, 1e-5}, found);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->status, RunStatus::kWrongResult);
+    EXPECT_EQ(w->outputs["c"].count("expected_at_first_bad"), 0u);
+  }
+  auto other = (*judge)->inputs(d / "other");
+  ASSERT_FALSE(other.ok()) << "made for other golden data";
+  EXPECT_NE(other.error().message.find("the ephemeral seed"), std::string::npos) << other.error().message;
+
+  // An unsealed memfd (its bytes could still change under the judge) is refused: every request says why.
+  const int unsealed = testing_support::unsealed_vadd_ephemeral_fd(256);
+  auto refusing = JudgeClient::spawn(testing_support::kopt_binary(), unsealed);
+  ::close(unsealed);
+  ASSERT_TRUE(refusing.ok());
+  auto in = (*refusing)->inputs(d / "golden");
+  ASSERT_FALSE(in.ok());
+  EXPECT_NE(in.error().message.find("not sealed for good"), std::string::npos) << in.error().message;
 }
 
 }  // namespace kopt::runner

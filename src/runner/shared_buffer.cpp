@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/memfd.h"
+
 namespace kopt::runner {
 
 namespace {
@@ -41,13 +43,11 @@ SharedBuffer::SharedBuffer(bool want_shared) {
     private_reason_ = "turned off by KOPT_JUDGE_SHM=off";
   else {
     // A probe: the kind is decided once, so that every later buffer goes the same way.
-    const int probe = ::memfd_create("kopt-judge-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (probe < 0)
-      private_reason_ = errno_text("memfd_create");
-    else {
-      ::close(probe);
+    auto probe = util::make_memfd("kopt-judge-probe");
+    if (!probe)
+      private_reason_ = probe.error().message;
+    else
       kind_ = Kind::kMemfd;
-    }
   }
 }
 
@@ -71,8 +71,9 @@ Status SharedBuffer::reserve(size_t bytes) {
   release();
   void* p = MAP_FAILED;
   if (kind_ == Kind::kMemfd) {
-    fd_ = ::memfd_create("kopt-judge-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd_ < 0) return internal_error(errno_text("memfd_create"));
+    auto m = util::make_memfd("kopt-judge-outputs");
+    if (!m) return m.error();
+    fd_ = m->release();
     if (::ftruncate(fd_, static_cast<off_t>(want)) != 0 ||
         ::fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
       const std::string e = errno_text("sizing and sealing the shared buffer");

@@ -35,7 +35,9 @@ class MeasuringWorker {
   explicit MeasuringWorker(std::filesystem::path log, std::string kopt_exe = "", WorkerSpec spec = {});
   // The same contract as run_candidate(); Triton and profile requests are not the worker's (they run one-shot).
   RunOutcome run(const RunRequest& req);
-  static bool serves(const RunRequest& req) { return req.triton_kernel.empty() && req.mode != RunMode::kProfile; }
+  static bool serves(const RunRequest& req) {
+    return req.triton_kernel.empty() && req.mode != RunMode::kProfile && req.ephemeral_fd < 0;
+  }
   // One request line (worker_request()'s, or a warm bench client's) sent to the worker, started first where none
   // runs, and how it ended, as a one-shot child's ProcessResult (interpret() reads it with the result file).
   // `client_fd`: the socket of a client waiting for it (util::Session::receive). On a death, stderr_text holds

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <random>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/memfd.h"
 
 namespace kopt::testing_support {
 
@@ -117,5 +120,35 @@ contract::GoldenRequest vadd_example_request(const std::filesystem::path& root, 
   g.out_dir = root / run / std::to_string(n);
   return g;
 }
+
+namespace {
+util::Fd vadd_ephemeral_memfd(int n, bool wrong) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> a(static_cast<size_t>(n)), b(a.size()), c(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    a[i] = u(rng);
+    b[i] = u(rng);
+    c[i] = a[i] + b[i] + (wrong ? 1.0f : 0.0f);
+  }
+  const std::string bytes =
+      contract::serialize_safetensors({{"in.a", float_tensor(a)}, {"in.b", float_tensor(b)}, {"out.c", float_tensor(c)}});
+  auto fd = util::make_memfd("kopt-test-ephemeral");
+  EXPECT_TRUE(fd.ok());
+  if (!fd) return {};
+  EXPECT_EQ(::write(fd->get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  return std::move(fd).value();
+}
+}  // namespace
+
+contract::EphemeralSeedPtr make_vadd_ephemeral(int n, bool wrong) {
+  util::Fd fd = vadd_ephemeral_memfd(n, wrong);
+  EXPECT_EQ(::fcntl(fd.get(), F_ADD_SEALS, util::kFrozenSeals), 0);
+  auto seed = contract::EphemeralSeed::adopt(std::move(fd), {{"status", "ok"}, {"backend", "fixture"}});
+  EXPECT_TRUE(seed.ok()) << (seed.ok() ? "" : seed.error().message);
+  return seed.ok() ? *seed : nullptr;
+}
+
+int unsealed_vadd_ephemeral_fd(int n) { return vadd_ephemeral_memfd(n, false).release(); }
 
 }  // namespace kopt::testing_support

@@ -1,5 +1,8 @@
 #include "testing/model_lab.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include "runner/race.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/memfd.h"
 #include "util/process.h"
 
 namespace kopt::loop {
@@ -126,7 +130,8 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     return o_.noise_per_run && rel != std::string::npos ? path.substr(rel) : path;
   };
   const std::string seq = o_.noise_per_run ? "@" + within_run(req.result_json) : "";
-  runs.push_back(std::string(runner::run_mode_name(req.mode)) + (req.race ? " race" : "") + (req.dump_outputs.empty() ? "" : " dump"));
+  runs.push_back(std::string(runner::run_mode_name(req.mode)) + (req.race ? " race" : "") +
+                 (req.dump_outputs.empty() ? "" : " dump") + (req.ephemeral_fd >= 0 ? " ephemeral" : ""));
   results.push_back(req.result_json);
   runner::RunOutcome out;
   out.status = runner::RunStatus::kOk;
@@ -163,6 +168,11 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
       out.status = runner::RunStatus::kWrongResult;
       out.message = "output y: model: wrong result";
     }
+  }
+  if (req.ephemeral_fd >= 0 && out.status == runner::RunStatus::kOk && !req.libs.empty() && o_.wrong_on_ephemeral &&
+      o_.wrong_on_ephemeral(libs_[req.libs.back().string()])) {  // right on every public and sealed seed, wrong here
+    out.status = runner::RunStatus::kWrongOnEphemeralSeed;
+    out.message = "on the ephemeral seed: output y: model: wrong result";
   }
   if (req.mode == runner::RunMode::kCheck && !req.dump_outputs.empty() && !req.libs.empty() && libs_.count(req.libs.front().string())) {
     // Four outputs of 1.0; a nondeterministic configuration's change from call to call.
@@ -340,6 +350,18 @@ sanitize::Verdict ModelLab::sanitize(const sanitize::Request& request) {
   proc.exit_code = 0;
   sanitize::add_fill(v, sanitize::interpret_fill(proc, result));
   return v;
+}
+
+Result<contract::EphemeralSeedPtr> ModelLab::ephemeral_seed(const Dims& at) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ephemeral_seeds.push_back(at);
+  if (!o_.wrong_on_ephemeral) return input_error("model lab: no ephemeral seed");
+  KOPT_TRY_ASSIGN(util::Fd fd, util::make_memfd("kopt-model-ephemeral"));
+  const char bytes[] = "model";
+  if (::write(fd.get(), bytes, sizeof bytes) != static_cast<ssize_t>(sizeof bytes) ||
+      ::fcntl(fd.get(), F_ADD_SEALS, util::kFrozenSeals) != 0)
+    return internal_error("model lab: the ephemeral seed's memfd");
+  return contract::EphemeralSeed::adopt(std::move(fd), {{"status", "ok"}, {"backend", "model"}});
 }
 
 }  // namespace kopt::loop

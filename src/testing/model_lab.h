@@ -55,6 +55,9 @@ struct ModelLabOptions {
   std::function<bool(const Defines&, int slot)> worker_dies;
   // The same at one case of the workload matrix: the run at these golden data's dims dies on `slot`.
   std::function<bool(const Defines&, int slot, const Dims&)> worker_dies_at;
+  // Set: the lab makes an ephemeral seed (a real sealed memfd holding a few bytes), and a check run given it
+  // (RunRequest::ephemeral_fd) is wrong_on_ephemeral_seed where this says so. Unset: the lab makes none.
+  std::function<bool(const Defines&)> wrong_on_ephemeral;
   // The profile cache's folder (Lab::profile_cache_dir); unset: none.
   std::optional<std::filesystem::path> profile_cache_dir;
 };
@@ -82,6 +85,7 @@ class ModelLab final : public Lab {
   void start_early_work() override { events.push_back("start_early_work"); }
   void stop_early_work() override { events.push_back("stop_early_work"); }
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
+  Result<contract::EphemeralSeedPtr> ephemeral_seed(const Dims& dims) override;
   void use_job(const pipeline::KernelJob& job) override { kernel = job.kernel; }
   void use_slots(const std::vector<runner::WorkerSpec>& s) override { slots = s; }
 
@@ -91,6 +95,7 @@ class ModelLab final : public Lab {
   std::vector<std::string> runs;
   std::vector<std::filesystem::path> results;  // every run's result file
   std::vector<Dims> goldens;              // every golden() call's dims
+  std::vector<Dims> ephemeral_seeds;      // every ephemeral_seed() call's dims
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order

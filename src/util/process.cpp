@@ -130,6 +130,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     if (devnull >= 0) ::dup2(devnull, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(spec.merge_stderr ? out_pipe[1] : err_pipe[1], 2);
+    for (int fd : spec.pass_fds) ::fcntl(fd, F_SETFD, 0);  // inherited by this child only (ProcessSpec)
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
       int e = errno;
       (void)!::write(exec_pipe[1], &e, sizeof e);

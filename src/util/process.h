@@ -16,6 +16,10 @@ struct ProcessSpec {
   double timeout_s = 0;                   // 0: no timeout
   size_t max_output_bytes = 64u << 20;    // per stream; the rest is dropped (and flagged)
   bool merge_stderr = false;              // stderr goes into stdout_text
+  // Descriptors the child inherits under the same numbers (their close-on-exec flag cleared in the child only: the
+  // parent's copies stay close-on-exec, so no other child of kopt gets them). The ephemeral seed's memfd and the
+  // harness's socket for it (contract/ephemeral_seed.h).
+  std::vector<int> pass_fds;
 };
 
 // argv and envp for execvpe(2) of `spec`: the parent's environment with spec.env added or overriding. Built before

@@ -34,6 +34,7 @@ Result<std::unique_ptr<Session>> Session::start(const ProcessSpec& spec, const s
     ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_fd, 2);
+    for (int fd : spec.pass_fds) ::fcntl(fd, F_SETFD, 0);  // inherited by this child only (ProcessSpec)
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
       int e = errno;
       (void)!::write(exec_pipe[1], &e, sizeof e);
