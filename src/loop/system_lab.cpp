@@ -65,11 +65,15 @@ void SystemLab::start_early_work() {
   auto req = golden_request(job_.dims, staging() / "golden");
   if (!req) return;
   req->time_reference = true;  // what prepare() asks, so that its cache key is this one's
-  // Already in the cache (a warm run): no harness now; a later batch that needs one starts its own.
-  if (contract::golden_batch({*req}).todo.empty()) return;
+  // Already in the cache (a warm run): nothing to make now, but the harness starts all the same for a CUDA kernel,
+  // idle (its Python, torch and CUDA context, as in a cold run), so that the ephemeral seed made after the search
+  // (ephemeral_seed()) and any later batch do not wait 3-6 s for it. A Triton kernel takes no ephemeral seed.
+  const bool cached = contract::golden_batch({*req}).todo.empty();
+  if (cached && pipeline::is_triton_kernel(job_.kernel)) return;
   auto s = contract::GoldenStream::start(staging_ / "golden_stream.log");
   if (!s) return;  // prepare() and the batches run the harness as before
   stream_ = std::move(s).value();
+  if (cached) return;
   early_ = std::async(std::launch::async, [this, r = std::move(req).value()]() mutable { stream_->prefetch({std::move(r)}); });
 }
 
