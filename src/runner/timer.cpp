@@ -362,11 +362,12 @@ bool Timer::changed_while_held(const std::vector<Region>& regions, const std::ve
   return false;
 }
 
-double Timer::call_sample(const Call& call) {
+double Timer::call_sample(const Call& call, const std::function<void()>& prepare) {
   ++token_;
   // The kernel clock's recording costs each launch host time an application would not pay: paused for the call.
   reset_device_state();
   if (clock_ && !clock_->pause()) drop_clock("CUPTI refused to pause its recording for a call sample");
+  if (prepare) prepare();
   if (cfg_.l2 == L2Mode::kCold) {
     flush_async();
     check_cuda(api_, api_.cuCtxSynchronize(), "L2 flush");
@@ -457,8 +458,7 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
     if (step == SeriesClock::Step::kSwitchToEvents) s.to_events();  // one clock per series: the samples so far too
     s.add(series_clock.clock() == GpuClock::kCuptiActivity, g.gpu_ms, g.event_ms, g.busy_ms, g.kernels);
     if (o.with_call) {
-      if (hooks && hooks->before_call) hooks->before_call();
-      s.call_ms.push_back(timer.call_sample(call));
+      s.call_ms.push_back(timer.call_sample(call, hooks ? hooks->before_call : std::function<void()>()));
     }
     const int n = static_cast<int>(s.gpu_ms.size());
     if (n >= o.max_samples) { s.stop_reason = "max_samples"; break; }

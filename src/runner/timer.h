@@ -104,7 +104,8 @@ struct TimedSeries : ClockedSamples {
 
 // What runs around each timed sample of a series (docs/RUNNER.md "Fresh inputs between timed calls"): `before`
 // before each GPU sample (fresh inputs, or an audit's inputs and poisoned outputs; synchronous, so outside the
-// sample), `after` after it (an audit's check), `before_call` before each call sample. Any may throw Fatal.
+// sample), `after` after it (an audit's check), `before_call` before each call sample (with the kernel clock
+// paused). Any may throw Fatal.
 // Not run around the warm-up or the probe, which stay on the seed's inputs.
 struct SampleHooks {
   std::function<void()> before;
@@ -160,8 +161,9 @@ class Timer {
 
   // Host-observed time of one call as an application sees it: (flush, synchronise,) then the clock around
   // solve() and a device-wide synchronisation. The kernel clock's recording is paused meanwhile (its cost per
-  // launch is the tool's, not the application's).
-  double call_sample(const Call& call);
+  // launch is the tool's, not the application's), and so is `prepare` (a series' fresh inputs, synchronous): run
+  // while the clock recorded, its copies left CUPTI work that the timed call then paid, 4-6 us a call on the H200.
+  double call_sample(const Call& call, const std::function<void()>& prepare = {});
 
   // Five unblocked samples, then (unless they already decide) blocked ones: the first on freshly reset outputs,
   // looking for writes while held. `reset` restores inputs and poisons outputs (synchronously).
