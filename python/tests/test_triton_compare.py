@@ -1,6 +1,7 @@
 """The Triton runner's comparison and result vocabulary: the same rule, fields and text as the C++ runner
 (src/runner/compare.cpp, stats.cpp, outcome.cpp). Pure numpy."""
 
+import json
 import math
 import os
 import re
@@ -120,6 +121,22 @@ def test_the_json_fields_are_those_of_compare_cpp():
     body = text[text.index("util::Json to_json(const CompareResult& c)"):]
     cpp_fields = re.findall(r'\{"(\w+)",', body)
     assert cpp_fields and list(cmp(np.ones(2, np.float32), np.ones(2, np.float32)).to_json()) == cpp_fields
+
+
+COMPARE_VECTORS = json.load(open(os.path.join(ROOT, "tests", "data", "compare", "vectors.json"), encoding="utf-8"))
+
+
+@pytest.mark.parametrize("c", COMPARE_VECTORS["cases"], ids=[c["name"] for c in COMPARE_VECTORS["cases"]])
+def test_shared_vectors_every_field_as_compare_cpp(c):
+    """The shared vectors (tests/data/compare/vectors.json), which runner/stats_test.cpp's Compare.SharedTestVectors
+    checks the C++ comparison against: the same fields, figures and summary line here."""
+    e = np.frombuffer(bytes.fromhex(c["expected_hex"]), np.uint8)
+    a = np.frombuffer(bytes.fromhex(c["actual_hex"]), np.uint8)
+    got = compare.compare(c["dtype"], c["shape"], e, a, c["atol"], c["rtol"]).to_json()
+    want = c["result"]
+    assert list(got) == list(want)
+    for k, v in want.items():
+        assert got[k] == (pytest.approx(v, rel=1e-12, abs=1e-300) if isinstance(v, float) else v), k
 
 
 def test_status_names_are_those_of_outcome_cpp():
