@@ -230,3 +230,20 @@ def test_the_torch_backend_gives_the_numpy_result_field_for_field(device, dtype,
     changed = ab.copy()
     assert compare.first_changed_element(t(eb), t(changed), 1) == compare.first_changed_element(eb, changed, 1) >= 0
     assert compare.first_changed_element(t(eb), t(eb.copy()), 4) == -1
+
+
+def test_dtype_table_and_default_tolerances_are_those_of_the_cpp_side():
+    """dtypes.py, the harness's dtype table, against src/contract/dtype.cpp (names, order, sizes) and the default
+    tolerances against runner/compare.cpp's default_tolerance: a dtype or tolerance changed on one side fails here."""
+    from kopt_harness import dtypes  # noqa: PLC0415
+    text = open(os.path.join(ROOT, "src", "contract", "dtype.cpp")).read()
+    rows = re.findall(r'\{DType::(k\w+), "(\w+)", "\w+", (\d+)\}', text)
+    assert [(name, int(size)) for _, name, size in rows] == [(d.name, d.itemsize) for d in dtypes._TABLE]
+    enum_of = {name: k for k, name, _ in rows}
+    text = open(os.path.join(ROOT, "src", "runner", "compare.cpp")).read()
+    body = text[text.index("Tolerance default_tolerance(DType t)"):]
+    body = body[:body.index("\n}\n")]
+    cases = {k: (float(a), float(r)) for k, a, r in re.findall(r"case DType::(k\w+): return \{([\d.e+-]+), ([\d.e+-]+)\};", body)}
+    fallback = tuple(float(x) for x in re.search(r"default: return \{([\d.e+-]+), ([\d.e+-]+)\};", body).groups())
+    for d in dtypes._TABLE:
+        assert (d.atol, d.rtol) == cases.get(enum_of[d.name], fallback), d.name
