@@ -111,6 +111,9 @@ def _num(v):
 
 
 def _g(v, digits):
+    """printf's %g as fmt writes it in runner/compare.cpp: a NaN with its sign bit set (the float poison's) is -nan."""
+    if math.isnan(v) and math.copysign(1.0, v) < 0:
+        return "-nan"
     return format(v, f".{digits}g")
 
 

@@ -4,6 +4,10 @@ Percentiles interpolate linearly between order statistics (numpy's default, Hynd
 confidence interval of the median is distribution-free: the order statistics x(l) and x(n-l+1), with l the
 largest index such that P(Binomial(n, 1/2) <= l-1) <= (1-confidence)/2; its exact coverage is
 1 - 2 P(Binomial(n, 1/2) <= l-1). Below 6 samples no pair of order statistics reaches 95%.
+
+The twin of src/runner/stats.cpp for what the harness itself must decide or report: its stopping rule (ci_within) and
+the reference's timing in the golden manifest (summarize). Both are checked against the C++ figures on
+tests/data/stats/vectors.json (python/tests/test_stats.py, and Stats.SharedTestVectors in runner/stats_test.cpp).
 """
 
 import math

@@ -58,3 +58,25 @@ def test_developers_layout_lists_every_folder():
     top = sorted({f.split("/", 1)[0] for f in tracked.stdout.splitlines() if "/" in f and not f.startswith(".")})
     missing = [d for d in src + top if f"| `{d}/` |" not in text]
     assert not missing, f"DEVELOPERS.md's layout tables miss: {missing}"
+
+
+def _tracked_folders(under, depth=1):
+    """The folders `depth` levels below `under` (relative to the root) that hold a tracked file."""
+    try:
+        files = subprocess.run(["git", "-C", ROOT, "ls-files", under or "."], capture_output=True, text=True,
+                               check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    n = len([p for p in under.split("/") if p]) + depth
+    return sorted({"/".join(f.split("/")[:n]) for f in files if len(f.split("/")) > n})
+
+
+def test_the_developers_guide_names_every_folder():
+    """DEVELOPERS.md's layout tables name every top-level folder, every folder of src/ and the folders inside python/,
+    scripts/, tests/, tests/data/ and docs/: a new folder comes with its line."""
+    text = open(os.path.join(ROOT, "DEVELOPERS.md"), encoding="utf-8").read()
+    folders = _tracked_folders("")
+    for under in ("src", "python", "scripts", "tests", "tests/data", "docs"):
+        folders += _tracked_folders(under)
+    missing = [f for f in folders if f"`{f}/`" not in text and f"`{f.split('/', 1)[-1]}/`" not in text]
+    assert not missing, f"DEVELOPERS.md does not name: {missing}"

@@ -91,6 +91,20 @@ def test_shared_vectors_what_the_stopping_rule_uses(c):
     assert stats.ci_within(xs, VECTORS["rel_ci"]) == e["ci_within_1pct"]
 
 
+@pytest.mark.parametrize("c", VECTORS["cases"], ids=[c["name"] for c in VECTORS["cases"]])
+def test_shared_vectors_the_reference_timing(c):
+    """The reference's timing (summarize: the manifest's reference_timing, which kopt reads) reports every figure
+    under the C++ statistics' name (runner::to_json(TimingStats)) and with its value on the shared vectors, so a
+    drift of either side fails here or in Stats.SharedTestVectors."""
+    xs, e = c["samples_ms"], c["expected"]
+    got = stats.summarize(xs)
+    for field, value in got.items():
+        assert field in e, f"{field}: not a figure of the C++ statistics"
+        if field == "robust_cv" and e["median_ms"] <= 0:
+            continue
+        assert value == pytest.approx(e[field], rel=1e-12, abs=1e-15), field
+
+
 @pytest.mark.parametrize("row", VECTORS["median_ci_ranks"], ids=[str(r["n"]) for r in VECTORS["median_ci_ranks"]])
 def test_shared_vectors_median_ci_ranks(row):
     l, u, coverage = stats.median_ci_ranks(row["n"])

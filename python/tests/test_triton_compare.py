@@ -1,6 +1,7 @@
 """The Triton runner's comparison and result vocabulary: the same rule, fields and text as the C++ runner
 (src/runner/compare.cpp, stats.cpp, outcome.cpp). Pure numpy."""
 
+import json
 import math
 import os
 import re
@@ -122,6 +123,22 @@ def test_the_json_fields_are_those_of_compare_cpp():
     assert cpp_fields and list(cmp(np.ones(2, np.float32), np.ones(2, np.float32)).to_json()) == cpp_fields
 
 
+COMPARE_VECTORS = json.load(open(os.path.join(ROOT, "tests", "data", "compare", "vectors.json"), encoding="utf-8"))
+
+
+@pytest.mark.parametrize("c", COMPARE_VECTORS["cases"], ids=[c["name"] for c in COMPARE_VECTORS["cases"]])
+def test_shared_vectors_every_field_as_compare_cpp(c):
+    """The shared vectors (tests/data/compare/vectors.json), which runner/stats_test.cpp's Compare.SharedTestVectors
+    checks the C++ comparison against: the same fields, figures and summary line here."""
+    e = np.frombuffer(bytes.fromhex(c["expected_hex"]), np.uint8)
+    a = np.frombuffer(bytes.fromhex(c["actual_hex"]), np.uint8)
+    got = compare.compare(c["dtype"], c["shape"], e, a, c["atol"], c["rtol"]).to_json()
+    want = c["result"]
+    assert list(got) == list(want)
+    for k, v in want.items():
+        assert got[k] == (pytest.approx(v, rel=1e-12, abs=1e-300) if isinstance(v, float) else v), k
+
+
 def test_status_names_are_those_of_outcome_cpp():
     text = open(os.path.join(ROOT, "src", "runner", "outcome.cpp")).read()
     names = re.findall(r'\{RunStatus::k\w+, "(\w+)"', text)
@@ -213,3 +230,20 @@ def test_the_torch_backend_gives_the_numpy_result_field_for_field(device, dtype,
     changed = ab.copy()
     assert compare.first_changed_element(t(eb), t(changed), 1) == compare.first_changed_element(eb, changed, 1) >= 0
     assert compare.first_changed_element(t(eb), t(eb.copy()), 4) == -1
+
+
+def test_dtype_table_and_default_tolerances_are_those_of_the_cpp_side():
+    """dtypes.py, the harness's dtype table, against src/contract/dtype.cpp (names, order, sizes) and the default
+    tolerances against runner/compare.cpp's default_tolerance: a dtype or tolerance changed on one side fails here."""
+    from kopt_harness import dtypes  # noqa: PLC0415
+    text = open(os.path.join(ROOT, "src", "contract", "dtype.cpp")).read()
+    rows = re.findall(r'\{DType::(k\w+), "(\w+)", "\w+", (\d+)\}', text)
+    assert [(name, int(size)) for _, name, size in rows] == [(d.name, d.itemsize) for d in dtypes._TABLE]
+    enum_of = {name: k for k, name, _ in rows}
+    text = open(os.path.join(ROOT, "src", "runner", "compare.cpp")).read()
+    body = text[text.index("Tolerance default_tolerance(DType t)"):]
+    body = body[:body.index("\n}\n")]
+    cases = {k: (float(a), float(r)) for k, a, r in re.findall(r"case DType::(k\w+): return \{([\d.e+-]+), ([\d.e+-]+)\};", body)}
+    fallback = tuple(float(x) for x in re.search(r"default: return \{([\d.e+-]+), ([\d.e+-]+)\};", body).groups())
+    for d in dtypes._TABLE:
+        assert (d.atol, d.rtol) == cases.get(enum_of[d.name], fallback), d.name

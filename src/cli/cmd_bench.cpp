@@ -124,14 +124,15 @@ int cmd_bench(const Args& args) {
   pipeline::KernelJob job;
   KernelOptionValues v;
   std::string json_path;
-  double max_time_s = 5;
+  const runner::RunRequest defaults;
+  double max_time_s = defaults.max_time_s;
   bool no_ref_timing = false;
-  std::string l2 = "cold", db_path;
+  std::string l2(runner::l2_name(defaults.l2)), db_path;
   bool no_db = false;
   add_kernel_options(app, job, v);
   add_db_record_options(app, db_path, no_db);
   add_json_option(app, json_path, "the results");
-  app.add_option("--measure-budget-s", max_time_s, "seconds of timing per kernel (default 5)");
+  app.add_option("--measure-budget-s", max_time_s, fmt::format("seconds of timing per kernel (default {})", max_time_s));
   add_deprecated_alias(app, "--max-time-s", "--measure-budget-s", max_time_s);
   app.add_flag("--no-reference-timing", no_ref_timing, "do not time ref.py");
   bool quiet = false;
@@ -140,8 +141,11 @@ int cmd_bench(const Args& args) {
   app.add_flag("--no-worker", no_worker,
                "measure in a fresh child instead of the warm bench worker kept between calls (also KOPT_BENCH_WORKER=off; "
                "docs/RUNNER.md)");
-  app.add_option("--l2", l2, "cold: flush the L2 before every sample (default); warm: keep what the last call left")
-      ->check(CLI::IsMember({"cold", "warm"}).description(""))  // the choices show as the type, not "TEXT:{cold,warm}"
+  app.add_option("--l2", l2,
+                 fmt::format("cold: flush the L2 before every sample; warm: keep what the last call left (default {})", l2))
+      ->check(CLI::IsMember(
+                  {std::string(runner::l2_name(runner::L2Mode::kCold)), std::string(runner::l2_name(runner::L2Mode::kWarm))})
+                  .description(""))  // the choices show as the type, not "TEXT:{cold,warm}"
       ->type_name("cold|warm");
   Dims dims;
   if (auto rc = parse_args_with_dims(app, args, dims, v.kernel); rc) return *rc;
@@ -177,7 +181,7 @@ int cmd_bench(const Args& args) {
     phases["contract"] -= s;
   }
   auto req = pipeline::timing_request(job, *prep, *dir / "result.json", max_time_s);
-  req.l2 = l2;
+  req.l2 = runner::parse_l2(l2).value();  // --l2 admits only these names
   runner::RunOutcome out;
   util::Json warm_info;
   {

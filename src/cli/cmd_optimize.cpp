@@ -89,7 +89,7 @@ Status apply_gpu_options(loop::OptimizeOptions& o, const std::string& gpus, cons
   return ok_status();
 }
 
-void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time_budget) {
+void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time_budget, std::string& generator) {
   const loop::OptimizeOptions d;
   app.add_option("--time-budget", time_budget,
                  fmt::format("the search's wall-time budget after the gates: 300, 300s, 5m, 1h; 0 or none: no limit "
@@ -99,17 +99,20 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
                  fmt::format("candidates per iteration (default auto: {} for the built-in generator, {} for a command)",
                              loop::kAutoBranchesBuiltin, loop::kAutoBranchesCommand));
   app.add_option("--ncu-num", o.ncu_num, fmt::format("top Nsight Compute metrics per axis (default {})", d.ncu_num));
-  app.add_option("--generator", o.generator,
-                 "builtin (default); llm (a language model behind --llm-url); manual (kopt writes the brief and waits "
-                 "for your manifest.json); or a command, e.g. 'python3 my_agent.py' (docs/GENERATORS.md)");
+  app.add_option("--generator", generator,
+                 fmt::format("builtin; llm (a language model behind --llm-url); manual (kopt writes the brief and waits "
+                             "for your manifest.json); or a command, e.g. 'python3 my_agent.py' (default {}; "
+                             "docs/GENERATORS.md)",
+                             loop::generator_text(d.generator)));
   add_llm_options(app, o.llm, true);
   app.add_option("--manual-timeout-s", o.manual_timeout_s,
                  fmt::format("--generator manual: seconds to wait for each iteration's manifest.json (default {}; 0: no limit)",
                              d.manual_timeout_s));
   app.add_option("--finalists", o.finalists, fmt::format("finalists re-timed in paired rounds against the champion (default {})", d.finalists));
   app.add_option("--patience", o.patience,
-                 "iterations without a significant gain before stopping (default auto: the built-in generator stops when "
-                 "its model predicts no gain; a command: 2)");
+                 fmt::format("iterations without a significant gain before stopping (default auto: the built-in "
+                             "generator stops when its model predicts no gain; another generator: {})",
+                             loop::kAutoPatienceCommand));
   app.add_option("--methods-per-iteration", o.budget_total,
                  fmt::format("methods tried per iteration over the three axes (default {})", d.budget_total));
   add_deprecated_alias(app, "--budget-total", "--methods-per-iteration", o.budget_total);
@@ -185,7 +188,7 @@ int cmd_optimize(const Args& args) {
     if (llm_timeout_s >= 0) o.llm.timeout_s = llm_timeout_s;
     if (manual_timeout_s >= 0) o.manual_timeout_s = manual_timeout_s;
     if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
-    if (o.generator == "llm")
+    if (o.generator.kind == loop::GeneratorKind::kLlm)
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
     return loop::report_outcome(loop::optimize(o));
   }
@@ -193,8 +196,8 @@ int cmd_optimize(const Args& args) {
   KernelOptionValues v;
   GateOptionValues gv;
   add_kernel_options(app, o.job, v);
-  std::string time_budget;
-  add_loop_options(app, o, time_budget);
+  std::string time_budget, generator;
+  add_loop_options(app, o, time_budget, generator);
   add_gate_options(app, o.gates, gv);
   app.add_option("--compile-jobs", o.job.compile_jobs, "auto (from cores and free memory) or N (default auto)");
   std::string gpus, ray;
@@ -226,6 +229,13 @@ int cmd_optimize(const Args& args) {
     if (!b) return fail(input_error("--time-budget: " + b.error().message));
     o.time_budget_s = *b;
   }
+  if (!generator.empty() || std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--generator" || a.rfind("--generator=", 0) == 0;
+      })) {
+    auto g = loop::parse_generator(generator);
+    if (!g) return fail(g.error());
+    o.generator = *g;
+  }
   o.out = v.out;
   o.warm_start = !no_warm_start;
   o.strategy_memory = !no_strategy_memory;
@@ -233,9 +243,10 @@ int cmd_optimize(const Args& args) {
   // Checked beside the hardware gate and the early golden data, before any run directory (loop/options.h).
   o.contract_check = [job = o.job] { return check_contract_first("optimize", job); };
   // A language model's endpoint is checked before any GPU work: a bad URL or key costs seconds, not the gates.
-  if (o.generator == "llm")
+  if (o.generator.kind == loop::GeneratorKind::kLlm)
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-  if (o.generator == "manual" && o.manual_timeout_s < 0) return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
+  if (o.generator.kind == loop::GeneratorKind::kManual && o.manual_timeout_s < 0)
+    return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
   return loop::report_outcome(loop::optimize(o));
 }
 

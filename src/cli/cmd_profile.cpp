@@ -1,4 +1,6 @@
+#include <fmt/format.h>
 #include <chrono>
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -24,12 +26,13 @@ int cmd_profile(const Args& args) {
   CLI::App app{"kopt profile: profile exactly one solve() call with Nsight Compute (adaptive sections)", "kopt profile"};
   pipeline::KernelJob job;
   KernelOptionValues v;
-  int top_n = 5;
+  const profile::ProfileResult profile_defaults;
+  int top_n = profile_defaults.top_n;
   std::string cache_control = "all";
   app.footer("Only the kernels of one solve() call are profiled (a cuProfilerStart/Stop range; ncu "
              "--profile-from-start off). Clocks are never locked (--clock-control none).");
   add_kernel_options(app, job, v);
-  app.add_option("--ncu-num", top_n, "top metrics per axis (default 5)");
+  app.add_option("--ncu-num", top_n, fmt::format("top metrics per axis (default {})", top_n));
   app.add_option("--cache-control", cache_control, "all (flush caches before each replay pass, default) | none");
   std::string json_path;
   bool quiet = false;

@@ -1,4 +1,6 @@
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -57,13 +59,13 @@ int kernel_roofline(const Args& args) {
   KernelOptionValues v;
   std::string json_path, svg_path;
   bool remeasure = false;
-  double max_time_s = 5;
+  double max_time_s = runner::RunRequest{}.max_time_s;
   add_kernel_options(app, job, v);
   app.add_flag("--remeasure", remeasure, "measure the ceilings again even when the cache is current");
   add_json_option(app, json_path, "the result");
   app.add_option("--svg", svg_path, "write the roofline chart as SVG to FILE, or to stdout with --svg - (default: in the run "
                  "directory)")->type_name("FILE|-");
-  app.add_option("--measure-budget-s", max_time_s, "seconds of timing per kernel (default 5)");
+  app.add_option("--measure-budget-s", max_time_s, fmt::format("seconds of timing per kernel (default {})", max_time_s));
   add_deprecated_alias(app, "--max-time-s", "--measure-budget-s", max_time_s);
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress output (the report is still printed)");

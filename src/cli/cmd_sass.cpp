@@ -1,6 +1,8 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -13,6 +15,7 @@
 #include "compile/pool.h"
 #include "compile/resources.h"
 #include "doctor/doctor.h"
+#include "pipeline/prepare.h"
 #include "sass/dump.h"
 #include "sass/report.h"
 #include "sass/signature_lookup.h"
@@ -34,14 +37,15 @@ int cmd_sass(const Args& args) {
   if (names_triton_kernel(args)) return cmd_sass_triton(args);  // KERNEL.py: cli/sass_triton.h
   CLI::App app{"kopt sass: compile a kernel, show its resources and instruction mix, verify methods in its SASS",
                "kopt sass"};
-  std::string source, lib, json_path, signature_file, cache_dir, arch = "sm_90";
+  std::string source, lib, json_path, signature_file, cache_dir, arch = pipeline::KernelJob{}.arch;
   std::vector<std::string> methods, defines, includes, kernels, nvcc_flags;
   app.add_option("kernel", source, "the kernel source (.cu); its __global__ functions are the ones checked (a Triton "
                  ".py has its own options: kopt sass KERNEL.py --help)");
   app.add_option("--methods", methods, "methods to verify, comma-separated (each is also compiled with -DKOPT_<ID>=1)")
       ->delimiter(',');
   app.add_option("--signature", signature_file, "JSON file {\"method-id\": {require_any, require_all, forbid, min_counts}}");
-  app.add_option("--arch", arch, "target, e.g. sm_90 or sm_90a (default sm_90); with --lib, only functions of this arch")
+  app.add_option("--arch", arch,
+                 fmt::format("target, e.g. sm_90 or sm_90a (default {}); with --lib, only functions of this arch", arch))
       ->capture_default_str();
   app.add_option("-D,--define", defines, "a define for nvcc, NAME=VALUE (repeatable)");
   app.add_option("-I,--include", includes, "an include directory for nvcc (repeatable)");

@@ -1,6 +1,8 @@
 // `kopt __search-replay`: replays kopt's built-in search against an exhaustively measured space
 // (search/replay.h), for scripts/perf/search_efficiency.sh. Internal: not listed in `kopt --help`.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
 #include <cstdio>
 
 #include "cli/output_options.h"
@@ -37,20 +39,28 @@ int cmd_search_replay(const Args& args) {
                "(internal; docs/PERFORMANCE.md)", "kopt __search-replay"};
   std::string kernel, table_path, json_path, policy = "loop", evidence = "all";
   search::ReplayOptions o;
+  const search::ReplayOptions d;  // the defaults, written once (search/replay.h)
   app.add_option("--kernel", kernel, "the kernel whose @kopt annotations declare the space")->required();
   app.add_option("--table", table_path, "measurements.csv (scripts/perf/search_efficiency.sh)")->required();
-  app.add_option("--runs", o.runs, "seeds to replay (default 50)");
-  app.add_option("--iterations", o.iterations, "iterations per run, at most (default 25)");
-  app.add_option("--branches", o.branches, "candidates per iteration (default 12, as optimize with the built-in generator)");
-  app.add_option("--within", o.within_pct, "target: within this many percent of the best (default 3)");
-  app.add_option("--target-share", o.target_share_pct, "success: the target within this share of the space, in percent (default 20)");
+  app.add_option("--runs", o.runs, fmt::format("seeds to replay (default {})", d.runs));
+  app.add_option("--iterations", o.iterations, fmt::format("iterations per run, at most (default {})", d.iterations));
+  app.add_option("--branches", o.branches,
+                 fmt::format("candidates per iteration (default {}, as optimize with the built-in generator)", d.branches));
+  app.add_option("--within", o.within_pct,
+                 fmt::format("target: within this many percent of the best (default {})", d.within_pct));
+  app.add_option("--target-share", o.target_share_pct,
+                 fmt::format("success: the target within this share of the space, in percent (default {})", d.target_share_pct));
   app.add_flag("!--no-promote-ablations", o.promote_ablations,
                "keep the champion when its ablation measured a faster variant (the loop before 2026-12-01's seventh session)");
-  app.add_option("--patience", o.patience, "stop a run after this many iterations without a faster champion (default 0: never)");
+  app.add_option(
+      "--patience", o.patience,
+      fmt::format("stop a run after this many iterations without a faster champion (default {}; 0: never)", d.patience));
   app.add_option("--explore-patience", o.explore_patience,
-                 "stop a run after this many iterations in a row beyond the evidence's picks without a faster champion "
-                 "(default 2, as optimize; 0: never)");
-  app.add_option("--seed", o.first_seed, "the first run's seed (optimize's --search-seed; default 1)");
+                 fmt::format("stop a run after this many iterations in a row beyond the evidence's picks without a "
+                             "faster champion (default {}, as optimize; 0: never)",
+                             d.explore_patience));
+  app.add_option("--seed", o.first_seed,
+                 fmt::format("the first run's seed (optimize's --search-seed; default {})", d.first_seed));
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
   app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");
   add_json_option(app, json_path, "the result");

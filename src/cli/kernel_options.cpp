@@ -1,5 +1,7 @@
 #include "cli/kernel_options.h"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "cli/parse.h"
@@ -9,15 +11,17 @@
 namespace kopt::cli {
 
 void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionValues& v) {
+  const pipeline::KernelJob d;  // the defaults, written once (pipeline/prepare.h)
   app.add_option("KERNEL", v.kernel, "the kernel: a .cu exposing extern \"C\" void solve(...), or a Triton .py "
                  "exposing setup() and run_kernel() (docs/TRITON.md)")->required();
   app.add_option("--ref", v.ref, "ref.py: reference(**kwargs), optional setup/shapes/atol/rtol/workload_model")->required();
-  app.add_option("--seeds", job.seeds, "number of random input sets checked (default 3)");
+  app.add_option("--seeds", job.seeds, fmt::format("number of random input sets checked (default {})", d.seeds));
   app.add_option("--ptr-size", job.ptr_size, "elements per buffer when ref.py gives no shapes (else guessed)");
-  app.add_option("--numerics-mode", v.numerics, "reference | strict | approximate (default reference)");
+  app.add_option("--numerics-mode", v.numerics,
+                 fmt::format("reference | strict | approximate (default {})", search::numerics_mode_name(d.numerics)));
   app.add_option("--atol", v.atol, "absolute tolerance (overrides ref.py)");
   app.add_option("--rtol", v.rtol, "relative tolerance (overrides ref.py)");
-  app.add_option("--arch", job.arch, "target architecture (default sm_90)");
+  app.add_option("--arch", job.arch, fmt::format("target architecture (default {})", d.arch));
   app.add_option("--nvcc-flag", job.nvcc_flags, "an extra nvcc flag (repeatable)");
   app.add_option("-D", v.defines, "a macro NAME=VALUE for the kernel; for a Triton kernel a run_kernel argument (repeatable)");
   app.add_option("-I", job.include_dirs, "an include directory (repeatable)");
@@ -28,7 +32,8 @@ void add_kernel_options(CLI::App& app, pipeline::KernelJob& job, KernelOptionVal
         return toolchain::cutlass_include_dir_of(dir).empty() ? dir + " holds no cutlass/cutlass.h (nor include/cutlass/cutlass.h)"
                                                               : std::string();
       });
-  app.add_option("--run-timeout-s", job.run_timeout_s, "seconds before a measuring process is killed (default 120)");
+  app.add_option("--run-timeout-s", job.run_timeout_s,
+                 fmt::format("seconds before a measuring process is killed (default {})", d.run_timeout_s));
   add_deprecated_alias(app, "--timeout", "--run-timeout-s", job.run_timeout_s);
   app.add_option("--out-dir", v.out, "the folder where kopt_runs/ is created (default .)")->type_name("DIR");
   add_deprecated_alias(app, "--out", "--out-dir", v.out);

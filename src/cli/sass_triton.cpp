@@ -1,6 +1,8 @@
 #include "cli/sass_triton.h"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
 #include <cstdio>
 
 #include "cli/fail.h"
@@ -92,7 +94,8 @@ int cmd_sass_triton(const Args& args) {
   add_json_option(app, json_path, "the report");
   app.add_option("--out-dir", out, "the folder where kopt_runs/ is created for the cubins (default .)")->type_name("DIR");
   add_deprecated_alias(app, "--out", "--out-dir", out);
-  app.add_option("--compile-timeout-s", timeout_s, "seconds before the compile run is killed (default 300)");
+  app.add_option("--compile-timeout-s", timeout_s,
+                 fmt::format("seconds before the compile run is killed (default {})", timeout_s));
   add_deprecated_alias(app, "--timeout", "--compile-timeout-s", timeout_s);
   app.footer("Dimensions for setup() are given as --NAME=VALUE (e.g. --n_rows=16384 --n_cols=4096).");
   Dims dims;

@@ -54,20 +54,20 @@ RunOutcome Optimizer::run() {
 
   std::unique_ptr<search::Generator> gen;
   util::SystemRunner generator_runner;
-  if (o_.generator == "builtin") {
+  if (o_.generator.kind == GeneratorKind::kBuiltin) {
     gen = std::make_unique<search::BuiltinGenerator>();
-  } else if (o_.generator == "llm") {
+  } else if (o_.generator.kind == GeneratorKind::kLlm) {
     auto g = search::make_llm_generator(o_.llm, false, nullptr);  // the command line checked the endpoint
     if (!g) return generator_stopped(g.error());
     gen = std::move(g).value();
-  } else if (o_.generator == "manual") {
+  } else if (o_.generator.kind == GeneratorKind::kManual) {
     search::ManualOptions mo;
     mo.timeout_s = o_.manual_timeout_s;
     gen = std::make_unique<search::ManualGenerator>(mo);
   } else {
     search::ExternalOptions eo;
     eo.timeout_s = o_.generator_timeout_s;
-    gen = std::make_unique<search::ExternalGenerator>(o_.generator, generator_runner, eo);
+    gen = std::make_unique<search::ExternalGenerator>(o_.generator.command, generator_runner, eo);
   }
   while (true) {
     tick();

@@ -5,6 +5,8 @@
 #include <filesystem>
 
 #include "device/gpu_info.h"
+#include "loop/decisions.h"
+#include "search/replay.h"
 #include "testing/test_support.h"
 #include "util/json_io.h"
 #include "util/process.h"
@@ -22,7 +24,7 @@ TEST(OptimizeOptions, RoundTripThroughOptionsJson) {
   o.job.atol = 1e-3;
   o.iterations = 5;
   o.branches = 6;
-  o.generator = "python3 agent.py";
+  o.generator = {GeneratorKind::kCommand, "python3 agent.py"};
   o.near_peak_efficiency = 0.95;
   auto back = options_from_json(options_to_json(o));
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -32,7 +34,7 @@ TEST(OptimizeOptions, RoundTripThroughOptionsJson) {
   EXPECT_FALSE(back->job.rtol);
   EXPECT_EQ(back->iterations, 5);
   EXPECT_EQ(back->branches, 6);
-  EXPECT_EQ(back->generator, "python3 agent.py");
+  EXPECT_EQ(back->generator, (GeneratorChoice{GeneratorKind::kCommand, "python3 agent.py"}));
   EXPECT_DOUBLE_EQ(back->near_peak_efficiency, 0.95);  // a resumed run keeps the user's threshold
   EXPECT_FALSE(options_from_json({{"kernel", 1}}).ok());
 }
@@ -88,13 +90,46 @@ TEST(OptimizeOptions, DurationsReadAsACommandLineWritesThem) {
   }
 }
 
+TEST(OptimizeOptions, GeneratorNamesAreKindsAndAnyOtherTextIsACommand) {
+  for (auto k : {GeneratorKind::kBuiltin, GeneratorKind::kLlm, GeneratorKind::kManual}) {
+    auto back = parse_generator(generator_text({k, ""}));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->kind, k);
+  }
+  EXPECT_EQ(generator_text({}), "builtin") << "the default";
+  auto cmd = parse_generator("python3 agent.py --fast");
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->kind, GeneratorKind::kCommand);
+  EXPECT_EQ(cmd->command, "python3 agent.py --fast");
+  EXPECT_EQ(generator_text(*cmd), "python3 agent.py --fast");
+  EXPECT_FALSE(parse_generator("").ok());
+  EXPECT_FALSE(parse_generator("  ").ok());
+  OptimizeOptions o;
+  o.job.kernel = "/x/k.cu";
+  o.job.ref = "/x/ref.py";
+  auto j = options_to_json(o);
+  EXPECT_EQ(j["generator"], "builtin");
+  j["generator"] = "";
+  EXPECT_FALSE(options_from_json(j).ok()) << "options.json names no generator";
+}
+
+// The search's replay (kopt __search-replay) runs as optimize does with the built-in generator: its defaults are those
+// of the loop, not a copy that could drift.
+TEST(OptimizeOptions, TheReplaysDefaultsAreTheLoops) {
+  const search::ReplayOptions replay;
+  EXPECT_EQ(replay.branches, kAutoBranchesBuiltin);
+  EXPECT_EQ(replay.explore_patience, StopState::kExplorePatience);
+  EXPECT_EQ(replay.first_seed, OptimizeOptions{}.seed);
+}
+
 TEST(OptimizeOptions, AutoBranchesAndPatienceDependOnTheGenerator) {
   OptimizeOptions o;
   EXPECT_EQ(branches_for(o), 12) << "docs/SEARCH.md: the replay and the batch model at the H200's costs";
   EXPECT_EQ(patience_for(o), 0) << "the built-in generator's model decides when nothing is left";
-  o.generator = "python3 agent.py";
+  o.generator = {GeneratorKind::kCommand, "python3 agent.py"};
   EXPECT_EQ(branches_for(o), 4);
-  EXPECT_EQ(patience_for(o), 2);
+  EXPECT_EQ(patience_for(o), kAutoPatienceCommand);
+  EXPECT_EQ(kAutoPatienceCommand, 2);
   o.branches = 3;
   o.patience = 5;
   EXPECT_EQ(branches_for(o), 3);

@@ -1,8 +1,30 @@
 #include "loop/options.h"
 
+#include <string_view>
+#include <utility>
+
 namespace kopt::loop {
 
 namespace fs = std::filesystem;
+
+namespace {
+constexpr std::pair<GeneratorKind, std::string_view> kGeneratorNames[] = {
+    {GeneratorKind::kBuiltin, "builtin"}, {GeneratorKind::kLlm, "llm"}, {GeneratorKind::kManual, "manual"}};
+}  // namespace
+
+std::string generator_text(const GeneratorChoice& g) {
+  for (const auto& [k, name] : kGeneratorNames)
+    if (k == g.kind) return std::string(name);
+  return g.command;
+}
+
+Result<GeneratorChoice> parse_generator(std::string_view text) {
+  for (const auto& [k, name] : kGeneratorNames)
+    if (name == text) return GeneratorChoice{k, ""};
+  if (text.find_first_not_of(" \t") == std::string_view::npos)
+    return input_error("--generator is empty: give builtin, llm, manual or a command line (docs/GENERATORS.md)");
+  return GeneratorChoice{GeneratorKind::kCommand, std::string(text)};
+}
 
 util::Json options_to_json(const OptimizeOptions& o) {
   const auto& j = o.job;
@@ -14,7 +36,7 @@ util::Json options_to_json(const OptimizeOptions& o) {
           {"iterations", o.iterations},
           {"branches", o.branches}, {"ncu_num", o.ncu_num}, {"finalists", o.finalists}, {"patience", o.patience},
           {"budget_total", o.budget_total}, {"budget_per_axis", o.budget_per_axis},
-          {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", o.generator},
+          {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", generator_text(o.generator)},
           {"max_time_s", o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
   add_to_json(o.gates, out);
   out["llm"] = search::to_json(o.llm);
@@ -56,7 +78,9 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.budget_total = j.value("budget_total", d.budget_total);
     o.budget_per_axis = j.value("budget_per_axis", d.budget_per_axis);
     o.near_peak_efficiency = j.value("near_peak_efficiency", d.near_peak_efficiency);
-    o.generator = j.value("generator", d.generator);
+    auto generator = parse_generator(j.value("generator", generator_text(d.generator)));
+    if (!generator) return input_error("options.json: " + generator.error().message);
+    o.generator = *generator;
     o.max_time_s = j.value("max_time_s", d.max_time_s);
     o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
     o.seed = j.value("seed", d.seed);
@@ -78,12 +102,12 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
 
 int branches_for(const OptimizeOptions& o) {
   if (o.branches > 0) return o.branches;
-  return o.generator == "builtin" ? kAutoBranchesBuiltin : kAutoBranchesCommand;
+  return o.generator.kind == GeneratorKind::kBuiltin ? kAutoBranchesBuiltin : kAutoBranchesCommand;
 }
 
 int patience_for(const OptimizeOptions& o) {
   if (o.patience > 0) return o.patience;
-  return o.generator == "builtin" ? 0 : 2;
+  return o.generator.kind == GeneratorKind::kBuiltin ? 0 : kAutoPatienceCommand;
 }
 
 Result<double> parse_duration_s(const std::string& text) {

@@ -16,6 +16,24 @@
 
 namespace kopt::loop {
 
+// --generator: who writes the candidates (docs/GENERATORS.md). The names are strings only on the command line and
+// in options.json (generator_text, parse_generator).
+enum class GeneratorKind {
+  kBuiltin,  // builtin: the built-in search over the annotated space
+  kLlm,      // llm: a language model behind --llm-url
+  kManual,   // manual: kopt writes the brief and waits for the person's manifest.json
+  kCommand,  // any other text: a command line run each iteration
+};
+struct GeneratorChoice {
+  GeneratorKind kind = GeneratorKind::kBuiltin;
+  std::string command;  // kCommand: the command line
+  bool operator==(const GeneratorChoice&) const = default;
+};
+// "builtin", "llm", "manual", or the command line.
+std::string generator_text(const GeneratorChoice& g);
+// The reverse: the three names, else a command line; an empty text is an input error.
+Result<GeneratorChoice> parse_generator(std::string_view text);
+
 struct OptimizeOptions {
   pipeline::KernelJob job;
   // The command line's check of ref.py against the contract (cli: check_contract_first), run beside the hardware
@@ -29,7 +47,7 @@ struct OptimizeOptions {
   int patience = 0;          // iterations without a significant gain before stopping; 0: auto (patience_for)
   int budget_total = 3, budget_per_axis = 2;
   double near_peak_efficiency = 0.80;  // floor / time at or above which the champion is near peak (docs/ROOFLINE.md)
-  std::string generator = "builtin";  // "builtin", "llm", "manual", or a command line
+  GeneratorChoice generator;           // default: builtin
   double generator_timeout_s = 1800;
   search::LlmOptions llm;             // --generator llm (the key is read from the environment, never stored)
   double manual_timeout_s = 3600;     // --generator manual: how long to wait for manifest.json (0: no limit)
@@ -69,7 +87,9 @@ inline constexpr int kAutoBranchesBuiltin = 12;
 inline constexpr int kAutoBranchesCommand = 4;
 int branches_for(const OptimizeOptions& o);
 // The patience when --patience is auto: none for the built-in generator, whose model of the space decides when
-// nothing is left to gain (decisions.h: predicts_no_gain); 2 for a command, which has no such model.
+// nothing is left to gain (decisions.h: predicts_no_gain); kAutoPatienceCommand for any other, which has no such
+// model. The one place these defaults are written (the command line's help reads them).
+inline constexpr int kAutoPatienceCommand = 2;
 int patience_for(const OptimizeOptions& o);
 
 // A duration as the command line gives it: "300", "300s", "5m", "1.5h"; "0" or "none": no limit. Seconds.

@@ -123,7 +123,7 @@ RunOutcome Optimizer::generator_stopped(const Error& e) {
   if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "generator"}, {"reason", e.message}, {"resumable", true}});
   if (written) written = write_summary();
   std::string again = "kopt optimize --resume " + dir_.string();
-  if (o_.generator == "llm") again += " [--llm-url URL] [--llm-model MODEL] [--llm-key-env VAR]";
+  if (o_.generator.kind == GeneratorKind::kLlm) again += " [--llm-url URL] [--llm-model MODEL] [--llm-key-env VAR]";
   std::string message = fmt::format("kopt optimize: the generator stopped: {}\n  run directory: {}; after fixing the cause, "
                                     "continue with:\n  {}\n",
                                     e.message, dir_.string(), again);

@@ -203,7 +203,7 @@ util::Json Optimizer::summary_json() {
   s["kernel"] = o_.job.kernel.string();
   s["dims"] = format_dims(o_.job.dims);
   s["numerics_mode"] = search::numerics_mode_name(o_.job.numerics);
-  s["generator"] = o_.generator;
+  s["generator"] = generator_text(o_.generator);
   s["sizes_guessed"] = prep_.sizes_guessed;
   s["headline"] = headline_json(st_);
   const auto& g = st_.gate_records;

@@ -10,7 +10,7 @@ namespace kopt::loop {
 
 void Optimizer::plan_warm_start() {
   if (!o_.warm_start || !lookup_ || !space_ || st_.iterations_done > 0 || !st_.warm_start.empty()) return;
-  if (o_.generator != "builtin") return;  // other generators write their own candidates
+  if (o_.generator.kind != GeneratorKind::kBuiltin) return;  // other generators write their own candidates
   if (!ensure_record_context() || !lookup_) return;
   auto records = lookup_->kernel_records(record_ctx_->kernel_hash);
   if (!records) {

@@ -561,7 +561,7 @@ EmuFailures run_emulated(const EmuCase& ec) {
       if (prm.kind != contract::ParamKind::kPointer) continue;
       const auto& spec = golden->buffers.at(prm.name);
       std::string bytes;
-      if (spec.role == "output")
+      if (spec.role == runner::BufferRole::kOutput)
         bytes.assign(static_cast<size_t>(spec.nbytes), static_cast<char>(runner::poison_byte(spec.dtype)));
       else
         bytes.assign(tensors->at("in." + prm.name).data.begin(), tensors->at("in." + prm.name).data.end());

@@ -62,7 +62,7 @@ struct Options {
   bool checked_first = false;  // paired: the first library passed this run's checks on this golden data already
   int seed_for_timing = -1;  // default: the first seed
   L2Mode l2 = L2Mode::kCold;           // cold | warm (runner/timing_method.h)
-  std::string timing_method = "auto";  // auto, or a method to force (tests, side-by-side comparisons)
+  std::optional<TimingMethod> timing_method;  // a method to force (tests, side-by-side comparisons); nullopt: auto
   std::string dump_outputs;  // check mode: the first seed's outputs as a safetensors file (the determinism check)
   std::string smem_fill;     // check mode: fill shared memory with this 32-bit pattern before each call (smem_fill.h)
   int max_seeds = 0;         // check mode: only the first N seeds (0: every seed); the sanitizer gate's runs use 1
@@ -101,9 +101,7 @@ bool fresh_inputs_enabled() {
 }
 
 // The forced method of --timing-method, or nullopt for auto (validated in child_main).
-std::optional<TimingMethod> forced_method(const Options& o) {
-  return o.timing_method == "auto" ? std::nullopt : parse_method(o.timing_method);
-}
+std::optional<TimingMethod> forced_method(const Options& o) { return o.timing_method; }
 
 // What a worker remembers between requests: the probe figures of libraries it may trust (the first library of a
 // paired run the loop marked checked: the champion, raced against candidate after candidate). Keyed by the library,
@@ -115,7 +113,7 @@ struct ProbeCache {
     auto size = std::filesystem::file_size(lib, ec);
     auto mtime = std::filesystem::last_write_time(lib, ec).time_since_epoch().count();
     return lib + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" + o.golden + "|" + std::string(l2_name(o.l2)) +
-           "|" + o.timing_method;
+           "|" + (o.timing_method ? std::string(method_name(*o.timing_method)) : std::string("auto"));
   }
 };
 
@@ -434,7 +432,7 @@ Child::Bound Child::bind_sealed(std::mt19937_64& rng) {
   Bound b = allocate(rng);
   b.sealed = true;
   for (const auto& [name, spec] : g_.buffers) {
-    if (spec.role == "output") continue;
+    if (spec.role == BufferRole::kOutput) continue;
     auto it = in.find(name);
     if (it == in.end() || static_cast<int64_t>(it->second.size()) != spec.nbytes)
       throw Fatal{RunStatus::kLoadError, "the judge's sealed seed lacks input " + name};
@@ -469,14 +467,14 @@ Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    if (spec.role == "input" || spec.role == "inout") {
+    if (is_read(spec.role)) {
       auto it = b.tensors->find("in." + p.name);
       if (it == b.tensors->end()) throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks in." + p.name};
       if (static_cast<int64_t>(it->second.data.size()) != spec.nbytes)
         throw Fatal{RunStatus::kLoadError, "golden in." + p.name + " has the wrong size"};
       b.uploaded[p.name] = &it->second.data;
     }
-    if (spec.role == "output" || spec.role == "inout") {
+    if (is_written(spec.role)) {
       if (!b.tensors->count("out." + p.name))
         throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks out." + p.name};
     }
@@ -509,7 +507,7 @@ void Child::free_bound(Bound& b) {
   // memory by an allocation of its own, and the last outputs there may be a right library's on the sealed seed
   // (whose inputs it is given). A memset of each output: microseconds.
   for (auto& [n, d] : b.dptr)
-    if (auto it = g_.buffers.find(n); it != g_.buffers.end() && it->second.role != "input" && it->second.nbytes > 0)
+    if (auto it = g_.buffers.find(n); it != g_.buffers.end() && is_written(it->second.role) && it->second.nbytes > 0)
       api_.cuMemsetD8(d, 0, static_cast<size_t>(it->second.nbytes));
   for (auto& [n, d] : b.dptr) api_.cuMemFree(d);
   for (auto d : b.spacers) api_.cuMemFree(d);
@@ -603,7 +601,7 @@ Child::GpuCheck Child::verify_on_gpu(Bound& b, Tolerance tol, util::Json& out) {
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    const bool input = spec.role == "input";
+    const bool input = spec.role == BufferRole::kInput;
     auto it = b.resident->tensors.find((input ? "in." : "out.") + p.name);
     if (it == b.resident->tensors.end()) return GpuCheck::kOnHost;
     const ResidentTensor& r = it->second;
@@ -703,7 +701,7 @@ util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
     const std::span<unsigned char> got = host.at(p.name);
-    if (spec.role == "input") {
+    if (spec.role == BufferRole::kInput) {
       const auto& up = *b.uploaded.at(p.name);
       bool same = parallel_equal(up.data(), got.data(), up.size());
       int64_t first = -1;
@@ -725,7 +723,7 @@ util::Json Child::verify_on_host(Bound& b, Tolerance tol, RunStatus& status, std
       auto c = compare(spec.dtype, spec.shape, expected.data.data(), got.data(), expected.numel(), tol);
       outputs[p.name] = to_json(c);
       if (!c.ok && (status == RunStatus::kOk || status == RunStatus::kInputModified)) {
-        bool unwritten = c.still_poisoned > 0 && spec.role == "output";
+        bool unwritten = c.still_poisoned > 0 && spec.role == BufferRole::kOutput;
         status = unwritten ? RunStatus::kUnwrittenOutput : RunStatus::kWrongResult;
         message = "output " + p.name + ": " + c.summary();
       }
@@ -796,7 +794,7 @@ void Child::dump_outputs(Bound& b, const std::string& path) {
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    if (spec.role == "input") continue;
+    if (spec.role == BufferRole::kInput) continue;
     contract::Tensor t;
     t.dtype = spec.dtype;
     t.shape = spec.shape;
@@ -813,8 +811,7 @@ std::vector<Region> Child::written_regions(const Bound& b) const {
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    if (spec.role == "output" || spec.role == "inout")
-      out.push_back({b.dptr.at(p.name), static_cast<size_t>(std::max<int64_t>(spec.nbytes, 0))});
+    if (is_written(spec.role)) out.push_back({b.dptr.at(p.name), static_cast<size_t>(std::max<int64_t>(spec.nbytes, 0))});
   }
   return out;
 }
@@ -829,7 +826,7 @@ Child::Bound Child::view_with_seed(const Bound& b, int seed) {
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    if (spec.role == "input" || spec.role == "inout") {
+    if (is_read(spec.role)) {
       auto it = v.tensors->find("in." + p.name);
       if (it == v.tensors->end() || static_cast<int64_t>(it->second.data.size()) != spec.nbytes)
         throw Fatal{RunStatus::kLoadError, "golden seed " + std::to_string(seed) + " lacks in." + p.name};
@@ -844,7 +841,7 @@ std::vector<RotatedBuffer> Child::rotated_buffers(const Bound& b) const {
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
-    if (spec.role != "input" && spec.role != "inout") continue;
+    if (!is_read(spec.role)) continue;
     out.push_back({b.dptr.at(p.name), static_cast<uint64_t>(std::max<int64_t>(spec.nbytes, 0)),
                    contract::dtype_size(spec.dtype), rotates(spec.dtype)});
   }
@@ -1339,7 +1336,8 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
                  "check mode: the ephemeral seed's memfd, inherited: the judge serves it in the sealed seed's place");
   app.add_option("--max-seeds", o.max_seeds, "check mode: only the first N seeds (0, the default: every seed)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--timing-method", o.timing_method,
+  std::string timing_method = "auto";
+  app.add_option("--timing-method", timing_method,
                  "auto (the default) | events_blocked | events_default_stream | events_with_device_sync_before_stop");
   std::vector<std::string> rev(args.rbegin(), args.rend());
   try {
@@ -1373,14 +1371,16 @@ std::optional<Options> parse_options(const std::vector<std::string>& args, const
     return std::nullopt;
   }
   o.l2 = *l2_mode;
-  if (auto m = parse_method(o.timing_method);
-      o.timing_method != "auto" && (!m || (*m != TimingMethod::kBlocked && *m != TimingMethod::kEventsDefaultStream &&
-                                           *m != TimingMethod::kDeviceSyncBeforeStop))) {
+  if (auto m = parse_method(timing_method);
+      timing_method != "auto" && (!m || (*m != TimingMethod::kBlocked && *m != TimingMethod::kEventsDefaultStream &&
+                                         *m != TimingMethod::kDeviceSyncBeforeStop))) {
     std::fprintf(stderr,
                  "%s: --timing-method %s: expected auto, events_blocked, events_default_stream or "
                  "events_with_device_sync_before_stop\n",
-                 who, o.timing_method.c_str());
+                 who, timing_method.c_str());
     return std::nullopt;
+  } else if (timing_method != "auto") {
+    o.timing_method = m;
   }
   return o;
 }

@@ -5,6 +5,21 @@
 
 namespace kopt::runner {
 
+std::string_view role_name(BufferRole r) {
+  switch (r) {
+    case BufferRole::kInput: return "input";
+    case BufferRole::kOutput: return "output";
+    case BufferRole::kInOut: return "inout";
+  }
+  return "input";
+}
+
+std::optional<BufferRole> parse_role(std::string_view name) {
+  for (auto r : {BufferRole::kInput, BufferRole::kOutput, BufferRole::kInOut})
+    if (role_name(r) == name) return r;
+  return std::nullopt;
+}
+
 Result<Golden> load_golden(const std::filesystem::path& dir) {
   Golden g;
   g.dir = dir;
@@ -17,7 +32,12 @@ Result<Golden> load_golden(const std::filesystem::path& dir) {
     for (const auto& b : m.at("buffers")) {
       BufferSpec spec;
       spec.name = b.at("name").get<std::string>();
-      spec.role = b.at("role").get<std::string>();
+      const auto role_text = b.at("role").get<std::string>();
+      auto role = parse_role(role_text);
+      if (!role)
+        return input_error("golden manifest: buffer " + spec.name + " has an unknown role '" + role_text +
+                           "' (input, output or inout)");
+      spec.role = *role;
       auto dt = contract::parse_dtype(b.at("dtype").get<std::string>());
       if (!dt) return input_error("golden manifest: buffer " + spec.name + " has an unknown dtype");
       spec.dtype = *dt;

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "contract/safetensors.h"
@@ -13,9 +14,16 @@
 
 namespace kopt::runner {
 
+// A buffer's role in solve() (the manifest's "role": input | output | inout).
+enum class BufferRole { kInput, kOutput, kInOut };
+std::string_view role_name(BufferRole r);
+std::optional<BufferRole> parse_role(std::string_view name);
+inline bool is_read(BufferRole r) { return r != BufferRole::kOutput; }    // solve() reads it: input or inout
+inline bool is_written(BufferRole r) { return r != BufferRole::kInput; }  // solve() writes it: output or inout
+
 struct BufferSpec {
   std::string name;
-  std::string role;  // input | output | inout
+  BufferRole role = BufferRole::kInput;
   contract::DType dtype = contract::DType::kF32;
   std::vector<int64_t> shape;
   int64_t nbytes = 0;

@@ -49,8 +49,8 @@ std::vector<std::string> child_argv(const RunRequest& req, const std::string& ko
   if (req.tol) {
     argv.insert(argv.end(), {"--atol", fmt::format("{:.17g}", req.tol->atol), "--rtol", fmt::format("{:.17g}", req.tol->rtol)});
   }
-  if (req.l2 != "cold") argv.insert(argv.end(), {"--l2", req.l2});
-  if (req.timing_method != "auto") argv.insert(argv.end(), {"--timing-method", req.timing_method});
+  if (req.l2 != L2Mode::kCold) argv.insert(argv.end(), {"--l2", std::string(l2_name(req.l2))});
+  if (req.timing_method) argv.insert(argv.end(), {"--timing-method", std::string(method_name(*req.timing_method))});
   if (!req.dump_outputs.empty()) argv.insert(argv.end(), {"--dump-outputs", req.dump_outputs.string()});
   if (!req.smem_fill.empty()) argv.insert(argv.end(), {"--smem-fill", req.smem_fill});
   if (req.max_seeds > 0) argv.insert(argv.end(), {"--max-seeds", std::to_string(req.max_seeds)});

@@ -10,6 +10,7 @@
 
 #include "runner/compare.h"
 #include "runner/outcome.h"
+#include "runner/timing_method.h"
 #include "util/process.h"
 
 namespace kopt::runner {
@@ -35,8 +36,8 @@ struct RunRequest {
   // Paired mode: the first library passed this run's checks on this golden data already (the champion): it is warmed
   // up, not checked again, and a worker probes it once (`--checked-first`).
   bool checked_first = false;
-  std::string l2 = "cold";            // cold | warm: the L2 flushed before every sample or not (timing_method.h)
-  std::string timing_method = "auto"; // auto, or a method to force (runner/timing_method.h names)
+  L2Mode l2 = L2Mode::kCold;                  // the L2 flushed before every sample or not (timing_method.h)
+  std::optional<TimingMethod> timing_method;  // a method to force (tests, comparisons); nullopt: auto (timing_method.h)
   std::filesystem::path dump_outputs; // check mode: the first seed's outputs written here (loop/determinism.h)
   std::string smem_fill;              // check mode: shared memory filled with this pattern before each call (smem_fill.h)
   int max_seeds = 0;                  // check mode: only the first N seeds (0: all); the sanitizer gate uses 1

@@ -114,8 +114,8 @@ TEST(RunnerChildArgv, PassesL2AndTimingMethodOnlyWhenNotTheDefault) {
   auto plain = child_argv(req, "/bin/kopt");
   EXPECT_EQ(std::find(plain.begin(), plain.end(), "--l2"), plain.end());
   EXPECT_EQ(std::find(plain.begin(), plain.end(), "--timing-method"), plain.end());
-  req.l2 = "warm";
-  req.timing_method = "events_default_stream";
+  req.l2 = L2Mode::kWarm;
+  req.timing_method = TimingMethod::kEventsDefaultStream;
   auto argv = child_argv(req, "/bin/kopt");
   auto l2 = std::find(argv.begin(), argv.end(), "--l2");
   ASSERT_NE(l2, argv.end());
@@ -214,12 +214,27 @@ TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
   }
 }
 
+TEST(RunnerGolden, BufferRolesAreNamedOnceAndAnUnknownRoleIsRefused) {
+  for (auto r : {BufferRole::kInput, BufferRole::kOutput, BufferRole::kInOut}) EXPECT_EQ(parse_role(role_name(r)), r);
+  EXPECT_EQ(role_name(BufferRole::kInOut), "inout");
+  EXPECT_TRUE(is_read(BufferRole::kInOut) && is_written(BufferRole::kInOut));
+  EXPECT_TRUE(is_read(BufferRole::kInput) && !is_written(BufferRole::kInput));
+  EXPECT_TRUE(!is_read(BufferRole::kOutput) && is_written(BufferRole::kOutput));
+  auto dir = make_vadd_golden(temp_dir("golden_role"), 16);
+  auto m = util::read_json(dir / "manifest.json").value();
+  m["buffers"][0]["role"] = "scratch";
+  ASSERT_TRUE(util::write_json_atomic(dir / "manifest.json", "golden_manifest", m).ok());
+  auto bad = load_golden(dir);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("unknown role 'scratch'"), std::string::npos) << bad.error().message;
+}
+
 TEST(RunnerGolden, LoadsAndCrossChecksTheSignature) {
   auto dir = make_vadd_golden(temp_dir("golden"), 64);
   auto g = load_golden(dir);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(g->seeds.size(), 2u);
-  EXPECT_EQ(g->buffers.at("c").role, "output");
+  EXPECT_EQ(g->buffers.at("c").role, BufferRole::kOutput);
   EXPECT_EQ(g->scalars.at("n"), 64);
   auto seed = load_seed(*g, 1);
   ASSERT_TRUE(seed.ok());
@@ -359,8 +374,8 @@ class RunnerGpu : public ::testing::Test {
     req.mode = mode;
     req.timeout_s = timeout_s;
     req.max_time_s = 2;
-    req.timing_method = method;
-    req.l2 = l2;
+    if (method != "auto") req.timing_method = parse_method(method).value();
+    req.l2 = parse_l2(l2).value();
     util::ProcessSpec spec{child_argv(req, testing_support::kopt_binary())};
     spec.timeout_s = timeout_s;
     spec.env = std::move(env);

@@ -66,8 +66,8 @@ Result<SealedEntry> load_sealed(const fs::path& golden_dir, const contract::Tens
   }
   const std::string which = ephemeral ? "the ephemeral seed" : "the sealed seed";
   for (const auto& [name, spec] : e.golden.buffers) {
-    const char* prefix = spec.role == "output" ? "out." : "in.";
-    for (std::string key : {std::string(prefix) + name, spec.role == "inout" ? "out." + name : std::string()}) {
+    const char* prefix = spec.role == BufferRole::kOutput ? "out." : "in.";
+    for (std::string key : {std::string(prefix) + name, spec.role == BufferRole::kInOut ? "out." + name : std::string()}) {
       if (key.empty()) continue;
       auto it = e.tensors.find(key);
       if (it == e.tensors.end() || static_cast<int64_t>(it->second.data.size()) != spec.nbytes)
@@ -129,7 +129,7 @@ util::Json judge_outputs(JudgeState& st, SealedEntry& e, const util::Json& h, st
   std::string status = "ok", message;
   double copy_ms = 0, compare_ms = 0;
   for (const auto& [name, spec] : e.golden.buffers) {
-    if (spec.role == "input") continue;
+    if (spec.role == BufferRole::kInput) continue;
     auto pos = std::find(names.begin(), names.end(), name);
     if (pos == names.end()) return {{"error", "a judge request without output " + name}};
     auto got = output_bytes(st, h, blobs, static_cast<size_t>(pos - names.begin()), copy_ms);
@@ -145,7 +145,7 @@ util::Json judge_outputs(JudgeState& st, SealedEntry& e, const util::Json& h, st
     cj["summary"] = c.ok ? c.summary() : sealed_summary(c);
     outputs[name] = cj;
     if (!c.ok && status == "ok") {
-      status = c.still_poisoned > 0 && spec.role == "output" ? "unwritten_output" : "wrong_result";
+      status = c.still_poisoned > 0 && spec.role == BufferRole::kOutput ? "unwritten_output" : "wrong_result";
       message = "output " + name + ": " + sealed_summary(c);
     }
   }
@@ -185,7 +185,7 @@ util::Json judge_request(JudgeState& st, const util::Json& h, std::vector<std::v
   if (op == "inputs") {
     util::Json names = util::Json::array();
     for (const auto& [name, spec] : e.golden.buffers) {
-      if (spec.role == "output") continue;
+      if (spec.role == BufferRole::kOutput) continue;
       names.push_back(name);
       reply_blobs.push_back(e.tensors.at("in." + name).data);
     }

@@ -199,4 +199,39 @@ TEST(Compare, ChunkedOutputsKeepTheWholeOutputsBitwiseAndPoisonFigures) {
   EXPECT_DOUBLE_EQ(r.actual_at_first_bad, wrong);
 }
 
+// The Python harness's twin (python/kopt_harness/compare.py) is checked against the same file
+// (python/tests/test_triton_compare.py): every field of to_json, the one-line summary included.
+TEST(Compare, SharedTestVectors) {
+  auto vectors = util::read_json(testing_support::test_data_dir() + "/compare/vectors.json");
+  ASSERT_TRUE(vectors.ok()) << vectors.error().message;
+  auto bytes = [](const std::string& hex) {
+    std::vector<unsigned char> out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+      out.push_back(static_cast<unsigned char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    return out;
+  };
+  ASSERT_GE(vectors.value()["cases"].size(), 10u);
+  for (const auto& c : vectors.value()["cases"]) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    auto dtype = contract::parse_dtype(c["dtype"].get<std::string>());
+    ASSERT_TRUE(dtype);
+    const auto e = bytes(c["expected_hex"].get<std::string>()), a = bytes(c["actual_hex"].get<std::string>());
+    ASSERT_EQ(e.size(), a.size());
+    const int64_t numel = static_cast<int64_t>(e.size() / contract::dtype_size(*dtype));
+    const auto got = to_json(compare(*dtype, c["shape"].get<std::vector<int64_t>>(), e.data(), a.data(), numel,
+                                     {c["atol"].get<double>(), c["rtol"].get<double>()}));
+    const auto& want = c["result"];
+    ASSERT_EQ(got.size(), want.size());
+    for (auto it = want.begin(); it != want.end(); ++it) {
+      SCOPED_TRACE(it.key());
+      ASSERT_TRUE(got.contains(it.key()));
+      if (it.value().is_number_float())
+        EXPECT_NEAR(got[it.key()].get<double>(), it.value().get<double>(),
+                    1e-12 * std::max(1.0, std::fabs(it.value().get<double>())));
+      else
+        EXPECT_EQ(got[it.key()], it.value());
+    }
+  }
+}
+
 }  // namespace kopt::runner

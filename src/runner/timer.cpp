@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "runner/blocker_ptx.h"
 #include "runner/code_flush.h"
@@ -461,13 +462,16 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
       s.call_ms.push_back(timer.call_sample(call, hooks ? hooks->before_call : std::function<void()>()));
     }
     const int n = static_cast<int>(s.gpu_ms.size());
-    if (n >= o.max_samples) { s.stop_reason = "max_samples"; break; }
+    if (n >= o.max_samples) {
+      s.stop_reason = SeriesStop::kMaxSamples;
+      break;
+    }
     if (n >= o.min_samples && (over_budget || ms_between(t0, Clock::now()) > o.max_time_s * 1000)) {
-      s.stop_reason = "time_budget";
+      s.stop_reason = SeriesStop::kTimeBudget;
       break;
     }
     if (n >= o.min_samples && n % 5 == 0 && ci_within(compute_stats(s.gpu_ms), o.target_ci)) {
-      s.stop_reason = "ci_reached";
+      s.stop_reason = SeriesStop::kCiReached;
       break;
     }
   }
@@ -476,6 +480,27 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
   if (s.clock_off == ClockOffReason::kUnavailable) s.clock_off_detail = timer.clock_error();
   s.cupti_missing = series_clock.missing();
   return s;
+}
+
+namespace {
+constexpr std::pair<SeriesStop, std::string_view> kSeriesStops[] = {
+    {SeriesStop::kNone, ""},
+    {SeriesStop::kCiReached, "ci_reached"},
+    {SeriesStop::kTimeBudget, "time_budget"},
+    {SeriesStop::kMaxSamples, "max_samples"},
+};
+}  // namespace
+
+std::string_view series_stop_name(SeriesStop s) {
+  for (const auto& [v, name] : kSeriesStops)
+    if (v == s) return name;
+  return "";
+}
+
+std::optional<SeriesStop> parse_series_stop(std::string_view name) {
+  for (const auto& [v, n] : kSeriesStops)
+    if (n == name) return v;
+  return std::nullopt;
 }
 
 util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& blocker_error) {
@@ -491,7 +516,7 @@ util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& 
                   {"fallback_reason", reason_name(s.decision.reason)},
                   {"fallback_reason_text", s.decision.reason == FallbackReason::kNone ? "" : describe(s.decision.reason)},
                   {"l2", l2_name(l2)},
-                  {"stop_reason", s.stop_reason},
+                  {"stop_reason", series_stop_name(s.stop_reason)},
                   {"warmup_calls", s.warmup_calls},
                   {"discarded_samples", s.discarded_samples},
                   {"watchdog_bound_ms", s.watchdog_bound_ms},

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device/cuda_driver.h"
@@ -85,6 +86,11 @@ struct SeriesOptions {
   std::optional<TimingMethod> forced;
 };
 
+// Why a timed series stopped taking samples (timing_info.stop_reason); kNone: it has not stopped yet.
+enum class SeriesStop { kNone, kCiReached, kTimeBudget, kMaxSamples };
+std::string_view series_stop_name(SeriesStop s);                     // ci_reached | time_budget | max_samples; "" for kNone
+std::optional<SeriesStop> parse_series_stop(std::string_view name);  // the reverse ("" -> kNone)
+
 // A timed series: the GPU samples (`gpu_ms`, the ranking figure), the host-observed call samples (`call_ms`)
 // and how they were taken.
 // gpu_ms, event_ms, busy_ms, kernels: the samples on the series' clock (clocked_samples.h).
@@ -96,7 +102,7 @@ struct TimedSeries : ClockedSamples {
   int cupti_missing = 0;                // samples on the kernel clock without a span (dropped, or the switch)
   ProbeFigures probe;
   MethodDecision decision;
-  std::string stop_reason;  // ci_reached | time_budget | max_samples
+  SeriesStop stop_reason = SeriesStop::kNone;
   int warmup_calls = 0;
   int discarded_samples = 0;  // blocked samples the watchdog released (never part of gpu_ms)
   double watchdog_bound_ms = 0;

@@ -21,7 +21,7 @@ TimedSeries kernel_clock_series() {
   s.kernels = {1, 1, 1};
   s.call_ms = {0.012, 0.013, 0.014};
   s.clock = GpuClock::kCuptiActivity;
-  s.stop_reason = "ci_reached";
+  s.stop_reason = SeriesStop::kCiReached;
   return s;
 }
 
@@ -39,7 +39,16 @@ TEST(TimerSeriesJson, OnTheKernelClockTheEventMedianBusyTimeAndKernelsAreThere) 
   EXPECT_EQ(j["timing_method"], "events_blocked");
   EXPECT_TRUE(j["launch_excluded"].get<bool>());
   EXPECT_EQ(j["fallback_reason"], "");
+  EXPECT_EQ(j["stop_reason"], "ci_reached");
   EXPECT_DOUBLE_EQ(j["host_median_ms"].get<double>(), 0.013);
+}
+
+TEST(TimerSeriesJson, StopReasonNamesRoundTripAndUnknownOnesAreRefused) {
+  for (auto s : {SeriesStop::kNone, SeriesStop::kCiReached, SeriesStop::kTimeBudget, SeriesStop::kMaxSamples})
+    EXPECT_EQ(parse_series_stop(series_stop_name(s)), s);
+  EXPECT_EQ(series_stop_name(SeriesStop::kTimeBudget), "time_budget");
+  EXPECT_EQ(series_stop_name(SeriesStop::kMaxSamples), "max_samples");
+  EXPECT_FALSE(parse_series_stop("patience").has_value());
 }
 
 TEST(TimerSeriesJson, OnEventsTheReasonIsSaidWithItsDetail) {

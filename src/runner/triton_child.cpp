@@ -31,8 +31,8 @@ std::vector<std::string> triton_child_argv(const RunRequest& req, const std::str
   argv.insert(argv.end(), {"--max-time-s", number(req.max_time_s), "--target-ci", number(req.target_ci),
                            "--min-samples", std::to_string(req.min_samples), "--rounds", std::to_string(req.rounds)});
   if (req.tol) argv.insert(argv.end(), {"--atol", number(req.tol->atol), "--rtol", number(req.tol->rtol)});
-  if (req.l2 != "cold") argv.insert(argv.end(), {"--l2", req.l2});
-  if (req.timing_method != "auto") argv.insert(argv.end(), {"--timing-method", req.timing_method});
+  if (req.l2 != L2Mode::kCold) argv.insert(argv.end(), {"--l2", std::string(l2_name(req.l2))});
+  if (req.timing_method) argv.insert(argv.end(), {"--timing-method", std::string(method_name(*req.timing_method))});
   if (!req.dump_cubin_dir.empty()) argv.insert(argv.end(), {"--dump-cubin", req.dump_cubin_dir.string()});
   return argv;
 }
