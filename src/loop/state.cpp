@@ -87,20 +87,6 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
 }
 }  // namespace
 
-util::Json to_json(const WallRecord& w) {
-  auto opt = [](const std::optional<double>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
-  return {{"whole_s", w.whole_s}, {"first_candidate_s", opt(w.first_candidate_s)}, {"champion_s", opt(w.champion_s)}};
-}
-
-WallRecord wall_from_json(const util::Json& j) {
-  WallRecord w;
-  if (!j.is_object()) return w;
-  w.whole_s = j.value("whole_s", 0.0);
-  if (j.contains("first_candidate_s") && j["first_candidate_s"].is_number()) w.first_candidate_s = j["first_candidate_s"].get<double>();
-  if (j.contains("champion_s") && j["champion_s"].is_number()) w.champion_s = j["champion_s"].get<double>();
-  return w;
-}
-
 util::Json to_json(const RunState& s) {
   util::Json verdicts = util::Json::array();
   for (const auto& v : s.verdicts)

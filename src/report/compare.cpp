@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "record/run_record.h"
 #include "runner/stats.h"
 #include "util/output.h"
 
@@ -22,7 +23,11 @@ const Json& array_at(const Json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
 }
 
-bool measured_ok(const Json& c) { return c.value("status", std::string()) == "ok" && c.contains("median_ms") && c["median_ms"].is_number(); }
+// Measured correct: load_run's row with CandidateStatus::kOk's name and a median.
+bool measured_ok(const Json& c) {
+  return record::parse_candidate_status(c.value("status", std::string())) == record::CandidateStatus::kOk && c.contains("median_ms") &&
+         c["median_ms"].is_number();
+}
 
 Json side(const Json& c) {
   Json s = {{"median_ms", c["median_ms"]}};

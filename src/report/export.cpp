@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compile/request.h"
+#include "record/run_record.h"
 #include "util/output.h"
 
 namespace kopt::report {
@@ -13,11 +14,19 @@ using util::Json;
 
 namespace {
 
-std::string invalidity(const std::string& status) {
-  if (status == "ok") return "correct";
-  if (status == "compile_failed") return "compile";
-  if (status == "incorrect") return "correctness";
-  if (status == "timed_out") return "timeout";
+using record::CandidateStatus;
+
+// A row's status (load_run writes CandidateStatus's name, or a runner status or "not_run" for an ablation build).
+std::optional<CandidateStatus> status_of(const Json& c) { return record::parse_candidate_status(c.value("status", std::string())); }
+
+std::string invalidity(const std::optional<CandidateStatus>& status) {
+  if (status) switch (*status) {
+      case CandidateStatus::kOk: return "correct";
+      case CandidateStatus::kCompileFailed: return "compile";
+      case CandidateStatus::kIncorrect: return "correctness";
+      case CandidateStatus::kTimedOut: return "timeout";
+      case CandidateStatus::kCrashed: break;
+    }
   return "runtime";  // crashed, or a run that never completed
 }
 
@@ -43,7 +52,8 @@ std::string number(const Json& v) {
 util::Json t4_results(const util::Json& run) {
   Json results = Json::array();
   for (const auto& c : array_at(run, "candidates")) {
-    std::string status = c.value("status", std::string());
+    const std::string status = c.value("status", std::string());
+    const bool ok = status_of(c) == CandidateStatus::kOk;
     Json config = Json::object();
     for (const auto& [k, v] : object_at(c, "params").items()) config[k] = v;
     for (const auto& [m, on] : object_at(c, "guards").items())
@@ -53,10 +63,10 @@ util::Json t4_results(const util::Json& run) {
       for (const auto& f : c["flags"]) flags += (flags.empty() ? "" : " ") + f.get<std::string>();
       config["nvcc_flags"] = flags;
     }
-    Json times = {{"runtimes", status == "ok" && c.contains("samples_ms") ? c["samples_ms"] : Json::array()}};
+    Json times = {{"runtimes", ok && c.contains("samples_ms") ? c["samples_ms"] : Json::array()}};
     if (c.contains("compile_ms") && c["compile_ms"].is_number()) times["compilation_time"] = c["compile_ms"];
     Json measurements = Json::array();
-    if (status == "ok" && c.contains("median_ms") && c["median_ms"].is_number()) {
+    if (ok && c.contains("median_ms") && c["median_ms"].is_number()) {
       measurements.push_back({{"name", "time"}, {"value", c["median_ms"]}, {"unit", "ms"}});
       for (auto [key, name] : {std::pair{"ci95_low_ms", "time_ci95_low"}, std::pair{"ci95_high_ms", "time_ci95_high"}})
         if (c.contains(key) && c[key].is_number()) measurements.push_back({{"name", name}, {"value", c[key]}, {"unit", "ms"}});
@@ -66,8 +76,8 @@ util::Json t4_results(const util::Json& run) {
       measurements.push_back({{"name", "registers_per_thread"}, {"value", c["registers"]}, {"unit", ""}});
     Json r = {{"configuration", config},
               {"times", times},
-              {"invalidity", invalidity(status)},
-              {"correctness", status == "ok" ? 1 : 0},
+              {"invalidity", invalidity(status_of(c))},
+              {"correctness", ok ? 1 : 0},
               {"measurements", measurements},
               {"objectives", Json::array({"time"})},
               {"kopt", {{"id", c.value("id", std::string())}, {"iteration", c.value("iteration", 0)},
@@ -128,7 +138,7 @@ std::string candidates_csv(const util::Json& run) {
     for (const auto& p : params) out += "," + (pv.contains(p) ? number(pv[p]) : std::string());
     std::string methods;
     for (const auto& m : c.value("methods", Json::array())) methods += (methods.empty() ? "" : "+") + m.get<std::string>();
-    bool ok = c.value("status", std::string()) == "ok";
+    const bool ok = status_of(c) == CandidateStatus::kOk;
     out += "," + csv_cell(methods);
     for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms"}) out += "," + (ok ? number(c.value(k, Json())) : std::string());
     out += "," + csv_cell(c.value("status", std::string())) + "," + csv_cell(c.value("reason", std::string())) + "\r\n";

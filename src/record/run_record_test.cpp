@@ -1,0 +1,200 @@
+#include "record/run_record.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_support.h"
+#include "util/fs.h"
+
+namespace kopt::record {
+namespace {
+
+namespace fs = std::filesystem;
+using util::Json;
+
+fs::path fixture() { return fs::path(testing_support::test_data_dir()) / "report" / "run_sgemm_h200"; }
+
+CandidateConfig config() {
+  CandidateConfig c;
+  c.id = "i2c1";
+  c.source = "/tmp/k.cu";
+  c.origin = "builtin";
+  c.content_hash = "abc";
+  c.params = std::map<std::string, int64_t>{{"BM", 128}, {"TN", 8}};
+  c.constexprs = std::map<std::string, int64_t>{};
+  c.launch = std::map<std::string, int64_t>{{"num_warps", 4}};
+  c.guards = std::map<std::string, bool>{{"vectorized_access", true}};
+  c.defines = std::map<std::string, std::string>{{"BM", "128"}};
+  c.methods = std::vector<std::string>{"vectorized_access"};
+  c.flags = std::vector<std::string>{"-lineinfo"};
+  c.not_ablatable = std::vector<std::string>{};
+  c.config = Json::array({1, 0, 2});
+  return c;
+}
+
+template <class T, class F>
+void round_trips(const T& v, F&& from_json) {
+  const Json j = to_json(v);
+  EXPECT_EQ(from_json(j), v) << j.dump();
+  EXPECT_EQ(to_json(from_json(j)), j);  // and the JSON is what was written
+}
+
+TEST(RunRecord, EveryStructRoundTrips) {
+  round_trips(Wall{12.5, 3.25, std::nullopt}, [](const Json& j) { return wall_from_json(j); });
+  round_trips(Wall{}, [](const Json& j) { return wall_from_json(j); });
+  round_trips(config(), [](const Json& j) { return candidate_config_from_json(j); });
+  round_trips(CandidateConfig{}, [](const Json& j) { return candidate_config_from_json(j); });
+  round_trips(ChampionEntry{config(), "/tmp/k.so", 1.25, "/tmp/r.json", 1.5}, [](const Json& j) { return champion_entry_from_json(j); });
+
+  HistoryEntry h;
+  h.candidate = config();
+  h.status = CandidateStatus::kTimedOut;
+  h.iteration = 2;
+  h.search_s = 40.5;
+  h.compile_ms = 800, h.sass_ms = 12, h.measure_ms = 300, h.cases_ms = 0;
+  h.reused = {{"marker", "reused"}, {"record_id", 7}};
+  round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
+  h.status = CandidateStatus::kOk;
+  h.median_ms = 1.25, h.objective_ms = 1.3;
+  round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
+
+  StateRecord s;
+  s.version = 1;
+  s.iterations_done = 3;
+  s.stop_reason = StopReason::kNoImprovement;
+  s.stop_detail = "two iterations without a gain";
+  s.champion = ChampionEntry{config(), "/tmp/k.so", 1.25, "/tmp/r.json", std::nullopt};
+  s.baseline = ChampionEntry{CandidateConfig{}, "", 2.5, "", std::nullopt};
+  s.history = {h, h};
+  s.phase_seconds = std::map<std::string, double>{{"gates", 70.5}, {"measure", 32.0}};
+  s.wall = Wall{300, 20, 250};
+  s.timeline = Json::array({{{"iteration", 1}, {"champion_id", "i1c3"}}});
+  s.gate_records = {{"holdout", {{"passed", 2}}}};
+  s.measuring_wall_s = 100;
+  s.measuring_slots = {{"gpu0", 5, 0, 60.5}, {"gpu1", 4, 1, 55}};
+  s.meta_gpu = "NVIDIA H200";
+  round_trips(s, [](const Json& j) { return state_record_from_json(j); });
+
+  KernelResources k{true, "sm_90", 128, 8192, 0, 16, 16};
+  round_trips(k, [](const Json& j) { return kernel_resources_from_json(j); });
+  round_trips(KernelResources{false, "", std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
+              [](const Json& j) { return kernel_resources_from_json(j); });
+  BuildRecord b{"ok", 812.5, {k, k}};
+  round_trips(b, [](const Json& j) { return build_record_from_json(j); });
+  EXPECT_TRUE(b.ok());
+  EXPECT_FALSE((BuildRecord{"failed", std::nullopt, {}}.ok()));
+
+  Timing t{1.25, 1.2, 1.3, 0.01, 0.02, 1.1, 1.9, 30, "stable"};
+  round_trips(t, [](const Json& j) { return timing_from_json(j); });
+  round_trips(RunResult{"ok", t, std::vector<double>{1.2, 1.25}, "", "2026-11-30T07:12:04Z"},
+              [](const Json& j) { return run_result_from_json(j); });
+  round_trips(RunResult{"crashed", std::nullopt, std::nullopt, "illegal address", ""}, [](const Json& j) { return run_result_from_json(j); });
+
+  SassRecord sr;
+  sr.method_status = {{"vectorized_access", "verified"}, {"cp_async", "absent"}};
+  sr.kernel_mix = {{{"fp32", 100}, {"ld_global", 8}}, {{"fp32", 3}}};
+  round_trips(sr, [](const Json& j) { return sass_record_from_json(j); });
+
+  ReusedRecord ru{true, "reused from the results database", 42, "/runs/a", "2026-11-30T07:12:04Z", "ok", 1.5};
+  round_trips(ru, [](const Json& j) { return reused_record_from_json(j); });
+  round_trips(ReusedRecord{false, "m", 0, "", "", "", std::nullopt}, [](const Json& j) { return reused_record_from_json(j); });
+
+  SelectionEntry se{"i1c3", "new_champion", "faster", "baseline", std::nullopt, Json{{"rounds", 30}, {"verdict", "faster"}}};
+  round_trips(se, [](const Json& j) { return selection_entry_from_json(j); });
+  MethodAblation ma{"vectorized_access", "unverified", "inconclusive", Json{{"median", 1.2}}, Json{{"rounds", 30}}, std::nullopt,
+                    Json("no gain")};
+  round_trips(ma, [](const Json& j) { return method_ablation_from_json(j); });
+  round_trips(AblationRecord{{ma, ma}, {Json{{"param", "BM"}, {"effect", "helps"}}}}, [](const Json& j) { return ablation_record_from_json(j); });
+}
+
+TEST(RunRecord, StopReasonIsTheEnumAndTextOnlyAtTheBoundary) {
+  for (auto r : {StopReason::kNone, StopReason::kMaxIterations, StopReason::kNearPeak, StopReason::kNoImprovement,
+                 StopReason::kGeneratorExhausted, StopReason::kGateFailed, StopReason::kInterrupted, StopReason::kGeneratorFailed,
+                 StopReason::kNoValidCandidate, StopReason::kTimeBudget, StopReason::kNoPredictedGain, StopReason::kExplorationSpent}) {
+    EXPECT_EQ(stop_reason_from_text(stop_reason_text(r)), r);
+    StateRecord s;
+    s.stop_reason = r;
+    EXPECT_EQ(state_record_from_json(to_json(s)).stop_reason, r);
+  }
+  EXPECT_EQ(stop_reason_text(StopReason::kNone), "");
+  EXPECT_THROW(state_record_from_json(Json{{"stop_reason", "bored"}}), RecordError);
+}
+
+TEST(RunRecord, CandidateStatusNamesParse) {
+  for (auto s : {CandidateStatus::kOk, CandidateStatus::kCompileFailed, CandidateStatus::kIncorrect, CandidateStatus::kCrashed,
+                 CandidateStatus::kTimedOut})
+    EXPECT_EQ(parse_candidate_status(search::candidate_status_name(s)), s);
+  EXPECT_FALSE(parse_candidate_status("not_run"));
+  EXPECT_FALSE(parse_candidate_status(""));
+}
+
+// The recorded run (tests/data/report, written before the wall accounting, multi-GPU measuring and the gate records
+// existed) loads: absent fields take their defaults.
+TEST(RunRecord, AnOlderRunDirectoryLoads) {
+  auto s = read_state((fixture() / "state.json").string());
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->version, 1);
+  EXPECT_EQ(s->stop_reason, StopReason::kMaxIterations);
+  EXPECT_FALSE(s->wall);
+  EXPECT_TRUE(s->measuring_slots.empty());
+  EXPECT_TRUE(s->gate_records.empty());
+  ASSERT_TRUE(s->champion);
+  ASSERT_TRUE(s->baseline);
+  EXPECT_EQ(s->baseline->candidate.id, "baseline");
+  ASSERT_FALSE(s->history.empty());
+  EXPECT_EQ(s->history.front().candidate.id, "baseline");
+  int ok = 0, failed = 0;
+  for (const auto& h : s->history) (h.status == CandidateStatus::kOk ? ok : failed) += 1;
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(failed, 0);
+  ASSERT_TRUE(s->phase_seconds);
+  EXPECT_DOUBLE_EQ(s->phase_seconds->at("measure"), 32.0);
+
+  // Every file of every candidate directory, and every iteration's selection and ablation, parses.
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fixture())) {
+    const std::string name = e.path().filename().string();
+    auto j = util::read_json(e.path());
+    if (!j) continue;
+    auto check = [&](auto&& from_json) {
+      auto parsed = parse_file<decltype(from_json(*j))>(*j, e.path().string(), from_json);
+      EXPECT_TRUE(parsed) << parsed.error().message;
+      ++files;
+    };
+    if (name == "candidate.json") check([](const Json& x) { return candidate_config_from_json(x); });
+    if (name == "build.json") check(build_record_from_json);
+    if (name == "run.json" || name == "timing.json") check(run_result_from_json);
+    if (name == "sass.json") check(sass_record_from_json);
+    if (name == "selection.json") check(selection_from_json);
+    if (name == "ablation.json") check(ablation_record_from_json);
+  }
+  EXPECT_GT(files, 50);
+}
+
+TEST(RunRecord, AWrongTypeNamesTheFileAndTheField) {
+  auto j = util::read_json(fixture() / "state.json").value();
+  j["history"][1]["status"] = 3;
+  const fs::path dir = fs::path(::testing::TempDir()) / "kopt_record_wrong_type";
+  fs::create_directories(dir);
+  ASSERT_TRUE(util::write_json_atomic(dir / "state.json", "state", j).ok());
+  auto s = read_state((dir / "state.json").string());
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find((dir / "state.json").string()), std::string::npos) << s.error().message;
+  EXPECT_NE(s.error().message.find("history[1].status: expected a string, found a number"), std::string::npos) << s.error().message;
+
+  auto build = parse_file<BuildRecord>(Json{{"status", "ok"}, {"resources", {{{"registers", "many"}}}}}, "RUN/iter_01/candidates/x/build.json",
+                                       build_record_from_json);
+  ASSERT_FALSE(build);
+  EXPECT_EQ(build.error().message, "RUN/iter_01/candidates/x/build.json: resources[0].registers: expected an integer, found a string");
+  auto cand = parse_file<CandidateConfig>(Json{{"params", {{"BM", "64"}}}}, "candidate.json",
+                                          [](const Json& x) { return candidate_config_from_json(x); });
+  ASSERT_FALSE(cand);
+  EXPECT_EQ(cand.error().message, "candidate.json: params.BM: expected an integer, found a string");
+  auto unknown = parse_file<HistoryEntry>(Json{{"status", "bored"}}, "state.json", [](const Json& x) { return history_entry_from_json(x, "history[0]"); });
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "state.json: history[0].status: unknown candidate status 'bored'");
+  // null is absent: the loop writes null for "none".
+  EXPECT_FALSE(history_entry_from_json(Json{{"median_ms", nullptr}}).median_ms);
+}
+
+}  // namespace
+}  // namespace kopt::record
