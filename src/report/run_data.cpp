@@ -10,6 +10,7 @@
 #include "compile/occupancy.h"
 #include "compile/request.h"
 #include "record/run_record.h"
+#include "record/summary_record.h"
 #include "roofline/ceilings.h"
 #include "util/diff.h"
 #include "util/fs.h"
@@ -518,7 +519,7 @@ Json profile_json(const Json& p) {
 // The champion's file (champion/<kernel>), the baseline's beside it (champion/baseline_<kernel>; reconstructed from
 // the champion's file and state.json's baseline values for a run written before kopt wrote it), their unified diff
 // and the reproduce command. Paths relative to the run directory.
-Json champion_section(const Reader& r, const Json& summary, const Json& options, const record::StateRecord& state, const std::string& champion_id,
+Json champion_section(const Reader& r, const record::SummaryRecord& summary, const Json& options, const record::StateRecord& state, const std::string& champion_id,
                       std::vector<std::string>& notes) {
   constexpr size_t kMaxSourceBytes = 512 * 1024;
   Json out = {{"id", champion_id}};
@@ -528,7 +529,7 @@ Json champion_section(const Reader& r, const Json& summary, const Json& options,
   }
   auto cj = r.json("champion/champion.json").value_or(Json::object());
   std::string name = fs::path(cj.value("file", std::string())).filename().string();
-  if (name.empty()) name = fs::path(summary.value("champion_path", std::string())).filename().string();
+  if (name.empty()) name = fs::path(summary.champion_path.value_or("")).filename().string();
   if (name.empty()) name = fs::path(options.value("kernel", std::string())).filename().string();
   const std::string file = (fs::path("champion") / name).generic_string();
   auto text = name.empty() ? std::nullopt : r.text(file);
@@ -582,7 +583,7 @@ Json champion_section(const Reader& r, const Json& summary, const Json& options,
 
   // kopt bench, run from the run directory: ref.py relative to where the run was recorded, when that is known.
   std::string ref = options.value("ref", std::string());
-  const std::string recorded = summary.value("run_dir", std::string());
+  const std::string recorded = summary.run_dir.value_or("");
   if (!ref.empty() && !recorded.empty() && fs::path(ref).is_absolute() && fs::path(recorded).is_absolute()) {
     auto rel = fs::path(ref).lexically_relative(recorded);
     if (!rel.empty()) ref = rel.generic_string();
@@ -604,27 +605,32 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   if (fs::exists(run_dir / "state.json", ec)) {
     KOPT_TRY_ASSIGN(state, record::read_state((run_dir / "state.json").string()));
   }
-  Json summary = r.json("summary.json").value_or(Json::object());
+  const record::SummaryRecord summary = r.record("summary.json", record::summary_record_from_json).value_or(record::SummaryRecord{});
+  // A section of summary.json the loop copies from state.json's gate records (cases, holdout), as written.
+  auto section = [&](const char* key) -> std::optional<Json> {
+    auto it = summary.sections.find(key);
+    return it == summary.sections.end() ? std::nullopt : std::optional<Json>(it->second);
+  };
   Json options = r.json("options.json").value_or(Json::object());
   Json env = r.json("env.json").value_or(Json::object());
   auto start = parse_utc_iso(meta_time(options));
 
   // ---- the run ----
   std::string gpu;
-  if (summary.contains("meta")) gpu = summary["meta"].value("gpu", std::string());
+  gpu = summary.meta_gpu.value_or("");
   if (gpu.empty() && env.contains("gpus") && env["gpus"].is_array() && !env["gpus"].empty())
     gpu = env["gpus"][0].value("name", std::string());
   if (gpu.empty()) gpu = state.meta_gpu;
   Json run = {{"dir", fs::absolute(run_dir).lexically_normal().string()},
-              {"kernel", summary.value("kernel", options.value("kernel", std::string()))},
+              {"kernel", summary.kernel ? *summary.kernel : options.value("kernel", std::string())},
               {"dims", options.contains("dims") ? options["dims"] : Json::object()},
-              {"dims_text", summary.value("dims", std::string())},
+              {"dims_text", summary.dims.value_or("")},
               {"gpu", gpu},
-              {"numerics_mode", summary.value("numerics_mode", options.value("numerics", std::string()))},
-              {"generator", summary.value("generator", options.value("generator", std::string()))},
+              {"numerics_mode", summary.numerics_mode ? *summary.numerics_mode : options.value("numerics", std::string())},
+              {"generator", summary.generator ? *summary.generator : options.value("generator", std::string())},
               {"started_at", meta_time(options)},
-              {"finished_at", meta_time(summary)},
-              {"kopt_version", summary.contains("meta") ? summary["meta"].value("kopt_version", std::string()) : std::string()},
+              {"finished_at", summary.meta_time.value_or("")},
+              {"kopt_version", summary.meta_kopt_version.value_or("")},
               {"stop_reason", std::string(record::stop_reason_text(state.stop_reason))},
               {"stop_detail", state.stop_detail},
               {"iterations_done", state.iterations_done},
@@ -656,10 +662,17 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   std::map<std::string, record::SelectionEntry> selection_of;  // finalist id -> its selection entry
   Json ablation = Json::array();
   Json param_ablation = Json::array();
-  Json timeline = state.timeline ? *state.timeline : summary.value("timeline", Json::array());
+  Json timeline = state.timeline ? *state.timeline : (summary.timeline ? record::to_json(*summary.timeline) : Json::array());
+  std::vector<record::TimelineEntry> iterations;
+  if (!timeline.is_null()) {  // the iterations' champions, typed (the page draws the timeline as written)
+    auto t = record::parse_file<std::vector<record::TimelineEntry>>(timeline, (run_dir / "state.json").string() + " (timeline)",
+                                                                    [](const Json& j) { return record::timeline_from_json(j); });
+    if (t) iterations = *t;
+    else notes.push_back(t.error().message);
+  }
   auto champion_at = [&](int it) {
-    for (const auto& t : timeline)
-      if (t.value("iteration", -1) == it) return t.value("champion_id", std::string());
+    for (const auto& t : iterations)
+      if (t.iteration == it) return t.champion_id.value_or("");
     return std::string();
   };
   for (const auto& [it, rel] : iter_dirs) {
@@ -682,7 +695,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   }
 
   // ---- candidates, in evaluation order (state.json's history), then the ablation builds ----
-  std::string champion_id = summary.contains("headline") ? summary["headline"].value("champion_id", std::string()) : std::string();
+  std::string champion_id = summary.headline ? summary.headline->champion_id.value_or("") : std::string();
   if (state.champion) champion_id = state.champion->candidate.id.value_or(champion_id);
   Json candidates = Json::array();
   int eval = 0;
@@ -825,10 +838,10 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
 
   // ---- per-shape results (the workload matrix's case table) and the held-out shapes, when the run has them ----
   const Json& gate_records = state.gate_records;
-  Json case_src = summary.contains("cases") ? summary["cases"] : gate_records.value("case_table", Json());
+  Json case_src = section("cases").value_or(gate_records.value("case_table", Json()));
   Json cases = case_src.is_array() ? case_src : (case_src.is_object() ? case_src.value("cases", Json()) : Json());
   Json cases_geomean = case_src.is_object() ? case_src.value("geomean", Json()) : Json();
-  Json holdout = summary.contains("holdout") ? summary["holdout"] : gate_records.value("holdout", Json());
+  Json holdout = section("holdout").value_or(gate_records.value("holdout", Json()));
   if (!holdout.is_object()) holdout = nullptr;
   Json ceilings = ceilings_json(r, gpu, notes);  // before `notes` is copied below
   // ---- per-GPU figures, when the run measured on several (issue 21, docs/MULTI_GPU.md) ----
@@ -842,13 +855,13 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
 
   Json out = {{"schema", kReportDataSchema},
               {"run", run},
-              {"headline", summary.value("headline", Json::object())},
-              {"roofline_summary", summary.value("roofline", Json::object())},
-              {"methods_summary", summary.value("methods", Json::object())},
-              {"phase_seconds", state.phase_seconds ? Json(*state.phase_seconds) : summary.value("phase_seconds", Json::object())},
-              {"wall", state.wall ? record::to_json(*state.wall) : summary.value("wall", Json::object())},
+              {"headline", summary.headline ? record::to_json(*summary.headline) : Json::object()},
+              {"roofline_summary", summary.roofline ? record::to_json(*summary.roofline) : Json::object()},
+              {"methods_summary", summary.methods ? Json(*summary.methods) : Json::object()},
+              {"phase_seconds", state.phase_seconds ? Json(*state.phase_seconds) : (summary.phase_seconds ? Json(*summary.phase_seconds) : Json::object())},
+              {"wall", state.wall ? record::to_json(*state.wall) : (summary.wall ? record::to_json(*summary.wall) : Json::object())},
               {"champion_id", champion_id},
-              {"champion_path", summary.value("champion_path", std::string())},
+              {"champion_path", summary.champion_path.value_or("")},
               {"timeline", timeline},
               {"candidates", candidates},
               {"convergence", convergence(candidates)},
