@@ -1,5 +1,6 @@
 #pragma once
-// The run record's strict reading, shared by its readers (run_record.cpp, summary_record.cpp) and nothing else:
+// The run record's strict reading, shared by its readers (run_record.cpp, summary_record.cpp, and report/run_data.cpp
+// for load_run's own document) and nothing else:
 // absent or null -> nullopt, a wrong type -> RecordError naming the field ("history[3].status: expected a string,
 // found a number").
 #include <map>

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "record/run_record.h"
+#include "report/run_data.h"
 #include "runner/stats.h"
 #include "util/output.h"
 
@@ -17,34 +18,17 @@ using util::Json;
 
 namespace {
 
-// The array at j[key], or an empty one: a reference into j (Json::value would return a copy).
-const Json& array_at(const Json& j, const char* key) {
-  static const Json empty = Json::array();
-  return j.is_object() && j.contains(key) && j[key].is_array() ? j[key] : empty;
+Json opt_json(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
+
+Json side(const CandidateRow& c) {
+  return {{"median_ms", *c.median_ms}, {"ci95_low_ms", opt_json(c.ci95_low_ms)}, {"ci95_high_ms", opt_json(c.ci95_high_ms)},
+          {"samples", c.samples ? Json(*c.samples) : Json()}};
 }
 
-// Measured correct: load_run's row with CandidateStatus::kOk's name and a median.
-bool measured_ok(const Json& c) {
-  return record::parse_candidate_status(c.value("status", std::string())) == record::CandidateStatus::kOk && c.contains("median_ms") &&
-         c["median_ms"].is_number();
-}
-
-Json side(const Json& c) {
-  Json s = {{"median_ms", c["median_ms"]}};
-  for (const char* k : {"ci95_low_ms", "ci95_high_ms", "samples"}) s[k] = c.value(k, Json());
-  return s;
-}
-
-std::vector<double> samples(const Json& c) {
-  if (!c.contains("samples_ms") || !c["samples_ms"].is_array()) return {};
-  return c["samples_ms"].get<std::vector<double>>();
-}
-
-Json row(const std::string& what, const Json& ca, const Json& cb) {
-  Json r = {{"what", what}, {"id_a", ca.value("id", std::string())}, {"id_b", cb.value("id", std::string())},
-            {"a", side(ca)}, {"b", side(cb)},
-            {"ratio_of_medians", cb["median_ms"].get<double>() / ca["median_ms"].get<double>()}};
-  auto sa = samples(ca), sb = samples(cb);
+Json row(const std::string& what, const CandidateRow& ca, const CandidateRow& cb) {
+  Json r = {{"what", what}, {"id_a", ca.id}, {"id_b", cb.id}, {"a", side(ca)}, {"b", side(cb)},
+            {"ratio_of_medians", *cb.median_ms / *ca.median_ms}};
+  const std::vector<double> sa = ca.samples_ms.value_or(std::vector<double>{}), sb = cb.samples_ms.value_or(std::vector<double>{});
   if (std::min(sa.size(), sb.size()) >= 5) {
     auto p = runner::compare_paired(sa, sb);
     r["ratio"] = {{"median_ratio", p.median_ratio}, {"ci95_low", p.ci95_low}, {"ci95_high", p.ci95_high},
@@ -55,16 +39,14 @@ Json row(const std::string& what, const Json& ca, const Json& cb) {
   return r;
 }
 
-const Json* find_role(const Json& run, const std::string& role) {
-  for (const auto& c : array_at(run, "candidates"))
-    if (c.value("role", std::string()) == role && measured_ok(c)) return &c;
+const CandidateRow* find_role(const std::vector<CandidateRow>& rows, const std::string& role) {
+  for (const auto& c : rows)
+    if (c.role == role && c.measured_ok()) return &c;
   return nullptr;
 }
 
-Json facts(const Json& run) {
-  const Json& r = run.value("run", Json::object());
-  return {{"dir", r.value("dir", std::string())}, {"kernel", r.value("kernel", std::string())}, {"dims", r.value("dims_text", std::string())},
-          {"gpu", r.value("gpu", std::string())}, {"champion_id", run.value("champion_id", std::string())}};
+Json facts(const RunFacts& f) {
+  return {{"dir", f.dir}, {"kernel", f.kernel}, {"dims", f.dims_text}, {"gpu", f.gpu}, {"champion_id", f.champion_id}};
 }
 
 std::string fmt_side(const Json& s) {
@@ -77,37 +59,38 @@ std::string fmt_side(const Json& s) {
 }  // namespace
 
 util::Json compare_runs(const util::Json& a, const util::Json& b) {
+  const std::vector<CandidateRow> rows_a = candidate_rows(a), rows_b = candidate_rows(b);
+  const RunFacts fa = run_facts(a), fb = run_facts(b);
   Json rows = Json::array(), notes = Json::array();
   std::set<std::pair<std::string, std::string>> shown;  // (id_a, id_b) already in a row
   for (const char* role : {"baseline", "champion"}) {
-    const Json *ca = find_role(a, role), *cb = find_role(b, role);
+    const CandidateRow *ca = find_role(rows_a, role), *cb = find_role(rows_b, role);
     if (ca && cb) {
       rows.push_back(row(role, *ca, *cb));
-      shown.insert({ca->value("id", std::string()), cb->value("id", std::string())});
+      shown.insert({ca->id, cb->id});
     }
     else notes.push_back(fmt::format("no measured {} in {}", role, !ca ? "A" : "B"));
   }
-  if (facts(a)["kernel"] != facts(b)["kernel"]) notes.push_back("the runs are of different kernel files");
-  if (facts(a)["dims"] != facts(b)["dims"]) notes.push_back("the runs have different dims: times are of different workloads");
+  if (fa.kernel != fb.kernel) notes.push_back("the runs are of different kernel files");
+  if (fa.dims_text != fb.dims_text) notes.push_back("the runs have different dims: times are of different workloads");
   // A run can measure one configuration more than once (an ablation variant equal to an earlier candidate): B's
   // measurement with the same id is preferred, else its first.
-  std::map<std::string, std::vector<const Json*>> in_b;
-  for (const auto& c : array_at(b, "candidates"))
-    if (measured_ok(c) && !c.value("content_hash", std::string()).empty()) in_b[c["content_hash"].get<std::string>()].push_back(&c);
+  std::map<std::string, std::vector<const CandidateRow*>> in_b;
+  for (const auto& c : rows_b)
+    if (c.measured_ok() && !c.content_hash.empty()) in_b[c.content_hash].push_back(&c);
   std::vector<Json> same;
-  for (const auto& c : array_at(a, "candidates")) {
-    if (!measured_ok(c) || c.value("content_hash", std::string()).empty()) continue;
-    auto it = in_b.find(c["content_hash"].get<std::string>());
+  for (const auto& c : rows_a) {
+    if (!c.measured_ok() || c.content_hash.empty()) continue;
+    auto it = in_b.find(c.content_hash);
     if (it == in_b.end()) continue;
-    const Json* match = it->second.front();
-    for (const Json* m : it->second)
-      if (m->value("id", std::string()) == c.value("id", std::string())) match = m;
-    if (!shown.count({c.value("id", std::string()), match->value("id", std::string())}))
-      same.push_back(row("same_configuration", c, *match));
+    const CandidateRow* match = it->second.front();
+    for (const CandidateRow* m : it->second)
+      if (m->id == c.id) match = m;
+    if (!shown.count({c.id, match->id})) same.push_back(row("same_configuration", c, *match));
   }
   std::sort(same.begin(), same.end(), [](const Json& x, const Json& y) { return x["a"]["median_ms"].get<double>() < y["a"]["median_ms"].get<double>(); });
   for (auto& r : same) rows.push_back(std::move(r));
-  return {{"a", facts(a)}, {"b", facts(b)}, {"rows", rows}, {"notes", notes}};
+  return {{"a", facts(fa)}, {"b", facts(fb)}, {"rows", rows}, {"notes", notes}};
 }
 
 std::string compare_csv(const Json& cmp) {

@@ -9,6 +9,7 @@
 
 #include "compile/occupancy.h"
 #include "compile/request.h"
+#include "record/fields.h"
 #include "record/run_record.h"
 #include "record/summary_record.h"
 #include "roofline/ceilings.h"
@@ -593,6 +594,62 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
   return out;
 }
 }  // namespace
+
+std::vector<CandidateRow> candidate_rows(const Json& run) {
+  using namespace record::fields;
+  std::vector<CandidateRow> out;
+  const Json* cands = opt_array(run, "candidates", "");
+  if (!cands) return out;
+  for (size_t i = 0; i < cands->size(); ++i) {
+    const Json& c = (*cands)[i];
+    const std::string w = at("candidates", i);
+    need_object(c, w);
+    CandidateRow r;
+    r.id = opt_string(c, "id", w).value_or("");
+    r.role = opt_string(c, "role", w).value_or("");
+    r.status_text = opt_string(c, "status", w).value_or("");
+    r.status = record::parse_candidate_status(r.status_text);
+    r.reason = opt_string(c, "reason", w).value_or("");
+    r.origin = opt_string(c, "origin", w).value_or("");
+    r.content_hash = opt_string(c, "content_hash", w).value_or("");
+    r.measured_at = opt_string(c, "measured_at", w).value_or("");
+    r.iteration = opt_int(c, "iteration", w);
+    r.samples = opt_int(c, "samples", w);
+    r.registers = opt_int(c, "registers", w);
+    r.median_ms = opt_number(c, "median_ms", w);
+    r.ci95_low_ms = opt_number(c, "ci95_low_ms", w);
+    r.ci95_high_ms = opt_number(c, "ci95_high_ms", w);
+    r.compile_ms = opt_number(c, "compile_ms", w);
+    if (const Json* s = opt_array(c, "samples_ms", w)) {
+      r.samples_ms.emplace();
+      for (size_t k = 0; k < s->size(); ++k) {
+        if (!(*s)[k].is_number()) wrong(at(at(w, "samples_ms"), k), "a number", (*s)[k]);
+        r.samples_ms->push_back((*s)[k].get<double>());
+      }
+    }
+    r.params = opt_map<int64_t>(c, "params", w).value_or(std::map<std::string, int64_t>{});
+    r.guards = opt_map<bool>(c, "guards", w).value_or(std::map<std::string, bool>{});
+    r.flags = opt_strings(c, "flags", w).value_or(std::vector<std::string>{});
+    r.methods = opt_strings(c, "methods", w).value_or(std::vector<std::string>{});
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+RunFacts run_facts(const Json& run) {
+  using namespace record::fields;
+  RunFacts f;
+  f.champion_id = opt_string(run, "champion_id", "").value_or("");
+  if (const Json* r = opt_object(run, "run", "")) {
+    f.dir = opt_string(*r, "dir", "run").value_or("");
+    f.kernel = opt_string(*r, "kernel", "run").value_or("");
+    f.dims_text = opt_string(*r, "dims_text", "run").value_or("");
+    f.gpu = opt_string(*r, "gpu", "run").value_or("");
+    f.kopt_version = opt_string(*r, "kopt_version", "run").value_or("");
+    if (const Json* d = opt_object(*r, "dims", "run")) f.dims = *d;
+  }
+  return f;
+}
 
 Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   std::error_code ec;
