@@ -1,6 +1,8 @@
 #include "record/run_record.h"
 
 #include "compile/request.h"
+#include <concepts>
+
 #include "record/fields.h"
 #include "util/fs.h"
 
@@ -17,73 +19,31 @@ std::optional<CandidateStatus> parse_candidate_status(std::string_view s) {
 
 using namespace fields;
 
-// ---- Wall ------------------------------------------------------------------------------------------------------
+// ---- the records whose fields map one to one onto their JSON: each named once (fields.h) --------------------------
 
-Json to_json(const Wall& w) {
-  return {{"whole_s", w.whole_s}, {"first_candidate_s", num_or_null(w.first_candidate_s)}, {"champion_s", num_or_null(w.champion_s)}};
-}
+KOPT_RECORD_FIELDS(Wall, whole_s, first_candidate_s, champion_s)
+bool null_when_absent(const Wall&) { return true; }  // {"first_candidate_s": null}: not yet
+KOPT_RECORD_FIELDS(CandidateConfig, id, source, origin, content_hash, params, constexprs, launch, guards, defines, methods, flags,
+                   not_ablatable, config)
+KOPT_RECORD_FIELDS(ChampionEntry, candidate, library, median_ms, result_json, objective_ms)
+KOPT_RECORD_FIELDS(KernelResources, entry, arch, registers, shared_bytes, stack_frame_bytes, spill_store_bytes, spill_load_bytes)
+KOPT_RECORD_FIELDS(BuildRecord, status, compile_ms, resources)
+KOPT_RECORD_FIELDS(Timing, median_ms, ci95_low_ms, ci95_high_ms, ci95_rel_halfwidth, robust_cv, min_ms, max_ms, samples, stability)
+bool null_when_absent(const Timing&) { return true; }  // as the runner writes a timing: every figure, null when none
+KOPT_RECORD_FIELDS(RunResult, status, timing, samples_ms, message)  // and meta.time
+KOPT_RECORD_FIELDS(SelectionEntry, finalist, decision, reason, incumbent, error, comparison)
+KOPT_RECORD_FIELDS(MethodAblation, method, verdict, sass, attribution_ms, comparison, ablated_status, ablated_note)
 
-Wall wall_from_json(const Json& j, const std::string& where) {
-  Wall w;
-  if (j.is_null()) return w;
-  need_object(j, where);
-  w.whole_s = opt_number(j, "whole_s", where).value_or(0.0);
-  w.first_candidate_s = opt_number(j, "first_candidate_s", where);
-  w.champion_s = opt_number(j, "champion_s", where);
-  return w;
-}
-
-// ---- CandidateConfig -------------------------------------------------------------------------------------------
-
-Json to_json(const CandidateConfig& c) {
-  Json j = Json::object();
-  auto put = [&](const char* k, const auto& v) {
-    if (v) j[k] = *v;
-  };
-  put("id", c.id), put("source", c.source), put("origin", c.origin), put("content_hash", c.content_hash);
-  put("params", c.params), put("constexprs", c.constexprs), put("launch", c.launch), put("guards", c.guards);
-  put("defines", c.defines), put("methods", c.methods), put("flags", c.flags), put("not_ablatable", c.not_ablatable);
-  put("config", c.config);
-  return j;
-}
-
-CandidateConfig candidate_config_from_json(const Json& j, const std::string& where) {
-  need_object(j, where);
-  CandidateConfig c;
-  c.id = opt_string(j, "id", where);
-  c.source = opt_string(j, "source", where);
-  c.origin = opt_string(j, "origin", where);
-  c.content_hash = opt_string(j, "content_hash", where);
-  c.params = opt_map<int64_t>(j, "params", where);
-  c.constexprs = opt_map<int64_t>(j, "constexprs", where);
-  c.launch = opt_map<int64_t>(j, "launch", where);
-  c.guards = opt_map<bool>(j, "guards", where);
-  c.defines = opt_map<std::string>(j, "defines", where);
-  c.methods = opt_strings(j, "methods", where);
-  c.flags = opt_strings(j, "flags", where);
-  c.not_ablatable = opt_strings(j, "not_ablatable", where);
-  c.config = opt_any(j, "config");
-  return c;
-}
+Json to_json(const Wall& w) { return fields_to_json(w); }
+Wall wall_from_json(const Json& j, const std::string& where) { return j.is_null() ? Wall{} : fields_from_json<Wall>(j, where); }
+KOPT_RECORD_JSON(CandidateConfig, candidate_config_from_json)
+KOPT_RECORD_JSON(ChampionEntry, champion_entry_from_json)
+KOPT_RECORD_JSON(KernelResources, kernel_resources_from_json)
+KOPT_RECORD_JSON(Timing, timing_from_json)
+KOPT_RECORD_JSON(SelectionEntry, selection_entry_from_json)
+KOPT_RECORD_JSON(MethodAblation, method_ablation_from_json)
 
 // ---- state.json's entries ----------------------------------------------------------------------------------------
-
-Json to_json(const ChampionEntry& c) {
-  Json j = {{"candidate", to_json(c.candidate)}, {"library", c.library}, {"median_ms", c.median_ms}, {"result_json", c.result_json}};
-  if (c.objective_ms) j["objective_ms"] = *c.objective_ms;
-  return j;
-}
-
-ChampionEntry champion_entry_from_json(const Json& j, const std::string& where) {
-  need_object(j, where);
-  ChampionEntry c;
-  if (const Json* cand = opt_object(j, "candidate", where)) c.candidate = candidate_config_from_json(*cand, at(where, "candidate"));
-  c.library = opt_string(j, "library", where).value_or("");
-  c.median_ms = opt_number(j, "median_ms", where).value_or(0.0);
-  c.result_json = opt_string(j, "result_json", where).value_or("");
-  c.objective_ms = opt_number(j, "objective_ms", where);
-  return c;
-}
 
 Json to_json(const HistoryEntry& h) {
   Json e = {{"candidate", to_json(h.candidate)},
@@ -179,91 +139,19 @@ Result<StateRecord> read_state(const std::string& path) {
 
 // ---- a candidate's directory ---------------------------------------------------------------------------------------
 
-Json to_json(const KernelResources& k) {
-  Json j = {{"entry", k.entry}, {"arch", k.arch}};
-  if (k.registers) j["registers"] = *k.registers;
-  for (auto [key, v] : {std::pair{"shared_bytes", &k.shared_bytes}, std::pair{"stack_frame_bytes", &k.stack_frame_bytes},
-                        std::pair{"spill_store_bytes", &k.spill_store_bytes}, std::pair{"spill_load_bytes", &k.spill_load_bytes}})
-    if (*v) j[key] = **v;
-  return j;
-}
-
-KernelResources kernel_resources_from_json(const Json& j, const std::string& where) {
-  need_object(j, where);
-  KernelResources k;
-  k.entry = opt_bool(j, "entry", where).value_or(true);
-  k.arch = opt_string(j, "arch", where).value_or("");
-  if (auto r = opt_int(j, "registers", where)) k.registers = static_cast<int>(*r);
-  k.shared_bytes = opt_int(j, "shared_bytes", where);
-  k.stack_frame_bytes = opt_int(j, "stack_frame_bytes", where);
-  k.spill_store_bytes = opt_int(j, "spill_store_bytes", where);
-  k.spill_load_bytes = opt_int(j, "spill_load_bytes", where);
-  return k;
-}
-
 bool BuildRecord::ok() const { return status == compile::to_string(compile::CompileStatus::kOk); }
 
-Json to_json(const BuildRecord& b) {
-  Json res = Json::array();
-  for (const auto& k : b.resources) res.push_back(to_json(k));
-  Json j = {{"status", b.status}, {"resources", res}};
-  if (b.compile_ms) j["compile_ms"] = *b.compile_ms;
-  return j;
-}
-
-BuildRecord build_record_from_json(const Json& j) {
-  need_object(j, "");
-  BuildRecord b;
-  b.status = opt_string(j, "status", "").value_or("");
-  b.compile_ms = opt_number(j, "compile_ms", "");
-  if (const Json* r = opt_array(j, "resources", ""))
-    for (size_t i = 0; i < r->size(); ++i)
-      if ((*r)[i].is_object()) b.resources.push_back(kernel_resources_from_json((*r)[i], at("resources", i)));
-  return b;
-}
-
-Json to_json(const Timing& t) {
-  return {{"median_ms", num_or_null(t.median_ms)}, {"ci95_low_ms", num_or_null(t.ci95_low_ms)}, {"ci95_high_ms", num_or_null(t.ci95_high_ms)},
-          {"ci95_rel_halfwidth", num_or_null(t.ci95_rel_halfwidth)}, {"robust_cv", num_or_null(t.robust_cv)},
-          {"min_ms", num_or_null(t.min_ms)}, {"max_ms", num_or_null(t.max_ms)}, {"samples", t.samples}, {"stability", t.stability}};
-}
-
-Timing timing_from_json(const Json& j, const std::string& where) {
-  need_object(j, where);
-  Timing t;
-  t.median_ms = opt_number(j, "median_ms", where);
-  t.ci95_low_ms = opt_number(j, "ci95_low_ms", where);
-  t.ci95_high_ms = opt_number(j, "ci95_high_ms", where);
-  t.ci95_rel_halfwidth = opt_number(j, "ci95_rel_halfwidth", where);
-  t.robust_cv = opt_number(j, "robust_cv", where);
-  t.min_ms = opt_number(j, "min_ms", where);
-  t.max_ms = opt_number(j, "max_ms", where);
-  t.samples = static_cast<int>(opt_int(j, "samples", where).value_or(0));
-  t.stability = opt_string(j, "stability", where).value_or("");
-  return t;
-}
+Json to_json(const BuildRecord& b) { return fields_to_json(b); }
+BuildRecord build_record_from_json(const Json& j) { return fields_from_json<BuildRecord>(j, ""); }
 
 Json to_json(const RunResult& r) {
-  Json j = {{"status", r.status}, {"message", r.message}, {"meta", {{"time", r.time}}}};
-  if (r.timing) j["timing"] = to_json(*r.timing);
-  if (r.samples_ms) j["samples_ms"] = *r.samples_ms;
+  Json j = fields_to_json(r);
+  j["meta"] = {{"time", r.time}};
   return j;
 }
 
 RunResult run_result_from_json(const Json& j) {
-  need_object(j, "");
-  RunResult r;
-  r.status = opt_string(j, "status", "").value_or("");
-  if (const Json* t = opt_object(j, "timing", "")) r.timing = timing_from_json(*t, "timing");
-  if (const Json* s = opt_array(j, "samples_ms", "")) {
-    std::vector<double> v;
-    for (size_t i = 0; i < s->size(); ++i) {
-      if (!(*s)[i].is_number()) wrong(at("samples_ms", i), "a number", (*s)[i]);
-      v.push_back((*s)[i].get<double>());
-    }
-    r.samples_ms = std::move(v);
-  }
-  r.message = opt_string(j, "message", "").value_or("");
+  RunResult r = fields_from_json<RunResult>(j, "");
   r.time = meta_time(j);
   return r;
 }
@@ -318,54 +206,12 @@ ReusedRecord reused_record_from_json(const Json& j) {
 
 // ---- an iteration's directory ----------------------------------------------------------------------------------
 
-Json to_json(const SelectionEntry& s) {
-  Json j = {{"finalist", s.finalist}, {"decision", s.decision}, {"reason", s.reason}, {"incumbent", s.incumbent}};
-  if (s.error) j["error"] = *s.error;
-  if (s.comparison) j["comparison"] = *s.comparison;
-  return j;
-}
-
-SelectionEntry selection_entry_from_json(const Json& j, const std::string& where) {
-  need_object(j, where);
-  SelectionEntry s;
-  s.finalist = opt_string(j, "finalist", where).value_or("");
-  s.decision = opt_string(j, "decision", where).value_or("");
-  s.reason = opt_string(j, "reason", where).value_or("");
-  s.incumbent = opt_string(j, "incumbent", where).value_or("");
-  s.error = opt_any(j, "error");
-  s.comparison = opt_any(j, "comparison");
-  return s;
-}
-
 std::vector<SelectionEntry> selection_from_json(const Json& j) {
   need_object(j, "");
   std::vector<SelectionEntry> out;
   if (const Json* f = opt_array(j, "finalists", ""))
     for (size_t i = 0; i < f->size(); ++i) out.push_back(selection_entry_from_json((*f)[i], at("finalists", i)));
   return out;
-}
-
-Json to_json(const MethodAblation& m) {
-  Json j = {{"method", m.method}, {"verdict", m.verdict}, {"sass", m.sass}};
-  auto put = [&](const char* k, const std::optional<Json>& v) {
-    if (v) j[k] = *v;
-  };
-  put("attribution_ms", m.attribution_ms), put("comparison", m.comparison), put("ablated_status", m.ablated_status);
-  put("ablated_note", m.ablated_note);
-  return j;
-}
-
-MethodAblation method_ablation_from_json(const Json& j, const std::string& where) {
-  need_object(j, where);
-  MethodAblation m;
-  m.method = opt_string(j, "method", where).value_or("");
-  m.verdict = opt_string(j, "verdict", where).value_or("");
-  m.sass = opt_string(j, "sass", where).value_or("");
-  m.attribution_ms = opt_any(j, "attribution_ms");
-  m.comparison = opt_any(j, "comparison");
-  m.ablated_status = opt_any(j, "ablated_status");
-  m.ablated_note = opt_any(j, "ablated_note");
-  return m;
 }
 
 Json to_json(const AblationRecord& a) {
