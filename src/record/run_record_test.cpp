@@ -1,5 +1,6 @@
 #include "record/run_record.h"
 
+#include "record/candidate.h"
 #include "record/summary_record.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,26 @@ TEST(RunRecord, EveryStructRoundTrips) {
                     Json("no gain")};
   round_trips(ma, [](const Json& j) { return method_ablation_from_json(j); });
   round_trips(AblationRecord{{ma, ma}, {Json{{"param", "BM"}, {"effect", "helps"}}}}, [](const Json& j) { return ablation_record_from_json(j); });
+}
+
+// The loop writes state.json's candidates through the record: exactly what search::to_json writes, and back.
+TEST(RunRecord, TheSearchsCandidateWritesAsItDidAndReadsBack) {
+  search::Candidate c;
+  c.id = "i2c1";
+  c.source = "/tmp/k.cu";
+  c.defines = {{"BM", "128"}};
+  c.params = {{"BM", 128}};
+  c.guards = {{"vectorized_access", true}};
+  c.methods = {"vectorized_access"};
+  c.origin = "builtin";
+  c.content_hash = "abc";
+  for (auto config : {std::optional<search::Config>{}, std::optional<search::Config>(search::Config{1, 0, 2})}) {
+    c.config = config;
+    EXPECT_EQ(to_json(config_of(c)), search::to_json(c));
+    const search::Candidate back = candidate_of(candidate_config_from_json(search::to_json(c)));
+    EXPECT_EQ(search::to_json(back), search::to_json(c));
+  }
+  EXPECT_THROW(candidate_of(CandidateConfig{}), RecordError);  // no id, no source
 }
 
 TEST(RunRecord, StopReasonIsTheEnumAndTextOnlyAtTheBoundary) {
