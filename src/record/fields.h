@@ -144,6 +144,8 @@ template <class T>
 Json write_value(const T& v) {
   if constexpr (std::is_same_v<T, Json>) {
     return v;
+  } else if constexpr (requires { typename T::kept_number; }) {
+    return v.value;
   } else if constexpr (is_map<T>::value) {
     Json o = Json::object();
     for (const auto& [k, x] : v) o[k] = write_value(x);
@@ -163,6 +165,9 @@ template <class T>
 void read_value(const Json& v, const std::string& field, T& out) {
   if constexpr (std::is_same_v<T, Json>) {
     out = v;
+  } else if constexpr (requires { typename T::kept_number; }) {  // a number kept as written (record/run_files.h)
+    if (!v.is_number()) wrong(field, "a number", v);
+    out.value = v;
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!v.is_string()) wrong(field, "a string", v);
     out = v.get<std::string>();

@@ -1,6 +1,7 @@
 #include "record/run_record.h"
 
 #include "record/candidate.h"
+#include "record/run_files.h"
 #include "record/summary_record.h"
 
 #include <gtest/gtest.h>
@@ -129,6 +130,26 @@ TEST(RunRecord, TheSearchsCandidateWritesAsItDidAndReadsBack) {
   EXPECT_THROW(candidate_of(CandidateConfig{}), RecordError);  // no id, no source
 }
 
+// The other files the report reads: their figures kept as written (an integer count of FLOPs stays an integer).
+TEST(RunRecord, TheRunsOtherFilesRoundTripAndKeepTheirNumbersAsWritten) {
+  PlacementRecord p{"k", "workload_model", "below_peak", Number{0.69}, Number{61.2}, std::nullopt, Json{{"compute", 0.6}}, std::nullopt,
+                    Json("compute"), FloorRecord{Number{68719476736}, Number{50331648}, std::nullopt, Number{2.08}, Number{4800.0},
+                                                 "compute", "dram", {{"fp32_fma"}}}};
+  round_trips(p, [](const Json& j) { return placement_record_from_json(j); });
+  EXPECT_EQ(to_json(p)["floor"]["flops"].dump(), "68719476736");
+  EXPECT_EQ(placement_record_from_json(Json{{"floor", {{"flops", 68719476736}}}}).floor->flops->value.dump(), "68719476736");
+  ProfileMetrics m{{{"compute", {TopMetric{"sm__throughput", "%", "SM throughput", std::nullopt, Number{61.2}, Number{100}, Number{0.388}}}}},
+                   "2025.3.1.0", Json{{"bound", "compute"}}};
+  round_trips(m, [](const Json& j) { return profile_metrics_from_json(j); });
+  round_trips(ChampionFile{"/runs/r/champion/k.cu", std::nullopt}, [](const Json& j) { return champion_file_from_json(j); });
+  round_trips(EnvRecord{{{"NVIDIA H200"}}}, [](const Json& j) { return env_record_from_json(j); });
+  round_trips(DerivationRecord{{{"BM", "launcher_threads"}, {"BN", "tile"}}}, [](const Json& j) { return derivation_record_from_json(j); });
+  auto bad = parse_file<PlacementRecord>(Json{{"floor", {{"flops", "many"}}}}, "iter_01/roofline.json",
+                                         [](const Json& j) { return placement_record_from_json(j); });
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "iter_01/roofline.json: floor.flops: expected a number, found a string");
+}
+
 TEST(RunRecord, StopReasonIsTheEnumAndTextOnlyAtTheBoundary) {
   for (auto r : {StopReason::kNone, StopReason::kMaxIterations, StopReason::kNearPeak, StopReason::kNoImprovement,
                  StopReason::kGeneratorExhausted, StopReason::kGateFailed, StopReason::kInterrupted, StopReason::kGeneratorFailed,
@@ -189,6 +210,10 @@ TEST(RunRecord, AnOlderRunDirectoryLoads) {
     if (name == "sass.json") check(sass_record_from_json);
     if (name == "selection.json") check(selection_from_json);
     if (name == "ablation.json") check(ablation_record_from_json);
+    if (name == "roofline.json") check([](const Json& x) { return placement_record_from_json(x); });
+    if (name.ends_with("_metrics.json")) check([](const Json& x) { return profile_metrics_from_json(x); });
+    if (name == "champion.json") check([](const Json& x) { return champion_file_from_json(x); });
+    if (name == "env.json") check([](const Json& x) { return env_record_from_json(x); });
   }
   EXPECT_GT(files, 50);
 }

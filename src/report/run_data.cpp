@@ -10,6 +10,7 @@
 #include "compile/occupancy.h"
 #include "compile/request.h"
 #include "record/fields.h"
+#include "record/run_files.h"
 #include "record/run_record.h"
 #include "record/summary_record.h"
 #include "roofline/ceilings.h"
@@ -256,10 +257,6 @@ struct Reader {
   }
 };
 
-Json num_or_null(const Json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key] : Json();
-}
-
 std::string meta_time(const Json& j) {
   return j.is_object() && j.contains("meta") && j["meta"].is_object() ? j["meta"].value("time", std::string()) : std::string();
 }
@@ -500,19 +497,19 @@ Json ceilings_json(const Reader& r, const std::string& gpu_name, std::vector<std
   return out;
 }
 
-Json profile_json(const Json& p) {
+Json number(const std::optional<record::Number>& n) { return n ? n->value : Json(); }
+
+Json profile_json(const record::ProfileMetrics& p) {
   Json top = Json::object();
-  if (p.contains("top_metrics") && p["top_metrics"].is_object())
-    for (const auto& [axis, list] : p["top_metrics"].items()) {
-      Json rows = Json::array();
-      for (const auto& m : list)
-        rows.push_back({{"metric", m.value("name_used", m.value("metric", std::string()))}, {"value", num_or_null(m, "value")},
-                        {"unit", m.value("unit", std::string())}, {"ideal", num_or_null(m, "ideal")},
-                        {"distance", num_or_null(m, "distance")}, {"description", m.value("description", std::string())}});
-      top[axis] = rows;
-    }
-  Json out = {{"top_metrics", top}, {"ncu_version", p.value("ncu_version", std::string())}};
-  if (p.contains("classification")) out["classification"] = p["classification"];
+  for (const auto& [axis, list] : p.top_metrics) {
+    Json rows = Json::array();
+    for (const auto& m : list)
+      rows.push_back({{"metric", m.name_used.value_or(m.metric)}, {"value", number(m.value)}, {"unit", m.unit}, {"ideal", number(m.ideal)},
+                      {"distance", number(m.distance)}, {"description", m.description}});
+    top[axis] = rows;
+  }
+  Json out = {{"top_metrics", top}, {"ncu_version", p.ncu_version}};
+  if (p.classification) out["classification"] = *p.classification;
   return out;
 }
 
@@ -528,8 +525,9 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
     out["note"] = "this run has no champion";
     return out;
   }
-  auto cj = r.json("champion/champion.json").value_or(Json::object());
-  std::string name = fs::path(cj.value("file", std::string())).filename().string();
+  const auto cj = r.record("champion/champion.json", [](const Json& j) { return record::champion_file_from_json(j); })
+                      .value_or(record::ChampionFile{});
+  std::string name = fs::path(cj.file).filename().string();
   if (name.empty()) name = fs::path(summary.champion_path.value_or("")).filename().string();
   if (name.empty()) name = fs::path(options.value("kernel", std::string())).filename().string();
   const std::string file = (fs::path("champion") / name).generic_string();
@@ -550,7 +548,7 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
   out["flags"] = cand.flags.value_or(std::vector<std::string>{});
 
   // The baseline's text: its file, else rebuilt from the champion's (same source, the baseline's values).
-  std::string base_file = fs::path(cj.value("baseline_file", std::string())).filename().string();
+  std::string base_file = fs::path(cj.baseline_file.value_or("")).filename().string();
   std::optional<std::string> base_text;
   if (!base_file.empty()) base_file = (fs::path("champion") / base_file).generic_string(), base_text = r.text(base_file);
   if (!base_text && champion_id != "baseline" && !(base_cand == record::CandidateConfig{}) && cand.source.value_or("") == base_cand.source.value_or("") &&
@@ -669,14 +667,13 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     return it == summary.sections.end() ? std::nullopt : std::optional<Json>(it->second);
   };
   Json options = r.json("options.json").value_or(Json::object());
-  Json env = r.json("env.json").value_or(Json::object());
+  const auto env = r.record("env.json", [](const Json& j) { return record::env_record_from_json(j); }).value_or(record::EnvRecord{});
   auto start = parse_utc_iso(meta_time(options));
 
   // ---- the run ----
   std::string gpu;
   gpu = summary.meta_gpu.value_or("");
-  if (gpu.empty() && env.contains("gpus") && env["gpus"].is_array() && !env["gpus"].empty())
-    gpu = env["gpus"][0].value("name", std::string());
+  if (gpu.empty() && !env.gpus.empty()) gpu = env.gpus.front().name;
   if (gpu.empty()) gpu = state.meta_gpu;
   Json run = {{"dir", fs::absolute(run_dir).lexically_normal().string()},
               {"kernel", summary.kernel ? *summary.kernel : options.value("kernel", std::string())},
@@ -820,21 +817,19 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   Json workload = nullptr;
   Json placements = Json::array();
   for (const auto& [it, rel] : iter_dirs) {
-    auto rf = r.json(rel / "roofline.json");
+    auto rf = r.record(rel / "roofline.json", [](const Json& j) { return record::placement_record_from_json(j); });
     if (!rf) continue;
-    placements.push_back({{"iteration", it}, {"kernel", rf->value("kernel", std::string())}, {"mode", rf->value("mode", std::string())},
-                          {"verdict", rf->value("verdict", std::string())}, {"efficiency", num_or_null(*rf, "efficiency")},
-                          {"achieved_tflops", num_or_null(*rf, "achieved_tflops")}, {"achieved_gbps", num_or_null(*rf, "achieved_gbps")},
-                          {"utilisation", rf->value("utilisation", Json::object())}, {"gaps", rf->value("gaps", Json::object())},
-                          {"bound", rf->value("bound", Json())}});
-    if (workload.is_null() && rf->contains("floor") && (*rf)["floor"].is_object()) {
-      const auto& f = (*rf)["floor"];
+    placements.push_back({{"iteration", it}, {"kernel", rf->kernel}, {"mode", rf->mode}, {"verdict", rf->verdict},
+                          {"efficiency", number(rf->efficiency)}, {"achieved_tflops", number(rf->achieved_tflops)},
+                          {"achieved_gbps", number(rf->achieved_gbps)}, {"utilisation", rf->utilisation.value_or(Json::object())},
+                          {"gaps", rf->gaps.value_or(Json::object())}, {"bound", rf->bound.value_or(Json())}});
+    if (workload.is_null() && rf->floor) {
+      const record::FloorRecord& f = *rf->floor;
       Json roofs = Json::array();
-      for (const auto& t : f.value("compute_terms", Json::array())) roofs.push_back(t.value("roof", std::string()));
-      workload = {{"flops", num_or_null(f, "flops")}, {"bytes_min", num_or_null(f, "bytes_min")},
-                  {"arithmetic_intensity", num_or_null(f, "arithmetic_intensity")}, {"floor_ms", num_or_null(f, "floor_ms")},
-                  {"binding", f.value("binding", std::string())}, {"dram_roof", f.value("dram_roof", std::string())},
-                  {"dram_gbps", num_or_null(f, "dram_gbps")}, {"compute_roofs", roofs}};
+      for (const auto& t : f.compute_terms) roofs.push_back(t.roof);
+      workload = {{"flops", number(f.flops)}, {"bytes_min", number(f.bytes_min)}, {"arithmetic_intensity", number(f.arithmetic_intensity)},
+                  {"floor_ms", number(f.floor_ms)}, {"binding", f.binding}, {"dram_roof", f.dram_roof}, {"dram_gbps", number(f.dram_gbps)},
+                  {"compute_roofs", roofs}};
     }
   }
   if (workload.is_null()) notes.push_back("no workload model (ref.py has no workload_model): kernels cannot be placed on the roofline");
@@ -851,10 +846,11 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   mix["champion"] = champ_sass ? mix_of(*champ_sass) : Json();
 
   Json profile = {{"champion_id", champion_id}};
-  if (auto p = r.json("iter_00_baseline/profile/baseline_metrics.json")) profile["baseline"] = profile_json(*p);
+  auto metrics = [&](const fs::path& rel) { return r.record(rel, [](const Json& j) { return record::profile_metrics_from_json(j); }); };
+  if (auto p = metrics("iter_00_baseline/profile/baseline_metrics.json")) profile["baseline"] = profile_json(*p);
   if (!champ_dir.empty()) {
     fs::path idir = fs::path(champ_dir).begin()->string();  // iter_NN
-    if (auto p = r.json(idir / "profile" / "champion_metrics.json")) profile["champion"] = profile_json(*p);
+    if (auto p = metrics(idir / "profile" / "champion_metrics.json")) profile["champion"] = profile_json(*p);
   }
 
   // ---- achieved rates: the workload model's FLOPs and minimum bytes over each correct median ----
@@ -878,10 +874,9 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     const bool triton = kernel.ends_with(".py");
     // The derived parameters' roles: which one is a launch's block size, whatever its name.
     std::map<std::string, std::string> roles;
-    if (auto d = util::read_json(run_dir / "derived" / "derivation.json"); d && d->contains("params") && (*d)["params"].is_array())
-      for (const auto& prm : (*d)["params"])
-        if (prm.is_object() && prm.contains("name") && prm["name"].is_string() && prm.contains("role") && prm["role"].is_string())
-          roles[prm["name"].get<std::string>()] = prm["role"].get<std::string>();
+    if (auto d = r.record("derived/derivation.json", [](const Json& j) { return record::derivation_record_from_json(j); }))
+      for (const auto& prm : d->params)
+        if (!prm.name.empty() && !prm.role.empty()) roles[prm.name] = prm.role;
     for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton, roles);
   }
   if (!any_resources)
