@@ -39,16 +39,9 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string at = where + "[" + std::to_string(i) + "]";
     const record::HistoryEntry h = record::history_entry_from_json(list[i], at);
-    search::Measurement m;
-    m.candidate = record::candidate_of(h.candidate, at + ".candidate");
-    m.status = h.status;
-    m.median_ms = h.median_ms;
-    m.objective_ms = h.objective_ms;
-    m.iteration = h.iteration;
-    m.search_s = h.search_s;
-    m.reused = h.reused;
-    m.compile_ms = h.compile_ms, m.sass_ms = h.sass_ms, m.measure_ms = h.measure_ms, m.cases_ms = h.cases_ms;
-    out.push_back(m);
+    out.push_back({.candidate = record::candidate_of(h.candidate, at + ".candidate"), .status = h.status, .median_ms = h.median_ms,
+                   .iteration = h.iteration, .search_s = h.search_s, .compile_ms = h.compile_ms, .sass_ms = h.sass_ms,
+                   .measure_ms = h.measure_ms, .cases_ms = h.cases_ms, .objective_ms = h.objective_ms, .reused = h.reused});
   }
   return out;
 }

@@ -225,6 +225,18 @@ T fields_from_json(const Json& j, const std::string& where) {
 
 }  // namespace kopt::record::fields
 
+namespace kopt::record {
+// A record whose fields KOPT_RECORD_FIELDS names, from its JSON (RecordError naming the field) and to it.
+template <class T>
+T read_record(const util::Json& j, const std::string& where = "") {
+  return fields::fields_from_json<T>(j, where);
+}
+template <class T>
+util::Json write_record(const T& v) {
+  return fields::fields_to_json(v);
+}
+}  // namespace kopt::record
+
 // KOPT_RECORD_FIELDS(Type, a, b, c) names Type's fields once, as each_field(s, f): f("a", s.a); f("b", s.b); ...
 // (the JSON key is the member's name). KOPT_FOR_EACH applies a macro to each argument (C++20 __VA_OPT__).
 #define KOPT_PARENS ()

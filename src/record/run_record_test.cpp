@@ -42,6 +42,14 @@ void round_trips(const T& v, F&& from_json) {
   EXPECT_EQ(to_json(from_json(j)), j);  // and the JSON is what was written
 }
 
+// A record whose fields KOPT_RECORD_FIELDS names (record/run_files.h).
+template <class T>
+void record_round_trips(const T& v) {
+  const Json j = write_record(v);
+  EXPECT_EQ(read_record<T>(j), v) << j.dump();
+  EXPECT_EQ(write_record(read_record<T>(j)), j);
+}
+
 TEST(RunRecord, EveryStructRoundTrips) {
   round_trips(Wall{12.5, 3.25, std::nullopt}, [](const Json& j) { return wall_from_json(j); });
   round_trips(Wall{}, [](const Json& j) { return wall_from_json(j); });
@@ -135,17 +143,17 @@ TEST(RunRecord, TheRunsOtherFilesRoundTripAndKeepTheirNumbersAsWritten) {
   PlacementRecord p{"k", "workload_model", "below_peak", Number{0.69}, Number{61.2}, std::nullopt, Json{{"compute", 0.6}}, std::nullopt,
                     Json("compute"), FloorRecord{Number{68719476736}, Number{50331648}, std::nullopt, Number{2.08}, Number{4800.0},
                                                  "compute", "dram", {{"fp32_fma"}}}};
-  round_trips(p, [](const Json& j) { return placement_record_from_json(j); });
-  EXPECT_EQ(to_json(p)["floor"]["flops"].dump(), "68719476736");
-  EXPECT_EQ(placement_record_from_json(Json{{"floor", {{"flops", 68719476736}}}}).floor->flops->value.dump(), "68719476736");
+  record_round_trips(p);
+  EXPECT_EQ(write_record(p)["floor"]["flops"].dump(), "68719476736");
+  EXPECT_EQ(read_record<PlacementRecord>(Json{{"floor", {{"flops", 68719476736}}}}).floor->flops->value.dump(), "68719476736");
   ProfileMetrics m{{{"compute", {TopMetric{"sm__throughput", "%", "SM throughput", std::nullopt, Number{61.2}, Number{100}, Number{0.388}}}}},
                    "2025.3.1.0", Json{{"bound", "compute"}}};
-  round_trips(m, [](const Json& j) { return profile_metrics_from_json(j); });
-  round_trips(ChampionFile{"/runs/r/champion/k.cu", std::nullopt}, [](const Json& j) { return champion_file_from_json(j); });
-  round_trips(EnvRecord{{{"NVIDIA H200"}}}, [](const Json& j) { return env_record_from_json(j); });
-  round_trips(DerivationRecord{{{"BM", "launcher_threads"}, {"BN", "tile"}}}, [](const Json& j) { return derivation_record_from_json(j); });
+  record_round_trips(m);
+  record_round_trips(ChampionFile{"/runs/r/champion/k.cu", std::nullopt});
+  record_round_trips(EnvRecord{{{"NVIDIA H200"}}});
+  record_round_trips(DerivationRecord{{{"BM", "launcher_threads"}, {"BN", "tile"}}});
   auto bad = parse_file<PlacementRecord>(Json{{"floor", {{"flops", "many"}}}}, "iter_01/roofline.json",
-                                         [](const Json& j) { return placement_record_from_json(j); });
+                                         [](const Json& j) { return read_record<PlacementRecord>(j); });
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message, "iter_01/roofline.json: floor.flops: expected a number, found a string");
 }
@@ -210,10 +218,10 @@ TEST(RunRecord, AnOlderRunDirectoryLoads) {
     if (name == "sass.json") check(sass_record_from_json);
     if (name == "selection.json") check(selection_from_json);
     if (name == "ablation.json") check(ablation_record_from_json);
-    if (name == "roofline.json") check([](const Json& x) { return placement_record_from_json(x); });
-    if (name.ends_with("_metrics.json")) check([](const Json& x) { return profile_metrics_from_json(x); });
-    if (name == "champion.json") check([](const Json& x) { return champion_file_from_json(x); });
-    if (name == "env.json") check([](const Json& x) { return env_record_from_json(x); });
+    if (name == "roofline.json") check([](const Json& x) { return read_record<PlacementRecord>(x); });
+    if (name.ends_with("_metrics.json")) check([](const Json& x) { return read_record<ProfileMetrics>(x); });
+    if (name == "champion.json") check([](const Json& x) { return read_record<ChampionFile>(x); });
+    if (name == "env.json") check([](const Json& x) { return read_record<EnvRecord>(x); });
   }
   EXPECT_GT(files, 50);
 }

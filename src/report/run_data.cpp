@@ -525,7 +525,7 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
     out["note"] = "this run has no champion";
     return out;
   }
-  const auto cj = r.record("champion/champion.json", [](const Json& j) { return record::champion_file_from_json(j); })
+  const auto cj = r.record("champion/champion.json", [](const Json& j) { return record::read_record<record::ChampionFile>(j); })
                       .value_or(record::ChampionFile{});
   std::string name = fs::path(cj.file).filename().string();
   if (name.empty()) name = fs::path(summary.champion_path.value_or("")).filename().string();
@@ -667,7 +667,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     return it == summary.sections.end() ? std::nullopt : std::optional<Json>(it->second);
   };
   Json options = r.json("options.json").value_or(Json::object());
-  const auto env = r.record("env.json", [](const Json& j) { return record::env_record_from_json(j); }).value_or(record::EnvRecord{});
+  const auto env = r.record("env.json", [](const Json& j) { return record::read_record<record::EnvRecord>(j); }).value_or(record::EnvRecord{});
   auto start = parse_utc_iso(meta_time(options));
 
   // ---- the run ----
@@ -817,7 +817,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   Json workload = nullptr;
   Json placements = Json::array();
   for (const auto& [it, rel] : iter_dirs) {
-    auto rf = r.record(rel / "roofline.json", [](const Json& j) { return record::placement_record_from_json(j); });
+    auto rf = r.record(rel / "roofline.json", [](const Json& j) { return record::read_record<record::PlacementRecord>(j); });
     if (!rf) continue;
     placements.push_back({{"iteration", it}, {"kernel", rf->kernel}, {"mode", rf->mode}, {"verdict", rf->verdict},
                           {"efficiency", number(rf->efficiency)}, {"achieved_tflops", number(rf->achieved_tflops)},
@@ -846,7 +846,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   mix["champion"] = champ_sass ? mix_of(*champ_sass) : Json();
 
   Json profile = {{"champion_id", champion_id}};
-  auto metrics = [&](const fs::path& rel) { return r.record(rel, [](const Json& j) { return record::profile_metrics_from_json(j); }); };
+  auto metrics = [&](const fs::path& rel) { return r.record(rel, [](const Json& j) { return record::read_record<record::ProfileMetrics>(j); }); };
   if (auto p = metrics("iter_00_baseline/profile/baseline_metrics.json")) profile["baseline"] = profile_json(*p);
   if (!champ_dir.empty()) {
     fs::path idir = fs::path(champ_dir).begin()->string();  // iter_NN
@@ -874,7 +874,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     const bool triton = kernel.ends_with(".py");
     // The derived parameters' roles: which one is a launch's block size, whatever its name.
     std::map<std::string, std::string> roles;
-    if (auto d = r.record("derived/derivation.json", [](const Json& j) { return record::derivation_record_from_json(j); }))
+    if (auto d = r.record("derived/derivation.json", [](const Json& j) { return record::read_record<record::DerivationRecord>(j); }))
       for (const auto& prm : d->params)
         if (!prm.name.empty() && !prm.role.empty()) roles[prm.name] = prm.role;
     for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton, roles);
