@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "record/stop_reason.h"
 #include "runner/stats.h"
 #include "sass/verify.h"
 #include "search/generator.h"
@@ -79,15 +80,12 @@ std::optional<ParamEffect> parse_param_effect(std::string_view name);
 ParamEffect classify_param(const Attribution& a);
 
 // ---- Stopping -------------------------------------------------------------------------------------------
-enum class StopReason { kNone, kMaxIterations, kNearPeak, kNoImprovement, kGeneratorExhausted, kGateFailed,
-                        kInterrupted, kGeneratorFailed, kNoValidCandidate, kTimeBudget, kNoPredictedGain,
-                        kExplorationSpent };
-std::string_view describe(StopReason r);
-std::string_view stop_name(StopReason r);
-// A run's stop reason as state.json and summary.json write it: stop_name, but empty for kNone (not finished).
-std::string_view stop_reason_text(StopReason r);
-// The reverse of stop_reason_text ("" -> kNone); nullopt for a name no StopReason has.
-std::optional<StopReason> stop_reason_from_text(std::string_view s);
+// StopReason and its names live with the run record (record/stop_reason.h), which the report reads too.
+using record::StopReason;
+using record::describe;
+using record::stop_name;
+using record::stop_reason_text;
+using record::stop_reason_from_text;
 
 struct StopState {
   int iterations_done = 0;

@@ -1,105 +1,51 @@
 #include "loop/state.h"
 
+#include "record/candidate.h"
+
 namespace kopt::loop {
 
 Result<search::Candidate> candidate_from_json(const util::Json& j) {
-  search::Candidate c;
   try {
-    c.id = j.at("id").get<std::string>();
-    c.source = j.at("source").get<std::string>();
-    c.flags = j.value("flags", std::vector<std::string>{});
-    c.defines = j.value("defines", std::map<std::string, std::string>{});
-    c.constexprs = j.value("constexprs", std::map<std::string, int64_t>{});
-    c.launch = j.value("launch", std::map<std::string, int64_t>{});
-    c.params = j.value("params", std::map<std::string, int64_t>{});
-    c.guards = j.value("guards", std::map<std::string, bool>{});
-    c.methods = j.value("methods", std::vector<std::string>{});
-    c.not_ablatable = j.value("not_ablatable", std::vector<std::string>{});
-    c.origin = j.value("origin", std::string());
-    c.content_hash = j.value("content_hash", std::string());
-    if (j.contains("config") && j["config"].is_array()) c.config = j["config"].get<search::Config>();
+    return record::candidate_of(record::candidate_config_from_json(j));
   } catch (const std::exception& e) {
     return input_error(std::string("bad candidate record in state.json: ") + e.what());
   }
-  return c;
 }
 
+// The champions and the measurements go through the run record (record/run_record.h), which writes and reads them.
 namespace {
 util::Json champion_json(const std::optional<ChampionRecord>& c) {
   if (!c) return nullptr;
-  util::Json j = {{"candidate", search::to_json(c->candidate)}, {"library", c->library}, {"median_ms", c->median_ms},
-                  {"result_json", c->result_json}};
-  if (c->objective_ms > 0) j["objective_ms"] = c->objective_ms;
-  return j;
+  return record::to_json(record::ChampionEntry{record::config_of(c->candidate), c->library, c->median_ms, c->result_json,
+                                               c->objective_ms > 0 ? std::optional<double>(c->objective_ms) : std::nullopt});
 }
-Result<std::optional<ChampionRecord>> champion_from(const util::Json& j) {
+Result<std::optional<ChampionRecord>> champion_from(const util::Json& j, const std::string& where) {
   if (j.is_null()) return std::optional<ChampionRecord>{};
-  ChampionRecord r;
-  KOPT_TRY_ASSIGN(r.candidate, candidate_from_json(j.at("candidate")));
-  r.library = j.value("library", std::string());
-  r.median_ms = j.value("median_ms", 0.0);
-  r.objective_ms = j.value("objective_ms", 0.0);
-  r.result_json = j.value("result_json", std::string());
-  return std::optional<ChampionRecord>(r);
+  const record::ChampionEntry e = record::champion_entry_from_json(j, where);
+  return std::optional<ChampionRecord>(
+      ChampionRecord{record::candidate_of(e.candidate, where + ".candidate"), e.library, e.median_ms, e.result_json, e.objective_ms.value_or(0)});
 }
-}  // namespace
 
-namespace {
 util::Json measurements_json(const std::vector<search::Measurement>& list) {
   util::Json out = util::Json::array();
-  for (const auto& m : list) {
-    util::Json e = {{"candidate", search::to_json(m.candidate)},
-                    {"status", search::candidate_status_name(m.status)},
-                    {"median_ms", m.median_ms ? util::Json(*m.median_ms) : util::Json(nullptr)},
-                    {"iteration", m.iteration},
-                    {"search_s", m.search_s},
-                    {"cost_ms", {{"compile", m.compile_ms}, {"sass", m.sass_ms}, {"measure", m.measure_ms}, {"cases", m.cases_ms}}}};
-    if (m.objective_ms) e["objective_ms"] = *m.objective_ms;
-    if (!m.reused.is_null()) e["reused"] = m.reused;
-    out.push_back(e);
-  }
+  for (const auto& m : list)
+    out.push_back(record::to_json(record::HistoryEntry{record::config_of(m.candidate), m.status, m.median_ms, m.objective_ms, m.iteration,
+                                                       m.search_s, m.compile_ms, m.sass_ms, m.measure_ms, m.cases_ms, m.reused}));
   return out;
 }
 
-Result<std::vector<search::Measurement>> measurements_from(const util::Json& list) {
+Result<std::vector<search::Measurement>> measurements_from(const util::Json& list, const std::string& where) {
   std::vector<search::Measurement> out;
-  for (const auto& h : list) {
-    search::Measurement m;
-    KOPT_TRY_ASSIGN(m.candidate, candidate_from_json(h.at("candidate")));
-    std::string st = h.value("status", std::string("ok"));
-    for (auto cs : {search::CandidateStatus::kOk, search::CandidateStatus::kCompileFailed, search::CandidateStatus::kIncorrect,
-                    search::CandidateStatus::kCrashed, search::CandidateStatus::kTimedOut})
-      if (search::candidate_status_name(cs) == st) m.status = cs;
-    if (h.contains("median_ms") && h["median_ms"].is_number()) m.median_ms = h["median_ms"].get<double>();
-    if (h.contains("objective_ms") && h["objective_ms"].is_number()) m.objective_ms = h["objective_ms"].get<double>();
-    m.iteration = h.value("iteration", 0);
-    m.search_s = h.value("search_s", 0.0);
-    if (h.contains("reused") && h["reused"].is_object()) m.reused = h["reused"];
-    if (h.contains("cost_ms") && h["cost_ms"].is_object()) {
-      m.compile_ms = h["cost_ms"].value("compile", 0.0);
-      m.sass_ms = h["cost_ms"].value("sass", 0.0);
-      m.measure_ms = h["cost_ms"].value("measure", 0.0);
-      m.cases_ms = h["cost_ms"].value("cases", 0.0);
-    }
-    out.push_back(m);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const record::HistoryEntry h = record::history_entry_from_json(list[i], at);
+    out.push_back({.candidate = record::candidate_of(h.candidate, at + ".candidate"), .status = h.status, .median_ms = h.median_ms,
+                   .iteration = h.iteration, .search_s = h.search_s, .compile_ms = h.compile_ms, .sass_ms = h.sass_ms,
+                   .measure_ms = h.measure_ms, .cases_ms = h.cases_ms, .objective_ms = h.objective_ms, .reused = h.reused});
   }
   return out;
 }
 }  // namespace
-
-util::Json to_json(const WallRecord& w) {
-  auto opt = [](const std::optional<double>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
-  return {{"whole_s", w.whole_s}, {"first_candidate_s", opt(w.first_candidate_s)}, {"champion_s", opt(w.champion_s)}};
-}
-
-WallRecord wall_from_json(const util::Json& j) {
-  WallRecord w;
-  if (!j.is_object()) return w;
-  w.whole_s = j.value("whole_s", 0.0);
-  if (j.contains("first_candidate_s") && j["first_candidate_s"].is_number()) w.first_candidate_s = j["first_candidate_s"].get<double>();
-  if (j.contains("champion_s") && j["champion_s"].is_number()) w.champion_s = j["champion_s"].get<double>();
-  return w;
-}
 
 util::Json to_json(const RunState& s) {
   util::Json verdicts = util::Json::array();
@@ -160,19 +106,19 @@ Result<RunState> state_from_json(const util::Json& j) {
                          std::to_string(kStateVersion));
     s.gates_passed = j.value("gates_passed", false);
     s.iterations_done = j.value("iterations_done", 0);
-    KOPT_TRY_ASSIGN(s.champion, champion_from(j.value("champion", util::Json())));
-    KOPT_TRY_ASSIGN(s.baseline, champion_from(j.value("baseline", util::Json())));
+    KOPT_TRY_ASSIGN(s.champion, champion_from(j.value("champion", util::Json()), "champion"));
+    KOPT_TRY_ASSIGN(s.baseline, champion_from(j.value("baseline", util::Json()), "baseline"));
     for (const auto& c : j.value("superseded", util::Json::array())) {
-      KOPT_TRY_ASSIGN(auto r, champion_from(c));
+      KOPT_TRY_ASSIGN(auto r, champion_from(c, "superseded"));
       if (r) s.superseded.push_back(*r);
     }
     s.verified = j.value("verified", std::vector<std::string>{});
-    KOPT_TRY_ASSIGN(s.history, measurements_from(j.value("history", util::Json::array())));
+    KOPT_TRY_ASSIGN(s.history, measurements_from(j.value("history", util::Json::array()), "history"));
     s.raced_again = j.value("raced_again", std::vector<std::string>{});
     for (const auto& p : j.value("warm_start", util::Json::array()))
       if (auto w = warm_start_point_from_json(p)) s.warm_start.push_back(*w);
     s.strategy_memory = j.value("strategy_memory", util::Json(nullptr));
-    KOPT_TRY_ASSIGN(s.ablations, measurements_from(j.value("ablations", util::Json::array())));
+    KOPT_TRY_ASSIGN(s.ablations, measurements_from(j.value("ablations", util::Json::array()), "ablations"));
     for (const auto& v : j.value("verdicts", util::Json::array())) {
       search::MethodVerdict mv;
       mv.method = v.at("method").get<std::string>();

@@ -10,6 +10,7 @@
 #include "core/result.h"
 #include "loop/decisions.h"
 #include "loop/warm_start.h"
+#include "record/run_record.h"
 #include "sanitize/sanitizer.h"
 #include "search/generator.h"
 #include "util/json_io.h"
@@ -30,15 +31,9 @@ struct ChampionRecord {
   double objective() const { return objective_ms > 0 ? objective_ms : median_ms; }
 };
 
-// Whole wall as the user waits for it (issue 36), seconds since the command started (a resumed run adds its
-// earlier runs' whole_s): when the first candidate's measurement was recorded, when the final champion was crowned.
-struct WallRecord {
-  double whole_s = 0;
-  std::optional<double> first_candidate_s;
-  std::optional<double> champion_s;  // the champion's crowning (the baseline's: the end of the gates)
-};
-util::Json to_json(const WallRecord& w);
-WallRecord wall_from_json(const util::Json& j);
+// Whole wall as the user waits for it (issue 36): the run record's (record/run_record.h), which writes and reads it.
+using WallRecord = record::Wall;
+using record::wall_from_json;
 
 // One parameter of a champion reverted to the baseline's value and raced against the champion (ablation.cpp).
 struct ParamAblation {

@@ -118,21 +118,21 @@ Status Optimizer::write_champion() {
 
 namespace {
 util::Json headline_json(const RunState& st) {
-  util::Json h = util::Json::object();
-  if (st.baseline) h["baseline_ms"] = st.baseline->median_ms;
+  record::Headline h;  // summary.json's headline, the run record's (record/summary_record.h)
+  if (st.baseline) h.baseline_ms = st.baseline->median_ms;
   if (st.champion) {
-    h["champion_ms"] = st.champion->median_ms;
-    h["champion_id"] = st.champion->candidate.id;
-    if (st.baseline) h["speedup_vs_baseline"] = st.baseline->median_ms / st.champion->median_ms;
+    h.champion_ms = st.champion->median_ms;
+    h.champion_id = st.champion->candidate.id;
+    if (st.baseline) h.speedup_vs_baseline = st.baseline->median_ms / st.champion->median_ms;
     if (st.reference_ms > 0) {
-      h["reference_ms"] = st.reference_ms;
-      h["speedup_vs_reference"] = st.reference_ms / st.champion->median_ms;
+      h.reference_ms = st.reference_ms;
+      h.speedup_vs_reference = st.reference_ms / st.champion->median_ms;
     }
   }
   const auto& g = st.gate_records;
   if (g.contains("holdout") && !g["holdout"].value("warning", std::string()).empty())
-    h["warning"] = g["holdout"]["warning"];
-  return h;
+    h.warning = g["holdout"]["warning"].get<std::string>();
+  return record::to_json(h);
 }
 
 // Issue 18's gates: the cases (requested vs realised dims), the per-case table, the held-out shapes, the
@@ -154,14 +154,16 @@ util::Json gates_json(const RunState& st, const GateOptions& o) {
 }
 
 util::Json roofline_summary(const util::Json& r) {
-  util::Json rs = {{"mode", r.value("mode", std::string())}, {"near_peak", r.value("verdict", std::string()) == "near_peak"},
-                   {"verdict", r.value("verdict", std::string())}};
+  record::RooflineSummary rs;  // summary.json's roofline, the run record's (record/summary_record.h)
+  rs.mode = r.value("mode", std::string());
+  rs.verdict = r.value("verdict", std::string());
+  rs.near_peak = rs.verdict == "near_peak";
   if (r.contains("floor") && r["floor"].is_object()) {
-    rs["floor_ms"] = r["floor"].value("floor_ms", 0.0);
-    rs["bound"] = r["floor"].value("binding", std::string());
+    rs.floor_ms = r["floor"].value("floor_ms", 0.0);
+    rs.bound = r["floor"].value("binding", std::string());
   }
-  if (r.contains("efficiency") && r["efficiency"].is_number()) rs["efficiency"] = r["efficiency"].get<double>();
-  return rs;
+  if (r.contains("efficiency") && r["efficiency"].is_number()) rs.efficiency = r["efficiency"].get<double>();
+  return record::to_json(rs);
 }
 
 util::Json methods_json(const std::vector<search::MethodVerdict>& verdicts) {

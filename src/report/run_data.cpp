@@ -8,6 +8,11 @@
 #include <regex>
 
 #include "compile/occupancy.h"
+#include "compile/request.h"
+#include "record/fields.h"
+#include "record/run_files.h"
+#include "record/run_record.h"
+#include "record/summary_record.h"
 #include "roofline/ceilings.h"
 #include "util/diff.h"
 #include "util/fs.h"
@@ -17,6 +22,15 @@ namespace kopt::report {
 
 namespace fs = std::filesystem;
 using util::Json;
+using record::CandidateStatus;
+
+namespace {
+// The page's rows carry a candidate's status as its name (CandidateStatus's, or "not_run" for an ablation build
+// that never ran): ok only where that name is CandidateStatus::kOk's.
+std::optional<CandidateStatus> status_of(const Json& row) { return record::parse_candidate_status(row.value("status", std::string())); }
+bool is_ok(const Json& row) { return status_of(row) == CandidateStatus::kOk; }
+bool has_number(const Json& row, const char* key) { return row.contains(key) && row[key].is_number(); }
+}  // namespace
 
 std::optional<int64_t> parse_utc_iso(const std::string& s) {
   std::tm tm{};
@@ -62,7 +76,7 @@ util::Json convergence(const util::Json& candidates) {
   Json out = Json::array();
   Json best = nullptr, best_id = nullptr;
   for (const Json* c : evals) {
-    bool ok = c->value("status", std::string()) == "ok" && c->contains("median_ms") && (*c)["median_ms"].is_number();
+    bool ok = is_ok(*c) && has_number(*c, "median_ms");
     if (ok && (best.is_null() || (*c)["median_ms"].get<double>() < best.get<double>())) {
       best = (*c)["median_ms"];
       best_id = (*c)["id"];
@@ -78,17 +92,25 @@ std::string candidate_reason(const util::Json& c, const std::string& champion_id
   std::string id = c.value("id", std::string());
   std::string status = c.value("status", std::string());
   std::string note = c.value("note", std::string());
+  const auto cs = record::parse_candidate_status(status);
+  const bool ok = cs == CandidateStatus::kOk;
   if (c.value("role", std::string()) == "ablation" && !c.value("ablation_param", std::string()).empty())
     return fmt::format("ablation of parameter {} (the champion with the baseline's value){}", c.value("ablation_param", std::string()),
-                       status == "ok" ? "" : ": " + status + (note.empty() ? "" : ": " + note));
+                       ok ? "" : ": " + status + (note.empty() ? "" : ": " + note));
   if (c.value("role", std::string()) == "ablation")
     return fmt::format("ablation of {} (the champion without it){}", c.value("ablation_of", std::string("a method")),
-                       status == "ok" ? "" : ": " + status + (note.empty() ? "" : ": " + note));
-  if (status == "compile_failed") return "compile failed" + (note.empty() ? std::string() : ": " + note);
-  if (status == "incorrect") return "incorrect" + (note.empty() ? std::string() : ": " + note);
-  if (status == "crashed") return "crashed" + (note.empty() ? std::string() : ": " + note);
-  if (status == "timed_out") return "timed out" + (note.empty() ? std::string() : ": " + note);
-  if (status != "ok") return status + (note.empty() ? std::string() : ": " + note);
+                       ok ? "" : ": " + status + (note.empty() ? "" : ": " + note));
+  if (!ok) {
+    std::string what = status;  // a status no candidate has (an ablation build that never ran): its name
+    if (cs) switch (*cs) {
+        case CandidateStatus::kCompileFailed: what = "compile failed"; break;
+        case CandidateStatus::kIncorrect: what = "incorrect"; break;
+        case CandidateStatus::kCrashed: what = "crashed"; break;
+        case CandidateStatus::kTimedOut: what = "timed out"; break;
+        case CandidateStatus::kOk: break;
+      }
+    return what + (note.empty() ? std::string() : ": " + note);
+  }
   if (id == champion_id) return "";
   if (c.contains("selection") && c["selection"].is_object()) {
     const auto& s = c["selection"];
@@ -169,7 +191,7 @@ Json lost_methods(const Json& candidates, const Json& ablation, const std::strin
   std::map<std::string, Tried> tried;
   for (const auto& c : candidates) {
     if (c.value("role", std::string()) == "ablation" || c.value("id", std::string()) == "baseline") continue;
-    const bool ok = c.value("status", std::string()) == "ok" && c.contains("median_ms") && c["median_ms"].is_number();
+    const bool ok = is_ok(c) && has_number(c, "median_ms");
     for (const auto& m : c.value("methods", std::vector<std::string>{})) {
       if (std::find(champ_methods.begin(), champ_methods.end(), m) != champ_methods.end()) continue;
       auto& t = tried[m];
@@ -213,6 +235,20 @@ struct Reader {
     }
     return *j;
   }
+  // The file as a run record (record/run_record.h); nullopt when absent (silently), unreadable or of a wrong type
+  // (with a note naming the file and the field).
+  template <class F>
+  auto record(const fs::path& rel, F&& from_json) const -> std::optional<decltype(from_json(std::declval<const Json&>()))> {
+    using T = decltype(from_json(std::declval<const Json&>()));
+    auto j = json(rel);
+    if (!j) return std::nullopt;
+    auto parsed = record::parse_file<T>(*j, (dir / rel).string(), from_json);
+    if (!parsed) {
+      notes.push_back(parsed.error().message);
+      return std::nullopt;
+    }
+    return std::move(*parsed);
+  }
   std::optional<std::string> text(const fs::path& rel) const {
     std::error_code ec;
     if (!fs::is_regular_file(dir / rel, ec)) return std::nullopt;
@@ -220,10 +256,6 @@ struct Reader {
     return t ? std::optional<std::string>(*t) : std::nullopt;
   }
 };
-
-Json num_or_null(const Json& j, const char* key) {
-  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key] : Json();
-}
 
 std::string meta_time(const Json& j) {
   return j.is_object() && j.contains("meta") && j["meta"].is_object() ? j["meta"].value("time", std::string()) : std::string();
@@ -238,20 +270,73 @@ std::optional<int> iteration_of(const std::string& name) {
 }
 
 // The timing fields of a runner result (run.json, gates/timing.json) onto a candidate row.
-void add_timing(Json& row, const Json& result, const std::optional<int64_t>& start, bool samples) {
-  if (result.contains("timing") && result["timing"].is_object()) {
-    const auto& t = result["timing"];
-    for (const char* k : {"median_ms", "ci95_low_ms", "ci95_high_ms", "ci95_rel_halfwidth", "robust_cv", "min_ms", "max_ms"})
-      row[k] = num_or_null(t, k);
-    row["samples"] = t.value("samples", 0);
-    row["stability"] = t.value("stability", std::string());
+void add_timing(Json& row, const record::RunResult& result, const std::optional<int64_t>& start, bool samples) {
+  if (const auto& t = result.timing) {
+    auto num = [](const std::optional<double>& v) { return v ? Json(*v) : Json(); };
+    row["median_ms"] = num(t->median_ms);
+    row["ci95_low_ms"] = num(t->ci95_low_ms);
+    row["ci95_high_ms"] = num(t->ci95_high_ms);
+    row["ci95_rel_halfwidth"] = num(t->ci95_rel_halfwidth);
+    row["robust_cv"] = num(t->robust_cv);
+    row["min_ms"] = num(t->min_ms);
+    row["max_ms"] = num(t->max_ms);
+    row["samples"] = t->samples;
+    row["stability"] = t->stability;
   }
-  if (samples && result.contains("samples_ms") && result["samples_ms"].is_array()) row["samples_ms"] = result["samples_ms"];
-  std::string when = meta_time(result);
-  row["measured_at"] = when;
-  auto t = parse_utc_iso(when);
+  if (samples && result.samples_ms) row["samples_ms"] = *result.samples_ms;
+  row["measured_at"] = result.time;
+  auto t = parse_utc_iso(result.time);
   row["time_s"] = (t && start) ? Json(static_cast<double>(*t - *start)) : Json();
-  if (!result.value("message", std::string()).empty()) row["note"] = result.value("message", std::string());
+  if (!result.message.empty()) row["note"] = result.message;
+}
+
+// A candidate's configuration onto its row: the fields its file has (the id too, where `with_id`).
+void add_config(Json& row, const record::CandidateConfig& c, bool with_id) {
+  auto put = [&](const char* k, const auto& v) {
+    if (v) row[k] = *v;
+  };
+  if (with_id) put("id", c.id);
+  put("params", c.params), put("methods", c.methods), put("guards", c.guards), put("flags", c.flags), put("defines", c.defines);
+  put("constexprs", c.constexprs), put("launch", c.launch), put("origin", c.origin), put("content_hash", c.content_hash);
+}
+
+// ptxas's figures (compile/resources.h) over a build's entry kernels: the largest per kernel, spills summed.
+void add_resources(Json& row, const record::BuildRecord& b) {
+  row["compile_ms"] = b.compile_ms ? Json(*b.compile_ms) : Json();
+  int regs = -1;
+  int64_t spill_store = 0, spill_load = 0, smem = -1, stack = -1;
+  bool any = false;
+  for (const auto& k : b.resources) {
+    if (!k.entry) continue;
+    any = true;
+    if (!k.arch.empty()) row["resources_arch"] = k.arch;
+    if (k.registers) regs = std::max(regs, *k.registers);
+    if (k.shared_bytes) smem = std::max(smem, *k.shared_bytes);
+    if (k.stack_frame_bytes) stack = std::max(stack, *k.stack_frame_bytes);
+    spill_store += k.spill_store_bytes.value_or(0);
+    spill_load += k.spill_load_bytes.value_or(0);
+  }
+  row["registers"] = regs >= 0 ? Json(regs) : Json();
+  row["shared_bytes"] = smem >= 0 ? Json(smem) : Json();
+  row["stack_frame_bytes"] = stack >= 0 ? Json(stack) : Json();
+  row["spill_store_bytes"] = any ? Json(spill_store) : Json();
+  row["spill_load_bytes"] = any ? Json(spill_load) : Json();
+  row["spill_bytes"] = spill_store + spill_load;
+  row["resources_recorded"] = any;
+}
+
+// The instruction-mix classes summed over a sass.json's kernels (summed_mix of the record).
+Json mix_of(const record::SassRecord& s) {
+  std::map<std::string, int> sum;
+  for (const auto& k : s.kernel_mix)
+    for (const auto& [cls, n] : k) sum[cls] += n;
+  return sum;
+}
+
+Json sass_verdicts(const record::SassRecord& s) {
+  Json verdicts = Json::object();
+  for (const auto& [m, st] : s.method_status) verdicts[m] = st;
+  return verdicts;
 }
 
 // One candidate directory (candidate.json, build.json, run.json, sass.json) as a row.
@@ -337,63 +422,43 @@ void add_occupancy(Json& c, const std::string& run_arch, bool triton, const std:
   c["occupancy"] = compile::format_occupancy(*o);
 }
 
-Json candidate_row(const Reader& r, const fs::path& rel, const std::optional<int64_t>& start, bool samples) {
+// A candidate's directory read as run records, and its row. `id`, `run_status` and `build_status`: what its files say
+// (empty where they say nothing).
+struct CandidateFiles {
   Json row = Json::object();
-  if (auto c = r.json(rel / "candidate.json")) {
-    for (const char* k : {"id", "params", "methods", "guards", "flags", "defines", "constexprs", "launch", "origin", "content_hash"})
-      if (c->contains(k)) row[k] = (*c)[k];
+  std::optional<std::string> id;
+  std::string run_status, build_status;
+};
+
+CandidateFiles candidate_row(const Reader& r, const fs::path& rel, const std::optional<int64_t>& start, bool samples) {
+  CandidateFiles out;
+  Json& row = out.row;
+  if (auto c = r.record(rel / "candidate.json", [](const Json& j) { return record::candidate_config_from_json(j); })) {
+    add_config(row, *c, true);
+    out.id = c->id;
   }
   row["dir"] = rel.string();
   // Not measured in that run: the results database's record stood for it (issue 39 item 2).
-  if (auto u = r.json(rel / "reused.json"); u && u->contains("record") && (*u)["record"].is_object()) {
-    const auto& rec = (*u)["record"];
-    row["reused"] = {{"marker", u->value("marker", std::string())}, {"record_id", rec.value("id", 0)},
-                     {"run_dir", rec.value("run_dir", std::string())}, {"recorded_at", rec.value("recorded_at", std::string())}};
-    if (rec.contains("median_ms") && rec["median_ms"].is_number()) row["median_ms"] = rec["median_ms"];
-    row["run_status"] = rec.value("run_status", std::string());
-    row["build_status"] = "ok";
+  if (auto u = r.record(rel / "reused.json", record::reused_record_from_json); u && u->recorded) {
+    row["reused"] = {{"marker", u->marker}, {"record_id", u->record_id}, {"run_dir", u->run_dir}, {"recorded_at", u->recorded_at}};
+    if (u->median_ms) row["median_ms"] = *u->median_ms;
+    row["run_status"] = out.run_status = u->run_status;
+    row["build_status"] = out.build_status = compile::to_string(compile::CompileStatus::kOk);
   }
-  if (auto b = r.json(rel / "build.json")) {
-    row["compile_ms"] = num_or_null(*b, "compile_ms");
-    row["build_status"] = b->value("status", std::string());
-    // ptxas's figures (compile/resources.h) over the build's entry kernels: the largest per kernel, spills summed.
-    int regs = -1;
-    int64_t spill = 0, spill_store = 0, spill_load = 0, smem = -1, stack = -1;
-    bool any = false;
-    for (const auto& k : b->value("resources", Json::array())) {
-      if (!k.is_object() || !k.value("entry", true)) continue;
-      any = true;
-      if (k.contains("arch") && k["arch"].is_string() && !k["arch"].get<std::string>().empty()) row["resources_arch"] = k["arch"];
-      if (k.contains("registers") && k["registers"].is_number()) regs = std::max(regs, k["registers"].get<int>());
-      if (k.contains("shared_bytes") && k["shared_bytes"].is_number()) smem = std::max(smem, k["shared_bytes"].get<int64_t>());
-      if (k.contains("stack_frame_bytes") && k["stack_frame_bytes"].is_number()) stack = std::max(stack, k["stack_frame_bytes"].get<int64_t>());
-      if (k.contains("spill_store_bytes") && k["spill_store_bytes"].is_number()) spill_store += k["spill_store_bytes"].get<int64_t>();
-      if (k.contains("spill_load_bytes") && k["spill_load_bytes"].is_number()) spill_load += k["spill_load_bytes"].get<int64_t>();
-    }
-    spill = spill_store + spill_load;
-    row["registers"] = regs >= 0 ? Json(regs) : Json();
-    row["shared_bytes"] = smem >= 0 ? Json(smem) : Json();
-    row["stack_frame_bytes"] = stack >= 0 ? Json(stack) : Json();
-    row["spill_store_bytes"] = any ? Json(spill_store) : Json();
-    row["spill_load_bytes"] = any ? Json(spill_load) : Json();
-    row["spill_bytes"] = spill;
-    row["resources_recorded"] = any;
-    if (b->value("status", std::string()) != "ok") {
+  if (auto b = r.record(rel / "build.json", record::build_record_from_json)) {
+    add_resources(row, *b);
+    row["build_status"] = out.build_status = b->status;
+    if (!b->ok()) {
       auto log = r.text(rel / "compile.log");
-      row["note"] = log ? compile_error_line(*log) : b->value("status", std::string());
+      row["note"] = log ? compile_error_line(*log) : b->status;
     }
   }
-  if (auto run = r.json(rel / "run.json")) {
-    row["run_status"] = run->value("status", std::string());
+  if (auto run = r.record(rel / "run.json", record::run_result_from_json)) {
+    row["run_status"] = out.run_status = run->status;
     add_timing(row, *run, start, samples);
   }
-  if (auto s = r.json(rel / "sass.json")) {
-    Json verdicts = Json::object();
-    if (s->contains("methods") && (*s)["methods"].is_object())
-      for (const auto& [m, v] : (*s)["methods"].items()) verdicts[m] = v.is_object() ? v.value("status", std::string()) : std::string();
-    row["sass"] = verdicts;
-  }
-  return row;
+  if (auto s = r.record(rel / "sass.json", record::sass_record_from_json)) row["sass"] = sass_verdicts(*s);
+  return out;
 }
 
 // Ceilings: the run's own (ceilings.json), else the datasheet of the GPU the run names, else none.
@@ -432,19 +497,19 @@ Json ceilings_json(const Reader& r, const std::string& gpu_name, std::vector<std
   return out;
 }
 
-Json profile_json(const Json& p) {
+Json number(const std::optional<record::Number>& n) { return n ? n->value : Json(); }
+
+Json profile_json(const record::ProfileMetrics& p) {
   Json top = Json::object();
-  if (p.contains("top_metrics") && p["top_metrics"].is_object())
-    for (const auto& [axis, list] : p["top_metrics"].items()) {
-      Json rows = Json::array();
-      for (const auto& m : list)
-        rows.push_back({{"metric", m.value("name_used", m.value("metric", std::string()))}, {"value", num_or_null(m, "value")},
-                        {"unit", m.value("unit", std::string())}, {"ideal", num_or_null(m, "ideal")},
-                        {"distance", num_or_null(m, "distance")}, {"description", m.value("description", std::string())}});
-      top[axis] = rows;
-    }
-  Json out = {{"top_metrics", top}, {"ncu_version", p.value("ncu_version", std::string())}};
-  if (p.contains("classification")) out["classification"] = p["classification"];
+  for (const auto& [axis, list] : p.top_metrics) {
+    Json rows = Json::array();
+    for (const auto& m : list)
+      rows.push_back({{"metric", m.name_used.value_or(m.metric)}, {"value", number(m.value)}, {"unit", m.unit}, {"ideal", number(m.ideal)},
+                      {"distance", number(m.distance)}, {"description", m.description}});
+    top[axis] = rows;
+  }
+  Json out = {{"top_metrics", top}, {"ncu_version", p.ncu_version}};
+  if (p.classification) out["classification"] = *p.classification;
   return out;
 }
 
@@ -452,7 +517,7 @@ Json profile_json(const Json& p) {
 // The champion's file (champion/<kernel>), the baseline's beside it (champion/baseline_<kernel>; reconstructed from
 // the champion's file and state.json's baseline values for a run written before kopt wrote it), their unified diff
 // and the reproduce command. Paths relative to the run directory.
-Json champion_section(const Reader& r, const Json& summary, const Json& options, const Json& state, const std::string& champion_id,
+Json champion_section(const Reader& r, const record::SummaryRecord& summary, const Json& options, const record::StateRecord& state, const std::string& champion_id,
                       std::vector<std::string>& notes) {
   constexpr size_t kMaxSourceBytes = 512 * 1024;
   Json out = {{"id", champion_id}};
@@ -460,9 +525,10 @@ Json champion_section(const Reader& r, const Json& summary, const Json& options,
     out["note"] = "this run has no champion";
     return out;
   }
-  auto cj = r.json("champion/champion.json").value_or(Json::object());
-  std::string name = fs::path(cj.value("file", std::string())).filename().string();
-  if (name.empty()) name = fs::path(summary.value("champion_path", std::string())).filename().string();
+  const auto cj = r.record("champion/champion.json", [](const Json& j) { return record::read_record<record::ChampionFile>(j); })
+                      .value_or(record::ChampionFile{});
+  std::string name = fs::path(cj.file).filename().string();
+  if (name.empty()) name = fs::path(summary.champion_path.value_or("")).filename().string();
   if (name.empty()) name = fs::path(options.value("kernel", std::string())).filename().string();
   const std::string file = (fs::path("champion") / name).generic_string();
   auto text = name.empty() ? std::nullopt : r.text(file);
@@ -475,25 +541,25 @@ Json champion_section(const Reader& r, const Json& summary, const Json& options,
   out["source_bytes"] = text->size();
   if (text->size() <= kMaxSourceBytes) out["source"] = *text;
   else out["source_note"] = fmt::format("the champion's file is {} KiB: open it from the link", text->size() / 1024);
-  const Json cand = state.contains("champion") && state["champion"].is_object() ? state["champion"].value("candidate", Json::object()) : Json::object();
-  const Json base = state.contains("baseline") && state["baseline"].is_object() ? state["baseline"] : Json::object();
-  const Json base_cand = base.value("candidate", Json::object());
-  out["methods"] = cand.value("methods", Json::array());
-  out["flags"] = cand.value("flags", Json::array());
+  const record::CandidateConfig cand = state.champion ? state.champion->candidate : record::CandidateConfig{};
+  const record::ChampionEntry base = state.baseline.value_or(record::ChampionEntry{});
+  const record::CandidateConfig& base_cand = base.candidate;
+  out["methods"] = cand.methods.value_or(std::vector<std::string>{});
+  out["flags"] = cand.flags.value_or(std::vector<std::string>{});
 
   // The baseline's text: its file, else rebuilt from the champion's (same source, the baseline's values).
-  std::string base_file = fs::path(cj.value("baseline_file", std::string())).filename().string();
+  std::string base_file = fs::path(cj.baseline_file.value_or("")).filename().string();
   std::optional<std::string> base_text;
   if (!base_file.empty()) base_file = (fs::path("champion") / base_file).generic_string(), base_text = r.text(base_file);
-  if (!base_text && champion_id != "baseline" && !base_cand.empty() && cand.value("source", std::string()) == base_cand.value("source", std::string()) &&
+  if (!base_text && champion_id != "baseline" && !(base_cand == record::CandidateConfig{}) && cand.source.value_or("") == base_cand.source.value_or("") &&
       fs::path(name).extension() != ".py") {
     auto blank = text->find("\n\n");
     if (blank != std::string::npos) {
-      std::string head = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: none\n", base.value("median_ms", 0.0));
-      auto methods = base_cand.value("methods", std::vector<std::string>{});
-      if (!methods.empty()) head = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: {}\n", base.value("median_ms", 0.0), util::join(methods, ", "));
-      if (base_cand.contains("defines") && base_cand["defines"].is_object())
-        for (const auto& [k, v] : base_cand["defines"].items()) head += "#define " + k + " " + json_scalar_text(v) + "\n";
+      std::string head = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: none\n", base.median_ms);
+      auto methods = base_cand.methods.value_or(std::vector<std::string>{});
+      if (!methods.empty()) head = fmt::format("// kopt baseline ({:.4f} ms)\n// methods: {}\n", base.median_ms, util::join(methods, ", "));
+      if (base_cand.defines)
+        for (const auto& [k, v] : *base_cand.defines) head += "#define " + k + " " + v + "\n";
       base_text = head + text->substr(blank + 1);
       base_file.clear();
       out["baseline_note"] = "the run directory has no baseline file (written by kopt since issue 37): the baseline's text is "
@@ -516,16 +582,72 @@ Json champion_section(const Reader& r, const Json& summary, const Json& options,
 
   // kopt bench, run from the run directory: ref.py relative to where the run was recorded, when that is known.
   std::string ref = options.value("ref", std::string());
-  const std::string recorded = summary.value("run_dir", std::string());
+  const std::string recorded = summary.run_dir.value_or("");
   if (!ref.empty() && !recorded.empty() && fs::path(ref).is_absolute() && fs::path(recorded).is_absolute()) {
     auto rel = fs::path(ref).lexically_relative(recorded);
     if (!rel.empty()) ref = rel.generic_string();
   }
-  out["reproduce"] = reproduce_command(options, cand, file, ref.empty() ? std::string("ref.py") : ref);
+  out["reproduce"] = reproduce_command(options, record::to_json(cand), file, ref.empty() ? std::string("ref.py") : ref);
   out["reproduce_cwd"] = "the run directory";
   return out;
 }
 }  // namespace
+
+std::vector<CandidateRow> candidate_rows(const Json& run) {
+  using namespace record::fields;
+  std::vector<CandidateRow> out;
+  const Json* cands = opt_array(run, "candidates", "");
+  if (!cands) return out;
+  for (size_t i = 0; i < cands->size(); ++i) {
+    const Json& c = (*cands)[i];
+    const std::string w = at("candidates", i);
+    need_object(c, w);
+    CandidateRow r;
+    r.id = opt_string(c, "id", w).value_or("");
+    r.role = opt_string(c, "role", w).value_or("");
+    r.status_text = opt_string(c, "status", w).value_or("");
+    r.status = record::parse_candidate_status(r.status_text);
+    r.reason = opt_string(c, "reason", w).value_or("");
+    r.origin = opt_string(c, "origin", w).value_or("");
+    r.content_hash = opt_string(c, "content_hash", w).value_or("");
+    r.measured_at = opt_string(c, "measured_at", w).value_or("");
+    r.iteration = opt_int(c, "iteration", w);
+    r.samples = opt_int(c, "samples", w);
+    r.registers = opt_int(c, "registers", w);
+    r.median_ms = opt_number(c, "median_ms", w);
+    r.ci95_low_ms = opt_number(c, "ci95_low_ms", w);
+    r.ci95_high_ms = opt_number(c, "ci95_high_ms", w);
+    r.compile_ms = opt_number(c, "compile_ms", w);
+    if (const Json* s = opt_array(c, "samples_ms", w)) {
+      r.samples_ms.emplace();
+      for (size_t k = 0; k < s->size(); ++k) {
+        if (!(*s)[k].is_number()) wrong(at(at(w, "samples_ms"), k), "a number", (*s)[k]);
+        r.samples_ms->push_back((*s)[k].get<double>());
+      }
+    }
+    r.params = opt_map<int64_t>(c, "params", w).value_or(std::map<std::string, int64_t>{});
+    r.guards = opt_map<bool>(c, "guards", w).value_or(std::map<std::string, bool>{});
+    r.flags = opt_strings(c, "flags", w).value_or(std::vector<std::string>{});
+    r.methods = opt_strings(c, "methods", w).value_or(std::vector<std::string>{});
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+RunFacts run_facts(const Json& run) {
+  using namespace record::fields;
+  RunFacts f;
+  f.champion_id = opt_string(run, "champion_id", "").value_or("");
+  if (const Json* r = opt_object(run, "run", "")) {
+    f.dir = opt_string(*r, "dir", "run").value_or("");
+    f.kernel = opt_string(*r, "kernel", "run").value_or("");
+    f.dims_text = opt_string(*r, "dims_text", "run").value_or("");
+    f.gpu = opt_string(*r, "gpu", "run").value_or("");
+    f.kopt_version = opt_string(*r, "kopt_version", "run").value_or("");
+    if (const Json* d = opt_object(*r, "dims", "run")) f.dims = *d;
+  }
+  return f;
+}
 
 Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   std::error_code ec;
@@ -534,34 +656,38 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   Reader r{run_dir, notes};
   if (!fs::exists(run_dir / "state.json", ec) && !fs::exists(run_dir / "summary.json", ec))
     return input_error(run_dir.string() + " is not a kopt run directory: it has neither state.json nor summary.json");
-  Json state = Json::object();
+  record::StateRecord state;  // a run directory without state.json: nothing of it
   if (fs::exists(run_dir / "state.json", ec)) {
-    KOPT_TRY_ASSIGN(state, util::read_json(run_dir / "state.json"));
+    KOPT_TRY_ASSIGN(state, record::read_state((run_dir / "state.json").string()));
   }
-  Json summary = r.json("summary.json").value_or(Json::object());
+  const record::SummaryRecord summary = r.record("summary.json", record::summary_record_from_json).value_or(record::SummaryRecord{});
+  // A section of summary.json the loop copies from state.json's gate records (cases, holdout), as written.
+  auto section = [&](const char* key) -> std::optional<Json> {
+    auto it = summary.sections.find(key);
+    return it == summary.sections.end() ? std::nullopt : std::optional<Json>(it->second);
+  };
   Json options = r.json("options.json").value_or(Json::object());
-  Json env = r.json("env.json").value_or(Json::object());
+  const auto env = r.record("env.json", [](const Json& j) { return record::read_record<record::EnvRecord>(j); }).value_or(record::EnvRecord{});
   auto start = parse_utc_iso(meta_time(options));
 
   // ---- the run ----
   std::string gpu;
-  if (summary.contains("meta")) gpu = summary["meta"].value("gpu", std::string());
-  if (gpu.empty() && env.contains("gpus") && env["gpus"].is_array() && !env["gpus"].empty())
-    gpu = env["gpus"][0].value("name", std::string());
-  if (gpu.empty() && state.contains("meta")) gpu = state["meta"].value("gpu", std::string());
+  gpu = summary.meta_gpu.value_or("");
+  if (gpu.empty() && !env.gpus.empty()) gpu = env.gpus.front().name;
+  if (gpu.empty()) gpu = state.meta_gpu;
   Json run = {{"dir", fs::absolute(run_dir).lexically_normal().string()},
-              {"kernel", summary.value("kernel", options.value("kernel", std::string()))},
+              {"kernel", summary.kernel ? *summary.kernel : options.value("kernel", std::string())},
               {"dims", options.contains("dims") ? options["dims"] : Json::object()},
-              {"dims_text", summary.value("dims", std::string())},
+              {"dims_text", summary.dims.value_or("")},
               {"gpu", gpu},
-              {"numerics_mode", summary.value("numerics_mode", options.value("numerics", std::string()))},
-              {"generator", summary.value("generator", options.value("generator", std::string()))},
+              {"numerics_mode", summary.numerics_mode ? *summary.numerics_mode : options.value("numerics", std::string())},
+              {"generator", summary.generator ? *summary.generator : options.value("generator", std::string())},
               {"started_at", meta_time(options)},
-              {"finished_at", meta_time(summary)},
-              {"kopt_version", summary.contains("meta") ? summary["meta"].value("kopt_version", std::string()) : std::string()},
-              {"stop_reason", state.value("stop_reason", std::string())},
-              {"stop_detail", state.value("stop_detail", std::string())},
-              {"iterations_done", state.value("iterations_done", 0)},
+              {"finished_at", summary.meta_time.value_or("")},
+              {"kopt_version", summary.meta_kopt_version.value_or("")},
+              {"stop_reason", std::string(record::stop_reason_text(state.stop_reason))},
+              {"stop_detail", state.stop_detail},
+              {"iterations_done", state.iterations_done},
               {"options", options}};
   run["options"].erase("meta");
 
@@ -587,29 +713,33 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   std::sort(ablation_dirs.begin(), ablation_dirs.end());
 
   // ---- per iteration: selection, ablation, roofline, profile ----
-  std::map<std::string, Json> selection_of;  // finalist id -> its selection entry
+  std::map<std::string, record::SelectionEntry> selection_of;  // finalist id -> its selection entry
   Json ablation = Json::array();
   Json param_ablation = Json::array();
-  Json timeline = state.value("timeline", summary.value("timeline", Json::array()));
+  Json timeline = state.timeline ? *state.timeline : (summary.timeline ? record::to_json(*summary.timeline) : Json::array());
+  std::vector<record::TimelineEntry> iterations;
+  if (!timeline.is_null()) {  // the iterations' champions, typed (the page draws the timeline as written)
+    auto t = record::parse_file<std::vector<record::TimelineEntry>>(timeline, (run_dir / "state.json").string() + " (timeline)",
+                                                                    [](const Json& j) { return record::timeline_from_json(j); });
+    if (t) iterations = *t;
+    else notes.push_back(t.error().message);
+  }
   auto champion_at = [&](int it) {
-    for (const auto& t : timeline)
-      if (t.value("iteration", -1) == it) return t.value("champion_id", std::string());
+    for (const auto& t : iterations)
+      if (t.iteration == it) return t.champion_id.value_or("");
     return std::string();
   };
   for (const auto& [it, rel] : iter_dirs) {
-    if (auto s = r.json(rel / "selection.json"))
-      for (const auto& f : s->value("finalists", Json::array())) selection_of[f.value("finalist", std::string())] = f;
-    if (auto a = r.json(rel / "ablation.json")) {
-      for (const auto& m : a->value("methods", Json::array())) {
-        Json e = {{"iteration", it}, {"champion_id", champion_at(it)}, {"method", m.value("method", std::string())},
-                  {"verdict", m.value("verdict", std::string())}, {"sass", m.value("sass", std::string())}};
-        if (m.contains("attribution_ms")) e["attribution_ms"] = m["attribution_ms"];
-        if (m.contains("comparison")) e["comparison"] = m["comparison"];
-        if (m.contains("ablated_status")) e["ablated_status"] = m["ablated_status"];
-        if (m.contains("ablated_note")) e["ablated_note"] = m["ablated_note"];
+    if (auto s = r.record(rel / "selection.json", record::selection_from_json))
+      for (const auto& f : *s) selection_of[f.finalist] = f;
+    if (auto a = r.record(rel / "ablation.json", record::ablation_record_from_json)) {
+      for (const auto& m : a->methods) {
+        Json e = record::to_json(m);
+        e["iteration"] = it;
+        e["champion_id"] = champion_at(it);
         ablation.push_back(e);
       }
-      for (const auto& pa : a->value("params", Json::array())) {
+      for (const auto& pa : a->params) {
         Json e = pa;
         e["iteration"] = it;
         if (e.value("champion_id", std::string()).empty()) e["champion_id"] = champion_at(it);
@@ -619,72 +749,59 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   }
 
   // ---- candidates, in evaluation order (state.json's history), then the ablation builds ----
-  std::string champion_id = summary.contains("headline") ? summary["headline"].value("champion_id", std::string()) : std::string();
-  if (state.contains("champion") && state["champion"].is_object())
-    champion_id = state["champion"]["candidate"].value("id", champion_id);
+  std::string champion_id = summary.headline ? summary.headline->champion_id.value_or("") : std::string();
+  if (state.champion) champion_id = state.champion->candidate.id.value_or(champion_id);
   Json candidates = Json::array();
   int eval = 0;
-  for (const auto& h : state.value("history", Json::array())) {
-    const Json& c = h.value("candidate", Json::object());
-    std::string id = c.value("id", std::string());
+  for (const auto& h : state.history) {
+    const std::string id = h.candidate.id.value_or("");
     Json row;
     auto d = cand_dirs.find(id);
     if (id == "baseline" || d == cand_dirs.end()) {
       row = Json::object();
-      for (const char* k : {"params", "methods", "guards", "flags", "defines", "constexprs", "launch", "origin", "content_hash"})
-        if (c.contains(k)) row[k] = c[k];
+      add_config(row, h.candidate, false);
       if (id == "baseline") {
-        auto t = r.json("gates/timing_retry.json");
-        if (!t) t = r.json("gates/timing.json");
+        auto t = r.record("gates/timing_retry.json", record::run_result_from_json);
+        if (!t) t = r.record("gates/timing.json", record::run_result_from_json);
         if (t) add_timing(row, *t, start, o.samples);
         // The baseline's build (written since issue 37): its ptxas resources, as a candidate's.
-        if (r.json("iter_00_baseline/build.json")) {
-          Json built = candidate_row(r, "iter_00_baseline", start, false);
-          for (const char* k : {"registers", "shared_bytes", "stack_frame_bytes", "spill_store_bytes", "spill_load_bytes", "spill_bytes",
-                                "resources_recorded", "resources_arch", "compile_ms"})
-            if (built.contains(k)) row[k] = built[k];
-        }
-        if (auto b = r.json("iter_00_baseline/sass.json")) {
-          Json verdicts = Json::object();
-          if (b->contains("methods") && (*b)["methods"].is_object())
-            for (const auto& [m, v] : (*b)["methods"].items()) verdicts[m] = v.is_object() ? v.value("status", std::string()) : std::string();
-          row["sass"] = verdicts;
-        }
+        if (auto b = r.record("iter_00_baseline/build.json", record::build_record_from_json)) add_resources(row, *b);
+        if (auto b = r.record("iter_00_baseline/sass.json", record::sass_record_from_json)) row["sass"] = sass_verdicts(*b);
       } else {
         notes.push_back("candidate " + id + " is in state.json but its directory was not found");
       }
     } else {
-      row = candidate_row(r, d->second, start, o.samples);
+      row = candidate_row(r, d->second, start, o.samples).row;
     }
     row["id"] = id;
     row["eval"] = eval++;
-    row["iteration"] = h.value("iteration", 0);
-    row["status"] = h.value("status", std::string("ok"));
+    row["iteration"] = h.iteration;
+    row["status"] = search::candidate_status_name(h.status);
     // state.json's median is the one the loop decided on (strict numerics may have turned a timed run incorrect).
-    if (h.contains("median_ms") && h["median_ms"].is_number()) row["median_ms"] = h["median_ms"];
+    if (h.median_ms) row["median_ms"] = *h.median_ms;
     row["role"] = id == "baseline" ? "baseline" : (id == champion_id ? "champion" : (selection_of.count(id) ? "finalist" : "candidate"));
-    if (selection_of.count(id)) {
-      const auto& s = selection_of[id];
-      Json sel = {{"decision", s.value("decision", std::string())}, {"reason", s.value("reason", std::string())},
-                  {"incumbent", s.value("incumbent", std::string())}};
-      if (s.contains("error")) sel["error"] = s["error"];
-      if (s.contains("comparison")) sel["comparison"] = s["comparison"];
+    if (auto s = selection_of.find(id); s != selection_of.end()) {
+      Json sel = record::to_json(s->second);
+      sel.erase("finalist");
       row["selection"] = sel;
     }
     candidates.push_back(row);
   }
   for (const auto& [it, rel] : ablation_dirs) {
-    Json row = candidate_row(r, rel, start, o.samples);
-    std::string id = row.value("id", rel.filename().string());
+    CandidateFiles files = candidate_row(r, rel, start, o.samples);
+    Json& row = files.row;
+    const std::string id = files.id.value_or(rel.filename().string());
     row["id"] = id;
     row["iteration"] = it;
     row["role"] = "ablation";
     auto pos = id.find("_no_");
     row["ablation_of"] = pos == std::string::npos ? std::string() : id.substr(pos + 4);
     if (auto bp = id.find("_base_"); pos == std::string::npos && bp != std::string::npos) row["ablation_param"] = id.substr(bp + 6);
-    std::string rs = row.value("run_status", std::string());
-    std::string bs = row.value("build_status", std::string());
-    row["status"] = bs != "ok" && !bs.empty() ? "compile_failed" : (rs == "ok" ? "ok" : (rs.empty() ? "not_run" : rs));
+    // A build that failed, else the runner's status (runner::RunStatus's name), else never run.
+    const std::string& rs = files.run_status;
+    const std::string& bs = files.build_status;
+    row["status"] = bs != compile::to_string(compile::CompileStatus::kOk) && !bs.empty() ? std::string(search::candidate_status_name(CandidateStatus::kCompileFailed))
+                                               : (rs.empty() ? std::string("not_run") : rs);
     candidates.push_back(row);
   }
   for (auto& c : candidates) {
@@ -700,21 +817,19 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   Json workload = nullptr;
   Json placements = Json::array();
   for (const auto& [it, rel] : iter_dirs) {
-    auto rf = r.json(rel / "roofline.json");
+    auto rf = r.record(rel / "roofline.json", [](const Json& j) { return record::read_record<record::PlacementRecord>(j); });
     if (!rf) continue;
-    placements.push_back({{"iteration", it}, {"kernel", rf->value("kernel", std::string())}, {"mode", rf->value("mode", std::string())},
-                          {"verdict", rf->value("verdict", std::string())}, {"efficiency", num_or_null(*rf, "efficiency")},
-                          {"achieved_tflops", num_or_null(*rf, "achieved_tflops")}, {"achieved_gbps", num_or_null(*rf, "achieved_gbps")},
-                          {"utilisation", rf->value("utilisation", Json::object())}, {"gaps", rf->value("gaps", Json::object())},
-                          {"bound", rf->value("bound", Json())}});
-    if (workload.is_null() && rf->contains("floor") && (*rf)["floor"].is_object()) {
-      const auto& f = (*rf)["floor"];
+    placements.push_back({{"iteration", it}, {"kernel", rf->kernel}, {"mode", rf->mode}, {"verdict", rf->verdict},
+                          {"efficiency", number(rf->efficiency)}, {"achieved_tflops", number(rf->achieved_tflops)},
+                          {"achieved_gbps", number(rf->achieved_gbps)}, {"utilisation", rf->utilisation.value_or(Json::object())},
+                          {"gaps", rf->gaps.value_or(Json::object())}, {"bound", rf->bound.value_or(Json())}});
+    if (workload.is_null() && rf->floor) {
+      const record::FloorRecord& f = *rf->floor;
       Json roofs = Json::array();
-      for (const auto& t : f.value("compute_terms", Json::array())) roofs.push_back(t.value("roof", std::string()));
-      workload = {{"flops", num_or_null(f, "flops")}, {"bytes_min", num_or_null(f, "bytes_min")},
-                  {"arithmetic_intensity", num_or_null(f, "arithmetic_intensity")}, {"floor_ms", num_or_null(f, "floor_ms")},
-                  {"binding", f.value("binding", std::string())}, {"dram_roof", f.value("dram_roof", std::string())},
-                  {"dram_gbps", num_or_null(f, "dram_gbps")}, {"compute_roofs", roofs}};
+      for (const auto& t : f.compute_terms) roofs.push_back(t.roof);
+      workload = {{"flops", number(f.flops)}, {"bytes_min", number(f.bytes_min)}, {"arithmetic_intensity", number(f.arithmetic_intensity)},
+                  {"floor_ms", number(f.floor_ms)}, {"binding", f.binding}, {"dram_roof", f.dram_roof}, {"dram_gbps", number(f.dram_gbps)},
+                  {"compute_roofs", roofs}};
     }
   }
   if (workload.is_null()) notes.push_back("no workload model (ref.py has no workload_model): kernels cannot be placed on the roofline");
@@ -724,17 +839,18 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   for (const auto& c : candidates)
     if (c.value("id", std::string()) == champion_id && c.contains("dir")) champ_dir = c["dir"].get<std::string>();
   Json mix = {{"champion_id", champion_id}};
-  auto base_sass = r.json("iter_00_baseline/sass.json");
-  mix["baseline"] = base_sass ? summed_mix(*base_sass) : Json();
+  auto base_sass = r.record("iter_00_baseline/sass.json", record::sass_record_from_json);
+  mix["baseline"] = base_sass ? mix_of(*base_sass) : Json();
   if (!base_sass) notes.push_back("the baseline's instruction mix was not recorded (iter_00_baseline/sass.json)");
-  auto champ_sass = champ_dir.empty() ? std::nullopt : r.json(fs::path(champ_dir) / "sass.json");
-  mix["champion"] = champ_sass ? summed_mix(*champ_sass) : Json();
+  auto champ_sass = champ_dir.empty() ? std::nullopt : r.record(fs::path(champ_dir) / "sass.json", record::sass_record_from_json);
+  mix["champion"] = champ_sass ? mix_of(*champ_sass) : Json();
 
   Json profile = {{"champion_id", champion_id}};
-  if (auto p = r.json("iter_00_baseline/profile/baseline_metrics.json")) profile["baseline"] = profile_json(*p);
+  auto metrics = [&](const fs::path& rel) { return r.record(rel, [](const Json& j) { return record::read_record<record::ProfileMetrics>(j); }); };
+  if (auto p = metrics("iter_00_baseline/profile/baseline_metrics.json")) profile["baseline"] = profile_json(*p);
   if (!champ_dir.empty()) {
     fs::path idir = fs::path(champ_dir).begin()->string();  // iter_NN
-    if (auto p = r.json(idir / "profile" / "champion_metrics.json")) profile["champion"] = profile_json(*p);
+    if (auto p = metrics(idir / "profile" / "champion_metrics.json")) profile["champion"] = profile_json(*p);
   }
 
   // ---- achieved rates: the workload model's FLOPs and minimum bytes over each correct median ----
@@ -743,7 +859,7 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     rates = {{"available", true}, {"flops", workload["flops"]}, {"bytes_min", workload["bytes_min"]}};
     const double flops = workload["flops"].get<double>(), bytes = workload["bytes_min"].get<double>();
     for (auto& c : candidates)
-      if (c.value("status", std::string()) == "ok" && c.contains("median_ms") && c["median_ms"].is_number() && c["median_ms"].get<double>() > 0) {
+      if (is_ok(c) && has_number(c, "median_ms") && c["median_ms"].get<double>() > 0) {
         const double s_per = c["median_ms"].get<double>() * 1e-3;
         c["achieved_tflops"] = flops / s_per / 1e12;
         c["achieved_gbps"] = bytes / s_per / 1e9;
@@ -758,10 +874,9 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     const bool triton = kernel.ends_with(".py");
     // The derived parameters' roles: which one is a launch's block size, whatever its name.
     std::map<std::string, std::string> roles;
-    if (auto d = util::read_json(run_dir / "derived" / "derivation.json"); d && d->contains("params") && (*d)["params"].is_array())
-      for (const auto& prm : (*d)["params"])
-        if (prm.is_object() && prm.contains("name") && prm["name"].is_string() && prm.contains("role") && prm["role"].is_string())
-          roles[prm["name"].get<std::string>()] = prm["role"].get<std::string>();
+    if (auto d = r.record("derived/derivation.json", [](const Json& j) { return record::read_record<record::DerivationRecord>(j); }))
+      for (const auto& prm : d->params)
+        if (!prm.name.empty() && !prm.role.empty()) roles[prm.name] = prm.role;
     for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton, roles);
   }
   if (!any_resources)
@@ -774,31 +889,31 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   Json lost = lost_methods(candidates, ablation, champion_id);
 
   // ---- per-shape results (the workload matrix's case table) and the held-out shapes, when the run has them ----
-  const Json gate_records = state.value("gate_records", Json::object());
-  Json case_src = summary.contains("cases") ? summary["cases"] : gate_records.value("case_table", Json());
+  const Json& gate_records = state.gate_records;
+  Json case_src = section("cases").value_or(gate_records.value("case_table", Json()));
   Json cases = case_src.is_array() ? case_src : (case_src.is_object() ? case_src.value("cases", Json()) : Json());
   Json cases_geomean = case_src.is_object() ? case_src.value("geomean", Json()) : Json();
-  Json holdout = summary.contains("holdout") ? summary["holdout"] : gate_records.value("holdout", Json());
+  Json holdout = section("holdout").value_or(gate_records.value("holdout", Json()));
   if (!holdout.is_object()) holdout = nullptr;
   Json ceilings = ceilings_json(r, gpu, notes);  // before `notes` is copied below
   // ---- per-GPU figures, when the run measured on several (issue 21, docs/MULTI_GPU.md) ----
   Json gpus = Json::array();
-  if (Json m = state.value("measuring", Json::object()); m.is_object() && m.value("per_slot", Json::array()).size() > 1) {
-    const double wall = m.value("wall_s", 0.0);
-    for (const auto& p : m["per_slot"])
-      gpus.push_back({{"slot", p.value("name", std::string())}, {"candidates", p.value("runs", 0)}, {"worker_lost", p.value("lost", 0)},
-                      {"busy_s", p.value("busy_s", 0.0)}, {"utilisation", wall > 0 ? p.value("busy_s", 0.0) / wall : 0.0}});
+  if (state.measuring_slots.size() > 1) {
+    const double wall = state.measuring_wall_s;
+    for (const auto& p : state.measuring_slots)
+      gpus.push_back({{"slot", p.name}, {"candidates", p.runs}, {"worker_lost", p.lost}, {"busy_s", p.busy_s},
+                      {"utilisation", wall > 0 ? p.busy_s / wall : 0.0}});
   }
 
   Json out = {{"schema", kReportDataSchema},
               {"run", run},
-              {"headline", summary.value("headline", Json::object())},
-              {"roofline_summary", summary.value("roofline", Json::object())},
-              {"methods_summary", summary.value("methods", Json::object())},
-              {"phase_seconds", state.value("phase_seconds", summary.value("phase_seconds", Json::object()))},
-              {"wall", state.value("wall", summary.value("wall", Json::object()))},
+              {"headline", summary.headline ? record::to_json(*summary.headline) : Json::object()},
+              {"roofline_summary", summary.roofline ? record::to_json(*summary.roofline) : Json::object()},
+              {"methods_summary", summary.methods ? Json(*summary.methods) : Json::object()},
+              {"phase_seconds", state.phase_seconds ? Json(*state.phase_seconds) : (summary.phase_seconds ? Json(*summary.phase_seconds) : Json::object())},
+              {"wall", state.wall ? record::to_json(*state.wall) : (summary.wall ? record::to_json(*summary.wall) : Json::object())},
               {"champion_id", champion_id},
-              {"champion_path", summary.value("champion_path", std::string())},
+              {"champion_path", summary.champion_path.value_or("")},
               {"timeline", timeline},
               {"candidates", candidates},
               {"convergence", convergence(candidates)},

@@ -9,11 +9,13 @@
 // source and the baseline's beside it: their diff), holdout.json (through summary.json or state.json).
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "record/run_record.h"
 #include "util/json_io.h"
 
 namespace kopt::report {
@@ -27,6 +29,31 @@ struct LoadOptions {
 // Errors (exit 4) only when RUN_DIR is not a directory, or has neither state.json nor summary.json, or
 // state.json is not valid JSON.
 Result<util::Json> load_run(const std::filesystem::path& run_dir, const LoadOptions& o = {});
+
+// ---- load_run's document, typed: what `kopt export` and `kopt compare` read of it ---------------------------------
+
+// One of its candidates (a row of the page's table).
+struct CandidateRow {
+  std::string id, role, status_text, reason, origin, content_hash, measured_at;
+  std::optional<record::CandidateStatus> status;  // status_text's; none for "not_run" or a runner's status of an ablation build
+  std::optional<int64_t> iteration, samples, registers;
+  std::optional<double> median_ms, ci95_low_ms, ci95_high_ms, compile_ms;
+  std::optional<std::vector<double>> samples_ms;  // with LoadOptions::samples
+  std::map<std::string, int64_t> params;
+  std::map<std::string, bool> guards;
+  std::vector<std::string> flags, methods;
+  bool ok() const { return status == record::CandidateStatus::kOk; }
+  bool measured_ok() const { return ok() && median_ms.has_value(); }  // correct, with a median
+};
+
+struct RunFacts {  // its "run", and the champion
+  std::string dir, kernel, dims_text, gpu, kopt_version, champion_id;
+  util::Json dims = util::Json::object();  // options.json's dims, as written
+};
+
+// Throw record::RecordError naming the field ("candidates[3].median_ms: expected a number, found a string").
+std::vector<CandidateRow> candidate_rows(const util::Json& run);
+RunFacts run_facts(const util::Json& run);
 
 // ---- pure pieces, exposed for tests -------------------------------------------------------------------------
 

@@ -303,6 +303,31 @@ TEST(RunData, MissingPartsBecomeNotes) {
   EXPECT_NE(notes.find("iter_00_baseline/sass.json"), std::string::npos) << notes;
 }
 
+// The run directory is read as typed run records (record/run_record.h): a file with a field of the wrong type is a note
+// that names the file and the field, and the rest of the run still loads; in state.json it is an error.
+TEST(RunData, AWrongTypeInARecordNamesTheFileAndTheField) {
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_wrong_type_run";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  const fs::path run_json = copy / "iter_01" / "candidates" / "i1c1" / "run.json";
+  auto run = util::read_json(run_json).value();
+  run["timing"]["median_ms"] = "fast";
+  ASSERT_TRUE(util::write_file_atomic(run_json, run.dump()).ok());
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  std::string notes = (*loaded)["notes"].dump();
+  EXPECT_NE(notes.find(run_json.string() + ": timing.median_ms: expected a number, found a string"), std::string::npos) << notes;
+  EXPECT_GT((*loaded)["candidates"].size(), 20u);
+
+  auto state = util::read_json(copy / "state.json").value();
+  state["iterations_done"] = "three";
+  ASSERT_TRUE(util::write_file_atomic(copy / "state.json", state.dump()).ok());
+  auto bad = load_run(copy);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("state.json: iterations_done: expected an integer, found a string"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(RunData, TheChampionsSourceItsDiffAndTheCommandThatReproducesIt) {
   auto loaded = load_run(fixture());
   ASSERT_TRUE(loaded) << loaded.error().message;

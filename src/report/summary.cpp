@@ -149,18 +149,35 @@ std::string render_derived_markdown(const util::Json& d) {
 }
 }  // namespace
 
-std::string render_markdown(const util::Json& s) {
+namespace {
+std::string opt_text(const std::optional<std::string>& v) { return v ? *v : "n/a"; }
+std::string opt_num(const std::optional<double>& v, const char* fmtstr = "{:.4f}") {
+  return v ? fmt::format(fmt::runtime(fmtstr), *v) : "n/a";
+}
+template <class T>
+std::string opt_scalar(const std::optional<T>& v) {
+  return v ? util::Json(*v).dump() : "n/a";
+}
+std::string text_list(const std::vector<std::string>& v) { return v.empty() ? "—" : util::join(v, ", "); }
+}  // namespace
+
+std::string render_markdown(const util::Json& s) { return render_markdown(record::summary_record_from_json(s)); }
+
+std::string render_markdown(const record::SummaryRecord& rec) {
+  // The sections other modules own, as they wrote them (record/summary_record.h).
+  util::Json s = util::Json::object();
+  for (const auto& [k, v] : rec.sections) s[k] = v;
   std::string md = "# kopt run summary\n\n";
-  md += fmt::format("- kernel: `{}`\n- dims: {}\n- GPU: {}\n- numerics mode: {}\n- generator: {}\n", str(s, "kernel"),
-                    str(s, "dims"), s.contains("meta") ? str(s["meta"], "gpu") : "n/a", str(s, "numerics_mode"),
-                    str(s, "generator"));
-  if (s.value("sizes_guessed", false)) md += "- **buffer sizes were guessed** (no setup() or shapes in ref.py)\n";
-  const auto& stop = s.contains("stop") ? s["stop"] : util::Json::object();
-  if (str(stop, "reason").empty())  // an interrupted run writes its summary before any stop reason exists
+  md += fmt::format("- kernel: `{}`\n- dims: {}\n- GPU: {}\n- numerics mode: {}\n- generator: {}\n", opt_text(rec.kernel),
+                    opt_text(rec.dims), rec.sections.count("meta") ? opt_text(rec.meta_gpu) : "n/a", opt_text(rec.numerics_mode),
+                    opt_text(rec.generator));
+  if (rec.sizes_guessed.value_or(false)) md += "- **buffer sizes were guessed** (no setup() or shapes in ref.py)\n";
+  if (rec.stop_reason == record::StopReason::kNone)  // an interrupted run writes its summary before any stop reason exists
     md += "- stopped: **not finished** — interrupted; `kopt optimize --resume RUN_DIR` continues it\n";
   else
-    md += fmt::format("- stopped: **{}** — {}\n", str(stop, "reason"), str(stop, "detail"));
-  if (!s.value("gates_passed", true))
+    md += fmt::format("- stopped: **{}** — {}\n", rec.stop_reason ? std::string(record::stop_reason_text(*rec.stop_reason)) : "n/a",
+                      opt_text(rec.stop_detail));
+  if (!rec.gates_passed.value_or(true))
     md += "- **not a measured run**: it stopped at a gate before any candidate, so there is no champion; the gate's "
           "report is in stop.json (and env.json)\n";
   md += "\n";
@@ -170,37 +187,38 @@ std::string render_markdown(const util::Json& s) {
                       dims_text(s["timed_at"].value("realised", util::Json())), dims_text(s["timed_at"].value("requested", util::Json())),
                       str(s["timed_at"], "note"));
   md += "## Headline\n\n| | median ms | speedup |\n| --- | --- | --- |\n";
-  const auto& h = s.contains("headline") ? s["headline"] : util::Json::object();
-  md += fmt::format("| baseline | {} | 1.00x |\n", num(h, "baseline_ms"));
-  md += fmt::format("| champion (`{}`) | {} | {} vs baseline |\n", str(h, "champion_id"), num(h, "champion_ms"),
-                    h.contains("speedup_vs_baseline") ? num(h, "speedup_vs_baseline", "{:.2f}x") : "n/a");
-  md += fmt::format("| reference (ref.py) | {} | {} vs reference |\n\n", num(h, "reference_ms"),
-                    h.contains("speedup_vs_reference") ? num(h, "speedup_vs_reference", "{:.2f}x") : "n/a");
+  const record::Headline h = rec.headline.value_or(record::Headline{});
+  md += fmt::format("| baseline | {} | 1.00x |\n", opt_num(h.baseline_ms));
+  md += fmt::format("| champion (`{}`) | {} | {} vs baseline |\n", opt_text(h.champion_id), opt_num(h.champion_ms),
+                    opt_num(h.speedup_vs_baseline, "{:.2f}x"));
+  md += fmt::format("| reference (ref.py) | {} | {} vs reference |\n\n", opt_num(h.reference_ms),
+                    opt_num(h.speedup_vs_reference, "{:.2f}x"));
 
-  if (h.contains("warning")) md += fmt::format("**WARNING: {}**\n\n", str(h, "warning"));
+  if (h.warning) md += fmt::format("**WARNING: {}**\n\n", *h.warning);
   md += render_gates_markdown(s);
 
-  const auto& r = s.contains("roofline") ? s["roofline"] : util::Json::object();
+  const record::RooflineSummary r = rec.roofline.value_or(record::RooflineSummary{});
   md += "## Roofline\n\n";
   if (r.empty()) {
     md += "n/a\n\n";
   } else {
-    md += fmt::format("- mode: {}\n- floor: {} ms ({}-bound)\n- efficiency: {}\n- near peak: {}\n\n", str(r, "mode"),
-                      num(r, "floor_ms"), str(r, "bound"), (r.contains("efficiency") && r["efficiency"].is_number() ? fmt::format("{:.1f}%", 100 * r["efficiency"].get<double>()) : std::string("n/a")), str(r, "near_peak"));
+    md += fmt::format("- mode: {}\n- floor: {} ms ({}-bound)\n- efficiency: {}\n- near peak: {}\n\n", opt_text(r.mode),
+                      opt_num(r.floor_ms), opt_text(r.bound), r.efficiency ? fmt::format("{:.1f}%", 100 * *r.efficiency) : std::string("n/a"),
+                      opt_scalar(r.near_peak));
   }
 
   md += "## Timeline\n\n| iteration | champion | median ms | improved | candidates | correct | note |\n"
         "| --- | --- | --- | --- | --- | --- | --- |\n";
-  if (s.contains("timeline"))
-    for (const auto& t : s["timeline"])
-      md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n", str(t, "iteration"), str(t, "champion_id"),
-                        num(t, "champion_ms"), str(t, "improved"), str(t, "candidates"), str(t, "correct"),
-                        str(t, "note"));
+  if (rec.timeline)
+    for (const auto& t : *rec.timeline)
+      md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n", opt_scalar(t.iteration), opt_text(t.champion_id),
+                        opt_num(t.champion_ms), opt_scalar(t.improved), opt_scalar(t.candidates), opt_scalar(t.correct),
+                        opt_text(t.note));
 
   md += "\n## Methods\n\n| verdict | methods |\n| --- | --- |\n";
-  const auto& m = s.contains("methods") ? s["methods"] : util::Json::object();
+  const auto methods = rec.methods.value_or(std::map<std::string, std::vector<std::string>>{});
   for (const char* k : {"effective", "effective_measured", "ineffective", "implementation_failed", "unverified", "not_ablatable"})
-    md += fmt::format("| {} | {} |\n", k, m.contains(k) ? list(m[k]) : "—");
+    md += fmt::format("| {} | {} |\n", k, methods.count(k) ? text_list(methods.at(k)) : "—");
 
   if (s.contains("param_ablations") && s["param_ablations"].is_array() && !s["param_ablations"].empty()) {
     md += "\n## Parameters (each change reverted alone to the baseline's value)\n\n| iteration | champion | parameter | champion's "
@@ -218,9 +236,9 @@ std::string render_markdown(const util::Json& s) {
   }
 
   md += "\n## Frontier (runners-up)\n\n| candidate | median ms | methods |\n| --- | --- | --- |\n";
-  if (s.contains("frontier"))
-    for (const auto& f : s["frontier"])
-      md += fmt::format("| `{}` | {} | {} |\n", str(f, "id"), num(f, "median_ms"), f.contains("methods") ? list(f["methods"]) : "—");
+  if (rec.frontier)
+    for (const auto& f : *rec.frontier)
+      md += fmt::format("| `{}` | {} | {} |\n", opt_text(f.id), opt_num(f.median_ms), f.methods ? text_list(*f.methods) : "—");
 
   if (s.contains("candidate_costs") && s["candidate_costs"].value("candidates", 0) > 0) {
     const auto& c = s["candidate_costs"];
@@ -285,25 +303,19 @@ std::string render_markdown(const util::Json& s) {
   if (s.contains("derived") && s["derived"].is_object()) md += render_derived_markdown(s["derived"]);
   if (s.contains("llm") && !s["llm"].is_null()) md += search::render_llm_usage_markdown(s["llm"]);
   md += "\n## Where the time went\n\n";
-  if (s.contains("wall") && s["wall"].is_object()) {
-    const auto& w = s["wall"];
-    auto at = [&](const char* k) {
-      return w.contains(k) && w[k].is_number() ? fmt::format("{:.1f} s", w[k].get<double>()) : std::string("never");
-    };
+  if (rec.wall) {
+    auto at = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f} s", *v) : std::string("never"); };
     md += fmt::format("Whole wall {:.1f} s; the first candidate measured at {}; the final champion found at {} (seconds "
                       "from the loop's start; a resumed run counts its earlier parts).\n\n",
-                      w.value("whole_s", 0.0), at("first_candidate_s"), at("champion_s"));
+                      rec.wall->whole_s, at(rec.wall->first_candidate_s), at(rec.wall->champion_s));
   }
   md += "| phase | seconds |\n| --- | --- |\n";
-  if (s.contains("phase_seconds"))
-    for (auto it = s["phase_seconds"].begin(); it != s["phase_seconds"].end(); ++it)
-      md += fmt::format("| {} | {:.1f} |\n", it.key(), it.value().get<double>());
-  if (s.contains("champion_path") && s["champion_path"].is_string()) {
+  if (rec.phase_seconds)
+    for (const auto& [phase, seconds] : *rec.phase_seconds) md += fmt::format("| {} | {:.1f} |\n", phase, seconds);
+  if (rec.champion_path) {
     // A link relative to the run directory (summary.md sits in it): it works wherever the directory is copied.
-    const std::filesystem::path champ(s["champion_path"].get<std::string>());
-    const std::string rel = (std::filesystem::path("champion") / champ.filename()).generic_string();
-    md += fmt::format("\nChampion source: [{}]({}) in the run directory{}\n", rel, rel,
-                      s.contains("run_dir") && s["run_dir"].is_string() ? " `" + s["run_dir"].get<std::string>() + "`" : std::string());
+    const std::string rel = (std::filesystem::path("champion") / std::filesystem::path(*rec.champion_path).filename()).generic_string();
+    md += fmt::format("\nChampion source: [{}]({}) in the run directory{}\n", rel, rel, rec.run_dir ? " `" + *rec.run_dir + "`" : std::string());
   }
   else
     md += "\nChampion source: none (no champion was written)\n";
@@ -312,9 +324,11 @@ std::string render_markdown(const util::Json& s) {
 
 Result<std::string> rerender(const std::string& run_dir) {
   std::filesystem::path dir(run_dir);
-  KOPT_TRY_ASSIGN(util::Json s, util::read_json(dir / "summary.json"));
-  if (s.value("schema", std::string()) != kSummarySchema)
+  KOPT_TRY_ASSIGN(util::Json j, util::read_json(dir / "summary.json"));
+  if (!j.is_object() || !j.contains("schema") || j["schema"] != kSummarySchema)
     return input_error((dir / "summary.json").string() + " is not a kopt summary (schema " + kSummarySchema + ")");
+  KOPT_TRY_ASSIGN(record::SummaryRecord s, record::parse_file<record::SummaryRecord>(j, (dir / "summary.json").string(),
+                                                                                      record::summary_record_from_json));
   std::string md = render_markdown(s);
   KOPT_TRY(util::write_file_atomic(dir / "summary.md", md));
   return md;

@@ -4,13 +4,16 @@
 #include <string>
 
 #include "core/result.h"
+#include "record/summary_record.h"
 #include "util/json_io.h"
 
 namespace kopt::report {
 
 inline constexpr const char* kSummarySchema = "kopt.summary/1";
 
-// Renders the Markdown summary. Missing optional parts are shown as "n/a", never invented.
+// Renders the Markdown summary. Missing optional parts are shown as "n/a", never invented. The JSON form reads it as
+// the run record first (throws record::RecordError on a field of a wrong type: the loop's own summary has none).
+std::string render_markdown(const record::SummaryRecord& summary);
 std::string render_markdown(const util::Json& summary);
 // The sections of issue 18's gates (cases, held-out shapes, safety), part of render_markdown; empty when absent.
 std::string render_gates_markdown(const util::Json& summary);
