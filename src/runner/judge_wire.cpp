@@ -6,43 +6,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/memfd.h"
+
 namespace kopt::runner::wire {
 
 namespace {
-
-bool write_all(int fd, const void* data, size_t n) {
-  auto p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-// The first bytes of a message with a descriptor beside them: the descriptor goes with whatever part sendmsg sends
-// (at least its first byte), the rest follows with write_all.
-bool write_with_fd(int fd, const void* data, size_t n, int pass_fd) {
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  iovec iov{const_cast<void*>(data), n};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-  ssize_t w;
-  do w = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-  while (w < 0 && errno == EINTR);
-  if (w <= 0) return false;
-  return write_all(fd, static_cast<const char*>(data) + w, n - static_cast<size_t>(w));
-}
 
 // Reads n bytes; descriptors that come with them are kept in `fds` (every one the kernel delivered, so none leaks).
 bool read_all(int fd, void* data, size_t n, std::vector<int>* fds) {
@@ -89,10 +57,10 @@ bool send_message(int fd, util::Json header, const std::vector<Bytes>& blobs, in
   uint64_t len = h.size();
   unsigned char le[8];
   for (int i = 0; i < 8; ++i) le[i] = static_cast<unsigned char>(len >> (8 * i));
-  if (!(pass_fd >= 0 ? write_with_fd(fd, le, 8, pass_fd) : write_all(fd, le, 8))) return false;
-  if (!write_all(fd, h.data(), h.size())) return false;
+  if (!(pass_fd >= 0 ? util::send_with_fd(fd, le, 8, pass_fd) : util::send_all(fd, le, 8))) return false;
+  if (!util::send_all(fd, h.data(), h.size())) return false;
   for (const auto& b : blobs)
-    if (!b.empty() && !write_all(fd, b.data(), b.size())) return false;
+    if (!b.empty() && !util::send_all(fd, b.data(), b.size())) return false;
   return true;
 }
 

@@ -84,4 +84,39 @@ bool set_dumpable(bool dumpable) {
   return was;
 }
 
+bool send_all(int fd, const void* data, size_t n) {
+  auto p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// The first bytes of a message with a descriptor beside them: the descriptor goes with whatever part sendmsg sends
+// (at least its first byte), the rest follows with send_all.
+bool send_with_fd(int fd, const void* data, size_t n, int pass_fd) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{const_cast<void*>(data), n};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  ssize_t w;
+  do w = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  if (w <= 0) return false;
+  return send_all(fd, static_cast<const char*>(data) + w, n - static_cast<size_t>(w));
+}
+
+
 }  // namespace kopt::util

@@ -5,6 +5,7 @@
 // its seals (F_SEAL_SEAL).
 #include <fcntl.h>
 
+#include <cstddef>
 #include <string>
 
 #include "core/result.h"
@@ -25,6 +26,10 @@ Result<std::string> read_all_at(int fd, size_t max_bytes = size_t{64} << 30);
 // A descriptor sent with one byte on a Unix socket (SCM_RIGHTS), within timeout_ms; close-on-exec. Errors: none
 // came, or the peer closed.
 Result<Fd> receive_fd(int socket_fd, int timeout_ms);
+// Sends n bytes on a socket, every one (EINTR retried; no SIGPIPE). False: the peer is gone.
+bool send_all(int socket_fd, const void* data, size_t n);
+// The same with `pass_fd` beside their first bytes (SCM_RIGHTS): what receive_fd and the judge's wire read.
+bool send_with_fd(int socket_fd, const void* data, size_t n, int pass_fd);
 // This process's "dumpable" attribute (prctl PR_SET_DUMPABLE): while false, no other process of the user can read
 // its memory or open its descriptors through /proc/PID (ptrace access). Returns what it was.
 bool set_dumpable(bool dumpable);
