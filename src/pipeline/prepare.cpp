@@ -1,8 +1,7 @@
 #include "pipeline/prepare.h"
 
-#include <set>
-
 #include <ctime>
+#include <set>
 
 #include "compile/cutlass.h"
 #include "compile/pool.h"
@@ -83,11 +82,28 @@ compile::CompileRequest compile_request(const KernelJob& job, const std::string&
   return r;
 }
 
+namespace {
+// When this process started (its first static initialisation): golden data the cache holds from after it was made by
+// this very run (its early harness, or bench's harness kept open for the ephemeral seed), not found from before.
+const std::time_t g_process_start = std::time(nullptr);
+}  // namespace
+
+bool made_by_this_process(const std::string& made_utc) {
+  std::tm tm{};
+  const char* end = ::strptime(made_utc.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end != '\0') return false;
+  return ::timegm(&tm) >= g_process_start - 1;  // the stamp has whole seconds
+}
+
 void say_golden_cache(const util::Json& manifest, const Say& say) {
   if (!say) return;
-  if (auto made = contract::golden_cache_hit(manifest))
-    say("golden data: from the cache (made " + *made + ", " + manifest["golden_cache"].value("entry", std::string()) +
-        "; KOPT_GOLDEN_CACHE=off makes it afresh)");
+  auto made = contract::golden_cache_hit(manifest);
+  if (!made) return;
+  const std::string entry = manifest["golden_cache"].value("entry", std::string());
+  if (made_by_this_process(*made))
+    say("golden data: made by this run's harness at " + *made + ", kept in the cache (" + entry + ")");
+  else
+    say("golden data: from the cache (made " + *made + ", " + entry + "; KOPT_GOLDEN_CACHE=off makes it afresh)");
 }
 
 Result<compile::CompileResult> compile_kernel(const KernelJob& job, const compile::CompileRequest& req,

@@ -77,7 +77,11 @@ runner::Tolerance resolve_tolerance(const util::Json& manifest, NumericsMode mod
                                     std::optional<double> rtol, std::string* source = nullptr);
 
 // "golden data: from the cache ..." when make_golden placed a cached entry (the manifest's golden_cache); nothing otherwise.
+// "golden data: from the cache (made ...)", or "made by this run's harness" when the cache's entry was made after this
+// process started (the run's own harness made it moments before: not a hit from an earlier run).
 void say_golden_cache(const util::Json& manifest, const Say& say);
+// Whether a golden cache entry's "made" stamp (UTC, ISO 8601 to the second) is from after this process started.
+bool made_by_this_process(const std::string& made_utc);
 
 // Parses the contract, writes golden data into work_dir/golden, compiles the kernel into work_dir/build.
 // `want_ephemeral` (kopt bench; CUDA and CUTLASS kernels): where the golden data is not cached, the harness that makes

@@ -4,7 +4,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
@@ -55,5 +58,25 @@ TEST(PrepareEphemeral, TheHarnessThatMakesTheGoldenDataMakesTheEphemeralSeedOnly
   ::unsetenv("KOPT_CACHE_DIR");
 }
 
+// A golden cache entry the run's own harness made moments ago is said to be made by this run, not found in the cache.
+TEST(SayGoldenCache, AnEntryMadeAfterThisProcessStartedIsNotCalledAHitFromBefore) {
+  char now[32];
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  EXPECT_TRUE(made_by_this_process(now));
+  EXPECT_FALSE(made_by_this_process("2000-01-01T00:00:00Z"));
+  EXPECT_FALSE(made_by_this_process("?"));
+  std::vector<std::string> lines;
+  auto say = [&](const std::string& s) { lines.push_back(s); };
+  say_golden_cache({{"golden_cache", {{"hit", true}, {"made", now}, {"entry", "/c/e"}}}}, say);
+  say_golden_cache({{"golden_cache", {{"hit", true}, {"made", "2000-01-01T00:00:00Z"}, {"entry", "/c/e"}}}}, say);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("made by this run's harness"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("from the cache (made 2000-01-01T00:00:00Z"), std::string::npos) << lines[1];
+}
+
 }  // namespace
 }  // namespace kopt::pipeline
+
