@@ -9,6 +9,7 @@
 #include "loop/holdout.h"
 #include "loop/optimizer.h"
 #include "pipeline/placement.h"
+#include "pipeline/prepare.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -93,7 +94,10 @@ std::optional<RunOutcome> Optimizer::case_golden(CaseData& cd, workload::OomPoli
     auto m = lab_.golden(cd.c.realised, cd.golden_dir);
     if (m) {
       cd.manifest = *m;
-      if (auto made = contract::golden_cache_hit(*m)) say("  case {}: golden data from the cache (made {})", cd.c.name, *made);
+      if (auto made = contract::golden_cache_hit(*m)) {
+        if (pipeline::made_by_this_process(*made)) say("  case {}: golden data made by this run's harness at {}", cd.c.name, *made);
+        else say("  case {}: golden data from the cache (made {})", cd.c.name, *made);
+      }
       break;
     }
     int64_t ws = 0;
