@@ -35,7 +35,7 @@ namespace kopt::runner {
 // How a cold sample empties the L2 (docs/RUNNER.md, "The L2 flush"). kMemset: a memset of the flush buffer, which
 // leaves the L2 full of its dirty lines. kMemsetThenRead: the memset, then a read pass over the buffer
 // (blocker.cu's kopt_l2_clean_read), which leaves clean lines the timed kernel evicts for free: the default since
-// the H200 showed the memset's dirty lines cost 13-27 us kernels 10-20% (docs/PERFORMANCE.md section 5).
+// the H200 showed the memset's dirty lines cost 13-27 us kernels 10-20% (tests/data/perf/h200-2026-12-02/HISTORY.md §5).
 // kMemsetThenDiscard: the memset, then discard.global.L2 over the buffer (blocker.cu's kopt_l2_discard), which
 // drops its lines without writing them back: the L2 is left empty of valid lines, as after Nsight Compute's
 // `--cache-control all` (the kernel then allocates into invalid lines instead of evicting clean ones).
