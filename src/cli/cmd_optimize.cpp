@@ -23,6 +23,7 @@ int fail(const Error& e) { return report_failure("optimize", e); }
 struct GateOptionValues {
   std::string workload_matrix = "default", sanitize = "auto", shapes, holdout_shapes;
   std::string champion_gates{loop::champion_gates_name(loop::GateOptions{}.champion_gates)};
+  std::string baseline_profile{loop::baseline_profile_name(loop::GateOptions{}.baseline_profile)};
 };
 
 // Issue 18's options (loop/gate_options.h); the strings become enums in finish_gate_options.
@@ -45,6 +46,11 @@ void add_gate_options(CLI::App& app, loop::GateOptions& g, GateOptionValues& v) 
                  "ends with; a rejected one falls back to the champion it replaced, the fastest others raced against it "
                  "again) or each (every finalist before it may become champion) (default: " + v.champion_gates +
                      "; docs/GATES.md)");
+  app.add_option("--baseline-profile", v.baseline_profile,
+                 "when the baseline's Nsight Compute profile is taken: when-needed (a baseline with a workload model is "
+                 "placed on the roofline from its timing; its profile is taken when an iteration brings no faster "
+                 "champion, and after the search) or gate (before any candidate) (default: " + v.baseline_profile +
+                     "; docs/GATES.md)");
 }
 
 Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, const Dims& dims, bool triton) {
@@ -61,6 +67,9 @@ Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, cons
   auto cg = loop::parse_champion_gates(v.champion_gates);
   if (!cg) return input_error("--champion-gates must be final or each, not '" + v.champion_gates + "'");
   g.champion_gates = *cg;
+  auto bp = loop::parse_baseline_profile(v.baseline_profile);
+  if (!bp) return input_error("--baseline-profile must be gate or when-needed, not '" + v.baseline_profile + "'");
+  g.baseline_profile = *bp;
   if (v.sanitize == "auto" && triton)
     std::fprintf(stderr, "kopt optimize: the sanitizer gate is off for a Triton kernel by default (--sanitize finalists "
                          "asks for it; it costs minutes under Python)\n");

@@ -176,10 +176,20 @@ std::optional<RunOutcome> Optimizer::BaselineGates::gate_timing(runner::RunOutco
 
 std::optional<RunOutcome> Optimizer::BaselineGates::gate_profile(const runner::RunOutcome& timed, const fs::path& base_dir) {
   // ---- Gate 4: Nsight Compute ----
-  o.say("gate 4/4 Nsight Compute profile of the baseline...");
-  auto metrics = o.profile(o.prep_.build.library, nullptr, base_dir / "profile", "baseline");
-  if (!metrics) return o.stop("ncu", metrics.error(), {{"plan", profile::to_json(o.plan_)}});
-  o.st_.metrics = *metrics;
+  // A baseline with a workload model is placed on the roofline from its timing; its profile waits until the search
+  // needs new evidence (close_iteration) and is taken for the page after the search (profile_deferred_baseline).
+  const bool model = o.prep_.manifest.contains("workload_model") && o.prep_.manifest["workload_model"].is_object();
+  if (o.o_.gates.baseline_profile == BaselineProfile::kWhenNeeded && model) {
+    o.say("gate 4/4 Nsight Compute: the baseline's profile is taken when the search needs it and after the search; "
+          "the workload model places it now (--baseline-profile gate profiles it first)");
+    o.st_.gate_records["baseline_profile_deferred"] = {{"taken", false}};
+  } else {
+    o.say("gate 4/4 Nsight Compute profile of the baseline...");
+    auto metrics = o.profile(o.prep_.build.library, nullptr, base_dir / "profile", "baseline");
+    if (!metrics) return o.stop("ncu", metrics.error(), {{"plan", profile::to_json(o.plan_)}});
+    o.st_.metrics = *metrics;
+    o.st_.last_profile = {{"methods", o.base_candidate_.methods}, {"median_ms", timed.timing->median_ms}, {"candidate", "baseline"}};
+  }
   auto placed = o.place(*timed.timing, base_dir, "baseline");
   if (!placed) return o.stop("roofline", placed.error(), util::Json::object());
   o.st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
@@ -197,7 +207,6 @@ std::optional<RunOutcome> Optimizer::BaselineGates::gate_profile(const runner::R
                           {"note", fmt::format("gates passed; {}; stability {}", roofline::describe(placed->verdict),
                                                runner::describe(timed.timing->stability))}});
   o.st_.gates_passed = true;
-  o.st_.last_profile = {{"methods", o.base_candidate_.methods}, {"median_ms", timed.timing->median_ms}, {"candidate", "baseline"}};
   o.start_search_clock();
   if (auto st = o.save_state(); !st) return o.fail(st.error());
   o.say("gates passed: baseline {:.4f} ms ({}); roofline: {}", timed.timing->median_ms, runner::describe(timed.timing->stability),

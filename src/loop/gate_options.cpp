@@ -14,6 +14,14 @@ std::optional<ChampionGates> parse_champion_gates(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view baseline_profile_name(BaselineProfile b) { return b == BaselineProfile::kGate ? "gate" : "when-needed"; }
+
+std::optional<BaselineProfile> parse_baseline_profile(std::string_view s) {
+  if (s == "gate") return BaselineProfile::kGate;
+  if (s == "when-needed") return BaselineProfile::kWhenNeeded;
+  return std::nullopt;
+}
+
 Status validate(const GateOptions& g, const Dims& user) {
   if (g.max_working_set_mb < 0 || !std::isfinite(g.max_working_set_mb))
     return input_error("--max-working-set-mb must be a positive number of MiB (or 0 for the default from the GPU's memory)");
@@ -32,6 +40,7 @@ void add_to_json(const GateOptions& g, util::Json& j) {
   j["max_working_set_mb"] = g.max_working_set_mb;
   j["sanitize"] = sanitize::policy_name(g.sanitize);
   j["champion_gates"] = champion_gates_name(g.champion_gates);
+  j["baseline_profile"] = baseline_profile_name(g.baseline_profile);
 }
 
 Result<GateOptions> gate_options_from_json(const util::Json& j) {
@@ -52,6 +61,10 @@ Result<GateOptions> gate_options_from_json(const util::Json& j) {
     auto cg = parse_champion_gates(j.value("champion_gates", std::string("each")));
     if (!cg) return input_error("options.json: champion_gates must be final or each");
     g.champion_gates = *cg;
+    // A run directory made before 2026-12-04 profiled its baseline as gate 4: it resumes doing so.
+    auto bp = parse_baseline_profile(j.value("baseline_profile", std::string("gate")));
+    if (!bp) return input_error("options.json: baseline_profile must be gate or when-needed");
+    g.baseline_profile = *bp;
   } catch (const std::exception& e) {
     return input_error(std::string("options.json is malformed: ") + e.what());
   }

@@ -20,6 +20,15 @@ enum class ChampionGates { kFinal, kEach };
 std::string_view champion_gates_name(ChampionGates g);
 std::optional<ChampionGates> parse_champion_gates(std::string_view s);
 
+// When the baseline's Nsight Compute profile (gate 4) is taken (docs/GATES.md, "When the baseline is profiled"):
+// kWhenNeeded (default) places a baseline that has a workload model on the roofline from its timing and the model, so
+// the first candidates are measured without waiting for ncu; the profile is taken when the search needs new evidence
+// (an iteration without a faster champion) and, for the page, after the search. Without a workload model, and with
+// kGate, it is profiled before any candidate, as the method budget needs it.
+enum class BaselineProfile { kGate, kWhenNeeded };
+std::string_view baseline_profile_name(BaselineProfile b);
+std::optional<BaselineProfile> parse_baseline_profile(std::string_view s);
+
 struct GateOptions {
   workload::MatrixMode workload_matrix = workload::MatrixMode::kDefault;  // --workload-matrix default|off
   std::optional<std::filesystem::path> shapes_file;                       // --shapes FILE (wins over the matrix)
@@ -28,6 +37,7 @@ struct GateOptions {
   double max_working_set_mb = 0;  // --max-working-set-mb; 0: derived from the GPU's memory (working_set.h)
   sanitize::Policy sanitize = sanitize::Policy::kFinalists;               // --sanitize finalists|all|off
   ChampionGates champion_gates = ChampionGates::kFinal;                   // --champion-gates final|each
+  BaselineProfile baseline_profile = BaselineProfile::kWhenNeeded;        // --baseline-profile gate|when-needed
 };
 
 // Checks the values and parses the shapes files against the user's dims, before any GPU work: every malformed
@@ -35,7 +45,7 @@ struct GateOptions {
 Status validate(const GateOptions& g, const Dims& user);
 
 // The keys "workload_matrix", "shapes_file", "holdout_shapes_file", "no_regressions", "max_working_set_mb",
-// "sanitize", "champion_gates", merged into options.json; from_json reads them back (absent keys: the defaults, so run
+// "sanitize", "champion_gates", "baseline_profile", merged into options.json; from_json reads them back (absent keys: the defaults, so run
 // directories made before these options resume unchanged). Paths are stored absolute.
 void add_to_json(const GateOptions& g, util::Json& options);
 Result<GateOptions> gate_options_from_json(const util::Json& options);

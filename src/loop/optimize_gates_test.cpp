@@ -491,7 +491,10 @@ TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
     return (tile(d) == 64 ? 1.0 : 1.3) * (def(d, "UNROLL", 1) == 4 ? 1.0 : 1.2) *
            (def(d, "KOPT_VECTORIZED_ACCESS", 0) ? 1.0 : 0.9);
   };
-  auto fin = run_gates("final_gates", {}, mo);
+  // The profile's picks lead the first iteration only when the baseline is profiled before it (--baseline-profile gate).
+  OptimizeOptions profiled_first;
+  profiled_first.gates.baseline_profile = BaselineProfile::kGate;
+  auto fin = run_gates("final_gates", profiled_first, mo);
   ASSERT_EQ(fin.exit_code, 0);
   const std::string champ = fin.state["champion"]["candidate"]["id"];
   ASSERT_NE(champ, "baseline");
@@ -512,7 +515,7 @@ TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
       EXPECT_FALSE(f.contains("determinism")) << f.dump();
     }
 
-  OptimizeOptions o;
+  OptimizeOptions o = profiled_first;
   o.gates.champion_gates = ChampionGates::kEach;
   auto each = run_gates("each_gates", o, mo);
   ASSERT_EQ(each.exit_code, 0);

@@ -72,6 +72,7 @@ struct LoopRun {
   size_t slots_given = 0;         // what the loop gave the lab's use_slots()
   int profile_calls = 0;          // Nsight Compute profiles the lab took (not those from the profile cache)
   std::vector<std::string> events;  // the lab's hardware(), prepare() and early-work calls, in order
+  std::vector<size_t> profiled_after;  // for each profile the lab took, how many of `runs` came before it
 };
 
 LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr,
@@ -102,6 +103,7 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   r.slots_given = lab.slots.size();
   r.profile_calls = lab.profile_calls();
   r.events = lab.events;
+  r.profiled_after = lab.profiled_after;
   return r;
 }
 
@@ -799,6 +801,51 @@ TEST(OptimizeLoop, ProfilesOfTheSameLibrariesComeFromTheProfileCacheAndTheWallIs
   auto off = run_model_loop("pcache3", o, mo);
   EXPECT_EQ(off.profile_calls, first.profile_calls);
   fs::remove_all(cache);
+}
+
+// Issue 36: with a workload model, the first candidates are measured before any Nsight Compute profile (the model
+// places the baseline); the baseline is profiled after the search for the page, and the gate record says so. Without
+// a model, or with --baseline-profile gate, the baseline is profiled before any candidate, as before.
+TEST(OptimizeLoop, TheBaselinesProfileWaitsUntilTheSearchNeedsItWhenAWorkloadModelPlacesIt) {
+  OptimizeOptions o;
+  o.iterations = 2;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  auto count_before = [](const LoopRun& r, size_t n_runs, const std::string& what) {
+    int k = 0;
+    for (size_t i = 0; i < n_runs && i < r.runs.size(); ++i) k += r.runs[i].find(what) != std::string::npos;
+    return k;
+  };
+  auto deferred = run_model_loop("bp_deferred", o, mo);
+  ASSERT_EQ(deferred.exit_code, 0);
+  ASSERT_FALSE(deferred.profiled_after.empty()) << "the baseline is profiled after the search";
+  EXPECT_GE(count_before(deferred, deferred.profiled_after.front(), "race"), 1)
+      << "candidates were raced before the first profile";
+  auto st = util::read_json(deferred.run_dir / "state.json");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ((*st)["gate_records"]["baseline_profile_deferred"]["taken"], true) << (*st)["gate_records"].dump(1);
+  EXPECT_TRUE(fs::exists(deferred.run_dir / "iter_00_baseline" / "profile"));
+  auto sum = util::read_json(deferred.run_dir / "summary.json");
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ((*sum)["gates"]["baseline_profile"], "when-needed");
+  EXPECT_EQ((*st)["roofline"]["mode"], "workload_model") << "placed by the model";
+
+  OptimizeOptions g = o;
+  g.gates.baseline_profile = BaselineProfile::kGate;
+  auto gate = run_model_loop("bp_gate", g, mo);
+  ASSERT_EQ(gate.exit_code, 0);
+  ASSERT_FALSE(gate.profiled_after.empty());
+  EXPECT_EQ(count_before(gate, gate.profiled_after.front(), "race"), 0) << "gate: profiled before any candidate";
+  auto gst = util::read_json(gate.run_dir / "state.json");
+  ASSERT_TRUE(gst.ok());
+  EXPECT_FALSE((*gst)["gate_records"].contains("baseline_profile_deferred"));
+
+  ModelLabOptions nomodel = mo;
+  nomodel.no_workload_model = true;
+  auto bare = run_model_loop("bp_nomodel", o, nomodel);
+  ASSERT_EQ(bare.exit_code, 0);
+  ASSERT_FALSE(bare.profiled_after.empty());
+  EXPECT_EQ(count_before(bare, bare.profiled_after.front(), "race"), 0) << "no workload model: the profile places it";
 }
 
 TEST(OptimizeLoop, TheTimeBudgetEndsTheSearchAndIsCountedFromTheEndOfTheGates) {

@@ -108,6 +108,7 @@ class Optimizer {
   void update_frontier();
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
+  void profile_deferred_baseline();  // after the search, when gate 4 deferred it (--baseline-profile when-needed)
   // ---- evaluation (evaluate.cpp; measure.cpp, measure_candidate.cpp; selection.cpp; profiling.cpp) ----
   // `golden`: another case's golden data (empty: the run's own, prep_.golden_dir).
   runner::RunRequest request(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,

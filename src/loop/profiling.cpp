@@ -128,7 +128,8 @@ std::map<Axis, int> Optimizer::budget_from_roofline() const {
 }
 
 void Optimizer::profile_champion(const fs::path& iter_dir) {
-  if (!st_.champion || st_.last_profile.value("candidate", std::string()) == st_.champion->candidate.id) return;
+  if (!st_.champion) return;
+  if (st_.last_profile.is_object() && st_.last_profile.value("candidate", std::string()) == st_.champion->candidate.id) return;
   std::error_code ec;
   fs::create_directories(iter_dir / "profile", ec);
   auto metrics = profile(fs::path(st_.champion->library), &st_.champion->candidate, iter_dir / "profile", "champion");
@@ -139,6 +140,23 @@ void Optimizer::profile_champion(const fs::path& iter_dir) {
   st_.metrics = *metrics;
   st_.last_profile = {{"methods", st_.champion->candidate.methods}, {"median_ms", st_.champion->median_ms},
                       {"candidate", st_.champion->candidate.id}};
+}
+
+void Optimizer::profile_deferred_baseline() {
+  if (!st_.gate_records.contains("baseline_profile_deferred")) return;
+  auto& rec = st_.gate_records["baseline_profile_deferred"];
+  if (!rec.is_object() || rec.value("taken", false) || util::interrupted()) return;
+  // The page's baseline column (report/run_data.cpp reads iter_00_baseline/profile). The search's evidence stays the
+  // champion's: st_.metrics is not touched. A failure here costs the page its baseline column, not the run.
+  const fs::path out = dir_ / "iter_00_baseline" / "profile";
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  auto metrics = profile(prep_.build.library, nullptr, out, "baseline");
+  rec["taken"] = metrics.ok();
+  if (!metrics) {
+    rec["error"] = metrics.error().message;
+    say("  the baseline's profile failed: {} (the page shows no baseline profile)", metrics.error().message);
+  }
 }
 
 }  // namespace kopt::loop

@@ -149,6 +149,7 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   st_.stop_reason = reason;
   st_.stop_detail = detail.empty() ? std::string(describe(reason)) : detail;
   if (auto st = verify_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done)); !st) return fail(st.error());
+  profile_deferred_baseline();
   // After the search (issue 18): the champion and the baseline at every case, then at the held-out shapes, run
   // on the matrix (the default) or with --holdout-shapes; not on the single-case path.
   final_case_table();

@@ -143,12 +143,13 @@ util::Json gates_json(const RunState& st, const GateOptions& o) {
                       {"sanitize", sanitize::policy_name(o.sanitize)},
                       {"workload_matrix", workload::matrix_mode_name(o.workload_matrix)},
                       {"no_regressions", o.no_regressions},
-                      {"champion_gates", champion_gates_name(o.champion_gates)}};
+                      {"champion_gates", champion_gates_name(o.champion_gates)},
+                      {"baseline_profile", baseline_profile_name(o.baseline_profile)}};
   // Whether the champion passed its determinism check and sanitizer (the baseline's own gates are its sanitizer run).
   if (st.champion && st.champion->candidate.id != "baseline")
     gates["champion_verified"] = st.verified_as_champion(st.champion->candidate.id);
   for (const char* k : {"cases", "baseline_sanitizer", "champion_sanitizer", "rejected", "flagged", "determinism",
-                        "final_verification", "ephemeral_seed"})
+                        "final_verification", "ephemeral_seed", "baseline_profile_deferred"})
     if (g.contains(k)) gates[k] = g[k];
   return gates;
 }

@@ -248,6 +248,7 @@ void ModelLab::write_library(const fs::path& lib, const Defines& d) const {
 
 Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& req, profile::ProfilePlan& plan, int top_n) {
   ++profile_calls_;
+  profiled_after.push_back(runs.size());
   profile::ProfileResult r;
   r.plan = plan;
   r.top_n = top_n;
@@ -270,7 +271,9 @@ util::Json ModelLab::manifest(const Dims& d) const {
   for (const char* b : {"x", "y"})
     buffers.push_back({{"name", b}, {"dtype", "float32"}, {"shape", {d.count("n") ? d.at("n") : 1}}, {"shape_expr", {"n"}},
                        {"role", std::string(b) == "x" ? "input" : "output"}});
-  return {{"dims", d}, {"buffers", buffers}, {"workload_model", {{"flops", n}, {"bytes_min", 8 * n}}}};
+  util::Json m = {{"dims", d}, {"buffers", buffers}};
+  if (!o_.no_workload_model) m["workload_model"] = {{"flops", n}, {"bytes_min", 8 * n}};
+  return m;
 }
 
 Result<util::Json> ModelLab::golden(const Dims& d, const fs::path& out_dir) {

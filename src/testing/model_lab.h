@@ -60,6 +60,8 @@ struct ModelLabOptions {
   std::function<bool(const Defines&)> wrong_on_ephemeral;
   // The profile cache's folder (Lab::profile_cache_dir); unset: none.
   std::optional<std::filesystem::path> profile_cache_dir;
+  // The golden manifests carry no workload model (ref.py without workload_model()).
+  bool no_workload_model = false;
 };
 
 class ModelLab final : public Lab {
@@ -99,6 +101,7 @@ class ModelLab final : public Lab {
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
+  std::vector<size_t> profiled_after;     // for each profile taken, how many runs (`runs`) came before it
   std::vector<int> run_slots;             // every run's slot (its request's), in the order served
   std::vector<runner::WorkerSpec> slots;  // what use_slots() was given
   // Set before prepare(): the kernel, the job's dims and its own defines (the baseline build's).
