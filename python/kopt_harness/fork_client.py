@@ -107,16 +107,12 @@ def run_here(argv):
 
 
 def ephemeral_descriptor(argv):
-    """The ephemeral seed's descriptor named by `argv` (--ephemeral-fd N) when this process holds it, else None: a
-    number it does not hold is the harness's to report (run_here)."""
+    """The ephemeral seed's descriptor named by `argv` (--ephemeral-fd N) when this process holds it as a memfd, else
+    None: anything else is the harness's to report (run_here), under the number the command line gives."""
     from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
 
     fd = sealed.ephemeral_fd_in(argv)
-    if fd is None:
-        return None
-    try:
-        os.fstat(fd)
-    except OSError:
+    if fd is None or not sealed.is_memfd(fd):
         return None
     sealed.set_dumpable(False)  # no process of the user opens it through /proc/PID/fd while this one holds it
     return fd
@@ -144,7 +140,8 @@ def main(argv=None):
     if ephemeral is not None:
         request["ephemeral"] = True
     payload = json.dumps(request).encode("utf-8")
-    socket.send_fds(conn, [struct.pack(">I", len(payload)) + payload], [0, 1, 2] + ([ephemeral] if ephemeral is not None else []))
+    fds = [0, 1, 2] + ([ephemeral] if ephemeral is not None else [])
+    socket.send_fds(conn, [struct.pack(">I", len(payload)) + payload], fds)
     child = []
 
     def forward(sig, _frame):

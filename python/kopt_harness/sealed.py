@@ -384,7 +384,7 @@ def _prepare_caches(env):
             pass
 
 
-def _is_memfd(fd):
+def is_memfd(fd):
     try:
         fcntl.fcntl(fd, fcntl.F_GET_SEALS)  # EINVAL for anything but a memfd, EBADF for no descriptor
         return True
@@ -400,7 +400,7 @@ def start(env=None, ephemeral_fd=None):
     judge (runner's start_sealing)."""
     global CURRENT  # noqa: PLW0603 (one per process, by design)
     if CURRENT is not None:
-        if ephemeral_fd is not None and _is_memfd(ephemeral_fd):
+        if ephemeral_fd is not None and is_memfd(ephemeral_fd):
             os.close(ephemeral_fd)  # never held past this call; CURRENT.ephemeral says the judge did not get it
         return CURRENT
     env = dict(os.environ if env is None else env)
@@ -410,7 +410,7 @@ def start(env=None, ephemeral_fd=None):
         CURRENT = Sealing(judge_error="turned off by KOPT_SEAL=off", seal=off)
         return CURRENT
     s = Sealing(ephemeral=ephemeral)
-    if ephemeral and not _is_memfd(ephemeral_fd):  # not ours to close (a wrong number on the command line)
+    if ephemeral and not is_memfd(ephemeral_fd):  # not ours to close (a wrong number on the command line)
         s.judge_error = f"--ephemeral-fd {ephemeral_fd} is not a memfd this process holds"
     else:
         was_dumpable = set_dumpable(False) if ephemeral else None

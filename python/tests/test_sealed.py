@@ -552,7 +552,7 @@ def test_an_answer_key_reader_that_reaches_the_sealed_seed_is_caught_by_the_ephe
     assert key["landlock"]["off_reason"] == "turned off by KOPT_SEAL=off"
 
 
-def test_an_ephemeral_check_that_cannot_judge_the_seed_fails_rather_than_passes(sh):
+def test_an_ephemeral_check_that_cannot_judge_the_seed_fails_rather_than_passes(sh, server_dir):
     kernel = sh.kernel()
     ref, golden = golden_with_ref(sh, kernel, {"n": 100})
     fd, _ = make_ephemeral(sh, kernel, ref, {"n": 100})
@@ -572,10 +572,13 @@ def test_an_ephemeral_check_that_cannot_judge_the_seed_fails_rather_than_passes(
         assert r["status"] == "internal_error" and "made for other golden data" in r["message"], r["message"]
     finally:
         os.close(fd)
-    # A descriptor that is no memfd (stdin, /dev/null here) is refused, and left open.
-    p, r = ephemeral_run(sh, kernel, golden, 0)
-    assert r["status"] == "internal_error", p.stderr
-    assert "--ephemeral-fd 0 is not a memfd this process holds" in r["message"], r["message"]
+    # A descriptor that is no memfd (stdin, /dev/null here) is refused, and left open; through the fork server's
+    # client too (it sends none: the harness it runs itself says so, under the command line's number).
+    for module in ("kopt_harness", "kopt_harness.fork_client"):
+        p, r = ephemeral_run(sh, kernel, golden, 0, module=module, env={
+            "KOPT_TRITON_FORK_SERVER_DIR": str(server_dir), "KOPT_TRITON_FORK_SERVER_IDLE_S": "20"})
+        assert r["status"] == "internal_error", p.stderr
+        assert "--ephemeral-fd 0 is not a memfd this process holds" in r["message"], r["message"]
     # A memfd not sealed for good: the judge refuses it.
     loose = os.memfd_create("kopt-ephemeral-seed-loose", os.MFD_ALLOW_SEALING)
     try:
@@ -584,3 +587,32 @@ def test_an_ephemeral_check_that_cannot_judge_the_seed_fails_rather_than_passes(
     finally:
         os.close(loose)
     assert r["status"] == "internal_error" and "not sealed for good" in r["message"], r["message"]
+
+
+def test_the_fork_server_takes_a_fourth_descriptor_only_for_an_ephemeral_request():
+    from kopt_harness import forkserver  # noqa: PLC0415
+
+    def request(body, fds):
+        a, b = socket.socketpair()
+        try:
+            payload = json.dumps(body).encode()
+            socket.send_fds(a, [len(payload).to_bytes(4, "big") + payload], fds)
+            return forkserver.read_request(b)
+        finally:
+            a.close()
+            b.close()
+
+    seed = os.memfd_create("kopt-ephemeral-seed-test")
+    try:
+        req, got = request({"argv": ["triton-run"], "ephemeral": True}, [0, 1, 2, seed])
+        assert len(got) == 4 and os.readlink(f"/proc/self/fd/{got[3]}").startswith("/memfd:kopt-ephemeral-seed")
+        for fd in got:
+            os.close(fd)
+        for body, fds in (({"argv": ["triton-run"], "ephemeral": True}, [0, 1, 2]),
+                          ({"argv": ["triton-run"]}, [0, 1, 2, seed])):
+            before = len(os.listdir("/proc/self/fd"))
+            with pytest.raises(ValueError, match="four with"):
+                request(body, fds)
+            assert len(os.listdir("/proc/self/fd")) == before, "what it received is closed"
+    finally:
+        os.close(seed)
