@@ -81,6 +81,9 @@ def _parser():
     t.add_argument("--dump-cubin", help="write the cubins Triton compiled into this folder")
     t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
     t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
+    t.add_argument("--ephemeral-fd", type=int, default=None,
+                   help="check mode: the ephemeral seed's memfd, inherited; handed to the judge (which serves it in "
+                        "the sealed seed's place) and closed before the kernel is imported (kopt passes it)")
     r = sub.add_parser("ray-worker", help="a measuring worker whose `kopt __worker` runs on a Ray cluster "
                                           "(docs/MULTI_GPU.md)")
     ray_worker.add_arguments(r)
@@ -118,16 +121,15 @@ def _golden(args):
                          "--triton-kernel kernel.py (a Triton kernel)")
     dims = _dims(args.dims)
     if args.triton_kernel is not None:
-        if args.ephemeral_socket is not None:
-            raise UsageError("--ephemeral-socket: the ephemeral seed is made for CUDA kernels only (docs/GATES.md)")
         opts = triton_golden.TritonOptions(kernel=args.triton_kernel, ref=args.ref, dims=dims, seeds=args.seeds,
                                            out=args.out, device=args.device, time_reference=args.time_reference,
                                            seed_base=args.seed_base, time_budget_s=args.time_budget_s,
-                                           sealed_dir=args.sealed_dir)
+                                           sealed_dir=args.sealed_dir, ephemeral_socket=args.ephemeral_socket)
         if args.ptr_size is not None:
             raise UsageError("--ptr-size does not apply to a Triton kernel: its setup() gives every buffer")
         with _stdout_to_stderr():
-            summary = triton_golden.generate(opts)
+            summary = (triton_golden.ephemeral(opts) if args.ephemeral_socket is not None
+                       else triton_golden.generate(opts))
         print(json.dumps(summary), flush=True)
         return
     opts = golden.Options(ref=args.ref, params=signature.load(args.signature), dims=dims,
@@ -244,7 +246,7 @@ def _triton_run(args):
         atol=args.atol, rtol=args.rtol, max_time_s=args.max_time_s, target_ci=args.target_ci,
         min_samples=args.min_samples, max_samples=args.max_samples, rounds=args.rounds, device=args.device,
         dump_cubin=args.dump_cubin, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed,
-        l2=args.l2, timing_method=args.timing_method)
+        l2=args.l2, timing_method=args.timing_method, ephemeral=args.ephemeral_fd is not None)
     triton_run.check_options(opts)
     result, rc = triton_run.run(opts)
     triton_run.write_result(args.out, result)

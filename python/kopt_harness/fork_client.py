@@ -13,6 +13,10 @@ Where the server cannot be used (KOPT_TRITON_FORK_SERVER=0, no Unix sockets, the
 client runs the harness itself, in this process, exactly as without it. SIGINT and SIGTERM are passed on to
 the child; if the client is killed, the server kills the child. This module imports nothing heavy: its own
 start is the interpreter's (~50 ms).
+
+The ephemeral seed (`triton-run ... --ephemeral-fd N`, docs/GATES.md): the client makes itself not dumpable, sends
+descriptor N with its streams (the request says "ephemeral": true) and closes it once the server has forked the
+child that takes it (forkserver.py); refused, it runs the harness here, which takes N itself (__main__.py).
 """
 
 import fcntl
@@ -102,10 +106,25 @@ def run_here(argv):
     os.execv(sys.executable, [sys.executable, "-m", "kopt_harness", *argv])
 
 
+def ephemeral_descriptor(argv):
+    """The ephemeral seed's descriptor named by `argv` (--ephemeral-fd N) when this process holds it as a memfd, else
+    None: anything else is the harness's to report (run_here), under the number the command line gives."""
+    from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
+
+    fd = sealed.ephemeral_fd_in(argv)
+    if fd is None or not sealed.is_memfd(fd):
+        return None
+    sealed.set_dumpable(False)  # no process of the user opens it through /proc/PID/fd while this one holds it
+    return fd
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not enabled():
         run_here(argv)
+    ephemeral = ephemeral_descriptor(argv)
+    if ephemeral is None and any(a.split("=")[0] == "--ephemeral-fd" for a in argv):
+        run_here(argv)  # a descriptor this process does not hold: the harness says what is wrong
     try:
         path = socket_path()
         conn = connect_or_start(path)
@@ -117,8 +136,12 @@ def main(argv=None):
         conn = None
     if conn is None:
         run_here(argv)
-    payload = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}).encode("utf-8")
-    socket.send_fds(conn, [struct.pack(">I", len(payload)) + payload], [0, 1, 2])
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ)}
+    if ephemeral is not None:
+        request["ephemeral"] = True
+    payload = json.dumps(request).encode("utf-8")
+    fds = [0, 1, 2] + ([ephemeral] if ephemeral is not None else [])
+    socket.send_fds(conn, [struct.pack(">I", len(payload)) + payload], fds)
     child = []
 
     def forward(sig, _frame):
@@ -138,6 +161,9 @@ def main(argv=None):
         msg = json.loads(line)
         if "pid" in msg:
             child.append(int(msg["pid"]))
+            if ephemeral is not None:  # the child holds it now (and gives it to its judge)
+                os.close(ephemeral)
+                ephemeral = None
         elif "exit" in msg:
             os._exit(int(msg["exit"]))
         elif "signal" in msg:

@@ -18,6 +18,12 @@ descriptors (SCM_RIGHTS) on the first bytes. The server answers {"pid": N} once 
 killed it), the server kills the child. One thread: no lock can be held by another thread at a fork. The
 server writes its pid beside the socket (PATH.pid) and leaves after --idle-s seconds without a request or a
 child (default 300), or on SIGTERM, removing both.
+
+The ephemeral seed (docs/GATES.md): a request with "ephemeral": true sends a fourth descriptor, the seed's memfd
+(the client's `--ephemeral-fd`). The child hands it to its judge and closes it as it seals itself (sealed.start),
+before anything of the request runs; the server closes its copy right after the fork. The server is not dumpable for
+its whole life, so that no process of the user (another request's child among them) can open a descriptor it holds
+through /proc/PID/fd; each child is dumpable again once sealed, as a freshly started process is.
 """
 
 import argparse
@@ -35,9 +41,10 @@ MAX_REQUEST_BYTES = 1 << 20
 
 
 def read_request(conn):
-    """(request dict, [fd, fd, fd]) from a fresh connection; raises ValueError on a malformed one."""
+    """(request dict, [fd, fd, fd] or, with "ephemeral": true, [fd, fd, fd, the ephemeral seed's memfd]) from a fresh
+    connection; raises ValueError on a malformed one."""
     conn.settimeout(10)
-    data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+    data, fds, _, _ = socket.recv_fds(conn, 65536, 4)
     if len(data) < 4:
         data += _recv_exact(conn, 4 - len(data))
     (n,) = struct.unpack(">I", data[:4])
@@ -46,11 +53,15 @@ def read_request(conn):
     body = data[4:]
     if len(body) < n:
         body += _recv_exact(conn, n - len(body))
-    req = json.loads(body[:n].decode("utf-8"))
-    if len(fds) != 3 or not isinstance(req.get("argv"), list):
+    try:
+        req = json.loads(body[:n].decode("utf-8"))
+    except ValueError:
+        req = None
+    want = 4 if isinstance(req, dict) and req.get("ephemeral") is True else 3
+    if not isinstance(req, dict) or len(fds) != want or not isinstance(req.get("argv"), list):
         for fd in fds:
             os.close(fd)
-        raise ValueError("a request needs argv and three file descriptors")
+        raise ValueError("a request needs argv and three file descriptors (four with \"ephemeral\": true)")
     conn.settimeout(None)
     return req, fds
 
@@ -84,13 +95,16 @@ def run_child(req, fds, close_in_child):
                 os.close(fd)
             except OSError:
                 pass
-        for target, fd in enumerate(fds):
+        ephemeral = fds[3] if len(fds) > 3 else None  # the seed's memfd: numbered above 2, as every fd received
+        for target, fd in enumerate(fds[:3]):
             os.dup2(fd, target)
             os.close(fd)
-        # Every child is sealed (sealed.py), whatever its request asks: the judge first, then Landlock, from the
-        # server's own environment (the one its key names), before anything of the request runs. One thread here.
+        # Every child is sealed (sealed.py), whatever its request asks: the judge first (given the ephemeral seed's
+        # descriptor, which is closed there), then Landlock, from the server's own environment (the one its key
+        # names), before anything of the request runs. One thread here. Then dumpable again (the server is not).
         from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
-        sealed.start(dict(os.environ))
+        sealed.start(dict(os.environ), ephemeral_fd=ephemeral)
+        sealed.set_dumpable(True)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         os.chdir(req.get("cwd") or "/")
@@ -227,6 +241,8 @@ def main(argv=None):
     p.add_argument("--preload", action="append", default=None,
                    help="a module imported before serving (repeatable; default: numpy, torch, triton, the harness)")
     a = p.parse_args(argv)
+    from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
+    sealed.set_dumpable(False)  # it receives ephemeral seeds' descriptors (above)
     for name in a.preload if a.preload is not None else DEFAULT_PRELOAD:
         try:
             __import__(name)

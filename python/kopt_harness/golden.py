@@ -1,7 +1,6 @@
 """`golden`: inputs and expected outputs from ref.py, for several seeds (docs/HARNESS.md)."""
 
 import array
-import ctypes
 import datetime
 import fcntl
 import glob
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import MANIFEST_VERSION, arrays, draw, dtypes, plan, refmod, timing, tolerances, workload
+from . import MANIFEST_VERSION, arrays, draw, dtypes, plan, refmod, sealed, timing, tolerances, workload
 from .store import write_atomic, write_json_atomic
 from .errors import UsageError
 
@@ -297,10 +296,7 @@ def _sealed_seed(run, sealed_dir, public):
 def _not_dumpable():
     """prctl(PR_SET_DUMPABLE, 0): no other process of the user can read this one's memory or open its descriptors
     through /proc/PID from now on (the ephemeral seed's bytes pass through it). For the process's remaining life."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE = 4
-    except (OSError, AttributeError):
-        return False
+    return sealed.set_dumpable(False) is not None
 
 
 def _send_sealed_memfd(sock_fd, data):

@@ -6,7 +6,7 @@ OK = "ok"
 WRONG_RESULT = "wrong_result"
 UNWRITTEN_OUTPUT = "unwritten_output"
 INPUT_MODIFIED = "input_modified"
-# The evidence rules of the C++ runner (docs/RUNNER.md); the Triton runner does not apply them yet.
+# The evidence rules of the C++ runner (docs/RUNNER.md); the Triton runner applies the sealed and ephemeral seeds'.
 WRONG_ON_FRESH_INPUTS = "wrong_on_fresh_inputs"
 WRONG_ON_SEALED_SEED = "wrong_on_sealed_seed"
 WRONG_ON_EPHEMERAL_SEED = "wrong_on_ephemeral_seed"

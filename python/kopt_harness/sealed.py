@@ -12,6 +12,12 @@ request asks: the server itself stays unsealed, so each child's rules are made w
 `python3 -m kopt_harness triton-run` (__main__.py, before numpy is imported: Landlock seals the calling thread, and
 numpy's BLAS starts threads). Both keep the result in CURRENT; triton_run reads it.
 
+The ephemeral seed (docs/GATES.md "The ephemeral seed"): a one-shot check run that kopt gives the seed's memfd
+(`triton-run --ephemeral-fd N`) hands that descriptor to its judge (`__judge --ephemeral-fd`) in start() and closes its
+own copy before anything of the candidate is imported, not dumpable meanwhile; the judge then serves that seed in the
+sealed seed's place. Where the run goes through the fork server, the client sends the descriptor with its streams and
+the server's child does this (fork_client.py, forkserver.py).
+
 Imports only the standard library: it runs before anything heavy is imported.
 """
 
@@ -25,6 +31,8 @@ import struct
 import time
 
 SEALED_SEED_ID = -1  # the seed number results give the sealed seed, with "sealed": true beside it
+EPHEMERAL_SEED_ID = -2  # and the ephemeral seed, with "ephemeral": true (runner::kEphemeralSeedId)
+EPHEMERAL_FD_OPTION = "--ephemeral-fd"  # triton-run's option naming the ephemeral seed's inherited memfd
 MAX_HEADER_BYTES = 1 << 20
 NO_SEALED_SEED = "the golden data has no sealed seed (made by an older kopt, or by hand)"
 
@@ -52,6 +60,40 @@ def sealed_token(manifest):
     s = manifest.get("sealed") if isinstance(manifest, dict) else None
     t = s.get("token") if isinstance(s, dict) else None
     return t if isinstance(t, str) and t and all(c in "0123456789abcdef" for c in t) else None
+
+
+# ---- the ephemeral seed's descriptor ----------------------------------------------------------------------------
+
+_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
+
+
+def set_dumpable(on):
+    """prctl(PR_SET_DUMPABLE): while not dumpable, no other process of the user can read this one's memory or open its
+    descriptors through /proc/PID (util::set_dumpable). Returns whether it was dumpable before; None where prctl
+    cannot be called."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = libc.prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0)
+        if libc.prctl(_PR_SET_DUMPABLE, 1 if on else 0, 0, 0, 0) != 0:
+            return None
+        return was == 1
+    except (OSError, AttributeError):
+        return None
+
+
+def ephemeral_fd_in(argv):
+    """The descriptor `triton-run ... --ephemeral-fd N` names in `argv` (also --ephemeral-fd=N), or None (absent, or
+    not a number: the command line's parser says so)."""
+    for i, a in enumerate(argv):
+        text = argv[i + 1] if a == EPHEMERAL_FD_OPTION and i + 1 < len(argv) else \
+            a[len(EPHEMERAL_FD_OPTION) + 1:] if a.startswith(EPHEMERAL_FD_OPTION + "=") else None
+        if text is not None:
+            try:
+                fd = int(text)
+            except ValueError:
+                return None
+            return fd if fd >= 0 else None
+    return None
 
 
 # ---- Landlock (runner::seal_away, written again with ctypes: a forked child cannot exec the C++ one) -----------------
@@ -182,23 +224,36 @@ class JudgeClient:
         self._inputs = {}
 
     @classmethod
-    def spawn(cls, kopt_exe, env=None):
+    def spawn(cls, kopt_exe, env=None, ephemeral_fd=None):
         """Starts `KOPT_EXE __judge` with its end of a socket pair as file descriptor 3. Before any candidate is
-        imported and before seal_away: the judge must be able to read the sealed seeds."""
+        imported and before seal_away: the judge must be able to read the sealed seeds. `ephemeral_fd`: the ephemeral
+        seed's memfd, which the judge gets as descriptor 4 (`__judge --ephemeral-fd 4`, as JudgeClient::spawn does);
+        the caller closes its own."""
         if not kopt_exe:
             raise JudgeError("kopt's executable is not known (KOPT_EXE is not set)")
         if not os.access(kopt_exe, os.X_OK):
             raise JudgeError(f"kopt's executable {kopt_exe} cannot be run")
+        eph = None
+        if ephemeral_fd is not None:
+            try:  # above the numbers they go to: dup2 onto 3 and 4 must not replace one another
+                eph = fcntl.fcntl(ephemeral_fd, fcntl.F_DUPFD_CLOEXEC, 10)
+            except OSError as e:
+                raise JudgeError(f"the ephemeral seed's descriptor {ephemeral_fd}: {e.strerror}") from None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         spare = fcntl.fcntl(theirs.fileno(), fcntl.F_DUPFD_CLOEXEC, 10)  # never 3 itself: dup2 must clear CLOEXEC
+        argv, actions = [kopt_exe, "__judge"], [(os.POSIX_SPAWN_DUP2, spare, 3)]
+        if eph is not None:
+            argv += ["--ephemeral-fd", "4"]
+            actions.append((os.POSIX_SPAWN_DUP2, eph, 4))
         try:
-            pid = os.posix_spawn(kopt_exe, [kopt_exe, "__judge"], dict(os.environ if env is None else env),
-                                 file_actions=[(os.POSIX_SPAWN_DUP2, spare, 3)])
+            pid = os.posix_spawn(kopt_exe, argv, dict(os.environ if env is None else env), file_actions=actions)
         except OSError as e:
             ours.close()
             raise JudgeError(f"cannot start the judge: {e}") from None
         finally:
             os.close(spare)
+            if eph is not None:
+                os.close(eph)
             theirs.close()
         return cls(ours, pid)
 
@@ -287,16 +342,21 @@ class JudgeClient:
 class Sealing:
     """What a measuring process did to keep the sealed seeds out of a candidate's reach (runner's Sealing)."""
 
-    def __init__(self, judge=None, judge_error="", seal=None):
+    def __init__(self, judge=None, judge_error="", seal=None, ephemeral=False):
         self.judge, self.judge_error = judge, judge_error
         self.seal = seal or {"sealed": False, "landlock_abi": 0, "signals_scoped": False,
                              "off_reason": "this process was not sealed"}
+        # The judge was given the ephemeral seed (start(ephemeral_fd=...)) and serves it in the sealed seed's place.
+        self.ephemeral = ephemeral
 
     def answer_key(self, has_sealed_seed):
-        """result["answer_key"], as the C++ child writes it."""
-        out_of_reach = bool(self.judge is not None and self.seal.get("sealed") and has_sealed_seed)
+        """result["answer_key"], as the C++ child writes it. The ephemeral seed was never on disk: out of reach with
+        its judge alone, Landlock or not."""
+        out_of_reach = bool(self.judge is not None and (self.ephemeral or (self.seal.get("sealed") and has_sealed_seed)))
         j = {"sealed_seed": bool(has_sealed_seed), "judge": self.judge is not None, "landlock": dict(self.seal),
              "out_of_reach": out_of_reach}
+        if self.ephemeral:
+            j["ephemeral_seed"] = True
         if not out_of_reach:
             j["reason"] = (NO_SEALED_SEED if not has_sealed_seed else
                            "no judge process: " + self.judge_error if self.judge is None else
@@ -324,24 +384,49 @@ def _prepare_caches(env):
             pass
 
 
-def start(env=None):
+def is_memfd(fd):
+    try:
+        fcntl.fcntl(fd, fcntl.F_GET_SEALS)  # EINVAL for anything but a memfd, EBADF for no descriptor
+        return True
+    except OSError:
+        return False
+
+
+def start(env=None, ephemeral_fd=None):
     """Starts the judge, then seals this process away from sealed_root(env). Once per process; before any candidate
     is imported; where no other thread runs. `env` (default os.environ) names kopt's executable (KOPT_EXE), the
-    cache folder and KOPT_SEAL."""
+    cache folder and KOPT_SEAL. `ephemeral_fd`: the ephemeral seed's memfd, handed to the judge and closed here
+    (whatever happens), this process not dumpable while it holds it; KOPT_SEAL=off turns the seal off, not this
+    judge (runner's start_sealing)."""
     global CURRENT  # noqa: PLW0603 (one per process, by design)
     if CURRENT is not None:
+        if ephemeral_fd is not None and is_memfd(ephemeral_fd):
+            os.close(ephemeral_fd)  # never held past this call; CURRENT.ephemeral says the judge did not get it
         return CURRENT
     env = dict(os.environ if env is None else env)
-    if not enabled(env):
-        CURRENT = Sealing(judge_error="turned off by KOPT_SEAL=off",
-                          seal={"sealed": False, "landlock_abi": 0, "signals_scoped": False,
-                                "off_reason": "turned off by KOPT_SEAL=off"})
+    ephemeral = ephemeral_fd is not None
+    off = {"sealed": False, "landlock_abi": 0, "signals_scoped": False, "off_reason": "turned off by KOPT_SEAL=off"}
+    if not enabled(env) and not ephemeral:
+        CURRENT = Sealing(judge_error="turned off by KOPT_SEAL=off", seal=off)
         return CURRENT
-    s = Sealing()
-    try:
-        s.judge = JudgeClient.spawn(env.get("KOPT_EXE", ""), env)
-    except JudgeError as e:
-        s.judge_error = str(e)
+    s = Sealing(ephemeral=ephemeral)
+    if ephemeral and not is_memfd(ephemeral_fd):  # not ours to close (a wrong number on the command line)
+        s.judge_error = f"--ephemeral-fd {ephemeral_fd} is not a memfd this process holds"
+    else:
+        was_dumpable = set_dumpable(False) if ephemeral else None
+        try:
+            s.judge = JudgeClient.spawn(env.get("KOPT_EXE", ""), env, ephemeral_fd)
+        except JudgeError as e:
+            s.judge_error = str(e)
+        finally:
+            if ephemeral:
+                os.close(ephemeral_fd)
+                if was_dumpable:
+                    set_dumpable(True)
+    if not enabled(env):
+        s.seal = off
+        CURRENT = s
+        return s
     _prepare_caches(env)
     s.seal = seal_away(sealed_root(env))
     CURRENT = s

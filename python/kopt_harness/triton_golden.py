@@ -28,6 +28,8 @@ class TritonOptions:
     seed_base: int = 0
     time_budget_s: float = 10.0
     sealed_dir: str = None
+    # The ephemeral seed instead of golden data (golden.Options.ephemeral_socket; docs/GATES.md "The ephemeral seed").
+    ephemeral_socket: int = None
 
 
 def kernel_manifest(kernel_path, ks):
@@ -36,8 +38,8 @@ def kernel_manifest(kernel_path, ks):
             "outputs": list(ks.outputs)}
 
 
-def generate(o):
-    """Writes the golden files for a Triton kernel; returns the one-line summary."""
+def _golden_options(o):
+    """golden.Options for a Triton kernel (its setup() gives the buffers), and the buffers' parameters."""
     if o.seeds < 1:
         raise UsageError(f"--seeds {o.seeds}: need at least 1")
     module = kernelmod.load(o.kernel)
@@ -45,20 +47,39 @@ def generate(o):
     golden._seed_globals(first_seed)  # noqa: SLF001 (the same seeding golden.generate does before setup)
     first = kernelmod.call_setup(module, first_seed, o.dims)
     params = kernelmod.params_of(first)
-    cached = {first_seed: first}
+    extra = {"kernel": kernel_manifest(o.kernel, first)}
+    names, outputs = list(first.inputs), first.outputs
+    # The first seed's buffers, for generate()'s first setup(); the ephemeral seed's number is never the first's.
+    cached = {first_seed: first} if o.ephemeral_socket is None else {}
+    del first
 
     def setup(seed):
         ks = cached.pop(seed, None) or kernelmod.call_setup(module, seed, o.dims)
-        if list(ks.inputs) != list(first.inputs) or ks.outputs != first.outputs:
+        if list(ks.inputs) != names or ks.outputs != outputs:
             raise UsageError(f"kernel.py: setup(seed={seed}) returns inputs {list(ks.inputs)} and outputs "
-                             f"{ks.outputs}, but the first seed returned {list(first.inputs)} and "
-                             f"{first.outputs}; every seed must return the same names")
+                             f"{ks.outputs}, but the first seed returned {names} and "
+                             f"{outputs}; every seed must return the same names")
         return ks.inputs
 
-    extra = {"kernel": kernel_manifest(o.kernel, first)}
     opts = golden.Options(ref=o.ref, params=params, dims=o.dims, seeds=o.seeds, out=o.out, device=o.device,
                           time_reference=o.time_reference, seed_base=o.seed_base, time_budget_s=o.time_budget_s,
-                          setup=setup, zero_inputs_error=True, sealed_dir=o.sealed_dir, reference_extra=dict(o.dims), extra_manifest=extra)
+                          setup=setup, zero_inputs_error=True, sealed_dir=o.sealed_dir, reference_extra=dict(o.dims),
+                          extra_manifest=extra, ephemeral_socket=o.ephemeral_socket)
+    return opts, params
+
+
+def ephemeral(o):
+    """The ephemeral seed of a Triton kernel's golden data (golden.ephemeral: a fresh secret seed through setup() and
+    the reference, its bytes only in a sealed memfd sent on o.ephemeral_socket); no file is written."""
+    opts, _ = _golden_options(o)
+    summary = golden.ephemeral(opts)
+    summary["kernel_backend"] = "triton"
+    return summary
+
+
+def generate(o):
+    """Writes the golden files for a Triton kernel; returns the one-line summary."""
+    opts, params = _golden_options(o)
     summary = golden.generate(opts)
     # kopt's runner-side readers expect signature.json beside the manifest (src/runner/golden.h).
     write_json_atomic(os.path.join(o.out, "signature.json"), {

@@ -10,6 +10,9 @@ The sealed seed (sealed.py, docs/GATES.md "The sealed seed"): in check and time 
 of a paired run, one more call on inputs the judge hands out; the outputs go to the judge, which alone holds the
 expected ones (wrong there: wrong_on_sealed_seed). The process was sealed before the kernel was imported (by the
 fork server's child or __main__.py); result["answer_key"] says what was out of the kernel's reach, and why not.
+The ephemeral seed (--ephemeral-fd, check mode; docs/GATES.md "The ephemeral seed"): the judge was given it when the
+process sealed itself and serves it in the sealed seed's place (seed -2, "ephemeral": true; wrong there:
+wrong_on_ephemeral_seed); a run that cannot check it fails (internal_error) rather than pass without it.
 
 Modes: check (every seed), time (check, then timing on the first seed, then a re-check on fresh poison),
 paired (several configurations in interleaved rounds), profile (one seed checked, one warm-up call, then
@@ -34,7 +37,7 @@ import kopt_harness
 from . import compare, cubins, devices, dtypes, kernelmod, runresult, sampling, sealed, stats, store, timing
 from .errors import RefError, UsageError
 from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, OK, UNWRITTEN_OUTPUT,
-                        WRONG_ON_SEALED_SEED, WRONG_RESULT, Fatal)
+                        WRONG_ON_EPHEMERAL_SEED, WRONG_ON_SEALED_SEED, WRONG_RESULT, Fatal)
 
 MODES = ("check", "time", "paired", "profile", "compile")
 WARMUP_MIN_CALLS, WARMUP_MIN_MS = 3, 50.0
@@ -65,6 +68,9 @@ class RunOptions:
     seed: int = 0  # compile mode
     l2: str = "cold"  # cold: flush the L2 before every sample; warm: do not
     timing_method: str = "auto"  # auto, or one of FORCEABLE
+    # --ephemeral-fd (check mode): the process's judge was given the ephemeral seed (sealed.start) and serves it in
+    # the sealed seed's place; the descriptor itself is closed before this runs.
+    ephemeral: bool = False
 
 
 class Phases:
@@ -202,8 +208,11 @@ class TritonRunner:
     def __init__(self, opts, ops, golden, module, phases=None, judge=None, sealed_inputs=None):
         self.o, self.ops, self.g, self.module = opts, ops, golden, module
         self.ph = phases or Phases()
-        # The judge and the sealed seed's inputs (read before the kernel was imported); None: no sealed check.
+        # The judge and the sealed seed's inputs (read before the kernel was imported); None: no sealed check. With
+        # --ephemeral-fd the judge serves the ephemeral seed in the sealed seed's place.
         self.judge, self.sealed_inputs = judge, sealed_inputs
+        self.ephemeral = opts.ephemeral
+        self.which = "the ephemeral seed" if opts.ephemeral else "the sealed seed"
         self.rng = random.Random(os.getpid() * 2654435761 + 17)
         self.first_call_ms = None
         self.flush_bytes = 0
@@ -252,7 +261,7 @@ class TritonRunner:
                 if buf.role in ("input", "inout"):
                     raw = self.sealed_inputs.get(buf.name)
                     if raw is None or len(raw) != buf.nbytes:
-                        raise Fatal(LOAD_ERROR, f"the judge's sealed seed lacks input {buf.name} of {buf.nbytes} bytes")
+                        raise Fatal(LOAD_ERROR, f"{self.which} (the judge's) lacks input {buf.name} of {buf.nbytes} bytes")
                     b.uploaded[buf.name] = np.frombuffer(raw, dtype=np.uint8)
             self.reset_outputs(b)
             return b
@@ -337,22 +346,24 @@ class TritonRunner:
             try:
                 v = self.judge.judge(self.g.dir, atol, rtol, sealed_outputs)
             except sealed.JudgeError as e:
-                raise Fatal(INTERNAL_ERROR, f"the sealed seed could not be judged: {e}") from None
+                raise Fatal(INTERNAL_ERROR, f"{self.which} could not be judged: {e}") from None
             outputs = v["outputs"]
             if v["status"] != OK and state.status in (OK, INPUT_MODIFIED):
-                state.status = WRONG_ON_SEALED_SEED if v["status"] == WRONG_RESULT else v["status"]
+                wrong = WRONG_ON_EPHEMERAL_SEED if self.ephemeral else WRONG_ON_SEALED_SEED
+                state.status = wrong if v["status"] == WRONG_RESULT else v["status"]
                 state.message = v["message"]
         return {"outputs": outputs, "inputs": inputs, "checked_on": "judge" if b.sealed else "host"}
 
     def check_sealed(self, config, atol, rtol, state):
-        """One call on the sealed seed, judged by the judge: the seed's record (seed -1, "sealed": true)."""
+        """One call on the sealed seed, judged by the judge: the seed's record (seed -1, "sealed": true; the ephemeral
+        seed in its place: seed -2, "ephemeral": true)."""
         b = self.bind_sealed()
         self.call(b, config)
         v = self.verify(b, atol, rtol, state)
-        v["seed"] = sealed.SEALED_SEED_ID
-        v["sealed"] = True
+        v["seed"] = sealed.EPHEMERAL_SEED_ID if self.ephemeral else sealed.SEALED_SEED_ID
+        v["ephemeral" if self.ephemeral else "sealed"] = True
         if state.status != OK:
-            state.message = "on the sealed seed: " + state.message
+            state.message = f"on {self.which}: " + state.message
         return v
 
     # --- timing --------------------------------------------------------------------------------------
@@ -712,6 +723,8 @@ def check_options(o):
         raise UsageError(f"--timing-method {o.timing_method}: expected auto or one of {', '.join(FORCEABLE)}")
     if o.device not in ("cuda", "cpu", "numpy"):
         raise UsageError(f"--device {o.device}: expected cuda, cpu or numpy")
+    if o.ephemeral and o.mode != "check":
+        raise UsageError(f"--ephemeral-fd is for --mode check (a one-shot check run), not --mode {o.mode}")
 
 
 def _point_imported_triton_at(cache_dir):
@@ -730,16 +743,28 @@ NOT_STARTED = ("no judge was started in this process (`python3 -m kopt_harness t
 
 
 def _sealed_inputs(sealing, g):
-    """The sealed seed's inputs from the judge, read before the kernel is imported; (inputs or None, answer_key)."""
+    """The sealed seed's (or, given to the judge, the ephemeral seed's) inputs from the judge, read before the kernel
+    is imported; (inputs or None, answer_key)."""
     has_seed = sealed.sealed_token(g.manifest) is not None
     key = sealing.answer_key(has_seed)
-    if not has_seed or sealing.judge is None:
+    if not (has_seed or sealing.ephemeral) or sealing.judge is None:
         return None, key
     try:
         return sealing.judge.inputs(g.dir), key
     except sealed.JudgeError as e:  # the answer key's state says so; an honest kernel does not fail for it
-        key.update({"out_of_reach": False, "reason": f"the judge could not hand out the sealed seed's inputs: {e}"})
+        which = "ephemeral" if sealing.ephemeral else "sealed"
+        key.update({"out_of_reach": False, "reason": f"the judge could not hand out the {which} seed's inputs: {e}"})
         return None, key
+
+
+def _check_ephemeral(o, sealing, sealed_inputs, key):
+    """--ephemeral-fd: the run checks the ephemeral seed or fails; never passes without it."""
+    if o.ephemeral != sealing.ephemeral:
+        raise Fatal(INTERNAL_ERROR, "--ephemeral-fd: the ephemeral seed's descriptor was not handed to this process's "
+                                    "judge before the kernel was imported" if o.ephemeral else
+                    "the judge serves an ephemeral seed, but the command line has no --ephemeral-fd")
+    if o.ephemeral and sealed_inputs is None:
+        raise Fatal(INTERNAL_ERROR, "the ephemeral seed cannot be checked: " + key.get("reason", "?"))
 
 
 def run(o, sealing=None):
@@ -763,6 +788,7 @@ def run(o, sealing=None):
         if g is not None:  # before the kernel is imported: the judge reads the sealed seed now
             with ph("sealed_inputs"):
                 sealed_inputs, result["answer_key"] = _sealed_inputs(sealing, g)
+            _check_ephemeral(o, sealing, sealed_inputs, result["answer_key"])
         try:
             with ph("kernel_import"):
                 module = kernelmod.load(o.kernel)

@@ -10,15 +10,16 @@ import pathlib
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import pytest
-from triton_support import CORRECT, PYTHON_DIR, TritonHarness
+from triton_support import CORRECT, PYTHON_DIR, VECADD_REF, TritonHarness
 
-from kopt_harness import sealed
+from kopt_harness import sealed, triton_golden
 
 ROOT = os.path.dirname(PYTHON_DIR)
 
@@ -365,3 +366,253 @@ def reference(**_):
     p = sh.cli("check", "--ref", str(probe), "--triton-kernel", sh.kernel(), "--dims", '{"n": 10}',
                env=dict(sh.env, KOPT_EXE=kopt_binary(), **env), module="kopt_harness.fork_client")
     assert seen.read_text() == "denied", p.stderr
+
+
+# --- the ephemeral seed (docs/GATES.md "The ephemeral seed"): Triton candidates too ---------------------------------
+
+def _memfd_links(pid="self"):
+    """The ephemeral seeds' memfds a process holds (by the name the harness gives them)."""
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if "kopt-ephemeral-seed" in link:
+            out.append(link)
+    return out
+
+
+def golden_with_ref(sh, kernel, dims, seeds=2):
+    """Golden data with a sealed seed, and the ref.py it was made from."""
+    ref = sh.write("ref.py", VECADD_REF)
+    out = str(sh.root / f"golden{sh.count}")
+    triton_golden.generate(triton_golden.TritonOptions(
+        kernel=kernel, ref=ref, dims=dims, seeds=seeds, out=out,
+        sealed_dir=os.path.join(sealed.sealed_root(sh.env), secrets.token_hex(16))))
+    return ref, out
+
+
+def make_ephemeral(sh, kernel, ref, dims, seeds=2):
+    """The ephemeral seed as kopt has the harness make it (`golden --triton-kernel ... --ephemeral-socket FD`): the
+    sealed memfd it sends, and its summary line."""
+    ours, theirs = socket.socketpair()
+    try:
+        p = subprocess.run([sys.executable, "-m", "kopt_harness", "golden", "--triton-kernel", kernel, "--ref", ref,
+                            "--dims", json.dumps(dims), "--seeds", str(seeds), "--out", str(sh.root / "never_made"),
+                            "--ephemeral-socket", str(theirs.fileno())],
+                           pass_fds=[theirs.fileno()], env=dict(sh.env, PYTHONPATH=PYTHON_DIR), capture_output=True,
+                           text=True, cwd=str(sh.root), timeout=120)
+        assert p.returncode == 0, p.stderr
+        _, fds, _, _ = socket.recv_fds(ours, 1, 1)
+    finally:
+        ours.close()
+        theirs.close()
+    assert len(fds) == 1
+    return fds[0], json.loads(p.stdout)
+
+
+def ephemeral_run(sh, kernel, golden, fd, module="kopt_harness", env=None, mode="check", exe=True):
+    """`triton-run --ephemeral-fd FD`, the descriptor inherited, as kopt's one-shot check run starts it."""
+    out = str(sh.root / f"eph_{module}_{secrets.token_hex(4)}.json")
+    e = dict(sh.env, PYTHONPATH=PYTHON_DIR, **(env or {}))
+    if exe:
+        e["KOPT_EXE"] = kopt_binary()
+    p = subprocess.run([sys.executable, "-m", module, "triton-run", "--kernel", kernel, "--golden", golden, "--out", out,
+                        "--device", "numpy", "--mode", mode, "--ephemeral-fd", str(fd)],
+                       pass_fds=[fd] if fd > 2 else [], env=e, capture_output=True, text=True, cwd=str(sh.root),
+                       timeout=300, stdin=subprocess.DEVNULL)
+    return p, (sh.read(out) if os.path.exists(out) else None)
+
+
+def test_the_ephemeral_fd_option_is_read_from_the_command_line():
+    assert sealed.ephemeral_fd_in(["--kernel", "k.py", "--ephemeral-fd", "7"]) == 7
+    assert sealed.ephemeral_fd_in(["--ephemeral-fd=9", "--mode", "check"]) == 9
+    assert sealed.ephemeral_fd_in(["--kernel", "k.py"]) is None
+    assert sealed.ephemeral_fd_in(["--ephemeral-fd", "x"]) is None  # argparse says what is wrong
+    assert sealed.ephemeral_fd_in(["--ephemeral-fd", "-1"]) is None
+    assert sealed.ephemeral_fd_in(["--ephemeral-fd"]) is None
+
+
+def test_a_triton_kernels_ephemeral_seed_is_made_in_memory_only(sh):
+    import fcntl  # noqa: PLC0415
+
+    from safetensors.numpy import load as load_bytes  # noqa: PLC0415
+
+    kernel = sh.kernel()
+    ref, golden = golden_with_ref(sh, kernel, {"n": 1000})
+    before = sorted(str(p) for p in sh.root.rglob("*")) + sorted(str(p) for p in sh.cache.rglob("*"))
+    fd, summary = make_ephemeral(sh, kernel, ref, {"n": 1000})
+    try:
+        assert summary["status"] == "ok" and summary["ephemeral"] is True and summary["kernel_backend"] == "triton"
+        assert "seed" not in summary and summary["not_dumpable"] is True
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        for s in (fcntl.F_SEAL_SHRINK, fcntl.F_SEAL_GROW, fcntl.F_SEAL_WRITE, fcntl.F_SEAL_SEAL):
+            assert seals & s, "sealed for good"
+        data = os.pread(fd, os.fstat(fd).st_size, 0)
+    finally:
+        os.close(fd)
+    t = load_bytes(data)
+    assert set(t) == {"in.x", "in.y", "out.out"}, "setup()'s buffers, as the golden data's"
+    np.testing.assert_allclose(t["out.out"], 2.0 * t["in.x"] + t["in.y"], rtol=1e-6)  # the reference ran on them
+    after = sorted(str(p) for p in sh.root.rglob("*")) + sorted(str(p) for p in sh.cache.rglob("*"))
+    assert [p for p in after if p not in before and "__pycache__" not in p] == [], "no file was written"
+    for k in (0, 1):  # none of the public seeds
+        public = np.random.default_rng(k).standard_normal(1000).astype(np.float32)
+        assert not np.array_equal(public, t["in.x"])
+
+
+# A right kernel that writes down, at its import and at each call, the ephemeral seeds' descriptors its process holds.
+FD_SPY = """
+import json, os
+import numpy as np
+
+REPORT = REPORT_FILE
+
+def _held():
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if "kopt-ephemeral-seed" in link:
+            out.append(link)
+    return out
+
+SEEN = {"import": _held(), "calls": []}
+
+def setup(*, seed, n):
+    rng = np.random.default_rng(seed)
+    return {"inputs": {"x": rng.standard_normal(n).astype(np.float32),
+                       "y": rng.standard_normal(n).astype(np.float32),
+                       "out": np.empty(n, dtype=np.float32), "n": n, "alpha": 2.0},
+            "outputs": ["out"]}
+
+def run_kernel(*, x, y, out, n, alpha, BLOCK=128, **config):
+    SEEN["calls"].append(_held())
+    with open(REPORT, "w") as f:
+        json.dump(SEEN, f)
+    out[:] = alpha * x + y
+"""
+
+
+@pytest.mark.parametrize("module", ["kopt_harness", "kopt_harness.fork_client"])
+def test_a_triton_check_run_judges_the_ephemeral_seed_and_its_process_never_holds_it(sh, server_dir, module):
+    report = sh.root / "spy.json"
+    kernel = sh.kernel(text=FD_SPY.replace("REPORT_FILE", repr(str(report))))
+    ref, golden = golden_with_ref(sh, kernel, {"n": 1000})
+    fd, _ = make_ephemeral(sh, kernel, ref, {"n": 1000})
+    env = {"KOPT_TRITON_FORK_SERVER_DIR": str(server_dir), "KOPT_TRITON_FORK_SERVER_IDLE_S": "20"}
+    try:
+        p, r = ephemeral_run(sh, kernel, golden, fd, module=module, env=env)
+    finally:
+        os.close(fd)
+    assert r is not None, p.stderr
+    assert r["status"] == "ok", (r["message"], p.stderr)
+    assert [s["seed"] for s in r["seeds"]] == [0, 1, sealed.EPHEMERAL_SEED_ID]
+    last = r["seeds"][-1]
+    assert last["ephemeral"] is True and "sealed" not in last and last["checked_on"] == "judge"
+    assert "expected_at_first_bad" not in json.dumps(last), "the judge tells no expected value"
+    key = r["answer_key"]
+    assert key["ephemeral_seed"] is True and key["judge"] is True and key["out_of_reach"] is True, key
+    seen = json.loads(report.read_text())
+    assert seen["import"] == [] and seen["calls"] == [[], [], []], "the descriptor was closed before the kernel came"
+    if module == "kopt_harness.fork_client":
+        assert "refused" not in p.stderr and "running here" not in p.stderr, p.stderr  # the server's child ran it
+        pid = int(next(server_dir.glob("*.sock.pid")).read_text())
+        try:
+            assert _memfd_links(pid) == [], "the server closed its copy after the fork"
+        except PermissionError:
+            pass  # not dumpable, and this test is not root: nobody else can look either
+
+
+@pytest.mark.parametrize("module", ["kopt_harness", "kopt_harness.fork_client"])
+def test_an_answer_key_reader_that_reaches_the_sealed_seed_is_caught_by_the_ephemeral_seed(sh, server_dir, module):
+    kernel = answer_key_kernel(sh, [sh.root, sh.cache])  # the golden folders and kopt's cache, sealed seed too
+    ref, golden = golden_with_ref(sh, kernel, {"n": 1000})
+    env = {"KOPT_SEAL": "off", "KOPT_TRITON_FORK_SERVER_DIR": str(server_dir), "KOPT_TRITON_FORK_SERVER_IDLE_S": "20"}
+    # The seal off (as on a kernel without Landlock): the answer key within its reach, it passes.
+    p, r = sealed_run(sh, kernel, golden, module=module, env=env)
+    assert r is not None and r["status"] == "ok", p.stderr
+    assert r["answer_key"]["out_of_reach"] is False
+    fd, _ = make_ephemeral(sh, kernel, ref, {"n": 1000})
+    try:
+        p, r = ephemeral_run(sh, kernel, golden, fd, module=module, env=env)
+    finally:
+        os.close(fd)
+    assert r is not None, p.stderr
+    assert r["status"] == "wrong_on_ephemeral_seed", (r["message"], p.stderr)
+    assert p.returncode == 0  # a finished check, as `kopt __runner`'s
+    assert r["message"].startswith("on the ephemeral seed: output out: MISMATCH"), r["message"]
+    assert all(s["outputs"]["out"]["ok"] for s in r["seeds"][:2]), "right on every public seed"
+    assert r["seeds"][-1]["seed"] == sealed.EPHEMERAL_SEED_ID and r["seeds"][-1]["ephemeral"] is True
+    key = r["answer_key"]
+    assert key["ephemeral_seed"] is True and key["out_of_reach"] is True, "never on disk: out of reach without the seal"
+    assert key["landlock"]["off_reason"] == "turned off by KOPT_SEAL=off"
+
+
+def test_an_ephemeral_check_that_cannot_judge_the_seed_fails_rather_than_passes(sh, server_dir):
+    kernel = sh.kernel()
+    ref, golden = golden_with_ref(sh, kernel, {"n": 100})
+    fd, _ = make_ephemeral(sh, kernel, ref, {"n": 100})
+    try:
+        # No judge (kopt's executable unknown).
+        p, r = ephemeral_run(sh, kernel, golden, fd, exe=False)
+        assert r["status"] == "internal_error", p.stderr
+        assert r["message"] == ("the ephemeral seed cannot be checked: no judge process: kopt's executable is not known "
+                                "(KOPT_EXE is not set)"), r["message"]
+        assert "seeds" not in r
+        # Check mode only.
+        p, r = ephemeral_run(sh, kernel, golden, fd, mode="time")
+        assert p.returncode == 4 and "--ephemeral-fd is for --mode check" in p.stderr, p.stderr
+        # Golden data the seed was not made for: the judge refuses it (its tensors do not fit the buffers).
+        _, other = golden_with_ref(sh, kernel, {"n": 200})
+        p, r = ephemeral_run(sh, kernel, other, fd)
+        assert r["status"] == "internal_error" and "made for other golden data" in r["message"], r["message"]
+    finally:
+        os.close(fd)
+    # A descriptor that is no memfd (stdin, /dev/null here) is refused, and left open; through the fork server's
+    # client too (it sends none: the harness it runs itself says so, under the command line's number).
+    for module in ("kopt_harness", "kopt_harness.fork_client"):
+        p, r = ephemeral_run(sh, kernel, golden, 0, module=module, env={
+            "KOPT_TRITON_FORK_SERVER_DIR": str(server_dir), "KOPT_TRITON_FORK_SERVER_IDLE_S": "20"})
+        assert r["status"] == "internal_error", p.stderr
+        assert "--ephemeral-fd 0 is not a memfd this process holds" in r["message"], r["message"]
+    # A memfd not sealed for good: the judge refuses it.
+    loose = os.memfd_create("kopt-ephemeral-seed-loose", os.MFD_ALLOW_SEALING)
+    try:
+        os.write(loose, b"not sealed")
+        p, r = ephemeral_run(sh, kernel, golden, loose)
+    finally:
+        os.close(loose)
+    assert r["status"] == "internal_error" and "not sealed for good" in r["message"], r["message"]
+
+
+def test_the_fork_server_takes_a_fourth_descriptor_only_for_an_ephemeral_request():
+    from kopt_harness import forkserver  # noqa: PLC0415
+
+    def request(body, fds):
+        a, b = socket.socketpair()
+        try:
+            payload = json.dumps(body).encode()
+            socket.send_fds(a, [len(payload).to_bytes(4, "big") + payload], fds)
+            return forkserver.read_request(b)
+        finally:
+            a.close()
+            b.close()
+
+    seed = os.memfd_create("kopt-ephemeral-seed-test")
+    try:
+        req, got = request({"argv": ["triton-run"], "ephemeral": True}, [0, 1, 2, seed])
+        assert len(got) == 4 and os.readlink(f"/proc/self/fd/{got[3]}").startswith("/memfd:kopt-ephemeral-seed")
+        for fd in got:
+            os.close(fd)
+        for body, fds in (({"argv": ["triton-run"], "ephemeral": True}, [0, 1, 2]),
+                          ({"argv": ["triton-run"]}, [0, 1, 2, seed])):
+            before = len(os.listdir("/proc/self/fd"))
+            with pytest.raises(ValueError, match="four with"):
+                request(body, fds)
+            assert len(os.listdir("/proc/self/fd")) == before, "what it received is closed"
+    finally:
+        os.close(seed)

@@ -3,6 +3,7 @@ Each test runs the harness as kopt does (`python3 -m kopt_harness ...` child pro
 
 import json
 import os
+import pathlib
 
 import pytest
 from triton_support import TritonHarness
@@ -149,3 +150,64 @@ def test_the_fork_server_runs_candidates_in_fresh_children_and_saves_the_imports
         walls[module] = best
     print("check-mode wall (s), best of 3:", walls)
     assert walls["kopt_harness.fork_client"] < walls["kopt_harness"] - 1.0  # torch and triton's import, saved
+
+
+# --- the ephemeral seed in `kopt bench` (docs/GATES.md "The ephemeral seed"; kopt's own binary) --------------------
+
+HOSTILE = os.path.join(ROOT, "tests", "data", "hostile", "triton_answer_key")
+
+
+def kopt_binary():
+    for c in (os.environ.get("KOPT_BIN"), os.path.join(ROOT, "build", "kopt")):
+        if c and os.access(c, os.X_OK):
+            return c
+    pytest.skip("no kopt binary (build/kopt)")
+    return None
+
+
+def kopt_bench(tmp_path, example, dims, *args, env=None):
+    """`kopt bench` with golden and kopt caches of its own, so that this call's harness makes the golden data and,
+    with it, the ephemeral seed. Returns (the process, bench.json)."""
+    import subprocess  # noqa: PLC0415
+
+    out = tmp_path / "bench.json"
+    e = dict(os.environ, KOPT_GOLDEN_CACHE=str(tmp_path / "golden_cache"), KOPT_CACHE_DIR=str(tmp_path / "cache"),
+             **(env or {}))
+    p = subprocess.run([kopt_binary(), "bench", os.path.join(example, "kernel.py"), "--ref",
+                        os.path.join(example, "ref.py"), *[f"--{k}={v}" for k, v in dims.items()],
+                        "--measure-budget-s", "1", "--no-db", "--out-dir", str(tmp_path), "--json", str(out), *args],
+                       capture_output=True, text=True, env=e, timeout=600)
+    print(p.stderr[-3000:])
+    assert out.exists(), p.stderr
+    return p, json.loads(out.read_text())
+
+
+def test_kopt_bench_checks_an_honest_triton_kernel_on_the_ephemeral_seed(tmp_path):
+    p, b = kopt_bench(tmp_path, SOFTMAX, {"n_rows": 1024, "n_cols": 1024})
+    assert p.returncode == 0, p.stderr
+    eph = b["ephemeral_seed"]
+    print("[evidence] triton softmax, ephemeral seed:", json.dumps(eph))
+    assert eph["checked"] is True and eph["status"] == "ok", eph
+    assert eph["seed"]["in_memory_only"] is True and eph["seed"]["bytes"] > 2 * 1024 * 1024 * 4, eph
+    assert b["outcome"]["status"] == "ok"
+    assert b["answer_key"]["judge"] is True, b["answer_key"]
+    # Its own record, in the one-shot check run's result: seed -2 judged by the judge.
+    check = json.loads((pathlib.Path(b["run_dir"]) / "ephemeral_check.json").read_text())
+    assert check["seeds"][-1]["seed"] == -2 and check["seeds"][-1]["ephemeral"] is True, check["seeds"][-1]
+    assert check["answer_key"]["ephemeral_seed"] is True
+
+
+def test_kopt_bench_catches_the_triton_answer_key_reader_that_reaches_the_sealed_seed_on_the_ephemeral_seed(tmp_path):
+    # KOPT_SEAL=off (as on a kernel without Landlock): the reader finds every golden file, the sealed seed's too, and
+    # its timed run passes; the ephemeral seed, never on disk, catches it.
+    p, b = kopt_bench(tmp_path, HOSTILE, {"n": 1 << 20}, "-D", "CHEAT=1", env={"KOPT_SEAL": "off"})
+    eph = b["ephemeral_seed"]
+    print("[evidence] triton answer-key reader (seal off), ephemeral seed:", json.dumps(eph))
+    assert "answer_key_within_reach" in b["flags"], "the seal off: the timed run says the key was within its reach"
+    assert eph["checked"] is True and eph["status"] == "wrong_on_ephemeral_seed", eph
+    assert eph["message"].startswith("on the ephemeral seed: output out: MISMATCH"), eph["message"]
+    assert b["outcome"]["status"] == "wrong_on_ephemeral_seed"
+    assert p.returncode == 2, p.stderr
+    check = json.loads((pathlib.Path(b["run_dir"]) / "ephemeral_check.json").read_text())
+    assert all(s["outputs"]["out"]["ok"] for s in check["seeds"][:-1]), "right on every public seed (it read them)"
+    assert check["seeds"][-1]["ephemeral"] is True and check["answer_key"]["out_of_reach"] is True

@@ -19,6 +19,7 @@
 #include "pipeline/triton.h"
 #include "roofline/measure.h"
 #include "runner/launch.h"
+#include "runner/sealed.h"
 #include "runner/timing_method.h"
 #include "runner/warm.h"
 #include "util/fs.h"
@@ -83,11 +84,7 @@ runner::RunOutcome measure(const runner::RunRequest& req, bool no_worker, util::
 // bench.json's "ephemeral_seed".
 util::Json check_ephemeral(const pipeline::Prepared& prep, runner::RunRequest req, util::CommandRunner& sys,
                            runner::RunOutcome& out) {
-  if (!prep.ephemeral)
-    return {{"checked", false},
-            {"reason", prep.backend == search::Backend::kTriton
-                           ? "not made for a Triton kernel: its measuring child's judge client takes no ephemeral seed yet"
-                           : prep.ephemeral_reason}};
+  if (!prep.ephemeral) return {{"checked", false}, {"reason", prep.ephemeral_reason}};
   if (!runner::is_correct(out.status)) return {{"checked", false}, {"reason", "the kernel failed before it"}};
   req.mode = runner::RunMode::kCheck;
   req.result_json = req.result_json.parent_path() / "ephemeral_check.json";
@@ -99,6 +96,10 @@ util::Json check_ephemeral(const pipeline::Prepared& prep, runner::RunRequest re
       r.status == runner::RunStatus::kInterrupted) {
     j["checked"] = false;
     j["reason"] = r.message;
+  } else if (const std::string unjudged = runner::ephemeral_seed_unjudged(r.details);
+             r.status == runner::RunStatus::kOk && !unjudged.empty()) {
+    j["checked"] = false;  // its judge did not take the seed: no verdict there
+    j["reason"] = unjudged;
   } else if (!runner::is_correct(r.status)) {
     out.status = r.status;
     out.message = r.message;

@@ -41,7 +41,6 @@ util::Json EphemeralSeed::to_json() const {
 }
 
 Result<std::vector<std::string>> ephemeral_args(GoldenRequest req, int socket_fd) {
-  if (!req.triton_kernel.empty()) return input_error("the ephemeral seed is made for CUDA and CUTLASS kernels only");
   req.time_reference = false;
   req.cache.reset();
   KOPT_TRY_ASSIGN(auto argv, ready_golden_request(req));

@@ -12,7 +12,8 @@
 //     one (restored when the last EphemeralSeed goes): a candidate cannot open it through /proc/<kopt>/fd;
 //   * the one-shot measuring process that checks the final champion inherits it (runner::RunRequest::ephemeral_fd),
 //     hands it to its judge and closes its own copy before loading the candidate; the judge serves that seed in the
-//     sealed seed's place.
+//     sealed seed's place. A Triton candidate's process does the same in Python (python/kopt_harness/sealed.py),
+//     through the fork server where it runs there (the client sends the descriptor; forkserver.py).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -48,8 +49,9 @@ class EphemeralSeed {
 using EphemeralSeedPtr = std::shared_ptr<const EphemeralSeed>;
 
 // The harness's arguments (after `python3 -m kopt_harness golden`) for the ephemeral seed of `req`'s golden data:
-// its ref.py, signature, dims, seeds and pointer size (the public seeds it must not be), no sealed folder, no
-// reference timing, and `--ephemeral-socket socket_fd`. The signature is written to req.out_dir as for golden data.
+// its ref.py, signature (a Triton kernel: `--triton-kernel`, whose setup() gives the buffers), dims, seeds and pointer
+// size (the public seeds it must not be), no sealed folder, no reference timing, and `--ephemeral-socket socket_fd`.
+// A CUDA kernel's signature is written to req.out_dir as for golden data.
 Result<std::vector<std::string>> ephemeral_args(GoldenRequest req, int socket_fd);
 
 }  // namespace kopt::contract

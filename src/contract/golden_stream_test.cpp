@@ -141,9 +141,13 @@ TEST(GoldenStream, TheEphemeralSeedComesBackInMemoryOnly) {
   EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1) << "dumpable again";
   EXPECT_TRUE((*stream)->alive());
   EXPECT_EQ((*stream)->prefetch({f->request(1001, "after")}), 1) << "the stream serves on";
-  GoldenRequest triton = req;
-  triton.triton_kernel = "kernel.py";
-  EXPECT_FALSE((*stream)->make_ephemeral(triton).ok()) << "CUDA and CUTLASS kernels only";
+  GoldenRequest triton = req;  // a Triton kernel's (its setup() gives the buffers): one the harness cannot load
+  triton.triton_kernel = f->root / "no_such_kernel.py";
+  auto refused = (*stream)->make_ephemeral(triton);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ExitCode::kInput);
+  EXPECT_NE(refused.error().message.find("no_such_kernel.py"), std::string::npos) << refused.error().message;
+  EXPECT_TRUE((*stream)->alive()) << "one request's failure does not end the stream";
   (*stream)->close();
   EXPECT_FALSE((*stream)->make_ephemeral(req).ok()) << "a closed stream makes none";
   ::unsetenv("KOPT_CACHE_DIR");

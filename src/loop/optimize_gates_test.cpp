@@ -482,6 +482,22 @@ TEST(OptimizeGates, WithoutAnEphemeralSeedTheCheckIsRecordedAsNotRun) {
   EXPECT_EQ(r.state["gate_records"]["final_verification"].back()["verdict"], "passed");
 }
 
+// A check run that ends ok without judging the ephemeral seed (its judge did not start: the result has no record of
+// that seed) is no pass there: recorded as not run, with the answer key's reason, and the champion stands.
+TEST(OptimizeGates, AnOkCheckWithoutTheEphemeralSeedsRecordIsNotAPass) {
+  ModelLabOptions mo;
+  mo.wrong_on_ephemeral = [](const Defines&) { return false; };  // the lab makes the seed; no one is wrong there
+  mo.ephemeral_unjudged = true;
+  auto r = run_gates("unjudged_ephemeral", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& eph = r.state["gate_records"]["ephemeral_seed"];
+  ASSERT_EQ(eph.size(), 1u) << r.state["gate_records"].dump(2);
+  EXPECT_EQ(eph[0]["status"], "ok");
+  EXPECT_EQ(eph[0]["verdict"], "not_run");
+  EXPECT_EQ(eph[0]["reason"], "the check run's result has no record of the ephemeral seed (no judge process: model)");
+  EXPECT_EQ(r.state["gate_records"]["final_verification"].back()["verdict"], "passed");
+}
+
 // --champion-gates: final (the default) checks the champion the search ends with, each every would-be champion.
 TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
   // The best needs TILE 64 and UNROLL 4 with vectorized access off, which the profile picks: the first iteration tries

@@ -3,6 +3,7 @@
 #include "contract/safetensors.h"
 #include "loop/determinism.h"
 #include "loop/optimizer.h"
+#include "runner/sealed.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -125,7 +126,8 @@ std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const 
 // The ephemeral seed (contract/ephemeral_seed.h): a one-shot check run of the champion whose judge serves a seed
 // made during this run and never written to any file, in the sealed seed's place. Wrong there (or failing there as it
 // never failed before): the reason it may not be champion. No seed, or a run with no verdict (load or internal
-// error, interrupted): recorded as not run.
+// error, interrupted, or "ok" without the ephemeral seed's record: its judge did not take the seed): recorded as not
+// run.
 std::optional<std::string> Optimizer::ephemeral_gate(const fs::path& lib, const search::Candidate& cand,
                                                      const Result<contract::EphemeralSeedPtr>& seed, const fs::path& dir,
                                                      util::Json& record) {
@@ -143,7 +145,10 @@ std::optional<std::string> Optimizer::ephemeral_gate(const fs::path& lib, const 
     rec["seed"] = (*seed)->to_json();
     rec["status"] = runner::status_name(r.status);
     if (r.details.contains("answer_key")) rec["answer_key"] = r.details["answer_key"];
-    if (r.status == runner::RunStatus::kOk) {
+    if (const std::string unjudged = runner::ephemeral_seed_unjudged(r.details); r.status == runner::RunStatus::kOk && !unjudged.empty()) {
+      rec["verdict"] = "not_run";
+      rec["reason"] = unjudged;
+    } else if (r.status == runner::RunStatus::kOk) {
       rec["verdict"] = "passed";
     } else if (r.status == runner::RunStatus::kLoadError || r.status == runner::RunStatus::kInternal ||
                r.status == runner::RunStatus::kInterrupted) {

@@ -65,11 +65,10 @@ void SystemLab::start_early_work() {
   auto req = golden_request(job_.dims, staging() / "golden");
   if (!req) return;
   req->time_reference = true;  // what prepare() asks, so that its cache key is this one's
-  // Already in the cache (a warm run): nothing to make now, but the harness starts all the same for a CUDA kernel,
-  // idle (its Python, torch and CUDA context, as in a cold run), so that the ephemeral seed made after the search
-  // (ephemeral_seed()) and any later batch do not wait 3-6 s for it. A Triton kernel takes no ephemeral seed.
+  // Already in the cache (a warm run): nothing to make now, but the harness starts all the same, idle (its Python,
+  // torch and CUDA context, as in a cold run), so that the ephemeral seed made after the search (ephemeral_seed())
+  // and any later batch do not wait 3-6 s for it.
   const bool cached = contract::golden_batch({*req}).todo.empty();
-  if (cached && pipeline::is_triton_kernel(job_.kernel)) return;
   auto s = contract::GoldenStream::start(staging_ / "golden_stream.log");
   if (!s) return;  // prepare() and the batches run the harness as before
   stream_ = std::move(s).value();
@@ -187,10 +186,6 @@ const fs::path& SystemLab::staging() {
 }
 
 Result<contract::EphemeralSeedPtr> SystemLab::ephemeral_seed(const Dims& dims) {
-  if (pipeline::is_triton_kernel(job_.kernel))
-    return input_error(
-        "not made for a Triton kernel: its measuring child's judge client (python/kopt_harness/sealed.py) "
-        "takes no ephemeral seed yet");
   if (early_.valid()) early_.get();
   if (!stream_ || !stream_->alive()) {
     stream_.reset();

@@ -118,11 +118,6 @@ Result<compile::CompileResult> compile_kernel(const KernelJob& job, const compil
   return r;
 }
 
-namespace {
-
-// The golden data of `g` made through a harness kept open for one more request, the ephemeral seed (kopt bench): only
-// where the harness runs anyway (the golden cache lacks the data), and before anything is timed. make_golden then
-// places the data from the cache (or makes what the stream could not, and says why).
 void make_with_ephemeral(const contract::GoldenRequest& g, const fs::path& log, Prepared& p) {
   if (!g.cache) {
     p.ephemeral_reason = "no golden cache (KOPT_GOLDEN_CACHE=off): no harness kept open for it";
@@ -149,12 +144,11 @@ void make_with_ephemeral(const contract::GoldenRequest& g, const fs::path& log, 
   (*s)->close();
 }
 
-}  // namespace
-
 Result<Prepared> prepare(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner, bool time_reference,
                          const Say& say, bool want_ephemeral) {
   KOPT_TRY(validate(job));
-  if (is_triton_kernel(job.kernel)) return prepare_triton(job, work_dir, runner, time_reference, say);  // pipeline/triton.h
+  if (is_triton_kernel(job.kernel))  // pipeline/triton.h
+    return prepare_triton(job, work_dir, runner, time_reference, say, want_ephemeral);
   Prepared p;
   p.kernel = job.kernel;
   KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));

@@ -84,10 +84,17 @@ void say_golden_cache(const util::Json& manifest, const Say& say);
 bool made_by_this_process(const std::string& made_utc);
 
 // Parses the contract, writes golden data into work_dir/golden, compiles the kernel into work_dir/build.
-// `want_ephemeral` (kopt bench; CUDA and CUTLASS kernels): where the golden data is not cached, the harness that makes
-// it (a stream, contract/golden_stream.h, filling the golden cache) also makes the ephemeral seed: Prepared::ephemeral.
+// `want_ephemeral` (kopt bench; CUDA, CUTLASS and Triton kernels): where the golden data is not cached, the harness that
+// makes it (a stream, contract/golden_stream.h, filling the golden cache) also makes the ephemeral seed:
+// Prepared::ephemeral.
 Result<Prepared> prepare(const KernelJob& job, const std::filesystem::path& work_dir, util::CommandRunner& runner,
                          bool time_reference, const Say& say, bool want_ephemeral = false);
+
+// prepare(want_ephemeral)'s golden data through a harness kept open for one more request, the ephemeral seed: only
+// where the harness runs anyway (the golden cache lacks `g`'s data), and before anything is timed. Sets p.ephemeral,
+// or p.ephemeral_reason; make_golden then places the data from the cache (or makes what the stream could not, and says
+// why). `log`: the harness's stderr.
+void make_with_ephemeral(const contract::GoldenRequest& g, const std::filesystem::path& log, Prepared& p);
 
 // Compiles the job's kernel (one request, the build cache as every compile): nvcc missing is a gate error (exit 3), a
 // kernel that does not compile an input error with nvcc's log (its first 4000 characters).

@@ -55,7 +55,7 @@ Result<search::Annotations> read_triton_kernel(const std::string& text, const st
 }
 
 Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, util::CommandRunner& runner,
-                                bool time_reference, const Say& say) {
+                                bool time_reference, const Say& say, bool want_ephemeral) {
   Prepared p;
   p.backend = search::Backend::kTriton;
   p.kernel = job.kernel;
@@ -74,6 +74,7 @@ Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, 
   KOPT_TRY_ASSIGN(g.cache, contract::golden_cache_from_env());
   {
     util::Progress progress("  golden data: kernel.py's setup() and ref.py for " + std::to_string(job.seeds) + " seed(s)");
+    if (want_ephemeral) make_with_ephemeral(g, work_dir / "golden_stream.log", p);
     KOPT_TRY_ASSIGN(p.manifest, contract::make_golden(g, runner));
   }
   say_golden_cache(p.manifest, say);

@@ -37,9 +37,10 @@ Result<search::Annotations> read_triton_kernel(const std::string& source_text, c
 
 // prepare() for a Triton kernel: reads the source and annotations, makes golden data with
 // `golden --triton-kernel` into work_dir/golden. Nothing is compiled (Triton compiles at the first launch,
-// inside the measuring child).
+// inside the measuring child). `want_ephemeral`: as prepare()'s (make_with_ephemeral).
 Result<Prepared> prepare_triton(const KernelJob& job, const std::filesystem::path& work_dir,
-                                util::CommandRunner& runner, bool time_reference, const Say& say);
+                                util::CommandRunner& runner, bool time_reference, const Say& say,
+                                bool want_ephemeral = false);
 
 // Points a run request at a prepared kernel: the compiled library (CUDA), or the kernel.py and its
 // baseline configuration (Triton).

@@ -1,13 +1,16 @@
 #include "pipeline/triton.h"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
+#include "runner/sealed.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
+#include "util/memfd.h"
 
 namespace kopt::pipeline {
 namespace {
@@ -230,6 +233,68 @@ TEST_F(TritonPipelineCpu, TheSealedSeedIsJudgedOutOfTheKernelsReach) {
   EXPECT_EQ(memo.status, runner::RunStatus::kWrongOnSealedSeed) << memo.message;
   EXPECT_EQ(memo.message.rfind("on the sealed seed: output out: MISMATCH", 0), 0u) << memo.message;
   EXPECT_TRUE(memo.details["seeds"][0]["outputs"]["out"]["ok"].get<bool>()) << "right on the public seeds";
+}
+
+// The ephemeral seed of a Triton kernel (docs/GATES.md "The ephemeral seed"): kopt bench's prepare(want_ephemeral)
+// has the harness that makes the golden data make it too (a memfd sealed for good, no file); the one-shot check run
+// given it, through the fork server's client as kopt runs it, judges it in the sealed seed's place: an honest kernel
+// passes (seed -2), one right only on the inputs it knows (the public seeds, made again with its own setup()) is
+// wrong_on_ephemeral_seed. Golden data from the cache comes with none.
+TEST_F(TritonPipelineCpu, TheEphemeralSeedIsMadeWithTheGoldenDataAndJudgedInTheCheckRun) {
+  ::setenv("KOPT_GOLDEN_CACHE", (dir_ / "golden_cache").c_str(), 1);
+  ::setenv("KOPT_CACHE_DIR", (dir_ / "cache").c_str(), 1);
+  ::setenv("KOPT_TRITON_FORK_SERVER_IDLE_S", "10", 1);  // this environment's server leaves soon after the test
+  util::SystemRunner sys;
+  auto quiet = [](const std::string&) {};
+  auto check = [&](const Prepared& p, const std::string& name) {
+    runner::RunRequest req;
+    bind_kernel(req, p);
+    req.golden_dir = p.golden_dir;
+    // Beside the golden data: nothing new can be made directly in dir_, an ancestor of the sealed folder (KOPT_CACHE_DIR).
+    req.result_json = p.golden_dir.parent_path() / (name + "_ephemeral.json");
+    req.mode = runner::RunMode::kCheck;
+    req.tol = p.tol;
+    req.timeout_s = 120;
+    req.ephemeral_fd = p.ephemeral->fd();
+    return runner::run_candidate(req, sys);
+  };
+  {
+    auto p = prepare(job("out[:] = 3 * x"), dir_ / "work", sys, false, quiet, true);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    ASSERT_TRUE(p->ephemeral) << p->ephemeral_reason;
+    EXPECT_EQ(p->ephemeral->about().value("kernel_backend", std::string()), "triton");
+    EXPECT_GT(p->ephemeral->bytes(), 2u * 256u * 4u) << "in.x and out.out of 256 floats";
+    EXPECT_EQ(*util::seals_of(p->ephemeral->fd()) & util::kFrozenSeals, util::kFrozenSeals);
+    EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 0) << "not dumpable while it holds the seed";
+    EXPECT_TRUE(fs::exists(p->golden_dir / "seed_1.safetensors")) << "the golden data made by the same harness";
+    auto honest = check(*p, "honest");
+    ASSERT_EQ(honest.status, runner::RunStatus::kOk) << honest.message;
+    const util::Json& last = honest.details["seeds"].back();
+    EXPECT_EQ(last["seed"], runner::kEphemeralSeedId);
+    EXPECT_TRUE(last["ephemeral"].get<bool>());
+    EXPECT_EQ(last["checked_on"], "judge");
+    EXPECT_EQ(runner::ephemeral_seed_unjudged(honest.details), "");
+    EXPECT_TRUE(honest.details["answer_key"]["ephemeral_seed"].get<bool>()) << honest.details["answer_key"].dump();
+    EXPECT_TRUE(honest.details["answer_key"]["out_of_reach"].get<bool>()) << honest.details["answer_key"].dump();
+
+    auto q = prepare(job("for s in (0, 1):\n        if np.array_equal(setup(seed=s, n=n)['inputs']['x'], x):\n"
+                         "            out[:] = 3 * x\n            return\n    out[:] = 0"),
+                     dir_ / "work2", sys, false, quiet, true);
+    ASSERT_TRUE(q.ok()) << q.error().message;
+    ASSERT_TRUE(q->ephemeral) << q->ephemeral_reason;
+    auto memo = check(*q, "memo");
+    EXPECT_EQ(memo.status, runner::RunStatus::kWrongOnEphemeralSeed) << memo.message;
+    EXPECT_EQ(memo.message.rfind("on the ephemeral seed: output out: MISMATCH", 0), 0u) << memo.message;
+    EXPECT_TRUE(memo.details["seeds"][0]["outputs"]["out"]["ok"].get<bool>()) << "right on the public seeds";
+  }
+  EXPECT_EQ(::prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), 1) << "dumpable again once the seeds are gone";
+  auto cached = prepare(job("out[:] = 3 * x"), dir_ / "work3", sys, false, quiet, true);
+  ASSERT_TRUE(cached.ok()) << cached.error().message;
+  EXPECT_FALSE(cached->ephemeral);
+  EXPECT_NE(cached->ephemeral_reason.find("from the cache"), std::string::npos) << cached->ephemeral_reason;
+  ::unsetenv("KOPT_GOLDEN_CACHE");
+  ::unsetenv("KOPT_CACHE_DIR");
+  ::unsetenv("KOPT_TRITON_FORK_SERVER_IDLE_S");
 }
 
 TEST_F(TritonPipelineCpu, AContractViolationInSetupIsAnInputError) {

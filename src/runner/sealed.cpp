@@ -211,6 +211,16 @@ Result<contract::TensorMap> read_ephemeral(int fd) {
 
 }  // namespace
 
+std::string ephemeral_seed_unjudged(const util::Json& details) {
+  if (details.is_object() && details.contains("seeds") && details["seeds"].is_array())
+    for (const auto& s : details["seeds"])
+      if (s.is_object() && s.value("seed", 0) == kEphemeralSeedId && s.value("ephemeral", false)) return {};
+  std::string why = "the check run's result has no record of the ephemeral seed";
+  if (details.is_object() && details.contains("answer_key") && details["answer_key"].is_object())
+    if (const std::string r = details["answer_key"].value("reason", std::string()); !r.empty()) why += " (" + r + ")";
+  return why;
+}
+
 int judge_main(int ephemeral_fd) {
   constexpr int fd = 3;
   // Not dumpable: another process of this user cannot read this one's memory (/proc/PID/mem, ptrace).

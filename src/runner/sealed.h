@@ -39,6 +39,12 @@ constexpr int kSealedSeedId = -1;
 // The same for the ephemeral seed (contract/ephemeral_seed.h), with "ephemeral": true beside it.
 constexpr int kEphemeralSeedId = -2;
 
+// Whether a check run given the ephemeral seed (RunRequest::ephemeral_fd) judged the candidate on it: its result's
+// seeds hold that seed's record (kEphemeralSeedId, "ephemeral": true). A child whose judge did not take the seed checks
+// the public seeds alone; its "ok" is no verdict on the ephemeral seed. Empty: it did; else why not (the answer key's
+// reason where the result gives one).
+std::string ephemeral_seed_unjudged(const util::Json& details);
+
 // What this process did to keep the sealed seeds out of reach.
 struct SealState {
   bool sealed = false;  // Landlock enforces it: nothing beneath sealed_root() can be read, changed or removed

@@ -265,4 +265,18 @@ TEST(Judge, ServesTheEphemeralSeedFromItsDescriptorInTheSealedSeedsPlace) {
   EXPECT_NE(in.error().message.find("not sealed for good"), std::string::npos) << in.error().message;
 }
 
+// A check run given the ephemeral seed counts as judged there only when its result holds that seed's record.
+TEST(EphemeralSeedUnjudged, OnlyTheSeedsOwnRecordCounts) {
+  const util::Json judged = {{"seeds", {{{"seed", 0}}, {{"seed", kEphemeralSeedId}, {"ephemeral", true}}}}};
+  EXPECT_EQ(ephemeral_seed_unjudged(judged), "");
+  const util::Json sealed = {{"seeds", {{{"seed", 0}}, {{"seed", kSealedSeedId}, {"sealed", true}}}},
+                             {"answer_key", {{"reason", "no judge process: cannot start the judge"}}}};
+  EXPECT_EQ(ephemeral_seed_unjudged(sealed),
+            "the check run's result has no record of the ephemeral seed (no judge process: cannot start the judge)");
+  EXPECT_EQ(ephemeral_seed_unjudged({{"seeds", {{{"seed", kEphemeralSeedId}}}}}),
+            "the check run's result has no record of the ephemeral seed")
+      << "the seed number without its flag is not the record";
+  EXPECT_NE(ephemeral_seed_unjudged(util::Json()), "");
+}
+
 }  // namespace kopt::runner

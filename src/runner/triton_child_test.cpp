@@ -94,6 +94,20 @@ TEST(TritonChild, KoptsExecutableReachesTheHarnessForTheJudge) {
   EXPECT_EQ(std::count_if(plain.begin(), plain.end(), [](const std::string& a) { return a.rfind("KOPT_EXE=", 0) == 0; }), 0);
 }
 
+// The ephemeral seed's memfd (a one-shot check run): named on the harness's command line, where the process that
+// imports the kernel takes it (directly, or through the fork server's client); absent unless given.
+TEST(TritonChild, TheEphemeralSeedsDescriptorIsNamedOnlyWhenGiven) {
+  auto req = triton_request();
+  req.mode = RunMode::kCheck;
+  auto plain = triton_child_argv(req, "python3", "/h");
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--ephemeral-fd"), plain.end());
+  req.ephemeral_fd = 9;
+  auto argv = triton_child_argv(req, "python3", "/h");
+  EXPECT_EQ(after(argv, "--ephemeral-fd"), "9");
+  EXPECT_EQ(argv[5], "kopt_harness.fork_client");
+  EXPECT_EQ(after(child_argv(req, "/bin/kopt"), "--ephemeral-fd"), "9");
+}
+
 TEST(TritonChild, ChildArgvDispatchesOnTheTritonKernel) {
   auto req = triton_request();
   auto argv = child_argv(req, "/bin/kopt");

@@ -10,6 +10,7 @@
 #include "contract/safetensors.h"
 #include "contract/signature.h"
 #include "runner/race.h"
+#include "runner/sealed.h"
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/memfd.h"
@@ -173,6 +174,15 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
       o_.wrong_on_ephemeral(libs_[req.libs.back().string()])) {  // right on every public and sealed seed, wrong here
     out.status = runner::RunStatus::kWrongOnEphemeralSeed;
     out.message = "on the ephemeral seed: output y: model: wrong result";
+  }
+  if (req.ephemeral_fd >= 0 && o_.ephemeral_unjudged) {
+    details["answer_key"] = {{"judge", false}, {"out_of_reach", false}, {"reason", "no judge process: model"}};
+  } else if (req.ephemeral_fd >= 0 &&
+             (out.status == runner::RunStatus::kOk || out.status == runner::RunStatus::kWrongOnEphemeralSeed)) {
+    const bool ok = out.status == runner::RunStatus::kOk;  // the child's record of the seed its judge served
+    details["seeds"] = util::Json::array({{{"seed", runner::kEphemeralSeedId}, {"ephemeral", true}, {"checked_on", "judge"},
+                                           {"outputs", {{"y", {{"ok", ok}}}}}}});
+    details["answer_key"] = {{"judge", true}, {"ephemeral_seed", true}, {"out_of_reach", true}};
   }
   if (req.mode == runner::RunMode::kCheck && !req.dump_outputs.empty() && !req.libs.empty() && libs_.count(req.libs.front().string())) {
     // Four outputs of 1.0; a nondeterministic configuration's change from call to call.

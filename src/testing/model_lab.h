@@ -58,6 +58,9 @@ struct ModelLabOptions {
   // Set: the lab makes an ephemeral seed (a real sealed memfd holding a few bytes), and a check run given it
   // (RunRequest::ephemeral_fd) is wrong_on_ephemeral_seed where this says so. Unset: the lab makes none.
   std::function<bool(const Defines&)> wrong_on_ephemeral;
+  // The check run given the ephemeral seed ends ok without judging it (its judge did not start): its result holds no
+  // record of that seed.
+  bool ephemeral_unjudged = false;
   // The profile cache's folder (Lab::profile_cache_dir); unset: none.
   std::optional<std::filesystem::path> profile_cache_dir;
   // The golden manifests carry no workload model (ref.py without workload_model()).

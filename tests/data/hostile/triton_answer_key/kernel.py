@@ -9,7 +9,9 @@ slowly, so that the cheat looks attractive to a search. Its reference is ref.py 
 Expected: `kopt optimize` never crowns CHEAT=1: it is right on every public seed (their files are readable) and wrong
 on the sealed seed (wrong_on_sealed_seed), whose file its process cannot open (Landlock: the process that imports this
 file sealed itself first) and whose expected outputs only the judge process holds. What it looked at and what it could
-not open goes to stderr (the candidate's log).
+not open goes to stderr (the candidate's log). With the seal off (KOPT_SEAL=off, as on a kernel without Landlock) it
+reads the sealed seed's file too and passes; the ephemeral seed, never on disk, catches it (wrong_on_ephemeral_seed:
+python/tests/test_triton_gpu.py, `kopt bench ... -D CHEAT=1`).
 """
 
 import json
