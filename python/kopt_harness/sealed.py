@@ -384,6 +384,27 @@ def _prepare_caches(env):
             pass
 
 
+def _prepare_tmpdir(env, root):
+    """A TMPDIR where the seal lets new files be made, or None when the current one does. The seal forbids new entries
+    in every ancestor of the sealed folder; with kopt's cache under /tmp (KOPT_CACHE_DIR=/tmp/...), /tmp is one, and the
+    C compiler Triton's JIT runs on a cold cache (gcc writes its intermediate files to TMPDIR, else /tmp) aborts there.
+    The folder made instead is `tmp` beside the sealed folder, made before the seal (so granted), and is set in this
+    process's environment (what its children inherit) and for Python's tempfile."""
+    tmp = env.get("TMPDIR") or "/tmp"
+    try:
+        target, current = os.path.realpath(root), os.path.realpath(tmp)
+    except OSError:
+        return None
+    if not _within(target, current):
+        return None
+    alt = os.path.join(os.path.dirname(target), "tmp")
+    try:
+        os.makedirs(alt, exist_ok=True)
+    except OSError:
+        return None
+    return alt
+
+
 def is_memfd(fd):
     try:
         fcntl.fcntl(fd, fcntl.F_GET_SEALS)  # EINVAL for anything but a memfd, EBADF for no descriptor
@@ -428,6 +449,13 @@ def start(env=None, ephemeral_fd=None):
         CURRENT = s
         return s
     _prepare_caches(env)
-    s.seal = seal_away(sealed_root(env))
+    root = sealed_root(env)
+    tmp = _prepare_tmpdir(env, root)
+    if tmp:
+        import tempfile  # noqa: PLC0415 (only here)
+
+        os.environ["TMPDIR"] = tmp
+        tempfile.tempdir = tmp
+    s.seal = seal_away(root)
     CURRENT = s
     return s

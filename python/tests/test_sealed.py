@@ -162,6 +162,41 @@ print(json.dumps(out))
     assert (secret / "seed.safetensors").read_text() == "the answers"  # this process was not sealed
 
 
+def test_a_tmpdir_that_is_an_ancestor_of_the_sealed_folder_is_replaced_by_one_beside_it(tmp_path):
+    # KOPT_CACHE_DIR under TMPDIR (a test's cache, or a user's under /tmp): TMPDIR is an ancestor of the sealed folder.
+    root = str(tmp_path / "cache" / "sealed")
+    alt = sealed._prepare_tmpdir({"TMPDIR": str(tmp_path)}, root)
+    assert alt == str((tmp_path / "cache" / "tmp").resolve()) and os.path.isdir(alt)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (tmp_path / "c2").mkdir()
+    assert sealed._prepare_tmpdir({"TMPDIR": str(other)}, str(tmp_path / "c2" / "sealed")) is None
+
+
+@needs_landlock
+def test_a_sealed_process_whose_cache_lies_under_tmpdir_can_still_make_temporary_files(tmp_path):
+    # What Triton's JIT does on a cold cache: gcc makes its intermediate files in TMPDIR. Sealed without the TMPDIR
+    # beside the sealed folder, that fails (an ancestor takes no new entry); with it (start()'s order), it works.
+    script = f"""
+import json, os, subprocess
+from kopt_harness import sealed
+root = {str(tmp_path / "cache" / "sealed")!r}
+env = {{"TMPDIR": {str(tmp_path)!r}}}
+alt = sealed._prepare_tmpdir(env, root) if os.environ.get("USE_ALT") else None
+st = sealed.seal_away(root)
+tmp = alt or {str(tmp_path)!r}
+r = subprocess.run(["mktemp", "-p", tmp], capture_output=True, text=True)
+print(json.dumps({{"sealed": st["sealed"], "mktemp": r.returncode}}))
+"""
+    for use_alt, want in (("", False), ("1", True)):
+        p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=PYTHON_DIR, USE_ALT=use_alt))
+        assert p.returncode == 0, p.stderr
+        out = json.loads(p.stdout)
+        assert out["sealed"]
+        assert (out["mktemp"] == 0) == want, (use_alt, out)
+
+
 def test_the_sealed_root_is_kopts_cache_folder():
     assert sealed.sealed_root({"KOPT_CACHE_DIR": "/c"}) == "/c/sealed"
     assert sealed.sealed_root({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == "/x/kopt/sealed"
