@@ -93,7 +93,7 @@ int cmd_profile(const Args& args) {
     return fail(st.error());
   if (auto st = util::write_json_atomic(*dir / "plan.json", "profile_plan", profile::to_json(plan)); !st)
     std::fprintf(stderr, "kopt profile: warning: the run directory's plan.json was not written: %s\n", st.error().message.c_str());
-  return run_status == "ok" ? 0 : to_int(ExitCode::kValidation);
+  return runner::parse_status(run_status) == runner::RunStatus::kOk ? 0 : to_int(ExitCode::kValidation);
 }
 
 }  // namespace kopt::cli

@@ -28,7 +28,8 @@ runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::
     passed.push_back(req.libs.front());
   if (req.mode == runner::RunMode::kPaired && out.details.contains("libs") && out.details["libs"].is_array())
     for (size_t k = 0; k < req.libs.size() && k < out.details["libs"].size(); ++k)
-      if (out.details["libs"][k].value("status", std::string()) == "ok") passed.push_back(req.libs[k]);
+      if (runner::parse_status(out.details["libs"][k].value("status", std::string())) == runner::RunStatus::kOk)
+        passed.push_back(req.libs[k]);
   if (!passed.empty()) {
     std::lock_guard<std::mutex> lock(checked_mu_);
     for (const auto& l : passed) checked_.insert(key(l));

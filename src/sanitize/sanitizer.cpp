@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "runner/outcome.h"
 #include "util/strings.h"
 
 namespace kopt::sanitize {
@@ -165,8 +166,9 @@ FillRun interpret_fill(const util::ProcessResult& proc, const std::optional<util
   }
   f.status = result->value("status", std::string());
   f.message = result->value("message", std::string());
-  if (f.status == "ok") f.outcome = FillOutcome::kClean;
-  else if (f.status == "wrong_result" || f.status == "unwritten_output") f.outcome = FillOutcome::kWrong;
+  const auto st = runner::parse_status(f.status);
+  if (st == runner::RunStatus::kOk) f.outcome = FillOutcome::kClean;
+  else if (st == runner::RunStatus::kWrongResult || st == runner::RunStatus::kUnwrittenOutput) f.outcome = FillOutcome::kWrong;
   else f.outcome = FillOutcome::kError;
   return f;
 }
