@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 import pytest
-from triton_support import CORRECT, PYTHON_DIR, VECADD_REF, TritonHarness
+from triton_support import CORRECT, PYTHON_DIR, VECADD_REF, VECADD_SETUP, TritonHarness
 
 from kopt_harness import sealed, triton_golden
 
@@ -90,13 +90,7 @@ def _tensors(path):
     return {k: np.frombuffer(data[base + v["data_offsets"][0]:base + v["data_offsets"][1]], dtype=np.float32)
             for k, v in header.items() if k != "__metadata__"}
 
-def setup(*, seed, n):
-    rng = np.random.default_rng(seed)
-    return {"inputs": {"x": rng.standard_normal(n).astype(np.float32),
-                       "y": rng.standard_normal(n).astype(np.float32),
-                       "out": np.empty(n, dtype=np.float32), "n": n, "alpha": 2.0},
-            "outputs": ["out"]}
-
+""" + VECADD_SETUP + """
 def run_kernel(*, x, y, out, n, alpha, BLOCK=128, **config):
     CALLS.append(dict(config, BLOCK=BLOCK))
     found, denied = [], []
@@ -517,13 +511,7 @@ def _held():
 
 SEEN = {"import": _held(), "calls": []}
 
-def setup(*, seed, n):
-    rng = np.random.default_rng(seed)
-    return {"inputs": {"x": rng.standard_normal(n).astype(np.float32),
-                       "y": rng.standard_normal(n).astype(np.float32),
-                       "out": np.empty(n, dtype=np.float32), "n": n, "alpha": 2.0},
-            "outputs": ["out"]}
-
+""" + VECADD_SETUP + """
 def run_kernel(*, x, y, out, n, alpha, BLOCK=128, **config):
     SEEN["calls"].append(_held())
     with open(REPORT, "w") as f:

@@ -12,19 +12,22 @@ from kopt_harness import triton_golden, triton_run
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # A vector add written against the contract, in numpy. `BEHAVIOUR` is replaced per test.
-VECADD_KERNEL = """
-import numpy as np
-
-# @kopt param BLOCK values=64,128 default=128
-CALLS = []
-
+# The vector add's setup(), shared by the test kernels that differ only in run_kernel().
+VECADD_SETUP = """
 def setup(*, seed, n):
     rng = np.random.default_rng(seed)
     return {"inputs": {"x": rng.standard_normal(n).astype(np.float32),
                        "y": rng.standard_normal(n).astype(np.float32),
                        "out": np.empty(n, dtype=np.float32), "n": n, "alpha": 2.0},
             "outputs": ["out"]}
+"""
 
+VECADD_KERNEL = """
+import numpy as np
+
+# @kopt param BLOCK values=64,128 default=128
+CALLS = []
+""" + VECADD_SETUP + """
 def run_kernel(*, x, y, out, n, alpha, BLOCK=128, **config):
     CALLS.append(dict(config, BLOCK=BLOCK))
     BEHAVIOUR
