@@ -1,6 +1,7 @@
 // What the loop records of each measurement: the run's history (and the frontier of runners-up), and the results
 // database (a measured configuration's record; the database never fails a run).
 #include "loop/optimizer.h"
+#include "runner/compare.h"
 #include "util/fs.h"
 
 namespace kopt::loop {
@@ -15,6 +16,9 @@ search::Measurement measurement_of(const CandidateRun& r, int iteration) {
   if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
   if (r.status == search::CandidateStatus::kOk) m.objective_ms = r.objective_ms;
   if (r.reused) m.reused = reused_json(*r.reused);
+  // An output partly never written at the primary case: how much, for the feasibility model (search/feasibility.h).
+  if (r.status != search::CandidateStatus::kOk && r.outcome.status == runner::RunStatus::kUnwrittenOutput)
+    m.unwritten_fraction = runner::unwritten_share(r.outcome.message);
   return m;
 }
 

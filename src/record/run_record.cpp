@@ -54,6 +54,7 @@ Json to_json(const HistoryEntry& h) {
             {"cost_ms", {{"compile", h.compile_ms}, {"sass", h.sass_ms}, {"measure", h.measure_ms}, {"cases", h.cases_ms}}}};
   if (h.objective_ms) e["objective_ms"] = *h.objective_ms;
   if (!h.reused.is_null()) e["reused"] = h.reused;
+  if (h.unwritten_fraction) e["unwritten_fraction"] = *h.unwritten_fraction;
   return e;
 }
 
@@ -78,6 +79,7 @@ HistoryEntry history_entry_from_json(const Json& j, const std::string& where) {
     h.cases_ms = opt_number(*cost, "cases", w).value_or(0.0);
   }
   if (const Json* r = opt_object(j, "reused", where)) h.reused = *r;
+  h.unwritten_fraction = opt_number(j, "unwritten_fraction", where);
   return h;
 }
 

@@ -54,13 +54,24 @@ struct Lookup {
   CandidateStatus status = CandidateStatus::kOk;
   std::optional<double> ms;
   bool unknown = false;
+  std::optional<double> unwritten;  // a failure that left this share of an output unwritten
 };
 
 Lookup look_up(const SpaceTable& t, const Config& c) {
   auto it = t.ms.find(c);
-  if (it == t.ms.end()) return {CandidateStatus::kIncorrect, std::nullopt, true};
-  if (!it->second) return {CandidateStatus::kIncorrect, std::nullopt, false};
-  return {CandidateStatus::kOk, it->second, false};
+  if (it == t.ms.end()) return {CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
+  if (!it->second) {
+    auto u = t.unwritten.find(c);
+    return {CandidateStatus::kIncorrect, std::nullopt, false, u == t.unwritten.end() ? std::nullopt : std::optional<double>(u->second)};
+  }
+  return {CandidateStatus::kOk, it->second, false, std::nullopt};
+}
+
+// A measurement of the replay: what the loop's history holds for a candidate the table answered.
+Measurement measured(Candidate c, const Lookup& l, int iteration) {
+  Measurement m{std::move(c), l.status, l.ms, iteration};
+  m.unwritten_fraction = l.unwritten;
+  return m;
 }
 
 class Replayer {
@@ -76,7 +87,7 @@ class Replayer {
     history_.clear();
     verdicts_.clear();
     ablations_.clear();
-    history_.push_back({base, b.status, b.ms, 0});
+    history_.push_back(measured(base, b, 0));
     r.evaluations = 1;
     r.evaluated.push_back(*base.config);
     size_t champion = 0;
@@ -121,7 +132,8 @@ class Replayer {
       } else {
         StrategyInput st;
         st.space = &s_;
-        for (const auto& m : history_) st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});
+        for (const auto& m : history_)
+          st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt, m.unwritten_fraction});
         st.k = o_.branches;
         st.seed = seed + static_cast<uint64_t>(it) + static_cast<uint64_t>(it) * 1000003ull;  // as the generator
         for (auto& p : propose_configs(st))
@@ -138,7 +150,7 @@ class Replayer {
         ++r.evaluations;
         r.unknown += l.unknown;
         if (c.config) r.evaluated.push_back(*c.config);
-        history_.push_back({c, l.status, l.ms, it});
+        history_.push_back(measured(c, l, it));
         if (l.ms && (!history_[champion].median_ms || *l.ms < *history_[champion].median_ms)) champion = history_.size() - 1;
         if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations, r.hit_iteration = it;
       }
@@ -194,7 +206,7 @@ class Replayer {
       if (l.ms) v.saved_ms = *l.ms - *champ.median_ms;
       verdicts_.push_back(v);
       // The loop keeps what its ablation measured, and so does the replay (GeneratorInput::ablations).
-      ablations_.push_back({candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"), l.status, l.ms, iteration});
+      ablations_.push_back(measured(candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"), l, iteration));
     }
   }
 
