@@ -31,7 +31,7 @@ util::Json measurements_json(const std::vector<search::Measurement>& list) {
   for (const auto& m : list)
     out.push_back(record::to_json(record::HistoryEntry{record::config_of(m.candidate), m.status, m.median_ms, m.objective_ms, m.iteration,
                                                        m.search_s, m.compile_ms, m.sass_ms, m.measure_ms, m.cases_ms, m.reused,
-                                                       m.unwritten_fraction}));
+                                                       m.unwritten_fraction, m.predicted_infeasible}));
   return out;
 }
 
@@ -43,6 +43,7 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
     out.push_back({.candidate = record::candidate_of(h.candidate, at + ".candidate"), .status = h.status, .median_ms = h.median_ms,
                    .iteration = h.iteration, .search_s = h.search_s, .compile_ms = h.compile_ms, .sass_ms = h.sass_ms,
                    .measure_ms = h.measure_ms, .cases_ms = h.cases_ms, .objective_ms = h.objective_ms, .unwritten_fraction = h.unwritten_fraction,
+                   .predicted_infeasible = h.predicted_infeasible,
                    .reused = h.reused});
   }
   return out;

@@ -55,6 +55,7 @@ Json to_json(const HistoryEntry& h) {
   if (h.objective_ms) e["objective_ms"] = *h.objective_ms;
   if (!h.reused.is_null()) e["reused"] = h.reused;
   if (h.unwritten_fraction) e["unwritten_fraction"] = *h.unwritten_fraction;
+  if (h.predicted_infeasible) e["predicted_infeasible"] = *h.predicted_infeasible;
   return e;
 }
 
@@ -80,6 +81,7 @@ HistoryEntry history_entry_from_json(const Json& j, const std::string& where) {
   }
   if (const Json* r = opt_object(j, "reused", where)) h.reused = *r;
   h.unwritten_fraction = opt_number(j, "unwritten_fraction", where);
+  h.predicted_infeasible = opt_string(j, "predicted_infeasible", where);
   return h;
 }
 

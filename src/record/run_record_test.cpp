@@ -69,6 +69,9 @@ TEST(RunRecord, EveryStructRoundTrips) {
   h.unwritten_fraction = 0.96875;  // an output partly never written: the feasibility model's signal
   round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
   h.unwritten_fraction.reset();
+  h.predicted_infeasible = "predicted infeasible (under-coverage): no size parameter larger than at T2=2,BLOCK=256";
+  round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
+  h.predicted_infeasible.reset();
   h.status = CandidateStatus::kOk;
   h.median_ms = 1.25, h.objective_ms = 1.3;
   round_trips(h, [](const Json& j) { return history_entry_from_json(j); });

@@ -48,6 +48,9 @@ struct Measurement {
   // poison pattern over the output's elements, the largest over outputs): the feasibility model's signal
   // (search/feasibility.h). nullopt: correct, or a failure of another kind.
   std::optional<double> unwritten_fraction;
+  // Built but not measured: the feasibility model predicted it infeasible after a failure earlier in its batch (the
+  // reason; its status is then kIncorrect). nullopt: measured (or reused).
+  std::optional<std::string> predicted_infeasible;
   // Not measured in this run: the results database's record of the same configuration under the same key stood for it
   // (issue 39 item 2; loop/reuse.h reused_json: record_id, run_dir, recorded_at, median_ms, verdict). null: measured here.
   util::Json reused = nullptr;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "search/builtin_generator.h"
+#include "search/feasibility.h"
 #include "search/strategy.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -146,7 +147,16 @@ class Replayer {
       }
       size_t before = champion;
       for (auto& c : cands) {
-        Lookup l = c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true};
+        // As the loop (Optimizer::MeasureBatch::predicted_infeasible): a candidate the feasibility model predicts
+        // infeasible after the failures measured so far, this batch's included, is built and not measured.
+        if (auto why = predicted_infeasible(c)) {
+          if (c.config) r.skipped.push_back(*c.config);
+          Measurement m{c, CandidateStatus::kIncorrect, std::nullopt, it};
+          m.predicted_infeasible = *why;
+          history_.push_back(std::move(m));
+          continue;
+        }
+        Lookup l = c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
         ++r.evaluations;
         r.unknown += l.unknown;
         if (c.config) r.evaluated.push_back(*c.config);
@@ -187,6 +197,22 @@ class Replayer {
   }
 
  private:
+  std::optional<std::string> predicted_infeasible(const Candidate& c) const {
+    if (!c.config) return std::nullopt;
+    std::vector<FeasibilityObservation> obs;
+    bool signal = false;
+    for (const auto* list : {&history_, &ablations_})
+      for (const auto& m : *list) {
+        if (!m.candidate.config || m.predicted_infeasible) continue;
+        obs.push_back({*m.candidate.config, m.status == CandidateStatus::kOk, m.unwritten_fraction});
+        signal = signal || m.unwritten_fraction.has_value();
+      }
+    if (!signal) return std::nullopt;
+    auto p = FeasibilityModel(s_, obs).predict(*c.config);
+    if (!p) return std::nullopt;
+    return p->reason(s_);
+  }
+
   // The loop ablates each method the new champion has on; here the table answers: the champion with that guard
   // off, effective when that is more than 1% slower (the loop's paired CI at a few rounds resolves about that).
   void ablate(const Measurement& champ, int iteration) {
@@ -304,9 +330,13 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
                      o.target_share_pct, s.target_evaluations, s.reached_within_target, r.runs.size());
   out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n",
                      s.reached_first_iteration, r.runs.size());
-  int unknown = 0, ablations = 0;
-  for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations;
+  int unknown = 0, ablations = 0, skipped = 0;
+  for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations, skipped += static_cast<int>(run.skipped.size());
   if (unknown) out += fmt::format("  {} candidate(s) were not in the table (counted as failed evaluations)\n", unknown);
+  if (skipped)
+    out += fmt::format("  candidates built but not measured, predicted infeasible by the feasibility model after failures earlier in "
+                       "their batch (not counted): {:.1f} per run on average\n",
+                       static_cast<double>(skipped) / static_cast<double>(r.runs.size()));
   if (o.policy == ReplayPolicy::kLoop)
     out += fmt::format("  ablation builds the real loop would measure besides (not counted): {:.1f} per run on average\n",
                        static_cast<double>(ablations) / static_cast<double>(r.runs.size()));
@@ -322,7 +352,7 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
   util::Json runs = util::Json::array();
   for (const auto& run : r.runs)
     runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"hit_iteration", opt(run.hit_iteration)},
-                    {"evaluations", run.evaluations}, {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations},
+                    {"evaluations", run.evaluations}, {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations}, {"skipped", run.skipped.size()},
                     {"best_found_ms", run.best_found_ms}, {"end", run.end}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
                        {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},
