@@ -138,7 +138,9 @@ TEST(DeriveLoop, UnderCoverageFailuresTeachTheSearchWhichPointsCannotBeCorrect) 
   // ITEMS=4 THREADS=256 is the best; a product under 1024 leaves part of each segment unwritten.
   mo.time_ms = [&](const Defines& d) -> std::optional<double> {
     if (product(d) < 1024) return std::nullopt;
-    return define_of(d, "ITEMS", 1) == 4 && define_of(d, "THREADS", 1024) == 256 ? 0.5 : 1.0 + 0.01 * static_cast<double>(product(d) / 1024);
+    return define_of(d, "ITEMS", 1) == 4 && define_of(d, "THREADS", 1024) == 256
+               ? 0.5
+               : 1.0 + 0.01 * static_cast<double>(product(d) / 1024);
   };
   mo.unwritten = [&](const Defines& d) -> std::optional<double> {
     return product(d) < 1024 ? std::optional<double>(1 - static_cast<double>(product(d)) / 1024) : std::nullopt;
@@ -184,8 +186,10 @@ TEST(DeriveLoop, UnderCoverageFailuresTeachTheSearchWhichPointsCannotBeCorrect) 
     }
   }
   EXPECT_GT(predicted + skipped, 0);
-  std::printf("[coupled] %d under-coverage failure(s) measured, %d candidate(s) built and not measured, %d point(s) left out by the "
-              "generator over %d iteration(s)\n", signal, skipped, predicted, (*state)["iterations_done"].get<int>());
+  std::printf(
+      "[coupled] %d under-coverage failure(s) measured, %d candidate(s) built and not measured, %d point(s) left out by the "
+      "generator over %d iteration(s)\n",
+      signal, skipped, predicted, (*state)["iterations_done"].get<int>());
   auto summary = util::read_json(run / "summary.json");
   ASSERT_TRUE(summary.ok());
   int recorded = 0;

@@ -131,7 +131,8 @@ class Optimizer {
   struct MeasureBatch;  // one measure_now() batch and its candidates' measuring (loop/measure_batch.h)
   // The feasibility model (search/feasibility.h) over what the run measured (its history and ablations) and `batch`
   // (the runs of the batch measured so far): why `c` is predicted infeasible, or nullopt.
-  std::optional<std::string> predicted_infeasible(const search::Candidate& c, const std::vector<search::Measurement>& batch) const;
+  std::optional<std::string> predicted_infeasible(const search::Candidate& c,
+                                                  const std::vector<search::Measurement>& batch) const;
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);

@@ -169,8 +169,9 @@ TEST(Compare, NanInfAndPoison) {
 TEST(Compare, TheUnwrittenShareOfTheJudgesMessage) {
   // The judge's message (runner/sealed.cpp, no expected value) from the H200's cutlass_layernorm sweep (2026-12-04):
   // a block of 32 threads, one float4 each, covers 128 of a 4096-wide row.
-  const std::string judged = "output out: MISMATCH 33554179/33554432 elements; first bad index 0 [0,0]: got 1.16512; "
-                             "max_abs=9.2 rel_l2=3.14; 32505856 elements never written (still poisoned)";
+  const std::string judged =
+      "output out: MISMATCH 33554179/33554432 elements; first bad index 0 [0,0]: got 1.16512; "
+      "max_abs=9.2 rel_l2=3.14; 32505856 elements never written (still poisoned)";
   ASSERT_TRUE(unwritten_share(judged));
   EXPECT_DOUBLE_EQ(*unwritten_share(judged), 0.96875);
 }

@@ -24,8 +24,10 @@ std::string InfeasiblePrediction::reason(const SearchSpace& s) const {
   const std::string from = fmt::format("{} left {:.4g}% of an output unwritten", s.key(because_of), 100 * because_unwritten);
   if (basis == InfeasibleBasis::kDominated)
     return "predicted infeasible (under-coverage): no size parameter larger than at " + from;
-  return fmt::format("predicted infeasible (under-coverage): the product model gives it at most {:.3g}% of the coverage it needs "
-                     "({})", 100 * predicted_coverage, from);
+  return fmt::format(
+      "predicted infeasible (under-coverage): the product model gives it at most {:.3g}% of the coverage it needs "
+      "({})",
+      100 * predicted_coverage, from);
 }
 
 FeasibilityModel::FeasibilityModel(const SearchSpace& space, const std::vector<FeasibilityObservation>& obs) : space_(&space) {
@@ -163,7 +165,9 @@ std::vector<std::string> FeasibilityModel::describe(const SearchSpace& s) const 
         models.push_back(fmt::format("{} >= {:.4g}", util::join(terms, "*"), std::exp(m.threshold) / kProductMargin));
       }
       line += fmt::format(": dominance, and {} consistent product model(s): {}{}", k.models.size(),
-                          util::join(std::vector<std::string>(models.begin(), models.begin() + static_cast<long>(std::min<size_t>(models.size(), 4))), "; "),
+                          util::join(std::vector<std::string>(
+                                         models.begin(), models.begin() + static_cast<long>(std::min<size_t>(models.size(), 4))),
+                                     "; "),
                           models.size() > 4 ? "; ..." : "");
     }
     out.push_back(line);

@@ -30,7 +30,7 @@ namespace kopt::search {
 // One measured point as the model sees it.
 struct FeasibilityObservation {
   Config config;
-  bool ok = false;                          // measured correct
+  bool ok = false;                           // measured correct
   std::optional<double> unwritten_fraction;  // a failure that left this share of an output unwritten
 };
 
@@ -42,9 +42,9 @@ std::string_view infeasible_basis_name(InfeasibleBasis b);  // "dominated", "pro
 
 struct InfeasiblePrediction {
   InfeasibleBasis basis = InfeasibleBasis::kDominated;
-  Config because_of;                // the under-covering observation it follows from
-  double because_unwritten = 0;     // that observation's unwritten share
-  double predicted_coverage = 0;    // the product model's most hopeful coverage (kProduct), else 0
+  Config because_of;                               // the under-covering observation it follows from
+  double because_unwritten = 0;                    // that observation's unwritten share
+  double predicted_coverage = 0;                   // the product model's most hopeful coverage (kProduct), else 0
   std::string reason(const SearchSpace& s) const;  // one line for the record
 };
 
@@ -73,12 +73,12 @@ class FeasibilityModel {
     double threshold = 0;       // a point is short under this model when exponent . log_size < threshold
   };
   struct Class {
-    std::vector<int64_t> key;     // guard values and sentinel values: what must match
+    std::vector<int64_t> key;       // guard values and sentinel values: what must match
     std::vector<size_t> size_dims;  // the class's size dimensions (param dims holding a positive value)
     std::vector<Failure> failures;
     std::vector<std::vector<double>> ok_log_sizes;
-    bool dominance = true;        // off when a point measured correct is dominated by a failure
-    std::vector<Model> models;    // the consistent product models (empty: no product prediction)
+    bool dominance = true;      // off when a point measured correct is dominated by a failure
+    std::vector<Model> models;  // the consistent product models (empty: no product prediction)
   };
   std::optional<std::vector<int64_t>> class_key(const Config& c, std::vector<size_t>* size_dims) const;
   std::vector<double> log_sizes(const Config& c, const std::vector<size_t>& size_dims) const;

@@ -14,8 +14,8 @@ namespace kopt::search {
 
 namespace {
 
-const std::set<std::string, std::less<>> kKnownColumns = {"index",        "status", "median_ms", "ci95_low_ms", "ci95_high_ms",
-                                                             "tflops", "unwritten_fraction"};
+const std::set<std::string, std::less<>> kKnownColumns = {"index",        "status", "median_ms",         "ci95_low_ms",
+                                                          "ci95_high_ms", "tflops", "unwritten_fraction"};
 
 std::optional<int64_t> parse_int(const std::string& s) {
   if (s.empty()) return std::nullopt;
@@ -49,7 +49,8 @@ Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::stri
     const std::string& h = header[i];
     if (h == "status") status_col = static_cast<int>(i);
     else if (h == "median_ms") ms_col = static_cast<int>(i);
-    else if (h == "unwritten_fraction") unwritten_col = static_cast<int>(i);
+    else if (h == "unwritten_fraction")
+      unwritten_col = static_cast<int>(i);
     else if (!kKnownColumns.count(h)) {
       if (!util::is_identifier(h)) return input_error(fmt::format("{}:{}: column '{}' is not a dimension name", origin, first + 1, h));
       if (std::count(t.dims.begin(), t.dims.end(), h)) return input_error(fmt::format("{}:{}: column '{}' twice", origin, first + 1, h));
@@ -85,7 +86,8 @@ Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::stri
       const std::string& u = cells[static_cast<size_t>(unwritten_col)];
       row.unwritten_fraction = parse_double(u);
       if (row.status == "ok" || !row.unwritten_fraction || *row.unwritten_fraction <= 0 || *row.unwritten_fraction > 1)
-        return input_error(fmt::format("{}:{}: unwritten_fraction '{}' must be in (0, 1] and only on a failed row", origin, l + 1, u));
+        return input_error(
+            fmt::format("{}:{}: unwritten_fraction '{}' must be in (0, 1] and only on a failed row", origin, l + 1, u));
     }
     t.rows.push_back(std::move(row));
   }

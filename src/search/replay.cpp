@@ -63,7 +63,8 @@ Lookup look_up(const SpaceTable& t, const Config& c) {
   if (it == t.ms.end()) return {CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
   if (!it->second) {
     auto u = t.unwritten.find(c);
-    return {CandidateStatus::kIncorrect, std::nullopt, false, u == t.unwritten.end() ? std::nullopt : std::optional<double>(u->second)};
+    return {CandidateStatus::kIncorrect, std::nullopt, false,
+            u == t.unwritten.end() ? std::nullopt : std::optional<double>(u->second)};
   }
   return {CandidateStatus::kOk, it->second, false, std::nullopt};
 }
@@ -134,7 +135,8 @@ class Replayer {
         StrategyInput st;
         st.space = &s_;
         for (const auto& m : history_)
-          st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt, m.unwritten_fraction});
+          st.history.push_back(
+              {*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt, m.unwritten_fraction});
         st.k = o_.branches;
         st.seed = seed + static_cast<uint64_t>(it) + static_cast<uint64_t>(it) * 1000003ull;  // as the generator
         for (auto& p : propose_configs(st))
@@ -156,7 +158,8 @@ class Replayer {
           history_.push_back(std::move(m));
           continue;
         }
-        Lookup l = c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
+        Lookup l =
+            c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
         ++r.evaluations;
         r.unknown += l.unknown;
         if (c.config) r.evaluated.push_back(*c.config);
@@ -331,12 +334,14 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
   out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n",
                      s.reached_first_iteration, r.runs.size());
   int unknown = 0, ablations = 0, skipped = 0;
-  for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations, skipped += static_cast<int>(run.skipped.size());
+  for (const auto& run : r.runs)
+    unknown += run.unknown, ablations += run.ablations, skipped += static_cast<int>(run.skipped.size());
   if (unknown) out += fmt::format("  {} candidate(s) were not in the table (counted as failed evaluations)\n", unknown);
   if (skipped)
-    out += fmt::format("  candidates built but not measured, predicted infeasible by the feasibility model after failures earlier in "
-                       "their batch (not counted): {:.1f} per run on average\n",
-                       static_cast<double>(skipped) / static_cast<double>(r.runs.size()));
+    out += fmt::format(
+        "  candidates built but not measured, predicted infeasible by the feasibility model after failures earlier in "
+        "their batch (not counted): {:.1f} per run on average\n",
+        static_cast<double>(skipped) / static_cast<double>(r.runs.size()));
   if (o.policy == ReplayPolicy::kLoop)
     out += fmt::format("  ablation builds the real loop would measure besides (not counted): {:.1f} per run on average\n",
                        static_cast<double>(ablations) / static_cast<double>(r.runs.size()));
@@ -351,9 +356,16 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
   auto opt = [](const std::optional<int>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
   util::Json runs = util::Json::array();
   for (const auto& run : r.runs)
-    runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"hit_iteration", opt(run.hit_iteration)},
-                    {"evaluations", run.evaluations}, {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations}, {"skipped", run.skipped.size()},
-                    {"best_found_ms", run.best_found_ms}, {"end", run.end}});
+    runs.push_back({{"seed", run.seed},
+                    {"hit_evaluation", opt(run.hit_evaluation)},
+                    {"hit_iteration", opt(run.hit_iteration)},
+                    {"evaluations", run.evaluations},
+                    {"iterations", run.iterations},
+                    {"unknown", run.unknown},
+                    {"ablations", run.ablations},
+                    {"skipped", run.skipped.size()},
+                    {"best_found_ms", run.best_found_ms},
+                    {"end", run.end}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
                        {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},
                        {"policy", replay_policy_name(o.policy)}, {"metrics_source", o.metrics_source}, {"metrics", o.metrics}}},

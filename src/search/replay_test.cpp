@@ -389,7 +389,8 @@ TEST(Replay, TheLayernormSpaceOnItsH200SweepLeavesOutWhatTheFailuresRuleOut) {
   so.offer_flag_methods = false;
   auto s = build_space(*a, reg(), so);
   ASSERT_TRUE(s.ok()) << s.error().message;
-  const fs::path csv_path = fs::path(testing_support::test_data_dir()) / "perf/h200-2026-12-04/corpus_bench/cutlass_layernorm_measurements.csv";
+  const fs::path csv_path =
+      fs::path(testing_support::test_data_dir()) / "perf/h200-2026-12-04/corpus_bench/cutlass_layernorm_measurements.csv";
   auto csv = util::read_file(csv_path);
   ASSERT_TRUE(csv.ok()) << csv.error().message;
   auto parsed = parse_measured_table(*csv, csv_path.string());
@@ -419,7 +420,8 @@ TEST(Replay, TheLayernormSpaceOnItsH200SweepLeavesOutWhatTheFailuresRuleOut) {
     auto before = replay_search({&*s, &reg(), source, &without, o});
     ASSERT_TRUE(with_model.ok()) << with_model.error().message;
     ASSERT_TRUE(before.ok()) << before.error().message;
-    EXPECT_EQ(with_model->summary.best_key, "LAYERNORM_TWOPASSALGO_STORED_LOCALLY_E4_T2=2,LAYERNORM_TWOPASSALGO_STORED_LOCALLY_E4_BLOCK=512");
+    EXPECT_EQ(with_model->summary.best_key,
+              "LAYERNORM_TWOPASSALGO_STORED_LOCALLY_E4_T2=2,LAYERNORM_TWOPASSALGO_STORED_LOCALLY_E4_BLOCK=512");
     int within_budget = 0, within_budget_before = 0;
     size_t skipped = 0;
     for (const auto& run : with_model->runs) {
@@ -431,11 +433,12 @@ TEST(Replay, TheLayernormSpaceOnItsH200SweepLeavesOutWhatTheFailuresRuleOut) {
       within_budget_before += run.hit_evaluation && *run.hit_evaluation <= k.budget;
       EXPECT_TRUE(run.skipped.empty());
     }
-    std::printf("[replay] cutlass_layernorm H200, %d a batch, within %g%%: median %d, max %d evaluations (without the model %d, %d); "
-                "%d/30 within %d (without %d/30); %.1f built and not measured a run\n",
-                k.branches, k.within_pct, with_model->summary.median.value_or(-1), with_model->summary.max.value_or(-1),
-                before->summary.median.value_or(-1), before->summary.max.value_or(-1), within_budget, k.budget, within_budget_before,
-                static_cast<double>(skipped) / 30);
+    std::printf(
+        "[replay] cutlass_layernorm H200, %d a batch, within %g%%: median %d, max %d evaluations (without the model %d, %d); "
+        "%d/30 within %d (without %d/30); %.1f built and not measured a run\n",
+        k.branches, k.within_pct, with_model->summary.median.value_or(-1), with_model->summary.max.value_or(-1),
+        before->summary.median.value_or(-1), before->summary.max.value_or(-1), within_budget, k.budget, within_budget_before,
+        static_cast<double>(skipped) / 30);
     EXPECT_EQ(within_budget, 30) << "every run reaches it within the budget";
     EXPECT_LT(within_budget_before, 15) << "most runs without the model do not";
     EXPECT_GT(skipped, 0u);

@@ -189,7 +189,8 @@ class Proposer {
     for (const auto& c : in.exclude)
       if (s_.in_range(c)) taken_.insert(key_(c));
     // The feasibility model: only failures that left outputs unwritten teach it anything (search/feasibility.h).
-    if (std::any_of(in.history.begin(), in.history.end(), [](const Observation& o) { return o.unwritten_fraction.has_value(); })) {
+    if (std::any_of(in.history.begin(), in.history.end(),
+                    [](const Observation& o) { return o.unwritten_fraction.has_value(); })) {
       std::vector<FeasibilityObservation> fo;
       for (const auto& o : in.history) fo.push_back({o.config, o.time_ms.has_value(), o.unwritten_fraction});
       feasibility_ = FeasibilityModel(s_, fo);
@@ -325,7 +326,8 @@ class Proposer {
       while (true) {
         for (size_t d = 0; d < c.size(); ++d) c[d] = allowed_[d][pos[d]];
         if (usable(c)) pool_.push_back(c);
-        else if (!taken_.count(key_(c)) && valid(c)) ++predicted_infeasible_;  // left out by the feasibility model
+        else if (!taken_.count(key_(c)) && valid(c))
+          ++predicted_infeasible_;  // left out by the feasibility model
         size_t d = 0;
         while (d < pos.size() && ++pos[d] == allowed_[d].size()) pos[d++] = 0;
         if (d == pos.size()) break;

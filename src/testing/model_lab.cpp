@@ -123,10 +123,11 @@ std::pair<runner::RunStatus, std::string> ModelLab::wrong_outcome(const Defines&
     if (auto f = o_.unwritten(d); f && *f > 0) {
       constexpr int64_t kNumel = 1 << 20;
       const auto never = static_cast<int64_t>(std::llround(*f * static_cast<double>(kNumel)));
-      return {runner::RunStatus::kUnwrittenOutput,
-              fmt::format("output y: MISMATCH {}/{} elements; first bad index 0 [0]: got nan; max_abs=0 rel_l2=1; {} elements never "
-                          "written (still poisoned)",
-                          never, kNumel, never)};
+      return {
+          runner::RunStatus::kUnwrittenOutput,
+          fmt::format("output y: MISMATCH {}/{} elements; first bad index 0 [0]: got nan; max_abs=0 rel_l2=1; {} elements never "
+                      "written (still poisoned)",
+                      never, kNumel, never)};
     }
   return {runner::RunStatus::kWrongResult, "output y: model: wrong result"};
 }
@@ -233,8 +234,11 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     }
     util::Json libs = util::Json::array();
     for (size_t k = 0; k < req.libs.size(); ++k) {
-      auto wrong = truth[k] ? std::pair<runner::RunStatus, std::string>{runner::RunStatus::kOk, ""} : wrong_outcome(libs_[req.libs[k].string()]);
-      libs.push_back({{"lib", req.libs[k].string()}, {"status", runner::status_name(wrong.first)}, {"message", wrong.second},
+      auto wrong = truth[k] ? std::pair<runner::RunStatus, std::string>{runner::RunStatus::kOk, ""}
+                            : wrong_outcome(libs_[req.libs[k].string()]);
+      libs.push_back({{"lib", req.libs[k].string()},
+                      {"status", runner::status_name(wrong.first)},
+                      {"message", wrong.second},
                       {"samples_ms", s[k]}});
     }
     details["libs"] = libs;
