@@ -38,7 +38,8 @@ util::Json plan_json(const search::GeneratorInput& in, const search::GeneratorOu
           {"predicted_infeasible", predicted},
           {"outlook", out.outlook ? util::Json{{"remaining", out.outlook->remaining},
                                                {"best_lcb_ms", out.outlook->best_lcb_ms ? util::Json(*out.outlook->best_lcb_ms) : util::Json(nullptr)},
-                                               {"observations", out.outlook->observations}}
+                                               {"observations", out.outlook->observations},
+                                               {"predicted_infeasible", out.outlook->predicted_infeasible}}
                                   : util::Json(nullptr)}};
 }
 
