@@ -41,6 +41,9 @@ struct CandidateRun {
   // holds the stored figures, vs_champion the stored race when it was against this champion; build is empty.
   std::optional<db::Record> reused;
   std::string reuse_reason;  // why it was reused, then (a finalist) why its stored figures keep it behind
+  // Built, not measured: the feasibility model predicted it infeasible after failures earlier in the batch
+  // (search/feasibility.h; its status is then kIncorrect, `note` the reason). Never recorded in the results database.
+  bool predicted_infeasible = false;
 };
 
 // A candidate's run as the search sees it (a history or ablation entry): its candidate, status, iteration and times

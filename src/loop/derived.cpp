@@ -66,9 +66,10 @@ void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
     // A compile past the time limit, or a build that spills, says so; another compile failure gives nvcc's first error.
     bool own_note = r.build.status == compile::CompileStatus::kTimedOut || (r.build.ok() && !r.note.empty());
     std::string why = r.status == search::CandidateStatus::kCompileFailed && !own_note ? compile_reason(r.build.log_text, r.note) : r.note;
+    const std::string_view status =
+        r.predicted_infeasible ? std::string_view("predicted_infeasible") : search::candidate_status_name(r.status);
     util::Json entry = {{"candidate", r.candidate.id}, {"point", util::join(point, ",")}, {"methods", r.candidate.methods},
-                        {"flags", r.candidate.flags}, {"status", search::candidate_status_name(r.status)},
-                        {"why", why.substr(0, 400)}};
+                        {"flags", r.candidate.flags}, {"status", status}, {"why", why.substr(0, 400)}};
     // The point (its derived params and method guards) leaves the space: a compile failure whatever the flags, a
     // wrong or failed run, or a build pruned for spilling, only when no flag method was on (a flag could be the cause).
     if ((r.status == search::CandidateStatus::kCompileFailed && !r.build.ok()) || r.candidate.flags.empty()) {
@@ -88,6 +89,22 @@ void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
       }
     }
     pruned_.push_back(entry);
+    added = true;
+  }
+  if (added)
+    if (auto st = write_json(dir_ / "derived" / "pruned.json", "pruned", {{"pruned", pruned_}}); !st)
+      say("  could not write derived/pruned.json: {}", st.error().message);
+}
+
+void Optimizer::record_predicted(const std::vector<search::PredictedInfeasible>& points) {
+  bool added = false;
+  for (const auto& p : points) {
+    const bool known = std::any_of(pruned_.begin(), pruned_.end(), [&](const util::Json& e) {
+      return e.value("point", std::string()) == p.key && e.value("status", std::string()) == "predicted_infeasible";
+    });
+    if (known) continue;
+    pruned_.push_back({{"candidate", ""}, {"point", p.key}, {"methods", util::Json::array()}, {"flags", util::Json::array()},
+                       {"status", "predicted_infeasible"}, {"why", p.reason.substr(0, 400)}});
     added = true;
   }
   if (added)

@@ -1,5 +1,6 @@
 // The optimize loop on a kernel without annotations, without a GPU (a ModelLab): the derived space is searched
 // through a copy in the run directory, the user's file stays as it was, pruned points are recorded with why.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -108,6 +109,92 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
             std::string::npos) << *md;
   EXPECT_NE(md->find("| method `launch_bounds` | 0, 1 | 0 |"), std::string::npos);
   if (std::getenv("KOPT_SHOW_SUMMARY")) std::fprintf(stderr, "%s\n", md->c_str());
+  fs::remove_all(out);
+}
+
+int64_t define_of(const Defines& d, const char* name, int64_t fallback) {
+  auto it = d.find(name);
+  return it == d.end() ? fallback : std::stoll(it->second);
+}
+
+// Two coupled derived parameters (tests/data/derive/loop_coupled.cu: ITEMS * THREADS >= 1024, or part of each
+// segment is never written): the failures' unwritten shares teach the feasibility model (search/feasibility.h)
+// which points cannot be correct. A point it predicts infeasible is built and not measured, or not proposed at all,
+// each with its reason in the record; no correct point is ever left out, and the best is found.
+TEST(DeriveLoop, UnderCoverageFailuresTeachTheSearchWhichPointsCannotBeCorrect) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_derive_coupled_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  OptimizeOptions o;
+  o.iterations = 3;
+  o.patience = 3;
+  o.job.kernel = data / "derive" / "loop_coupled.cu";
+  o.job.ref = data / "loop" / "ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out;
+  o.quiet = true;
+  auto product = [](const Defines& d) { return define_of(d, "ITEMS", 1) * define_of(d, "THREADS", 1024); };
+  ModelLabOptions mo;
+  // ITEMS=4 THREADS=256 is the best; a product under 1024 leaves part of each segment unwritten.
+  mo.time_ms = [&](const Defines& d) -> std::optional<double> {
+    if (product(d) < 1024) return std::nullopt;
+    return define_of(d, "ITEMS", 1) == 4 && define_of(d, "THREADS", 1024) == 256
+               ? 0.5
+               : 1.0 + 0.01 * static_cast<double>(product(d) / 1024);
+  };
+  mo.unwritten = [&](const Defines& d) -> std::optional<double> {
+    return product(d) < 1024 ? std::optional<double>(1 - static_cast<double>(product(d)) / 1024) : std::nullopt;
+  };
+  mo.ceilings = roofline::testing::round_ceilings();
+  mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
+                {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
+  ModelLab lab(mo);
+  lab.kernel = o.job.kernel;
+  ASSERT_EQ(run_optimize(o, lab), 0);
+  fs::path run = fs::directory_iterator(out / "kopt_runs")->path();
+  auto state = util::read_json(run / "state.json");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ((*state)["champion"]["candidate"]["params"].value("ITEMS", 0), 4);
+  EXPECT_EQ((*state)["champion"]["candidate"]["params"].value("THREADS", 0), 256);
+  auto product_of = [](const util::Json& c) { return c["params"].value("ITEMS", 1) * c["params"].value("THREADS", 1024); };
+  int signal = 0, skipped = 0;
+  for (const auto& h : (*state)["history"]) {
+    SCOPED_TRACE(h.dump());
+    if (h.contains("unwritten_fraction")) {
+      ++signal;
+      EXPECT_DOUBLE_EQ(h["unwritten_fraction"].get<double>(), 1 - static_cast<double>(product_of(h["candidate"])) / 1024);
+    }
+    if (h.contains("predicted_infeasible")) {
+      ++skipped;
+      EXPECT_LT(product_of(h["candidate"]), 1024) << "a correct point left out";
+      EXPECT_EQ(h["status"], "incorrect");
+      EXPECT_EQ(h["predicted_infeasible"].get<std::string>().rfind("predicted infeasible (under-coverage)", 0), 0u);
+    }
+  }
+  EXPECT_GT(signal, 0);
+  // Every point the generator left out is infeasible, and the record says why (plan.json; the derived space's pruned).
+  int predicted = 0;
+  for (int it = 1; it <= 3; ++it) {
+    auto plan = util::read_json(run / fmt::format("iter_{:02d}", it) / "plan.json");
+    if (!plan.ok()) continue;
+    for (const auto& p : (*plan)["predicted_infeasible"]) {
+      ++predicted;
+      const std::string point = p["point"];
+      int64_t items = 0, threads = 0;
+      ASSERT_EQ(std::sscanf(point.c_str(), "ITEMS=%ld,THREADS=%ld", &items, &threads), 2) << point;
+      EXPECT_LT(items * threads, 1024) << point;
+    }
+  }
+  EXPECT_GT(predicted + skipped, 0);
+  std::printf(
+      "[coupled] %d under-coverage failure(s) measured, %d candidate(s) built and not measured, %d point(s) left out by the "
+      "generator over %d iteration(s)\n",
+      signal, skipped, predicted, (*state)["iterations_done"].get<int>());
+  auto summary = util::read_json(run / "summary.json");
+  ASSERT_TRUE(summary.ok());
+  int recorded = 0;
+  for (const auto& p : (*summary)["derived"]["pruned"]) recorded += p["status"] == "predicted_infeasible";
+  EXPECT_EQ(recorded > 0, predicted + skipped > 0) << (*summary)["derived"]["pruned"].dump();
   fs::remove_all(out);
 }
 

@@ -26,15 +26,20 @@ void apply_outlook(search::GeneratorOutput& out, StopState& stop, double champ_m
 util::Json plan_json(const search::GeneratorInput& in, const search::GeneratorOutput& out) {
   util::Json planned = util::Json::array();
   for (const auto& c : out.candidates) planned.push_back(search::to_json(c));
+  // What the feasibility model left out of the search (search/feasibility.h), each with its reason.
+  util::Json predicted = util::Json::array();
+  for (const auto& p : out.predicted_infeasible) predicted.push_back({{"point", p.key}, {"why", p.reason}});
   auto slot = [&](Axis a) {
     auto it = in.plan.slots.find(a);
     return it == in.plan.slots.end() ? 0 : it->second;
   };
   return {{"slots", {{"compute", slot(Axis::kCompute)}, {"memory", slot(Axis::kMemory)}, {"latency", slot(Axis::kLatency)}}},
           {"selection", search::to_json(out.selection)}, {"notes", out.notes}, {"candidates", planned},
+          {"predicted_infeasible", predicted},
           {"outlook", out.outlook ? util::Json{{"remaining", out.outlook->remaining},
                                                {"best_lcb_ms", out.outlook->best_lcb_ms ? util::Json(*out.outlook->best_lcb_ms) : util::Json(nullptr)},
-                                               {"observations", out.outlook->observations}}
+                                               {"observations", out.outlook->observations},
+                                               {"predicted_infeasible", out.outlook->predicted_infeasible}}
                                   : util::Json(nullptr)}};
 }
 
@@ -83,6 +88,7 @@ std::optional<RunOutcome> Optimizer::iterate(search::Generator& gen) {
   for (const auto& m : out->checked_failures) st_.history.push_back(m);
   apply_outlook(*out, st_.stop, st_.champion->objective(), space_->dims.size());
   if (auto st = write_json(idir / "plan.json", "plan", plan_json(in, *out)); !st) return fail(st.error());
+  if (derived_) record_predicted(out->predicted_infeasible);
   if (should_stop(st_.stop) == StopReason::kNoPredictedGain) {
     profile_champion(idir);
     if (auto st = save_state(); !st) return fail(st.error());

@@ -37,6 +37,9 @@ struct Optimizer::MeasureBatch {
   // (true: its worker was lost), at the other cases, and the sanitizer; a step's Attempt ends the job.
   dispatch::Attempt measure_candidate(size_t i, int slot, int attempt);
   bool measure_at_primary(CandidateRun& cr, const std::filesystem::path& cdir);
+  // A candidate of the search's batch (`budgeted`) that the feasibility model, taught by the failures measured so far
+  // (this batch's included: measurement streams as builds finish), predicts infeasible: why, and it is not measured.
+  std::optional<std::string> predicted_infeasible(const search::Candidate& c);
   std::optional<dispatch::Attempt> measure_at_cases(CandidateRun& cr, const std::filesystem::path& cdir, int slot, int attempt);
   std::optional<dispatch::Attempt> sanitize_candidate(CandidateRun& cr, const std::filesystem::path& cdir);
 

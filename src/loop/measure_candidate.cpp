@@ -5,6 +5,7 @@
 #include "loop/measure_batch.h"
 #include "loop/numerics.h"
 #include "pipeline/triton.h"
+#include "search/feasibility.h"
 #include "util/strings.h"
 
 namespace kopt::loop {
@@ -130,6 +131,33 @@ std::optional<dispatch::Attempt> Optimizer::MeasureBatch::sanitize_candidate(Can
   return std::nullopt;
 }
 
+std::optional<std::string> Optimizer::predicted_infeasible(const search::Candidate& c,
+                                                           const std::vector<search::Measurement>& batch) const {
+  if (!space_ || !c.config || !space_->in_range(*c.config)) return std::nullopt;
+  std::vector<search::FeasibilityObservation> obs;
+  bool signal = false;
+  for (const auto* list : {&st_.history, &st_.ablations, &batch})
+    for (const auto& m : *list) {
+      if (!m.candidate.config || m.predicted_infeasible) continue;  // a prediction teaches the model nothing
+      obs.push_back({*m.candidate.config, m.status == search::CandidateStatus::kOk, m.unwritten_fraction});
+      signal = signal || m.unwritten_fraction.has_value();
+    }
+  if (!signal) return std::nullopt;
+  auto p = search::FeasibilityModel(*space_, obs).predict(*c.config);
+  if (!p) return std::nullopt;
+  return p->reason(*space_) + ": built, not measured";
+}
+
+std::optional<std::string> Optimizer::MeasureBatch::predicted_infeasible(const search::Candidate& c) {
+  if (!budgeted) return std::nullopt;  // an ablation's variants and finalists raced again are measured whatever
+  std::vector<search::Measurement> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& [i, r] : done) batch.push_back(measurement_of(r, 0));
+  }
+  return o.predicted_infeasible(c, batch);
+}
+
 dispatch::Attempt Optimizer::MeasureBatch::measure_candidate(size_t i, int slot, int attempt) {
   CandidateRun cr;
   cr.candidate = cands[i];
@@ -150,6 +178,14 @@ dispatch::Attempt Optimizer::MeasureBatch::measure_candidate(size_t i, int slot,
     if (!budget_said) o.say("    the time budget is spent: {} of {} candidates not measured", cands.size() - done.size(), cands.size());
     budget_said = true;
     return dispatch::Attempt::kStop;
+  }
+  if (auto why = predicted_infeasible(cr.candidate)) {
+    cr.status = search::CandidateStatus::kIncorrect;
+    cr.note = *why;
+    cr.predicted_infeasible = true;
+    o.say("    {:<10} {:<10} {}", cr.candidate.id, "skipped", cr.note);
+    mark_done(i, std::move(cr));
+    return dispatch::Attempt::kDone;
   }
   if (measure_at_primary(cr, cdir) && attempt == 0 && o.slots_.size() > 1) {
     o.say("    {:<10} lost its worker on {} ({}): measured again on another GPU", cr.candidate.id, o.slot_name(slot), cr.outcome.message);

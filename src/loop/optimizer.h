@@ -130,6 +130,10 @@ class Optimizer {
   Result<std::vector<CandidateRun>> measure_now(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
                                                 const std::string& what, bool budgeted);
   struct MeasureBatch;  // one measure_now() batch and its candidates' measuring (loop/measure_batch.h)
+  // The feasibility model (search/feasibility.h) over what the run measured (its history and ablations) and `batch`
+  // (the runs of the batch measured so far): why `c` is predicted infeasible, or nullopt.
+  std::optional<std::string> predicted_infeasible(const search::Candidate& c,
+                                                  const std::vector<search::Measurement>& batch) const;
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
@@ -253,6 +257,9 @@ class Optimizer {
   // ---- a kernel without annotations (derived.cpp): the space kopt derived, searched through its copy ----
   Status use_derived_space();  // writes run_dir/derived/<kernel> and makes it the kernel of every candidate
   void record_pruned(const std::vector<CandidateRun>& runs);  // derived points that failed, and why
+  // Derived points the generator's feasibility model predicts infeasible and no longer proposes (status
+  // predicted_infeasible, no candidate), each once.
+  void record_predicted(const std::vector<search::PredictedInfeasible>& points);
   bool prune(const std::string& expr);  // adds `!(point)` to the space's constraints (false: not over its dims)
   util::Json derived_json() const;
 

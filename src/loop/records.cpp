@@ -1,6 +1,7 @@
 // What the loop records of each measurement: the run's history (and the frontier of runners-up), and the results
 // database (a measured configuration's record; the database never fails a run).
 #include "loop/optimizer.h"
+#include "runner/compare.h"
 #include "util/fs.h"
 
 namespace kopt::loop {
@@ -15,6 +16,10 @@ search::Measurement measurement_of(const CandidateRun& r, int iteration) {
   if (r.status == search::CandidateStatus::kOk && r.outcome.timing) m.median_ms = r.outcome.timing->median_ms;
   if (r.status == search::CandidateStatus::kOk) m.objective_ms = r.objective_ms;
   if (r.reused) m.reused = reused_json(*r.reused);
+  // An output partly never written at the primary case: how much, for the feasibility model (search/feasibility.h).
+  if (r.status != search::CandidateStatus::kOk && r.outcome.status == runner::RunStatus::kUnwrittenOutput)
+    m.unwritten_fraction = runner::unwritten_share(r.outcome.message);
+  if (r.predicted_infeasible) m.predicted_infeasible = r.note;
   return m;
 }
 
@@ -34,7 +39,10 @@ db::Verdict verdict_of(search::CandidateStatus s) {  // `incorrect` includes a c
 void Optimizer::record_run(const CandidateRun& r) {
   // Built, and a verdict from the runner (not cut by Ctrl-C): a measurement worth keeping, correct or not. A reused
   // run measured nothing: its record is already there.
-  if (r.reused || r.status == search::CandidateStatus::kCompileFailed || r.outcome.status == runner::RunStatus::kInterrupted) return;
+  // A prediction is not a measurement: a candidate the feasibility model kept from the GPU is not recorded either.
+  if (r.reused || r.predicted_infeasible || r.status == search::CandidateStatus::kCompileFailed ||
+      r.outcome.status == runner::RunStatus::kInterrupted)
+    return;
   record_measured(r.candidate, r.outcome, triton() ? runner::RunMode::kTime : runner::RunMode::kPaired, verdict_of(r.status),
                   r.note, r.build.resources, raced_json(r));
 }

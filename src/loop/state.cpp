@@ -29,8 +29,9 @@ Result<std::optional<ChampionRecord>> champion_from(const util::Json& j, const s
 util::Json measurements_json(const std::vector<search::Measurement>& list) {
   util::Json out = util::Json::array();
   for (const auto& m : list)
-    out.push_back(record::to_json(record::HistoryEntry{record::config_of(m.candidate), m.status, m.median_ms, m.objective_ms, m.iteration,
-                                                       m.search_s, m.compile_ms, m.sass_ms, m.measure_ms, m.cases_ms, m.reused}));
+    out.push_back(record::to_json(record::HistoryEntry{record::config_of(m.candidate), m.status, m.median_ms, m.objective_ms,
+                                                       m.iteration, m.search_s, m.compile_ms, m.sass_ms, m.measure_ms, m.cases_ms,
+                                                       m.reused, m.unwritten_fraction, m.predicted_infeasible}));
   return out;
 }
 
@@ -39,9 +40,19 @@ Result<std::vector<search::Measurement>> measurements_from(const util::Json& lis
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string at = where + "[" + std::to_string(i) + "]";
     const record::HistoryEntry h = record::history_entry_from_json(list[i], at);
-    out.push_back({.candidate = record::candidate_of(h.candidate, at + ".candidate"), .status = h.status, .median_ms = h.median_ms,
-                   .iteration = h.iteration, .search_s = h.search_s, .compile_ms = h.compile_ms, .sass_ms = h.sass_ms,
-                   .measure_ms = h.measure_ms, .cases_ms = h.cases_ms, .objective_ms = h.objective_ms, .reused = h.reused});
+    out.push_back({.candidate = record::candidate_of(h.candidate, at + ".candidate"),
+                   .status = h.status,
+                   .median_ms = h.median_ms,
+                   .iteration = h.iteration,
+                   .search_s = h.search_s,
+                   .compile_ms = h.compile_ms,
+                   .sass_ms = h.sass_ms,
+                   .measure_ms = h.measure_ms,
+                   .cases_ms = h.cases_ms,
+                   .objective_ms = h.objective_ms,
+                   .unwritten_fraction = h.unwritten_fraction,
+                   .predicted_infeasible = h.predicted_infeasible,
+                   .reused = h.reused});
   }
   return out;
 }

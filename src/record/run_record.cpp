@@ -54,6 +54,8 @@ Json to_json(const HistoryEntry& h) {
             {"cost_ms", {{"compile", h.compile_ms}, {"sass", h.sass_ms}, {"measure", h.measure_ms}, {"cases", h.cases_ms}}}};
   if (h.objective_ms) e["objective_ms"] = *h.objective_ms;
   if (!h.reused.is_null()) e["reused"] = h.reused;
+  if (h.unwritten_fraction) e["unwritten_fraction"] = *h.unwritten_fraction;
+  if (h.predicted_infeasible) e["predicted_infeasible"] = *h.predicted_infeasible;
   return e;
 }
 
@@ -78,6 +80,8 @@ HistoryEntry history_entry_from_json(const Json& j, const std::string& where) {
     h.cases_ms = opt_number(*cost, "cases", w).value_or(0.0);
   }
   if (const Json* r = opt_object(j, "reused", where)) h.reused = *r;
+  h.unwritten_fraction = opt_number(j, "unwritten_fraction", where);
+  h.predicted_infeasible = opt_string(j, "predicted_infeasible", where);
   return h;
 }
 

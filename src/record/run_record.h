@@ -75,6 +75,10 @@ struct HistoryEntry {
   double search_s = 0;
   double compile_ms = 0, sass_ms = 0, measure_ms = 0, cases_ms = 0;  // cost_ms
   util::Json reused = nullptr;                                        // the results database's record it reused
+  // A failure that left this share of an output never written (the feasibility model's signal); written when set.
+  std::optional<double> unwritten_fraction;
+  // Built, not measured: why the feasibility model predicted it infeasible; written when set.
+  std::optional<std::string> predicted_infeasible;
   bool operator==(const HistoryEntry&) const = default;
 };
 

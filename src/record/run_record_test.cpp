@@ -65,6 +65,13 @@ TEST(RunRecord, EveryStructRoundTrips) {
   h.compile_ms = 800, h.sass_ms = 12, h.measure_ms = 300, h.cases_ms = 0;
   h.reused = {{"marker", "reused"}, {"record_id", 7}};
   round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
+  h.status = CandidateStatus::kIncorrect;
+  h.unwritten_fraction = 0.96875;  // an output partly never written: the feasibility model's signal
+  round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
+  h.unwritten_fraction.reset();
+  h.predicted_infeasible = "predicted infeasible (under-coverage): no size parameter larger than at T2=2,BLOCK=256";
+  round_trips(h, [](const Json& j) { return history_entry_from_json(j); });
+  h.predicted_infeasible.reset();
   h.status = CandidateStatus::kOk;
   h.median_ms = 1.25, h.objective_ms = 1.3;
   round_trips(h, [](const Json& j) { return history_entry_from_json(j); });

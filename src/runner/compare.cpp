@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -210,6 +211,24 @@ std::string CompareResult::summary() const {
                               max_abs_err, rel_l2_err);
   if (still_poisoned > 0) s += fmt::format("; {} elements never written (still poisoned)", still_poisoned);
   return s;
+}
+
+std::optional<double> unwritten_share(std::string_view message) {
+  auto number_before = [&](size_t end) -> std::optional<double> {  // the integer that ends at `end`
+    size_t b = end;
+    while (b > 0 && std::isdigit(static_cast<unsigned char>(message[b - 1]))) --b;
+    if (b == end) return std::nullopt;
+    return std::stod(std::string(message.substr(b, end - b)));
+  };
+  const size_t m = message.find("MISMATCH ");
+  const size_t w = message.find(" elements never written");
+  if (m == std::string_view::npos || w == std::string_view::npos) return std::nullopt;
+  const size_t slash = message.find('/', m), of = message.find(" elements", m);
+  if (slash == std::string_view::npos || of == std::string_view::npos || slash > of) return std::nullopt;
+  auto numel = number_before(of);
+  auto never = number_before(w);
+  if (!numel || !never || *numel <= 0 || *never > *numel) return std::nullopt;
+  return *never / *numel;
 }
 
 util::Json to_json(const CompareResult& c) {

@@ -1,7 +1,9 @@
 #pragma once
 // Comparing a kernel's output with the expected output: pure, over raw bytes of one dtype.
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "contract/dtype.h"
@@ -39,6 +41,11 @@ CompareResult compare(contract::DType t, const std::vector<int64_t>& shape, cons
                       const unsigned char* actual, int64_t numel, Tolerance tol);
 
 util::Json to_json(const CompareResult& c);
+
+// The share of an output never written, read back from a failure's message: the "MISMATCH <bad>/<numel> elements"
+// and "<n> elements never written" that CompareResult::summary() and the judge's summary (runner/sealed.cpp) write
+// (the message of an unwritten_output run, whatever the path it took). nullopt: the message says neither.
+std::optional<double> unwritten_share(std::string_view message);
 
 // Default tolerances by dtype (docs/CONTRACT.md).
 Tolerance default_tolerance(contract::DType t);

@@ -159,6 +159,21 @@ TEST(Compare, NanInfAndPoison) {
   EXPECT_FALSE(p.ok);
   EXPECT_EQ(p.still_poisoned, 1);
   EXPECT_NE(p.summary().find("never written"), std::string::npos);
+  // The share never written is read back from the message (the feasibility model's signal, search/feasibility.h).
+  ASSERT_TRUE(unwritten_share("output c: " + p.summary()));
+  EXPECT_DOUBLE_EQ(*unwritten_share("output c: " + p.summary()), 0.25);
+  EXPECT_FALSE(unwritten_share(r.summary()));  // wrong, but every element written
+  EXPECT_FALSE(unwritten_share("the kernel crashed"));
+}
+
+TEST(Compare, TheUnwrittenShareOfTheJudgesMessage) {
+  // The judge's message (runner/sealed.cpp, no expected value) from the H200's cutlass_layernorm sweep (2026-12-04):
+  // a block of 32 threads, one float4 each, covers 128 of a 4096-wide row.
+  const std::string judged =
+      "output out: MISMATCH 33554179/33554432 elements; first bad index 0 [0,0]: got 1.16512; "
+      "max_abs=9.2 rel_l2=3.14; 32505856 elements never written (still poisoned)";
+  ASSERT_TRUE(unwritten_share(judged));
+  EXPECT_DOUBLE_EQ(*unwritten_share(judged), 0.96875);
 }
 
 TEST(Compare, HalfBfloatAndIntegers) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "search/feasibility.h"
 #include "search/selection.h"
 #include "search/strategy.h"
 #include "util/fs.h"
@@ -40,6 +41,46 @@ std::vector<int> preferred_values(const SearchSpace& space, const MethodSelectio
     if (!on.empty()) prefer[d] = on.front();  // a picked method is first tried on the incumbent
   }
   return prefer;
+}
+
+// The feasibility model's predictions over the space's unmeasured points with every compiler flag at its default
+// (a flag never changes the prediction), for the record: at most kListed, enumerated only while the space is small.
+std::vector<PredictedInfeasible> predicted_infeasible(const SearchSpace& space, const std::vector<Observation>& history,
+                                                      std::vector<std::string>& notes) {
+  constexpr double kEnumerated = 60000;
+  constexpr size_t kListed = 500;
+  std::vector<FeasibilityObservation> obs;
+  bool signal = false;
+  for (const auto& o : history) {
+    obs.push_back({o.config, o.time_ms.has_value(), o.unwritten_fraction});
+    signal = signal || o.unwritten_fraction.has_value();
+  }
+  if (!signal) return {};
+  FeasibilityModel model(space, obs);
+  for (const auto& line : model.describe(space)) notes.push_back("feasibility model: " + line);
+  std::set<Config> measured;
+  for (const auto& o : history) measured.insert(o.config);
+  std::vector<size_t> free;
+  double product = 1;
+  for (size_t d = 0; d < space.dims.size(); ++d)
+    if (space.dims[d].kind != DimKind::kFlag) free.push_back(d), product *= static_cast<double>(space.dims[d].values.size());
+  std::vector<PredictedInfeasible> out;
+  if (!model.active() || product > kEnumerated) return out;
+  Config c = space.default_config();
+  std::vector<size_t> pos(free.size(), 0);
+  size_t count = 0;
+  while (true) {
+    for (size_t i = 0; i < free.size(); ++i) c[free[i]] = static_cast<int>(pos[i]);
+    if (!measured.count(c) && space.valid(c))
+      if (auto p = model.predict(c); p && ++count <= kListed) out.push_back({c, space.key(c), p->reason(space)});
+    size_t i = 0;
+    while (i < pos.size() && ++pos[i] == space.dims[free[i]].values.size()) pos[i++] = 0;
+    if (i == pos.size()) break;
+  }
+  if (count)
+    notes.push_back(fmt::format("feasibility model: {} unmeasured configuration(s) predicted infeasible, not proposed{}", count,
+                                count > kListed ? fmt::format(" (the first {} recorded)", kListed) : std::string()));
+  return out;
 }
 
 }  // namespace
@@ -109,7 +150,8 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
   for (const auto* list : {&in.history, &in.ablations})
     for (const auto& m : *list) {
       if (!m.candidate.config || !space.in_range(*m.candidate.config)) continue;
-      st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.ranked_ms() : std::nullopt});
+      st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.ranked_ms() : std::nullopt,
+                            m.status == CandidateStatus::kOk ? std::nullopt : m.unwritten_fraction});
     }
   st.suggested = in.warm_start;
   st.k = in.k;
@@ -147,6 +189,7 @@ Result<GeneratorOutput> BuiltinGenerator::generate(const GeneratorInput& in) {
                           "(methods the profile did not pick, and their parameters)");
   }
   out.outlook = space_outlook(whole);
+  out.predicted_infeasible = predicted_infeasible(space, st.history, out.notes);
 
   std::set<std::string> measured;
   for (const auto* list : {&in.history, &in.ablations})

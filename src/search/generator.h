@@ -44,6 +44,13 @@ struct Measurement {
   // geometric mean of per-case time ratios against it, in the primary case's milliseconds. Unset: median_ms.
   std::optional<double> objective_ms;
   std::optional<double> ranked_ms() const { return objective_ms ? objective_ms : median_ms; }
+  // A failure that left this share of an output never written (the runner's unwritten_output: elements still at the
+  // poison pattern over the output's elements, the largest over outputs): the feasibility model's signal
+  // (search/feasibility.h). nullopt: correct, or a failure of another kind.
+  std::optional<double> unwritten_fraction;
+  // Built but not measured: the feasibility model predicted it infeasible after a failure earlier in its batch (the
+  // reason; its status is then kIncorrect). nullopt: measured (or reused).
+  std::optional<std::string> predicted_infeasible;
   // Not measured in this run: the results database's record of the same configuration under the same key stood for it
   // (issue 39 item 2; loop/reuse.h reused_json: record_id, run_dir, recorded_at, median_ms, verdict). null: measured here.
   util::Json reused = nullptr;
@@ -147,6 +154,13 @@ struct MethodSelection {
   std::vector<std::string> ids() const;
 };
 
+// A configuration the feasibility model (search/feasibility.h) predicts infeasible: left out of the search unmeasured.
+struct PredictedInfeasible {
+  Config config;
+  std::string key;     // SearchSpace::key
+  std::string reason;  // InfeasiblePrediction::reason
+};
+
 struct GeneratorOutput {
   std::vector<Candidate> candidates;
   MethodSelection selection;
@@ -160,6 +174,9 @@ struct GeneratorOutput {
   // The batch lies beyond what the evidence allows (every configuration it allows was measured): the loop's
   // exploration rule (loop/decisions.h, StopState::explore_patience) counts such iterations without a gain.
   bool exploring = false;
+  // The built-in generator's feasibility model: unmeasured configurations (compiler flags at their defaults) it
+  // predicts infeasible and the search no longer proposes, each with its reason; the loop records them as pruned.
+  std::vector<PredictedInfeasible> predicted_infeasible;
 };
 
 class Generator {

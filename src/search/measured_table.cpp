@@ -14,7 +14,8 @@ namespace kopt::search {
 
 namespace {
 
-const std::set<std::string, std::less<>> kKnownColumns = {"index", "status", "median_ms", "ci95_low_ms", "ci95_high_ms", "tflops"};
+const std::set<std::string, std::less<>> kKnownColumns = {"index",        "status", "median_ms",         "ci95_low_ms",
+                                                          "ci95_high_ms", "tflops", "unwritten_fraction"};
 
 std::optional<int64_t> parse_int(const std::string& s) {
   if (s.empty()) return std::nullopt;
@@ -41,13 +42,15 @@ Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::stri
   if (first == lines.size()) return input_error(origin + ": empty (expected a header line)");
   auto header = util::split(util::trim(lines[first]), ',', false);
   for (auto& h : header) h = util::trim(h);
-  int status_col = -1, ms_col = -1;
+  int status_col = -1, ms_col = -1, unwritten_col = -1;
   std::vector<int> dim_cols;
   MeasuredTable t;
   for (size_t i = 0; i < header.size(); ++i) {
     const std::string& h = header[i];
     if (h == "status") status_col = static_cast<int>(i);
     else if (h == "median_ms") ms_col = static_cast<int>(i);
+    else if (h == "unwritten_fraction")
+      unwritten_col = static_cast<int>(i);
     else if (!kKnownColumns.count(h)) {
       if (!util::is_identifier(h)) return input_error(fmt::format("{}:{}: column '{}' is not a dimension name", origin, first + 1, h));
       if (std::count(t.dims.begin(), t.dims.end(), h)) return input_error(fmt::format("{}:{}: column '{}' twice", origin, first + 1, h));
@@ -78,6 +81,13 @@ Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::stri
       row.median_ms = parse_double(ms);
       if (!row.median_ms || *row.median_ms <= 0)
         return input_error(fmt::format("{}:{}: status ok but median_ms '{}' is not a positive number", origin, l + 1, ms));
+    }
+    if (unwritten_col >= 0 && !cells[static_cast<size_t>(unwritten_col)].empty()) {
+      const std::string& u = cells[static_cast<size_t>(unwritten_col)];
+      row.unwritten_fraction = parse_double(u);
+      if (row.status == "ok" || !row.unwritten_fraction || *row.unwritten_fraction <= 0 || *row.unwritten_fraction > 1)
+        return input_error(
+            fmt::format("{}:{}: unwritten_fraction '{}' must be in (0, 1] and only on a failed row", origin, l + 1, u));
     }
     t.rows.push_back(std::move(row));
   }
@@ -120,6 +130,7 @@ Result<SpaceTable> map_onto_space(const MeasuredTable& table, const SearchSpace&
     if (!space.valid(c)) return input_error(fmt::format("{}:{}: {} breaks a constraint of the space", origin, row.line, space.key(c)));
     if (!out.ms.emplace(c, row.median_ms).second)
       return input_error(fmt::format("{}:{}: {} appears twice", origin, row.line, space.key(c)));
+    if (row.unwritten_fraction) out.unwritten[c] = *row.unwritten_fraction;
   }
   // Count the valid declared configurations the table lacks (flags at their default).
   Config c = space.default_config();

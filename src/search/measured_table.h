@@ -18,6 +18,7 @@ struct MeasuredRow {
   std::vector<int64_t> values;      // one per MeasuredTable::dims, in order
   std::string status;               // "ok", or why not (wrong_result, compile_failed, crashed...)
   std::optional<double> median_ms;  // set when status is ok and a time was recorded
+  std::optional<double> unwritten_fraction;  // a failed row's share of an output never written (optional column)
   int line = 0;                     // 1-based line in the file, for errors
 };
 
@@ -26,8 +27,9 @@ struct MeasuredTable {
   std::vector<MeasuredRow> rows;
 };
 
-// The CSV: a header `index,<dim>...,status,median_ms[,ci95_low_ms,ci95_high_ms,tflops]` (the columns index,
-// status, median_ms, ci95_low_ms, ci95_high_ms and tflops are known; every other column is a dimension),
+// The CSV: a header `index,<dim>...,status,median_ms[,ci95_low_ms,ci95_high_ms,tflops,unwritten_fraction]` (the
+// columns index, status, median_ms, ci95_low_ms, ci95_high_ms, tflops and unwritten_fraction are known; every other
+// column is a dimension; unwritten_fraction, on a failed row, is the share of an output it never wrote),
 // then one row per configuration with integer dimension values. Errors name `origin:line`.
 Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::string& origin);
 
@@ -36,6 +38,7 @@ Result<MeasuredTable> parse_measured_table(std::string_view csv, const std::stri
 // table does not have are absent (`missing` counts them).
 struct SpaceTable {
   std::map<Config, std::optional<double>> ms;
+  std::map<Config, double> unwritten;  // failed configurations that left this share of an output unwritten
   size_t missing = 0;  // valid configurations of the space without a row
   size_t failed() const;
   std::optional<double> best_ms() const;

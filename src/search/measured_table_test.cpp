@@ -55,6 +55,31 @@ TEST(MeasuredTable, ErrorsNameTheLine) {
   EXPECT_EQ(err("A,status,median_ms\n"), "m.csv: no rows after the header");
 }
 
+TEST(MeasuredTable, AFailedRowsUnwrittenShareIsKeptForTheFeasibilityModel) {
+  SearchSpace s = space();
+  auto t = parse_measured_table("A,B,KOPT_VECTORIZED_ACCESS,status,median_ms,unwritten_fraction\n"
+                                "1,1,0,ok,2,\n1,2,0,unwritten_output,,0.75\n1,3,0,wrong_result,,\n",
+                                "m.csv");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  EXPECT_EQ(t->dims, (std::vector<std::string>{"A", "B", "KOPT_VECTORIZED_ACCESS"}));
+  EXPECT_FALSE(t->rows[0].unwritten_fraction);
+  ASSERT_TRUE(t->rows[1].unwritten_fraction);
+  EXPECT_DOUBLE_EQ(*t->rows[1].unwritten_fraction, 0.75);
+  EXPECT_FALSE(t->rows[2].unwritten_fraction);  // wrong, every element written: no share
+  auto m = map_onto_space(*t, s, "m.csv");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->unwritten.size(), 1u);
+  EXPECT_DOUBLE_EQ(m->unwritten.begin()->second, 0.75);
+  EXPECT_FALSE(m->ms.at(m->unwritten.begin()->first));
+  // A share on a correct row, or outside (0, 1], is an error naming the line.
+  for (const char* bad : {"A,B,KOPT_VECTORIZED_ACCESS,status,median_ms,unwritten_fraction\n1,1,0,ok,2,0.5\n",
+                          "A,B,KOPT_VECTORIZED_ACCESS,status,median_ms,unwritten_fraction\n1,1,0,unwritten_output,,1.5\n"}) {
+    auto e = parse_measured_table(bad, "m.csv");
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().message.rfind("m.csv:2: unwritten_fraction", 0), 0u) << e.error().message;
+  }
+}
+
 TEST(MeasuredTable, MapsOntoTheSpaceAndCountsWhatIsMissing) {
   SearchSpace s = space();
   auto t = parse_measured_table("B,A,KOPT_VECTORIZED_ACCESS,status,median_ms\n5,4,1,ok,1.5\n1,1,0,ok,2\n2,1,0,timed_out,\n", "m.csv");

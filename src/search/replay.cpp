@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "search/builtin_generator.h"
+#include "search/feasibility.h"
 #include "search/strategy.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -54,13 +55,25 @@ struct Lookup {
   CandidateStatus status = CandidateStatus::kOk;
   std::optional<double> ms;
   bool unknown = false;
+  std::optional<double> unwritten;  // a failure that left this share of an output unwritten
 };
 
 Lookup look_up(const SpaceTable& t, const Config& c) {
   auto it = t.ms.find(c);
-  if (it == t.ms.end()) return {CandidateStatus::kIncorrect, std::nullopt, true};
-  if (!it->second) return {CandidateStatus::kIncorrect, std::nullopt, false};
-  return {CandidateStatus::kOk, it->second, false};
+  if (it == t.ms.end()) return {CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
+  if (!it->second) {
+    auto u = t.unwritten.find(c);
+    return {CandidateStatus::kIncorrect, std::nullopt, false,
+            u == t.unwritten.end() ? std::nullopt : std::optional<double>(u->second)};
+  }
+  return {CandidateStatus::kOk, it->second, false, std::nullopt};
+}
+
+// A measurement of the replay: what the loop's history holds for a candidate the table answered.
+Measurement measured(Candidate c, const Lookup& l, int iteration) {
+  Measurement m{std::move(c), l.status, l.ms, iteration};
+  m.unwritten_fraction = l.unwritten;
+  return m;
 }
 
 class Replayer {
@@ -76,7 +89,7 @@ class Replayer {
     history_.clear();
     verdicts_.clear();
     ablations_.clear();
-    history_.push_back({base, b.status, b.ms, 0});
+    history_.push_back(measured(base, b, 0));
     r.evaluations = 1;
     r.evaluated.push_back(*base.config);
     size_t champion = 0;
@@ -121,7 +134,9 @@ class Replayer {
       } else {
         StrategyInput st;
         st.space = &s_;
-        for (const auto& m : history_) st.history.push_back({*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt});
+        for (const auto& m : history_)
+          st.history.push_back(
+              {*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt, m.unwritten_fraction});
         st.k = o_.branches;
         st.seed = seed + static_cast<uint64_t>(it) + static_cast<uint64_t>(it) * 1000003ull;  // as the generator
         for (auto& p : propose_configs(st))
@@ -134,11 +149,21 @@ class Replayer {
       }
       size_t before = champion;
       for (auto& c : cands) {
-        Lookup l = c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true};
+        // As the loop (Optimizer::MeasureBatch::predicted_infeasible): a candidate the feasibility model predicts
+        // infeasible after the failures measured so far, this batch's included, is built and not measured.
+        if (auto why = predicted_infeasible(c)) {
+          if (c.config) r.skipped.push_back(*c.config);
+          Measurement m{c, CandidateStatus::kIncorrect, std::nullopt, it};
+          m.predicted_infeasible = *why;
+          history_.push_back(std::move(m));
+          continue;
+        }
+        Lookup l =
+            c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
         ++r.evaluations;
         r.unknown += l.unknown;
         if (c.config) r.evaluated.push_back(*c.config);
-        history_.push_back({c, l.status, l.ms, it});
+        history_.push_back(measured(c, l, it));
         if (l.ms && (!history_[champion].median_ms || *l.ms < *history_[champion].median_ms)) champion = history_.size() - 1;
         if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations, r.hit_iteration = it;
       }
@@ -175,6 +200,22 @@ class Replayer {
   }
 
  private:
+  std::optional<std::string> predicted_infeasible(const Candidate& c) const {
+    if (!c.config) return std::nullopt;
+    std::vector<FeasibilityObservation> obs;
+    bool signal = false;
+    for (const auto* list : {&history_, &ablations_})
+      for (const auto& m : *list) {
+        if (!m.candidate.config || m.predicted_infeasible) continue;
+        obs.push_back({*m.candidate.config, m.status == CandidateStatus::kOk, m.unwritten_fraction});
+        signal = signal || m.unwritten_fraction.has_value();
+      }
+    if (!signal) return std::nullopt;
+    auto p = FeasibilityModel(s_, obs).predict(*c.config);
+    if (!p) return std::nullopt;
+    return p->reason(s_);
+  }
+
   // The loop ablates each method the new champion has on; here the table answers: the champion with that guard
   // off, effective when that is more than 1% slower (the loop's paired CI at a few rounds resolves about that).
   void ablate(const Measurement& champ, int iteration) {
@@ -194,7 +235,7 @@ class Replayer {
       if (l.ms) v.saved_ms = *l.ms - *champ.median_ms;
       verdicts_.push_back(v);
       // The loop keeps what its ablation measured, and so does the replay (GeneratorInput::ablations).
-      ablations_.push_back({candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"), l.status, l.ms, iteration});
+      ablations_.push_back(measured(candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"), l, iteration));
     }
   }
 
@@ -292,9 +333,15 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
                      o.target_share_pct, s.target_evaluations, s.reached_within_target, r.runs.size());
   out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n",
                      s.reached_first_iteration, r.runs.size());
-  int unknown = 0, ablations = 0;
-  for (const auto& run : r.runs) unknown += run.unknown, ablations += run.ablations;
+  int unknown = 0, ablations = 0, skipped = 0;
+  for (const auto& run : r.runs)
+    unknown += run.unknown, ablations += run.ablations, skipped += static_cast<int>(run.skipped.size());
   if (unknown) out += fmt::format("  {} candidate(s) were not in the table (counted as failed evaluations)\n", unknown);
+  if (skipped)
+    out += fmt::format(
+        "  candidates built but not measured, predicted infeasible by the feasibility model after failures earlier in "
+        "their batch (not counted): {:.1f} per run on average\n",
+        static_cast<double>(skipped) / static_cast<double>(r.runs.size()));
   if (o.policy == ReplayPolicy::kLoop)
     out += fmt::format("  ablation builds the real loop would measure besides (not counted): {:.1f} per run on average\n",
                        static_cast<double>(ablations) / static_cast<double>(r.runs.size()));
@@ -309,9 +356,16 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
   auto opt = [](const std::optional<int>& v) { return v ? util::Json(*v) : util::Json(nullptr); };
   util::Json runs = util::Json::array();
   for (const auto& run : r.runs)
-    runs.push_back({{"seed", run.seed}, {"hit_evaluation", opt(run.hit_evaluation)}, {"hit_iteration", opt(run.hit_iteration)},
-                    {"evaluations", run.evaluations}, {"iterations", run.iterations}, {"unknown", run.unknown}, {"ablations", run.ablations},
-                    {"best_found_ms", run.best_found_ms}, {"end", run.end}});
+    runs.push_back({{"seed", run.seed},
+                    {"hit_evaluation", opt(run.hit_evaluation)},
+                    {"hit_iteration", opt(run.hit_iteration)},
+                    {"evaluations", run.evaluations},
+                    {"iterations", run.iterations},
+                    {"unknown", run.unknown},
+                    {"ablations", run.ablations},
+                    {"skipped", run.skipped.size()},
+                    {"best_found_ms", run.best_found_ms},
+                    {"end", run.end}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
                        {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},
                        {"policy", replay_policy_name(o.policy)}, {"metrics_source", o.metrics_source}, {"metrics", o.metrics}}},

@@ -15,6 +15,10 @@
 //    threshold). The baseline (every dimension at its default) is evaluation 1. A candidate the table does not
 //    have counts as an evaluation that failed. Compiler-flag methods are not in the space (the caller builds it
 //    with SpaceOptions::offer_flag_methods = false). Ablation builds are counted apart, not as evaluations.
+//  * The feasibility model (search/feasibility.h) learns from the table's unwritten_fraction column: the generator
+//    leaves out what it predicts infeasible, and a candidate it predicts infeasible after a failure earlier in its
+//    batch is built and not measured (ReplayRun::skipped), as the loop does; the batch is measured in the generator's
+//    order (the loop's is the order its builds finish in).
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -61,6 +65,9 @@ struct ReplayRun {
   int iterations = 0;
   int unknown = 0;                    // candidates the table lacks (counted as failed evaluations)
   int ablations = 0;                  // builds the real loop's ablation would measure besides (not counted)
+  // Candidates built but not measured: the feasibility model predicted them infeasible after failures earlier in their
+  // batch (search/feasibility.h; the table's unwritten_fraction column is its signal). Not counted as evaluations.
+  std::vector<Config> skipped;
   double best_found_ms = 0;
   std::string end;                    // "reached", "iterations", "exhausted", "patience"
   std::vector<Config> evaluated;      // in order, the baseline first

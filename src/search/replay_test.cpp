@@ -1,5 +1,6 @@
 #include "search/replay.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "search/testing.h"
@@ -367,6 +368,81 @@ TEST(Replay, TheDerivedSgemmSpaceOnItsH200TableIsSearchedFromTheKernelsOwnConsta
               r->summary.p90.value_or(-1), *r->summary.max);
   EXPECT_LE(*r->summary.median, 12);
   EXPECT_LE(*r->summary.max, 24) << "a live run's two iterations of 8 and the baseline, with room";
+}
+
+// CUTLASS's layernorm as kopt derives it (examples/corpus/cutlass_layernorm: items per thread T2, the block, 0 being
+// the launcher's own) on its H200 sweep (2026-12-04, M=8192 N=4096, tests/data/perf/h200-2026-12-04/corpus_bench):
+// 28 points, 14 of which leave part of each row unwritten (T2 * BLOCK * 4 < N), each with the share it left. With
+// that share the feasibility model (search/feasibility.h) leaves them out, and the search reaches the sweep's best
+// (T2=2, BLOCK=512) within a budget the search without it does not; the model never leaves out a correct point.
+TEST(Replay, TheLayernormSpaceOnItsH200SweepLeavesOutWhatTheFailuresRuleOut) {
+  const fs::path root = fs::path(testing_support::test_data_dir()).parent_path().parent_path();
+  auto text = util::read_file(root / "examples/corpus/cutlass_layernorm/kernel.cu");
+  ASSERT_TRUE(text.ok());
+  auto d = derive(*text, "kernel.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const fs::path source = fs::path(::testing::TempDir()) / "kopt_replay_cutlass_layernorm.cu";
+  ASSERT_TRUE(util::write_file_atomic(source, d->instrumented).ok());
+  auto a = parse_annotations(d->instrumented, source.string());
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  auto s = build_space(*a, reg(), so);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const fs::path csv_path =
+      fs::path(testing_support::test_data_dir()) / "perf/h200-2026-12-04/corpus_bench/cutlass_layernorm_measurements.csv";
+  auto csv = util::read_file(csv_path);
+  ASSERT_TRUE(csv.ok()) << csv.error().message;
+  auto parsed = parse_measured_table(*csv, csv_path.string());
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  auto table = map_onto_space(*parsed, *s, csv_path.string());
+  ASSERT_TRUE(table.ok()) << table.error().message;
+  ASSERT_EQ(table->ms.size(), 28u);
+  ASSERT_EQ(table->failed(), 14u);
+  ASSERT_EQ(table->unwritten.size(), 14u);
+  SpaceTable without = *table;  // today's signal-less failures: the model has nothing to learn from
+  without.unwritten.clear();
+
+  struct Case {
+    int branches;
+    double within_pct;
+    int budget;  // evaluations, the baseline included
+  };
+  for (const Case& k : {Case{12, 0, 17}, Case{8, 3, 12}}) {
+    SCOPED_TRACE(fmt::format("branches {}, within {}%", k.branches, k.within_pct));
+    ReplayOptions o;
+    o.runs = 30;
+    o.branches = k.branches;
+    o.within_pct = k.within_pct;
+    o.iterations = 10;
+    o.metrics = metrics_firing(reg(), s->offered_methods());
+    auto with_model = replay_search({&*s, &reg(), source, &*table, o});
+    auto before = replay_search({&*s, &reg(), source, &without, o});
+    ASSERT_TRUE(with_model.ok()) << with_model.error().message;
+    ASSERT_TRUE(before.ok()) << before.error().message;
+    EXPECT_EQ(with_model->summary.best_key,
+              "LAYERNORM_TWOPASSALGO_STORED_LOCALLY_E4_T2=2,LAYERNORM_TWOPASSALGO_STORED_LOCALLY_E4_BLOCK=512");
+    int within_budget = 0, within_budget_before = 0;
+    size_t skipped = 0;
+    for (const auto& run : with_model->runs) {
+      within_budget += run.hit_evaluation && *run.hit_evaluation <= k.budget;
+      skipped += run.skipped.size();
+      for (const auto& c : run.skipped) EXPECT_FALSE(table->ms.at(c)) << "a correct point left out: " << s->key(c);
+    }
+    for (const auto& run : before->runs) {
+      within_budget_before += run.hit_evaluation && *run.hit_evaluation <= k.budget;
+      EXPECT_TRUE(run.skipped.empty());
+    }
+    std::printf(
+        "[replay] cutlass_layernorm H200, %d a batch, within %g%%: median %d, max %d evaluations (without the model %d, %d); "
+        "%d/30 within %d (without %d/30); %.1f built and not measured a run\n",
+        k.branches, k.within_pct, with_model->summary.median.value_or(-1), with_model->summary.max.value_or(-1),
+        before->summary.median.value_or(-1), before->summary.max.value_or(-1), within_budget, k.budget, within_budget_before,
+        static_cast<double>(skipped) / 30);
+    EXPECT_EQ(within_budget, 30) << "every run reaches it within the budget";
+    EXPECT_LT(within_budget_before, 15) << "most runs without the model do not";
+    EXPECT_GT(skipped, 0u);
+  }
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 #include <unordered_set>
+
+#include "search/feasibility.h"
 
 namespace kopt::search {
 
@@ -185,6 +188,13 @@ class Proposer {
       if (s_.in_range(o.config)) taken_.insert(key_(o.config));
     for (const auto& c : in.exclude)
       if (s_.in_range(c)) taken_.insert(key_(c));
+    // The feasibility model: only failures that left outputs unwritten teach it anything (search/feasibility.h).
+    if (std::any_of(in.history.begin(), in.history.end(),
+                    [](const Observation& o) { return o.unwritten_fraction.has_value(); })) {
+      std::vector<FeasibilityObservation> fo;
+      for (const auto& o : in.history) fo.push_back({o.config, o.time_ms.has_value(), o.unwritten_fraction});
+      feasibility_ = FeasibilityModel(s_, fo);
+    }
     free_dims_ = 0;
     for (const auto& a : allowed_) free_dims_ += a.size() > 1;
   }
@@ -199,6 +209,7 @@ class Proposer {
     double product = 1;
     for (const auto& a : allowed_) product *= static_cast<double>(a.size());
     o.remaining = product <= kEnumerateLimit ? static_cast<long>(pool_.size()) : -1;
+    o.predicted_infeasible = predicted_infeasible_;
     if (pool_.empty() || o.observations == 0) return o;
     Surrogate model(s_, in_.history);
     // The bound: the prediction less twice the model's demonstrated error (with a floor of 0.2%): a model that
@@ -269,7 +280,16 @@ class Proposer {
   }
 
  private:
-  bool usable(const Config& c) const { return !taken_.count(key_(c)) && valid(c); }
+  bool usable(const Config& c) const { return !taken_.count(key_(c)) && valid(c) && !predicted_infeasible(c); }
+
+  // The feasibility model predicts `c` infeasible (memoized: the design's repairs ask about the same points often).
+  bool predicted_infeasible(const Config& c) const {
+    if (!feasibility_.active()) return false;
+    const uint64_t k = key_(c);
+    auto it = infeasible_.find(k);
+    if (it == infeasible_.end()) it = infeasible_.emplace(k, feasibility_.predict(c).has_value()).first;
+    return it->second;
+  }
 
   // SearchSpace::valid with the constraint names resolved once.
   bool valid(const Config& c) const {
@@ -299,12 +319,15 @@ class Proposer {
     double product = 1;
     for (const auto& a : allowed_) product *= static_cast<double>(a.size());
     pool_.clear();
+    predicted_infeasible_ = 0;
     if (product <= kEnumerateLimit) {
       Config c(s_.dims.size());
       std::vector<size_t> pos(s_.dims.size(), 0);
       while (true) {
         for (size_t d = 0; d < c.size(); ++d) c[d] = allowed_[d][pos[d]];
         if (usable(c)) pool_.push_back(c);
+        else if (!taken_.count(key_(c)) && valid(c))
+          ++predicted_infeasible_;  // left out by the feasibility model
         size_t d = 0;
         while (d < pos.size() && ++pos[d] == allowed_[d].size()) pos[d++] = 0;
         if (d == pos.size()) break;
@@ -648,6 +671,9 @@ class Proposer {
   std::vector<std::vector<int>> allowed_;
   std::unordered_set<uint64_t> taken_;
   std::vector<Config> pool_;
+  FeasibilityModel feasibility_;
+  mutable std::unordered_map<uint64_t, bool> infeasible_;
+  long predicted_infeasible_ = 0;  // valid, unmeasured points of the enumerated pool the model left out
   size_t free_dims_ = 0;
   bool local_done_ = false;
 };

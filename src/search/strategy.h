@@ -20,6 +20,9 @@ namespace kopt::search {
 struct Observation {
   Config config;
   std::optional<double> time_ms;  // nullopt: the configuration failed (compile, correctness, crash)
+  // A failure that left this share of an output never written (0 < f <= 1): the feasibility model's signal
+  // (search/feasibility.h). nullopt: measured correct, or a failure of another kind.
+  std::optional<double> unwritten_fraction;
 };
 
 // A point the caller asks the search to measure first, with the reason its proposal carries (e.g. a warm start: the
@@ -54,8 +57,9 @@ struct Proposal {
   std::optional<double> predicted_ms;
 };
 
-// At most K configurations, valid, distinct, none already in the history; fewer when the allowed
-// space runs out.
+// At most K configurations, valid, distinct, none already in the history, none the feasibility model predicts
+// infeasible (search/feasibility.h: learnt from the history's under-coverage failures; a history without them
+// changes nothing); fewer when the allowed space runs out.
 std::vector<Proposal> propose_configs(const StrategyInput& in);
 
 // What is left in the allowed space, as the surrogate sees it after everything in the history.
@@ -66,6 +70,9 @@ struct Outlook {
   std::optional<double> best_lcb_ms;
   std::optional<Config> best_config;  // where that bound is
   int observations = 0;               // history entries inside the space (failures included)
+  // Valid, unmeasured configurations left out because the feasibility model predicts them infeasible (counted when
+  // the allowed space is enumerated; not part of `remaining`).
+  long predicted_infeasible = 0;
 };
 Outlook space_outlook(const StrategyInput& in);
 

@@ -497,5 +497,44 @@ TEST(SearchStrategy, SuggestionsLeadTheBatchAndCountTowardTheFirstDesign) {
   EXPECT_EQ(out[0].config, (Config{2, 0, 0, 0}));
 }
 
+// Under-coverage failures (outputs partly never written) teach the strategy which points cannot be correct
+// (search/feasibility.h): with the shares, no proposal is one the model rules out and the outlook counts them apart;
+// the same failures without a share change nothing (a space without the signal is searched as before).
+TEST(SearchStrategy, UnderCoverageFailuresKeepTheSearchAwayFromWhatTheyRuleOut) {
+  SearchSpace s;
+  s.dims = {param("T2", {1, 2, 4, 8}), param("BLOCK", {0, 32, 64, 128, 256, 512, 1024})};
+  s.derived = true;
+  auto feasible = [&](const Config& c) {
+    const int64_t t = s.dims[0].values[static_cast<size_t>(c[0])], b = s.dims[1].values[static_cast<size_t>(c[1])];
+    return b == 0 || t * b >= 1024;
+  };
+  auto share = [&](const Config& c) {
+    return 1 - static_cast<double>(s.dims[0].values[static_cast<size_t>(c[0])] * s.dims[1].values[static_cast<size_t>(c[1])]) / 1024;
+  };
+  StrategyInput with;
+  with.space = &s;
+  with.k = 6;
+  with.history = {{{0, 0}, 0.094, std::nullopt}, {{0, 1}, std::nullopt, share({0, 1})}, {{0, 2}, std::nullopt, share({0, 2})},
+                  {{1, 1}, std::nullopt, share({1, 1})}};
+  StrategyInput without = with;
+  for (auto& o : without.history) o.unwritten_fraction.reset();
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    with.seed = without.seed = seed;
+    for (const auto& p : propose_configs(with)) EXPECT_TRUE(feasible(p.config)) << s.key(p.config) << " seed " << seed;
+  }
+  // The three failures pin T2 * BLOCK >= 1024: the 11 infeasible points not measured are left out.
+  EXPECT_EQ(space_outlook(with).predicted_infeasible, 11);
+  EXPECT_EQ(space_outlook(with).remaining, 28 - 4 - 11);
+  EXPECT_EQ(space_outlook(without).predicted_infeasible, 0);
+  EXPECT_EQ(space_outlook(without).remaining, 28 - 4);
+  // Without the shares the infeasible points are still proposed (the search as it was).
+  bool infeasible_proposed = false;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    without.seed = seed;
+    for (const auto& p : propose_configs(without)) infeasible_proposed = infeasible_proposed || !feasible(p.config);
+  }
+  EXPECT_TRUE(infeasible_proposed);
+}
+
 }  // namespace
 }  // namespace kopt::search

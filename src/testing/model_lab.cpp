@@ -1,6 +1,7 @@
 #include "testing/model_lab.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -118,6 +119,20 @@ std::vector<double> ModelLab::samples(const std::string& lib, double true_ms, in
   return out;
 }
 
+std::pair<runner::RunStatus, std::string> ModelLab::wrong_outcome(const Defines& d) const {
+  if (o_.unwritten)
+    if (auto f = o_.unwritten(d); f && *f > 0) {
+      constexpr int64_t kNumel = 1 << 20;
+      const auto never = static_cast<int64_t>(std::llround(*f * static_cast<double>(kNumel)));
+      return {
+          runner::RunStatus::kUnwrittenOutput,
+          fmt::format("output y: MISMATCH {}/{} elements; first bad index 0 [0]: got nan; max_abs=0 rel_l2=1; {} elements never "
+                      "written (still poisoned)",
+                      never, kNumel, never)};
+    }
+  return {runner::RunStatus::kWrongResult, "output y: model: wrong result"};
+}
+
 runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
   std::lock_guard<std::mutex> lock(mu_);
   run_slots.push_back(req.slot);
@@ -166,8 +181,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
     }
     truth.push_back(this->truth(it->second, req.golden_dir));
     if (!truth.back() && out.status == runner::RunStatus::kOk) {  // the first failing library's status, as the child
-      out.status = runner::RunStatus::kWrongResult;
-      out.message = "output y: model: wrong result";
+      std::tie(out.status, out.message) = wrong_outcome(it->second);
     }
   }
   if (req.ephemeral_fd >= 0 && out.status == runner::RunStatus::kOk && !req.libs.empty() && o_.wrong_on_ephemeral &&
@@ -229,9 +243,14 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
       }
     }
     util::Json libs = util::Json::array();
-    for (size_t k = 0; k < req.libs.size(); ++k)
-      libs.push_back({{"lib", req.libs[k].string()}, {"status", truth[k] ? "ok" : "wrong_result"},
-                      {"message", truth[k] ? "" : "output y: model: wrong result"}, {"samples_ms", s[k]}});
+    for (size_t k = 0; k < req.libs.size(); ++k) {
+      auto wrong = truth[k] ? std::pair<runner::RunStatus, std::string>{runner::RunStatus::kOk, ""}
+                            : wrong_outcome(libs_[req.libs[k].string()]);
+      libs.push_back({{"lib", req.libs[k].string()},
+                      {"status", runner::status_name(wrong.first)},
+                      {"message", wrong.second},
+                      {"samples_ms", s[k]}});
+    }
     details["libs"] = libs;
     details["rounds"] = rounds;
   }

@@ -23,6 +23,9 @@ struct ModelLabOptions {
   std::function<bool(const Defines&)> compiles;                   // false: a compile failure (default: all compile)
   std::function<bool(const Defines&)> compile_times_out;          // true: nvcc ran past the request's timeout
   std::function<bool(const Defines&)> spills;                     // true: ptxas reports spill stores and loads
+  // A wrong configuration's share of its output never written (0 < f <= 1): its runs end unwritten_output, with the
+  // runner's message (MISMATCH and "N elements never written"). Unset or nullopt: wrong_result.
+  std::function<std::optional<double>(const Defines&)> unwritten;
   double noise = 0.005;                                           // relative spread of the samples
   roofline::Ceilings ceilings;
   std::map<std::string, double> metrics;                          // what every profile reports (ncu names, base units)
@@ -122,6 +125,8 @@ class ModelLab final : public Lab {
   std::map<std::string, int> calls_;     // per library: samples drawn so far (the noise's sequence)
   std::map<std::string, Dims> golden_dims_;  // golden directory -> its dims
   std::optional<double> truth(const Defines& d, const std::filesystem::path& golden_dir) const;
+  // A wrong configuration's status and message: unwritten_output with the runner's message, or wrong_result.
+  std::pair<runner::RunStatus, std::string> wrong_outcome(const Defines& d) const;
   util::Json manifest(const Dims& dims) const;
 };
 
