@@ -171,12 +171,18 @@ def kopt_bench(tmp_path, example, dims, *args, env=None):
     import subprocess  # noqa: PLC0415
 
     out = tmp_path / "bench.json"
-    e = dict(os.environ, KOPT_GOLDEN_CACHE=str(tmp_path / "golden_cache"), KOPT_CACHE_DIR=str(tmp_path / "cache"),
+    # The caches in a folder of the user's cache, as kopt's own are, not under pytest's /tmp: with kopt's cache under
+    # /tmp, gcc (Triton's JIT on a cold cache) aborted in the sealed child on the H200 (2026-12-04; docs/TRITON.md).
+    caches = pathlib.Path(os.path.expanduser("~/.cache")) / f"kopt-test-{os.getpid()}-{tmp_path.name}"
+    e = dict(os.environ, KOPT_GOLDEN_CACHE=str(caches / "golden_cache"), KOPT_CACHE_DIR=str(caches / "cache"),
              **(env or {}))
     p = subprocess.run([kopt_binary(), "bench", os.path.join(example, "kernel.py"), "--ref",
                         os.path.join(example, "ref.py"), *[f"--{k}={v}" for k, v in dims.items()],
                         "--measure-budget-s", "1", "--no-db", "--out-dir", str(tmp_path), "--json", str(out), *args],
                        capture_output=True, text=True, env=e, timeout=600)
+    import shutil  # noqa: PLC0415
+
+    shutil.rmtree(caches, ignore_errors=True)
     print(p.stderr[-3000:])
     assert out.exists(), p.stderr
     return p, json.loads(out.read_text())
