@@ -122,6 +122,9 @@ class ModelLab final : public Lab {
   std::map<std::string, int> calls_;     // per library: samples drawn so far (the noise's sequence)
   std::map<std::string, Dims> golden_dims_;  // golden directory -> its dims
   std::optional<double> truth(const Defines& d, const std::filesystem::path& golden_dir) const;
+  // A per-shape dispatcher's library: the configuration's library its rule picks at the golden data's dims; others: itself.
+  std::filesystem::path played_library(const std::filesystem::path& lib, const std::filesystem::path& golden_dir) const;
+  std::map<std::string, util::Json> dispatchers_;  // dispatcher library -> its dispatch.json
   util::Json manifest(const Dims& dims) const;
 };
 
