@@ -162,9 +162,11 @@ int nearest_case(const long long* v) {
   return best;
 }
 
-// Every configuration's solve(), loaded at the first call (a function-local static: thread-safe).
+// Every configuration's solve(), loaded with this library (a namespace-scope object: constructed by dlopen, before the
+// caller's first solve(), so a measuring process loads them all up front, as it loads the dispatcher).
 struct Loaded {
-  SolveFn fn[kConfigs];
+  SolveFn fn[kConfigs] = {};
+  std::string error;
   Loaded() {
     Dl_info info;
     std::string dir = ".";
@@ -173,20 +175,19 @@ struct Loaded {
       const size_t slash = dir.rfind('/');
       dir = slash == std::string::npos ? "." : dir.substr(0, slash);
     }
-    for (int c = 0; c < kConfigs; ++c) {
+    for (int c = 0; c < kConfigs && error.empty(); ++c) {
       const std::string path = dir + "/" + kLibraries[c];
       void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       fn[c] = h ? (SolveFn)dlsym(h, "solve") : nullptr;
-      if (!fn[c]) {
-        fprintf(stderr, "kopt dispatch: cannot load solve() from %s: %s\n", path.c_str(), dlerror());
-        abort();
-      }
+      if (!fn[c]) error = "cannot load solve() from " + path + ": " + (h ? "no solve" : dlerror());
     }
   }
 };
+const Loaded loaded;
 }  // namespace
 
 extern "C" int kopt_dispatch_case(const long long* values) { return nearest_case(values); }
+extern "C" const char* kopt_dispatch_load_error() { return loaded.error.c_str(); }
 
 )";
   s += "extern \"C\" void solve(" + util::join(params, ", ") + ") {\n";
@@ -194,7 +195,7 @@ extern "C" int kopt_dispatch_case(const long long* values) { return nearest_case
   for (const auto& k : keys) vals.push_back("(long long)" + k);
   if (vals.empty()) vals.push_back("1LL");
   s += fmt::format("  const long long v[{}] = {{{}}};\n", nk, util::join(vals, ", "));
-  s += "  static const Loaded loaded;\n";
+  s += "  if (!loaded.error.empty()) {\n    fprintf(stderr, \"kopt dispatch: %s\\n\", loaded.error.c_str());\n    abort();\n  }\n";
   s += "  loaded.fn[kConfig[nearest_case(v)]](" + util::join(names, ", ") + ");\n}\n";
   return s;
 }

@@ -64,10 +64,11 @@ std::vector<std::string> varying_keys(const std::vector<DispatchCase>& cases);
 size_t nearest_case(const std::vector<DispatchCase>& cases, const std::vector<std::string>& keys, const DimValues& dims);
 
 // The dispatcher's CUDA source: `extern "C" void solve(...)` with the signature's parameters, which computes the rule
-// over the scalar parameters named by `keys` and forwards to the solve() of `libraries[config index]` (a file name beside
-// the dispatcher's own library, opened with dlopen RTLD_LOCAL on first use, so configurations of one source never clash
-// on kernel or host symbol names). Also exports `int kopt_dispatch_case(const long long* values)` (values in `keys`
-// order): the rule alone, for tests. `case_config[i]`: the index into `libraries` serving case i.
+// over the scalar parameters named by `keys` and forwards to the solve() of `libraries[config index]` (file names beside
+// the dispatcher's own library, each opened with dlopen RTLD_LOCAL when the dispatcher is loaded: configurations of one
+// source never clash on kernel or host symbol names). Also exports `int kopt_dispatch_case(const long long* values)`
+// (values in `keys` order: the rule alone) and `const char* kopt_dispatch_load_error()` ("" when every configuration
+// loaded), for tests. `case_config[i]`: the index into `libraries` serving case i.
 std::string dispatcher_source(const contract::KernelSignature& sig, const std::vector<DispatchCase>& cases,
                               const std::vector<std::string>& keys, const std::vector<size_t>& case_config,
                               const std::vector<std::string>& libraries);

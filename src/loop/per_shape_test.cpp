@@ -173,11 +173,23 @@ TEST(PerShapeDispatch, TheEmittedCudaDispatcherCompilesAndItsRuleIsTheSame) {
   auto rule = reinterpret_cast<Rule>(dlsym(h, "kopt_dispatch_case"));
   ASSERT_NE(rule, nullptr);
   EXPECT_NE(dlsym(h, "solve"), nullptr);
+  using Error = const char* (*)();
+  auto load_error = reinterpret_cast<Error>(dlsym(h, "kopt_dispatch_load_error"));
+  ASSERT_NE(load_error, nullptr);
+  EXPECT_STREQ(load_error(), "") << "both configurations' solve() found beside the dispatcher when it loaded";
   for (long long n : {0LL, 1LL, 4096LL, 20000LL, 65536LL, 1LL << 20, 1LL << 23, 1LL << 26, 1LL << 40}) {
     const long long v[1] = {n};
     EXPECT_EQ(static_cast<size_t>(rule(v)), nearest_case(cases, keys, {{"n", n}})) << "n=" << n;
   }
   dlclose(h);
+  // Without a configuration's library beside it, loading says which.
+  fs::copy_file(disp[0].library, out / "moved.so");
+  void* h2 = dlopen((out / "moved.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h2, nullptr) << dlerror();
+  auto err2 = reinterpret_cast<Error>(dlsym(h2, "kopt_dispatch_load_error"));
+  ASSERT_NE(err2, nullptr);
+  EXPECT_NE(std::string(err2()).find("config_0.so"), std::string::npos) << err2();
+  dlclose(h2);
   fs::remove_all(out);
 }
 
