@@ -723,3 +723,39 @@ TEST(OptimizeGates, DispatchIsNotMadeWhereNoConfigurationBeatsTheChampionBeyondT
 
 }  // namespace
 }  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+TEST(OptimizeGates, ADispatchWrongAtAHeldOutShapeIsRejectedAndItsFolderRemoved) {
+  ModelLabOptions mo;
+  // As in the gain test, but TILE 32 is wrong where n is not a multiple of 32: the held-out n=65537, nearest the small
+  // case, is served by TILE 32 in the dispatch; the champion (TILE 64) is right there, as is the baseline.
+  mo.time_at = [](const Defines& d, const Dims& dims) -> std::optional<double> {
+    auto t = base_time(d);
+    if (t && tile(d) == 32 && n_of(dims) % 32 != 0) return std::nullopt;
+    if (t && tile(d) == 32 && n_of(dims) < kUserN / 2) return *t * 0.6;
+    return t;
+  };
+  fs::path holdout = fs::path(::testing::TempDir()) / ("kopt_dispatch_holdout_" + std::to_string(::getpid()) + ".txt");
+  ASSERT_TRUE(util::write_file_atomic(holdout, "n=65537\n").ok());
+  OptimizeOptions o;
+  o.gates.shapes_file = two_shapes("wrong");
+  o.gates.holdout_shapes_file = holdout;
+  o.gates.dispatch = true;
+  o.iterations = 6;
+  auto r = run_gates("dispatch_wrong", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(champion_tile(r), 64);
+  const auto& d = r.summary["dispatch"];
+  ASSERT_TRUE(d.is_object()) << r.summary.dump();
+  EXPECT_FALSE(d.value("emitted", true)) << d.dump(2);
+  EXPECT_NE(d.value("reason", std::string()).find("not correct"), std::string::npos) << d.dump(2);
+  EXPECT_NE(d.value("reason", std::string()).find("line1"), std::string::npos) << "the held-out shape named: " << d.dump(2);
+  EXPECT_TRUE(d["plan"].value("worthwhile", false)) << "the plan was worthwhile at the listed cases";
+  EXPECT_FALSE(fs::exists(r.run_dir / "champion" / "dispatch"));
+  EXPECT_NE(r.summary_md.find("No dispatch: the dispatch is not correct"), std::string::npos) << r.summary_md;
+}
+
+}  // namespace
+}  // namespace kopt::loop
