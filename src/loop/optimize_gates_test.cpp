@@ -759,3 +759,21 @@ TEST(OptimizeGates, ADispatchWrongAtAHeldOutShapeIsRejectedAndItsFolderRemoved) 
 
 }  // namespace
 }  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+TEST(OptimizeGates, DispatchOnARunWithOneCaseSaysSo) {
+  OptimizeOptions o;
+  o.job.dims = {{"n", 32}};  // below 64: the matrix's cases coincide, one case
+  o.gates.dispatch = true;
+  o.iterations = 2;
+  auto r = run_gates("dispatch_one_case", o, {});
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_TRUE(r.summary["dispatch"].is_object()) << r.summary.dump();
+  EXPECT_NE(r.summary["dispatch"].value("reason", std::string()).find("one case"), std::string::npos) << r.summary["dispatch"].dump();
+  EXPECT_FALSE(fs::exists(r.run_dir / "champion" / "dispatch"));
+}
+
+}  // namespace
+}  // namespace kopt::loop

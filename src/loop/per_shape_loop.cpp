@@ -47,7 +47,7 @@ DimValues scalar_point(const contract::KernelSignature& sig, const CaseData& cd)
 }  // namespace
 
 void Optimizer::per_shape_dispatch() {
-  if (!o_.gates.dispatch || !st_.champion || !st_.baseline || cases_.size() < 2 || util::interrupted()) return;
+  if (!o_.gates.dispatch || !st_.champion || !st_.baseline || util::interrupted()) return;
   Phase phase(*this, "dispatch");
   const fs::path ddir = dir_ / "dispatch";
   fs::create_directories(ddir);
@@ -57,6 +57,10 @@ void Optimizer::per_shape_dispatch() {
     if (auto st = write_json(ddir / "dispatch.json", "dispatch", record); !st) say("  {}", st.error().message);
     st_.gate_records["dispatch"] = record;
   };
+  if (cases_.size() < 2) {  // the matrix merged its cases (small dims), or the user's dims alone
+    say("per-shape dispatch: not made: the run has one case");
+    return finish_record("the run has one case (the workload matrix's cases coincided): nothing to dispatch on");
+  }
   if (triton()) {
     say("per-shape dispatch: not made: a Triton kernel's dispatch is not emitted yet (CUDA and CUTLASS only)");
     return finish_record("a Triton kernel's dispatch is not emitted yet (CUDA and CUTLASS only)");
