@@ -121,7 +121,10 @@ std::string dispatcher_source(const contract::KernelSignature& sig, const std::v
   s += "// solve() picks the configuration of the nearest measured case in log space of (" + util::join(keys, ", ") +
        "), ties to the larger case,\n// and calls that configuration's solve(), in its own library beside this one "
        "(dlopen RTLD_LOCAL: configurations of one\n// source keep their own kernels and symbols).\n";
-  s += "#include <dlfcn.h>\n#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n#include <string>\n\n";
+  s += "// Pointers are passed as void* (the same ABI as the kernel's typed pointers: solve() is extern \"C\", and the caller\n"
+       "// passes addresses), so the dispatcher needs none of the kernel's headers; scalars keep their types.\n";
+  s += "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <dlfcn.h>\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+       "#include <stdio.h>\n#include <stdlib.h>\n\n#include <string>\n\n";
   s += "namespace {\n";
   const size_t nk = std::max<size_t>(keys.size(), 1);
   s += fmt::format("constexpr int kCases = {};\nconstexpr int kKeys = {};\nconstexpr int kConfigs = {};\n", cases.size(), keys.size(),
@@ -140,9 +143,10 @@ std::string dispatcher_source(const contract::KernelSignature& sig, const std::v
   s += "};\n\n";
   std::vector<std::string> types, names, params;
   for (const auto& p : sig.params) {
-    types.push_back(p.type_text);
+    const std::string type = p.kind == contract::ParamKind::kPointer ? (p.is_const ? "const void*" : "void*") : p.type_text;
+    types.push_back(type);
     names.push_back(p.name);
-    params.push_back(p.type_text + " " + p.name);
+    params.push_back(type + " " + p.name);
   }
   s += "typedef void (*SolveFn)(" + util::join(types, ", ") + ");\n\n";
   s += R"(double log_of(long long v) { return log(v > 1 ? (double)v : 1.0); }

@@ -190,6 +190,20 @@ TEST(PerShapeDispatch, TheEmittedCudaDispatcherCompilesAndItsRuleIsTheSame) {
   ASSERT_NE(err2, nullptr);
   EXPECT_NE(std::string(err2()).find("config_0.so"), std::string::npos) << err2();
   dlclose(h2);
+  // A kernel over fp16 with int64 and size_t scalars (a corpus norm's signature): its dispatcher needs none of the
+  // kernel's headers (pointers as void*) and compiles.
+  auto half_sig = contract::parse_solve_signature(
+      "extern \"C\" void solve(const __half* input, const __half* weight, __half* output, int64_t batch_size, size_t d) {}");
+  ASSERT_TRUE(half_sig.ok()) << half_sig.error().message;
+  std::vector<DispatchCase> half_cases = {{"s", 1, {{"batch_size", 64}, {"d", 512}}}, {"l", 1, {{"batch_size", 64}, {"d", 16384}}}};
+  const std::string half_src = dispatcher_source(*half_sig, half_cases, varying_keys(half_cases), {0, 1}, {"config_0.so", "config_1.so"});
+  EXPECT_NE(half_src.find("void solve(const void* input, const void* weight, void* output, int64_t batch_size, size_t d)"), std::string::npos)
+      << half_src;
+  fs::create_directories(out / "half");
+  ASSERT_TRUE(util::write_file_atomic(out / "half" / "dispatch.cu", half_src).ok());
+  auto half_built = compile::compile_batch({pipeline::compile_request(job, "half", out / "half" / "dispatch.cu", out / "half")}, {1, ""}, runner);
+  ASSERT_EQ(half_built.size(), 1u);
+  EXPECT_TRUE(half_built[0].ok()) << half_built[0].log_text.substr(0, 6000);
   fs::remove_all(out);
 }
 
