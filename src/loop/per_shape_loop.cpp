@@ -162,11 +162,6 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
   const fs::path out = dir_ / "champion" / "dispatch";
   fs::remove_all(out);
   fs::create_directories(out);
-  auto src = util::read_file(o_.job.kernel);
-  if (!src) {
-    rec["reason"] = "the kernel's source: " + src.error().message;
-    return rec;
-  }
   // 3. The folder: each configuration's library and source, the dispatcher's source and build.
   std::vector<std::string> libs;
   util::Json cfg_json = util::Json::array();
@@ -177,6 +172,12 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
     fs::copy_file(c.library, out / lib, fs::copy_options::overwrite_existing, ec);
     if (ec) {
       rec["reason"] = "copying " + c.library.string() + ": " + ec.message();
+      return rec;
+    }
+    // The configuration's own source (a derived space's instrumented copy, where the run derived one), as written.
+    auto src = util::read_file(c.candidate.source.empty() ? o_.job.kernel : c.candidate.source);
+    if (!src) {
+      rec["reason"] = "configuration " + c.candidate.id + "'s source: " + src.error().message;
       return rec;
     }
     std::string head = fmt::format("// kopt per-shape dispatch: configuration {} ({})\n", k, c.candidate.id);
