@@ -26,8 +26,9 @@ Status validate(const GateOptions& g, const Dims& user) {
   if (g.max_working_set_mb < 0 || !std::isfinite(g.max_working_set_mb))
     return input_error("--max-working-set-mb must be a positive number of MiB (or 0 for the default from the GPU's memory)");
   if (g.dispatch && g.workload_matrix == workload::MatrixMode::kOff && !g.shapes_file)
-    return input_error("--dispatch picks a configuration per case: it needs several cases (--shapes FILE, or the workload "
-                       "matrix, not --workload-matrix off)");
+    return input_error(
+        "--dispatch picks a configuration per case: it needs several cases (--shapes FILE, or the workload "
+        "matrix, not --workload-matrix off)");
   if (g.shapes_file) KOPT_TRY(workload::read_shapes_file(*g.shapes_file, user, workload::CaseOrigin::kShapesFile));
   if (g.holdout_shapes_file)
     KOPT_TRY(workload::read_shapes_file(*g.holdout_shapes_file, user, workload::CaseOrigin::kHoldoutFile));

@@ -771,7 +771,8 @@ TEST(OptimizeGates, DispatchOnARunWithOneCaseSaysSo) {
   auto r = run_gates("dispatch_one_case", o, {});
   ASSERT_EQ(r.exit_code, 0);
   ASSERT_TRUE(r.summary["dispatch"].is_object()) << r.summary.dump();
-  EXPECT_NE(r.summary["dispatch"].value("reason", std::string()).find("one case"), std::string::npos) << r.summary["dispatch"].dump();
+  EXPECT_NE(r.summary["dispatch"].value("reason", std::string()).find("one case"), std::string::npos)
+      << r.summary["dispatch"].dump();
   EXPECT_FALSE(fs::exists(r.run_dir / "champion" / "dispatch"));
 }
 

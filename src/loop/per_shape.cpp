@@ -96,19 +96,23 @@ DispatchPlan plan_dispatch(const std::vector<DispatchCase>& cases, const std::st
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     for (const auto& k : p.keys)
-      if (value_of(cases[a].point, k) != value_of(cases[b].point, k)) return value_of(cases[a].point, k) < value_of(cases[b].point, k);
+      if (value_of(cases[a].point, k) != value_of(cases[b].point, k))
+        return value_of(cases[a].point, k) < value_of(cases[b].point, k);
     return false;
   });
   for (size_t i : order) {
     if (p.buckets.empty() || p.buckets.back().config != p.chosen[i]) p.buckets.push_back({p.chosen[i], {}});
     p.buckets.back().cases.push_back(cases[i].name);
   }
-  if (cases.size() < 2) p.reason = "one case: nothing to dispatch on";
-  else if (p.keys.empty()) p.reason = "the cases differ in no scalar parameter of solve(): the rule would have nothing to read";
+  if (cases.size() < 2)
+    p.reason = "one case: nothing to dispatch on";
+  else if (p.keys.empty())
+    p.reason = "the cases differ in no scalar parameter of solve(): the rule would have nothing to read";
   else if (p.configs.size() < 2)
-    p.reason = p.configs.front() == champion
-                   ? "no configuration is faster than the champion beyond the noise at any case: the champion serves every case"
-                   : "one configuration (" + p.configs.front() + ") is fastest at every case: a single configuration, no dispatch";
+    p.reason =
+        p.configs.front() == champion
+            ? "no configuration is faster than the champion beyond the noise at any case: the champion serves every case"
+            : "one configuration (" + p.configs.front() + ") is fastest at every case: a single configuration, no dispatch";
   p.worthwhile = p.reason.empty();
   return p;
 }
@@ -123,12 +127,13 @@ std::string dispatcher_source(const contract::KernelSignature& sig, const std::v
        "(dlopen RTLD_LOCAL: configurations of one\n// source keep their own kernels and symbols).\n";
   s += "// Pointers are passed as void* (the same ABI as the kernel's typed pointers: solve() is extern \"C\", and the caller\n"
        "// passes addresses), so the dispatcher needs none of the kernel's headers; scalars keep their types.\n";
-  s += "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <dlfcn.h>\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+  s += "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <dlfcn.h>\n#include <math.h>\n#include <stddef.h>\n#include "
+       "<stdint.h>\n"
        "#include <stdio.h>\n#include <stdlib.h>\n\n#include <string>\n\n";
   s += "namespace {\n";
   const size_t nk = std::max<size_t>(keys.size(), 1);
-  s += fmt::format("constexpr int kCases = {};\nconstexpr int kKeys = {};\nconstexpr int kConfigs = {};\n", cases.size(), keys.size(),
-                   libraries.size());
+  s += fmt::format("constexpr int kCases = {};\nconstexpr int kKeys = {};\nconstexpr int kConfigs = {};\n", cases.size(),
+                   keys.size(), libraries.size());
   s += fmt::format("// per case: {}\nconst long long kValues[kCases][{}] = {{\n", util::join(keys, ", "), nk);
   for (const auto& c : cases) {
     std::vector<std::string> v;
@@ -199,7 +204,8 @@ extern "C" const char* kopt_dispatch_load_error() { return loaded.error.c_str();
   for (const auto& k : keys) vals.push_back("(long long)" + k);
   if (vals.empty()) vals.push_back("1LL");
   s += fmt::format("  const long long v[{}] = {{{}}};\n", nk, util::join(vals, ", "));
-  s += "  if (!loaded.error.empty()) {\n    fprintf(stderr, \"kopt dispatch: %s\\n\", loaded.error.c_str());\n    abort();\n  }\n";
+  s +=
+      "  if (!loaded.error.empty()) {\n    fprintf(stderr, \"kopt dispatch: %s\\n\", loaded.error.c_str());\n    abort();\n  }\n";
   s += "  loaded.fn[kConfig[nearest_case(v)]](" + util::join(names, ", ") + ");\n}\n";
   return s;
 }
@@ -207,8 +213,8 @@ extern "C" const char* kopt_dispatch_load_error() { return loaded.error.c_str();
 util::Json to_json(const DispatchPlan& p, const std::vector<DispatchCase>& cases) {
   util::Json per_case = util::Json::array();
   for (size_t i = 0; i < cases.size() && i < p.chosen.size(); ++i)
-    per_case.push_back({{"case", cases[i].name}, {"point", cases[i].point}, {"weight", cases[i].weight}, {"config", p.chosen[i]},
-                        {"why", p.why[i]}});
+    per_case.push_back({{"case", cases[i].name}, {"point", cases[i].point}, {"weight", cases[i].weight},
+                        {"config", p.chosen[i]}, {"why", p.why[i]}});
   util::Json buckets = util::Json::array();
   for (const auto& b : p.buckets) buckets.push_back({{"config", b.config}, {"cases", b.cases}});
   return {{"keys", p.keys},

@@ -40,8 +40,8 @@ struct DispatchContender {
 };
 
 struct DispatchBucket {
-  std::string config;               // a contender's id, or the champion's
-  std::vector<std::string> cases;   // adjacent along the varying dims
+  std::string config;              // a contender's id, or the champion's
+  std::vector<std::string> cases;  // adjacent along the varying dims
 };
 
 struct DispatchPlan {
@@ -49,9 +49,9 @@ struct DispatchPlan {
   std::vector<std::string> chosen;   // per case: the configuration serving it
   std::vector<std::string> configs;  // distinct, the champion first when it serves a case, then in case order
   std::vector<DispatchBucket> buckets;
-  std::vector<std::string> why;      // per case: why this configuration ("faster beyond the noise: ...")
-  bool worthwhile = false;           // more than one configuration serves the cases
-  std::string reason;                // why there is no dispatch, when not worthwhile
+  std::vector<std::string> why;  // per case: why this configuration ("faster beyond the noise: ...")
+  bool worthwhile = false;       // more than one configuration serves the cases
+  std::string reason;            // why there is no dispatch, when not worthwhile
 };
 
 DispatchPlan plan_dispatch(const std::vector<DispatchCase>& cases, const std::string& champion,

@@ -77,7 +77,8 @@ void Optimizer::per_shape_dispatch() {
   if (champ_id != "baseline" && st_.gate_records.contains("case_table")) {
     DispatchConfig b{st_.baseline->candidate, st_.baseline->library, true, {}};
     for (const auto& row : st_.gate_records["case_table"]["cases"])
-      b.medians.push_back(row["baseline_ms"].is_number() ? std::optional<double>(row["baseline_ms"].get<double>()) : std::nullopt);
+      b.medians.push_back(row["baseline_ms"].is_number() ? std::optional<double>(row["baseline_ms"].get<double>())
+                                                         : std::nullopt);
     pool.push_back(b);
   }
   {
@@ -93,12 +94,14 @@ void Optimizer::per_shape_dispatch() {
   std::vector<std::optional<double>> champ_ms(cases_.size());
   if (st_.gate_records.contains("case_table"))
     for (size_t i = 0; i < cases_.size() && i < st_.gate_records["case_table"]["cases"].size(); ++i)
-      if (const auto& row = st_.gate_records["case_table"]["cases"][i]; row["champion_ms"].is_number()) champ_ms[i] = row["champion_ms"].get<double>();
+      if (const auto& row = st_.gate_records["case_table"]["cases"][i]; row["champion_ms"].is_number())
+        champ_ms[i] = row["champion_ms"].get<double>();
   std::vector<size_t> shortlist;
   for (size_t i = 0; i < cases_.size(); ++i) {
     std::vector<size_t> here;
     for (size_t j = 0; j < pool.size(); ++j)
-      if (i < pool[j].medians.size() && pool[j].medians[i] && (!champ_ms[i] || *pool[j].medians[i] < *champ_ms[i])) here.push_back(j);
+      if (i < pool[j].medians.size() && pool[j].medians[i] && (!champ_ms[i] || *pool[j].medians[i] < *champ_ms[i]))
+        here.push_back(j);
     std::sort(here.begin(), here.end(), [&](size_t a, size_t b) { return *pool[a].medians[i] < *pool[b].medians[i]; });
     for (size_t k = 0; k < here.size() && k < 2; ++k)
       if (std::find(shortlist.begin(), shortlist.end(), here[k]) == shortlist.end()) shortlist.push_back(here[k]);
@@ -116,8 +119,9 @@ void Optimizer::per_shape_dispatch() {
     bool correct = true;
     for (const auto& cd : cases_) {
       if (util::interrupted()) return;
-      auto r = run({fs::path(st_.champion->library), cfg.library}, {&st_.champion->candidate, cfg.baseline ? nullptr : &cfg.candidate},
-                   ddir / "races" / cfg.candidate.id / ("race_" + cd.c.name + ".json"), runner::RunMode::kPaired, {}, true, cd.golden_dir);
+      auto r = run(
+          {fs::path(st_.champion->library), cfg.library}, {&st_.champion->candidate, cfg.baseline ? nullptr : &cfg.candidate},
+          ddir / "races" / cfg.candidate.id / ("race_" + cd.c.name + ".json"), runner::RunMode::kPaired, {}, true, cd.golden_dir);
       auto mine = raced_outcome(r);
       if (mine.status != runner::RunStatus::kOk) {
         per.push_back({{"case", cd.c.name}, {"status", runner::status_name(mine.status)}, {"message", mine.message}});
@@ -196,13 +200,16 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
     for (size_t k = 0; k < configs.size(); ++k)
       if (configs[k].candidate.id == id) case_config.push_back(k);
   util::Json table = {{"keys", plan.keys}, {"configs", cfg_json}, {"cases", util::Json::array()}};
-  for (size_t i = 0; i < cases.size(); ++i) table["cases"].push_back({{"case", cases[i].name}, {"point", cases[i].point}, {"config", case_config[i]}});
+  for (size_t i = 0; i < cases.size(); ++i)
+    table["cases"].push_back({{"case", cases[i].name}, {"point", cases[i].point}, {"config", case_config[i]}});
   // dispatch.json first: what the folder holds (and the model lab reads to play the dispatcher).
   if (auto st = util::write_json_atomic(out / "dispatch.json", "dispatch_table", table); !st) {
     rec["reason"] = st.error().message;
     return rec;
   }
-  if (auto st = util::write_file_atomic(out / "dispatch.cu", dispatcher_source(prep_.signature, cases, plan.keys, case_config, libs)); !st) {
+  if (auto st =
+          util::write_file_atomic(out / "dispatch.cu", dispatcher_source(prep_.signature, cases, plan.keys, case_config, libs));
+      !st) {
     rec["reason"] = st.error().message;
     return rec;
   }
@@ -211,7 +218,8 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
   job.cutlass = false;
   auto built = lab_.compile({pipeline::compile_request(job, "dispatch", out / "dispatch.cu", out)}, 1, {});
   if (built.empty() || !built.front().ok()) {
-    rec["reason"] = "the dispatcher did not compile: " + (built.empty() ? std::string("no result") : built.front().log_text.substr(0, 2000));
+    rec["reason"] =
+        "the dispatcher did not compile: " + (built.empty() ? std::string("no result") : built.front().log_text.substr(0, 2000));
     say("per-shape dispatch: {}", rec["reason"].get<std::string>());
     return rec;
   }
@@ -226,7 +234,8 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
   std::vector<CaseCheck> checks;
   util::Json check_rec = util::Json::array();
   auto check_at = [&](const std::string& name, const fs::path& golden, const char* what) {
-    auto r = run({lib}, {nullptr}, ddir / "checks" / (std::string(what) + "_" + name + ".json"), runner::RunMode::kCheck, {}, false, golden);
+    auto r = run({lib}, {nullptr}, ddir / "checks" / (std::string(what) + "_" + name + ".json"), runner::RunMode::kCheck, {},
+                 false, golden);
     checks.push_back({name, r.status, r.message});
     check_rec.push_back({{"shape", name}, {"kind", what}, {"status", runner::status_name(r.status)}, {"message", r.message}});
   };
@@ -252,8 +261,8 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
   util::Json rows = util::Json::array();
   for (size_t i = 0; i < cases_.size(); ++i) {
     const auto& cd = cases_[i];
-    auto r = run({fs::path(st_.champion->library), lib}, {&st_.champion->candidate, nullptr}, ddir / "timing" / (cd.c.name + ".json"),
-                 runner::RunMode::kPaired, {}, false, cd.golden_dir);
+    auto r = run({fs::path(st_.champion->library), lib}, {&st_.champion->candidate, nullptr},
+                 ddir / "timing" / (cd.c.name + ".json"), runner::RunMode::kPaired, {}, false, cd.golden_dir);
     util::Json row = {{"case", cd.c.name}, {"point", cases[i].point}, {"weight", cd.c.weight}, {"config", plan.chosen[i]}};
     if (r.status == runner::RunStatus::kOk && r.details.contains("libs") && r.details["libs"].size() == 2) {
       auto a = r.details["libs"][0].value("samples_ms", std::vector<double>{});
@@ -280,7 +289,8 @@ util::Json Optimizer::emit_dispatch(const std::vector<DispatchConfig>& configs, 
   rec["emitted"] = true;
   rec["folder"] = out.string();
   if (overall.valid)
-    say("per-shape dispatch: {:.3f}x the champion's speed over the cases (weighted geometric mean ratio {:.3f}, 95% CI [{:.3f}, {:.3f}])",
+    say("per-shape dispatch: {:.3f}x the champion's speed over the cases (weighted geometric mean ratio {:.3f}, 95% CI [{:.3f}, "
+        "{:.3f}])",
         1 / overall.geomean_ratio, overall.geomean_ratio, overall.ci95_low, overall.ci95_high);
   return rec;
 }

@@ -113,18 +113,18 @@ TEST(PerShapeDispatch, TheRuleAtBetweenAndOutsideTheCases) {
   EXPECT_EQ(nearest_case(cases, keys, {{"rows", 4096}, {"cols", 256}}), 0u);  // at
   EXPECT_EQ(nearest_case(cases, keys, {{"rows", 4096}, {"cols", 4096}}), 1u);
   EXPECT_EQ(nearest_case(cases, keys, {{"rows", 1}, {"cols", 65536}}), 2u) << "a dim outside the keys is not read";
-  EXPECT_EQ(nearest_case(cases, keys, {{"cols", 512}}), 0u);                  // between: nearer small in log space
+  EXPECT_EQ(nearest_case(cases, keys, {{"cols", 512}}), 0u);  // between: nearer small in log space
   EXPECT_EQ(nearest_case(cases, keys, {{"cols", 2048}}), 1u);
   EXPECT_EQ(nearest_case(cases, keys, {{"cols", 1024}}), 1u) << "ln 1024 is halfway from 256 to 4096: the tie goes to the larger";
-  EXPECT_EQ(nearest_case(cases, keys, {{"cols", 1}}), 0u);                    // below every case
-  EXPECT_EQ(nearest_case(cases, keys, {{"cols", 0}}), 0u);                    // not positive: as 1
-  EXPECT_EQ(nearest_case(cases, keys, {{"cols", int64_t{1} << 40}}), 2u);     // above every case
-  EXPECT_EQ(nearest_case(cases, keys, {}), 0u);                               // absent: as 1
+  EXPECT_EQ(nearest_case(cases, keys, {{"cols", 1}}), 0u);                 // below every case
+  EXPECT_EQ(nearest_case(cases, keys, {{"cols", 0}}), 0u);                 // not positive: as 1
+  EXPECT_EQ(nearest_case(cases, keys, {{"cols", int64_t{1} << 40}}), 2u);  // above every case
+  EXPECT_EQ(nearest_case(cases, keys, {}), 0u);                            // absent: as 1
 }
 
 TEST(PerShapeDispatch, TheRuleOverTwoVaryingDims) {
-  std::vector<DispatchCase> cases = {{"a", 1, {{"M", 128}, {"N", 128}}}, {"b", 1, {{"M", 8192}, {"N", 128}}},
-                                     {"c", 1, {{"M", 128}, {"N", 8192}}}};
+  std::vector<DispatchCase> cases = {
+      {"a", 1, {{"M", 128}, {"N", 128}}}, {"b", 1, {{"M", 8192}, {"N", 128}}}, {"c", 1, {{"M", 128}, {"N", 8192}}}};
   auto keys = varying_keys(cases);
   ASSERT_EQ(keys, (std::vector<std::string>{"M", "N"}));
   EXPECT_EQ(nearest_case(cases, keys, {{"M", 8192}, {"N", 8192}}), 2u) << "b and c are as far: the later of equal size";
@@ -162,7 +162,9 @@ TEST(PerShapeDispatch, TheEmittedCudaDispatcherCompilesAndItsRuleIsTheSame) {
   ASSERT_TRUE(sig.ok());
   std::vector<DispatchCase> cases = {{"s", 1, {{"n", 4096}}}, {"m", 1, {{"n", 1 << 20}}}, {"l", 1, {{"n", 1 << 26}}}};
   auto keys = varying_keys(cases);
-  ASSERT_TRUE(util::write_file_atomic(dir / "dispatch.cu", dispatcher_source(*sig, cases, keys, {1, 0, 0}, {"config_0.so", "config_1.so"})).ok());
+  ASSERT_TRUE(util::write_file_atomic(dir / "dispatch.cu",
+                                      dispatcher_source(*sig, cases, keys, {1, 0, 0}, {"config_0.so", "config_1.so"}))
+                  .ok());
   job.defines.clear();
   auto disp = compile::compile_batch({pipeline::compile_request(job, "dispatch", dir / "dispatch.cu", dir)}, {1, ""}, runner);
   ASSERT_EQ(disp.size(), 1u);
@@ -195,13 +197,17 @@ TEST(PerShapeDispatch, TheEmittedCudaDispatcherCompilesAndItsRuleIsTheSame) {
   auto half_sig = contract::parse_solve_signature(
       "extern \"C\" void solve(const __half* input, const __half* weight, __half* output, int64_t batch_size, size_t d) {}");
   ASSERT_TRUE(half_sig.ok()) << half_sig.error().message;
-  std::vector<DispatchCase> half_cases = {{"s", 1, {{"batch_size", 64}, {"d", 512}}}, {"l", 1, {{"batch_size", 64}, {"d", 16384}}}};
-  const std::string half_src = dispatcher_source(*half_sig, half_cases, varying_keys(half_cases), {0, 1}, {"config_0.so", "config_1.so"});
-  EXPECT_NE(half_src.find("void solve(const void* input, const void* weight, void* output, int64_t batch_size, size_t d)"), std::string::npos)
+  std::vector<DispatchCase> half_cases = {{"s", 1, {{"batch_size", 64}, {"d", 512}}},
+                                          {"l", 1, {{"batch_size", 64}, {"d", 16384}}}};
+  const std::string half_src =
+      dispatcher_source(*half_sig, half_cases, varying_keys(half_cases), {0, 1}, {"config_0.so", "config_1.so"});
+  EXPECT_NE(half_src.find("void solve(const void* input, const void* weight, void* output, int64_t batch_size, size_t d)"),
+            std::string::npos)
       << half_src;
   fs::create_directories(out / "half");
   ASSERT_TRUE(util::write_file_atomic(out / "half" / "dispatch.cu", half_src).ok());
-  auto half_built = compile::compile_batch({pipeline::compile_request(job, "half", out / "half" / "dispatch.cu", out / "half")}, {1, ""}, runner);
+  auto half_built = compile::compile_batch({pipeline::compile_request(job, "half", out / "half" / "dispatch.cu", out / "half")},
+                                           {1, ""}, runner);
   ASSERT_EQ(half_built.size(), 1u);
   EXPECT_TRUE(half_built[0].ok()) << half_built[0].log_text.substr(0, 6000);
   fs::remove_all(out);

@@ -38,25 +38,30 @@ std::string dispatch_section(const util::Json& d) {
   std::string md = "## Per-shape dispatch\n\n";
   if (!d.value("emitted", false)) return md + "No dispatch: " + str(d, "reason") + "\n\n";
   const util::Json plan = d.value("plan", util::Json::object());
-  md += fmt::format("`champion/dispatch/`: {} configuration(s); the rule reads {} ({})\n\n", d.value("configs", util::Json::array()).size(),
-                    list(plan.value("keys", util::Json::array())), str(plan, "rule"));
+  md += fmt::format("`champion/dispatch/`: {} configuration(s); the rule reads {} ({})\n\n",
+                    d.value("configs", util::Json::array()).size(), list(plan.value("keys", util::Json::array())),
+                    str(plan, "rule"));
   md += "| bucket | cases | configuration |\n| --- | --- | --- |\n";
   int b = 0;
   for (const auto& bucket : plan.value("buckets", util::Json::array()))
     md += fmt::format("| {} | {} | `{}` |\n", b++, list(bucket.value("cases", util::Json::array())), str(bucket, "config"));
-  md += "\n| case | point | configuration | dispatch ms | champion ms | ratio (95% CI) | speedup |\n| --- | --- | --- | --- | --- | --- | --- |\n";
+  md +=
+      "\n| case | point | configuration | dispatch ms | champion ms | ratio (95% CI) | speedup |\n| --- | --- | --- | --- | --- "
+      "| --- | --- |\n";
   for (const auto& c : d.value("cases", util::Json::array())) {
-    std::string ci = c.contains("ratio_ci95") ? fmt::format("{} [{:.3f}, {:.3f}]", num(c, "ratio", "{:.3f}"), c["ratio_ci95"][0].get<double>(),
-                                                            c["ratio_ci95"][1].get<double>())
+    std::string ci = c.contains("ratio_ci95") ? fmt::format("{} [{:.3f}, {:.3f}]", num(c, "ratio", "{:.3f}"),
+                                                            c["ratio_ci95"][0].get<double>(), c["ratio_ci95"][1].get<double>())
                                               : "n/a (" + str(c, "status") + ")";
-    md += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", str(c, "case"), dims_text(c.value("point", util::Json())), str(c, "config"),
-                      num(c, "dispatch_ms"), num(c, "champion_ms"), ci, num(c, "speedup", "{:.2f}x"));
+    md += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", str(c, "case"), dims_text(c.value("point", util::Json())),
+                      str(c, "config"), num(c, "dispatch_ms"), num(c, "champion_ms"), ci, num(c, "speedup", "{:.2f}x"));
   }
   const util::Json o = d.value("overall", util::Json::object());
   if (o.value("valid", false))
-    md += fmt::format("\nOver the cases (weighted geometric mean of dispatch/champion ratios): {:.3f}, 95% CI [{:.3f}, {:.3f}] ({}; "
-                      "{:.2f}x)\n", o.value("geomean_ratio", 0.0), o.value("ci95_low", 0.0), o.value("ci95_high", 0.0), str(o, "verdict"),
-                      1 / o.value("geomean_ratio", 1.0));
+    md += fmt::format(
+        "\nOver the cases (weighted geometric mean of dispatch/champion ratios): {:.3f}, 95% CI [{:.3f}, {:.3f}] ({}; "
+        "{:.2f}x)\n",
+        o.value("geomean_ratio", 0.0), o.value("ci95_low", 0.0), o.value("ci95_high", 0.0), str(o, "verdict"),
+        1 / o.value("geomean_ratio", 1.0));
   size_t held_out = 0;
   for (const auto& c : d.value("checks", util::Json::array())) held_out += c.value("kind", std::string()) == "holdout";
   md += fmt::format("\nCorrect at every case and at {} held-out shape(s).\n\n", held_out);
