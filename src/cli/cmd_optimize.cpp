@@ -36,6 +36,10 @@ void add_gate_options(CLI::App& app, loop::GateOptions& g, GateOptionValues& v) 
   app.add_option("--holdout-shapes", v.holdout_shapes, "shapes checked and timed after the search only, same format "
                                                        "(default: awkward ones derived from the dims)");
   app.add_flag("--no-regressions", g.no_regressions, "reject a finalist slower than the champion beyond the noise at any case");
+  app.add_flag("--dispatch", g.dispatch,
+               "after the search, a per-shape dispatch (CUDA/CUTLASS): the best configuration "
+               "per case where it beats the champion beyond the noise, as champion/dispatch/, "
+               "checked at every case and held-out shape and timed against the champion");
   app.add_option("--max-working-set-mb", g.max_working_set_mb,
                  "largest working set (MiB of buffers) of a case; larger ones are scaled down (default: 1/16 of the "
                  "GPU's memory)");

@@ -28,6 +28,8 @@ std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, con
 std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::path& cdir, bool* lost) {
   std::vector<CaseCheck> checks;
   std::vector<CaseComparison> per_case;
+  std::vector<std::optional<double>> medians(cases_.size());
+  if (cr.outcome.timing) medians[primary_] = cr.outcome.timing->median_ms;
   util::Json rec = util::Json::array();
   for (size_t i = 0; i < cases_.size(); ++i) {
     const auto& cd = cases_[i];
@@ -47,6 +49,7 @@ std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::
     }
     auto champ = raced.details["libs"][0].value("samples_ms", std::vector<double>{});
     auto cmp = runner::compare_paired(champ, mine.samples_ms);
+    if (mine.samples_ms.size() >= 2) medians[i] = runner::compute_stats(mine.samples_ms).median_ms;
     r["comparison"] = runner::to_json(cmp);
     rec.push_back(r);
     per_case.push_back({cd.c.name, cd.c.weight, cmp});
@@ -54,6 +57,10 @@ std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::
   auto v = correct_at_every_case(checks);
   util::Json j = {{"checks", rec}, {"correct", v.correct}, {"reason", v.reason}};
   if (v.correct) {
+    if (o_.gates.dispatch) {  // what --dispatch shortlists by (per_shape_loop.cpp)
+      std::lock_guard<std::mutex> lock(case_medians_mu_);
+      case_medians_[cr.candidate.id] = medians;
+    }
     cr.over_cases = combine_cases(per_case);
     j["objective"] = to_json(*cr.over_cases);
     if (cr.over_cases->valid) cr.objective_ms = st_.champion->objective() * cr.over_cases->geomean_ratio;

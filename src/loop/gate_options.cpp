@@ -25,6 +25,10 @@ std::optional<BaselineProfile> parse_baseline_profile(std::string_view s) {
 Status validate(const GateOptions& g, const Dims& user) {
   if (g.max_working_set_mb < 0 || !std::isfinite(g.max_working_set_mb))
     return input_error("--max-working-set-mb must be a positive number of MiB (or 0 for the default from the GPU's memory)");
+  if (g.dispatch && g.workload_matrix == workload::MatrixMode::kOff && !g.shapes_file)
+    return input_error(
+        "--dispatch picks a configuration per case: it needs several cases (--shapes FILE, or the workload "
+        "matrix, not --workload-matrix off)");
   if (g.shapes_file) KOPT_TRY(workload::read_shapes_file(*g.shapes_file, user, workload::CaseOrigin::kShapesFile));
   if (g.holdout_shapes_file)
     KOPT_TRY(workload::read_shapes_file(*g.holdout_shapes_file, user, workload::CaseOrigin::kHoldoutFile));
@@ -37,6 +41,7 @@ void add_to_json(const GateOptions& g, util::Json& j) {
   j["shapes_file"] = path(g.shapes_file);
   j["holdout_shapes_file"] = path(g.holdout_shapes_file);
   j["no_regressions"] = g.no_regressions;
+  j["dispatch"] = g.dispatch;
   j["max_working_set_mb"] = g.max_working_set_mb;
   j["sanitize"] = sanitize::policy_name(g.sanitize);
   j["champion_gates"] = champion_gates_name(g.champion_gates);
@@ -53,6 +58,7 @@ Result<GateOptions> gate_options_from_json(const util::Json& j) {
     if (j.contains("holdout_shapes_file") && j["holdout_shapes_file"].is_string())
       g.holdout_shapes_file = j["holdout_shapes_file"].get<std::string>();
     g.no_regressions = j.value("no_regressions", false);
+    g.dispatch = j.value("dispatch", false);
     g.max_working_set_mb = j.value("max_working_set_mb", 0.0);
     auto s = sanitize::parse_policy(j.value("sanitize", std::string("finalists")));
     if (!s) return input_error("options.json: sanitize must be finalists, all or off");

@@ -34,6 +34,9 @@ struct GateOptions {
   std::optional<std::filesystem::path> shapes_file;                       // --shapes FILE (wins over the matrix)
   std::optional<std::filesystem::path> holdout_shapes_file;               // --holdout-shapes FILE (else derived)
   bool no_regressions = false;                                            // --no-regressions
+  // --dispatch: after the search, a per-shape dispatch over the cases (loop/per_shape.h; docs/GATES.md "The per-shape
+  // dispatch"), emitted into champion/dispatch/ when configurations differ beyond the noise. Needs several cases.
+  bool dispatch = false;
   double max_working_set_mb = 0;  // --max-working-set-mb; 0: derived from the GPU's memory (working_set.h)
   sanitize::Policy sanitize = sanitize::Policy::kFinalists;               // --sanitize finalists|all|off
   ChampionGates champion_gates = ChampionGates::kFinal;                   // --champion-gates final|each
@@ -44,7 +47,7 @@ struct GateOptions {
 // line is an input error (exit 4) naming FILE:LINE (workload::parse_shapes).
 Status validate(const GateOptions& g, const Dims& user);
 
-// The keys "workload_matrix", "shapes_file", "holdout_shapes_file", "no_regressions", "max_working_set_mb",
+// The keys "workload_matrix", "shapes_file", "holdout_shapes_file", "no_regressions", "dispatch", "max_working_set_mb",
 // "sanitize", "champion_gates", "baseline_profile", merged into options.json; from_json reads them back (absent keys: the defaults, so run
 // directories made before these options resume unchanged). Paths are stored absolute.
 void add_to_json(const GateOptions& g, util::Json& options);

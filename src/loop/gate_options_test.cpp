@@ -11,6 +11,7 @@ TEST(GateOptions, RoundTripThroughOptionsJsonAndOldRunsGetDefaults) {
   g.workload_matrix = workload::MatrixMode::kOff;
   g.shapes_file = "/tmp/shapes.txt";
   g.no_regressions = true;
+  g.dispatch = true;
   g.max_working_set_mb = 512;
   g.sanitize = sanitize::Policy::kAll;
   g.champion_gates = ChampionGates::kEach;
@@ -25,6 +26,7 @@ TEST(GateOptions, RoundTripThroughOptionsJsonAndOldRunsGetDefaults) {
   EXPECT_EQ(back->shapes_file->string(), "/tmp/shapes.txt");
   EXPECT_FALSE(back->holdout_shapes_file);
   EXPECT_TRUE(back->no_regressions);
+  EXPECT_TRUE(back->dispatch);
   EXPECT_DOUBLE_EQ(back->max_working_set_mb, 512);
   EXPECT_EQ(back->sanitize, sanitize::Policy::kAll);
   EXPECT_EQ(back->champion_gates, ChampionGates::kEach);
@@ -34,6 +36,7 @@ TEST(GateOptions, RoundTripThroughOptionsJsonAndOldRunsGetDefaults) {
   EXPECT_EQ(old->workload_matrix, workload::MatrixMode::kDefault);
   EXPECT_EQ(old->sanitize, sanitize::Policy::kFinalists);
   EXPECT_EQ(old->champion_gates, ChampionGates::kEach) << "a run made before the option resumes as it ran";
+  EXPECT_FALSE(old->dispatch);
   EXPECT_FALSE(gate_options_from_json(util::Json{{"sanitize", "sometimes"}}));
   EXPECT_FALSE(gate_options_from_json(util::Json{{"champion_gates", "sometimes"}}));
 }
@@ -52,6 +55,22 @@ TEST(GateOptions, ValidationParsesTheShapesFilesBeforeAnyGpuWork) {
   ASSERT_FALSE(st);
   EXPECT_EQ(st.error().code, ExitCode::kInput);
   EXPECT_NE(st.error().message.find(path.string() + ":2: n='abc' is not an integer"), std::string::npos) << st.error().message;
+  std::filesystem::remove(path);
+}
+
+TEST(GateOptions, DispatchNeedsSeveralCases) {
+  const Dims user{{"n", 1000}};
+  GateOptions g;
+  g.dispatch = true;
+  EXPECT_TRUE(validate(g, user)) << "the default matrix gives cases";
+  g.workload_matrix = workload::MatrixMode::kOff;
+  auto st = validate(g, user);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("--dispatch"), std::string::npos) << st.error().message;
+  auto path = std::filesystem::temp_directory_path() / "kopt_gate_options_dispatch.txt";
+  std::ofstream(path) << "n=500\nn=1000\n";
+  g.shapes_file = path;
+  EXPECT_TRUE(validate(g, user)) << "a shapes file gives cases";
   std::filesystem::remove(path);
 }
 

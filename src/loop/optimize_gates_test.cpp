@@ -625,3 +625,156 @@ TEST(OptimizeGates, ACaseAboveTheWorkingSetLimitIsScaledDownAndBothDimsAreReport
 
 }  // namespace
 }  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+// --dispatch (issue 39 item 3; loop/per_shape.h): two cases, n=65536 (weight 1) and the user's n (weight 3).
+fs::path two_shapes(const std::string& name) {
+  fs::path f = fs::path(::testing::TempDir()) / ("kopt_dispatch_shapes_" + name + "_" + std::to_string(::getpid()) + ".txt");
+  EXPECT_TRUE(util::write_file_atomic(f, "n=65536 weight=1\nn=1048576 weight=3\n").ok());
+  return f;
+}
+
+TEST(OptimizeGates, DispatchServesEachCaseWithItsBestConfigurationCheckedAndTimedAgainstTheChampion) {
+  ModelLabOptions mo;
+  // TILE 32 is 40% faster at the small case only; TILE 64 is the fastest at the user's case, and over both (weights
+  // 1/3: 0.25 ln 0.72 + 0.75 ln 1.2 > 0): the champion. A dispatch serves the small case with a TILE 32 configuration.
+  mo.time_at = [](const Defines& d, const Dims& dims) -> std::optional<double> {
+    auto t = base_time(d);
+    if (t && tile(d) == 32 && n_of(dims) < kUserN / 2) return *t * 0.6;
+    return t;
+  };
+  OptimizeOptions o;
+  o.gates.shapes_file = two_shapes("gain");
+  o.gates.dispatch = true;
+  o.iterations = 6;
+  auto r = run_gates("dispatch_gain", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(champion_tile(r), 64) << r.state["history"].dump();
+  const auto& d = r.summary["dispatch"];
+  ASSERT_TRUE(d.is_object()) << r.summary.dump();
+  ASSERT_TRUE(d.value("emitted", false)) << d.dump(2);
+  // The plan: the small case served by a TILE 32 configuration, the user's by the champion, one bucket each.
+  const auto& plan = d["plan"];
+  ASSERT_EQ(plan["keys"], util::Json::array({"n"}));
+  ASSERT_EQ(plan["buckets"].size(), 2u) << plan.dump(2);
+  std::map<int64_t, std::string> config_at;
+  for (const auto& c : plan["cases"]) config_at[c["point"]["n"].get<int64_t>()] = c["config"].get<std::string>();
+  EXPECT_EQ(config_at[kUserN], r.state["champion"]["candidate"]["id"].get<std::string>());
+  EXPECT_EQ(tile_of(r, config_at[65536]), 32) << plan.dump(2);
+  // The folder: each configuration's library and source, the dispatcher's source naming the rule's dim, its build.
+  const fs::path out = r.run_dir / "champion" / "dispatch";
+  for (const char* f : {"config_0.so", "config_1.so", "config_0.cu", "config_1.cu", "dispatch.cu", "dispatch.json"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  auto src = util::read_file(out / "dispatch.cu");
+  ASSERT_TRUE(src.ok());
+  EXPECT_NE(src->find("const long long v[1] = {(long long)n};"), std::string::npos) << *src;
+  EXPECT_TRUE(fs::exists(d["library"].get<std::string>()));
+  // Checked at every case and at the held-out shapes, all correct.
+  int cases_checked = 0, held_out = 0;
+  for (const auto& c : d["checks"]) {
+    EXPECT_EQ(c["status"], "ok") << c.dump();
+    cases_checked += c["kind"] == "case";
+    held_out += c["kind"] == "holdout";
+  }
+  EXPECT_EQ(cases_checked, 2);
+  EXPECT_GT(held_out, 0);
+  // Timed against the champion at every case: 0.6 x 1.2 / 1.0 at the small case, the champion itself at the other.
+  ASSERT_EQ(d["cases"].size(), 2u);
+  for (const auto& c : d["cases"]) {
+    ASSERT_TRUE(c.contains("ratio")) << c.dump();
+    if (c["point"]["n"] == 65536) {
+      EXPECT_NEAR(c["ratio"].get<double>(), 0.72, 0.02);
+      EXPECT_LT(c["ratio_ci95"][1].get<double>(), 0.99);
+    } else {
+      EXPECT_NEAR(c["ratio"].get<double>(), 1.0, 0.02);
+    }
+  }
+  EXPECT_TRUE(d["overall"]["valid"].get<bool>());
+  EXPECT_LT(d["overall"]["geomean_ratio"].get<double>(), 0.95);
+  EXPECT_NE(r.summary_md.find("## Per-shape dispatch"), std::string::npos);
+  EXPECT_NE(r.summary_md.find("Over the cases (weighted geometric mean"), std::string::npos) << r.summary_md;
+  EXPECT_TRUE(fs::exists(r.run_dir / "dispatch" / "dispatch.json"));
+}
+
+TEST(OptimizeGates, DispatchIsNotMadeWhereNoConfigurationBeatsTheChampionBeyondTheNoise) {
+  OptimizeOptions o;  // base_time: TILE 64 with UNROLL 2 the fastest at every case
+  o.gates.shapes_file = two_shapes("none");
+  o.gates.dispatch = true;
+  o.iterations = 4;
+  auto r = run_gates("dispatch_none", o, {});
+  ASSERT_EQ(r.exit_code, 0);
+  const auto& d = r.summary["dispatch"];
+  ASSERT_TRUE(d.is_object()) << r.summary.dump();
+  EXPECT_FALSE(d.value("emitted", true));
+  EXPECT_NE(d.value("reason", std::string()).find("beyond the noise"), std::string::npos) << d.dump(2);
+  EXPECT_FALSE(fs::exists(r.run_dir / "champion" / "dispatch"));
+  EXPECT_NE(r.summary_md.find("No dispatch: no configuration is faster"), std::string::npos) << r.summary_md;
+
+  // Without the option, the same run decides the same and makes no dispatch.
+  o.gates.dispatch = false;
+  auto plain = run_gates("dispatch_off", o, {});
+  ASSERT_EQ(plain.exit_code, 0);
+  EXPECT_FALSE(plain.summary.contains("dispatch"));
+  EXPECT_EQ(plain.state["champion"]["candidate"]["id"], r.state["champion"]["candidate"]["id"]);
+  EXPECT_EQ(plain.state["history"].size(), r.state["history"].size());
+}
+
+}  // namespace
+}  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+TEST(OptimizeGates, ADispatchWrongAtAHeldOutShapeIsRejectedAndItsFolderRemoved) {
+  ModelLabOptions mo;
+  // As in the gain test, but TILE 32 is wrong where n is not a multiple of 32: the held-out n=65537, nearest the small
+  // case, is served by TILE 32 in the dispatch; the champion (TILE 64) is right there, as is the baseline.
+  mo.time_at = [](const Defines& d, const Dims& dims) -> std::optional<double> {
+    auto t = base_time(d);
+    if (t && tile(d) == 32 && n_of(dims) % 32 != 0) return std::nullopt;
+    if (t && tile(d) == 32 && n_of(dims) < kUserN / 2) return *t * 0.6;
+    return t;
+  };
+  fs::path holdout = fs::path(::testing::TempDir()) / ("kopt_dispatch_holdout_" + std::to_string(::getpid()) + ".txt");
+  ASSERT_TRUE(util::write_file_atomic(holdout, "n=65537\n").ok());
+  OptimizeOptions o;
+  o.gates.shapes_file = two_shapes("wrong");
+  o.gates.holdout_shapes_file = holdout;
+  o.gates.dispatch = true;
+  o.iterations = 6;
+  auto r = run_gates("dispatch_wrong", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_EQ(champion_tile(r), 64);
+  const auto& d = r.summary["dispatch"];
+  ASSERT_TRUE(d.is_object()) << r.summary.dump();
+  EXPECT_FALSE(d.value("emitted", true)) << d.dump(2);
+  EXPECT_NE(d.value("reason", std::string()).find("not correct"), std::string::npos) << d.dump(2);
+  EXPECT_NE(d.value("reason", std::string()).find("line1"), std::string::npos) << "the held-out shape named: " << d.dump(2);
+  EXPECT_TRUE(d["plan"].value("worthwhile", false)) << "the plan was worthwhile at the listed cases";
+  EXPECT_FALSE(fs::exists(r.run_dir / "champion" / "dispatch"));
+  EXPECT_NE(r.summary_md.find("No dispatch: the dispatch is not correct"), std::string::npos) << r.summary_md;
+}
+
+}  // namespace
+}  // namespace kopt::loop
+
+namespace kopt::loop {
+namespace {
+
+TEST(OptimizeGates, DispatchOnARunWithOneCaseSaysSo) {
+  OptimizeOptions o;
+  o.job.dims = {{"n", 32}};  // below 64: the matrix's cases coincide, one case
+  o.gates.dispatch = true;
+  o.iterations = 2;
+  auto r = run_gates("dispatch_one_case", o, {});
+  ASSERT_EQ(r.exit_code, 0);
+  ASSERT_TRUE(r.summary["dispatch"].is_object()) << r.summary.dump();
+  EXPECT_NE(r.summary["dispatch"].value("reason", std::string()).find("one case"), std::string::npos)
+      << r.summary["dispatch"].dump();
+  EXPECT_FALSE(fs::exists(r.run_dir / "champion" / "dispatch"));
+}
+
+}  // namespace
+}  // namespace kopt::loop

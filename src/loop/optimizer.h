@@ -18,9 +18,10 @@
 #include "loop/candidate_run.h"
 #include "loop/decisions.h"
 #include "loop/lab.h"
-#include "loop/reuse.h"
 #include "loop/options.h"
 #include "loop/outcome.h"
+#include "loop/per_shape.h"
+#include "loop/reuse.h"
 #include "loop/state.h"
 #include "pipeline/db_record.h"
 #include "profile/plan.h"
@@ -179,6 +180,17 @@ class Optimizer {
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
   void final_case_table();
   void run_holdout();
+  // --dispatch (per_shape_loop.cpp; loop/per_shape.h): after the held-out shapes, the configurations measured fastest at
+  // some case raced against the final champion at every case, the plan, and when it is worthwhile champion/dispatch/
+  // built, checked at every case and held-out shape and timed against the champion (gate_records["dispatch"]).
+  void per_shape_dispatch();
+  struct DispatchConfig;
+  // Builds, checks and times the dispatch of a worthwhile plan; its record.
+  util::Json emit_dispatch(const std::vector<DispatchConfig>& configs, const DispatchPlan& plan,
+                           const std::vector<DispatchCase>& cases);
+  // Per candidate raced at every case (race_at_cases, this process): its own median at each case (cases_ order).
+  std::map<std::string, std::vector<std::optional<double>>> case_medians_;
+  std::mutex case_medians_mu_;
   // The held-out shapes for these search cases (--holdout-shapes FILE, else derived), each fitted to the working-set
   // limit; `note` says what the derivation left out (or why the file could not be read).
   std::vector<workload::Case> holdout_shape_list(const std::vector<workload::Case>& search, std::string& note);

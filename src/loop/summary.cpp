@@ -217,6 +217,7 @@ util::Json Optimizer::summary_json() {
     s["timed_at"] = {{"case", cases_[primary_].c.name}, {"requested", cases_[primary_].c.requested},
                      {"realised", cases_[primary_].c.realised}, {"note", cases_[primary_].c.note}};
   if (g.contains("holdout")) s["holdout"] = g["holdout"];
+  if (g.contains("dispatch")) s["dispatch"] = g["dispatch"];  // --dispatch (per_shape_loop.cpp)
   if (st_.roofline.is_object()) s["roofline"] = roofline_summary(st_.roofline);
   s["timeline"] = st_.timeline;
   s["methods"] = methods_json(st_.verdicts);

@@ -32,6 +32,41 @@ std::string dims_text(const util::Json& d) {
   for (auto it = d.begin(); it != d.end(); ++it) t += (t.empty() ? "" : " ") + it.key() + "=" + it.value().dump();
   return t;
 }
+// summary.json "dispatch" (--dispatch; docs/GATES.md "The per-shape dispatch"): the buckets, per case the dispatch's
+// time against the single champion's with the paired gain and its CI, the weighted gain; or why there is none.
+std::string dispatch_section(const util::Json& d) {
+  std::string md = "## Per-shape dispatch\n\n";
+  if (!d.value("emitted", false)) return md + "No dispatch: " + str(d, "reason") + "\n\n";
+  const util::Json plan = d.value("plan", util::Json::object());
+  md += fmt::format("`champion/dispatch/`: {} configuration(s); the rule reads {} ({})\n\n",
+                    d.value("configs", util::Json::array()).size(), list(plan.value("keys", util::Json::array())),
+                    str(plan, "rule"));
+  md += "| bucket | cases | configuration |\n| --- | --- | --- |\n";
+  int b = 0;
+  for (const auto& bucket : plan.value("buckets", util::Json::array()))
+    md += fmt::format("| {} | {} | `{}` |\n", b++, list(bucket.value("cases", util::Json::array())), str(bucket, "config"));
+  md +=
+      "\n| case | point | configuration | dispatch ms | champion ms | ratio (95% CI) | speedup |\n| --- | --- | --- | --- | --- "
+      "| --- | --- |\n";
+  for (const auto& c : d.value("cases", util::Json::array())) {
+    std::string ci = c.contains("ratio_ci95") ? fmt::format("{} [{:.3f}, {:.3f}]", num(c, "ratio", "{:.3f}"),
+                                                            c["ratio_ci95"][0].get<double>(), c["ratio_ci95"][1].get<double>())
+                                              : "n/a (" + str(c, "status") + ")";
+    md += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", str(c, "case"), dims_text(c.value("point", util::Json())),
+                      str(c, "config"), num(c, "dispatch_ms"), num(c, "champion_ms"), ci, num(c, "speedup", "{:.2f}x"));
+  }
+  const util::Json o = d.value("overall", util::Json::object());
+  if (o.value("valid", false))
+    md += fmt::format(
+        "\nOver the cases (weighted geometric mean of dispatch/champion ratios): {:.3f}, 95% CI [{:.3f}, {:.3f}] ({}; "
+        "{:.2f}x)\n",
+        o.value("geomean_ratio", 0.0), o.value("ci95_low", 0.0), o.value("ci95_high", 0.0), str(o, "verdict"),
+        1 / o.value("geomean_ratio", 1.0));
+  size_t held_out = 0;
+  for (const auto& c : d.value("checks", util::Json::array())) held_out += c.value("kind", std::string()) == "holdout";
+  md += fmt::format("\nCorrect at every case and at {} held-out shape(s).\n\n", held_out);
+  return md;
+}
 }  // namespace
 
 // Issue 18's sections: the cases (requested vs realised), the held-out shapes, the safety gates.
@@ -64,6 +99,7 @@ std::string render_gates_markdown(const util::Json& s) {
     if (!hd.value("note", std::string()).empty()) md += fmt::format("- note: {}\n", str(hd, "note"));
     md += "\n";
   }
+  if (s.contains("dispatch") && s["dispatch"].is_object()) md += dispatch_section(s["dispatch"]);
   if (s.contains("gates") && s["gates"].is_object()) {
     const auto& g = s["gates"];
     md += fmt::format("## Safety gates\n\n- race_safe: **{}** (sanitizer: {})\n", str(g, "race_safe"), str(g, "sanitize"));

@@ -10,6 +10,7 @@
 
 #include "contract/safetensors.h"
 #include "contract/signature.h"
+#include "loop/per_shape.h"
 #include "runner/race.h"
 #include "runner/sealed.h"
 #include "util/fs.h"
@@ -94,6 +95,10 @@ std::vector<compile::CompileResult> ModelLab::compile(const std::vector<compile:
       c.library = r.out_dir / (r.name + ".so");
       libs_[c.library.string()] = d;
       write_library(c.library, d);
+      // The per-shape dispatcher (loop/per_shape_loop.cpp): dispatch.json beside its source says which configuration
+      // serves which case; the lab plays its rule (nearest_case) at each run's dims.
+      if (auto t = util::read_json(r.source.parent_path() / "dispatch.json"); t && r.source.filename() == "dispatch.cu")
+        dispatchers_[c.library.string()] = *t;
     }
     out.push_back(c);
   }
@@ -133,8 +138,10 @@ std::pair<runner::RunStatus, std::string> ModelLab::wrong_outcome(const Defines&
   return {runner::RunStatus::kWrongResult, "output y: model: wrong result"};
 }
 
-runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
+runner::RunOutcome ModelLab::run(const runner::RunRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
+  runner::RunRequest req = request;
+  for (auto& lib : req.libs) lib = played_library(lib, req.golden_dir);
   run_slots.push_back(req.slot);
   // This run's own noise sequence (noise_per_run): keyed by its result file within the run directory, which no
   // other run of this loop shares and the same run of another loop (another folder, other GPUs) does.
@@ -268,8 +275,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& req) {
 }
 
 void ModelLab::write_library(const fs::path& lib, const Defines& d) const {
-  // A library file only where something reads its bytes (the profile cache's key): its defines.
-  if (!o_.profile_cache_dir) return;
+  // A library file with its defines (the profile cache's key reads its bytes; the dispatch copies it).
   std::error_code ec;
   fs::create_directories(lib.parent_path(), ec);
   (void)util::write_file_atomic(lib, util::Json(d).dump());
@@ -285,6 +291,19 @@ Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& 
   for (const auto& [k, v] : o_.metrics) r.aggregate.metrics[k] = {v, "", profile::AggregateMethod::kTimeWeightedMean, 1.0};
   fs::create_directories(req.out_dir);
   return r;
+}
+
+fs::path ModelLab::played_library(const fs::path& lib, const fs::path& golden_dir) const {
+  auto it = dispatchers_.find(lib.string());
+  if (it == dispatchers_.end()) return lib;
+  const util::Json& t = it->second;
+  std::vector<DispatchCase> cases;
+  for (const auto& c : t["cases"]) cases.push_back({c["case"].get<std::string>(), 1, c["point"].get<DimValues>()});
+  auto g = golden_dims_.find(golden_dir.string());
+  const Dims at = g == golden_dims_.end() ? dims : g->second;
+  const size_t i = nearest_case(cases, t["keys"].get<std::vector<std::string>>(), DimValues(at.begin(), at.end()));
+  const size_t k = t["cases"][i]["config"].get<size_t>();
+  return t["configs"][k]["source_library"].get<std::string>();
 }
 
 std::optional<double> ModelLab::truth(const Defines& d, const fs::path& golden_dir) const {

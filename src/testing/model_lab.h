@@ -127,6 +127,9 @@ class ModelLab final : public Lab {
   std::optional<double> truth(const Defines& d, const std::filesystem::path& golden_dir) const;
   // A wrong configuration's status and message: unwritten_output with the runner's message, or wrong_result.
   std::pair<runner::RunStatus, std::string> wrong_outcome(const Defines& d) const;
+  // A per-shape dispatcher's library: the configuration's library its rule picks at the golden data's dims; others: itself.
+  std::filesystem::path played_library(const std::filesystem::path& lib, const std::filesystem::path& golden_dir) const;
+  std::map<std::string, util::Json> dispatchers_;  // dispatcher library -> its dispatch.json
   util::Json manifest(const Dims& dims) const;
 };
 
