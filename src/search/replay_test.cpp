@@ -24,6 +24,35 @@ namespace fs = std::filesystem;
 
 const Registry& reg() { return testing::test_registry(); }
 
+// The space kopt derives from a kernel of the repository (flag methods off), its instrumented copy written to TempDir
+// as `copy_name`, and the measured table read from tests/data (`table`): what the replays of derived spaces start from.
+struct DerivedReplay {
+  Result<SearchSpace> space = internal_error("not derived");
+  Result<MeasuredTable> table = internal_error("not read");
+  std::string source, table_path;
+};
+DerivedReplay derived_replay(const std::string& kernel, const std::string& copy_name, const std::string& table) {
+  DerivedReplay r;
+  const fs::path root = fs::path(testing_support::test_data_dir()).parent_path().parent_path();
+  auto text = util::read_file(root / kernel);
+  if (!text) return r.space = text.error(), r;
+  auto d = derive(*text, "kernel.cu");
+  if (!d) return r.space = d.error(), r;
+  const fs::path source = fs::path(::testing::TempDir()) / copy_name;
+  if (auto st = util::write_file_atomic(source, d->instrumented); !st) return r.space = st.error(), r;
+  r.source = source.string();
+  auto a = parse_annotations(d->instrumented, r.source);
+  if (!a) return r.space = a.error(), r;
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  r.space = build_space(*a, reg(), so);
+  r.table_path = (fs::path(testing_support::test_data_dir()) / table).string();
+  auto csv = util::read_file(r.table_path);
+  if (!csv) return r.table = csv.error(), r;
+  r.table = parse_measured_table(*csv, r.table_path);
+  return r;
+}
+
 const char* const kKernel = testing::kSmallSpaceKernel;
 
 std::vector<Config> all_configs(const SearchSpace& s) {
@@ -309,25 +338,13 @@ TEST(Replay, SgemmTunableSpace) {
 // only 4 of the 132 points with at most 64 accumulators a thread are within 5% of the best, and the one-step start reaches one in a few evaluations (the
 // space-filling start alone needed a median of 30, max 70).
 TEST(Replay, TheDerivedSgemmSpaceOnItsH200TableIsSearchedFromTheKernelsOwnConstants) {
-  const fs::path root = fs::path(testing_support::test_data_dir()).parent_path().parent_path();
-  auto text = util::read_file(root / "examples/plain/sgemm_tiled/kernel.cu");
-  ASSERT_TRUE(text.ok());
-  auto d = derive(*text, "kernel.cu");
-  ASSERT_TRUE(d.ok()) << d.error().message;
-  ASSERT_FALSE(d->instrumented.empty());
-  const fs::path source = fs::path(::testing::TempDir()) / "kopt_replay_sgemm_tiled.cu";
-  ASSERT_TRUE(util::write_file_atomic(source, d->instrumented).ok());
-  auto a = parse_annotations(d->instrumented, source.string());
-  ASSERT_TRUE(a.ok()) << a.error().message;
-  SpaceOptions so;
-  so.offer_flag_methods = false;
-  auto s = build_space(*a, reg(), so);
+  auto dr = derived_replay("examples/plain/sgemm_tiled/kernel.cu", "kopt_replay_sgemm_tiled.cu",
+                          "perf/h200-2026-12-01/sgemm_tiled_2000_measurements.csv");
+  auto& s = dr.space;
   ASSERT_TRUE(s.ok()) << s.error().message;
-  const fs::path csv_path = fs::path(testing_support::test_data_dir()) / "perf/h200-2026-12-01/sgemm_tiled_2000_measurements.csv";
-  auto csv = util::read_file(csv_path);
-  ASSERT_TRUE(csv.ok()) << csv.error().message;
-  auto parsed = parse_measured_table(*csv, csv_path.string());
+  auto& parsed = dr.table;
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const fs::path source = dr.source, csv_path = dr.table_path;
   // The table measured the derivation of its day (a band of values around each constant); today's spans the legal
   // range. The replay runs on the part of today's space the table measured: each dimension's values cut to the
   // table's, and the rows today's constraints exclude (more than 64 accumulators a thread, TM * TN > 64) left out.
@@ -376,25 +393,13 @@ TEST(Replay, TheDerivedSgemmSpaceOnItsH200TableIsSearchedFromTheKernelsOwnConsta
 // that share the feasibility model (search/feasibility.h) leaves them out, and the search reaches the sweep's best
 // (T2=2, BLOCK=512) within a budget the search without it does not; the model never leaves out a correct point.
 TEST(Replay, TheLayernormSpaceOnItsH200SweepLeavesOutWhatTheFailuresRuleOut) {
-  const fs::path root = fs::path(testing_support::test_data_dir()).parent_path().parent_path();
-  auto text = util::read_file(root / "examples/corpus/cutlass_layernorm/kernel.cu");
-  ASSERT_TRUE(text.ok());
-  auto d = derive(*text, "kernel.cu");
-  ASSERT_TRUE(d.ok()) << d.error().message;
-  const fs::path source = fs::path(::testing::TempDir()) / "kopt_replay_cutlass_layernorm.cu";
-  ASSERT_TRUE(util::write_file_atomic(source, d->instrumented).ok());
-  auto a = parse_annotations(d->instrumented, source.string());
-  ASSERT_TRUE(a.ok()) << a.error().message;
-  SpaceOptions so;
-  so.offer_flag_methods = false;
-  auto s = build_space(*a, reg(), so);
+  auto dr = derived_replay("examples/corpus/cutlass_layernorm/kernel.cu", "kopt_replay_cutlass_layernorm.cu",
+                          "perf/h200-2026-12-04/corpus_bench/cutlass_layernorm_measurements.csv");
+  auto& s = dr.space;
   ASSERT_TRUE(s.ok()) << s.error().message;
-  const fs::path csv_path =
-      fs::path(testing_support::test_data_dir()) / "perf/h200-2026-12-04/corpus_bench/cutlass_layernorm_measurements.csv";
-  auto csv = util::read_file(csv_path);
-  ASSERT_TRUE(csv.ok()) << csv.error().message;
-  auto parsed = parse_measured_table(*csv, csv_path.string());
+  auto& parsed = dr.table;
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const fs::path source = dr.source, csv_path = dr.table_path;
   auto table = map_onto_space(*parsed, *s, csv_path.string());
   ASSERT_TRUE(table.ok()) << table.error().message;
   ASSERT_EQ(table->ms.size(), 28u);
