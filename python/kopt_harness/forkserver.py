@@ -110,6 +110,7 @@ def run_child(req, fds, close_in_child):
         os.chdir(req.get("cwd") or "/")
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in (req.get("env") or {}).items()})
+        sealed.apply_tmpdir(os.environ)  # the client's environment has not the sealed child's TMPDIR
         sys.stdin = os.fdopen(0, "r", closefd=False)
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)

@@ -348,6 +348,7 @@ class Sealing:
                              "off_reason": "this process was not sealed"}
         # The judge was given the ephemeral seed (start(ephemeral_fd=...)) and serves it in the sealed seed's place.
         self.ephemeral = ephemeral
+        self.tmpdir = None  # the TMPDIR made beside the sealed folder before the seal (_prepare_tmpdir), if any
 
     def answer_key(self, has_sealed_seed):
         """result["answer_key"], as the C++ child writes it. The ephemeral seed was never on disk: out of reach with
@@ -390,12 +391,14 @@ def _prepare_tmpdir(env, root):
     C compiler Triton's JIT runs on a cold cache (gcc writes its intermediate files to TMPDIR, else /tmp) aborts there.
     The folder made instead is `tmp` beside the sealed folder, made before the seal (so granted), and is set in this
     process's environment (what its children inherit) and for Python's tempfile."""
-    tmp = env.get("TMPDIR") or "/tmp"
     try:
-        target, current = os.path.realpath(root), os.path.realpath(tmp)
+        target = os.path.realpath(root)
+        # The environment's TMPDIR, and /tmp, where a process whose TMPDIR is unset (a fork-server child once the
+        # client's environment replaces the server's) makes its files.
+        ancestors = [os.path.realpath(t) for t in (env.get("TMPDIR"), "/tmp") if t]
     except OSError:
         return None
-    if not _within(target, current):
+    if not any(_within(target, t) for t in ancestors):
         return None
     alt = os.path.join(os.path.dirname(target), "tmp")
     try:
@@ -403,6 +406,15 @@ def _prepare_tmpdir(env, root):
     except OSError:
         return None
     return alt
+
+
+def apply_tmpdir(environ):
+    """After `environ` was replaced (a fork-server child takes its client's environment once sealed): the TMPDIR that
+    start() made beside the sealed folder, so that the tools the kernel runs (gcc under Triton's JIT) can make their
+    temporary files; without it gcc's default, /tmp, may be an ancestor of the sealed folder, where nothing new can be
+    made, and gcc aborts (SIGABRT, H200 2026-12-04)."""
+    if CURRENT is not None and CURRENT.tmpdir:
+        environ["TMPDIR"] = CURRENT.tmpdir
 
 
 def is_memfd(fd):
@@ -454,6 +466,7 @@ def start(env=None, ephemeral_fd=None):
     if tmp:
         import tempfile  # noqa: PLC0415 (only here)
 
+        s.tmpdir = tmp
         os.environ["TMPDIR"] = tmp
         tempfile.tempdir = tmp
     s.seal = seal_away(root)

@@ -3,7 +3,6 @@
 #include <charconv>
 
 #include "contract/golden_maker.h"
-#include "contract/sealed_seed.h"
 #include "util/progress.h"
 #include "search/method.h"
 #include "search/source_scan.h"
@@ -65,10 +64,6 @@ Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, 
   KOPT_TRY_ASSIGN(p.triton_config, triton_baseline_config(ann, job.defines));
   std::string entry = *search::extract_entry_signature(p.source_text, search::SourceLanguage::kPython);
   say("contract: " + entry + " (Triton; baseline configuration " + p.triton_config.dump() + ")");
-  // docs/TRITON.md "Known limit": Triton's JIT compiler aborted in the sealed child with kopt's cache under /tmp.
-  if (const std::string root = contract::sealed_root().string(); root.rfind("/tmp/", 0) == 0)
-    say("warning: kopt's cache lies under /tmp (" + root + "): Triton's JIT compiler has failed inside the sealed "
-        "measuring process there on a cold Triton cache; set KOPT_CACHE_DIR outside /tmp (docs/TRITON.md)");
   contract::GoldenRequest g;
   g.ref_py = job.ref;
   g.triton_kernel = job.kernel;
