@@ -122,7 +122,7 @@ const std::map<std::string, std::string>& kernel_command_words() {
     w["db"] = "bench and optimize";
     w["gpu"] = w["quick"] = w["remeasure"] = w["svg"] = "roofline";
     for (const char* n : {"iterations", "branches", "generator", "finalists", "patience", "seed", "shapes", "sanitize",
-                          "gpus", "ray", "resume"})
+                          "dispatch", "gpus", "ray", "resume"})
       w[n] = "optimize";
     return w;
   }();
