@@ -19,9 +19,12 @@ WARMUP_MAX_CALLS = 100
 WARMUP_S = 0.2
 
 
-def _check_due(n):
-    """Checking the CI costs O(n): check every sample up to 1000, then every ~1% more samples."""
-    return n >= MIN_SAMPLES and (n <= 1000 or n % max(1, n // 100) == 0)
+def _next_check(n):
+    """Checking the CI costs O(n) in Python: after a check at n samples, the next is 5 samples later (the C++ timer's
+    rule), and past 100 samples ~5% later, so that all the checks cost O(n) together (at most ~5% more samples than
+    needed). Measured on the H200 (2026-12-04, vector_add's reference at 2^24): checking every sample up to 1000
+    spent 1.6 s of a 3 s reference timing in the checks."""
+    return n + max(5, n // 20)
 
 
 def sample_until_stable(take_sample, budget_s, clock=time.monotonic, min_samples=MIN_SAMPLES,
@@ -30,13 +33,16 @@ def sample_until_stable(take_sample, budget_s, clock=time.monotonic, min_samples
     or budget_s has passed (never fewer than min_samples). Returns (samples, converged)."""
     samples = []
     start = clock()
+    due = min_samples
     while len(samples) < max_samples:
         samples.append(float(take_sample()))
         n = len(samples)
         if n < min_samples:
             continue
-        if _check_due(n) and stats.ci_within(samples, rel_ci):
-            return samples, True
+        if n >= due:
+            if stats.ci_within(samples, rel_ci):
+                return samples, True
+            due = _next_check(n)
         if clock() - start >= budget_s:
             break
     return samples, stats.ci_within(samples, rel_ci)

@@ -36,9 +36,7 @@ Status Optimizer::use_derived_space() {
       for (const auto& p : pruned_)
         if (p.contains("constraint")) prune(p["constraint"].get<std::string>());
     }
-  // The copy's quoted #includes still resolve beside the original.
-  if (!pipeline::is_triton_kernel(o_.job.kernel)) o_.job.include_dirs.push_back(fs::absolute(o_.job.kernel).parent_path().string());
-  o_.job.kernel = copy;
+  o_.job = pipeline::with_instrumented_copy(o_.job, copy);
   lab_.use_job(o_.job);
   if (space_) {
     space_->source_file = copy.string();

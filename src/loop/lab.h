@@ -61,8 +61,9 @@ class Lab {
   // Begins, in the background and before the run directory exists, what the gates will need and that disturbs no
   // timing: the job's own golden data (prepare()'s, its reference timing included; the real lab: a harness kept open
   // for the run, into the golden cache) and the ceilings probe's build (issue 36). Only a saving: prepare() and
-  // ceilings() do what this did not. Returns at once.
-  virtual void start_early_work() {}
+  // ceilings() do what this did not. Returns at once. `instrumented_source`: a derived space's annotated copy of the
+  // kernel (what prepare() will build, pipeline::with_instrumented_copy), else nullopt: the kernel itself.
+  virtual void start_early_work(const std::optional<std::string>& instrumented_source) { (void)instrumented_source; }
   // Nothing more is wanted (a gate failed before prepare()): what start_early_work began is ended.
   virtual void stop_early_work() {}
   // The ephemeral seed (contract/ephemeral_seed.h) of the golden data at `dims` (the primary case's), made now by the
@@ -103,7 +104,7 @@ class SystemLab final : public Lab {
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
   void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override;
-  void start_early_work() override;
+  void start_early_work(const std::optional<std::string>& instrumented_source) override;
   void stop_early_work() override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   // Through the run's golden-data harness; when the run has none (its golden data was cached), one started now: the
@@ -127,6 +128,9 @@ class SystemLab final : public Lab {
   std::unique_ptr<contract::GoldenStream> stream_;
   std::filesystem::path staging_, run_dir_;
   std::future<void> early_, probe_build_;
+  // The baseline's build, made beside the hardware gate into the build cache (CUDA and CUTLASS kernels): prepare()
+  // then takes it from the cache and reports its nvcc time (pipeline::prepare's early_build).
+  std::future<compile::CompileResult> early_build_;
 };
 
 }  // namespace kopt::loop

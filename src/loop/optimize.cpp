@@ -24,7 +24,7 @@ RunOutcome Optimizer::run() {
   // Beside the hardware gate (issue 36): the contract check of ref.py, and the job's golden data (a new run's only).
   std::future<Status> contract;
   if (o_.contract_check) contract = std::async(std::launch::async, o_.contract_check);
-  if (!o_.resume) lab_.start_early_work();
+  if (!o_.resume) lab_.start_early_work(derived_ ? std::optional<std::string>(derived_->instrumented) : std::nullopt);
   auto contract_failed = [&]() -> std::optional<RunOutcome> {
     if (!contract.valid()) return std::nullopt;
     Status st = contract.get();

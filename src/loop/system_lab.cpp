@@ -48,8 +48,25 @@ SystemLab::~SystemLab() {
   }
 }
 
-void SystemLab::start_early_work() {
+void SystemLab::start_early_work(const std::optional<std::string>& instrumented_source) {
   if (stream_ || early_.valid()) return;
+  // The baseline's build (nvcc: about 1 s for a plain kernel, 9-10 s with CUTLASS or FlashInfer's headers, H200
+  // machine 2026-12-04), into the build cache while the gate runs; prepare() finds it there. A derived space's copy is
+  // built as the run will build it (the same text, the same -I: the same cache key), from the staging folder.
+  if (!pipeline::is_triton_kernel(job_.kernel) && !early_build_.valid()) {
+    pipeline::KernelJob job = job_;
+    bool ready = true;
+    if (instrumented_source) {
+      const fs::path copy = staging() / "derived" / job_.kernel.filename();
+      ready = util::write_file_atomic(copy, *instrumented_source).ok();
+      job = pipeline::with_instrumented_copy(job_, copy);
+    }
+    if (ready)
+      early_build_ = std::async(std::launch::async, [this, job = std::move(job)] {
+        auto req = pipeline::compile_request(job, "kernel", job.kernel, staging() / "build");
+        return compile::compile_batch({req}, {1, ""}, runner_).front();
+      });
+  }
   // The ceilings probe's build (nvcc, 3-4 s cold; a cached build returns at once): ceilings() finds it.
   probe_build_ = std::async(std::launch::async, [this] {
     auto gpus = device::query_gpus();
@@ -80,6 +97,7 @@ void SystemLab::stop_early_work() {
   if (stream_ && early_.valid()) stream_->abort();  // a request in flight ends with its process
   if (early_.valid()) early_.get();
   if (probe_build_.valid()) probe_build_.get();
+  if (early_build_.valid()) early_build_.get();
 }
 
 Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resuming, const pipeline::Say& say) {
@@ -109,7 +127,9 @@ Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resu
     say("resumed: golden data reused from " + p.golden_dir.string());
     return p;
   }
-  return pipeline::prepare(job, run_dir, runner_, true, say);
+  std::optional<compile::CompileResult> early_build;
+  if (early_build_.valid()) early_build = early_build_.get();
+  return pipeline::prepare(job, run_dir, runner_, true, say, false, early_build ? &*early_build : nullptr);
 }
 
 Result<roofline::Ceilings> SystemLab::ceilings(const device::GpuInfo& gpu) {

@@ -87,8 +87,12 @@ bool made_by_this_process(const std::string& made_utc);
 // `want_ephemeral` (kopt bench; CUDA, CUTLASS and Triton kernels): where the golden data is not cached, the harness that
 // makes it (a stream, contract/golden_stream.h, filling the golden cache) also makes the ephemeral seed:
 // Prepared::ephemeral.
+// `early_build` (kopt optimize): the kernel's build made beside the hardware gate (SystemLab::start_early_work) into the
+// build cache; the build here is then that cache entry, and it is reported (and sets the candidates' compile limit) as
+// the early build's own nvcc time, not as a cache hit.
 Result<Prepared> prepare(const KernelJob& job, const std::filesystem::path& work_dir, util::CommandRunner& runner,
-                         bool time_reference, const Say& say, bool want_ephemeral = false);
+                         bool time_reference, const Say& say, bool want_ephemeral = false,
+                         const compile::CompileResult* early_build = nullptr);
 
 // prepare(want_ephemeral)'s golden data through a harness kept open for one more request, the ephemeral seed: only
 // where the harness runs anyway (the golden cache lacks `g`'s data), and before anything is timed. Sets p.ephemeral,
@@ -102,6 +106,10 @@ Result<compile::CompileResult> compile_kernel(const KernelJob& job, const compil
                                              util::CommandRunner& runner);
 
 // Compile requests for a kernel job with extra defines/flags (candidates, ablations).
+// The job that builds a derived space's annotated copy `copy` of job.kernel: the kernel is the copy, and the copy's
+// quoted #includes still resolve beside the original (its folder added to the include dirs; CUDA and CUTLASS).
+KernelJob with_instrumented_copy(KernelJob job, const std::filesystem::path& copy);
+
 compile::CompileRequest compile_request(const KernelJob& job, const std::string& name, const std::filesystem::path& source,
                                         const std::filesystem::path& out_dir);
 

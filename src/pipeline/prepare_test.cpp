@@ -4,13 +4,16 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "compile/pool.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
+#include "util/fs.h"
 #include "util/memfd.h"
 
 namespace kopt::pipeline {
@@ -59,6 +62,89 @@ TEST(PrepareEphemeral, TheHarnessThatMakesTheGoldenDataMakesTheEphemeralSeedOnly
 }
 
 // A golden cache entry the run's own harness made moments ago is said to be made by this run, not found in the cache.
+// kopt optimize builds the baseline beside the hardware gate (SystemLab::start_early_work) into the build cache:
+// prepare() takes that entry and reports the early build's own nvcc time (the candidates' compile limit is 10x it),
+// not a cache hit; an early build that was itself a cache hit stays one.
+TEST(PrepareEarlyBuild, TheBuildMadeBesideTheGateIsReportedAsBuiltWithItsOwnTime) {
+  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty())
+    GTEST_SKIP() << "python3 or the harness not found";
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found";
+  const fs::path d = fs::path(::testing::TempDir()) / ("kopt_prepare_early_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  ::setenv("KOPT_GOLDEN_CACHE", (d / "golden_cache").c_str(), 1);
+  ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
+  KernelJob job;
+  const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "vector_add";
+  job.kernel = ex / "kernel.cu";
+  job.ref = ex / "ref.py";
+  job.dims = {{"n", 1000}};
+  job.seeds = 1;
+  util::SystemRunner sys;
+  std::vector<std::string> said;
+  auto say = [&](const std::string& s) { said.push_back(s); };
+  auto early = compile::compile_batch({compile_request(job, "kernel", job.kernel, d / "early" / "build")}, {1, ""}, sys).front();
+  ASSERT_TRUE(early.ok()) << early.log_text;
+  ASSERT_FALSE(early.cache_hit);
+  auto p = prepare(job, d / "run", sys, false, say, false, &early);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_FALSE(p->build.cache_hit);
+  EXPECT_DOUBLE_EQ(p->build.compile_ms, early.compile_ms);
+  EXPECT_TRUE(fs::exists(p->build.library)) << "delivered into the run's own build folder";
+  auto has = [&](const std::string& text) {
+    return std::any_of(said.begin(), said.end(), [&](const std::string& s) { return s.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("built in") && has("(beside the hardware gate)"));
+  // A warm run: the early build was a cache hit, and so is prepare's.
+  said.clear();
+  auto warm = compile::compile_batch({compile_request(job, "kernel", job.kernel, d / "early2" / "build")}, {1, ""}, sys).front();
+  ASSERT_TRUE(warm.cache_hit);
+  auto q = prepare(job, d / "run2", sys, false, say, false, &warm);
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_TRUE(q->build.cache_hit);
+  EXPECT_TRUE(has("cache hit") && !has("beside the hardware gate"));
+  ::unsetenv("KOPT_GOLDEN_CACHE");
+  ::unsetenv("KOPT_CACHE_DIR");
+  fs::remove_all(d);
+}
+
+// A derived space's annotated copy, built early from the lab's staging folder and then by prepare() from the run
+// directory: the same text and the same -I (with_instrumented_copy), so the same cache entry.
+TEST(PrepareEarlyBuild, ADerivedCopyBuiltFromTheStagingFolderIsTheRunDirectorysBuild) {
+  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty())
+    GTEST_SKIP() << "python3 or the harness not found";
+  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found";
+  const fs::path d = fs::path(::testing::TempDir()) / ("kopt_prepare_early_derived_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  ::setenv("KOPT_GOLDEN_CACHE", (d / "golden_cache").c_str(), 1);
+  ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
+  KernelJob job;
+  const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "vector_add";
+  job.kernel = ex / "kernel.cu";
+  job.ref = ex / "ref.py";
+  job.dims = {{"n", 1000}};
+  job.seeds = 1;
+  auto text = util::read_file(job.kernel);
+  ASSERT_TRUE(text.ok());
+  const std::string copy_text = "// kopt: an annotated copy\n" + *text;
+  for (const char* where : {"staging/derived", "run/derived"})
+    ASSERT_TRUE(util::write_file_atomic(d / where / "kernel.cu", copy_text).ok());
+  util::SystemRunner sys;
+  const KernelJob early_job = with_instrumented_copy(job, d / "staging" / "derived" / "kernel.cu");
+  EXPECT_EQ(early_job.include_dirs.back(), fs::absolute(job.kernel).parent_path().string());
+  auto early = compile::compile_batch({compile_request(early_job, "kernel", early_job.kernel, d / "staging" / "build")}, {1, ""}, sys).front();
+  ASSERT_TRUE(early.ok()) << early.log_text;
+  auto p = prepare(with_instrumented_copy(job, d / "run" / "derived" / "kernel.cu"), d / "run", sys, false, [](const std::string&) {},
+                   false, &early);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->build.cache_key, early.cache_key);
+  EXPECT_FALSE(p->build.cache_hit) << "reported as the early build, not as a hit";
+  ::unsetenv("KOPT_GOLDEN_CACHE");
+  ::unsetenv("KOPT_CACHE_DIR");
+  fs::remove_all(d);
+}
+
 TEST(SayGoldenCache, AnEntryMadeAfterThisProcessStartedIsNotCalledAHitFromBefore) {
   char now[32];
   const std::time_t t = std::time(nullptr);

@@ -90,7 +90,10 @@ class ModelLab final : public Lab {
     for (const auto& r : requests) batch.push_back(r.first);
     prefetched.push_back(batch);
   }
-  void start_early_work() override { events.push_back("start_early_work"); }
+  void start_early_work(const std::optional<std::string>& instrumented_source) override {
+    (void)instrumented_source;
+    events.push_back("start_early_work");
+  }
   void stop_early_work() override { events.push_back("stop_early_work"); }
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
   Result<contract::EphemeralSeedPtr> ephemeral_seed(const Dims& dims) override;
