@@ -17,6 +17,7 @@
 #include "db/testing.h"
 #include "loop/optimize.h"
 #include "loop/state.h"
+#include "record/run_files.h"
 #include "roofline/testing.h"
 #include "runner/launch.h"
 #include "testing/model_lab.h"
@@ -800,6 +801,63 @@ TEST(OptimizeLoop, ProfilesOfTheSameLibrariesComeFromTheProfileCacheAndTheWallIs
   mo.profile_cache_dir.reset();
   auto off = run_model_loop("pcache3", o, mo);
   EXPECT_EQ(off.profile_calls, first.profile_calls);
+  fs::remove_all(cache);
+}
+
+// Issue 38: a profile from the cache leaves the metrics file a fresh one does (iter_00_baseline/profile/
+// baseline_metrics.json: the page's baseline profile column), from the entry's copy of it. An entry made before the
+// cache kept that file is profiled again, and the new entry keeps it.
+TEST(OptimizeLoop, ABaselineProfileFromTheCacheLeavesItsMetricsFile) {
+  const fs::path cache = fs::path(::testing::TempDir()) / ("kopt_profile_cache_metrics_" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  OptimizeOptions o;
+  o.iterations = 1;
+  o.gates.baseline_profile = BaselineProfile::kGate;  // gate 4 profiles the baseline (the deferred one too: below)
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.profile_cache_dir = cache;
+  auto body = [](const fs::path& file) {
+    auto j = util::read_json(file);
+    if (!j.ok()) return util::Json();
+    j->erase("meta");
+    return *j;
+  };
+  const fs::path rel = fs::path("iter_00_baseline") / "profile";
+  auto fresh = run_model_loop("pmetrics1", o, mo);
+  ASSERT_EQ(fresh.exit_code, 0);
+  const util::Json want = body(fresh.run_dir / rel / "baseline_metrics.json");
+  ASSERT_TRUE(want.is_object()) << "the miss path: the profiler's file";
+  auto warm = run_model_loop("pmetrics2", o, mo);
+  ASSERT_EQ(warm.exit_code, 0);
+  ASSERT_TRUE(fs::exists(warm.run_dir / rel / "baseline_profile_cached.json")) << "the baseline's profile is a cache hit";
+  EXPECT_LT(warm.profile_calls, fresh.profile_calls);
+  EXPECT_EQ(body(warm.run_dir / rel / "baseline_metrics.json"), want);
+  auto metrics = util::read_json(warm.run_dir / rel / "baseline_metrics.json");
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_EQ((*metrics)["meta"]["kind"], "profile");
+  EXPECT_EQ(record::read_record<record::ProfileMetrics>(*metrics).ncu_version, "model") << "what the report reads";
+
+  // The deferred baseline profile (--baseline-profile when-needed, after the search) takes the same path.
+  o.gates.baseline_profile = BaselineProfile::kWhenNeeded;
+  auto deferred = run_model_loop("pmetrics3", o, mo);
+  ASSERT_EQ(deferred.exit_code, 0);
+  EXPECT_TRUE(fs::exists(deferred.run_dir / rel / "baseline_profile_cached.json"));
+  EXPECT_EQ(body(deferred.run_dir / rel / "baseline_metrics.json"), want);
+
+  // Entries without the metrics file's body (made before it was kept): profiled again, and then kept.
+  for (const auto& e : fs::directory_iterator(cache)) {
+    auto j = util::read_json(e.path());
+    ASSERT_TRUE(j.ok());
+    j->erase("report");
+    ASSERT_TRUE(util::write_file_atomic(e.path(), j->dump()).ok());
+  }
+  o.gates.baseline_profile = BaselineProfile::kGate;
+  auto old = run_model_loop("pmetrics4", o, mo);
+  ASSERT_EQ(old.exit_code, 0);
+  EXPECT_EQ(old.profile_calls, fresh.profile_calls);
+  EXPECT_FALSE(fs::exists(old.run_dir / rel / "baseline_profile_cached.json"));
+  EXPECT_EQ(body(old.run_dir / rel / "baseline_metrics.json"), want);
+  for (const auto& e : fs::directory_iterator(cache)) EXPECT_TRUE(util::read_json(e.path())->contains("report")) << e.path();
   fs::remove_all(cache);
 }
 

@@ -3,6 +3,9 @@
 #include <string_view>
 #include <utility>
 
+#include "record/options_record.h"
+#include "record/run_record.h"
+
 namespace kopt::loop {
 
 namespace fs = std::filesystem;
@@ -27,17 +30,20 @@ Result<GeneratorChoice> parse_generator(std::string_view text) {
 }
 
 util::Json options_to_json(const OptimizeOptions& o) {
+  namespace key = record::options_key;  // the keys the report reads: named once, with the record that reads them
   const auto& j = o.job;
-  util::Json out = {{"kernel", fs::absolute(j.kernel).string()}, {"ref", fs::absolute(j.ref).string()}, {"dims", j.dims},
-          {"seeds", j.seeds}, {"ptr_size", j.ptr_size}, {"numerics", search::numerics_mode_name(j.numerics)},
-          {"atol", j.atol ? util::Json(*j.atol) : util::Json(nullptr)}, {"rtol", j.rtol ? util::Json(*j.rtol) : util::Json(nullptr)},
-          {"arch", j.arch}, {"nvcc_flags", j.nvcc_flags}, {"include_dirs", j.include_dirs}, {"defines", j.defines},
+  util::Json out = {{key::kKernel, fs::absolute(j.kernel).string()}, {key::kRef, fs::absolute(j.ref).string()},
+          {key::kDims, j.dims}, {key::kSeeds, j.seeds}, {"ptr_size", j.ptr_size},
+          {key::kNumerics, search::numerics_mode_name(j.numerics)},
+          {key::kAtol, j.atol ? util::Json(*j.atol) : util::Json(nullptr)},
+          {key::kRtol, j.rtol ? util::Json(*j.rtol) : util::Json(nullptr)},
+          {key::kArch, j.arch}, {key::kNvccFlags, j.nvcc_flags}, {key::kIncludeDirs, j.include_dirs}, {key::kDefines, j.defines},
           {"compile_jobs", j.compile_jobs}, {"run_timeout_s", j.run_timeout_s}, {"time_budget_s", o.time_budget_s},
           {"iterations", o.iterations},
           {"branches", o.branches}, {"ncu_num", o.ncu_num}, {"finalists", o.finalists}, {"patience", o.patience},
           {"budget_total", o.budget_total}, {"budget_per_axis", o.budget_per_axis},
-          {"near_peak_efficiency", o.near_peak_efficiency}, {"generator", generator_text(o.generator)},
-          {"max_time_s", o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
+          {"near_peak_efficiency", o.near_peak_efficiency}, {key::kGenerator, generator_text(o.generator)},
+          {key::kMaxTimeS, o.max_time_s}, {"paired_rounds", o.paired_rounds}, {"seed", o.seed}};
   add_to_json(o.gates, out);
   out["llm"] = search::to_json(o.llm);
   out["manual_timeout_s"] = o.manual_timeout_s;
@@ -52,21 +58,29 @@ util::Json options_to_json(const OptimizeOptions& o) {
 Result<OptimizeOptions> options_from_json(const util::Json& j) {
   const OptimizeOptions d;  // the defaults, for keys an older options.json lacks
   OptimizeOptions o;
+  // The keys the report reads too, through their record (strict about types: a wrong one names the field).
+  KOPT_TRY_ASSIGN(const record::OptionsRecord r,
+                  record::parse_file<record::OptionsRecord>(j, "options.json", record::options_record_from_json));
+  if (!r.kernel || !r.ref || !r.dims) return input_error("options.json is malformed: it needs kernel, ref and dims");
+  o.job.kernel = *r.kernel;
+  o.job.ref = *r.ref;
+  o.job.dims = *r.dims;
+  o.job.seeds = static_cast<int>(r.seeds.value_or(d.job.seeds));
+  auto mode = search::parse_numerics_mode(r.numerics.value_or(std::string(search::numerics_mode_name(d.job.numerics))));
+  if (!mode) return input_error("options.json: bad numerics mode");
+  o.job.numerics = *mode;
+  o.job.atol = r.atol;
+  o.job.rtol = r.rtol;
+  o.job.arch = r.arch.value_or(d.job.arch);
+  o.job.nvcc_flags = r.nvcc_flags.value_or(d.job.nvcc_flags);
+  o.job.include_dirs = r.include_dirs.value_or(d.job.include_dirs);
+  o.job.defines = r.defines.value_or(d.job.defines);
+  auto generator = parse_generator(r.generator.value_or(generator_text(d.generator)));
+  if (!generator) return input_error("options.json: " + generator.error().message);
+  o.generator = *generator;
+  o.max_time_s = r.max_time_s.value_or(d.max_time_s);
   try {
-    o.job.kernel = j.at("kernel").get<std::string>();
-    o.job.ref = j.at("ref").get<std::string>();
-    o.job.dims = j.at("dims").get<Dims>();
-    o.job.seeds = j.value("seeds", d.job.seeds);
     o.job.ptr_size = j.value("ptr_size", d.job.ptr_size);
-    auto mode = search::parse_numerics_mode(j.value("numerics", std::string(search::numerics_mode_name(d.job.numerics))));
-    if (!mode) return input_error("options.json: bad numerics mode");
-    o.job.numerics = *mode;
-    if (j.contains("atol") && j["atol"].is_number()) o.job.atol = j["atol"].get<double>();
-    if (j.contains("rtol") && j["rtol"].is_number()) o.job.rtol = j["rtol"].get<double>();
-    o.job.arch = j.value("arch", d.job.arch);
-    o.job.nvcc_flags = j.value("nvcc_flags", d.job.nvcc_flags);
-    o.job.include_dirs = j.value("include_dirs", d.job.include_dirs);
-    o.job.defines = j.value("defines", d.job.defines);
     o.job.compile_jobs = j.value("compile_jobs", d.job.compile_jobs);
     o.job.run_timeout_s = j.value("run_timeout_s", d.job.run_timeout_s);
     o.time_budget_s = j.value("time_budget_s", 0.0);  // runs started before the budget existed had none
@@ -78,10 +92,6 @@ Result<OptimizeOptions> options_from_json(const util::Json& j) {
     o.budget_total = j.value("budget_total", d.budget_total);
     o.budget_per_axis = j.value("budget_per_axis", d.budget_per_axis);
     o.near_peak_efficiency = j.value("near_peak_efficiency", d.near_peak_efficiency);
-    auto generator = parse_generator(j.value("generator", generator_text(d.generator)));
-    if (!generator) return input_error("options.json: " + generator.error().message);
-    o.generator = *generator;
-    o.max_time_s = j.value("max_time_s", d.max_time_s);
     o.paired_rounds = j.value("paired_rounds", d.paired_rounds);
     o.seed = j.value("seed", d.seed);
     o.remeasure = j.value("remeasure", d.remeasure);

@@ -44,18 +44,21 @@ std::string Optimizer::profile_key(const fs::path& lib, const search::Candidate*
 Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir,
                                                         const std::string& name) {
   Phase p(*this, "profile");
-  // The same library, golden data, plan, GPU and tools profiled before: its metrics, summary and plan from the
-  // cache, the entry named in out_dir (KOPT_PROFILE_CACHE=off profiles every time).
+  // The same library, golden data, plan, GPU and tools profiled before: its metrics, summary, plan and the metrics
+  // file's body from the cache, the entry named in out_dir (KOPT_PROFILE_CACHE=off profiles every time). An entry
+  // made before it kept the metrics file (<name>_metrics.json, the page's profile columns) is profiled again.
   const auto cache = lab_.profile_cache_dir();
   const std::string key = cache ? profile_key(lib, c) : std::string();
   if (!key.empty())
-    if (auto j = util::read_json(*cache / (key + ".json")); j && j->is_object() && j->contains("metrics"))
+    if (auto j = util::read_json(*cache / (key + ".json"));
+        j && j->is_object() && j->contains("metrics") && j->contains("report") && (*j)["report"].is_object())
       if (auto plan = profile::plan_from_json(j->value("plan", util::Json())); plan) {
         plan_ = *plan;
         st_.profile_plan = profile::to_json(plan_);
         std::error_code ec;
         fs::create_directories(out_dir, ec);
         KOPT_TRY(util::write_file_atomic(out_dir / (name + "_summary.txt"), j->value("summary", std::string())));
+        KOPT_TRY(profile::write_metrics_json(profile::metrics_json_path(out_dir, name), (*j)["report"]));
         KOPT_TRY(write_json(out_dir / (name + "_profile_cached.json"), "profile_cached",
                             {{"entry", (*cache / (key + ".json")).string()}, {"made", j->value("made", std::string())},
                              {"run_dir", j->value("run_dir", std::string())}}));
@@ -97,7 +100,7 @@ Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, co
     std::strftime(made, sizeof made, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     if (auto st = util::write_file_atomic(*cache / (key + ".json"),
                                           util::Json{{"metrics", metrics}, {"summary", summary}, {"plan", profile::to_json(plan_)},
-                                                     {"made", made}, {"run_dir", dir_.string()}}
+                                                     {"report", profile::to_json(r)}, {"made", made}, {"run_dir", dir_.string()}}
                                               .dump(1));
         !st)
       say("  the profile was not cached: {}", st.error().message);

@@ -223,7 +223,7 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
   result.cache_control = std::string(describe(req.cache_control));
   result.report_path = chosen.report;
   result.profiling_wall_ms = s.wall_ms;
-  result.json_path = req.out_dir / (req.name + "_metrics.json");
+  result.json_path = metrics_json_path(req.out_dir, req.name);
   result.summary_path = req.out_dir / (req.name + "_summary.txt");
   KOPT_TRY(write_profile_outputs(result));
   plan = working;

@@ -155,8 +155,16 @@ std::string format_summary(const ProfileResult& r, int top_n) {
   return s;
 }
 
+std::filesystem::path metrics_json_path(const std::filesystem::path& out_dir, const std::string& name) {
+  return out_dir / (name + "_metrics.json");
+}
+
+Status write_metrics_json(const std::filesystem::path& path, const util::Json& body) {
+  return util::write_json_atomic(path, "profile", body);
+}
+
 Status write_profile_outputs(const ProfileResult& r) {
-  KOPT_TRY(util::write_json_atomic(r.json_path, "profile", to_json(r)));
+  KOPT_TRY(write_metrics_json(r.json_path, to_json(r)));
   return util::write_file_atomic(r.summary_path, format_summary(r, r.top_n));
 }
 

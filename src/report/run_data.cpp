@@ -10,6 +10,7 @@
 #include "compile/occupancy.h"
 #include "compile/request.h"
 #include "record/fields.h"
+#include "record/options_record.h"
 #include "record/run_files.h"
 #include "record/run_record.h"
 #include "record/summary_record.h"
@@ -140,14 +141,14 @@ std::string json_scalar_text(const Json& v) {
 }
 }  // namespace
 
-std::string reproduce_command(const Json& options, const Json& champion, const std::string& champion_file, const std::string& ref) {
+std::string reproduce_command(const record::OptionsRecord& options, const Json& champion, const std::string& champion_file,
+                              const std::string& ref) {
   std::vector<std::string> w = {"kopt", "bench", champion_file, "--ref", ref};
-  if (options.contains("dims") && options["dims"].is_object())
-    for (const auto& [k, v] : options["dims"].items()) w.push_back("--dim"), w.push_back(k + "=" + json_scalar_text(v));
+  for (const auto& [k, v] : options.dims.value_or(Dims{})) w.push_back("--dim"), w.push_back(k + "=" + std::to_string(v));
   const bool triton = champion_file.size() > 3 && champion_file.substr(champion_file.size() - 3) == ".py";
   if (!triton) {
-    if (!options.value("arch", std::string()).empty()) w.push_back("--arch"), w.push_back(options["arch"].get<std::string>());
-    std::vector<std::string> flags = options.value("nvcc_flags", std::vector<std::string>{});
+    if (const std::string arch = options.arch.value_or(""); !arch.empty()) w.push_back("--arch"), w.push_back(arch);
+    std::vector<std::string> flags = options.nvcc_flags.value_or(std::vector<std::string>{});
     for (const auto& f : champion.value("flags", std::vector<std::string>{}))
       if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(f);
     for (const auto& f : flags) w.push_back("--nvcc-flag=" + f);  // one word: a flag starting with '-' is not read as an option
@@ -157,19 +158,15 @@ std::string reproduce_command(const Json& options, const Json& champion, const s
       if (champion.contains(k) && champion[k].is_object())
         for (const auto& [n, v] : champion[k].items()) w.push_back("-D"), w.push_back(n + "=" + json_scalar_text(v));
   }
-  for (const auto& d : options.value("include_dirs", std::vector<std::string>{})) w.push_back("-I"), w.push_back(d);
-  if (options.contains("defines") && options["defines"].is_object())
-    for (const auto& [k, v] : options["defines"].items()) {
-      std::string val = json_scalar_text(v);
-      w.push_back("-D"), w.push_back(val.empty() ? k : k + "=" + val);
-    }
-  if (const std::string n = options.value("numerics", std::string()); !n.empty() && n != "reference")
+  for (const auto& d : options.include_dirs.value_or(std::vector<std::string>{})) w.push_back("-I"), w.push_back(d);
+  for (const auto& [k, v] : options.defines.value_or(std::map<std::string, std::string>{}))
+    w.push_back("-D"), w.push_back(v.empty() ? k : k + "=" + v);
+  if (const std::string n = options.numerics.value_or(""); !n.empty() && n != "reference")
     w.push_back("--numerics-mode"), w.push_back(n);
-  for (const char* t : {"atol", "rtol"})
-    if (options.contains(t) && options[t].is_number()) w.push_back(std::string("--") + t), w.push_back(json_scalar_text(options[t]));
-  if (options.contains("seeds") && options["seeds"].is_number_integer()) w.push_back("--seeds"), w.push_back(json_scalar_text(options["seeds"]));
-  if (options.contains("max_time_s") && options["max_time_s"].is_number())
-    w.push_back("--measure-budget-s"), w.push_back(json_scalar_text(options["max_time_s"]));
+  for (const auto& [flag, v] : {std::pair{"--atol", options.atol}, std::pair{"--rtol", options.rtol}})
+    if (v) w.push_back(flag), w.push_back(json_scalar_text(*v));
+  if (options.seeds) w.push_back("--seeds"), w.push_back(std::to_string(*options.seeds));
+  if (options.max_time_s) w.push_back("--measure-budget-s"), w.push_back(json_scalar_text(*options.max_time_s));
   std::string out;
   for (const auto& x : w) out += (out.empty() ? "" : " ") + shell_word(x);
   return out;
@@ -256,10 +253,6 @@ struct Reader {
     return t ? std::optional<std::string>(*t) : std::nullopt;
   }
 };
-
-std::string meta_time(const Json& j) {
-  return j.is_object() && j.contains("meta") && j["meta"].is_object() ? j["meta"].value("time", std::string()) : std::string();
-}
 
 // iter_03 -> 3, iter_00_baseline -> 0; nullopt for anything else.
 std::optional<int> iteration_of(const std::string& name) {
@@ -517,8 +510,8 @@ Json profile_json(const record::ProfileMetrics& p) {
 // The champion's file (champion/<kernel>), the baseline's beside it (champion/baseline_<kernel>; reconstructed from
 // the champion's file and state.json's baseline values for a run written before kopt wrote it), their unified diff
 // and the reproduce command. Paths relative to the run directory.
-Json champion_section(const Reader& r, const record::SummaryRecord& summary, const Json& options, const record::StateRecord& state, const std::string& champion_id,
-                      std::vector<std::string>& notes) {
+Json champion_section(const Reader& r, const record::SummaryRecord& summary, const record::OptionsRecord& options,
+                      const record::StateRecord& state, const std::string& champion_id, std::vector<std::string>& notes) {
   constexpr size_t kMaxSourceBytes = 512 * 1024;
   Json out = {{"id", champion_id}};
   if (champion_id.empty()) {
@@ -529,7 +522,7 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
                       .value_or(record::ChampionFile{});
   std::string name = fs::path(cj.file).filename().string();
   if (name.empty()) name = fs::path(summary.champion_path.value_or("")).filename().string();
-  if (name.empty()) name = fs::path(options.value("kernel", std::string())).filename().string();
+  if (name.empty()) name = fs::path(options.kernel.value_or("")).filename().string();
   const std::string file = (fs::path("champion") / name).generic_string();
   auto text = name.empty() ? std::nullopt : r.text(file);
   if (!text) {
@@ -581,7 +574,7 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
   }
 
   // kopt bench, run from the run directory: ref.py relative to where the run was recorded, when that is known.
-  std::string ref = options.value("ref", std::string());
+  std::string ref = options.ref.value_or("");
   const std::string recorded = summary.run_dir.value_or("");
   if (!ref.empty() && !recorded.empty() && fs::path(ref).is_absolute() && fs::path(recorded).is_absolute()) {
     auto rel = fs::path(ref).lexically_relative(recorded);
@@ -666,9 +659,10 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     auto it = summary.sections.find(key);
     return it == summary.sections.end() ? std::nullopt : std::optional<Json>(it->second);
   };
-  Json options = r.json("options.json").value_or(Json::object());
+  const record::OptionsRecord options =
+      r.record("options.json", record::options_record_from_json).value_or(record::OptionsRecord{});
   const auto env = r.record("env.json", [](const Json& j) { return record::read_record<record::EnvRecord>(j); }).value_or(record::EnvRecord{});
-  auto start = parse_utc_iso(meta_time(options));
+  auto start = parse_utc_iso(options.meta_time.value_or(""));
 
   // ---- the run ----
   std::string gpu;
@@ -676,20 +670,19 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   if (gpu.empty() && !env.gpus.empty()) gpu = env.gpus.front().name;
   if (gpu.empty()) gpu = state.meta_gpu;
   Json run = {{"dir", fs::absolute(run_dir).lexically_normal().string()},
-              {"kernel", summary.kernel ? *summary.kernel : options.value("kernel", std::string())},
-              {"dims", options.contains("dims") ? options["dims"] : Json::object()},
+              {"kernel", summary.kernel ? *summary.kernel : options.kernel.value_or("")},
+              {"dims", options.dims ? Json(*options.dims) : Json::object()},
               {"dims_text", summary.dims.value_or("")},
               {"gpu", gpu},
-              {"numerics_mode", summary.numerics_mode ? *summary.numerics_mode : options.value("numerics", std::string())},
-              {"generator", summary.generator ? *summary.generator : options.value("generator", std::string())},
-              {"started_at", meta_time(options)},
+              {"numerics_mode", summary.numerics_mode ? *summary.numerics_mode : options.numerics.value_or("")},
+              {"generator", summary.generator ? *summary.generator : options.generator.value_or("")},
+              {"started_at", options.meta_time.value_or("")},
               {"finished_at", summary.meta_time.value_or("")},
               {"kopt_version", summary.meta_kopt_version.value_or("")},
               {"stop_reason", std::string(record::stop_reason_text(state.stop_reason))},
               {"stop_detail", state.stop_detail},
               {"iterations_done", state.iterations_done},
-              {"options", options}};
-  run["options"].erase("meta");
+              {"options", options.as_written}};
 
   // ---- candidate directories, by id ----
   std::map<std::string, fs::path> cand_dirs;    // search candidates
@@ -870,14 +863,14 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   bool any_resources = false;
   for (const auto& c : candidates) any_resources = any_resources || c.value("resources_recorded", false);
   {
-    const std::string kernel = options.value("kernel", std::string());
+    const std::string kernel = options.kernel.value_or("");
     const bool triton = kernel.ends_with(".py");
     // The derived parameters' roles: which one is a launch's block size, whatever its name.
     std::map<std::string, std::string> roles;
     if (auto d = r.record("derived/derivation.json", [](const Json& j) { return record::read_record<record::DerivationRecord>(j); }))
       for (const auto& prm : d->params)
         if (!prm.name.empty() && !prm.role.empty()) roles[prm.name] = prm.role;
-    for (auto& c : candidates) add_occupancy(c, options.value("arch", std::string()), triton, roles);
+    for (auto& c : candidates) add_occupancy(c, options.arch.value_or(""), triton, roles);
   }
   if (!any_resources)
     notes.push_back("no candidate's build.json records ptxas resources: registers, shared memory and spills are not shown");

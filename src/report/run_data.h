@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "record/options_record.h"
 #include "record/run_record.h"
 #include "util/json_io.h"
 
@@ -79,8 +80,8 @@ util::Json summed_mix(const util::Json& sass);
 // (`champion_file`, relative to the run directory; a CUDA champion's file carries its -D values, a Triton one's are
 // given as -D) with the run's ref.py (`ref`, as it should be written), dims (--dim NAME=VALUE), --arch, nvcc flags (the
 // run's and the champion's flag methods), include directories, the user's -D, numerics mode, tolerances, seeds and
-// timing budget, from options.json (`options`) and the champion's candidate record.
-std::string reproduce_command(const util::Json& options, const util::Json& champion, const std::string& champion_file,
+// timing budget, from options.json (`options`, its record) and the champion's candidate record.
+std::string reproduce_command(const record::OptionsRecord& options, const util::Json& champion, const std::string& champion_file,
                               const std::string& ref);
 
 // Every method the run's candidates tried that the champion does not have, with its figure: how many candidates

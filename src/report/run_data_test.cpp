@@ -376,17 +376,47 @@ TEST(RunData, ARunWithoutABaselineFileGetsItsDiffFromTheChampionsFileAndSaysSo) 
   EXPECT_NE((*none)["notes"].dump().find("no champion file"), std::string::npos);
 }
 
+// options.json is read through its record (record/options_record.h): a run directory written before most of its keys
+// existed loads, its page shows what the file has, and the reproduce command gives only what was recorded.
+TEST(RunData, AnOldOptionsFileLackingKeysStillLoads) {
+  fs::path copy = fs::path(::testing::TempDir()) / "kopt_report_old_options_run";
+  fs::remove_all(copy);
+  fs::copy(fixture(), copy, fs::copy_options::recursive);
+  const auto full = util::read_json(fixture() / "options.json").value();
+  Json old = {{"meta", full["meta"]}, {"kernel", full["kernel"]}, {"ref", full["ref"]}, {"dims", full["dims"]}};
+  ASSERT_TRUE(util::write_file_atomic(copy / "options.json", old.dump()).ok());
+  auto loaded = load_run(copy);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  const Json& run = (*loaded)["run"];
+  EXPECT_EQ(run["dims"], full["dims"]);
+  EXPECT_EQ(run["started_at"], "2026-11-30T07:12:04Z");
+  old.erase("meta");
+  EXPECT_EQ(run["options"], old) << "as written, without its meta block";
+  EXPECT_EQ((*loaded)["notes"].dump().find("options.json"), std::string::npos) << "nothing to say: absent keys are not errors";
+  const std::string cmd = (*loaded)["champion"]["reproduce"];
+  EXPECT_NE(cmd.find("--dim K=4096 --dim M=4096 --dim N=4096"), std::string::npos) << cmd;
+  for (const char* flag : {"--arch", "--seeds", "--measure-budget-s", "--numerics-mode", "--atol"})
+    EXPECT_EQ(cmd.find(flag), std::string::npos) << flag << " in " << cmd;
+  // Without options.json at all: the summary's kernel and no dims.
+  fs::remove(copy / "options.json");
+  auto none = load_run(copy);
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_EQ((*none)["run"]["dims"], Json::object());
+  EXPECT_EQ((*none)["run"]["options"], Json::object());
+  EXPECT_EQ((*none)["run"]["started_at"], "");
+}
+
 TEST(RunData, ReproduceCommandCarriesFlagsIncludesDefinesAndNumerics) {
   Json options = {{"dims", {{"n", 1048576}}}, {"arch", "sm_90a"}, {"nvcc_flags", {"-Xptxas=-O3"}}, {"include_dirs", {"/opt/cutlass/include"}},
                   {"defines", {{"USE_X", "1"}}}, {"numerics", "approximate"}, {"atol", 0.01}, {"seeds", 2}, {"max_time_s", 5.0}};
   Json champ = {{"flags", {"--use_fast_math", "-Xptxas=-O3"}}};
-  EXPECT_EQ(reproduce_command(options, champ, "champion/k.cu", "/home/u/ref.py"),
+  EXPECT_EQ(reproduce_command(record::options_record_from_json(options), champ, "champion/k.cu", "/home/u/ref.py"),
             "kopt bench champion/k.cu --ref /home/u/ref.py --dim n=1048576 --arch sm_90a --nvcc-flag=-Xptxas=-O3 "
             "--nvcc-flag=--use_fast_math -I /opt/cutlass/include -D USE_X=1 --numerics-mode approximate --atol 0.01 --seeds 2 "
             "--measure-budget-s 5");
   // A Triton champion: its values as run_kernel's arguments; a path with a space is quoted.
   Json triton = {{"constexprs", {{"BLOCK", 128}}}, {"launch", {{"num_warps", 4}}}};
-  EXPECT_EQ(reproduce_command({{"dims", {{"N", 4096}}}}, triton, "champion/k.py", "my ref.py"),
+  EXPECT_EQ(reproduce_command(record::options_record_from_json({{"dims", {{"N", 4096}}}}), triton, "champion/k.py", "my ref.py"),
             "kopt bench champion/k.py --ref 'my ref.py' --dim N=4096 -D BLOCK=128 -D num_warps=4");
 }
 

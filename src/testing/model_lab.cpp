@@ -11,6 +11,7 @@
 #include "contract/safetensors.h"
 #include "contract/signature.h"
 #include "loop/per_shape.h"
+#include "profile/report.h"
 #include "runner/race.h"
 #include "runner/sealed.h"
 #include "util/fs.h"
@@ -290,6 +291,10 @@ Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& 
   r.ncu_version = "model";
   for (const auto& [k, v] : o_.metrics) r.aggregate.metrics[k] = {v, "", profile::AggregateMethod::kTimeWeightedMean, 1.0};
   fs::create_directories(req.out_dir);
+  // What profile_call leaves: the metrics JSON and the summary.
+  r.json_path = profile::metrics_json_path(req.out_dir, req.name);
+  r.summary_path = req.out_dir / (req.name + "_summary.txt");
+  KOPT_TRY(profile::write_profile_outputs(r));
   return r;
 }
 
