@@ -71,14 +71,24 @@ std::vector<workload::Case> Optimizer::holdout_shape_list(const std::vector<work
   return shapes;
 }
 
-void Optimizer::run_holdout() {
-  if (!st_.baseline || !st_.champion || util::interrupted()) return;
-  Phase p(*this, "holdout");
+std::vector<workload::Case> Optimizer::holdout_shapes(std::string& note) {
   std::vector<workload::Case> search;
   for (const auto& cd : cases_) search.push_back(cd.c);
   if (search.empty()) search = workload::user_case(o_.job.dims);
+  return holdout_shape_list(search, note);
+}
+
+void Optimizer::prefetch_holdout_golden() {
+  if (!st_.baseline || !st_.champion || util::interrupted() || (cases_.empty() && !o_.gates.holdout_shapes_file)) return;  // finish()'s rule
   std::string note;
-  const std::vector<workload::Case> shapes = holdout_shape_list(search, note);
+  prefetch_golden(holdout_shapes(note), true, true);
+}
+
+void Optimizer::run_holdout() {
+  if (!st_.baseline || !st_.champion || util::interrupted()) return;
+  Phase p(*this, "holdout");
+  std::string note;
+  const std::vector<workload::Case> shapes = holdout_shapes(note);
   prefetch_golden(shapes, true);
   say("held-out shapes: {} shape(s), checked and timed for the champion and the baseline...", shapes.size());
   // Their times are indicative (what the champion gains there, not a selection): a short budget, restored after.

@@ -166,7 +166,7 @@ std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
   return std::nullopt;
 }
 
-void Optimizer::prefetch_golden(const std::vector<workload::Case>& cases, bool holdout) {
+void Optimizer::prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background) {
   std::vector<std::pair<Dims, fs::path>> wanted;
   auto want = [&](const Dims& dims, const fs::path& dir) {
     if (dims == o_.job.dims || fs::exists(dir / "manifest.json")) return;
@@ -183,6 +183,13 @@ void Optimizer::prefetch_golden(const std::vector<workload::Case>& cases, bool h
     for (const auto& c : cases) want(c.realised, dir_ / "golden_cases" / c.name);
     if (ws_model_ && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
       if (auto small = sanitize::sanitize_dims(*ws_model_, o_.job.dims)) want(*small, dir_ / "golden_sanitize");
+  }
+  if (background) {
+    if (wanted.empty()) return;
+    say("  golden data for {} {} in one harness process, beside the final champion's checks...", wanted.size(),
+        holdout ? "held-out shapes" : "cases");
+    lab_.prefetch_golden_in_background(wanted);
+    return;
   }
   if (wanted.size() < 2) return;  // one request gains nothing from a batch
   say("  golden data for {} {} in one harness process...", wanted.size(), holdout ? "held-out shapes" : "cases");

@@ -58,6 +58,13 @@ class Lab {
   // The same for several dims at once, made ahead so that golden() finds them ready (the real lab: one harness
   // process for all, into the golden cache; issue 36). Only a saving: golden() still makes what this did not.
   virtual void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) { (void)requests; }
+  // prefetch_golden(requests), begun in the background beside work that times nothing (the final champion's checks);
+  // returns at once. The real lab waits for it before anything it times or profiles, and before any other golden data
+  // (wait_golden_prefetch). The default: made now.
+  virtual void prefetch_golden_in_background(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) {
+    prefetch_golden(requests);
+  }
+  virtual void wait_golden_prefetch() {}
   // Begins, in the background and before the run directory exists, what the gates will need and that disturbs no
   // timing: the job's own golden data (prepare()'s, its reference timing included; the real lab: a harness kept open
   // for the run, into the golden cache) and the ceilings probe's build (issue 36). Only a saving: prepare() and
@@ -104,6 +111,8 @@ class SystemLab final : public Lab {
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
   Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
   void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override;
+  void prefetch_golden_in_background(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override;
+  void wait_golden_prefetch() override;
   void start_early_work(const std::optional<std::string>& instrumented_source) override;
   void stop_early_work() override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
@@ -117,6 +126,7 @@ class SystemLab final : public Lab {
   // golden()'s request to the golden-data maker (the job's ref.py and seeds, no reference timing, the golden cache).
   Result<contract::GoldenRequest> golden_request(const Dims& dims, const std::filesystem::path& out_dir);
   const std::filesystem::path& staging();  // staging_, made on first use
+  void prefetch_now(const std::vector<std::pair<Dims, std::filesystem::path>>& requests);  // prefetch_golden's work
   pipeline::KernelJob job_;
   util::CommandRunner& runner_;
   std::vector<runner::WorkerSpec> slots_ = {runner::WorkerSpec{}};
@@ -131,6 +141,9 @@ class SystemLab final : public Lab {
   // The baseline's build, made beside the hardware gate into the build cache (CUDA and CUTLASS kernels): prepare()
   // then takes it from the cache and reports its nvcc time (pipeline::prepare's early_build).
   std::future<compile::CompileResult> early_build_;
+  // prefetch_golden_in_background's thread (on stream_ where it lives): joined by wait_golden_prefetch(), which every
+  // call that times, profiles or makes golden data (or could replace stream_) makes first.
+  std::future<void> background_;
 };
 
 }  // namespace kopt::loop

@@ -50,7 +50,8 @@ struct GateRun {
   util::Json state, summary;
   std::string summary_md;
   std::vector<Dims> goldens;
-  std::vector<std::vector<Dims>> prefetched;
+  std::vector<std::vector<Dims>> prefetched, prefetched_in_background;
+  std::vector<std::string> events;
   std::vector<std::string> sanitized;
   std::vector<Dims> ephemeral_seeds;
   std::vector<std::string> runs;
@@ -82,6 +83,8 @@ GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo
   if (auto s = util::read_file(r.run_dir / "summary.md")) r.summary_md = *s;
   r.goldens = lab.goldens;
   r.prefetched = lab.prefetched;
+  r.prefetched_in_background = lab.prefetched_in_background;
+  r.events = lab.events;
   r.sanitized = lab.sanitized;
   r.ephemeral_seeds = lab.ephemeral_seeds;
   r.runs = lab.runs;
@@ -144,6 +147,17 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   for (const auto& batch : r.prefetched)
     for (const auto& d : batch)
       EXPECT_NE(std::find(r.goldens.begin(), r.goldens.end(), d), r.goldens.end()) << "prefetched, never asked for: " << format_dims(d);
+  // The held-out shapes' golden data: begun when the search ended, beside the final champion's checks (before its
+  // ephemeral seed), and exactly the shapes checked after (issue 36).
+  ASSERT_EQ(r.prefetched_in_background.size(), 1u);
+  auto at = [&](const std::string& e) { return std::find(r.events.begin(), r.events.end(), e) - r.events.begin(); };
+  EXPECT_LT(at("prefetch_golden_in_background"), at("ephemeral_seed"));
+  auto holdout = util::read_json(r.run_dir / "holdout.json");
+  ASSERT_TRUE(holdout.ok());
+  std::set<int64_t> checked, made;
+  for (const auto& c : (*holdout)["cases"]) checked.insert(c["case"]["realised"]["n"].get<int64_t>());
+  for (const auto& d : r.prefetched_in_background.front()) made.insert(n_of(d));
+  EXPECT_EQ(made, checked);
   // The baseline passed the correctness gate at every case.
   EXPECT_TRUE(fs::exists(r.run_dir / "gates" / "correctness_scale_0.5.json"));
   // Every TILE 64 candidate was rejected at the 0.5 case; the champion is not one.

@@ -196,7 +196,12 @@ class Optimizer {
   std::vector<workload::Case> holdout_shape_list(const std::vector<workload::Case>& search, std::string& note);
   // Golden data the run will ask for next, made in one harness process where the lab can (Lab::prefetch_golden):
   // the matrix's cases and the sanitizer's small case (holdout false), or these held-out shapes (holdout true).
-  void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout);
+  // `background`: begun beside the work that follows (Lab::prefetch_golden_in_background), even for one request.
+  void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background = false);
+  // The held-out shapes run_holdout() will check (holdout_shape_list over the search's cases).
+  std::vector<workload::Case> holdout_shapes(std::string& note);
+  // Their golden data, begun when the search ends, beside the final champion's checks.
+  void prefetch_holdout_golden();
   bool over_cases() const { return cases_.size() > 1; }
   // A measured run's comparison with the champion it was raced against (over the workload matrix where there is one).
   std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const;

@@ -36,6 +36,7 @@ HardwareGate SystemLab::hardware() {
 }
 
 SystemLab::~SystemLab() {
+  wait_golden_prefetch();
   stop_early_work();
   if (stream_ && !run_dir_.empty()) {  // the harness's stderr beside the run's other logs
     std::error_code ec;
@@ -133,6 +134,7 @@ Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resu
 }
 
 Result<roofline::Ceilings> SystemLab::ceilings(const device::GpuInfo& gpu) {
+  wait_golden_prefetch();
   if (probe_build_.valid()) probe_build_.get();
   roofline::CeilingsOptions copts;
   copts.cuda_driver_fallback = util::meta_info().driver;
@@ -150,6 +152,7 @@ sass::Analysis SystemLab::analyze_sass(const std::vector<fs::path>& binaries, co
 }
 
 runner::RunOutcome SystemLab::run(const runner::RunRequest& request) {
+  if (request.mode != runner::RunMode::kCheck && request.mode != runner::RunMode::kCompile) wait_golden_prefetch();
   const size_t slot = request.slot > 0 && static_cast<size_t>(request.slot) < slots_.size() ? static_cast<size_t>(request.slot) : 0;
   if (slot < workers_.size() && runner::MeasuringWorker::serves(request)) return workers_[slot]->run(request);
   if (slots_[slot].env.empty()) return runner::run_candidate(request, runner_);
@@ -175,6 +178,7 @@ std::optional<fs::path> SystemLab::profile_cache_dir() const {
 }
 
 Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {
+  wait_golden_prefetch();
   return profile::profile_call(request, plan, runner_, top_n);
 }
 
@@ -206,6 +210,7 @@ const fs::path& SystemLab::staging() {
 }
 
 Result<contract::EphemeralSeedPtr> SystemLab::ephemeral_seed(const Dims& dims) {
+  wait_golden_prefetch();  // the stream's own (it may be replaced below)
   if (early_.valid()) early_.get();
   if (!stream_ || !stream_->alive()) {
     stream_.reset();
@@ -216,11 +221,26 @@ Result<contract::EphemeralSeedPtr> SystemLab::ephemeral_seed(const Dims& dims) {
 }
 
 Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {
+  wait_golden_prefetch();
   KOPT_TRY_ASSIGN(auto g, golden_request(dims, out_dir));
   return contract::make_golden(g, runner_);
 }
 
+void SystemLab::prefetch_golden_in_background(const std::vector<std::pair<Dims, fs::path>>& requests) {
+  wait_golden_prefetch();
+  background_ = std::async(std::launch::async, [this, requests] { prefetch_now(requests); });
+}
+
+void SystemLab::wait_golden_prefetch() {
+  if (background_.valid()) background_.get();
+}
+
 void SystemLab::prefetch_golden(const std::vector<std::pair<Dims, fs::path>>& requests) {
+  wait_golden_prefetch();
+  prefetch_now(requests);
+}
+
+void SystemLab::prefetch_now(const std::vector<std::pair<Dims, fs::path>>& requests) {
   std::vector<contract::GoldenRequest> all;
   for (const auto& [dims, dir] : requests)
     if (auto g = golden_request(dims, dir)) all.push_back(std::move(g).value());

@@ -411,6 +411,7 @@ sanitize::Verdict ModelLab::sanitize(const sanitize::Request& request) {
 Result<contract::EphemeralSeedPtr> ModelLab::ephemeral_seed(const Dims& at) {
   std::lock_guard<std::mutex> lock(mu_);
   ephemeral_seeds.push_back(at);
+  events.push_back("ephemeral_seed");
   if (!o_.wrong_on_ephemeral) return input_error("model lab: no ephemeral seed");
   KOPT_TRY_ASSIGN(util::Fd fd, util::make_memfd("kopt-model-ephemeral"));
   const char bytes[] = "model";

@@ -90,6 +90,12 @@ class ModelLab final : public Lab {
     for (const auto& r : requests) batch.push_back(r.first);
     prefetched.push_back(batch);
   }
+  void prefetch_golden_in_background(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override {
+    std::vector<Dims> batch;
+    for (const auto& r : requests) batch.push_back(r.first);
+    prefetched_in_background.push_back(batch);
+    events.push_back("prefetch_golden_in_background");
+  }
   void start_early_work(const std::optional<std::string>& instrumented_source) override {
     (void)instrumented_source;
     events.push_back("start_early_work");
@@ -108,6 +114,7 @@ class ModelLab final : public Lab {
   std::vector<Dims> goldens;              // every golden() call's dims
   std::vector<Dims> ephemeral_seeds;      // every ephemeral_seed() call's dims
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
+  std::vector<std::vector<Dims>> prefetched_in_background;  // every prefetch_golden_in_background() call's dims
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
   std::vector<size_t> profiled_after;     // for each profile taken, how many runs (`runs`) came before it
