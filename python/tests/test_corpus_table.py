@@ -85,6 +85,29 @@ def test_zero_candidates_and_a_baseline_already_best(tmp_path, packed):
     assert "optimize exit 130" in md
 
 
+def test_a_space_whose_other_points_are_all_wrong_is_not_a_run_with_zero_candidates(tmp_path):
+    # flashinfer_online_softmax on the H200 (2026-12-04): KERNEL_BLOCK 256 measured and incorrect, 128 and 64 predicted
+    # infeasible by the feasibility model, the sweep finds only the project's 1024 correct: not "zero candidates".
+    import shutil
+    src = tmp_path / "corpus_bench"
+    shutil.copytree(os.path.join(FIXTURE, "merge_c"), src / "merge_c")
+    state = json.loads((src / "merge_c" / "state.json").read_text())
+    base = [h for h in state["history"] if h["candidate"].get("id") == "baseline"]
+    cand = dict(base[0]["candidate"], id="i1c4")
+    state["history"] = base + [
+        {"candidate": cand, "status": "incorrect", "median_ms": None, "search_s": 1.0, "unwritten_fraction": 0.74},
+        {"candidate": dict(cand, id="i1c3"), "status": "incorrect", "median_ms": None, "search_s": 1.0,
+         "predicted_infeasible": "predicted infeasible (under-coverage): ..."}]
+    (src / "merge_c" / "state.json").write_text(json.dumps(state))
+    rows, s, md = rows_by_name(tmp_path, src)
+    r = rows["merge_c"]
+    assert r["distinct_candidates"] == 0 and r["evaluated"] == 2
+    assert r["not_correct"] == 1 and r["predicted_infeasible"] == 1 and r["unwritten"] == 1
+    assert "measured zero candidates" not in r["notes"] and s["zero_candidates"] == []
+    assert any(n.startswith("no other correct point: 1 measured and not correct, 1 predicted infeasible") for n in r["notes"])
+    assert "0 (+ 1 not correct, 1 predicted infeasible)" in md
+
+
 def test_skipped_kernels_and_the_summary(tmp_path, packed):
     rows, s, md = rows_by_name(tmp_path, packed)
     assert rows["late_d"]["skipped"].startswith("deadline")

@@ -13,7 +13,10 @@ any may be missing (the row then says what it lacks).
 
 How each figure is made:
 * distinct candidates: the optimize history's measured entries (status ok, a median) other than the baseline,
-  distinct by (params, methods, flags).
+  distinct by (params, methods, flags). Evaluated: every history entry other than the baseline, whatever its verdict
+  (incorrect, failed to build, predicted infeasible by the search's feasibility model and built but not run); "measured
+  zero candidates" means none was evaluated. A run that evaluated some but found none correct says so, with the
+  sweep's count of correct points (a space whose only correct point is the project's has nothing else to find).
 * sweep best: the fastest ok row of measurements.csv. The project's choice: the sweep's row at every param's default
   (a derived param's default is the project's launch; `0` of a derived block is "the launcher's own value"); without
   a sweep, kopt bench's median, else the optimize baseline's.
@@ -147,6 +150,11 @@ def kernel_row(d, within=3.0):
     hist = [h for h in state.get("history") or [] if h.get("median_ms") is not None and h.get("status", "ok") == "ok"]
     row["distinct_candidates"] = len({key_of(h["candidate"]) for h in hist if h["candidate"].get("id") != "baseline"})
     row["measured"] = sum(1 for h in hist if h["candidate"].get("id") != "baseline")
+    others = [h for h in state.get("history") or [] if h["candidate"].get("id") != "baseline"]
+    row["evaluated"] = len(others)
+    row["predicted_infeasible"] = sum(1 for h in others if h.get("predicted_infeasible"))
+    row["not_correct"] = sum(1 for h in others if h.get("status", "ok") != "ok" and not h.get("predicted_infeasible"))
+    row["unwritten"] = sum(1 for h in others if h.get("unwritten_fraction"))
     row["stop"] = state.get("stop_reason")
     champ = state.get("champion") or {}
     cc = champ.get("candidate") or {}
@@ -177,8 +185,12 @@ def kernel_row(d, within=3.0):
                 row["to_within_s"] = None if g is None else g + h.get("search_s", 0.0)
                 row["to_within_id"] = h["candidate"].get("id")
                 break
-    if row["distinct_candidates"] == 0:
+    if row["evaluated"] == 0:
         row["notes"].append("measured zero candidates")
+    elif row["distinct_candidates"] == 0:
+        only = " (the sweep: only 1 correct point)" if len(table) == 1 else ""
+        row["notes"].append(f"no other correct point: {row['not_correct']} measured and not correct, "
+                            f"{row['predicted_infeasible']} predicted infeasible{only}")
     if row.get("optimize_rc") not in (None, 0):
         row["notes"].append(f"optimize exit {row['optimize_rc']}")
     return row
@@ -198,7 +210,7 @@ def summary(rows, within=3.0):
     judged = [r for r in ran if r.get("within") is not None]
     out = {"kernels": len(rows), "ran": len(ran), "skipped": [r["kernel"] for r in rows if r.get("skipped")],
            "judged": len(judged), "within": sum(1 for r in judged if r["within"]),
-           "zero_candidates": [r["kernel"] for r in ran if r.get("distinct_candidates") == 0],
+           "zero_candidates": [r["kernel"] for r in ran if r.get("evaluated") == 0],
            "reached": len(reached), "median_to_within_s": statistics.median(reached) if reached else None,
            "median_whole_s": statistics.median([r["whole_s"] for r in ran]) if ran else None}
     # The median wall to within 3% counting a kernel that never got there as its whole wall (an upper bound of
@@ -206,6 +218,14 @@ def summary(rows, within=3.0):
     both = [r["to_within_s"] if r.get("to_within_s") is not None else r["whole_s"] for r in ran]
     out["median_to_within_or_whole_s"] = statistics.median(both) if both else None
     return out
+
+
+def evaluated_text(r):
+    """The distinct correct candidates, and what else was evaluated when there was more."""
+    d = fmt(r.get("distinct_candidates"), "d")
+    extra = [f"{r[k]} {label}" for k, label in (("not_correct", "not correct"), ("predicted_infeasible", "predicted infeasible"))
+             if r.get(k)]
+    return d + (f" (+ {', '.join(extra)})" if extra else "")
 
 
 def markdown(rows, s, within=3.0):
@@ -229,7 +249,7 @@ def markdown(rows, s, within=3.0):
         notes = f" ({'; '.join(r['notes'])})" if r.get("notes") else ""
         lines.append(
             f"| {r['kernel']}{notes} | {dims} | {r.get('space', 0)} ({r.get('sweep_ok', 0)}) | "
-            f"{fmt(r.get('distinct_candidates'), 'd')} | {r.get('stop') or '–'} | {fmt(r.get('project_ms'))} | "
+            f"{evaluated_text(r)} | {r.get('stop') or '–'} | {fmt(r.get('project_ms'))} | "
             f"{fmt(r.get('sweep_best_ms'))} ({point_text(r.get('sweep_best_point'))}) | "
             f"{fmt(r.get('champion_ms'))} ({champ_pt}) | {fmt(r.get('champion_over_best'), '.3f')} | {within_txt} | "
             f"{fmt(r.get('speedup'), '.2f')}x ({fmt(r.get('kopt_speedup'), '.2f')}x) / {fmt(r.get('best_speedup'), '.2f')}x | "

@@ -10,6 +10,7 @@
 #include "runner/child.h"
 #include "runner/sealed.h"
 #include "runner/warm.h"
+#include "toolchain/tools.h"
 #include "util/output.h"
 #include "util/process.h"
 #include "util/strings.h"
@@ -114,6 +115,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   util::install_interrupt_handler();
+  (void)toolchain::keep_python_bytecode_in_cache();  // before any Python child (tools.h says why)
   const std::string& name = args[0];
   if (name == "__runner") {  // internal: the measuring child process (not listed in --help)
     return runner::child_main(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -154,6 +155,10 @@ class Optimizer {
   void choose_primary();  // primary_: the largest realised working set
   std::optional<RunOutcome> check_baseline_at_cases();  // gate 2 at every case but the primary
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
+  // The same in two halves: begun (on a thread: it runs beside the cases' correctness checks, which time nothing;
+  // issue 36), then waited for and recorded. Not wanted (--sanitize): nothing runs, nothing is recorded.
+  std::future<std::optional<sanitize::Verdict>> start_baseline_sanitizer();
+  void record_baseline_sanitizer(std::future<std::optional<sanitize::Verdict>> running);
   // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one. `lost` is
   // set when that reason is a worker that died with no result (retried on another GPU when there is one).
   std::optional<std::string> check_at_cases(const CandidateRun& cr, const std::filesystem::path& cdir, bool* lost);

@@ -55,10 +55,21 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
   return lab_.sanitize(req);
 }
 
-void Optimizer::sanitize_baseline() {
-  if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline)) return;
+void Optimizer::sanitize_baseline() { record_baseline_sanitizer(start_baseline_sanitizer()); }
+
+std::future<std::optional<sanitize::Verdict>> Optimizer::start_baseline_sanitizer() {
+  if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
+    return std::async(std::launch::deferred, [] { return std::optional<sanitize::Verdict>(); });
   say("  sanitizer gate: the baseline at a small case (memcheck, racecheck, synccheck, initcheck)...");
-  auto v = run_sanitizer(prep_.build.library, nullptr, dir_ / "gates" / "sanitize");
+  return std::async(std::launch::async, [this] {
+    return std::optional<sanitize::Verdict>(run_sanitizer(prep_.build.library, nullptr, dir_ / "gates" / "sanitize"));
+  });
+}
+
+void Optimizer::record_baseline_sanitizer(std::future<std::optional<sanitize::Verdict>> running) {
+  auto got = running.get();
+  if (!got) return;
+  const sanitize::Verdict& v = *got;
   st_.race_safe = v.race_safe;
   st_.gate_records["baseline_sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected},
                                             {"reason", v.reason}, {"reported", v.reported}, {"complete", v.complete()}};

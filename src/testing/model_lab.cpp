@@ -330,6 +330,7 @@ util::Json ModelLab::manifest(const Dims& d) const {
 }
 
 Result<util::Json> ModelLab::golden(const Dims& d, const fs::path& out_dir) {
+  std::lock_guard<std::mutex> lock(mu_);  // the baseline's sanitizer makes its small case beside the cases' checks
   goldens.push_back(d);
   if (o_.on_golden) o_.on_golden(d);
   if (util::interrupted()) return input_error("the golden-data harness failed (interrupted)");  // as the real one says
@@ -375,6 +376,7 @@ class ModelSanitizer final : public util::CommandRunner {
 }  // namespace
 
 sanitize::Verdict ModelLab::sanitize(const sanitize::Request& request) {
+  std::lock_guard<std::mutex> lock(mu_);  // beside the cases' checks (Optimizer::start_baseline_sanitizer)
   sanitize::Request req = request;
   if (req.sanitizer.empty()) req.sanitizer = "compute-sanitizer";
   for (size_t i = 0; i + 1 < req.target_argv.size(); ++i)

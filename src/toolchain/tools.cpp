@@ -129,6 +129,27 @@ std::string find_python() {
   return util::find_in_path("python3");
 }
 
+std::optional<fs::path> python_bytecode_prefix(const char* dont_write_bytecode, const char* pycache_prefix,
+                                               const char* kopt_pycache, const fs::path& cache_dir) {
+  const std::string off = kopt_pycache ? kopt_pycache : "";
+  if (off == "off" || off == "0" || off == "no" || off == "false") return std::nullopt;
+  if (!dont_write_bytecode || !*dont_write_bytecode) return std::nullopt;  // Python writes beside the sources
+  if (pycache_prefix && *pycache_prefix) return std::nullopt;             // the user's own choice
+  return cache_dir;
+}
+
+std::optional<fs::path> keep_python_bytecode_in_cache() {
+  auto prefix = python_bytecode_prefix(std::getenv("PYTHONDONTWRITEBYTECODE"), std::getenv("PYTHONPYCACHEPREFIX"),
+                                       std::getenv("KOPT_PYCACHE"), util::kopt_cache_dir("pycache"));
+  if (!prefix) return std::nullopt;
+  std::error_code ec;
+  fs::create_directories(*prefix, ec);
+  if (ec) return std::nullopt;
+  ::setenv("PYTHONPYCACHEPREFIX", prefix->c_str(), 1);
+  ::unsetenv("PYTHONDONTWRITEBYTECODE");
+  return prefix;
+}
+
 const std::vector<std::string>& python_site_dirs() {
   static const std::vector<std::string> dirs = [] {
     std::vector<std::string> out;

@@ -39,6 +39,19 @@ std::string find_nvdisasm();
 // with parse_ncu_version.
 std::string find_compute_sanitizer();
 std::string find_python();  // $KOPT_PYTHON or python3
+
+// Where Python is told to write no bytecode (PYTHONDONTWRITEBYTECODE, as in many container images and on the H200
+// machine kopt is measured on), every Python process kopt starts compiles torch's modules again: about 3 s of each
+// start (H200, 2026-12-04, cProfile of the golden-data harness). kopt's children then keep their bytecode under kopt's
+// cache instead (PYTHONPYCACHEPREFIX): nothing is written beside any source, which is what the setting is for, and the
+// compile is paid once. The prefix to use, or nullopt: bytecode is written as usual (the variable unset or empty), the
+// user chose a prefix already, or KOPT_PYCACHE is off/0/no/false. Pure: the caller passes the variables.
+std::optional<std::filesystem::path> python_bytecode_prefix(const char* dont_write_bytecode, const char* pycache_prefix,
+                                                            const char* kopt_pycache, const std::filesystem::path& cache_dir);
+// python_bytecode_prefix over kopt's own environment and util::kopt_cache_dir("pycache"); when it gives a prefix,
+// kopt's environment (which its children inherit) gets PYTHONPYCACHEPREFIX and loses PYTHONDONTWRITEBYTECODE.
+// Returns the prefix set, if any. kopt calls it once at its start.
+std::optional<std::filesystem::path> keep_python_bytecode_in_cache();
 // The site-packages folders of find_python() (asked once per process; empty without python3).
 const std::vector<std::string>& python_site_dirs();
 // The directory holding kopt's Python harness (python/kopt_harness): $KOPT_PYTHON_DIR, next to the executable

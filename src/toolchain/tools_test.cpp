@@ -11,6 +11,7 @@
 #include "testing/test_support.h"
 
 #include "util/fs.h"
+#include "util/process.h"
 
 namespace kopt::toolchain {
 
@@ -107,6 +108,63 @@ TEST(ToolVersions, VersionOutputIsCachedUntilTheToolChanges) {
   EXPECT_EQ(version_output((root / "missing").string(), 10), "");
   ::unsetenv("KOPT_CACHE_DIR");
   fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace kopt::toolchain
+
+namespace kopt::toolchain {
+namespace {
+
+// PYTHONDONTWRITEBYTECODE made every Python process kopt started on the H200 compile torch's modules again (about 3 s
+// of each start): kopt keeps its children's bytecode under its own cache instead, unless the user chose otherwise.
+TEST(PythonBytecode, KeptUnderKoptsCacheOnlyWhereBytecodeWouldNotBeWritten) {
+  const std::filesystem::path cache = "/cache/pycache";
+  EXPECT_EQ(python_bytecode_prefix("1", nullptr, nullptr, cache), cache);
+  EXPECT_EQ(python_bytecode_prefix("x", "", "", cache), cache) << "any non-empty value, as Python reads it";
+  EXPECT_FALSE(python_bytecode_prefix(nullptr, nullptr, nullptr, cache)) << "Python writes beside the sources: as is";
+  EXPECT_FALSE(python_bytecode_prefix("", nullptr, nullptr, cache));
+  EXPECT_FALSE(python_bytecode_prefix("1", "/mine", nullptr, cache)) << "the user's own prefix";
+  for (const char* off : {"off", "0", "no", "false"}) EXPECT_FALSE(python_bytecode_prefix("1", nullptr, off, cache)) << off;
+  EXPECT_EQ(python_bytecode_prefix("1", nullptr, "on", cache), cache);
+}
+
+// The whole path: kopt's environment changed once, a Python child it starts writes its bytecode under the prefix.
+TEST(PythonBytecode, APythonChildWritesItsBytecodeUnderThePrefix) {
+  const std::string python = find_python();
+  if (python.empty()) GTEST_SKIP() << "python3 not found";
+  const std::filesystem::path d = std::filesystem::path(::testing::TempDir()) / ("kopt_pycache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  ASSERT_TRUE(util::write_file_atomic(d / "src" / "kopt_probe_module.py", "VALUE = 7\n").ok());
+  auto keep = [](const char* name) { const char* v = std::getenv(name); return v ? std::optional<std::string>(v) : std::nullopt; };
+  const auto saved_dont = keep("PYTHONDONTWRITEBYTECODE"), saved_prefix = keep("PYTHONPYCACHEPREFIX"), saved_cache = keep("KOPT_CACHE_DIR"),
+             saved_off = keep("KOPT_PYCACHE");
+  ::setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+  ::unsetenv("PYTHONPYCACHEPREFIX");
+  ::unsetenv("KOPT_PYCACHE");
+  ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
+  auto prefix = keep_python_bytecode_in_cache();
+  ASSERT_TRUE(prefix.has_value());
+  EXPECT_EQ(std::getenv("PYTHONDONTWRITEBYTECODE"), nullptr);
+  ASSERT_NE(std::getenv("PYTHONPYCACHEPREFIX"), nullptr);
+  EXPECT_EQ(std::filesystem::path(std::getenv("PYTHONPYCACHEPREFIX")), *prefix);
+  auto r = util::run_process({{python, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import kopt_probe_module; print(kopt_probe_module.VALUE)",
+                               (d / "src").string()}, "", {}, 60});
+  EXPECT_TRUE(r.success()) << r.describe() << r.stdout_text;
+  bool found = false;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(*prefix))
+    found = found || e.path().filename().string().rfind("kopt_probe_module.", 0) == 0;
+  EXPECT_TRUE(found) << "no bytecode under " << *prefix;
+  EXPECT_FALSE(std::filesystem::exists(d / "src" / "__pycache__")) << "nothing beside the source";
+  auto restore = [](const char* name, const std::optional<std::string>& v) {
+    if (v) ::setenv(name, v->c_str(), 1);
+    else ::unsetenv(name);
+  };
+  restore("PYTHONDONTWRITEBYTECODE", saved_dont);
+  restore("PYTHONPYCACHEPREFIX", saved_prefix);
+  restore("KOPT_CACHE_DIR", saved_cache);
+  restore("KOPT_PYCACHE", saved_off);
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace
