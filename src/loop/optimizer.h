@@ -205,8 +205,9 @@ class Optimizer {
   void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background = false);
   // The held-out shapes run_holdout() will check (holdout_shape_list over the search's cases).
   std::vector<workload::Case> holdout_shapes(std::string& note);
-  // Their golden data, begun when the search ends, beside the final champion's checks.
+  // Their golden data, begun when the search ends, beside the final champion's checks (holdout_prefetched_ then).
   void prefetch_holdout_golden();
+  bool holdout_prefetched_ = false;
   bool over_cases() const { return cases_.size() > 1; }
   // A measured run's comparison with the champion it was raced against (over the workload matrix where there is one).
   std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const;
