@@ -142,9 +142,7 @@ std::optional<fs::path> keep_python_bytecode_in_cache() {
   auto prefix = python_bytecode_prefix(std::getenv("PYTHONDONTWRITEBYTECODE"), std::getenv("PYTHONPYCACHEPREFIX"),
                                        std::getenv("KOPT_PYCACHE"), util::kopt_cache_dir("pycache"));
   if (!prefix) return std::nullopt;
-  std::error_code ec;
-  fs::create_directories(*prefix, ec);
-  if (ec) return std::nullopt;
+  // Not made here (a command that fails on its input leaves no cache folder): Python makes it when it first writes.
   ::setenv("PYTHONPYCACHEPREFIX", prefix->c_str(), 1);
   ::unsetenv("PYTHONDONTWRITEBYTECODE");
   return prefix;
