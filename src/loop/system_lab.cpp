@@ -62,9 +62,8 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
       ready = util::write_file_atomic(copy, *instrumented_source).ok();
       job = pipeline::with_instrumented_copy(job_, copy);
     }
-    if (ready)
-      early_build_ = std::async(std::launch::async, [this, job = std::move(job)] {
-        auto req = pipeline::compile_request(job, "kernel", job.kernel, staging() / "build");
+    if (ready)  // the request made here: staging() is not for two threads to make
+      early_build_ = std::async(std::launch::async, [this, req = pipeline::compile_request(job, "kernel", job.kernel, staging() / "build")] {
         return compile::compile_batch({req}, {1, ""}, runner_).front();
       });
   }
