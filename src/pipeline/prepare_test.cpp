@@ -21,24 +21,40 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The three tests below: vector_add at n=1000 over a fresh golden cache and build cache (the variables set for the
+// test, unset after), skipped without python3, the harness or nvcc (prepare compiles first).
+class PrepareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty())
+      GTEST_SKIP() << "python3 or the harness not found";
+    if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found (prepare compiles first)";
+    d = fs::path(::testing::TempDir()) /
+        ("kopt_prepare_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(d);
+    fs::create_directories(d);
+    ::setenv("KOPT_GOLDEN_CACHE", (d / "golden_cache").c_str(), 1);
+    ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
+    const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "vector_add";
+    job.kernel = ex / "kernel.cu";
+    job.ref = ex / "ref.py";
+    job.dims = {{"n", 1000}};
+    job.seeds = 1;
+  }
+  void TearDown() override {
+    ::unsetenv("KOPT_GOLDEN_CACHE");
+    ::unsetenv("KOPT_CACHE_DIR");
+    if (!d.empty()) fs::remove_all(d);
+  }
+  fs::path d;
+  KernelJob job;
+  util::SystemRunner sys;
+};
+
 // kopt bench's golden data (want_ephemeral): where the golden cache lacks it, the harness that makes it is kept open
 // for the ephemeral seed (docs/GATES.md "The ephemeral seed"); where the cache has it, no harness runs and none is made.
-TEST(PrepareEphemeral, TheHarnessThatMakesTheGoldenDataMakesTheEphemeralSeedOnlyWhenItRuns) {
-  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty())
-    GTEST_SKIP() << "python3 or the harness not found";
-  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found (prepare compiles first)";
-  const fs::path d = fs::path(::testing::TempDir()) / ("kopt_prepare_ephemeral_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  ::setenv("KOPT_GOLDEN_CACHE", (d / "golden_cache").c_str(), 1);
-  ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
-  KernelJob job;
-  const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "vector_add";
-  job.kernel = ex / "kernel.cu";
-  job.ref = ex / "ref.py";
-  job.dims = {{"n", 1000}};
+TEST_F(PrepareTest, TheHarnessThatMakesTheGoldenDataMakesTheEphemeralSeedOnlyWhenItRuns) {
   job.seeds = 2;
-  util::SystemRunner sys;
   auto quiet = [](const std::string&) {};
   {
     auto made = prepare(job, d / "first", sys, false, quiet, true);
@@ -57,30 +73,13 @@ TEST(PrepareEphemeral, TheHarnessThatMakesTheGoldenDataMakesTheEphemeralSeedOnly
   auto plain = prepare(job, d / "third", sys, false, quiet);
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->ephemeral) << "only when asked";
-  ::unsetenv("KOPT_GOLDEN_CACHE");
-  ::unsetenv("KOPT_CACHE_DIR");
 }
 
 // A golden cache entry the run's own harness made moments ago is said to be made by this run, not found in the cache.
 // kopt optimize builds the baseline beside the hardware gate (SystemLab::start_early_work) into the build cache:
 // prepare() takes that entry and reports the early build's own nvcc time (the candidates' compile limit is 10x it),
 // not a cache hit; an early build that was itself a cache hit stays one.
-TEST(PrepareEarlyBuild, TheBuildMadeBesideTheGateIsReportedAsBuiltWithItsOwnTime) {
-  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty())
-    GTEST_SKIP() << "python3 or the harness not found";
-  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found";
-  const fs::path d = fs::path(::testing::TempDir()) / ("kopt_prepare_early_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  ::setenv("KOPT_GOLDEN_CACHE", (d / "golden_cache").c_str(), 1);
-  ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
-  KernelJob job;
-  const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "vector_add";
-  job.kernel = ex / "kernel.cu";
-  job.ref = ex / "ref.py";
-  job.dims = {{"n", 1000}};
-  job.seeds = 1;
-  util::SystemRunner sys;
+TEST_F(PrepareTest, TheBuildMadeBesideTheGateIsReportedAsBuiltWithItsOwnTime) {
   std::vector<std::string> said;
   auto say = [&](const std::string& s) { said.push_back(s); };
   auto early = compile::compile_batch({compile_request(job, "kernel", job.kernel, d / "early" / "build")}, {1, ""}, sys).front();
@@ -103,34 +102,16 @@ TEST(PrepareEarlyBuild, TheBuildMadeBesideTheGateIsReportedAsBuiltWithItsOwnTime
   ASSERT_TRUE(q.ok()) << q.error().message;
   EXPECT_TRUE(q->build.cache_hit);
   EXPECT_TRUE(has("cache hit") && !has("beside the hardware gate"));
-  ::unsetenv("KOPT_GOLDEN_CACHE");
-  ::unsetenv("KOPT_CACHE_DIR");
-  fs::remove_all(d);
 }
 
 // A derived space's annotated copy, built early from the lab's staging folder and then by prepare() from the run
 // directory: the same text and the same -I (with_instrumented_copy), so the same cache entry.
-TEST(PrepareEarlyBuild, ADerivedCopyBuiltFromTheStagingFolderIsTheRunDirectorysBuild) {
-  if (toolchain::find_python().empty() || toolchain::python_harness_dir().empty())
-    GTEST_SKIP() << "python3 or the harness not found";
-  if (toolchain::find_nvcc().empty()) GTEST_SKIP() << "nvcc not found";
-  const fs::path d = fs::path(::testing::TempDir()) / ("kopt_prepare_early_derived_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  ::setenv("KOPT_GOLDEN_CACHE", (d / "golden_cache").c_str(), 1);
-  ::setenv("KOPT_CACHE_DIR", (d / "cache").c_str(), 1);
-  KernelJob job;
-  const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "vector_add";
-  job.kernel = ex / "kernel.cu";
-  job.ref = ex / "ref.py";
-  job.dims = {{"n", 1000}};
-  job.seeds = 1;
+TEST_F(PrepareTest, ADerivedCopyBuiltFromTheStagingFolderIsTheRunDirectorysBuild) {
   auto text = util::read_file(job.kernel);
   ASSERT_TRUE(text.ok());
   const std::string copy_text = "// kopt: an annotated copy\n" + *text;
   for (const char* where : {"staging/derived", "run/derived"})
     ASSERT_TRUE(util::write_file_atomic(d / where / "kernel.cu", copy_text).ok());
-  util::SystemRunner sys;
   const KernelJob early_job = with_instrumented_copy(job, d / "staging" / "derived" / "kernel.cu");
   EXPECT_EQ(early_job.include_dirs.back(), fs::absolute(job.kernel).parent_path().string());
   auto early = compile::compile_batch({compile_request(early_job, "kernel", early_job.kernel, d / "staging" / "build")}, {1, ""}, sys).front();
@@ -140,9 +121,6 @@ TEST(PrepareEarlyBuild, ADerivedCopyBuiltFromTheStagingFolderIsTheRunDirectorysB
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->build.cache_key, early.cache_key);
   EXPECT_FALSE(p->build.cache_hit) << "reported as the early build, not as a hit";
-  ::unsetenv("KOPT_GOLDEN_CACHE");
-  ::unsetenv("KOPT_CACHE_DIR");
-  fs::remove_all(d);
 }
 
 TEST(SayGoldenCache, AnEntryMadeAfterThisProcessStartedIsNotCalledAHitFromBefore) {
