@@ -190,9 +190,7 @@ class Optimizer {
   // built, checked at every case and held-out shape and timed against the champion (gate_records["dispatch"]).
   void per_shape_dispatch();
   struct DispatchConfig;
-  // Builds, checks and times the dispatch of a worthwhile plan; its record.
-  util::Json emit_dispatch(const std::vector<DispatchConfig>& configs, const DispatchPlan& plan,
-                           const std::vector<DispatchCase>& cases);
+  struct DispatchSteps;  // per_shape_dispatch()'s steps (loop/per_shape_steps.h)
   // Per candidate raced at every case (race_at_cases, this process): its own median at each case (cases_ order).
   std::map<std::string, std::vector<std::optional<double>>> case_medians_;
   std::mutex case_medians_mu_;
