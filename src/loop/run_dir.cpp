@@ -1,10 +1,7 @@
 // The run record: the phase clock, the search clock, state.json after every step (what --resume reads), stop.json,
 // and how the run ends (finish, a gate's stop, an interrupt, a failure). Every write is atomic and its failure is
 // reported, never dropped. The summary and the champion's files are in summary.cpp.
-#include <cstdio>
-
 #include "loop/optimizer.h"
-#include "report/summary.h"
 #include "util/output.h"
 
 namespace kopt::loop {
@@ -162,8 +159,9 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   if (!written) return fail(written.error());
   auto s = summary_json();
   if (auto st = util::write_json_document(o_.json_out, s); !st) return fail(st.error());
-  if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), util::report_stream(o_.json_out));
-  return outcome(RunEnd::kFinished, ExitCode::kOk, "");
+  RunOutcome done = outcome(RunEnd::kFinished, ExitCode::kOk, "");
+  done.summary = std::move(s);  // printed by the command line (cli/cmd_optimize.cpp), unless --quiet
+  return done;
 }
 
 }  // namespace kopt::loop
