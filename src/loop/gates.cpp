@@ -63,6 +63,8 @@ std::optional<RunOutcome> Optimizer::check_inputs() {
   return std::nullopt;
 }
 
+// The hardware gate's check, before anything is written: without the hardware a new run makes no run directory
+// and a resumed one stays as it was (resumable). Keeps the result for pass_gates().
 std::optional<RunOutcome> Optimizer::check_hardware() {
   {
     Phase p(*this, "gates");

@@ -37,6 +37,9 @@ DimValues scalar_point(const contract::KernelSignature& sig, const CaseData& cd)
 
 }  // namespace
 
+// --dispatch: after the held-out shapes, the configurations measured fastest at some case raced against the final
+// champion at every case, the plan, and when it is worthwhile champion/dispatch/ built, checked at every case and
+// held-out shape and timed against the champion (gate_records["dispatch"]).
 void Optimizer::per_shape_dispatch() {
   if (!o_.gates.dispatch || !st_.champion || !st_.baseline || util::interrupted()) return;
   Phase phase(*this, "dispatch");
@@ -157,8 +160,8 @@ std::optional<Optimizer::DispatchSteps::Race> Optimizer::DispatchSteps::race(con
   return race;
 }
 
-std::vector<Optimizer::DispatchConfig> Optimizer::DispatchSteps::plan_configs(const DispatchPlan& plan, const std::string& champ_id,
-                                                                             const std::vector<DispatchConfig>& raced) const {
+std::vector<Optimizer::DispatchConfig> Optimizer::DispatchSteps::plan_configs(
+    const DispatchPlan& plan, const std::string& champ_id, const std::vector<DispatchConfig>& raced) const {
   std::vector<DispatchConfig> configs;
   for (const auto& id : plan.configs) {
     if (id == champ_id) {
