@@ -98,7 +98,7 @@ std::optional<RunOutcome> Optimizer::open_run_dir() {
       return outcome(RunEnd::kInputError, s.error().code, "kopt optimize: " + s.error().message + "\n");
     }
     st_ = *s;
-    wall_base_s_ = st_.wall.whole_s;
+    clock_.wall_base_s = st_.wall.whole_s;
     if (st_.stop_reason == StopReason::kGateFailed) {
       // Not a finished run: it never measured a candidate, and its gate failure is not undone by resuming.
       std::string why = fmt::format("--resume {}: this run stopped at a gate ({}) and cannot be resumed; fix the cause and "

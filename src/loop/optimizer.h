@@ -23,6 +23,7 @@
 #include "loop/outcome.h"
 #include "loop/per_shape.h"
 #include "loop/reuse.h"
+#include "loop/run_clock.h"
 #include "loop/state.h"
 #include "pipeline/db_record.h"
 #include "profile/plan.h"
@@ -281,16 +282,12 @@ class Optimizer {
   search::Candidate base_candidate_;
   int jobs_ = 1;
   std::vector<std::pair<std::string, Clock::time_point>> phase_stack_;
-  // The search's clock (the time budget counts from the end of the gates, across --resume).
+  // The search's clock and the whole run's (loop/run_clock.h).
   void start_search_clock();
-  double tick();  // st_.stop.search_s from the clock (returned)
+  double tick();  // st_.stop.search_s from the clock (returned), and st_.wall.whole_s
   bool budget_spent() const;
-  std::optional<Clock::time_point> search_clock_;
-  double search_base_s_ = 0;
-  // Whole wall (state.json "wall"): from this object's construction, plus a resumed run's earlier whole_s.
-  const Clock::time_point run_start_ = Clock::now();
-  double wall_base_s_ = 0;
-  double elapsed_s() const { return wall_base_s_ + std::chrono::duration<double>(Clock::now() - run_start_).count(); }
+  RunClock clock_;
+  double elapsed_s() const { return clock_.elapsed_s(); }
   void note_measured();  // the first candidate's measurement, when it ends
 };
 

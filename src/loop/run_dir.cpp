@@ -33,8 +33,7 @@ Status Optimizer::write_json(const fs::path& path, const std::string& kind, cons
 }
 
 void Optimizer::start_search_clock() {
-  search_base_s_ = st_.stop.search_s;
-  search_clock_ = Clock::now();
+  clock_.start_search(st_.stop.search_s);
 }
 
 std::string Optimizer::slot_name(int slot) const {
@@ -64,7 +63,7 @@ void Optimizer::record_dispatch(const dispatch::Dispatcher& d) {
 
 double Optimizer::tick() {
   std::lock_guard<std::mutex> lock(state_mu_);
-  if (search_clock_) st_.stop.search_s = search_base_s_ + std::chrono::duration<double>(Clock::now() - *search_clock_).count();
+  if (auto s = clock_.search_s()) st_.stop.search_s = *s;
   st_.wall.whole_s = elapsed_s();
   return st_.stop.search_s;
 }
