@@ -11,8 +11,10 @@
 #include "cli/output_options.h"
 #include "cli/parse.h"
 #include "loop/optimize.h"
+#include "report/summary.h"
 #include "util/fs.h"
 #include "util/json_io.h"
+#include "util/output.h"
 
 namespace kopt::cli {
 
@@ -144,6 +146,13 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   add_json_option(app, o.json_out, "the summary (summary.json's content)");
 }
 
+// How the command line reports a run: a finished run's summary as markdown (unless --quiet) where the human report
+// goes beside --json (util/output.h), then the outcome's message on stderr (loop::report_outcome); the exit code.
+int report_run(const loop::RunOutcome& r, const loop::OptimizeOptions& o) {
+  if (!o.quiet && !r.summary.is_null()) std::fputs(report::render_markdown(r.summary).c_str(), util::report_stream(o.json_out));
+  return loop::report_outcome(r);
+}
+
 }  // namespace
 
 int cmd_optimize(const Args& args) {
@@ -203,7 +212,7 @@ int cmd_optimize(const Args& args) {
     if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
     if (o.generator.kind == loop::GeneratorKind::kLlm)
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-    return loop::report_outcome(loop::optimize(o));
+    return report_run(loop::optimize(o), o);
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
   KernelOptionValues v;
@@ -260,7 +269,7 @@ int cmd_optimize(const Args& args) {
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
   if (o.generator.kind == loop::GeneratorKind::kManual && o.manual_timeout_s < 0)
     return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
-  return loop::report_outcome(loop::optimize(o));
+  return report_run(loop::optimize(o), o);
 }
 
 }  // namespace kopt::cli

@@ -125,6 +125,9 @@ struct Optimizer::AblationSteps {
                                                              const fs::path& iter_dir);
 };
 
+// The champion's methods, each switched off alone, and its parameters that differ from the baseline's, each reverted
+// alone to the baseline's value: {"methods": [...], "params": [...]} (ablation.json; the parameters also in
+// st_.param_ablations). `variants`, when given, receives the measured variants.
 Result<util::Json> Optimizer::ablate(const CandidateRun& champ_run, int iteration, const fs::path& iter_dir,
                                      std::vector<CandidateRun>* variants) {
   AblationSteps steps{*this};
@@ -232,6 +235,9 @@ util::Json Optimizer::AblationSteps::param_verdicts(AblationPlan& plan, const st
   return params;
 }
 
+// The variants an ablation measured clearly faster than the champion (their race's 95% CI, over the workload
+// matrix where there is one, entirely below 1) are selected as candidates are; the crowned one joins the history.
+// Returns the new champion's run, or nullopt.
 Result<std::optional<CandidateRun>> Optimizer::adopt_faster_variants(std::vector<CandidateRun> variants, int iteration,
                                                                      const fs::path& iter_dir) {
   // Live on the H200 (2026-12-01, seed 1 of sgemm_tunable 4096^3): the ablation of the last champion measured it

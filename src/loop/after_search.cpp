@@ -51,6 +51,8 @@ void Optimizer::final_case_table() {
   st_.gate_records["case_table"] = case_table_json(rows);
 }
 
+// The held-out shapes for these search cases (--holdout-shapes FILE, else derived), each fitted to the working-set
+// limit; `note` says what the derivation left out (or why the file could not be read).
 std::vector<workload::Case> Optimizer::holdout_shape_list(const std::vector<workload::Case>& search, std::string& note) {
   std::vector<workload::Case> shapes;
   if (o_.gates.holdout_shapes_file) {

@@ -6,6 +6,8 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
+// A candidate correct at the primary case, checked at every other: the reason when it is wrong at one. `lost` is
+// set when that reason is a worker that died with no result (retried on another GPU when there is one).
 std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, const fs::path& cdir, bool* lost) {
   std::vector<CaseCheck> checks;
   util::Json rec = util::Json::array();
@@ -25,6 +27,9 @@ std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, con
   return v.reason;
 }
 
+// A candidate raced against the champion at the primary case (CUDA/CUTLASS), raced at every other case too: its
+// correctness there (the reason when it is wrong at one) and its weighted objective (cr.over_cases,
+// cr.objective_ms), so the search ranks by what selection selects. `lost`: as check_at_cases.
 std::optional<std::string> Optimizer::race_at_cases(CandidateRun& cr, const fs::path& cdir, bool* lost) {
   std::vector<CaseCheck> checks;
   std::vector<CaseComparison> per_case;

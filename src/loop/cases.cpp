@@ -19,6 +19,9 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
+// After prepare(): the search's cases, fitted to the working-set limit, with golden data each (an out-of-memory
+// retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
+// single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
 std::optional<RunOutcome> Optimizer::prepare_cases() {
   auto cases = workload::search_cases(o_.gates.workload_matrix, o_.gates.shapes_file, o_.job.dims);
   if (!cases) return stop("inputs", cases.error(), util::Json::object());
@@ -166,6 +169,9 @@ std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
   return std::nullopt;
 }
 
+// Golden data the run will ask for next, made in one harness process where the lab can (Lab::prefetch_golden):
+// the matrix's cases and the sanitizer's small case (holdout false), or these held-out shapes (holdout true).
+// `background`: begun beside the work that follows (Lab::prefetch_golden_in_background), even for one request.
 void Optimizer::prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background) {
   std::vector<std::pair<Dims, fs::path>> wanted;
   auto want = [&](const Dims& dims, const fs::path& dir) {

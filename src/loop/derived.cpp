@@ -94,6 +94,8 @@ void Optimizer::record_pruned(const std::vector<CandidateRun>& runs) {
       say("  could not write derived/pruned.json: {}", st.error().message);
 }
 
+// Derived points the generator's feasibility model predicts infeasible and no longer proposes (status
+// predicted_infeasible, no candidate), each once.
 void Optimizer::record_predicted(const std::vector<search::PredictedInfeasible>& points) {
   bool added = false;
   for (const auto& p : points) {

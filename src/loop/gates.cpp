@@ -63,6 +63,8 @@ std::optional<RunOutcome> Optimizer::check_inputs() {
   return std::nullopt;
 }
 
+// The hardware gate's check, before anything is written: without the hardware a new run makes no run directory
+// and a resumed one stays as it was (resumable). Keeps the result for pass_gates().
 std::optional<RunOutcome> Optimizer::check_hardware() {
   {
     Phase p(*this, "gates");
@@ -96,7 +98,7 @@ std::optional<RunOutcome> Optimizer::open_run_dir() {
       return outcome(RunEnd::kInputError, s.error().code, "kopt optimize: " + s.error().message + "\n");
     }
     st_ = *s;
-    wall_base_s_ = st_.wall.whole_s;
+    clock_.wall_base_s = st_.wall.whole_s;
     if (st_.stop_reason == StopReason::kGateFailed) {
       // Not a finished run: it never measured a candidate, and its gate failure is not undone by resuming.
       std::string why = fmt::format("--resume {}: this run stopped at a gate ({}) and cannot be resumed; fix the cause and "

@@ -131,6 +131,8 @@ std::optional<dispatch::Attempt> Optimizer::MeasureBatch::sanitize_candidate(Can
   return std::nullopt;
 }
 
+// The feasibility model (search/feasibility.h) over what the run measured (its history and ablations) and `batch`
+// (the runs of the batch measured so far): why `c` is predicted infeasible, or nullopt.
 std::optional<std::string> Optimizer::predicted_infeasible(const search::Candidate& c,
                                                            const std::vector<search::Measurement>& batch) const {
   if (!space_ || !c.config || !space_->in_range(*c.config)) return std::nullopt;

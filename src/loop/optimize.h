@@ -18,7 +18,8 @@ RunOutcome optimize(OptimizeOptions opts);
 RunOutcome optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr,
                     ProgressSink progress = {});
 
-// optimize() over a lab, reported as the command line reports it (report_outcome): returns the process exit code.
+// optimize() over a lab, its message reported as the command line reports it (report_outcome; the summary of a
+// finished run, which the command line prints before it, is not printed here): returns the process exit code.
 int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr);
 
 }  // namespace kopt::loop

@@ -508,6 +508,37 @@ TEST(OptimizeLoop, TheOutcomeSaysHowTheRunEndedAndTheProgressGoesToTheCallersSin
   fs::remove_all(out);
 }
 
+TEST(OptimizeLoop, AFinishedRunHandsItsSummaryBackAndPrintsNothing) {
+  // The summary's markdown is the command line's to print (cli/cmd_optimize.cpp), even without --quiet.
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_summary_out_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path data = testing_support::test_data_dir();
+  OptimizeOptions o;
+  o.job.kernel = data / "loop" / "tile_kernel.cu";
+  o.job.ref = data / "loop" / "ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out;
+  o.iterations = 1;
+  ModelLabOptions mo;
+  mo.ceilings = roofline::testing::round_ceilings();
+  mo.metrics = {{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", 85},
+                {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 82}};
+  mo.time_ms = tile_model;
+  ModelLab lab(mo);
+  lab.kernel = o.job.kernel;
+  lab.dims = o.job.dims;
+  ::testing::internal::CaptureStdout();
+  RunOutcome r = optimize(o, lab, nullptr, nullptr, [](const std::string&) {});
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(r.end, RunEnd::kFinished) << r.message;
+  EXPECT_EQ(printed, "") << "the loop prints no summary itself";
+  ASSERT_TRUE(r.summary.is_object());
+  auto s = util::read_json(r.run_dir / "summary.json");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(r.summary, *s) << "the summary handed back is summary.json's document";
+  fs::remove_all(out);
+}
+
 TEST(OptimizeLoop, ARunStoppedAtAGateIsNotResumedAsFinished) {
   OptimizeOptions o;
   ModelLabOptions mo;

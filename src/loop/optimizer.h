@@ -23,6 +23,7 @@
 #include "loop/outcome.h"
 #include "loop/per_shape.h"
 #include "loop/reuse.h"
+#include "loop/run_clock.h"
 #include "loop/state.h"
 #include "pipeline/db_record.h"
 #include "profile/plan.h"
@@ -58,9 +59,7 @@ class Optimizer {
   // A measure() dispatch's per-slot figures, added to st_.measuring (the summary's "Measuring" table).
   void record_dispatch(const dispatch::Dispatcher& d);
   std::vector<SlotInfo> slots_;  // empty until choose_slots(): one slot
-  // The hardware gate's check, before anything is written: without the hardware a new run makes no run directory
-  // and a resumed one stays as it was (resumable). Keeps the result for pass_gates().
-  std::optional<RunOutcome> check_hardware();
+  std::optional<RunOutcome> check_hardware();  // the hardware gate's check, before anything is written
   std::optional<RunOutcome> open_run_dir();  // new, or the one --resume names
   std::optional<RunOutcome> pass_gates();    // hardware, golden data, ceilings, correctness, timing, profile
   struct BaselineGates;  // pass_gates()'s steps (baseline_gates.cpp)
@@ -76,8 +75,7 @@ class Optimizer {
   void record_history(const std::vector<CandidateRun>& runs, int iteration);
   // A measured candidate (or ablation variant) into the results database: measure() records each it measured.
   void record_run(const CandidateRun& r);
-  // One measured configuration into the results database (sink_). A failure is a warning, said once, and ends the
-  // recording for the rest of the run: the database never fails a run.
+  // One measured configuration into the results database (sink_); a failure is a warning, never a failed run.
   void record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode, db::Verdict verdict,
                        const std::string& note, const std::vector<compile::KernelResources>& resources,
                        const util::Json& raced = nullptr);
@@ -88,20 +86,14 @@ class Optimizer {
   std::optional<db::RecordKey> lookup_key(const search::Candidate& c);
   // The record that stands for `c` (decide_reuse), as a run; nullopt: measure it.
   std::optional<CandidateRun> reused_run(const search::Candidate& c, const std::filesystem::path& iter_dir, ReuseMode mode);
-  // Reused finalists that could be crowned are measured again, in full, until every finalist selection would see is
-  // either measured in this run or kept behind the champion by its stored figures (decide_race); each measured again
-  // replaces its reused run in `runs`.
+  // Reused finalists that could be crowned measured again, in full (decide_race), in place in `runs`.
   Status race_reused_finalists(std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
   std::vector<Contender> contenders_of(const std::vector<CandidateRun>& runs) const;
   // ---- the warm start and the strategy memory (issue 39 item 2(b), 2(c): loop/warm_start_loop.cpp) ----
-  // Before the first iteration: the nearest other shapes' best configurations (loop/warm_start.h) into st_.warm_start,
-  // which lead the first design (GeneratorInput::warm_start). Nothing without a lookup, --no-warm-start, or on resume.
-  void plan_warm_start();
+  void plan_warm_start();  // before the first iteration: the nearest shapes' best configurations (loop/warm_start.h)
   // The generated candidates that are warm-start points: each point's candidate_id, the first time it is proposed.
   void note_warm_start(const std::vector<search::Candidate>& cands);
-  // The strategy memory's bonus per method for the champion's roofline position (loop/strategy_memory.h), recorded in
-  // st_.strategy_memory; empty without a lookup or with --no-strategy-memory.
-  std::map<std::string, double> strategy_memory_bonus();
+  std::map<std::string, double> strategy_memory_bonus();  // per method, at the champion's position (strategy_memory.h)
   // After an ablation: its verdicts, at the position the iteration's methods were chosen at, into the database.
   void record_method_outcomes(int iteration, const std::vector<search::MethodVerdict>& verdicts);
   std::string position_;  // the roofline position the current iteration's methods were chosen at (strategy_memory.h)
@@ -124,16 +116,13 @@ class Optimizer {
   std::optional<runner::PairedComparison> paired(const std::filesystem::path& incumbent, const search::Candidate& inc_c,
                                                  const std::filesystem::path& candidate, const search::Candidate& cand_c,
                                                  const std::filesystem::path& out, const std::filesystem::path& golden = {});
-  // `budgeted`: candidates left when the time budget runs out are not measured (not recorded either: a resumed
-  // run with more budget may propose them again).
-  // Configurations with a record that may stand for them (`reuse`) are not compiled or measured (reused_run).
+  // Compiles and measures `cands` (`budgeted`: within the time budget; `reuse`: a record may stand for one).
   Result<std::vector<CandidateRun>> measure(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
                                             const std::string& what, bool budgeted = false, ReuseMode reuse = ReuseMode::kAny);
   Result<std::vector<CandidateRun>> measure_now(std::vector<search::Candidate> cands, const std::filesystem::path& iter_dir,
                                                 const std::string& what, bool budgeted);
   struct MeasureBatch;  // one measure_now() batch and its candidates' measuring (loop/measure_batch.h)
-  // The feasibility model (search/feasibility.h) over what the run measured (its history and ablations) and `batch`
-  // (the runs of the batch measured so far): why `c` is predicted infeasible, or nullopt.
+  // Why `c` is predicted infeasible (search/feasibility.h), or nullopt.
   std::optional<std::string> predicted_infeasible(const search::Candidate& c,
                                                   const std::vector<search::Measurement>& batch) const;
   compile::CompileRequest request_for(const search::Candidate& c, const std::filesystem::path& out_dir) const;
@@ -147,24 +136,16 @@ class Optimizer {
                                          const std::string& label);
   std::map<Axis, int> budget_from_roofline() const;
   // ---- shapes, safety gates (issue 18: cases, case_checks, safety_gates, verify_champion, after_search .cpp) ----
-  // After prepare(): the search's cases, fitted to the working-set limit, with golden data each (an out-of-memory
-  // retried smaller); the primary case's golden data becomes the run's (prep_). Leaves cases_ empty on the
-  // single-case path (the matrix off, no shapes file, the user's dims within the limit): nothing below runs then.
-  std::optional<RunOutcome> prepare_cases();
+  std::optional<RunOutcome> prepare_cases();  // after prepare(): the search's cases (cases_; empty: one case)
   std::optional<RunOutcome> case_golden(CaseData& cd, workload::OomPolicy& policy);  // one case's golden data
   void choose_primary();  // primary_: the largest realised working set
   std::optional<RunOutcome> check_baseline_at_cases();  // gate 2 at every case but the primary
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
-  // The same in two halves: begun (on a thread: it runs beside the cases' correctness checks, which time nothing;
-  // issue 36), then waited for and recorded. Not wanted (--sanitize): nothing runs, nothing is recorded.
+  // The same in two halves: begun (on a thread, beside the cases' correctness checks), then waited for and recorded.
   std::future<std::optional<sanitize::Verdict>> start_baseline_sanitizer();
   void record_baseline_sanitizer(std::future<std::optional<sanitize::Verdict>> running);
-  // A candidate correct at the primary case, checked at every other: the reason when it is wrong at one. `lost` is
-  // set when that reason is a worker that died with no result (retried on another GPU when there is one).
+  // A candidate checked (or raced) at every case but the primary: the reason when it is wrong at one.
   std::optional<std::string> check_at_cases(const CandidateRun& cr, const std::filesystem::path& cdir, bool* lost);
-  // A candidate raced against the champion at the primary case (CUDA/CUTLASS), raced at every other case too: its
-  // correctness there (the reason when it is wrong at one) and its weighted objective (cr.over_cases,
-  // cr.objective_ms), so the search ranks by what selection selects. `lost`: as check_at_cases.
   std::optional<std::string> race_at_cases(CandidateRun& cr, const std::filesystem::path& cdir, bool* lost);
   // A finalist against the champion at every case: the primary case's comparison and paired runs at the others.
   MultiCaseComparison compare_over_cases(const CandidateRun& cr, const runner::PairedComparison& primary,
@@ -185,23 +166,15 @@ class Optimizer {
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
   void final_case_table();
   void run_holdout();
-  // --dispatch (per_shape_loop.cpp; loop/per_shape.h): after the held-out shapes, the configurations measured fastest at
-  // some case raced against the final champion at every case, the plan, and when it is worthwhile champion/dispatch/
-  // built, checked at every case and held-out shape and timed against the champion (gate_records["dispatch"]).
-  void per_shape_dispatch();
+  void per_shape_dispatch();  // --dispatch, after the held-out shapes (per_shape_loop.cpp; loop/per_shape.h)
   struct DispatchConfig;
-  // Builds, checks and times the dispatch of a worthwhile plan; its record.
-  util::Json emit_dispatch(const std::vector<DispatchConfig>& configs, const DispatchPlan& plan,
-                           const std::vector<DispatchCase>& cases);
+  struct DispatchSteps;  // per_shape_dispatch()'s steps (loop/per_shape_steps.h)
   // Per candidate raced at every case (race_at_cases, this process): its own median at each case (cases_ order).
   std::map<std::string, std::vector<std::optional<double>>> case_medians_;
   std::mutex case_medians_mu_;
-  // The held-out shapes for these search cases (--holdout-shapes FILE, else derived), each fitted to the working-set
-  // limit; `note` says what the derivation left out (or why the file could not be read).
+  // The held-out shapes for these search cases (--holdout-shapes FILE, else derived); `note`: what was left out.
   std::vector<workload::Case> holdout_shape_list(const std::vector<workload::Case>& search, std::string& note);
-  // Golden data the run will ask for next, made in one harness process where the lab can (Lab::prefetch_golden):
-  // the matrix's cases and the sanitizer's small case (holdout false), or these held-out shapes (holdout true).
-  // `background`: begun beside the work that follows (Lab::prefetch_golden_in_background), even for one request.
+  // Golden data the run will ask for next (Lab::prefetch_golden): the matrix's cases, or held-out shapes.
   void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background = false);
   // The held-out shapes run_holdout() will check (holdout_shape_list over the search's cases).
   std::vector<workload::Case> holdout_shapes(std::string& note);
@@ -219,15 +192,11 @@ class Optimizer {
   std::map<std::string, std::filesystem::path> libraries_;  // candidate id -> its library, as built by this process
   double sanitize_timeout_s_ = 600;
   // ---- ablation (ablation.cpp) ----
-  // The champion's methods, each switched off alone, and its parameters that differ from the baseline's, each reverted
-  // alone to the baseline's value: {"methods": [...], "params": [...]} (ablation.json; the parameters also in
-  // st_.param_ablations). `variants`, when given, receives the measured variants.
+  // The champion's methods, each switched off alone, and its changed parameters, each reverted alone (ablation.json).
   Result<util::Json> ablate(const CandidateRun& champ_run, int iteration, const std::filesystem::path& iter_dir,
                             std::vector<CandidateRun>* variants = nullptr);
   struct AblationSteps;  // ablate()'s verdicts (ablation.cpp)
-  // The variants an ablation measured clearly faster than the champion (their race's 95% CI, over the workload
-  // matrix where there is one, entirely below 1) are selected as candidates are; the crowned one joins the history.
-  // Returns the new champion's run, or nullopt.
+  // The variants an ablation measured clearly faster than the champion, selected as candidates are: the new champion.
   Result<std::optional<CandidateRun>> adopt_faster_variants(std::vector<CandidateRun> variants, int iteration,
                                                             const std::filesystem::path& iter_dir);
   // ---- run directory (run_dir.cpp: state, how the run ends; summary.cpp: the summary, the champion's files) ----
@@ -280,8 +249,7 @@ class Optimizer {
   // ---- a kernel without annotations (derived.cpp): the space kopt derived, searched through its copy ----
   Status use_derived_space();  // writes run_dir/derived/<kernel> and makes it the kernel of every candidate
   void record_pruned(const std::vector<CandidateRun>& runs);  // derived points that failed, and why
-  // Derived points the generator's feasibility model predicts infeasible and no longer proposes (status
-  // predicted_infeasible, no candidate), each once.
+  // Derived points the feasibility model predicts infeasible and the generator no longer proposes, each once.
   void record_predicted(const std::vector<search::PredictedInfeasible>& points);
   bool prune(const std::string& expr);  // adds `!(point)` to the space's constraints (false: not over its dims)
   util::Json derived_json() const;
@@ -314,16 +282,12 @@ class Optimizer {
   search::Candidate base_candidate_;
   int jobs_ = 1;
   std::vector<std::pair<std::string, Clock::time_point>> phase_stack_;
-  // The search's clock (the time budget counts from the end of the gates, across --resume).
+  // The search's clock and the whole run's (loop/run_clock.h).
   void start_search_clock();
-  double tick();  // st_.stop.search_s from the clock (returned)
+  double tick();  // st_.stop.search_s from the clock (returned), and st_.wall.whole_s
   bool budget_spent() const;
-  std::optional<Clock::time_point> search_clock_;
-  double search_base_s_ = 0;
-  // Whole wall (state.json "wall"): from this object's construction, plus a resumed run's earlier whole_s.
-  const Clock::time_point run_start_ = Clock::now();
-  double wall_base_s_ = 0;
-  double elapsed_s() const { return wall_base_s_ + std::chrono::duration<double>(Clock::now() - run_start_).count(); }
+  RunClock clock_;
+  double elapsed_s() const { return clock_.elapsed_s(); }
   void note_measured();  // the first candidate's measurement, when it ends
 };
 

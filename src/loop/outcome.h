@@ -1,12 +1,14 @@
 #pragma once
-// How `kopt optimize` ended, as the loop hands it back: the command line (cli/cmd_optimize.cpp, through
-// report_outcome) prints its message and exits with its code, from the one exit-code table (core/exit_code.h).
+// How `kopt optimize` ended, as the loop hands it back: the command line (cli/cmd_optimize.cpp) prints a finished
+// run's summary, then (report_outcome) its message, and exits with its code, from the one exit-code table
+// (core/exit_code.h). The loop prints none of these itself.
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
 
 #include "core/exit_code.h"
+#include "util/json_io.h"
 
 namespace kopt::loop {
 
@@ -29,6 +31,9 @@ struct RunOutcome {
   std::string message;
   // The run directory: empty before one is made (or named by --resume).
   std::filesystem::path run_dir;
+  // A finished run's summary (summary.json's document), which the command line prints as markdown
+  // (report::render_markdown) unless --quiet; null for every other end.
+  util::Json summary;
 
   int exit_code() const { return to_int(code); }
 };

@@ -62,6 +62,8 @@ bool Optimizer::ensure_record_context() {
   return true;
 }
 
+// One measured configuration into the results database (sink_). A failure is a warning, said once, and ends the
+// recording for the rest of the run: the database never fails a run.
 void Optimizer::record_measured(const search::Candidate& c, const runner::RunOutcome& outcome, runner::RunMode mode,
                                 db::Verdict verdict, const std::string& note,
                                 const std::vector<compile::KernelResources>& resources, const util::Json& raced) {

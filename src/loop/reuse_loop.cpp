@@ -82,6 +82,9 @@ std::optional<CandidateRun> Optimizer::reused_run(const search::Candidate& c, co
   return cr;
 }
 
+// `budgeted`: candidates left when the time budget runs out are not measured (not recorded either: a resumed
+// run with more budget may propose them again).
+// Configurations with a record that may stand for them (`reuse`) are not compiled or measured (reused_run).
 Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candidate> cands, const fs::path& iter_dir,
                                                      const std::string& what, bool budgeted, ReuseMode reuse) {
   std::vector<std::optional<CandidateRun>> stored(cands.size());
@@ -125,6 +128,9 @@ std::vector<Contender> Optimizer::contenders_of(const std::vector<CandidateRun>&
   return contenders;
 }
 
+// Reused finalists that could be crowned are measured again, in full, until every finalist selection would see is
+// either measured in this run or kept behind the champion by its stored figures (decide_race); each measured again
+// replaces its reused run in `runs`.
 Status Optimizer::race_reused_finalists(std::vector<CandidateRun>& runs, const fs::path& iter_dir) {
   const util::Json champion = opponent_json(st_.champion->candidate);
   // Each round measures at least one reused run again (it is then measured), so this ends.

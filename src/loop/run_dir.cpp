@@ -1,10 +1,7 @@
 // The run record: the phase clock, the search clock, state.json after every step (what --resume reads), stop.json,
 // and how the run ends (finish, a gate's stop, an interrupt, a failure). Every write is atomic and its failure is
 // reported, never dropped. The summary and the champion's files are in summary.cpp.
-#include <cstdio>
-
 #include "loop/optimizer.h"
-#include "report/summary.h"
 #include "util/output.h"
 
 namespace kopt::loop {
@@ -36,8 +33,7 @@ Status Optimizer::write_json(const fs::path& path, const std::string& kind, cons
 }
 
 void Optimizer::start_search_clock() {
-  search_base_s_ = st_.stop.search_s;
-  search_clock_ = Clock::now();
+  clock_.start_search(st_.stop.search_s);
 }
 
 std::string Optimizer::slot_name(int slot) const {
@@ -67,7 +63,7 @@ void Optimizer::record_dispatch(const dispatch::Dispatcher& d) {
 
 double Optimizer::tick() {
   std::lock_guard<std::mutex> lock(state_mu_);
-  if (search_clock_) st_.stop.search_s = search_base_s_ + std::chrono::duration<double>(Clock::now() - *search_clock_).count();
+  if (auto s = clock_.search_s()) st_.stop.search_s = *s;
   st_.wall.whole_s = elapsed_s();
   return st_.stop.search_s;
 }
@@ -162,8 +158,9 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   if (!written) return fail(written.error());
   auto s = summary_json();
   if (auto st = util::write_json_document(o_.json_out, s); !st) return fail(st.error());
-  if (!o_.quiet) std::fputs(report::render_markdown(s).c_str(), util::report_stream(o_.json_out));
-  return outcome(RunEnd::kFinished, ExitCode::kOk, "");
+  RunOutcome done = outcome(RunEnd::kFinished, ExitCode::kOk, "");
+  done.summary = std::move(s);  // printed by the command line (cli/cmd_optimize.cpp), unless --quiet
+  return done;
 }
 
 }  // namespace kopt::loop

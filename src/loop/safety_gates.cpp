@@ -57,6 +57,9 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
 
 void Optimizer::sanitize_baseline() { record_baseline_sanitizer(start_baseline_sanitizer()); }
 
+// The baseline's sanitizer gate in two halves: begun (on a thread: it runs beside the cases' correctness checks,
+// which time nothing; issue 36), then waited for and recorded. Not wanted (--sanitize): nothing runs, nothing is
+// recorded.
 std::future<std::optional<sanitize::Verdict>> Optimizer::start_baseline_sanitizer() {
   if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
     return std::async(std::launch::deferred, [] { return std::optional<sanitize::Verdict>(); });

@@ -8,6 +8,8 @@
 
 namespace kopt::loop {
 
+// Before the first iteration: the nearest other shapes' best configurations (loop/warm_start.h) into st_.warm_start,
+// which lead the first design (GeneratorInput::warm_start). Nothing without a lookup, --no-warm-start, or on resume.
 void Optimizer::plan_warm_start() {
   if (!o_.warm_start || !lookup_ || !space_ || st_.iterations_done > 0 || !st_.warm_start.empty()) return;
   if (o_.generator.kind != GeneratorKind::kBuiltin) return;  // other generators write their own candidates
@@ -36,6 +38,8 @@ void Optimizer::note_warm_start(const std::vector<search::Candidate>& cands) {
   }
 }
 
+// The strategy memory's bonus per method for the champion's roofline position (loop/strategy_memory.h), recorded in
+// st_.strategy_memory; empty without a lookup or with --no-strategy-memory.
 std::map<std::string, double> Optimizer::strategy_memory_bonus() {
   if (!o_.strategy_memory || !lookup_ || !ensure_record_context() || !lookup_) return {};
   auto outcomes = lookup_->method_outcomes(record_ctx_->gpu_model);
