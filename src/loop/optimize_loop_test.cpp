@@ -76,15 +76,21 @@ struct LoopRun {
   std::vector<size_t> profiled_after;  // for each profile the lab took, how many of `runs` came before it
 };
 
-LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr,
-                       db::RecordLookup* lookup = nullptr, const Dims& dims = {{"n", 1 << 20}}) {
-  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(out);
+// The loop's test kernel and reference (tests/data/loop) at `dims`, its run folder under `out`.
+OptimizeOptions tile_loop_options(OptimizeOptions o, const fs::path& out, const Dims& dims = {{"n", 1 << 20}}) {
   const fs::path data = testing_support::test_data_dir();
   o.job.kernel = data / "loop" / "tile_kernel.cu";
   o.job.ref = data / "loop" / "ref.py";
   o.job.dims = dims;
   o.out = out;
+  return o;
+}
+
+LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptions mo, db::RecordSink* sink = nullptr,
+                       db::RecordLookup* lookup = nullptr, const Dims& dims = {{"n", 1 << 20}}) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  o = tile_loop_options(std::move(o), out, dims);
   o.quiet = true;
   mo.ceilings = roofline::testing::round_ceilings();
   // A memory-bound profile: DRAM busy, global loads not vectorized.
@@ -475,12 +481,7 @@ TEST(OptimizeLoop, TheOutcomeSaysHowTheRunEndedAndTheProgressGoesToTheCallersSin
   // optimize() prints nothing itself: the progress lines go to the sink, the message and code come back.
   fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_outcome_" + std::to_string(::getpid()));
   fs::remove_all(out);
-  const fs::path data = testing_support::test_data_dir();
-  OptimizeOptions o;
-  o.job.kernel = data / "loop" / "tile_kernel.cu";
-  o.job.ref = data / "loop" / "ref.py";
-  o.job.dims = {{"n", 1 << 20}};
-  o.out = out;
+  OptimizeOptions o = tile_loop_options({}, out);
   ModelLabOptions mo;
   mo.ceilings = roofline::testing::round_ceilings();
   mo.time_ms = [](const Defines&) -> std::optional<double> { return std::nullopt; };  // the baseline is wrong
@@ -512,12 +513,7 @@ TEST(OptimizeLoop, AFinishedRunHandsItsSummaryBackAndPrintsNothing) {
   // The summary's markdown is the command line's to print (cli/cmd_optimize.cpp), even without --quiet.
   fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_summary_out_" + std::to_string(::getpid()));
   fs::remove_all(out);
-  const fs::path data = testing_support::test_data_dir();
-  OptimizeOptions o;
-  o.job.kernel = data / "loop" / "tile_kernel.cu";
-  o.job.ref = data / "loop" / "ref.py";
-  o.job.dims = {{"n", 1 << 20}};
-  o.out = out;
+  OptimizeOptions o = tile_loop_options({}, out);
   o.iterations = 1;
   ModelLabOptions mo;
   mo.ceilings = roofline::testing::round_ceilings();
