@@ -23,7 +23,10 @@
 # time left minus 40 s; an interrupted run still writes state.json), then kopt bench (the project's choice, and the
 # sweep's golden data: optimize's 3 seeds at the same dims, which kopt's golden cache may serve), then the sweep (7
 # rounds, chunks of 48).
-# CB_DIMS=typical runs every kernel at its dims.txt `typical:` dims instead of the reduced dims below.
+# CB_DIMS=typical runs every kernel at its dims.txt `typical:` dims instead of the reduced dims below; CB_DIMS_NAME (e.g.
+# CB_DIMS_flashinfer_rmsnorm="--batch_size=4096 --d=8192") runs NAME at those dims. CB_STEPS (default "optimize bench
+# sweep") names the steps run: "bench sweep" measures the space at other dims without an optimize (the warm start's
+# tables, docs/DATABASE.md "Warm start").
 #
 # Outputs: $OUT/corpus_bench/NAME/ as each step ends (kernel.json: dims, flags, caps, each step's rc and seconds;
 # annotate.txt; optimize.log, state.json, summary.json, options.json, summary.md; bench.log, bench.json; sweep.log,
@@ -47,6 +50,8 @@ CB_TRITON="liger_softmax liger_rms_norm liger_layer_norm liger_geglu liger_swigl
 # reduced size still takes >= ~0.02 ms a call (the kernel clock resolves that to < 1%) and keeps the project's launch
 # choice (it depends on the hidden size, which is kept).
 bench_dims() {
+  local own="CB_DIMS_$1"
+  if [ -n "${!own:-}" ]; then echo "${!own}"; return; fi
   if [ "${CB_DIMS:-}" = typical ]; then sed -n 's/^typical: //p' "examples/corpus/$1/dims.txt"; return; fi
   case "$1" in
     flashinfer_rmsnorm | flashinfer_fused_add_rmsnorm) echo "--batch_size=8192 --d=4096" ;;   # typical 16384 x 4096
@@ -243,19 +248,23 @@ cmd_run() {
     cp "$w/annotate.txt" "$w/annotated.${k##*.}" "$w/derived.json" "$o/" 2>/dev/null
     [ -f "$w/configs.txt" ] && cp "$w/configs.txt" "$o/"
     # (i) kopt's default optimize, capped.
-    cap=$opt_max
-    [ $((left - 40)) -lt "$cap" ] && cap=$((left - 40))
-    kernel_json "$o/kernel.json" "opt_limit_s=$cap"
-    t=$(now)
-    # shellcheck disable=SC2086  # dims and flags are lists of words
-    timeout -k 10 $((cap + 30)) timeout -s INT "$cap" "$KOPT" optimize "$k" --ref "examples/corpus/$n/ref.py" $dims $flags \
-      --time-budget "$tb" --out-dir "$w/opt" </dev/null >"$o/optimize.log" 2>&1
-    rc=$?
-    kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
-    echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"
-    run=$(ls -d "$w"/opt/kopt_runs/run_* 2>/dev/null | head -1)
-    [ -n "$run" ] && cp "$run"/state.json "$run"/summary.json "$run"/options.json "$run"/summary.md "$o/" 2>/dev/null
-    pack_out
+    if [[ " ${CB_STEPS:-optimize} " == *" optimize "* ]]; then
+      cap=$opt_max
+      [ $((left - 40)) -lt "$cap" ] && cap=$((left - 40))
+      kernel_json "$o/kernel.json" "opt_limit_s=$cap"
+      t=$(now)
+      # shellcheck disable=SC2086  # dims and flags are lists of words
+      timeout -k 10 $((cap + 30)) timeout -s INT "$cap" "$KOPT" optimize "$k" --ref "examples/corpus/$n/ref.py" $dims $flags \
+        --time-budget "$tb" --out-dir "$w/opt" </dev/null >"$o/optimize.log" 2>&1
+      rc=$?
+      kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
+      echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"
+      run=$(ls -d "$w"/opt/kopt_runs/run_* 2>/dev/null | head -1)
+      [ -n "$run" ] && cp "$run"/state.json "$run"/summary.json "$run"/options.json "$run"/summary.md "$o/" 2>/dev/null
+      pack_out
+    else
+      echo "=== optimize $n: not run (CB_STEPS=$CB_STEPS)"
+    fi
     # (iii) the project's choice by kopt bench, which also makes the sweep's golden data (3 seeds, as optimize's).
     t=$(now)
     # shellcheck disable=SC2086
