@@ -36,10 +36,16 @@ class KernelSetup:
         return {k: v for k, v in self.inputs.items() if not arrays.is_array(v)}
 
 
+# The user's kernel file when `path` is a copy of it (set by kopt optimize: src/toolchain/tools.h run_kernel_copies_as).
+ORIGIN_ENV = "KOPT_KERNEL_ORIGIN"
+
+
 def load(path):
     """Imports kernel.py as module `kopt_kernel` (its folder first on sys.path); it must define setup and
-    run_kernel. An exception while importing is a RefError (its traceback is shown)."""
-    module = refmod.import_user_module(path, MODULE_NAME, "--triton-kernel", "importing kernel.py", error_file="kernel.py")
+    run_kernel. An exception while importing is a RefError (its traceback is shown). A copy of the user's kernel
+    (KOPT_KERNEL_ORIGIN names the original) runs with the original's __file__ and folder (refmod.import_user_module)."""
+    module = refmod.import_user_module(path, MODULE_NAME, "--triton-kernel", "importing kernel.py", error_file="kernel.py",
+                                       origin=os.environ.get(ORIGIN_ENV))
     check_module(module, os.path.abspath(path))
     return module
 

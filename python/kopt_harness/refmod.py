@@ -10,20 +10,32 @@ from .errors import RefError, UsageError
 MODULE_NAME = "kopt_ref"
 
 
-def import_user_module(path, module_name, option, what, error_file=None):
+def import_user_module(path, module_name, option, what, error_file=None, origin=None):
     """Imports a user's file (ref.py, kernel.py) as `module_name`, its folder first on sys.path so it can
     import siblings. A missing file is a UsageError naming `option`; an exception while importing (SystemExit
-    included) is a RefError about `what`, with its traceback."""
+    included) is a RefError about `what`, with its traceback.
+
+    `origin`: the user's file that `path` is a copy of (kopt's KOPT_KERNEL_ORIGIN: a derived space's annotated copy,
+    a candidate, in the run directory). The copy runs as the original would: its __file__ is the original's and the
+    original's folder is on sys.path after the copy's, so code that finds its package or siblings through __file__
+    finds them. The code executed is the copy's (tracebacks name the copy)."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise UsageError(f"{option} {path}: no such file")
     folder = os.path.dirname(path)
     if folder not in sys.path:
         sys.path.insert(0, folder)
+    origin = os.path.abspath(origin) if origin else None
+    if origin == path or (origin and not os.path.isfile(origin)):
+        origin = None
+    if origin and os.path.dirname(origin) not in sys.path:
+        sys.path.insert(sys.path.index(folder) + 1, os.path.dirname(origin))
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"{option} {path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
+    if origin:
+        module.__file__ = origin
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)

@@ -181,3 +181,64 @@ def test_cli_a_contract_violation_exits_4(th):
     kernel, ref = th.kernel(text=text), th.write("ref.py", VECADD_REF)
     r = th.cli("golden", "--triton-kernel", kernel, "--ref", ref, "--dims", '{"n": 64}', "--out", "g")
     assert r.returncode == 4 and "'inputs' must be a non-empty dict" in r.stderr
+
+
+# --- a copy of the kernel runs as the original (KOPT_KERNEL_ORIGIN) --------------------------------------
+
+# A kernel that finds its package beside itself through __file__, as the corpus's Liger and FLA wrappers do.
+FINDS_SIBLINGS = '''
+import os, sys
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if not os.path.isdir(os.path.join(_HERE, "vendored")):
+    raise ImportError("vendored is not beside " + _HERE)
+sys.path.insert(0, os.path.join(_HERE, "vendored"))
+from vendored_pkg import VALUE
+import sibling_mod
+def setup(*, seed, n):
+    return {"inputs": {"n": n}, "outputs": []}
+def run_kernel(**kw):
+    return VALUE + sibling_mod.OTHER
+'''
+
+
+def _kernel_with_siblings(tmp_path):
+    orig = tmp_path / "project" / "kernel.py"
+    (tmp_path / "project" / "vendored" / "vendored_pkg").mkdir(parents=True)
+    (tmp_path / "project" / "vendored" / "vendored_pkg" / "__init__.py").write_text("VALUE = 40\n")
+    (tmp_path / "project" / "sibling_mod.py").write_text("OTHER = 2\n")
+    orig.write_text(FINDS_SIBLINGS)
+    copy = tmp_path / "run" / "derived" / "kernel.py"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("# @kopt param BLOCK values=1,2 default=1\n" + FINDS_SIBLINGS)
+    return orig, copy
+
+
+def test_a_copy_of_a_kernel_that_finds_its_package_beside_itself_imports_as_the_original(tmp_path, monkeypatch):
+    orig, copy = _kernel_with_siblings(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    for m in ("vendored_pkg", "sibling_mod"):
+        monkeypatch.delitem(__import__("sys").modules, m, raising=False)
+    monkeypatch.setenv(kernelmod.ORIGIN_ENV, str(orig))
+    module = kernelmod.load(str(copy))
+    assert module.__file__ == str(orig)
+    assert module.run_kernel() == 42
+    assert "@kopt param" in open(module.__spec__.origin).read(), "the code run is the copy's"
+
+
+def test_without_the_origin_the_copy_fails_as_it_did(tmp_path, monkeypatch):
+    _, copy = _kernel_with_siblings(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    monkeypatch.delenv(kernelmod.ORIGIN_ENV, raising=False)
+    with pytest.raises(RefError, match="vendored is not beside"):
+        kernelmod.load(str(copy))
+
+
+def test_an_origin_that_is_the_file_itself_or_missing_changes_nothing(tmp_path, monkeypatch):
+    orig, _ = _kernel_with_siblings(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    for m in ("vendored_pkg", "sibling_mod"):
+        monkeypatch.delitem(__import__("sys").modules, m, raising=False)
+    monkeypatch.setenv(kernelmod.ORIGIN_ENV, str(orig))
+    assert kernelmod.load(str(orig)).__file__ == str(orig)
+    monkeypatch.setenv(kernelmod.ORIGIN_ENV, str(tmp_path / "gone.py"))
+    assert kernelmod.load(str(orig)).__file__ == str(orig)

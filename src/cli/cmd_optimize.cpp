@@ -12,6 +12,7 @@
 #include "cli/parse.h"
 #include "loop/optimize.h"
 #include "report/summary.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 #include "util/output.h"
@@ -146,11 +147,24 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   add_json_option(app, o.json_out, "the summary (summary.json's content)");
 }
 
-// How the command line reports a run: a finished run's summary as markdown (unless --quiet) where the human report
-// goes beside --json (util/output.h), then the outcome's message on stderr (loop::report_outcome); the exit code.
+// How the command line reports a run: a finished run's summary to --json (a file, or stdout with -), then as markdown
+// (unless --quiet) where the human report goes beside --json (util/output.h), then the outcome's message on stderr
+// (loop::report_outcome); the exit code. A --json that cannot be written fails the command; the run directory keeps
+// summary.json.
 int report_run(const loop::RunOutcome& r, const loop::OptimizeOptions& o) {
+  if (!r.summary.is_null())
+    if (auto st = util::write_json_document(o.json_out, r.summary); !st) return fail(st.error());
   if (!o.quiet && !r.summary.is_null()) std::fputs(report::render_markdown(r.summary).c_str(), util::report_stream(o.json_out));
   return loop::report_outcome(r);
+}
+
+// A Triton kernel's copies (a derived space's annotated copy, generated candidates) run as the user's file: the
+// harness gives them its __file__ and folder (KOPT_KERNEL_ORIGIN, python/kopt_harness/refmod.py), so a kernel that
+// finds its package or siblings beside itself imports them from a run directory too. Set before the loop starts a
+// thread (setenv).
+int run_optimize(const loop::OptimizeOptions& o) {
+  toolchain::run_kernel_copies_as(o.job.kernel);
+  return report_run(loop::optimize(o), o);
 }
 
 }  // namespace
@@ -212,7 +226,7 @@ int cmd_optimize(const Args& args) {
     if (auto st = apply_gpu_options(o, gpus, ray); !st) return fail(st.error());
     if (o.generator.kind == loop::GeneratorKind::kLlm)
       if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
-    return report_run(loop::optimize(o), o);
+    return run_optimize(o);
   }
   CLI::App app{"kopt optimize: the roofline-guided branch-and-select loop", "kopt optimize"};
   KernelOptionValues v;
@@ -269,7 +283,7 @@ int cmd_optimize(const Args& args) {
     if (auto rc = check_llm_endpoint("kopt optimize", o.llm); rc) return *rc;
   if (o.generator.kind == loop::GeneratorKind::kManual && o.manual_timeout_s < 0)
     return fail(input_error("--manual-timeout-s must be >= 0 (0: no limit)"));
-  return report_run(loop::optimize(o), o);
+  return run_optimize(o);
 }
 
 }  // namespace kopt::cli

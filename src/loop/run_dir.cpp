@@ -156,10 +156,9 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", std::string(stop_reason_text(st_.stop_reason))}, {"detail", st_.stop_detail}});
   if (written) written = write_summary();
   if (!written) return fail(written.error());
-  auto s = summary_json();
-  if (auto st = util::write_json_document(o_.json_out, s); !st) return fail(st.error());
   RunOutcome done = outcome(RunEnd::kFinished, ExitCode::kOk, "");
-  done.summary = std::move(s);  // printed by the command line (cli/cmd_optimize.cpp), unless --quiet
+  // Written to --json and printed by the command line (cli/cmd_optimize.cpp), which owns both.
+  done.summary = summary_json();
   return done;
 }
 

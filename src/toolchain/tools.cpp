@@ -148,6 +148,13 @@ std::optional<fs::path> keep_python_bytecode_in_cache() {
   return prefix;
 }
 
+void run_kernel_copies_as(const fs::path& kernel) {
+  if (kernel.extension() != ".py") return;
+  std::error_code ec;
+  const fs::path abs = fs::absolute(kernel, ec);
+  ::setenv(kKernelOriginEnv, (ec ? kernel : abs).lexically_normal().c_str(), 1);
+}
+
 const std::vector<std::string>& python_site_dirs() {
   static const std::vector<std::string> dirs = [] {
     std::vector<std::string> out;

@@ -52,6 +52,14 @@ std::optional<std::filesystem::path> python_bytecode_prefix(const char* dont_wri
 // kopt's environment (which its children inherit) gets PYTHONPYCACHEPREFIX and loses PYTHONDONTWRITEBYTECODE.
 // Returns the prefix set, if any. kopt calls it once at its start.
 std::optional<std::filesystem::path> keep_python_bytecode_in_cache();
+// The variable that tells kopt's Python harness which file a Triton kernel's copies stand for (KOPT_KERNEL_ORIGIN):
+// a derived space's annotated copy or a candidate lives in the run directory, and a kernel that finds its package or
+// its siblings through __file__ (os.path.dirname(__file__), a sys.path entry beside it) must find them beside the
+// user's file. The harness loads a copy with the original's __file__ and its folder on sys.path
+// (python/kopt_harness/refmod.py). Sets it to the kernel's absolute path when `kernel` is a .py file; nothing otherwise.
+// Call before any thread starts (setenv).
+inline constexpr const char* kKernelOriginEnv = "KOPT_KERNEL_ORIGIN";
+void run_kernel_copies_as(const std::filesystem::path& kernel);
 // The site-packages folders of find_python() (asked once per process; empty without python3).
 const std::vector<std::string>& python_site_dirs();
 // The directory holding kopt's Python harness (python/kopt_harness): $KOPT_PYTHON_DIR, next to the executable

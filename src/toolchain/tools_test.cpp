@@ -169,3 +169,18 @@ TEST(PythonBytecode, APythonChildWritesItsBytecodeUnderThePrefix) {
 
 }  // namespace
 }  // namespace kopt::toolchain
+
+TEST(KernelOrigin, ATritonKernelsCopiesAreToldTheUsersFileAndACudaKernelChangesNothing) {
+  const char* before = std::getenv(kopt::toolchain::kKernelOriginEnv);
+  const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
+  ::unsetenv(kopt::toolchain::kKernelOriginEnv);
+  kopt::toolchain::run_kernel_copies_as("examples/vector_add/kernel.cu");
+  EXPECT_EQ(std::getenv(kopt::toolchain::kKernelOriginEnv), nullptr) << "a .cu kernel's copies compile with its folder as an include dir";
+  kopt::toolchain::run_kernel_copies_as("examples/corpus/liger_rms_norm/./kernel.py");
+  ASSERT_NE(std::getenv(kopt::toolchain::kKernelOriginEnv), nullptr);
+  const std::filesystem::path set = std::getenv(kopt::toolchain::kKernelOriginEnv);
+  EXPECT_TRUE(set.is_absolute()) << set;
+  EXPECT_EQ(set, (std::filesystem::current_path() / "examples/corpus/liger_rms_norm/kernel.py").lexically_normal());
+  if (saved) ::setenv(kopt::toolchain::kKernelOriginEnv, saved->c_str(), 1);
+  else ::unsetenv(kopt::toolchain::kKernelOriginEnv);
+}
