@@ -116,7 +116,8 @@ int db_list(const Args& args) {
                        {"shapes", k.shapes},
                        {"best_median_ms", k.best_median_ms ? util::Json(*k.best_median_ms) : util::Json(nullptr)},
                        {"last_recorded_at", k.last_recorded_at},
-                       {"last_run_dir", k.last_run_dir}});
+                       {"last_run_dir", k.last_run_dir},
+                       {"champions", k.champions}});
   }
   if (auto st = util::write_json_output(json, "db_list", {{"database", store->path().string()}, {"kernels", kernels}}); !st)
     return fail(st.error());

@@ -89,4 +89,16 @@ struct MethodOutcome {
   std::string recorded_at;
 };
 
+// A run's final champion (table champions, schema v4; issue 39): the record key (key_hash) it was measured under,
+// marked once the run finished and the champion passed its final checks. Selection races an earlier run's champion
+// first among its finalists, so among configurations equal within noise a second identical run crowns the same one.
+struct ChampionMark {
+  int64_t id = 0;
+  std::string key_hash;     // db::key_hash of the champion's RecordKey (the loop's lookup key)
+  std::string kernel_hash;  // the kernel's (a prune by kernel removes it)
+  std::string run_dir;
+  int64_t recorded_unix_s = 0;  // 0: Store stamps the time
+  std::string recorded_at;
+};
+
 }  // namespace kopt::db

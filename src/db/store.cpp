@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <functional>
+#include <string_view>
 
 #include "util/strings.h"
 
@@ -37,6 +39,12 @@ const std::vector<std::string>& migrations() {
       " position TEXT NOT NULL, method TEXT NOT NULL, verdict TEXT NOT NULL, outcome TEXT NOT NULL,"
       " saved_fraction REAL, recorded_unix_s INTEGER NOT NULL, recorded_at TEXT NOT NULL);"
       "CREATE INDEX method_outcomes_gpu ON method_outcomes(gpu_model, position);",
+      // v4: each run's final champion by its record key (ChampionMark): selection's tie-break among equals.
+      "CREATE TABLE champions ("
+      " id INTEGER PRIMARY KEY,"
+      " key_hash TEXT NOT NULL, kernel_hash TEXT NOT NULL, run_dir TEXT NOT NULL,"
+      " recorded_unix_s INTEGER NOT NULL, recorded_at TEXT NOT NULL);"
+      "CREATE INDEX champions_key_hash ON champions(key_hash);",
   };
   return steps;
 }
@@ -311,6 +319,37 @@ Result<std::vector<MethodOutcome>> Store::method_outcomes(const std::string& gpu
   }
 }
 
+Status Store::record_champion(const ChampionMark& m) {
+  const int64_t at = m.recorded_unix_s ? m.recorded_unix_s : now_unix_s();
+  KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
+  KOPT_TRY_ASSIGN(auto s, c_.prepare("INSERT INTO champions (key_hash, kernel_hash, run_dir, recorded_unix_s, recorded_at) "
+                                     "VALUES (?, ?, ?, ?, ?)"));
+  s.bind(1, m.key_hash).bind(2, m.kernel_hash).bind(3, m.run_dir).bind(4, at);
+  s.bind(5, m.recorded_at.empty() ? iso_utc(at) : m.recorded_at);
+  if (auto st = s.run(); !st) return c_.error("cannot record a champion: " + st.error().message);
+  KOPT_TRY(tx.commit());
+  return ok_status();
+}
+
+Result<std::vector<ChampionMark>> Store::champion_runs(const std::string& key_hash) {
+  KOPT_TRY_ASSIGN(auto s, c_.prepare("SELECT id, key_hash, kernel_hash, run_dir, recorded_unix_s, recorded_at FROM champions "
+                                     "WHERE key_hash = ? ORDER BY recorded_unix_s DESC, id DESC"));
+  s.bind(1, key_hash);
+  std::vector<ChampionMark> out;
+  for (;;) {
+    KOPT_TRY_ASSIGN(bool row, s.step());
+    if (!row) return out;
+    ChampionMark m;
+    m.id = s.integer(0);
+    m.key_hash = s.text(1);
+    m.kernel_hash = s.text(2);
+    m.run_dir = s.text(3);
+    m.recorded_unix_s = s.integer(4);
+    m.recorded_at = s.text(5);
+    out.push_back(std::move(m));
+  }
+}
+
 Result<std::optional<Record>> Store::find_by_key(const RecordKey& key) {
   KOPT_TRY_ASSIGN(auto rows, select("key_hash = ?", {key_hash(key)}));
   return find_reusable(key, rows);
@@ -330,6 +369,7 @@ Result<std::vector<KernelSummary>> Store::summary() {
   KOPT_TRY_ASSIGN(auto s, c_.prepare("SELECT kernel_hash, count(*), count(DISTINCT key_hash), count(DISTINCT dims_json),"
                                      " min(CASE WHEN verdict = 'correct' THEN median_ms END)," +
                                      newest("kernel_path") + "," + newest("recorded_at") + "," + newest("run_dir") +
+                                     ", (SELECT count(*) FROM champions c WHERE c.kernel_hash = m.kernel_hash)"
                                      " FROM measurements m GROUP BY kernel_hash"
                                      " ORDER BY max(recorded_unix_s) DESC, max(id) DESC"));
   std::vector<KernelSummary> out;
@@ -345,34 +385,32 @@ Result<std::vector<KernelSummary>> Store::summary() {
     k.kernel_path = s.text(5);
     k.last_recorded_at = s.text(6);
     k.last_run_dir = s.text(7);
+    k.champions = s.integer(8);
     out.push_back(std::move(k));
   }
 }
 
-Result<int64_t> Store::prune_older_than(int64_t days, int64_t now) {
+// Deletes the rows of measurements WHERE `where` (one bound value), then those of the tables that go with them
+// (method outcomes, champion marks): the count of measurements deleted.
+Result<int64_t> Store::prune_where(const std::string& where, const std::function<void(Statement&)>& bind) {
   KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
-  KOPT_TRY_ASSIGN(auto s, c_.prepare("DELETE FROM measurements WHERE recorded_unix_s < ?"));
-  s.bind(1, now - days * 86400);
-  KOPT_TRY(s.run());
-  const int64_t n = c_.changes();
-  KOPT_TRY_ASSIGN(auto o, c_.prepare("DELETE FROM method_outcomes WHERE recorded_unix_s < ?"));
-  o.bind(1, now - days * 86400);
-  KOPT_TRY(o.run());
+  int64_t n = 0;
+  for (const char* table : {"measurements", "method_outcomes", "champions"}) {
+    KOPT_TRY_ASSIGN(auto s, c_.prepare(std::string("DELETE FROM ") + table + " WHERE " + where));
+    bind(s);
+    KOPT_TRY(s.run());
+    if (std::string_view(table) == "measurements") n = c_.changes();
+  }
   KOPT_TRY(tx.commit());
   return n;
 }
 
+Result<int64_t> Store::prune_older_than(int64_t days, int64_t now) {
+  return prune_where("recorded_unix_s < ?", [&](Statement& s) { s.bind(1, now - days * 86400); });
+}
+
 Result<int64_t> Store::prune_kernel(const std::string& kernel_hash) {
-  KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
-  KOPT_TRY_ASSIGN(auto s, c_.prepare("DELETE FROM measurements WHERE kernel_hash = ?"));
-  s.bind(1, kernel_hash);
-  KOPT_TRY(s.run());
-  const int64_t n = c_.changes();
-  KOPT_TRY_ASSIGN(auto o, c_.prepare("DELETE FROM method_outcomes WHERE kernel_hash = ?"));
-  o.bind(1, kernel_hash);
-  KOPT_TRY(o.run());
-  KOPT_TRY(tx.commit());
-  return n;
+  return prune_where("kernel_hash = ?", [&](Statement& s) { s.bind(1, kernel_hash); });
 }
 
 Result<std::string> Store::integrity_check() {

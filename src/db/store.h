@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,7 @@ struct KernelSummary {
   std::string last_recorded_at;  // ISO-8601 UTC
   std::string last_run_dir;
   std::optional<double> best_median_ms;  // the fastest correct measurement, any shape
+  int64_t champions = 0;                 // runs' final champions marked (ChampionMark), any shape
 };
 
 // Where the commands that measure put each measured configuration: Store, or a test's list.
@@ -54,6 +56,8 @@ class RecordSink {
   virtual Status record(const Record& r) = 0;
   // What a method came to in a champion (the strategy memory's input). Default: not kept.
   virtual Status record_method_outcome(const MethodOutcome&) { return ok_status(); }
+  // A run's final champion (selection's tie-break in later runs). Default: not kept.
+  virtual Status record_champion(const ChampionMark&) { return ok_status(); }
 };
 
 // Where a run looks up what was measured before (issue 39 item 2, docs/DATABASE.md "Reuse"): Store, or a test's list.
@@ -68,6 +72,12 @@ class RecordLookup {
   virtual Result<std::vector<MethodOutcome>> method_outcomes(const std::string& gpu_model) {
     (void)gpu_model;
     return std::vector<MethodOutcome>{};
+  }
+  // The runs that ended with the configuration of this record key (key_hash) as their champion, newest first.
+  // Default: none.
+  virtual Result<std::vector<ChampionMark>> champion_runs(const std::string& key_hash) {
+    (void)key_hash;
+    return std::vector<ChampionMark>{};
   }
 };
 
@@ -84,12 +94,14 @@ class Store final : public RecordSink, public RecordLookup {
   Result<std::vector<Record>> kernel_records(const std::string& kernel_hash) override;
   Status record_method_outcome(const MethodOutcome& m) override;
   Result<std::vector<MethodOutcome>> method_outcomes(const std::string& gpu_model) override;
+  Status record_champion(const ChampionMark& c) override;
+  Result<std::vector<ChampionMark>> champion_runs(const std::string& key_hash) override;
   // The k nearest shapes at which this kernel's configuration `config` was measured (reuse.h nearest_shapes).
   Result<std::vector<ShapeNeighbour>> nearest_shapes(const std::string& kernel_hash, const util::Json& config, const Dims& dims,
                                                      size_t k);
   Result<std::vector<KernelSummary>> summary();  // newest kernel first
   // Deletes records older than `days` days before now_unix_s, or every record of one kernel; the count deleted (of
-  // measurements; the method outcomes of the same age or kernel go with them).
+  // measurements; the method outcomes and champion marks of the same age or kernel go with them).
   Result<int64_t> prune_older_than(int64_t days, int64_t now_unix_s);
   Result<int64_t> prune_kernel(const std::string& kernel_hash);
   // PRAGMA integrity_check's answer: "ok" for a sound file.
@@ -100,6 +112,7 @@ class Store final : public RecordSink, public RecordLookup {
  private:
   explicit Store(Connection c) : c_(std::move(c)) {}
   Result<std::vector<Record>> select(const std::string& where, const std::vector<std::string>& args);
+  Result<int64_t> prune_where(const std::string& where, const std::function<void(Statement&)>& bind);
   Connection c_;
 };
 

@@ -87,17 +87,17 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   testing::ScratchDb scratch("upgrade");
   const fs::path& p = scratch.path;
   {
-    // A version-1 file with one record: today's file with version 3's table and version 2's column dropped.
+    // A version-1 file with one record: today's file with versions 3 and 4's tables and version 2's column dropped.
     Store s = open_ok(p);
     ASSERT_TRUE(s.insert(sample_record()).ok());
     ASSERT_TRUE(s.connection()
-                    .exec("DROP TABLE method_outcomes; ALTER TABLE measurements DROP COLUMN raced_json; "
+                    .exec("DROP TABLE champions; DROP TABLE method_outcomes; ALTER TABLE measurements DROP COLUMN raced_json; "
                           "UPDATE schema_version SET version = 1")
                     .ok());
     EXPECT_EQ(*s.schema_version(), 1);
   }
   Store s = open_ok(p);
-  EXPECT_EQ(*s.schema_version(), 3);
+  EXPECT_EQ(*s.schema_version(), 4);
   // Version 3's table is there, empty: the strategy memory starts with nothing.
   auto none = s.method_outcomes("NVIDIA H200");
   ASSERT_TRUE(none.ok()) << none.error().message;
@@ -108,11 +108,11 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   EXPECT_EQ(key_hash(rows->front().key), key_hash(sample_record().key));
   EXPECT_TRUE(rows->front().raced.is_null()) << "a record made before version 2 has no race";
   // A later step runs on top, and a kopt that knows fewer steps refuses the upgraded file.
-  std::vector<std::string> v4 = migrations();
-  v4.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
+  std::vector<std::string> v5 = migrations();
+  v5.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
   {
-    Store s3 = open_ok(p, v4);
-    EXPECT_EQ(*s3.schema_version(), 4);
+    Store s3 = open_ok(p, v5);
+    EXPECT_EQ(*s3.schema_version(), 5);
     auto c = s3.connection().prepare("SELECT comment FROM measurements");
     ASSERT_TRUE(c.ok() && *c->step());
     EXPECT_EQ(c->text(0), "none");
@@ -121,8 +121,8 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
 }
 
 // A file written by a kopt that knows versions 1 and 2 only (main before the strategy memory: reuse, raced_json)
-// opens here at version 3, its records and their races as they were; from then on that kopt refuses it.
-TEST(DbStore, AVersion2DatabaseIsUpgradedToVersion3KeepingItsRaces) {
+// opens here at the current version, its records and their races as they were; from then on that kopt refuses it.
+TEST(DbStore, AVersion2DatabaseIsUpgradedKeepingItsRaces) {
   testing::ScratchDb scratch("upgrade_v2");
   const fs::path& p = scratch.path;
   const std::vector<std::string> v2(migrations().begin(), migrations().begin() + 2);
@@ -139,7 +139,7 @@ TEST(DbStore, AVersion2DatabaseIsUpgradedToVersion3KeepingItsRaces) {
   }
   {
     Store s = open_ok(p);
-    EXPECT_EQ(*s.schema_version(), 3);
+    EXPECT_EQ(*s.schema_version(), 4);
     auto rows = s.query({});
     ASSERT_TRUE(rows.ok()) << rows.error().message;
     ASSERT_EQ(rows->size(), 1u);
@@ -159,11 +159,95 @@ TEST(DbStore, AVersion2DatabaseIsUpgradedToVersion3KeepingItsRaces) {
     ASSERT_TRUE(s.record_method_outcome(m).ok());
     EXPECT_EQ(s.method_outcomes("NVIDIA H200")->size(), 1u);
   }
-  // Opening it again changes nothing; a version-2 kopt refuses the upgraded file, naming version 3.
-  EXPECT_EQ(*open_ok(p).schema_version(), 3);
+  // Opening it again changes nothing; a version-2 kopt refuses the upgraded file, naming version 4.
+  EXPECT_EQ(*open_ok(p).schema_version(), 4);
   auto old = Store::open(p, v2);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.error().message.find("schema version 3"), std::string::npos) << old.error().message;
+  EXPECT_NE(old.error().message.find("schema version 4"), std::string::npos) << old.error().message;
+}
+
+namespace {
+ChampionMark champion_mark(const std::string& run_dir, int64_t at, const Record& r = sample_record()) {
+  ChampionMark m;
+  m.key_hash = key_hash(r.key);
+  m.kernel_hash = r.key.kernel_hash;
+  m.run_dir = run_dir;
+  m.recorded_unix_s = at;
+  return m;
+}
+}  // namespace
+
+// Issue 39: a file written by a kopt that knows versions 1 to 3 (the strategy memory, no champion marks) opens here
+// at version 4, its records and method outcomes as they were, with the champions table, empty.
+TEST(DbStore, AVersion3DatabaseGainsTheChampionsTable) {
+  testing::ScratchDb scratch("upgrade_v3");
+  const fs::path& p = scratch.path;
+  const std::vector<std::string> v3(migrations().begin(), migrations().begin() + 3);
+  MethodOutcome m;
+  m.gpu_model = "NVIDIA H200";
+  m.kernel_hash = sample_record().key.kernel_hash;
+  m.method = "vectorized_access";
+  {
+    Store s = open_ok(p, v3);
+    EXPECT_EQ(*s.schema_version(), 3);
+    ASSERT_TRUE(s.insert(sample_record()).ok());
+    ASSERT_TRUE(s.record_method_outcome(m).ok());
+    EXPECT_FALSE(s.record_champion(champion_mark("kopt_runs/run_a", 1796256000)).ok()) << "version 3 has no champions table";
+  }
+  Store s = open_ok(p);
+  EXPECT_EQ(*s.schema_version(), 4);
+  EXPECT_EQ(count_rows(s), 1);
+  EXPECT_EQ(s.method_outcomes("NVIDIA H200")->size(), 1u);
+  auto none = s.champion_runs(key_hash(sample_record().key));
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_TRUE(none->empty());
+  ASSERT_TRUE(s.record_champion(champion_mark("kopt_runs/run_a", 1796256000)).ok());
+  EXPECT_EQ(s.champion_runs(key_hash(sample_record().key))->size(), 1u);
+  auto old = Store::open(p, v3);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().message.find("schema version 4"), std::string::npos) << old.error().message;
+}
+
+// Champion marks come back per record key, newest first, are counted in the summary, and go with a prune (by age or
+// by kernel) as the kernel's measurements do.
+TEST(DbStore, ChampionMarksComeBackPerKeyNewestFirstAndArePrunedWithTheirKernel) {
+  testing::ScratchDb scratch("champions");
+  Store s = open_ok(scratch.path);
+  const int64_t now = 1796256000, day = 86400;
+  Record r = sample_record(), other_config = sample_record({{"M", 4096}, {"N", 4096}, {"K", 4096}}, 128),
+         other_kernel = sample_record();
+  other_kernel.key.kernel_hash = "fedcba9876543210fedcba9876543210";
+  for (auto* rec : {&r, &other_config, &other_kernel}) {
+    rec->recorded_unix_s = now - day;
+    ASSERT_TRUE(s.insert(*rec).ok());
+  }
+  ASSERT_TRUE(s.record_champion(champion_mark("kopt_runs/run_old", now - 40 * day)).ok());
+  ASSERT_TRUE(s.record_champion(champion_mark("kopt_runs/run_new", now - day)).ok());
+  ASSERT_TRUE(s.record_champion(champion_mark("kopt_runs/run_tile128", now - day, other_config)).ok());
+  ASSERT_TRUE(s.record_champion(champion_mark("kopt_runs/run_other", now - day, other_kernel)).ok());
+  auto got = s.champion_runs(key_hash(r.key));
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].run_dir, "kopt_runs/run_new");
+  EXPECT_EQ((*got)[0].kernel_hash, r.key.kernel_hash);
+  EXPECT_EQ((*got)[0].key_hash, key_hash(r.key));
+  EXPECT_EQ((*got)[1].run_dir, "kopt_runs/run_old");
+  EXPECT_EQ((*got)[1].recorded_at, "2026-10-24T00:00:00Z");
+  EXPECT_GT((*got)[0].id, 0);
+  ASSERT_EQ(s.champion_runs(key_hash(other_config.key))->size(), 1u);
+  auto sum = s.summary();
+  ASSERT_TRUE(sum.ok());
+  for (const auto& k : *sum) EXPECT_EQ(k.champions, k.kernel_hash == r.key.kernel_hash ? 3 : 1) << k.kernel_hash;
+  // By age: the old mark goes, with nothing else of the kernel (its records are recent).
+  ASSERT_EQ(*s.prune_older_than(30, now), 0);
+  got = s.champion_runs(key_hash(r.key));
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].run_dir, "kopt_runs/run_new");
+  // By kernel: every mark of that kernel goes with its measurements; the other kernel's stay.
+  ASSERT_EQ(*s.prune_kernel(r.key.kernel_hash), 2);
+  EXPECT_TRUE(s.champion_runs(key_hash(r.key))->empty());
+  EXPECT_TRUE(s.champion_runs(key_hash(other_config.key))->empty());
+  EXPECT_EQ(s.champion_runs(key_hash(other_kernel.key))->size(), 1u);
 }
 
 // Issue 39 item 2(c): the method outcomes (schema v3) come back per GPU model, newest first, and go with a prune.

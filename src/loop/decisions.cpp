@@ -12,8 +12,13 @@ std::vector<Contender> pick_finalists(std::vector<Contender> all, size_t k) {
     if (a.median_ms != b.median_ms) return a.median_ms < b.median_ms;
     return a.method_count < b.method_count;
   });
-  if (ok.size() > k) ok.resize(k);
-  return ok;
+  // The k fastest, and the stored champions beyond them.
+  std::vector<Contender> out;
+  for (size_t i = 0; i < ok.size(); ++i)
+    if (i < k || ok[i].stored_champion_s > 0) out.push_back(ok[i]);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Contender& a, const Contender& b) { return a.stored_champion_s > b.stored_champion_s; });
+  return out;
 }
 
 SelectionOutcome decide(const Contender& inc, const Contender& fin, const runner::PairedComparison& cmp) {

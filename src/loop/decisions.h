@@ -2,6 +2,7 @@
 // The loop's decisions as pure functions over recorded measurements: which candidate becomes champion,
 // what each method of the champion contributed, and when to stop. No I/O, so they are tested with recorded
 // numbers and replayable without a GPU.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,9 +22,17 @@ struct Contender {
   bool correct = false;
   double median_ms = 0;
   int method_count = 0;
+  // An earlier run under the same record key ended with this configuration as its final champion (db::ChampionMark):
+  // when it was last marked (unix s; 0: never), and that run's directory.
+  int64_t stored_champion_s = 0;
+  std::string stored_champion_run;
 };
 
-// Correct contenders, fastest first (ties: fewer methods first); at most `k`.
+// The finalists: the `k` fastest correct contenders, plus every stored champion among the correct ones that the cut
+// left out. Ordered stored champions first (the newest mark first), then fastest first (ties: fewer methods first).
+// A later finalist replaces the incumbent only when significantly faster (decide), so racing an earlier run's
+// champion first changes the outcome only among configurations equal within noise: a second identical run crowns
+// the same champion, and a truly faster configuration still wins.
 std::vector<Contender> pick_finalists(std::vector<Contender> all, size_t k);
 
 enum class ChampionDecision { kKeepIncumbent, kNewChampion };

@@ -26,6 +26,37 @@ TEST(Selection, FinalistsAreTheFastestCorrectOnes) {
   EXPECT_TRUE(pick_finalists({{"x", false, 1, 0}}, 3).empty());
 }
 
+// Issue 39: an earlier run's final champion under the same key is raced first, even with a higher median this run,
+// and stays a finalist when the top-k cut would drop it; the rest keep their order, fastest first.
+TEST(Selection, AStoredChampionIsOrderedFirstAndNeverCutFromTheFinalists) {
+  auto stored = [](Contender c, int64_t at) {
+    c.stored_champion_s = at;
+    c.stored_champion_run = "kopt_runs/run_" + std::to_string(at);
+    return c;
+  };
+  struct Case {
+    std::string name;
+    std::vector<Contender> all;
+    size_t k;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"none stored: fastest first", {{"a", true, 1.01, 0}, {"b", true, 1.0, 0}}, 3, {"b", "a"}},
+      {"equal within noise: the stored one first", {{"a", true, 1.0, 0}, stored({"b", true, 1.002, 0}, 100)}, 3, {"b", "a"}},
+      {"cut by k: kept besides the k fastest",
+       {{"a", true, 1.0, 0}, {"c", true, 1.001, 0}, stored({"b", true, 1.003, 2}, 100)}, 2, {"b", "a", "c"}},
+      {"within k: no extra finalist", {{"a", true, 1.0, 0}, stored({"b", true, 1.001, 0}, 100), {"c", true, 1.2, 0}}, 2, {"b", "a"}},
+      {"two stored: the newest mark first",
+       {stored({"a", true, 1.0, 0}, 100), stored({"b", true, 1.001, 0}, 200), {"c", true, 0.9, 0}}, 3, {"b", "a", "c"}},
+      {"a wrong stored champion is no finalist", {{"a", true, 1.0, 0}, stored({"b", false, 0.5, 0}, 100)}, 3, {"a"}},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> got;
+    for (const auto& f : pick_finalists(c.all, c.k)) got.push_back(f.id);
+    EXPECT_EQ(got, c.want) << c.name;
+  }
+}
+
 TEST(Selection, ChampionChangesOnlyWhenSignificantlyFaster) {
   Contender inc{"base", true, 1.0, 0}, fin{"cand", true, 0.9, 2};
   auto faster = decide(inc, fin, cmp(runner::Verdict::kFaster, 0.9, 0.88, 0.92));

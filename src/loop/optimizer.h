@@ -88,7 +88,11 @@ class Optimizer {
   std::optional<CandidateRun> reused_run(const search::Candidate& c, const std::filesystem::path& iter_dir, ReuseMode mode);
   // Reused finalists that could be crowned measured again, in full (decide_race), in place in `runs`.
   Status race_reused_finalists(std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
-  std::vector<Contender> contenders_of(const std::vector<CandidateRun>& runs) const;
+  std::vector<Contender> contenders_of(const std::vector<CandidateRun>& runs);  // earlier runs' champions marked
+  // An earlier run's final champion under `c`'s key (newest mark; cached), and this run's into the database (finish()).
+  std::optional<db::ChampionMark> stored_champion(const search::Candidate& c);
+  void record_champion();
+  std::map<std::string, std::optional<db::ChampionMark>> stored_champions_;  // key_hash -> newest mark
   // ---- the warm start and the strategy memory (issue 39 item 2(b), 2(c): loop/warm_start_loop.cpp) ----
   void plan_warm_start();  // before the first iteration: the nearest shapes' best configurations (loop/warm_start.h)
   // The generated candidates that are warm-start points: each point's candidate_id, the first time it is proposed.

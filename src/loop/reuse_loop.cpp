@@ -1,6 +1,7 @@
 // Reuse inside the loop (issue 39 item 2, docs/DATABASE.md "Reuse"): a configuration the results database holds under
 // the same key is not measured again; its record stands for it. The decisions are loop/reuse.h's; this file looks the
 // records up, turns them into runs, and measures again the reused finalists that could be crowned.
+#include <algorithm>
 #include <map>
 
 #include "loop/optimizer.h"
@@ -118,14 +119,55 @@ Result<std::vector<CandidateRun>> Optimizer::measure(std::vector<search::Candida
   return out;
 }
 
-std::vector<Contender> Optimizer::contenders_of(const std::vector<CandidateRun>& runs) const {
+std::vector<Contender> Optimizer::contenders_of(const std::vector<CandidateRun>& runs) {
   // Ranked by what selection decides on: the weighted objective over the workload matrix where it was measured.
   std::vector<Contender> contenders;
   for (const auto& r : runs)
-    if (r.status == search::CandidateStatus::kOk && r.outcome.timing)
-      contenders.push_back({r.candidate.id, true, r.objective_ms.value_or(r.outcome.timing->median_ms),
-                            static_cast<int>(r.candidate.methods.size())});
+    if (r.status == search::CandidateStatus::kOk && r.outcome.timing) {
+      Contender c{r.candidate.id, true, r.objective_ms.value_or(r.outcome.timing->median_ms),
+                  static_cast<int>(r.candidate.methods.size())};
+      if (auto mark = stored_champion(r.candidate)) {
+        c.stored_champion_s = std::max<int64_t>(mark->recorded_unix_s, 1);
+        c.stored_champion_run = mark->run_dir;
+      }
+      contenders.push_back(std::move(c));
+    }
   return contenders;
+}
+
+// The newest mark of an earlier run's final champion under `c`'s record key (pick_finalists orders it first).
+// A lookup that fails is a warning, said once, and ends the lookups for the rest of the run, as reused_run's.
+std::optional<db::ChampionMark> Optimizer::stored_champion(const search::Candidate& c) {
+  if (!lookup_ || c.id == "baseline") return std::nullopt;
+  auto key = lookup_key(c);
+  if (!key || !lookup_) return std::nullopt;
+  const std::string hash = db::key_hash(*key);
+  if (auto it = stored_champions_.find(hash); it != stored_champions_.end()) return it->second;
+  auto marks = lookup_->champion_runs(hash);
+  if (!marks) {
+    util::progress_print(fmt::format("  warning: the results database: {}; no earlier champion is looked up", marks.error().message));
+    lookup_ = nullptr;
+    return std::nullopt;
+  }
+  return stored_champions_[hash] = marks->empty() ? std::nullopt : std::optional(marks->front());
+}
+
+// The run's final champion, once it passed its final checks, into the results database: a later run under the same
+// key races it first among its finalists. The baseline is not marked (it is never a finalist). A failure is a
+// warning: the database never fails a run.
+void Optimizer::record_champion() {
+  if (!sink_ || !st_.champion || st_.champion->candidate.id == "baseline" || !st_.verified_as_champion(st_.champion->candidate.id))
+    return;
+  auto key = lookup_key(st_.champion->candidate);
+  if (!key || !sink_) return;
+  db::ChampionMark m;
+  m.key_hash = db::key_hash(*key);
+  m.kernel_hash = key->kernel_hash;
+  m.run_dir = dir_.string();
+  if (auto st = sink_->record_champion(m); !st) {
+    util::progress_print(fmt::format("  warning: the results database: {}; the champion is not marked", st.error().message));
+    sink_ = nullptr;
+  }
 }
 
 // Reused finalists that could be crowned are measured again, in full, until every finalist selection would see is

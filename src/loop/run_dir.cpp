@@ -151,6 +151,7 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   final_case_table();
   if (!cases_.empty() || o_.gates.holdout_shapes_file) run_holdout();
   per_shape_dispatch();  // --dispatch only
+  record_champion();     // the results database's mark (a later identical run's tie-break among equals)
   Status written = write_champion();
   if (written) written = save_state();
   if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", std::string(stop_reason_text(st_.stop_reason))}, {"detail", st_.stop_detail}});

@@ -26,6 +26,21 @@ struct Optimizer::SelectionSteps {
   void champion_gates(SelectionOutcome& d, const CandidateRun& cr, const fs::path& iter_dir, util::Json& rec);
 };
 
+namespace {
+// An earlier run's final champion, ordered first among the finalists (pick_finalists): why, as said and recorded.
+std::string ordered_first(const Contender& f) {
+  return "ordered first: the final champion of an earlier run under the same key (" + f.stored_champion_run +
+         "); a later finalist replaces it only when significantly faster";
+}
+
+void note_ordered_first(const std::vector<Contender>& finalists, util::Json& record) {
+  for (const auto& f : finalists)
+    if (f.stored_champion_s > 0)
+      for (auto& rec : record)
+        if (rec.value("finalist", std::string()) == f.id) rec["ordered_first"] = ordered_first(f);
+}
+}  // namespace
+
 Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs, const fs::path& iter_dir) {
   SelectionSteps steps{*this};
   Phase p(*this, "selection");
@@ -35,7 +50,10 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
   // A finalist's comparison with the champion at the start of this selection (its own races), over the cases.
   auto vs_start = [&](const CandidateRun& r) { return raced_comparison(r); };
   std::optional<runner::PairedComparison> crowned_vs_start;  // the new champion's, once one was crowned here
-  for (const auto& f : pick_finalists(contenders, static_cast<size_t>(o_.finalists))) {
+  const std::vector<Contender> finalists = pick_finalists(contenders, static_cast<size_t>(o_.finalists));
+  for (const auto& f : finalists)
+    if (f.stored_champion_s > 0) say("  {}: {}", f.id, ordered_first(f));
+  for (const auto& f : finalists) {
     const CandidateRun* cr = nullptr;
     for (const auto& r : runs)
       if (r.candidate.id == f.id) cr = &r;
@@ -69,6 +87,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
       out.improved = out.improved || cmp->verdict == runner::Verdict::kFaster;
     }
   }
+  note_ordered_first(finalists, out.record);
   KOPT_TRY(write_json(iter_dir / "selection.json", "selection", {{"finalists", out.record}}));
   return out;
 }
