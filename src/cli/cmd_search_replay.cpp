@@ -8,9 +8,11 @@
 #include "cli/output_options.h"
 #include "cli/commands.h"
 #include "cli/parse.h"
+#include "cli/replay_warm_start.h"
 #include "search/annotations.h"
 #include "search/replay.h"
 #include "util/fs.h"
+#include "util/strings.h"
 #include "util/output.h"
 
 namespace kopt::cli {
@@ -32,12 +34,48 @@ Result<std::map<std::string, double>> evidence_metrics(const std::string& what, 
   return out;
 }
 
+// --warm-from TABLE (repeatable), each with its --warm-from-dims, and --dims: the warm start's suggestions into `o`.
+Status plan_warm_start(const std::vector<std::string>& tables, const std::vector<std::string>& table_dims,
+                       const std::string& dims_text, const search::SearchSpace& space, const search::Registry& reg,
+                       search::ReplayOptions& o) {
+  if (tables.empty()) {
+    if (!table_dims.empty()) return input_error("--warm-from-dims without --warm-from: give the table measured at those dims");
+    return ok_status();
+  }
+  if (dims_text.empty())
+    return input_error("--warm-from needs --dims: the shape --table was measured at (e.g. --dims M=2048,N=2048,K=2048)");
+  if (table_dims.size() != tables.size())
+    return input_error(fmt::format("--warm-from needs one --warm-from-dims per table, in the same order (the shape each "
+                                   "was measured at, e.g. --warm-from-dims M=4096,N=4096,K=4096): {} table(s), {} dims",
+                                   tables.size(), table_dims.size()));
+  KOPT_TRY_ASSIGN(Dims dims, parse_dims_list(dims_text, "--dims"));
+  std::vector<WarmFromTable> from;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    WarmFromTable f;
+    f.path = tables[i];
+    KOPT_TRY_ASSIGN(f.dims, parse_dims_list(table_dims[i], "--warm-from-dims"));
+    KOPT_TRY_ASSIGN(std::string csv, util::read_file(f.path));
+    KOPT_TRY_ASSIGN(f.table, search::parse_measured_table(csv, f.path));
+    from.push_back(std::move(f));
+  }
+  KOPT_TRY_ASSIGN(auto points, replay_warm_start(from, dims, space, reg));
+  if (points.empty())
+    return input_error("--warm-from: no configuration of those tables maps into the space of --kernel (every param value "
+                       "one it declares, every constraint kept)");
+  o.suggested = loop::suggestions(points);
+  std::vector<std::string> sources;
+  for (const auto& f : from) sources.push_back(fmt::format("{} at {}", f.path, loop::dims_text(f.dims)));
+  o.suggested_source = util::join(sources, "; ") + " (record N: line N of its table)";
+  return ok_status();
+}
+
 }  // namespace
 
 int cmd_search_replay(const Args& args) {
   CLI::App app{"kopt __search-replay: replay kopt's built-in search against a measured table of a kernel's space "
                "(internal; docs/PERFORMANCE.md)", "kopt __search-replay"};
-  std::string kernel, table_path, json_path, policy = "loop", evidence = "all";
+  std::string kernel, table_path, json_path, policy = "loop", evidence = "all", dims_text;
+  std::vector<std::string> warm_from, warm_from_dims;
   search::ReplayOptions o;
   const search::ReplayOptions d;  // the defaults, written once (search/replay.h)
   app.add_option("--kernel", kernel, "the kernel whose @kopt annotations declare the space")->required();
@@ -63,6 +101,16 @@ int cmd_search_replay(const Args& args) {
                  fmt::format("the first run's seed (optimize's --search-seed; default {})", d.first_seed));
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
   app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");
+  app.add_option("--dims", dims_text, "the shape --table was measured at, e.g. M=2048,N=2048,K=2048 (needed by --warm-from)");
+  app.add_option("--warm-from", warm_from,
+                 "warm start: the measured table of another shape (repeatable); its best configurations are measured "
+                 "first, taken as a run's warm start takes them from the results database (docs/DATABASE.md)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--warm-from-dims", warm_from_dims,
+                 "the shape each --warm-from table was measured at, in the same order, e.g. M=4096,N=4096,K=4096")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   add_json_option(app, json_path, "the result");
   if (auto rc = parse_args(app, args); rc) return *rc;
   auto fail = [](const Error& e) {
@@ -92,6 +140,7 @@ int cmd_search_replay(const Args& args) {
   auto metrics = evidence_metrics(evidence, reg->get(), *space);
   if (!metrics) return fail(metrics.error());
   o.metrics = *metrics;
+  if (auto st = plan_warm_start(warm_from, warm_from_dims, dims_text, *space, reg->get(), o); !st) return fail(st.error());
   o.metrics_source = evidence == "all"    ? "made so that every declared method's evidence fires"
                      : evidence == "none" ? "empty (no method is ever picked)"
                                           : "fixed, from " + evidence;
@@ -104,6 +153,7 @@ int cmd_search_replay(const Args& args) {
     util::Json j = search::to_json(*res, o);
     j["kernel"] = kernel;
     j["table"] = table_path;
+    j["dims"] = dims_text;
     if (auto st = util::write_json_output(json_path, "search_replay", j); !st) return fail(st.error());
   }
   return 0;

@@ -80,6 +80,85 @@ TEST_F(CmdSearchReplay, ATableOfAnotherSpaceIsAnInputError) {
   EXPECT_NE(r.stderr_text.find("--policy must be loop or free"), std::string::npos) << r.stderr_text;
 }
 
+// The warm start (--warm-from): another shape's table, whose fastest configuration (A=8) this kernel does not declare
+// (passed over, as the loop passes over a stored configuration outside its space), whose 2nd fastest is this shape's
+// best. Taken as the loop takes it (loop/warm_start.h: 3 configurations of the nearest shape), measured first: every
+// run is within 3% at evaluation 2 (the baseline being 1), where from scratch takes more.
+TEST_F(CmdSearchReplay, TheWarmStartIsMeasuredFirstAndReachesTheTargetAtEvaluationTwo) {
+  std::string old = "index,A,B,KOPT_VECTORIZED_ACCESS,status,median_ms\n0,8,2,1,ok,0.5\n1,4,2,1,ok,0.6\n2,1,2,0,ok,0.7\n"
+                    "3,2,2,0,ok,0.8\n4,4,1,0,ok,0.9\n5,2,1,1,wrong_result,\n6,1,1,0,ok,2.0\n";
+  ASSERT_TRUE(util::write_file_atomic(dir_ / "old.csv", old).ok());
+  const std::vector<std::string> common = {"--table", (dir_ / "m.csv").string(), "--runs", "5", "--dims", "N=1024"};
+  auto scratch = kopt({"--table", (dir_ / "m.csv").string(), "--runs", "5", "--json", (dir_ / "s.json").string()});
+  ASSERT_EQ(scratch.exit_code, 0) << scratch.stderr_text;
+  EXPECT_NE(scratch.stdout_text.find("warm start: none (from scratch)"), std::string::npos) << scratch.stdout_text;
+  std::vector<std::string> args = common;
+  args.insert(args.end(), {"--warm-from", (dir_ / "old.csv").string(), "--warm-from-dims", "N=4096", "--json", (dir_ / "w.json").string()});
+  auto warm = kopt(args);
+  ASSERT_EQ(warm.exit_code, 0) << warm.stdout_text << warm.stderr_text;
+  EXPECT_NE(warm.stdout_text.find("warm start: 3 point(s) from " + (dir_ / "old.csv").string() + " at N=4096"), std::string::npos)
+      << warm.stdout_text;
+  EXPECT_NE(warm.stdout_text.find("A=4,B=2,KOPT_VECTORIZED_ACCESS=1  (warm start: 2nd fastest at N=4096 (distance 1.39), 0.6 ms "
+                                  "there (record 3)); here: 1.0000 ms (+0.0% of the best, within the target)"),
+            std::string::npos) << warm.stdout_text;
+  EXPECT_NE(warm.stdout_text.find("per run (seed:evaluation; w: a warm-start point): 1:2w 2:2w 3:2w 4:2w 5:2w"), std::string::npos)
+      << warm.stdout_text;
+  auto w = util::read_json(dir_ / "w.json");
+  auto s = util::read_json(dir_ / "s.json");
+  ASSERT_TRUE(w.ok() && s.ok());
+  const auto& points = (*w)["warm_start"]["points"];
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0]["key"], "A=4,B=2,KOPT_VECTORIZED_ACCESS=1");
+  EXPECT_EQ(points[1]["key"], "A=1,B=2,KOPT_VECTORIZED_ACCESS=0");
+  EXPECT_EQ(points[2]["key"], "A=2,B=2,KOPT_VECTORIZED_ACCESS=0");
+  for (const auto& p : points) EXPECT_EQ(p["key"].get<std::string>().find("A=8"), std::string::npos);
+  for (const auto& run : (*w)["runs"]) {
+    EXPECT_EQ(run["hit_evaluation"], 2);
+    EXPECT_TRUE(run["hit_suggested"].get<bool>());
+    EXPECT_EQ(run["suggested_evaluated"], 3);
+  }
+  EXPECT_EQ((*w)["summary"]["median_evaluations"], 2);
+  EXPECT_GT((*s)["summary"]["median_evaluations"].get<int>(), 2) << scratch.stdout_text;
+  EXPECT_EQ((*s)["warm_start"]["points"].size(), 0u);
+}
+
+TEST_F(CmdSearchReplay, BadWarmFromInputNamesWhatToFix) {
+  ASSERT_TRUE(util::write_file_atomic(dir_ / "old.csv", "index,A,B,KOPT_VECTORIZED_ACCESS,status,median_ms\n0,4,2,1,ok,0.6\n").ok());
+  ASSERT_TRUE(util::write_file_atomic(dir_ / "none.csv", "index,A,B,KOPT_VECTORIZED_ACCESS,status,median_ms\n0,8,2,1,ok,0.6\n").ok());
+  ASSERT_TRUE(util::write_file_atomic(dir_ / "bad.csv", "index,A,B,status,median_ms\n0,4,x,ok,0.6\n").ok());
+  const std::string old = (dir_ / "old.csv").string(), table = (dir_ / "m.csv").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--warm-from", old, "--warm-from-dims", "N=4096"}, "--warm-from needs --dims"},
+      {{"--warm-from", old, "--dims", "N=1024"}, "--warm-from needs one --warm-from-dims per table"},
+      {{"--warm-from-dims", "N=4096", "--dims", "N=1024"}, "--warm-from-dims without --warm-from"},
+      {{"--warm-from", old, "--warm-from-dims", "N=4096", "--dims", "N=4096"}, "are --dims: the warm start takes other shapes"},
+      {{"--warm-from", old, "--warm-from-dims", "M=4096", "--dims", "N=1024"}, "do not name the same dimensions as --dims N=1024"},
+      {{"--warm-from", old, "--warm-from-dims", "N=four", "--dims", "N=1024"}, "--warm-from-dims 'N=four': dimension N='four' is not an integer"},
+      {{"--warm-from", old, "--warm-from-dims", "N=4096", "--dims", ""}, "--warm-from needs --dims"},
+      {{"--warm-from", (dir_ / "missing.csv").string(), "--warm-from-dims", "N=4096", "--dims", "N=1024"}, "missing.csv"},
+      {{"--warm-from", (dir_ / "bad.csv").string(), "--warm-from-dims", "N=4096", "--dims", "N=1024"}, "bad.csv:2"},
+      {{"--warm-from", (dir_ / "none.csv").string(), "--warm-from-dims", "N=4096", "--dims", "N=1024"},
+       "no configuration of those tables maps into the space of --kernel"},
+  };
+  for (const auto& [extra, want] : cases) {
+    std::vector<std::string> args = {"--table", table};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = kopt(args);
+    EXPECT_EQ(r.exit_code, 4) << want << "\n" << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(want), std::string::npos) << want << "\n" << r.stderr_text;
+  }
+  // Two tables, each with its dims: both shapes are taken (the loop's two nearest).
+  ASSERT_TRUE(util::write_file_atomic(dir_ / "far.csv", "index,A,B,KOPT_VECTORIZED_ACCESS,status,median_ms\n0,1,2,1,ok,0.6\n").ok());
+  auto r = kopt({"--table", table, "--dims", "N=1024", "--warm-from", (dir_ / "far.csv").string(), "--warm-from", old,
+                 "--warm-from-dims", "N=65536", "--warm-from-dims", "N=4096", "--runs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  const auto near = r.stdout_text.find("A=4,B=2,KOPT_VECTORIZED_ACCESS=1  (warm start: 1st fastest at N=4096");
+  const auto far = r.stdout_text.find("A=1,B=2,KOPT_VECTORIZED_ACCESS=1  (warm start: 1st fastest at N=65536");
+  EXPECT_NE(near, std::string::npos) << r.stdout_text;
+  EXPECT_NE(far, std::string::npos) << r.stdout_text;
+  EXPECT_LT(near, far) << "the nearest shape first";
+}
+
 }  // namespace
 }  // namespace kopt::cli
 
@@ -175,6 +254,27 @@ TEST(CmdSearchReplayH200, ADeclaredSpaceWithNoMethodPickedIsSpreadOverFromTheFir
   EXPECT_LE(s["median_evaluations"].get<int>(), 11) << out;
   EXPECT_GE(s["reached_first_iteration"].get<int>(), 25) << out;  // 31 of 50; the one-step start: 14 of 50
   EXPECT_NE(out.find("nothing picked"), std::string::npos) << out;
+}
+
+// The warm start on the stored sgemm table, from itself at other dims (a smoke test of the figure of docs/DATABASE.md
+// "Measured by replay"; the real one warm-starts from another shape's table): its first point is the table's best,
+// so every run is within 3% at evaluation 2, where from scratch takes more.
+TEST(CmdSearchReplayH200, TheSgemmTableWarmStartedFromItselfAtOtherDimsHitsAtEvaluationTwo) {
+  const std::string table = testing_support::test_data_dir() + "/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv";
+  std::string out;
+  util::Json runs;
+  auto warm = replay_table("warm", "sgemm_tunable", "h200-2026-11-30/sgemm_tunable_4096_measurements.csv",
+                           {"--runs", "5", "--dims", "M=2048,N=2048,K=2048", "--warm-from", table, "--warm-from-dims",
+                            "M=4096,N=4096,K=4096"},
+                           &out, &runs);
+  EXPECT_NE(out.find("BM=128,BN=128,BK=8,TM=8,TN=8,STAGES=2,KOPT_VECTORIZED_ACCESS=1,KOPT_CP_ASYNC_PIPELINE=0,KOPT_SMEM_PADDING=0  "
+                     "(warm start: 1st fastest at K=4096,M=4096,N=4096"),
+            std::string::npos) << out;
+  EXPECT_EQ(warm["median_evaluations"], 2) << out;
+  EXPECT_EQ(warm["max_evaluations"], 2) << out;
+  for (const auto& r : runs) EXPECT_TRUE(r["hit_suggested"].get<bool>());
+  auto scratch = replay_sgemm_table("scratch", {"--runs", "5"}, &out);
+  EXPECT_GT(scratch["median_evaluations"].get<int>(), 2) << out;
 }
 
 }  // namespace

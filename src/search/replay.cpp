@@ -122,6 +122,7 @@ class Replayer {
         gi.ablations = ablations_;
         gi.verdicts = verdicts_;
         gi.metrics = o_.metrics;
+        gi.warm_start = o_.suggested;  // as the loop: every iteration (Optimizer's GeneratorInput::warm_start)
         auto out = gen.generate(gi);
         if (!out) return out.error();
         if (notes && it == 1) {
@@ -137,6 +138,7 @@ class Replayer {
         for (const auto& m : history_)
           st.history.push_back(
               {*m.candidate.config, m.status == CandidateStatus::kOk ? m.median_ms : std::nullopt, m.unwritten_fraction});
+        st.suggested = o_.suggested;
         st.k = o_.branches;
         st.seed = seed + static_cast<uint64_t>(it) + static_cast<uint64_t>(it) * 1000003ull;  // as the generator
         for (auto& p : propose_configs(st))
@@ -162,10 +164,13 @@ class Replayer {
             c.config ? look_up(*in_.table, *c.config) : Lookup{CandidateStatus::kIncorrect, std::nullopt, true, std::nullopt};
         ++r.evaluations;
         r.unknown += l.unknown;
+        const bool suggested = c.config && is_suggested(*c.config);
+        r.suggested_evaluated += suggested;
         if (c.config) r.evaluated.push_back(*c.config);
         history_.push_back(measured(c, l, it));
         if (l.ms && (!history_[champion].median_ms || *l.ms < *history_[champion].median_ms)) champion = history_.size() - 1;
-        if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation) r.hit_evaluation = r.evaluations, r.hit_iteration = it;
+        if (l.ms && *l.ms <= target_ms_ && !r.hit_evaluation)
+          r.hit_evaluation = r.evaluations, r.hit_iteration = it, r.hit_suggested = suggested;
       }
       exploring_without_gain = exploring && champion == before ? exploring_without_gain + 1 : 0;
       if (champion != before) {
@@ -200,6 +205,10 @@ class Replayer {
   }
 
  private:
+  bool is_suggested(const Config& c) const {
+    return std::any_of(o_.suggested.begin(), o_.suggested.end(), [&](const Suggestion& s) { return s.config == c; });
+  }
+
   std::optional<std::string> predicted_infeasible(const Candidate& c) const {
     if (!c.config) return std::nullopt;
     std::vector<FeasibilityObservation> obs;
@@ -290,6 +299,16 @@ Result<ReplayResult> replay_search(const ReplayInput& in) {
   s.target_evaluations = static_cast<int>(std::floor(o.target_share_pct / 100 * static_cast<double>(s.space_size) + 1e-9));
   s.random_mean_evaluations = random_mean_draws(s.space_size, s.good);
   s.random_within_target = random_hit_probability(s.space_size, s.good, s.target_evaluations);
+  for (const auto& sug : o.suggested) {
+    ReplaySuggested here{in.space->in_range(sug.config) ? in.space->key(sug.config) : std::string("(not a point of the space)"),
+                         sug.reason};
+    if (auto it = t.ms.find(sug.config); it != t.ms.end()) {
+      here.in_table = true;
+      here.ms = it->second;
+      here.within_target = it->second && *it->second <= s.target_ms;
+    }
+    res.suggested.push_back(std::move(here));
+  }
 
   Replayer rp(in, text, s.target_ms);
   std::vector<std::optional<int>> hits;
@@ -326,9 +345,29 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
                      o.branches, o.iterations, o.patience > 0 ? std::to_string(o.patience) : std::string("off"));
   if (o.policy == ReplayPolicy::kLoop) out += fmt::format("profile: {}; budget: a slot per offered method on every axis\n", o.metrics_source);
   for (const auto& n : r.notes) out += "  " + n + "\n";
+  if (r.suggested.empty()) {
+    out += "warm start: none (from scratch)\n";
+  } else {
+    out += fmt::format("warm start: {} point(s){}, measured first in every run (each an evaluation):\n", r.suggested.size(),
+                       o.suggested_source.empty() ? std::string() : " from " + o.suggested_source);
+    for (const auto& p : r.suggested)
+      out += fmt::format("  {}  ({}); here: {}\n", p.key, p.reason,
+                         !p.in_table ? std::string("not in the table")
+                         : !p.ms     ? std::string("failed")
+                                     : fmt::format("{:.4f} ms ({:+.1f}% of the best{})", *p.ms, 100 * (*p.ms / s.best_ms - 1),
+                                                   p.within_target ? ", within the target" : ""));
+  }
   out += fmt::format("{} runs (seeds {}..{}): evaluations until the first configuration within {:g}% (baseline = 1)\n", r.runs.size(),
                      o.first_seed, o.first_seed + r.runs.size() - 1, o.within_pct);
   out += fmt::format("  median {}\n  p90    {}\n  max    {}\n", evals(s.median), evals(s.p90), evals(s.max));
+  if (r.runs.size() <= 20 || !r.suggested.empty()) {
+    std::vector<std::string> per_run;
+    for (const auto& run : r.runs)
+      per_run.push_back(fmt::format("{}:{}{}", run.seed, run.hit_evaluation ? std::to_string(*run.hit_evaluation) : "-",
+                                    run.hit_suggested ? "w" : ""));
+    out += fmt::format("  per run (seed:evaluation{}): {}\n", r.suggested.empty() ? "" : "; w: a warm-start point",
+                       util::join(per_run, " "));
+  }
   out += fmt::format("  reached in {}/{} runs; within {:g}% of the space ({} evaluations) in {}/{}\n", s.reached, r.runs.size(),
                      o.target_share_pct, s.target_evaluations, s.reached_within_target, r.runs.size());
   out += fmt::format("  reached by the end of the first iteration (the baseline and one batch) in {}/{}\n",
@@ -365,7 +404,13 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
                     {"ablations", run.ablations},
                     {"skipped", run.skipped.size()},
                     {"best_found_ms", run.best_found_ms},
+                    {"suggested_evaluated", run.suggested_evaluated},
+                    {"hit_suggested", run.hit_suggested},
                     {"end", run.end}});
+  util::Json warm = util::Json::array();
+  for (const auto& p : r.suggested)
+    warm.push_back({{"key", p.key}, {"reason", p.reason}, {"in_table", p.in_table},
+                    {"ms", p.ms ? util::Json(*p.ms) : util::Json(nullptr)}, {"within_target", p.within_target}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
                        {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},
                        {"policy", replay_policy_name(o.policy)}, {"metrics_source", o.metrics_source}, {"metrics", o.metrics}}},
@@ -376,6 +421,7 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
                        {"reached_within_target", s.reached_within_target}, {"reached_first_iteration", s.reached_first_iteration},
                        {"random_mean_evaluations", s.random_mean_evaluations},
                        {"random_within_target", s.random_within_target}}},
+          {"warm_start", {{"source", o.suggested_source}, {"points", warm}}},
           {"notes", r.notes},
           {"runs", runs}};
 }

@@ -19,6 +19,9 @@
 //    leaves out what it predicts infeasible, and a candidate it predicts infeasible after a failure earlier in its
 //    batch is built and not measured (ReplayRun::skipped), as the loop does; the batch is measured in the generator's
 //    order (the loop's is the order its builds finish in).
+//  * The warm start (ReplayOptions::suggested; kopt __search-replay --warm-from takes it from another shape's table
+//    with loop/warm_start.h's selection) leads each batch with the points not yet measured, as in the loop; each is an
+//    evaluation.
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -31,6 +34,7 @@
 #include "search/measured_table.h"
 #include "search/registry.h"
 #include "search/space.h"
+#include "search/strategy.h"
 #include "util/json_io.h"
 
 namespace kopt::search {
@@ -55,6 +59,12 @@ struct ReplayOptions {
   bool promote_ablations = true;
   std::map<std::string, double> metrics;  // the champion's profile in every iteration (policy loop)
   std::string metrics_source = "none";    // how `metrics` was made, for the report
+  // The warm start (loop/warm_start.h, computed by the caller from other shapes' tables: kopt __search-replay
+  // --warm-from): points to measure first, passed to the generator in every iteration as the loop passes
+  // GeneratorInput::warm_start (policy free: StrategyInput::suggested); each batch leads with those not yet measured.
+  // They are evaluations like any candidate (the loop measures them). Empty: from scratch.
+  std::vector<Suggestion> suggested;
+  std::string suggested_source;  // where they came from, for the report ("old.csv at M=4096,N=4096,K=4096")
 };
 
 struct ReplayRun {
@@ -71,6 +81,16 @@ struct ReplayRun {
   double best_found_ms = 0;
   std::string end;                    // "reached", "iterations", "exhausted", "patience"
   std::vector<Config> evaluated;      // in order, the baseline first
+  int suggested_evaluated = 0;        // of ReplayOptions::suggested, how many this run measured
+  bool hit_suggested = false;         // the hit was one of ReplayOptions::suggested
+};
+
+// One point of ReplayOptions::suggested as the table at this shape has it.
+struct ReplaySuggested {
+  std::string key, reason;
+  bool in_table = false;       // false: not in the table (or not a valid point of the space)
+  std::optional<double> ms;    // nullopt: failed here, or not in the table
+  bool within_target = false;
 };
 
 struct ReplaySummary {
@@ -92,6 +112,7 @@ struct ReplayResult {
   ReplaySummary summary;
   std::vector<ReplayRun> runs;
   std::vector<std::string> notes;  // e.g. what method selection picked in the first iteration
+  std::vector<ReplaySuggested> suggested;  // ReplayOptions::suggested, in order
 };
 
 struct ReplayInput {

@@ -286,6 +286,53 @@ TEST_F(ReplayTest, AFailedBaselineIsAnError) {
   EXPECT_NE(r.error().message.find("failed in the table"), std::string::npos) << r.error().message;
 }
 
+// The warm start's points (ReplayOptions::suggested) lead the first batch in their order, right after the baseline,
+// each an evaluation; a point that breaks a constraint of the space is passed over; the hit among them is marked.
+TEST_F(ReplayTest, SuggestedPointsAreMeasuredFirstAndCountAsEvaluations) {
+  fill([&](const Config& c) { return value(c, "A") == 4 && value(c, "B") == 5 && value(c, "KOPT_VECTORIZED_ACCESS") == 1 ? 1.0 : 10.0; });
+  auto point = [&](int64_t a, int64_t b, int64_t v) {
+    Config c = space_.default_config();
+    auto set = [&](const std::string& name, int64_t x) {
+      const auto& d = space_.dims[static_cast<size_t>(space_.dim_index(name))];
+      c[static_cast<size_t>(space_.dim_index(name))] = static_cast<int>(std::find(d.values.begin(), d.values.end(), x) - d.values.begin());
+    };
+    set("A", a), set("B", b), set("KOPT_VECTORIZED_ACCESS", v);
+    return c;
+  };
+  const Config broken = point(8, 5, 0);  // A * B = 40 > 20
+  ASSERT_FALSE(space_.valid(broken));
+  for (auto policy : {ReplayPolicy::kLoop, ReplayPolicy::kFree}) {
+    SCOPED_TRACE(replay_policy_name(policy));
+    ReplayOptions o;
+    o.runs = 5;
+    o.policy = policy;
+    o.metrics = metrics_firing(reg(), space_.offered_methods());
+    o.suggested = {{point(2, 2, 0), "warm start: first"}, {broken, "warm start: broken"}, {point(4, 5, 1), "warm start: best"}};
+    o.suggested_source = "old.csv at N=4096";
+    auto r = replay(o);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    for (const auto& run : r->runs) {
+      ASSERT_GE(run.evaluated.size(), 3u);
+      EXPECT_EQ(run.evaluated[1], point(2, 2, 0));
+      EXPECT_EQ(run.evaluated[2], point(4, 5, 1));
+      EXPECT_EQ(run.hit_evaluation, 3);
+      EXPECT_TRUE(run.hit_suggested);
+      EXPECT_EQ(run.suggested_evaluated, 2);
+    }
+    expect_consistent(*r);
+    ASSERT_EQ(r->suggested.size(), 3u);
+    EXPECT_FALSE(r->suggested[1].in_table);
+    EXPECT_TRUE(r->suggested[2].within_target);
+    const std::string text = format_replay(*r, o);
+    EXPECT_NE(text.find("warm start: 3 point(s) from old.csv at N=4096"), std::string::npos) << text;
+    EXPECT_NE(text.find("A=8,B=5,KOPT_VECTORIZED_ACCESS=0  (warm start: broken); here: not in the table"), std::string::npos) << text;
+    EXPECT_NE(text.find("1:3w 2:3w 3:3w 4:3w 5:3w"), std::string::npos) << text;
+    const auto j = to_json(*r, o);
+    EXPECT_EQ(j["warm_start"]["points"].size(), 3u);
+    EXPECT_EQ(j["runs"][0]["hit_suggested"], true);
+  }
+}
+
 TEST(Replay, RandomSearchFormulas) {
   // 5 configurations, 2 good: the first good draw is 1st with p 2/5, 2nd 3/10, 3rd 1/5, 4th 1/10: mean 2.
   EXPECT_DOUBLE_EQ(random_mean_draws(5, 2), 2.0);
