@@ -201,6 +201,16 @@ def run_kernel(**kw):
 '''
 
 
+@pytest.fixture
+def isolated_imports(monkeypatch):
+    """sys.path and the sibling modules as before the test: each test imports FINDS_SIBLINGS afresh."""
+    import sys
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for m in ("vendored_pkg", "sibling_mod"):
+        monkeypatch.delitem(sys.modules, m, raising=False)
+    return monkeypatch
+
+
 def _kernel_with_siblings(tmp_path):
     orig = tmp_path / "project" / "kernel.py"
     (tmp_path / "project" / "vendored" / "vendored_pkg").mkdir(parents=True)
@@ -213,11 +223,9 @@ def _kernel_with_siblings(tmp_path):
     return orig, copy
 
 
-def test_a_copy_of_a_kernel_that_finds_its_package_beside_itself_imports_as_the_original(tmp_path, monkeypatch):
+def test_a_copy_of_a_kernel_that_finds_its_package_beside_itself_imports_as_the_original(tmp_path, isolated_imports):
+    monkeypatch = isolated_imports
     orig, copy = _kernel_with_siblings(tmp_path)
-    monkeypatch.setattr("sys.path", list(__import__("sys").path))
-    for m in ("vendored_pkg", "sibling_mod"):
-        monkeypatch.delitem(__import__("sys").modules, m, raising=False)
     monkeypatch.setenv(kernelmod.ORIGIN_ENV, str(orig))
     module = kernelmod.load(str(copy))
     assert module.__file__ == str(orig)
@@ -225,19 +233,17 @@ def test_a_copy_of_a_kernel_that_finds_its_package_beside_itself_imports_as_the_
     assert "@kopt param" in open(module.__spec__.origin).read(), "the code run is the copy's"
 
 
-def test_without_the_origin_the_copy_fails_as_it_did(tmp_path, monkeypatch):
+def test_without_the_origin_the_copy_fails_as_it_did(tmp_path, isolated_imports):
+    monkeypatch = isolated_imports
     _, copy = _kernel_with_siblings(tmp_path)
-    monkeypatch.setattr("sys.path", list(__import__("sys").path))
     monkeypatch.delenv(kernelmod.ORIGIN_ENV, raising=False)
     with pytest.raises(RefError, match="vendored is not beside"):
         kernelmod.load(str(copy))
 
 
-def test_an_origin_that_is_the_file_itself_or_missing_changes_nothing(tmp_path, monkeypatch):
+def test_an_origin_that_is_the_file_itself_or_missing_changes_nothing(tmp_path, isolated_imports):
+    monkeypatch = isolated_imports
     orig, _ = _kernel_with_siblings(tmp_path)
-    monkeypatch.setattr("sys.path", list(__import__("sys").path))
-    for m in ("vendored_pkg", "sibling_mod"):
-        monkeypatch.delitem(__import__("sys").modules, m, raising=False)
     monkeypatch.setenv(kernelmod.ORIGIN_ENV, str(orig))
     assert kernelmod.load(str(orig)).__file__ == str(orig)
     monkeypatch.setenv(kernelmod.ORIGIN_ENV, str(tmp_path / "gone.py"))
