@@ -59,6 +59,11 @@ bench_dims() {
     cutlass_layernorm | cutlass_rmsnorm) echo "--M=8192 --N=4096" ;;                          # typical 16384 x 4096
     flashinfer_silu_and_mul | flashinfer_gelu_tanh_and_mul) echo "--num_tokens=2048 --d=14336" ;;  # typical 8192 tokens
     flashinfer_merge_state) echo "--seq_len=4096 --num_heads=32 --head_dim=128" ;;           # typical 8192 positions
+    # Triton: liger_rms_norm at its typical 16384 x 4096 spent 19 s on golden data and outlasted a 100 s cap in its
+    # gates (s21 call 3); a quarter of the rows keeps the launch (it depends on n_cols).
+    liger_softmax | liger_rms_norm | liger_layer_norm) echo "--n_rows=4096 --n_cols=4096" ;;  # typical 16384 rows
+    liger_geglu) echo "--n_rows=2048 --n_cols=16384" ;;                                       # typical 8192 rows
+    liger_swiglu) echo "--n_rows=2048 --n_cols=14336" ;;                                      # typical 8192 rows
     *) sed -n 's/^typical: //p' "examples/corpus/$1/dims.txt" ;;
   esac
 }
