@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "cli/dims.h"
 #include "db/reuse.h"
-#include "util/strings.h"
+#include "search/method.h"
 
 namespace kopt::cli {
 
@@ -40,10 +38,8 @@ std::vector<db::Record> records_from_table(const search::MeasuredTable& table, c
       const int d = space.dim_index(col);
       if (d >= 0 && space.dims[static_cast<size_t>(d)].kind != search::DimKind::kParam) {
         guards[space.dims[static_cast<size_t>(d)].method] = row.values[i] != 0;
-      } else if (d < 0 && util::starts_with(col, "KOPT_")) {
-        std::string method = col.substr(5);
-        for (auto& ch : method) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        guards[method] = row.values[i] != 0;
+      } else if (auto method = d < 0 ? search::guard_method(col) : std::nullopt) {
+        guards[*method] = row.values[i] != 0;
       } else {
         params[col] = row.values[i];
       }

@@ -68,6 +68,14 @@ std::string guard_macro(std::string_view method_id) {
   return s;
 }
 
+std::optional<std::string> guard_method(std::string_view macro) {
+  constexpr std::string_view prefix = "KOPT_";
+  if (macro.size() <= prefix.size() || macro.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string id;
+  for (char c : macro.substr(prefix.size())) id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
+}
+
 bool EvidenceItem::holds(double v) const {
   switch (op) {
     case CompareOp::kGreater: return v > value;

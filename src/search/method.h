@@ -38,6 +38,8 @@ bool numerics_allows(NumericsMode mode, Numerics n);
 
 // The macro that toggles a method in a kernel: "KOPT_" + the id in upper case.
 std::string guard_macro(std::string_view method_id);
+// Its inverse: "KOPT_VECTORIZED_ACCESS" -> "vectorized_access"; nullopt for a name that is not a guard macro.
+std::optional<std::string> guard_method(std::string_view macro);
 
 struct EvidenceItem {
   std::string metric;  // a real Nsight Compute metric name, e.g. dram__throughput.avg.pct_of_peak_sustained_elapsed

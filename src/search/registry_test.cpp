@@ -210,6 +210,9 @@ TEST(Numerics, ModesAdmitTheDocumentedKinds) {
   EXPECT_FALSE(numerics_allows(NumericsMode::kReference, Numerics::kToleranceChanging));
   EXPECT_TRUE(numerics_allows(NumericsMode::kApproximate, Numerics::kToleranceChanging));
   EXPECT_EQ(guard_macro("vectorized_access"), "KOPT_VECTORIZED_ACCESS");
+  EXPECT_EQ(guard_method(guard_macro("vectorized_access")), "vectorized_access");
+  EXPECT_EQ(guard_method("BLOCK"), std::nullopt);
+  EXPECT_EQ(guard_method("KOPT_"), std::nullopt);
 }
 
 }  // namespace
