@@ -158,8 +158,10 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   if (written) written = write_summary();
   if (!written) return fail(written.error());
   RunOutcome done = outcome(RunEnd::kFinished, ExitCode::kOk, "");
-  // Written to --json and printed by the command line (cli/cmd_optimize.cpp), which owns both.
-  done.summary = summary_json();
+  // Written to --json and printed by the command line (cli/cmd_optimize.cpp), which owns both: summary.json's document
+  // as written (made again, its meta's time could be a second later).
+  auto written_summary = util::read_json(dir_ / "summary.json");
+  done.summary = written_summary ? *written_summary : summary_json();
   return done;
 }
 

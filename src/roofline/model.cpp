@@ -204,7 +204,7 @@ Result<Efficiency> assess(const Floor& f, const TimeMeasurement& t, double near_
   e.achieved_tflops = f.flops / s / 1e12;
   e.achieved_gbps = f.bytes_min / s / 1e9;
   e.efficiency = f.floor_ms / t.median_ms;
-  e.below_floor = f.floor_ms - t.median_ms > t.noise_ms;
+  e.below_floor = f.floor_ms / (1 + kCeilingMargin) - t.median_ms > t.noise_ms;
   e.near_peak = !e.below_floor && e.efficiency >= near_peak_efficiency;
   return e;
 }

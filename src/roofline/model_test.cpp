@@ -208,14 +208,20 @@ TEST(Efficiency, BelowTheFloorBeyondTheNoiseIsFlaggedNeverCelebrated) {
   Floor f;
   f.floor_ms = 1.0;
   f.flops = 1;
-  auto within = assess(f, {0.95, 0.06});  // 0.05 ms under the floor, noise 0.06: fine
+  // The floor at ceilings kCeilingMargin (10%) faster: 1 / 1.1 = 0.9091 ms.
+  auto at_roof = assess(f, {0.95, 0});  // 105% of the floor's efficiency: within the ceilings' margin
+  EXPECT_FALSE(at_roof->below_floor);
+  EXPECT_TRUE(at_roof->near_peak);
+  EXPECT_GT(at_roof->efficiency, 1.0);
+  auto edge = assess(f, {0.9091, 0});  // just at 110%
+  EXPECT_FALSE(edge->below_floor);
+  auto within = assess(f, {0.86, 0.06});  // 0.049 ms under 0.9091, noise 0.06: fine
   EXPECT_FALSE(within->below_floor);
   EXPECT_TRUE(within->near_peak);
-  EXPECT_GT(within->efficiency, 1.0);
-  auto beyond = assess(f, {0.95, 0.04});  // 0.05 ms under the floor, noise 0.04: impossible
+  auto beyond = assess(f, {0.86, 0.04});  // 0.049 ms under 0.9091, noise 0.04: impossible
   EXPECT_TRUE(beyond->below_floor);
   EXPECT_FALSE(beyond->near_peak);
-  auto no_noise = assess(f, {0.999, 0});
+  auto no_noise = assess(f, {0.9, 0});  // 111%
   EXPECT_TRUE(no_noise->below_floor);
 }
 
