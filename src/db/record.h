@@ -101,4 +101,19 @@ struct ChampionMark {
   std::string recorded_at;
 };
 
+// A generator's proposals at one iteration of a run (table proposals, schema v5; issue 39), under the hash of what it
+// proposed from less the noise in its figures (loop/proposals.h proposal_state_hash). A later run that reaches the
+// same state (the same kernel key, options, champion, and configurations measured with the same verdicts) proposes the
+// same configurations: a second identical run measures nothing the first had not.
+struct ProposalMark {
+  int64_t id = 0;
+  std::string state_hash;
+  std::string kernel_hash;  // the kernel's (a prune by kernel removes it)
+  std::string run_dir;
+  int iteration = 0;
+  util::Json body;  // loop/proposals.h proposal_json
+  int64_t recorded_unix_s = 0;  // 0: Store stamps the time
+  std::string recorded_at;
+};
+
 }  // namespace kopt::db

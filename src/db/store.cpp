@@ -45,6 +45,12 @@ const std::vector<std::string>& migrations() {
       " key_hash TEXT NOT NULL, kernel_hash TEXT NOT NULL, run_dir TEXT NOT NULL,"
       " recorded_unix_s INTEGER NOT NULL, recorded_at TEXT NOT NULL);"
       "CREATE INDEX champions_key_hash ON champions(key_hash);",
+      // v5: a generator's proposals by the state it proposed from (ProposalMark): a second identical run's.
+      "CREATE TABLE proposals ("
+      " id INTEGER PRIMARY KEY,"
+      " state_hash TEXT NOT NULL, kernel_hash TEXT NOT NULL, run_dir TEXT NOT NULL, iteration INTEGER NOT NULL,"
+      " body_json TEXT NOT NULL, recorded_unix_s INTEGER NOT NULL, recorded_at TEXT NOT NULL);"
+      "CREATE INDEX proposals_state_hash ON proposals(state_hash);",
   };
   return steps;
 }
@@ -390,12 +396,44 @@ Result<std::vector<KernelSummary>> Store::summary() {
   }
 }
 
+Status Store::record_proposal(const ProposalMark& p) {
+  const int64_t at = p.recorded_unix_s ? p.recorded_unix_s : now_unix_s();
+  KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
+  KOPT_TRY_ASSIGN(auto s, c_.prepare("INSERT INTO proposals (state_hash, kernel_hash, run_dir, iteration, body_json, "
+                                     "recorded_unix_s, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)"));
+  s.bind(1, p.state_hash).bind(2, p.kernel_hash).bind(3, p.run_dir).bind(4, static_cast<int64_t>(p.iteration));
+  s.bind(5, p.body.dump()).bind(6, at).bind(7, p.recorded_at.empty() ? iso_utc(at) : p.recorded_at);
+  if (auto st = s.run(); !st) return c_.error("cannot record proposals: " + st.error().message);
+  KOPT_TRY(tx.commit());
+  return ok_status();
+}
+
+Result<std::optional<ProposalMark>> Store::proposal(const std::string& state_hash) {
+  KOPT_TRY_ASSIGN(auto s, c_.prepare("SELECT id, state_hash, kernel_hash, run_dir, iteration, body_json, recorded_unix_s, "
+                                     "recorded_at FROM proposals WHERE state_hash = ? ORDER BY recorded_unix_s DESC, id DESC "
+                                     "LIMIT 1"));
+  s.bind(1, state_hash);
+  KOPT_TRY_ASSIGN(bool row, s.step());
+  if (!row) return std::optional<ProposalMark>{};
+  ProposalMark p;
+  p.id = s.integer(0);
+  p.state_hash = s.text(1);
+  p.kernel_hash = s.text(2);
+  p.run_dir = s.text(3);
+  p.iteration = static_cast<int>(s.integer(4));
+  p.body = util::Json::parse(s.text(5), nullptr, false);
+  if (p.body.is_discarded()) return c_.error("proposals row " + std::to_string(p.id) + ": body_json is not JSON");
+  p.recorded_unix_s = s.integer(6);
+  p.recorded_at = s.text(7);
+  return std::optional<ProposalMark>(std::move(p));
+}
+
 // Deletes the rows of measurements WHERE `where` (one bound value), then those of the tables that go with them
-// (method outcomes, champion marks): the count of measurements deleted.
+// (method outcomes, champion marks, proposals): the count of measurements deleted.
 Result<int64_t> Store::prune_where(const std::string& where, const std::function<void(Statement&)>& bind) {
   KOPT_TRY_ASSIGN(auto tx, Transaction::begin(c_));
   int64_t n = 0;
-  for (const char* table : {"measurements", "method_outcomes", "champions"}) {
+  for (const char* table : {"measurements", "method_outcomes", "champions", "proposals"}) {
     KOPT_TRY_ASSIGN(auto s, c_.prepare(std::string("DELETE FROM ") + table + " WHERE " + where));
     bind(s);
     KOPT_TRY(s.run());

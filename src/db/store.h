@@ -58,6 +58,8 @@ class RecordSink {
   virtual Status record_method_outcome(const MethodOutcome&) { return ok_status(); }
   // A run's final champion (selection's tie-break in later runs). Default: not kept.
   virtual Status record_champion(const ChampionMark&) { return ok_status(); }
+  // A generator's proposals at one iteration (a later identical run's). Default: not kept.
+  virtual Status record_proposal(const ProposalMark&) { return ok_status(); }
 };
 
 // Where a run looks up what was measured before (issue 39 item 2, docs/DATABASE.md "Reuse"): Store, or a test's list.
@@ -79,6 +81,11 @@ class RecordLookup {
     (void)key_hash;
     return std::vector<ChampionMark>{};
   }
+  // The newest proposals recorded under this state hash (ProposalMark). Default: none.
+  virtual Result<std::optional<ProposalMark>> proposal(const std::string& state_hash) {
+    (void)state_hash;
+    return std::optional<ProposalMark>{};
+  }
 };
 
 class Store final : public RecordSink, public RecordLookup {
@@ -96,12 +103,14 @@ class Store final : public RecordSink, public RecordLookup {
   Result<std::vector<MethodOutcome>> method_outcomes(const std::string& gpu_model) override;
   Status record_champion(const ChampionMark& c) override;
   Result<std::vector<ChampionMark>> champion_runs(const std::string& key_hash) override;
+  Status record_proposal(const ProposalMark& p) override;
+  Result<std::optional<ProposalMark>> proposal(const std::string& state_hash) override;
   // The k nearest shapes at which this kernel's configuration `config` was measured (reuse.h nearest_shapes).
   Result<std::vector<ShapeNeighbour>> nearest_shapes(const std::string& kernel_hash, const util::Json& config, const Dims& dims,
                                                      size_t k);
   Result<std::vector<KernelSummary>> summary();  // newest kernel first
   // Deletes records older than `days` days before now_unix_s, or every record of one kernel; the count deleted (of
-  // measurements; the method outcomes and champion marks of the same age or kernel go with them).
+  // measurements; the method outcomes, champion marks and proposals of the same age or kernel go with them).
   Result<int64_t> prune_older_than(int64_t days, int64_t now_unix_s);
   Result<int64_t> prune_kernel(const std::string& kernel_hash);
   // PRAGMA integrity_check's answer: "ok" for a sound file.

@@ -44,6 +44,8 @@ int in_child(F body) {
   return status;
 }
 
+const int kCurrent = static_cast<int>(migrations().size());  // the schema version this kopt writes
+
 TEST(DbStore, ANewDatabaseHasTheCurrentSchemaInWalMode) {
   testing::ScratchDb scratch("schema");
   const fs::path& p = scratch.path;
@@ -87,17 +89,18 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   testing::ScratchDb scratch("upgrade");
   const fs::path& p = scratch.path;
   {
-    // A version-1 file with one record: today's file with versions 3 and 4's tables and version 2's column dropped.
+    // A version-1 file with one record: today's file with versions 3 to 5's tables and version 2's column dropped.
     Store s = open_ok(p);
     ASSERT_TRUE(s.insert(sample_record()).ok());
     ASSERT_TRUE(s.connection()
-                    .exec("DROP TABLE champions; DROP TABLE method_outcomes; ALTER TABLE measurements DROP COLUMN raced_json; "
+                    .exec("DROP TABLE proposals; DROP TABLE champions; DROP TABLE method_outcomes; "
+                          "ALTER TABLE measurements DROP COLUMN raced_json; "
                           "UPDATE schema_version SET version = 1")
                     .ok());
     EXPECT_EQ(*s.schema_version(), 1);
   }
   Store s = open_ok(p);
-  EXPECT_EQ(*s.schema_version(), 4);
+  EXPECT_EQ(*s.schema_version(), kCurrent);
   // Version 3's table is there, empty: the strategy memory starts with nothing.
   auto none = s.method_outcomes("NVIDIA H200");
   ASSERT_TRUE(none.ok()) << none.error().message;
@@ -108,11 +111,11 @@ TEST(DbStore, AVersion1DatabaseIsUpgradedKeepingItsRecords) {
   EXPECT_EQ(key_hash(rows->front().key), key_hash(sample_record().key));
   EXPECT_TRUE(rows->front().raced.is_null()) << "a record made before version 2 has no race";
   // A later step runs on top, and a kopt that knows fewer steps refuses the upgraded file.
-  std::vector<std::string> v5 = migrations();
-  v5.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
+  std::vector<std::string> later = migrations();
+  later.push_back("ALTER TABLE measurements ADD COLUMN comment TEXT NOT NULL DEFAULT 'none'");
   {
-    Store s3 = open_ok(p, v5);
-    EXPECT_EQ(*s3.schema_version(), 5);
+    Store s3 = open_ok(p, later);
+    EXPECT_EQ(*s3.schema_version(), kCurrent + 1);
     auto c = s3.connection().prepare("SELECT comment FROM measurements");
     ASSERT_TRUE(c.ok() && *c->step());
     EXPECT_EQ(c->text(0), "none");
@@ -139,7 +142,7 @@ TEST(DbStore, AVersion2DatabaseIsUpgradedKeepingItsRaces) {
   }
   {
     Store s = open_ok(p);
-    EXPECT_EQ(*s.schema_version(), 4);
+    EXPECT_EQ(*s.schema_version(), kCurrent);
     auto rows = s.query({});
     ASSERT_TRUE(rows.ok()) << rows.error().message;
     ASSERT_EQ(rows->size(), 1u);
@@ -160,10 +163,10 @@ TEST(DbStore, AVersion2DatabaseIsUpgradedKeepingItsRaces) {
     EXPECT_EQ(s.method_outcomes("NVIDIA H200")->size(), 1u);
   }
   // Opening it again changes nothing; a version-2 kopt refuses the upgraded file, naming version 4.
-  EXPECT_EQ(*open_ok(p).schema_version(), 4);
+  EXPECT_EQ(*open_ok(p).schema_version(), kCurrent);
   auto old = Store::open(p, v2);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.error().message.find("schema version 4"), std::string::npos) << old.error().message;
+  EXPECT_NE(old.error().message.find("schema version " + std::to_string(kCurrent)), std::string::npos) << old.error().message;
 }
 
 namespace {
@@ -195,7 +198,7 @@ TEST(DbStore, AVersion3DatabaseGainsTheChampionsTable) {
     EXPECT_FALSE(s.record_champion(champion_mark("kopt_runs/run_a", 1796256000)).ok()) << "version 3 has no champions table";
   }
   Store s = open_ok(p);
-  EXPECT_EQ(*s.schema_version(), 4);
+  EXPECT_EQ(*s.schema_version(), kCurrent);
   EXPECT_EQ(count_rows(s), 1);
   EXPECT_EQ(s.method_outcomes("NVIDIA H200")->size(), 1u);
   auto none = s.champion_runs(key_hash(sample_record().key));
@@ -205,7 +208,7 @@ TEST(DbStore, AVersion3DatabaseGainsTheChampionsTable) {
   EXPECT_EQ(s.champion_runs(key_hash(sample_record().key))->size(), 1u);
   auto old = Store::open(p, v3);
   ASSERT_FALSE(old.ok());
-  EXPECT_NE(old.error().message.find("schema version 4"), std::string::npos) << old.error().message;
+  EXPECT_NE(old.error().message.find("schema version " + std::to_string(kCurrent)), std::string::npos) << old.error().message;
 }
 
 // Champion marks come back per record key, newest first, are counted in the summary, and go with a prune (by age or
@@ -248,6 +251,55 @@ TEST(DbStore, ChampionMarksComeBackPerKeyNewestFirstAndArePrunedWithTheirKernel)
   EXPECT_TRUE(s.champion_runs(key_hash(r.key))->empty());
   EXPECT_TRUE(s.champion_runs(key_hash(other_config.key))->empty());
   EXPECT_EQ(s.champion_runs(key_hash(other_kernel.key))->size(), 1u);
+}
+
+namespace {
+ProposalMark proposal_mark(const std::string& state, const std::string& run_dir, int64_t at, const std::string& kernel) {
+  ProposalMark m;
+  m.state_hash = state;
+  m.kernel_hash = kernel;
+  m.run_dir = run_dir;
+  m.iteration = 2;
+  m.body = {{"candidates", util::Json::array({{{"id", "i2c1"}}})}, {"exploring", false}};
+  m.recorded_unix_s = at;
+  return m;
+}
+}  // namespace
+
+// Issue 39: a generator's proposals (schema v5) come back by their state hash, the newest, and go with a prune (by age
+// or by kernel) as the kernel's measurements do. A version-4 file gains the table, empty.
+TEST(DbStore, ProposalsComeBackByStateNewestAndArePrunedWithTheirKernel) {
+  testing::ScratchDb scratch("proposals");
+  const std::vector<std::string> v4(migrations().begin(), migrations().begin() + 4);
+  const std::string kernel = sample_record().key.kernel_hash, other = "fedcba9876543210fedcba9876543210";
+  const int64_t now = 1796256000, day = 86400;
+  {
+    Store s = open_ok(scratch.path, v4);
+    EXPECT_FALSE(s.record_proposal(proposal_mark("state_a", "kopt_runs/run_a", now, kernel)).ok()) << "version 4 has none";
+  }
+  Store s = open_ok(scratch.path);
+  EXPECT_EQ(*s.schema_version(), kCurrent);
+  auto none = s.proposal("state_a");
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(none->has_value());
+  Record r = sample_record();
+  r.recorded_unix_s = now - day;
+  ASSERT_TRUE(s.insert(r).ok());
+  ASSERT_TRUE(s.record_proposal(proposal_mark("state_a", "kopt_runs/run_old", now - 40 * day, kernel)).ok());
+  ASSERT_TRUE(s.record_proposal(proposal_mark("state_a", "kopt_runs/run_new", now - day, kernel)).ok());
+  ASSERT_TRUE(s.record_proposal(proposal_mark("state_b", "kopt_runs/run_other", now - day, other)).ok());
+  auto got = s.proposal("state_a");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->run_dir, "kopt_runs/run_new");
+  EXPECT_EQ((*got)->iteration, 2);
+  EXPECT_EQ((*got)->kernel_hash, kernel);
+  EXPECT_EQ((*got)->body["candidates"][0]["id"], "i2c1");
+  EXPECT_EQ((*got)->recorded_at, "2026-12-02T00:00:00Z");
+  ASSERT_EQ(*s.prune_older_than(30, now), 0);
+  EXPECT_EQ((*s.proposal("state_a"))->run_dir, "kopt_runs/run_new") << "the old one went, the new one stays";
+  ASSERT_EQ(*s.prune_kernel(kernel), 1);
+  EXPECT_FALSE(s.proposal("state_a")->has_value());
+  EXPECT_TRUE(s.proposal("state_b")->has_value()) << "another kernel's stay";
 }
 
 // Issue 39 item 2(c): the method outcomes (schema v3) come back per GPU model, newest first, and go with a prune.

@@ -74,11 +74,7 @@ std::optional<RunOutcome> Optimizer::iterate(search::Generator& gen) {
   // A generator that repairs its candidates (--generator llm) checks them through the lab before returning them.
   LoopChecker checker({&o_.job, &prep_, &baseline_result_, &lab_, jobs_ > 0 ? jobs_ : 1, idir / "checks"});
   in.checker = &checker;
-  Result<search::GeneratorOutput> out = internal_error("not run");
-  {
-    Phase p(*this, "generate");
-    out = gen.generate(in);
-  }
+  Result<search::GeneratorOutput> out = propose(gen, in);
   if (!out) {
     if (auto st = write_json(idir / "generator_error.json", "generator_error", {{"message", out.error().message}}); !st) return fail(st.error());
     if (util::interrupted() || out.error().code == ExitCode::kInterrupted) return interrupted_exit();

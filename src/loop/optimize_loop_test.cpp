@@ -16,8 +16,11 @@
 #include "db/store.h"
 #include "db/testing.h"
 #include "loop/optimize.h"
+#include "loop/reuse.h"
 #include "loop/state.h"
+#include "record/candidate.h"
 #include "record/run_files.h"
+#include "record/run_record.h"
 #include "roofline/testing.h"
 #include "runner/launch.h"
 #include "testing/model_lab.h"
@@ -401,6 +404,65 @@ TEST(OptimizeLoop, ASecondIdenticalRunMeasuresNothingNewAndReachesTheSameChampio
   ASSERT_TRUE(state_4.ok());
   for (const auto& m : (*state_4)["history"]) EXPECT_FALSE(m.contains("reused")) << m.dump();
   EXPECT_EQ(fourth.runs.size(), first.runs.size());
+}
+
+// The same second run on a GPU whose luck differs from the first's (every configuration up to 2% faster or slower, as
+// between two processes): the reused finalists raced again read other figures, and the reused records' objectives
+// scale with this run's baseline, yet each iteration reaches the state the first run proposed from (the same champion,
+// configurations and verdicts), so the first run's proposals are kept and nothing new is measured (loop/proposals.h).
+// Without the kept proposals (a lookup that has none) the same run proposes other points.
+TEST(OptimizeLoop, ASecondRunWithOtherLuckInItsRacesProposesWhatTheFirstDid) {
+  OptimizeOptions o;
+  o.iterations = 5;
+  o.patience = 5;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.noise_per_run = true;
+  db::testing::ScratchDb scratch("other_luck");
+  auto store = db::Store::open(scratch.path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto configs = [](const LoopRun& r) {
+    std::set<std::string> k;
+    auto st = util::read_json(r.run_dir / "state.json");
+    EXPECT_TRUE(st.ok());
+    for (const auto* list : {"history", "ablations"})
+      for (const auto& m : (*st)[list]) k.insert(opponent_json(record::candidate_of(record::candidate_config_from_json(m["candidate"]))).dump());
+    return k;
+  };
+  auto first = run_model_loop("luck_1", o, mo, &*store, &*store);
+  ASSERT_EQ(first.exit_code, 0);
+  mo.time_ms = [](const Defines& d) -> std::optional<double> {
+    auto t = tile_model(d);
+    if (!t) return t;
+    const std::string h = util::content_hash(util::Json(d).dump());
+    return *t * (0.98 + 0.04 * static_cast<double>(std::stoul(h.substr(0, 6), nullptr, 16) % 1000) / 999.0);
+  };
+  WithoutChampionMarks no_kept_proposals(*store);  // its lookup keeps records, not proposals
+  auto control = run_model_loop("luck_control", o, mo, nullptr, &no_kept_proposals);
+  ASSERT_EQ(control.exit_code, 0);
+  EXPECT_NE(configs(control), configs(first)) << "the case this test is about: other luck, other proposals";
+
+  auto second = run_model_loop("luck_2", o, mo, &*store, &*store);
+  ASSERT_EQ(second.exit_code, 0);
+  auto state_1 = util::read_json(first.run_dir / "state.json");
+  auto state_2 = util::read_json(second.run_dir / "state.json");
+  ASSERT_TRUE(state_1.ok() && state_2.ok());
+  EXPECT_EQ((*state_2)["champion"]["candidate"]["params"], (*state_1)["champion"]["candidate"]["params"]);
+  EXPECT_EQ((*state_2)["champion"]["candidate"]["guards"], (*state_1)["champion"]["candidate"]["guards"]);
+  EXPECT_EQ(configs(second), configs(first)) << "no configuration was measured that the first run had not";
+  EXPECT_FALSE((*state_2)["raced_again"].empty()) << "its finalists are still raced in this run";
+  auto plan = util::read_json(second.run_dir / "iter_02" / "plan.json");
+  ASSERT_TRUE(plan.ok());
+  ASSERT_FALSE((*plan)["notes"].empty());
+  EXPECT_NE((*plan)["notes"][0].get<std::string>().find("the proposals of " + first.run_dir.string()), std::string::npos)
+      << (*plan)["notes"].dump();
+  // --remeasure: the generator's own proposals, as always.
+  o.remeasure = true;
+  auto third = run_model_loop("luck_3", o, mo, &*store, &*store);
+  ASSERT_EQ(third.exit_code, 0);
+  auto plan_3 = util::read_json(third.run_dir / "iter_02" / "plan.json");
+  ASSERT_TRUE(plan_3.ok());
+  for (const auto& n : (*plan_3)["notes"]) EXPECT_EQ(n.get<std::string>().find("the proposals of"), std::string::npos);
 }
 
 // The position in a run's history (1: its first evaluation after the baseline) of the first configuration with these

@@ -93,6 +93,8 @@ class Optimizer {
   std::optional<db::ChampionMark> stored_champion(const search::Candidate& c);
   void record_champion();
   std::map<std::string, std::optional<db::ChampionMark>> stored_champions_;  // key_hash -> newest mark
+  // The generator's output, or an earlier run's kept proposals from the same state (loop/proposals.h), this one's kept.
+  Result<search::GeneratorOutput> propose(search::Generator& gen, const search::GeneratorInput& in);
   // ---- the warm start and the strategy memory (issue 39 item 2(b), 2(c): loop/warm_start_loop.cpp) ----
   void plan_warm_start();  // before the first iteration: the nearest shapes' best configurations (loop/warm_start.h)
   // The generated candidates that are warm-start points: each point's candidate_id, the first time it is proposed.

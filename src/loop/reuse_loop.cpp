@@ -5,6 +5,7 @@
 #include <map>
 
 #include "loop/optimizer.h"
+#include "loop/proposals.h"
 #include "util/fs.h"
 
 namespace kopt::loop {
@@ -198,6 +199,49 @@ Status Optimizer::race_reused_finalists(std::vector<CandidateRun>& runs, const f
     }
     if (fresh.size() < again.size()) return ok_status();  // cut short (Ctrl-C): selection decides on what there is
   }
+}
+
+// The built-in generator's proposals are kept under the state they came from and, that state reached again (a second
+// identical run), proposed again instead of what this run's figures would suggest (loop/proposals.h). Not with
+// --remeasure, another generator, or without the results database. A failure to look up or keep them is a warning.
+Result<search::GeneratorOutput> Optimizer::propose(search::Generator& gen, const search::GeneratorInput& in) {
+  Result<search::GeneratorOutput> out = internal_error("not run");
+  {
+    Phase p(*this, "generate");
+    out = gen.generate(in);
+  }
+  if (!out || o_.generator.kind != GeneratorKind::kBuiltin || o_.remeasure || (!lookup_ && !sink_)) return out;
+  auto base = lookup_key(base_candidate_);
+  if (!base) return out;
+  const std::string state = proposal_state_hash(db::key_hash(*base), gen.name(), in);
+  if (lookup_) {
+    auto kept = lookup_->proposal(state);
+    if (!kept) {
+      util::progress_print(fmt::format("  warning: the results database: {}; no proposals are looked up", kept.error().message));
+      lookup_ = nullptr;
+    } else if (*kept) {
+      if (auto st = apply_proposal((*kept)->body, in.baseline_source, *out); !st) {
+        say("  warning: {}; the generator's own proposals stand", st.error().message);
+      } else {
+        out->notes.insert(out->notes.begin(), fmt::format("the proposals of {} at its iteration {}: the same state (the same champion, "
+                                                          "configurations measured and verdicts), kept in the results database",
+                                                          (*kept)->run_dir, (*kept)->iteration));
+        return out;
+      }
+    }
+  }
+  if (!sink_) return out;
+  db::ProposalMark m;
+  m.state_hash = state;
+  m.kernel_hash = base->kernel_hash;
+  m.run_dir = dir_.string();
+  m.iteration = in.iteration;
+  m.body = proposal_json(*out, in.baseline_source);
+  if (auto st = sink_->record_proposal(m); !st) {
+    util::progress_print(fmt::format("  warning: the results database: {}; the proposals are not kept", st.error().message));
+    sink_ = nullptr;
+  }
+  return out;
 }
 
 util::Json Optimizer::raced_json(const CandidateRun& r) const {
