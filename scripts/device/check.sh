@@ -450,7 +450,9 @@ for f in ('state.json','summary.json','bench.json'):
   except Exception: continue
   keep=('phase_seconds','wall','wall_s','candidate_costs','measure_phases_ms','measure_startup_ms','measure_request_ms','measure_worker_ms','measure_wall_ms','warm_worker','gpu_info_cached')
   print('phases', sys.argv[2], f, json.dumps({k: d.get(k) for k in keep if k in d}))
-  if 'history' in d: print('history', sys.argv[2], len(d['history']), 'measurements;', d.get('iterations_done'), 'iterations; stop', d.get('stop_reason'))" "$d" "$1"; }
+  if 'history' in d: print('history', sys.argv[2], len(d['history']), 'measurements;', d.get('iterations_done'), 'iterations; stop', d.get('stop_reason'))
+  u=d.get('reuse') if f=='summary.json' else None
+  if isinstance(u, dict): print('reuse', sys.argv[2], u.get('evaluations'), 'evaluations:', u.get('reused'), 'reused,', len(u.get('raced_again') or []), 'raced again,', (u.get('evaluations') or 0)-(u.get('reused') or 0)-len(u.get('raced_again') or []), 'new')" "$d" "$1"; }
   local p
   for p in $parts; do case $p in
     optimize)  # each whole stamped log in $OUT/ttr_opt_{cold,warm}.log
