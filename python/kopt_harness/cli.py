@@ -14,6 +14,7 @@ from .plan import parse_dims
 from .errors import DimsError, RefError, UsageError
 
 EXIT_OK, EXIT_OTHER, EXIT_INPUT, EXIT_INTERRUPTED = 0, 1, 4, 130
+PRELOADS = ("imports", "cuda")  # golden-batch --preload's values (_preload)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,9 +47,10 @@ def _parser():
                    help="a JSON file: a list of requests, each the argument list of a `golden` command; or - : "
                         "one request a line on stdin (a JSON argument list), answered a line each as it is made, "
                         "until an empty line or the end of stdin (kopt keeps one such process for a whole run)")
-    b.add_argument("--preload", action="store_true",
-                   help="import torch and start CUDA before the first request (a stream started early pays them "
-                        "while kopt does other work)")
+    b.add_argument("--preload", nargs="?", const="cuda", default=None, choices=PRELOADS,
+                   help="before the first request: cuda (the default when given bare) imports torch and starts CUDA; "
+                        "imports only imports torch and makes no CUDA call, so the process touches no GPU until a "
+                        "request comes (a stream started early pays them while kopt does other work)")
     c = sub.add_parser("check", help="the contract without a GPU: ref.py, dims, shapes (kopt check)")
     c.add_argument("--ref", required=True, help="the reference module (ref.py)")
     c.add_argument("--signature", help="solve()'s signature as JSON (written by kopt), for a CUDA kernel")
@@ -146,11 +148,15 @@ def _is_request(r):
     return isinstance(r, list) and all(isinstance(a, str) for a in r)
 
 
-def _preload():
-    """torch and its CUDA context, when there are both: what the first request would otherwise wait for."""
+def _preload(what):
+    """What the first request would otherwise wait for. "imports": torch imported and nothing else, no CUDA call at all
+    (not even torch.cuda.is_available(), which initialises the driver): torch starts CUDA lazily, at its first CUDA
+    call, and `import torch` makes none, so until a request comes this process holds no CUDA context and runs nothing
+    on any GPU (kopt starts it so beside the gates and the search of a run whose golden data was cached: issue 36).
+    "cuda": torch's CUDA context too, when there are both (a stream whose first request follows at once)."""
     try:
         import torch  # noqa: F401 (the import is the point)
-        if torch.cuda.is_available():
+        if what == "cuda" and torch.cuda.is_available():
             torch.cuda.init()
     except Exception:  # noqa: BLE001 (a request that needs torch says what is wrong)
         pass
@@ -183,7 +189,7 @@ def _golden_batch(args):
     or {"status": "error", "exit_code": N, "message": ...} (its details on stderr); one request's failure does not
     stop the others."""
     if args.preload:
-        _preload()
+        _preload(args.preload)
     if args.requests == "-":
         requests = _stream_requests()
     else:

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import PYTHON_DIR, VECADD
@@ -169,3 +170,47 @@ def test_golden_batch_streams_a_line_per_request_from_stdin(harness):
     assert third["status"] == "ok"
     with open(os.path.join(other[other.index("--out") + 1], "manifest.json"), encoding="utf-8") as f:
         assert json.load(f)["dims"]["n"] == 24
+
+
+FAKE_TORCH = """
+import os
+def _note(what):
+    with open(os.environ["FAKE_TORCH_LOG"], "a", encoding="utf-8") as f:
+        f.write(what + "\\n")
+_note("import")
+class _Cuda:
+    def __getattr__(self, name):
+        _note("cuda." + name)
+        return {"is_available": lambda: True, "init": lambda: None, "empty_cache": lambda: None}[name]
+cuda = _Cuda()
+"""
+
+
+@pytest.mark.parametrize("preload, touched", [(["--preload", "imports"], []),
+                                               (["--preload"], ["cuda.is_available", "cuda.init"])])
+def test_golden_batch_preload_imports_makes_no_cuda_call_until_a_request(harness, preload, touched):
+    """`--preload imports` (kopt's idle harness beside the gates and the search of a run whose golden data was
+    cached, issue 36): torch is imported and nothing of torch.cuda is touched while it waits for its first request;
+    bare `--preload` (a stream whose first request follows at once) starts CUDA too. A stand-in torch records each
+    torch.cuda attribute the process reads."""
+    fake = harness.root / "fake_torch"
+    (fake / "torch").mkdir(parents=True)
+    (fake / "torch" / "__init__.py").write_text(FAKE_TORCH)
+    log = harness.root / "torch.log"
+    env = dict(os.environ, PYTHONPATH=f"{PYTHON_DIR}:{fake}", FAKE_TORCH_LOG=str(log))
+    p = subprocess.Popen([sys.executable, "-m", "kopt_harness", "golden-batch", "--requests", "-", *preload],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         cwd=str(harness.root))
+    try:
+        for _ in range(600):  # the preload done: its last note written (or the import's, with nothing after it)
+            if log.exists() and len(log.read_text().split()) == 1 + len(touched):
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert p.poll() is None, "it waits for its first request"
+        assert log.read_text().split() == ["import", *touched]
+        _, err = p.communicate("\n", timeout=60)  # the end of the stream, no request
+    finally:
+        p.kill()
+    assert p.returncode == 0, err
+    assert log.read_text().split() == ["import", *touched], "nothing more at its end"

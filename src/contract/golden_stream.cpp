@@ -11,8 +11,9 @@
 
 namespace kopt::contract {
 
-Result<std::unique_ptr<GoldenStream>> GoldenStream::start(const std::filesystem::path& log) {
-  KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({"golden-batch", "--requests", "-", "--preload"}, 0));
+Result<std::unique_ptr<GoldenStream>> GoldenStream::start(const std::filesystem::path& log, HarnessPreload preload) {
+  const char* what = preload == HarnessPreload::kCuda ? "cuda" : "imports";
+  KOPT_TRY_ASSIGN(util::ProcessSpec spec, harness_process({"golden-batch", "--requests", "-", "--preload", what}, 0));
   // The socket the ephemeral seed's memfd comes back on: its other end inherited by the harness alone.
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -20,7 +21,7 @@ Result<std::unique_ptr<GoldenStream>> GoldenStream::start(const std::filesystem:
   util::Fd ours(sv[0]), theirs(sv[1]);
   spec.pass_fds = {theirs.get()};
   KOPT_TRY_ASSIGN(auto session, util::Session::start(spec, log));
-  return std::unique_ptr<GoldenStream>(new GoldenStream(std::move(session), std::move(ours), theirs.get()));
+  return std::unique_ptr<GoldenStream>(new GoldenStream(std::move(session), std::move(ours), theirs.get(), preload));
 }
 
 GoldenStream::~GoldenStream() { close(); }
@@ -49,9 +50,10 @@ int GoldenStream::prefetch(std::vector<GoldenRequest> requests) {
   GoldenBatch b = golden_batch(std::move(requests));
   int made = 0;
   for (size_t i = 0; i < b.todo.size(); ++i) {
-    if (!session_->send(util::Json(b.args[i]).dump())) break;
-    auto reply = session_->receive(b.todo[i].timeout_s);
-    if (reply.kind != util::Session::ReplyKind::kLine) {
+    const bool sent = session_->send(util::Json(b.args[i]).dump()).ok();
+    if (sent) ++requests_;
+    auto reply = sent ? session_->receive(b.todo[i].timeout_s) : util::Session::Reply{};
+    if (!sent || reply.kind != util::Session::ReplyKind::kLine) {
       // Dead, hung or interrupted: the rest is make_golden's, alone, which says what is wrong.
       pid_ = -1;
       session_->kill();
@@ -71,7 +73,13 @@ Result<EphemeralSeedPtr> GoldenStream::make_ephemeral(const GoldenRequest& req) 
   std::lock_guard<std::mutex> lock(mu_);
   if (!session_ || !session_->alive()) return internal_error("the golden-data harness is not running");
   KOPT_TRY_ASSIGN(auto args, ephemeral_args(req, child_socket_));
-  if (!session_->send(util::Json(args).dump())) return internal_error("the golden-data harness does not read its requests");
+  if (!session_->send(util::Json(args).dump())) {  // it ended (or never started): closed, alive() says so
+    pid_ = -1;
+    session_->kill();
+    session_.reset();
+    return internal_error("the golden-data harness does not read its requests");
+  }
+  ++requests_;
   auto reply = session_->receive(req.timeout_s);
   if (reply.kind != util::Session::ReplyKind::kLine) {
     pid_ = -1;

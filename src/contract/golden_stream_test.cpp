@@ -71,6 +71,22 @@ TEST(GoldenStream, OneHarnessMakesEveryBatchOfARunAndMakeGoldenPlacesThem) {
   EXPECT_EQ(runner.runs, 1) << "make_golden makes what the stream did not";
 }
 
+// Started idle (`--preload imports`, a warm run's harness beside the gates: no CUDA until a request), it serves as the
+// other does; requests() counts what was sent, never a cached request.
+TEST(GoldenStream, AnIdleStartedHarnessServesItsFirstRequestWhenItComes) {
+  auto f = fixture("idle");
+  if (!f) GTEST_SKIP() << "python3 or the harness not found";
+  auto stream = GoldenStream::start(f->root / "stream.log", HarnessPreload::kImports);
+  ASSERT_TRUE(stream.ok()) << stream.error().message;
+  EXPECT_EQ((*stream)->preload(), HarnessPreload::kImports);
+  EXPECT_EQ((*stream)->requests(), 0);
+  EXPECT_EQ((*stream)->prefetch({f->request(1000, "idle"), f->request(1001, "idle")}), 2);
+  EXPECT_EQ((*stream)->prefetch({f->request(1000, "again")}), 0) << "in the cache: not sent";
+  EXPECT_EQ((*stream)->requests(), 2);
+  EXPECT_TRUE((*stream)->alive());
+  (*stream)->close();
+}
+
 TEST(GoldenStream, AbortEndsARequestInFlightAndItsPrefetchReturns) {
   auto f = fixture("abort");
   if (!f) GTEST_SKIP() << "python3 or the harness not found";

@@ -88,6 +88,7 @@ std::optional<RunOutcome> Optimizer::iterate(search::Generator& gen) {
   if (should_stop(st_.stop) == StopReason::kNoPredictedGain) {
     profile_champion(idir);
     if (auto st = save_state(); !st) return fail(st.error());
+    begin_after_search();  // after the profile, which nothing may run beside
     return finish(StopReason::kNoPredictedGain, "");
   }
   if (out->candidates.empty()) {

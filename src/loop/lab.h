@@ -58,9 +58,9 @@ class Lab {
   // The same for several dims at once, made ahead so that golden() finds them ready (the real lab: one harness
   // process for all, into the golden cache; issue 36). Only a saving: golden() still makes what this did not.
   virtual void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) { (void)requests; }
-  // prefetch_golden(requests), begun in the background beside work that times nothing (the final champion's checks);
-  // returns at once. The real lab waits for it before anything it times or profiles, and before any other golden data
-  // (wait_golden_prefetch). The default: made now.
+  // prefetch_golden(requests), begun in the background beside work that times nothing (the final champion's checks),
+  // after what was begun before it (begin_ephemeral_seed); returns at once. The real lab waits for it before anything
+  // it times or profiles, and before any other golden data (wait_golden_prefetch). The default: made now.
   virtual void prefetch_golden_in_background(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) {
     prefetch_golden(requests);
   }
@@ -73,13 +73,19 @@ class Lab {
   virtual void start_early_work(const std::optional<std::string>& instrumented_source) { (void)instrumented_source; }
   // Nothing more is wanted (a gate failed before prepare()): what start_early_work began is ended.
   virtual void stop_early_work() {}
-  // The ephemeral seed (contract/ephemeral_seed.h) of the golden data at `dims` (the primary case's), made now by the
-  // run's harness, never written to any file: the final champion's last check. An error says why there is none (the
-  // check is then recorded as not run). The default: none.
+  // The ephemeral seed (contract/ephemeral_seed.h) of the golden data at `dims` (the primary case's), made by the
+  // run's harness after the search, never written to any file: the final champion's last check. Made now, or taken
+  // from begin_ephemeral_seed(dims). An error says why there is none (the check is then recorded as not run). The
+  // default: none.
   virtual Result<contract::EphemeralSeedPtr> ephemeral_seed(const Dims& dims) {
     (void)dims;
     return input_error("this lab makes no ephemeral seed");
   }
+  // The search is over: the ephemeral seed at `dims` begun now in the background, first in the harness's queue (the
+  // final champion's check waits for it; the held-out shapes' golden data, asked for next, only before their timings),
+  // beside the final champion's determinism and sanitizer checks, which time nothing. Returns at once; ephemeral_seed
+  // (dims) takes it. Only a saving: ephemeral_seed() makes it where this did not. The default: nothing.
+  virtual void begin_ephemeral_seed(const Dims& dims) { (void)dims; }
   // The sanitizer gate on one measuring child (sanitize/sanitizer.h run_gate: every tool through the runner).
   virtual sanitize::Verdict sanitize(const sanitize::Request& request) = 0;
   // The job changed before prepare() (a derived space: the kernel is the run directory's instrumented copy).
@@ -116,9 +122,14 @@ class SystemLab final : public Lab {
   void start_early_work(const std::optional<std::string>& instrumented_source) override;
   void stop_early_work() override;
   sanitize::Verdict sanitize(const sanitize::Request& request) override;
-  // Through the run's golden-data harness; when the run has none (its golden data was cached), one started now: the
-  // search is over, so its start and the reference call disturb no timing.
+  // Through the run's golden-data harness (started idle beside the gates where the golden data was cached); when it
+  // has none (it could not start, or it ended), one started now: the search is over, so its start and the reference
+  // call disturb no timing. begin_ephemeral_seed: the same on the background thread, before the held-out shapes'
+  // golden data; ephemeral_seed() then waits for the seed alone, and makes it the old way if that found no harness.
   Result<contract::EphemeralSeedPtr> ephemeral_seed(const Dims& dims) override;
+  void begin_ephemeral_seed(const Dims& dims) override;
+  // The run's golden-data harness (nullptr: none now), for tests: how it started and what it was asked.
+  const contract::GoldenStream* golden_stream() const { return stream_.get(); }
   void use_slots(const std::vector<runner::WorkerSpec>& slots) override;
   ~SystemLab() override;
 
@@ -127,6 +138,8 @@ class SystemLab final : public Lab {
   Result<contract::GoldenRequest> golden_request(const Dims& dims, const std::filesystem::path& out_dir);
   const std::filesystem::path& staging();  // staging_, made on first use
   void prefetch_now(const std::vector<std::pair<Dims, std::filesystem::path>>& requests);  // prefetch_golden's work
+  // The ephemeral seed made now through stream_ (started first when it is not running): ephemeral_seed's work.
+  Result<contract::EphemeralSeedPtr> make_ephemeral_now(const Dims& dims);
   pipeline::KernelJob job_;
   util::CommandRunner& runner_;
   std::vector<runner::WorkerSpec> slots_ = {runner::WorkerSpec{}};
@@ -141,9 +154,14 @@ class SystemLab final : public Lab {
   // The baseline's build, made beside the hardware gate into the build cache (CUDA and CUTLASS kernels): prepare()
   // then takes it from the cache and reports its nvcc time (pipeline::prepare's early_build).
   std::future<compile::CompileResult> early_build_;
-  // prefetch_golden_in_background's thread (on stream_ where it lives): joined by wait_golden_prefetch(), which every
-  // call that times, profiles or makes golden data (or could replace stream_) makes first.
+  // The background work after the search, each task after the one before (begin_ephemeral_seed's, then
+  // prefetch_golden_in_background's; on stream_ where it lives): joined by wait_golden_prefetch(), which every call
+  // that times, profiles or makes golden data (or could replace stream_) makes first.
   std::future<void> background_;
+  // begin_ephemeral_seed's seed and its dims, set by its task (the seed is held in memory only, as ephemeral_seed's;
+  // one never asked for is dropped with the lab).
+  std::future<Result<contract::EphemeralSeedPtr>> early_seed_;
+  Dims early_seed_dims_;
 };
 
 }  // namespace kopt::loop

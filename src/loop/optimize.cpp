@@ -73,9 +73,10 @@ RunOutcome Optimizer::run() {
     tick();
     StopReason why = should_stop(st_.stop);
     if (why != StopReason::kNone) {
-      // The held-out shapes' golden data beside the champion's checks, which time nothing (issue 36; the lab waits for
-      // it before anything it times or profiles: a fallback's races, the profile, the held-out shapes' timings).
-      prefetch_holdout_golden();
+      // The ephemeral seed, then the held-out shapes' golden data, beside the champion's checks, which time nothing
+      // (issue 36; the lab waits for them before anything it times or profiles: a fallback's races, the profile, the
+      // held-out shapes' timings).
+      begin_after_search();
       // The champion's safety gates first (--champion-gates final): the profile is of the one that passed.
       if (auto st = verify_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done)); !st) return fail(st.error());
       profile_champion(dir_ / fmt::format("iter_{:02d}", st_.iterations_done));

@@ -53,8 +53,10 @@ struct GateRun {
   std::vector<std::vector<Dims>> prefetched, prefetched_in_background;
   std::vector<std::string> events;
   std::vector<std::string> sanitized;
-  std::vector<Dims> ephemeral_seeds;
+  std::vector<Dims> ephemeral_seeds, begun_ephemeral_seeds;
+  std::vector<size_t> runs_before_begin;
   std::vector<std::string> runs;
+  std::vector<fs::path> results;
 };
 
 GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo) {
@@ -87,7 +89,10 @@ GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo
   r.events = lab.events;
   r.sanitized = lab.sanitized;
   r.ephemeral_seeds = lab.ephemeral_seeds;
+  r.begun_ephemeral_seeds = lab.begun_ephemeral_seeds;
+  r.runs_before_begin = lab.runs_before_begin;
   r.runs = lab.runs;
+  r.results = lab.results;
   return r;
 }
 
@@ -147,11 +152,27 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   for (const auto& batch : r.prefetched)
     for (const auto& d : batch)
       EXPECT_NE(std::find(r.goldens.begin(), r.goldens.end(), d), r.goldens.end()) << "prefetched, never asked for: " << format_dims(d);
-  // The held-out shapes' golden data: begun when the search ended, beside the final champion's checks (before its
-  // ephemeral seed), and exactly the shapes checked after (issue 36).
+  // When the search ended (issue 36): the final champion's ephemeral seed begun first in the harness's queue, at the
+  // dims its check asks for, then the held-out shapes' golden data, both beside the final champion's checks (before
+  // its check on the seed); exactly the shapes checked after.
   ASSERT_EQ(r.prefetched_in_background.size(), 1u);
   auto at = [&](const std::string& e) { return std::find(r.events.begin(), r.events.end(), e) - r.events.begin(); };
+  EXPECT_LT(at("begin_ephemeral_seed"), at("prefetch_golden_in_background"));
   EXPECT_LT(at("prefetch_golden_in_background"), at("ephemeral_seed"));
+  ASSERT_EQ(r.begun_ephemeral_seeds.size(), 1u);
+  ASSERT_EQ(r.ephemeral_seeds.size(), 1u);
+  EXPECT_EQ(r.begun_ephemeral_seeds[0], r.ephemeral_seeds[0]);
+  // Nothing is asked of the harness before the search is over: every run before the seed is begun is the gates' or
+  // the search's, every run after it the final checks' (verification/), the case table's or the held-out shapes'.
+  ASSERT_EQ(r.runs_before_begin.size(), 1u);
+  ASSERT_GT(r.runs_before_begin[0], 0u);
+  auto after_search = [](const fs::path& p) {
+    const std::string s = p.string();
+    return s.find("/verification/") != std::string::npos || s.find("/cases/") != std::string::npos ||
+           s.find("/holdout/") != std::string::npos;
+  };
+  for (size_t i = 0; i < r.results.size(); ++i)
+    EXPECT_EQ(after_search(r.results[i]), i >= r.runs_before_begin[0]) << i << " of " << r.results.size() << ": " << r.results[i];
   auto holdout = util::read_json(r.run_dir / "holdout.json");
   ASSERT_TRUE(holdout.ok());
   std::set<int64_t> checked, made;
@@ -462,6 +483,7 @@ TEST(OptimizeGates, AChampionWrongOnTheEphemeralSeedIsNotCrowned) {
   EXPECT_NE(r.state["champion"]["candidate"]["id"], "baseline") << "a slower candidate right there is found again";
   ASSERT_EQ(r.ephemeral_seeds.size(), 1u) << "made once, after the search, however many champions it checks";
   EXPECT_EQ(n_of(r.ephemeral_seeds[0]), kUserN) << "at the primary case's dims";
+  EXPECT_EQ(r.begun_ephemeral_seeds, r.ephemeral_seeds) << "begun when the search ended, at the same dims";
   const auto& eph = r.state["gate_records"]["ephemeral_seed"];
   ASSERT_GE(eph.size(), 2u) << r.state["gate_records"].dump(2);
   EXPECT_EQ(eph[0]["verdict"], "rejected");
@@ -553,6 +575,8 @@ TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
   EXPECT_GT(each.sanitized.size(), 2u) << "every crowning is checked";
   EXPECT_EQ(each.state["gate_records"]["determinism"].size() + 1, each.sanitized.size());
   EXPECT_FALSE(each.state["gate_records"].contains("final_verification"));
+  EXPECT_TRUE(each.begun_ephemeral_seeds.empty()) << "no final verification will ask for the seed: none is begun";
+  EXPECT_EQ(fin.begun_ephemeral_seeds.size(), 1u);
   EXPECT_NE(each.summary_md.find("passed (before it became champion)"), std::string::npos);
 }
 

@@ -186,6 +186,11 @@ class Optimizer {
   std::vector<workload::Case> holdout_shapes(std::string& note);
   // Their golden data, begun when the search ends, beside the final champion's checks (holdout_prefetched_ then).
   void prefetch_holdout_golden();
+  // The search is over: what the end of the run asks of the golden-data harness, begun in the background in the order
+  // it is needed: the final champion's ephemeral seed (where verify_champion will check one), then the held-out
+  // shapes' golden data (verify_champion.cpp).
+  void begin_after_search();
+  Dims ephemeral_seed_dims() const;  // the primary case's realised dims (the job's without a matrix)
   bool holdout_prefetched_ = false;
   bool over_cases() const { return cases_.size() > 1; }
   // A measured run's comparison with the champion it was raced against (over the workload matrix where there is one).

@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -82,11 +83,18 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
   auto req = golden_request(job_.dims, staging() / "golden");
   if (!req) return;
   req->time_reference = true;  // what prepare() asks, so that its cache key is this one's
-  // Already in the cache (a warm run): nothing to make now, but the harness starts all the same, idle (its Python,
-  // torch and CUDA context, as in a cold run), so that the ephemeral seed made after the search (ephemeral_seed())
-  // and any later batch do not wait 3-6 s for it.
+  // Already in the cache (a warm run): nothing to make now, but the harness starts all the same, idle, so that what
+  // the end of the run asks of it (the ephemeral seed, the held-out shapes' golden data: begin_ephemeral_seed,
+  // prefetch_golden_in_background) does not wait 3-5 s for Python and torch's import. Idle means no GPU at all: it
+  // starts with `--preload imports` (python/kopt_harness/cli.py _preload: torch imported, no CUDA call, so no context
+  // and nothing on any GPU) and is asked for nothing until a request comes, and none comes while anything is timed:
+  // the gates' and the search's golden data is in the cache (only a case the cache lacks is a request, made before
+  // the first candidate, as by a process of its own), and the end's requests are sent once the search is over. Its
+  // CUDA context starts at its first request, beside the final champion's checks. A cold run's harness makes the
+  // job's data at once (below), before the gates (prepare() waits for it): it starts CUDA at its start.
   const bool cached = contract::golden_batch({*req}).todo.empty();
-  auto s = contract::GoldenStream::start(staging_ / "golden_stream.log");
+  auto s = contract::GoldenStream::start(staging_ / "golden_stream.log",
+                                         cached ? contract::HarnessPreload::kImports : contract::HarnessPreload::kCuda);
   if (!s) return;  // prepare() and the batches run the harness as before
   stream_ = std::move(s).value();
   if (cached) return;
@@ -209,14 +217,40 @@ const fs::path& SystemLab::staging() {
 }
 
 Result<contract::EphemeralSeedPtr> SystemLab::ephemeral_seed(const Dims& dims) {
-  wait_golden_prefetch();  // the stream's own (it may be replaced below)
-  if (early_.valid()) early_.get();
-  if (!stream_ || !stream_->alive()) {
-    stream_.reset();
-    KOPT_TRY_ASSIGN(stream_, contract::GoldenStream::start(staging() / "golden_stream.log"));
+  if (early_seed_.valid()) {
+    auto begun = early_seed_.get();  // waits for the seed only, not for the golden data queued after it
+    // As it came, but where it found no harness (none could start, or it ended) and the run goes on: then the old way
+    // below, a harness started now. The harness's own refusal (kInput) would only be repeated.
+    if (early_seed_dims_ == dims && (begun || begun.error().code == ExitCode::kInput || util::interrupted())) return begun;
   }
+  wait_golden_prefetch();  // the stream's own (it may be replaced below)
+  return make_ephemeral_now(dims);
+}
+
+Result<contract::EphemeralSeedPtr> SystemLab::make_ephemeral_now(const Dims& dims) {
+  if (early_.valid()) early_.get();
   KOPT_TRY_ASSIGN(auto req, golden_request(dims, staging() / "ephemeral"));
-  return stream_->make_ephemeral(req);
+  // The run's harness, else one started now (a request follows at once: CUDA at its start). One found ended by this
+  // request (it could not start early, or died since: GoldenStream closes it) is replaced once.
+  for (int attempt = 0;; ++attempt) {
+    if (!stream_ || !stream_->alive()) {
+      stream_.reset();
+      KOPT_TRY_ASSIGN(stream_, contract::GoldenStream::start(staging() / "golden_stream.log"));
+    }
+    auto seed = stream_->make_ephemeral(req);
+    if (seed || attempt > 0 || stream_->alive() || util::interrupted()) return seed;
+  }
+}
+
+void SystemLab::begin_ephemeral_seed(const Dims& dims) {
+  if (early_seed_.valid()) return;
+  auto made = std::make_shared<std::promise<Result<contract::EphemeralSeedPtr>>>();
+  early_seed_ = made->get_future();
+  early_seed_dims_ = dims;
+  background_ = std::async(std::launch::async, [this, before = std::move(background_), made, dims]() mutable {
+    if (before.valid()) before.get();
+    made->set_value(make_ephemeral_now(dims));
+  });
 }
 
 Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {
@@ -226,8 +260,11 @@ Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) 
 }
 
 void SystemLab::prefetch_golden_in_background(const std::vector<std::pair<Dims, fs::path>>& requests) {
-  wait_golden_prefetch();
-  background_ = std::async(std::launch::async, [this, requests] { prefetch_now(requests); });
+  // After what was begun before it (the ephemeral seed), on the same thread's turn: the caller does not wait for it.
+  background_ = std::async(std::launch::async, [this, before = std::move(background_), requests]() mutable {
+    if (before.valid()) before.get();
+    prefetch_now(requests);
+  });
 }
 
 void SystemLab::wait_golden_prefetch() {

@@ -9,13 +9,26 @@ namespace kopt::loop {
 
 namespace fs = std::filesystem;
 
+Dims Optimizer::ephemeral_seed_dims() const { return cases_.empty() ? o_.job.dims : cases_[primary_].c.realised; }
+
+void Optimizer::begin_after_search() {
+  // The seed first: the final champion's check waits for it after its determinism and sanitizer checks (a few
+  // seconds), while the held-out shapes' golden data is wanted only by their timings, later. Made after the search
+  // and held in memory only, as when verify_champion() asks for it (contract/ephemeral_seed.h).
+  if (o_.gates.champion_gates == ChampionGates::kFinal && st_.champion && !st_.verified_as_champion(st_.champion->candidate.id) &&
+      !util::interrupted())
+    lab_.begin_ephemeral_seed(ephemeral_seed_dims());
+  prefetch_holdout_golden();
+}
+
 Status Optimizer::verify_champion(const fs::path& dir) {
   if (o_.gates.champion_gates != ChampionGates::kFinal) return ok_status();
   if (!st_.champion || st_.verified_as_champion(st_.champion->candidate.id)) return ok_status();
   Phase p(*this, "selection");
   util::Json records = util::Json::array();
-  // The ephemeral seed, made once now that the search is over (nothing is timed meanwhile), at the primary case's
-  // golden data; held (kopt not dumpable) until every champion that needs it was checked.
+  // The ephemeral seed, made once now that the search is over (nothing is timed meanwhile; begun by
+  // begin_after_search where it could be), at the primary case's golden data; held (kopt not dumpable) until every
+  // champion that needs it was checked.
   std::optional<Result<contract::EphemeralSeedPtr>> ephemeral;
   while (st_.champion && !st_.verified_as_champion(st_.champion->candidate.id) && !util::interrupted()) {
     const ChampionRecord c = *st_.champion;
@@ -30,7 +43,7 @@ Status Optimizer::verify_champion(const fs::path& dir) {
       reason = *u;
       gate = RejectGate::kSanitizer;
     } else {
-      if (!ephemeral) ephemeral = lab_.ephemeral_seed(cases_.empty() ? o_.job.dims : cases_[primary_].c.realised);
+      if (!ephemeral) ephemeral = lab_.ephemeral_seed(ephemeral_seed_dims());
       if (auto e = ephemeral_gate(c.library, c.candidate, *ephemeral, dir / "verification", rec)) {
         why = "ephemeral seed: " + *e;
         reason = *e;

@@ -96,6 +96,12 @@ class ModelLab final : public Lab {
     prefetched_in_background.push_back(batch);
     events.push_back("prefetch_golden_in_background");
   }
+  void begin_ephemeral_seed(const Dims& at) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    begun_ephemeral_seeds.push_back(at);
+    runs_before_begin.push_back(runs.size());
+    events.push_back("begin_ephemeral_seed");
+  }
   void start_early_work(const std::optional<std::string>& instrumented_source) override {
     (void)instrumented_source;
     events.push_back("start_early_work");
@@ -113,6 +119,8 @@ class ModelLab final : public Lab {
   std::vector<std::filesystem::path> results;  // every run's result file
   std::vector<Dims> goldens;              // every golden() call's dims
   std::vector<Dims> ephemeral_seeds;      // every ephemeral_seed() call's dims
+  std::vector<Dims> begun_ephemeral_seeds;    // every begin_ephemeral_seed() call's dims (ephemeral_seed() makes them here)
+  std::vector<size_t> runs_before_begin;      // for each, how many runs (`runs`) came before it
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::vector<Dims>> prefetched_in_background;  // every prefetch_golden_in_background() call's dims
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
