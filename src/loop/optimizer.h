@@ -40,10 +40,8 @@ namespace kopt::loop {
 
 class Optimizer {
  public:
-  // `sink`: where each measured configuration is recorded (the results database); nullptr: nowhere. `lookup`: where
-  // configurations measured before are looked up and reused (docs/DATABASE.md "Reuse"); nullptr: nothing is reused.
-  // `progress`: where the loop's progress lines go (empty: util::progress_print, above a progress bar); --quiet
-  // silences them.
+  // `sink`, `lookup`: the results database measurements go to and are reused from (docs/DATABASE.md; nullptr: none).
+  // `progress`: where the loop's progress lines go (empty: util::progress_print, above a progress bar; --quiet: none).
   Optimizer(OptimizeOptions o, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr,
             ProgressSink progress = {})
       : o_(std::move(o)), lab_(lab), sink_(sink), lookup_(lookup), progress_(std::move(progress)) {}
@@ -93,8 +91,7 @@ class Optimizer {
   std::optional<db::ChampionMark> stored_champion(const search::Candidate& c);
   void record_champion();
   std::map<std::string, std::optional<db::ChampionMark>> stored_champions_;  // key_hash -> newest mark
-  // The generator's output, or an earlier run's kept proposals from the same state (loop/proposals.h), this one's kept.
-  Result<search::GeneratorOutput> propose(search::Generator& gen, const search::GeneratorInput& in);
+  Result<search::GeneratorOutput> propose(search::Generator& gen, const search::GeneratorInput& in);  // loop/proposals.h
   // ---- the warm start and the strategy memory (issue 39 item 2(b), 2(c): loop/warm_start_loop.cpp) ----
   void plan_warm_start();  // before the first iteration: the nearest shapes' best configurations (loop/warm_start.h)
   // The generated candidates that are warm-start points: each point's candidate_id, the first time it is proposed.
@@ -186,9 +183,7 @@ class Optimizer {
   std::vector<workload::Case> holdout_shapes(std::string& note);
   // Their golden data, begun when the search ends, beside the final champion's checks (holdout_prefetched_ then).
   void prefetch_holdout_golden();
-  // The search is over: what the end of the run asks of the golden-data harness, begun in the background in the order
-  // it is needed: the final champion's ephemeral seed (where verify_champion will check one), then the held-out
-  // shapes' golden data (verify_champion.cpp).
+  // The search is over: the final champion's ephemeral seed, then the held-out shapes' golden data, begun in that order.
   void begin_after_search();
   Dims ephemeral_seed_dims() const;  // the primary case's realised dims (the job's without a matrix)
   bool holdout_prefetched_ = false;
