@@ -10,6 +10,7 @@
 #include "cli/llm_options.h"
 #include "cli/output_options.h"
 #include "cli/parse.h"
+#include "cli/run_outcome.h"
 #include "loop/optimize.h"
 #include "report/summary.h"
 #include "toolchain/tools.h"
@@ -149,13 +150,13 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
 
 // How the command line reports a run: a finished run's summary to --json (a file, or stdout with -), then as markdown
 // (unless --quiet) where the human report goes beside --json (util/output.h), then the outcome's message on stderr
-// (loop::report_outcome); the exit code. A --json that cannot be written fails the command; the run directory keeps
+// (report_outcome, cli/run_outcome.h); the exit code. A --json that cannot be written fails the command; the run directory keeps
 // summary.json.
 int report_run(const loop::RunOutcome& r, const loop::OptimizeOptions& o) {
   if (!r.summary.is_null())
     if (auto st = util::write_json_document(o.json_out, r.summary); !st) return fail(st.error());
   if (!o.quiet && !r.summary.is_null()) std::fputs(report::render_markdown(r.summary).c_str(), util::report_stream(o.json_out));
-  return loop::report_outcome(r);
+  return report_outcome(r);
 }
 
 // A Triton kernel's copies (a derived space's annotated copy, generated candidates) run as the user's file: the

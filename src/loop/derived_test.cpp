@@ -9,12 +9,15 @@
 #include "loop/optimize.h"
 #include "roofline/testing.h"
 #include "testing/model_lab.h"
+#include "testing/run_optimize.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"
 
 namespace kopt::loop {
 namespace {
+
+using testing_support::run_optimize;
 
 namespace fs = std::filesystem;
 

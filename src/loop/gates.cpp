@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 std::optional<RunOutcome> Optimizer::check_inputs() {
   auto report = [this](const Error& e) {
     util::note_failure(e.message);
-    return outcome(RunEnd::kInputError, e.code, "kopt optimize: " + e.message + "\n");
+    return outcome(RunEnd::kInputError, e, "kopt optimize: " + e.message + "\n");
   };
   if (auto st = pipeline::validate(o_.job); !st) return report(st.error());
   if (auto st = validate_options(o_); !st) return report(st.error());
@@ -71,11 +71,11 @@ std::optional<RunOutcome> Optimizer::check_hardware() {
     say("gate 1/4 hardware (kopt doctor)...");
     hw_ = lab_.hardware();
   }
-  if (util::interrupted()) return outcome(RunEnd::kInterrupted, ExitCode::kInterrupted, "kopt optimize: interrupted\n");
+  if (util::interrupted()) return outcome(RunEnd::kInterrupted, std::nullopt, "kopt optimize: interrupted\n");
   if (hw_->passed) return std::nullopt;
   std::string why = "stopped at the hardware gate: missing or broken: " + util::join(hw_->failed_required, ", ");
   util::note_failure(why);
-  return outcome(RunEnd::kHardwareGate, ExitCode::kGate,
+  return outcome(RunEnd::kHardwareGate, gate_error(why),
                  fmt::format("kopt optimize: {} (kopt doctor shows each check)\n  {}\n", why,
                              resuming_ ? "the run directory " + dir_.string() + " stays resumable; continue it where the gate "
                                          "passes with: kopt optimize --resume " + dir_.string()
@@ -89,13 +89,13 @@ std::optional<RunOutcome> Optimizer::open_run_dir() {
     auto j = util::read_json(dir_ / "state.json");
     if (!j) {
       util::note_failure("--resume " + dir_.string() + ": " + j.error().message);
-      return outcome(RunEnd::kInputError, ExitCode::kInput,
+      return outcome(RunEnd::kInputError, input_error(j.error().message),
                      fmt::format("kopt optimize: --resume {}: {}\n", dir_.string(), j.error().message));
     }
     auto s = state_from_json(*j);
     if (!s) {
       util::note_failure(s.error().message);
-      return outcome(RunEnd::kInputError, s.error().code, "kopt optimize: " + s.error().message + "\n");
+      return outcome(RunEnd::kInputError, s.error(), "kopt optimize: " + s.error().message + "\n");
     }
     st_ = *s;
     clock_.wall_base_s = st_.wall.whole_s;
@@ -105,10 +105,10 @@ std::optional<RunOutcome> Optimizer::open_run_dir() {
                                     "start a new run with the same command (its stop.json and summary.md say more)",
                                     dir_.string(), st_.stop_detail.empty() ? "no detail recorded" : st_.stop_detail);
       util::note_failure(why);
-      return outcome(RunEnd::kInputError, ExitCode::kInput, "kopt optimize: " + why + "\n");
+      return outcome(RunEnd::kInputError, input_error(why), "kopt optimize: " + why + "\n");
     }
     if (st_.finished())
-      return outcome(RunEnd::kAlreadyFinished, ExitCode::kOk,
+      return outcome(RunEnd::kAlreadyFinished, std::nullopt,
                      fmt::format("kopt optimize: {} already finished ({}); see its summary.md\n", dir_.string(),
                                  stop_name(st_.stop_reason)));
     say("kopt optimize: resuming {} after iteration {}", dir_.string(), st_.iterations_done);
@@ -119,7 +119,7 @@ std::optional<RunOutcome> Optimizer::open_run_dir() {
     auto d = pipeline::make_run_dir(o_.out, "run");
     if (!d) {
       util::note_failure(d.error().message);
-      return outcome(RunEnd::kInputError, d.error().code, "kopt optimize: " + d.error().message + "\n");
+      return outcome(RunEnd::kInputError, d.error(), "kopt optimize: " + d.error().message + "\n");
     }
     dir_ = *d;
     if (auto st = write_json(dir_ / "options.json", "options", options_to_json(o_)); !st) return fail(st.error());

@@ -31,7 +31,7 @@ RunOutcome Optimizer::run() {
     if (st) return std::nullopt;
     lab_.stop_early_work();
     util::note_failure(st.error().message);
-    return outcome(RunEnd::kInputError, st.error().code, "kopt optimize: " + st.error().message + "\n");
+    return outcome(RunEnd::kInputError, st.error(), "kopt optimize: " + st.error().message + "\n");
   };
   if (o_.resume) {
     if (auto rc = contract_failed()) return *rc;
@@ -128,10 +128,6 @@ RunOutcome optimize(OptimizeOptions opts) {
     util::progress_print(fmt::format("kopt optimize: warning: {}; nothing of this run is recorded", store.error().message));
   db::Store* db = store.ok() ? store->get() : nullptr;
   return optimize(std::move(opts), lab, db, db);
-}
-
-int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink, db::RecordLookup* lookup) {
-  return report_outcome(optimize(std::move(opts), lab, sink, lookup));
 }
 
 }  // namespace kopt::loop

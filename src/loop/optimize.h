@@ -7,7 +7,7 @@
 
 namespace kopt::loop {
 
-// How the run ended (loop/outcome.h: the command line prints its message and exits with its code); everything it
+// How the run ended (loop/outcome.h: the command line prints its message and maps it to an exit code); everything it
 // learns lands in the run directory. The first form does the real work (SystemLab over the system's processes,
 // recording into the results database unless opts.no_db); the second runs the same loop over any lab.
 RunOutcome optimize(OptimizeOptions opts);
@@ -17,9 +17,5 @@ RunOutcome optimize(OptimizeOptions opts);
 // (empty: above the progress bars, on stderr).
 RunOutcome optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr,
                     ProgressSink progress = {});
-
-// optimize() over a lab, its message reported as the command line reports it (report_outcome; the summary of a
-// finished run, which the command line prints before it, is not printed here): returns the process exit code.
-int run_optimize(OptimizeOptions opts, Lab& lab, db::RecordSink* sink = nullptr, db::RecordLookup* lookup = nullptr);
 
 }  // namespace kopt::loop

@@ -15,6 +15,7 @@
 #include "loop/optimize.h"
 #include "roofline/testing.h"
 #include "testing/model_lab.h"
+#include "testing/run_optimize.h"
 #include "testing/test_support.h"
 #include "util/fs.h"
 #include "util/json_io.h"
@@ -22,6 +23,8 @@
 
 namespace kopt::loop {
 namespace {
+
+using testing_support::run_optimize;
 
 namespace fs = std::filesystem;
 

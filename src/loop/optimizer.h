@@ -209,7 +209,7 @@ class Optimizer {
   Status write_json(const std::filesystem::path& path, const std::string& kind, const util::Json& body);
   Status save_state();
   // How the run ended, with this run directory.
-  RunOutcome outcome(RunEnd end, ExitCode code, std::string message) const;
+  RunOutcome outcome(RunEnd end, std::optional<Error> error, std::string message) const;
   RunOutcome stop(const std::string& stage, const Error& e, util::Json tried);
   RunOutcome finish(StopReason reason, const std::string& detail);
   RunOutcome fail(const Error& e);  // a failure of kopt itself (a state file it cannot write): the run stays resumable

@@ -1,7 +1,5 @@
 #include "loop/outcome.h"
 
-#include <cstdio>
-
 namespace kopt::loop {
 
 std::string_view run_end_name(RunEnd e) {
@@ -16,14 +14,6 @@ std::string_view run_end_name(RunEnd e) {
     case RunEnd::kFailed: return "failed";
   }
   return "unknown";
-}
-
-int report_outcome(const RunOutcome& r) {
-  if (!r.message.empty()) {
-    std::fputs(r.message.c_str(), stderr);
-    std::fflush(stderr);
-  }
-  return r.exit_code();
 }
 
 }  // namespace kopt::loop

@@ -84,13 +84,13 @@ Status Optimizer::save_state() {
   return write_json(dir_ / "state.json", "state", to_json(st_));
 }
 
-RunOutcome Optimizer::outcome(RunEnd end, ExitCode code, std::string message) const {
-  return {end, code, std::move(message), dir_};
+RunOutcome Optimizer::outcome(RunEnd end, std::optional<Error> error, std::string message) const {
+  return {end, std::move(error), std::move(message), dir_};
 }
 
 RunOutcome Optimizer::fail(const Error& e) {
   util::note_failure(e.message);
-  return outcome(RunEnd::kFailed, e.code == ExitCode::kOk ? ExitCode::kOther : e.code,
+  return outcome(RunEnd::kFailed, e,
                  fmt::format("kopt optimize: {}\n  run directory: {} (state.json holds the last completed step; after fixing "
                              "the cause, continue with: kopt optimize --resume {})\n",
                              e.message, dir_.string(), dir_.string()));
@@ -108,7 +108,7 @@ RunOutcome Optimizer::stop(const std::string& stage, const Error& e, util::Json 
   std::string message = fmt::format("kopt optimize: stopped at the {} gate: {}\n  run directory: {} (stop.json, summary.md)\n",
                                     stage, e.message, dir_.string());
   if (!written) message += "kopt optimize: and the run directory could not be written: " + written.error().message + "\n";
-  return outcome(RunEnd::kGateStopped, e.code, std::move(message));
+  return outcome(RunEnd::kGateStopped, e, std::move(message));
 }
 
 RunOutcome Optimizer::generator_stopped(const Error& e) {
@@ -128,14 +128,14 @@ RunOutcome Optimizer::generator_stopped(const Error& e) {
     failed.message = message + failed.message;
     return failed;
   }
-  return outcome(RunEnd::kGeneratorStopped, e.code == ExitCode::kOk ? ExitCode::kOther : e.code, std::move(message));
+  return outcome(RunEnd::kGeneratorStopped, e, std::move(message));
 }
 
 RunOutcome Optimizer::interrupted_exit() {
   st_.stop_reason = StopReason::kNone;  // not finished: resumable
   if (auto st = save_state(); !st) return fail(st.error());
   if (auto st = write_summary(); !st) say("  the summary of the interrupted run was not written: {}", st.error().message);
-  return outcome(RunEnd::kInterrupted, ExitCode::kInterrupted,
+  return outcome(RunEnd::kInterrupted, std::nullopt,
                  fmt::format("\nkopt optimize: interrupted. The run directory is consistent; continue with:\n  kopt optimize "
                              "--resume {}\n",
                              dir_.string()));
@@ -157,7 +157,7 @@ RunOutcome Optimizer::finish(StopReason reason, const std::string& detail) {
   if (written) written = write_json(dir_ / "stop.json", "stop", {{"stage", "loop"}, {"reason", std::string(stop_reason_text(st_.stop_reason))}, {"detail", st_.stop_detail}});
   if (written) written = write_summary();
   if (!written) return fail(written.error());
-  RunOutcome done = outcome(RunEnd::kFinished, ExitCode::kOk, "");
+  RunOutcome done = outcome(RunEnd::kFinished, std::nullopt, "");
   // Written to --json and printed by the command line (cli/cmd_optimize.cpp), which owns both: summary.json's document
   // as written (made again, its meta's time could be a second later).
   auto written_summary = util::read_json(dir_ / "summary.json");

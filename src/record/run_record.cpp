@@ -4,6 +4,7 @@
 #include <concepts>
 
 #include "record/fields.h"
+#include "record/summary_sections.h"  // ParamAblationRecord's fields
 #include "util/fs.h"
 
 namespace kopt::record {
@@ -221,7 +222,7 @@ std::vector<SelectionEntry> selection_from_json(const Json& j) {
 Json to_json(const AblationRecord& a) {
   Json methods = Json::array();
   for (const auto& m : a.methods) methods.push_back(to_json(m));
-  return {{"methods", methods}, {"params", a.params}};
+  return {{"methods", methods}, {"params", write_value(a.params)}};
 }
 
 AblationRecord ablation_record_from_json(const Json& j) {
@@ -229,11 +230,7 @@ AblationRecord ablation_record_from_json(const Json& j) {
   AblationRecord a;
   if (const Json* m = opt_array(j, "methods", ""))
     for (size_t i = 0; i < m->size(); ++i) a.methods.push_back(method_ablation_from_json((*m)[i], at("methods", i)));
-  if (const Json* p = opt_array(j, "params", ""))
-    for (size_t i = 0; i < p->size(); ++i) {
-      need_object((*p)[i], at("params", i));
-      a.params.push_back((*p)[i]);
-    }
+  if (const Json* p = opt_array(j, "params", "")) read_value(*p, "params", a.params);
   return a;
 }
 

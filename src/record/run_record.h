@@ -172,9 +172,24 @@ struct MethodAblation {  // ablation.json methods[]
   bool operator==(const MethodAblation&) const = default;
 };
 
+// A parameter change reverted alone (loop::ParamAblation's JSON, loop/state.cpp): ablation.json's params[] and
+// summary.json's param_ablations[]. Every field optional, so the page shows it as written. Its fields are named in
+// record/summary_sections.h.
+struct SavedMs {  // what reverting the change cost, with its 95% CI
+  double median = 0, ci95_low = 0, ci95_high = 0;
+  bool operator==(const SavedMs&) const = default;
+};
+struct ParamAblationRecord {
+  std::optional<int64_t> iteration, champion_value, baseline_value;
+  std::optional<std::string> champion_id, param, variant_id, effect, effect_text, note;
+  std::optional<SavedMs> saved_ms;
+  std::optional<util::Json> comparison;  // ablation.json's: the race's runner::PairedComparison, shown as written
+  bool operator==(const ParamAblationRecord&) const = default;
+};
+
 struct AblationRecord {  // ablation.json
   std::vector<MethodAblation> methods;
-  std::vector<util::Json> params;  // loop::ParamAblation's JSON (loop/state.h), shown whole by the page
+  std::vector<ParamAblationRecord> params;
   bool operator==(const AblationRecord&) const = default;
 };
 

@@ -122,7 +122,12 @@ TEST(RunRecord, EveryStructRoundTrips) {
   MethodAblation ma{"vectorized_access", "unverified", "inconclusive", Json{{"median", 1.2}}, Json{{"rounds", 30}}, std::nullopt,
                     Json("no gain")};
   round_trips(ma, [](const Json& j) { return method_ablation_from_json(j); });
-  round_trips(AblationRecord{{ma, ma}, {Json{{"param", "BM"}, {"effect", "helps"}}}}, [](const Json& j) { return ablation_record_from_json(j); });
+  ParamAblationRecord pa;
+  pa.param = "BM";
+  pa.effect = "helps";
+  pa.saved_ms = SavedMs{0.25, 0.125, 0.5};
+  pa.comparison = Json{{"median_ratio", 1.6}, {"rounds", 6}};
+  round_trips(AblationRecord{{ma, ma}, {pa}}, [](const Json& j) { return ablation_record_from_json(j); });
 }
 
 // The loop writes state.json's candidates through the record: exactly what search::to_json writes, and back.
@@ -273,7 +278,8 @@ SummaryRecord sample() {
           .wall = Wall{300, 20, std::nullopt}, .phase_seconds = std::map<std::string, double>{{"gates", 12.0}, {"compile", 30.5}},
           .champion_path = "/runs/r/champion/kernel.cu", .run_dir = "/runs/r",
           .sections = {{"gates", {{"race_safe", "safe"}}}, {"holdout", nullptr},
-                       {"meta", {{"gpu", "NVIDIA H200"}, {"time", "2026-11-30T07:20:00Z"}}}}};
+                       {"meta", {{"gpu", "NVIDIA H200"}, {"time", "2026-11-30T07:20:00Z"}}}},
+          .typed = {.gates = GatesSection{.race_safe = "safe"}}};  // what summary.md reads of the sections
 }
 
 TEST(SummaryRecord, RoundTrips) {
@@ -305,6 +311,13 @@ TEST(SummaryRecord, TheRecordedRunsSummaryLoadsAndKeepsItsOtherSections) {
   EXPECT_EQ(s->meta_gpu, "NVIDIA H200");
   // Everything the loop wrote is written back.
   EXPECT_EQ(to_json(*s), j) << to_json(*s).dump() << "\n" << j.dump();
+}
+
+TEST(SummaryRecord, TheSchemaIsReadBeforeTheSummary) {
+  EXPECT_EQ(summary_schema(Json{{"schema", "kopt.summary/1"}, {"stop", {{"reason", "bored"}}}}), "kopt.summary/1");
+  EXPECT_EQ(summary_schema(Json{{"stop", {{"reason", "patience"}}}}), std::nullopt);
+  EXPECT_EQ(summary_schema(Json{{"schema", 1}}), std::nullopt);
+  EXPECT_EQ(summary_schema(Json::array()), std::nullopt);
 }
 
 TEST(SummaryRecord, AWrongTypeNamesTheField) {

@@ -66,6 +66,11 @@ Json to_json(const SummaryRecord& s) {
   return j;
 }
 
+std::optional<std::string> summary_schema(const Json& j) {
+  const Json* s = find(j, "schema");
+  return s && s->is_string() ? std::optional<std::string>(s->get<std::string>()) : std::nullopt;
+}
+
 SummaryRecord summary_record_from_json(const Json& j) {
   need_object(j, "");
   SummaryRecord s;
@@ -101,6 +106,13 @@ SummaryRecord summary_record_from_json(const Json& j) {
   s.run_dir = opt_string(j, "run_dir", "");
   for (const auto& [k, v] : j.items())
     if (!typed(k)) s.sections[k] = v;
+  if (const Json* c = find(j, "cases"); c && c->is_array()) {  // an older summary's bare rows: the page's only
+    Json rest = j;
+    rest.erase("cases");
+    s.typed = read_record<SummarySections>(rest);
+  } else {
+    s.typed = read_record<SummarySections>(j);
+  }
   return s;
 }
 

@@ -1,15 +1,17 @@
 #pragma once
 // summary.json (schema "kopt.summary/1") as a run record: what the loop writes when a run ends (loop/summary.cpp) and
 // summary.md, summary.html, export and compare read (report/). Strict about types, tolerant of absence, as
-// record/run_record.h. The sections other modules own and the report shows as they wrote them (the gates' records,
-// the case table, the held-out shapes, the results database's reuse, the warm start, the derivation, the language
-// model's usage...) stay JSON in `sections`, keyed by their name in the file.
+// record/run_record.h. The sections other modules own (the gates' records, the case table, the held-out shapes, the
+// results database's reuse, the warm start, the derivation, the language model's usage...) stay JSON in `sections`,
+// keyed by their name in the file, as written (the page shows some whole); what summary.md reads of them is typed in
+// `typed` (record/summary_sections.h).
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "record/run_record.h"
+#include "record/summary_sections.h"
 
 namespace kopt::record {
 
@@ -61,6 +63,9 @@ struct SummaryRecord {
   std::optional<std::map<std::string, double>> phase_seconds;
   std::optional<std::string> champion_path, run_dir;
   std::map<std::string, util::Json> sections;  // every other top-level field, as written
+  // What summary.md reads of `sections`, typed: read with them (a wrong type is the summary's error), never written
+  // (to_json writes `sections`).
+  SummarySections typed;
   bool operator==(const SummaryRecord&) const = default;
 };
 
@@ -77,5 +82,8 @@ TimelineEntry timeline_entry_from_json(const util::Json& j, const std::string& w
 std::vector<TimelineEntry> timeline_from_json(const util::Json& j, const std::string& where = "timeline");
 FrontierEntry frontier_entry_from_json(const util::Json& j, const std::string& where = "");
 SummaryRecord summary_record_from_json(const util::Json& j);
+// The document's schema ("kopt.summary/1"), before it is read as a summary; nullopt where it is not an object or its
+// schema is not a string.
+std::optional<std::string> summary_schema(const util::Json& j);
 
 }  // namespace kopt::record

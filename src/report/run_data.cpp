@@ -58,15 +58,11 @@ std::string compile_error_line(const std::string& log) {
   return last.substr(0, 240);
 }
 
-util::Json summed_mix(const util::Json& sass) {
-  Json out = Json::object();
-  if (!sass.is_object() || !sass.contains("kernels") || !sass["kernels"].is_array()) return out;
-  for (const auto& k : sass["kernels"]) {
-    if (!k.contains("mix") || !k["mix"].is_object()) continue;
-    for (const auto& [cls, n] : k["mix"].items())
-      if (n.is_number()) out[cls] = out.value(cls, 0) + n.get<int>();
-  }
-  return out;
+util::Json summed_mix(const record::SassRecord& sass) {
+  std::map<std::string, int> sum;
+  for (const auto& k : sass.kernel_mix)
+    for (const auto& [cls, n] : k) sum[cls] += n;
+  return sum;
 }
 
 util::Json convergence(const util::Json& candidates) {
@@ -141,22 +137,22 @@ std::string json_scalar_text(const Json& v) {
 }
 }  // namespace
 
-std::string reproduce_command(const record::OptionsRecord& options, const Json& champion, const std::string& champion_file,
-                              const std::string& ref) {
+std::string reproduce_command(const record::OptionsRecord& options, const record::CandidateConfig& champion,
+                              const std::string& champion_file, const std::string& ref) {
   std::vector<std::string> w = {"kopt", "bench", champion_file, "--ref", ref};
   for (const auto& [k, v] : options.dims.value_or(Dims{})) w.push_back("--dim"), w.push_back(k + "=" + std::to_string(v));
   const bool triton = champion_file.size() > 3 && champion_file.substr(champion_file.size() - 3) == ".py";
   if (!triton) {
     if (const std::string arch = options.arch.value_or(""); !arch.empty()) w.push_back("--arch"), w.push_back(arch);
     std::vector<std::string> flags = options.nvcc_flags.value_or(std::vector<std::string>{});
-    for (const auto& f : champion.value("flags", std::vector<std::string>{}))
+    for (const auto& f : champion.flags.value_or(std::vector<std::string>{}))
       if (std::find(flags.begin(), flags.end(), f) == flags.end()) flags.push_back(f);
     for (const auto& f : flags) w.push_back("--nvcc-flag=" + f);  // one word: a flag starting with '-' is not read as an option
   } else {
     // A Triton champion's values are run_kernel's arguments: -D each (its file names them in KOPT_CHAMPION_CONFIG).
-    for (const char* k : {"constexprs", "launch"})
-      if (champion.contains(k) && champion[k].is_object())
-        for (const auto& [n, v] : champion[k].items()) w.push_back("-D"), w.push_back(n + "=" + json_scalar_text(v));
+    for (const auto* values : {&champion.constexprs, &champion.launch})
+      for (const auto& [n, v] : values->value_or(std::map<std::string, int64_t>{}))
+        w.push_back("-D"), w.push_back(n + "=" + std::to_string(v));
   }
   for (const auto& d : options.include_dirs.value_or(std::vector<std::string>{})) w.push_back("-I"), w.push_back(d);
   for (const auto& [k, v] : options.defines.value_or(std::map<std::string, std::string>{}))
@@ -316,14 +312,6 @@ void add_resources(Json& row, const record::BuildRecord& b) {
   row["spill_load_bytes"] = any ? Json(spill_load) : Json();
   row["spill_bytes"] = spill_store + spill_load;
   row["resources_recorded"] = any;
-}
-
-// The instruction-mix classes summed over a sass.json's kernels (summed_mix of the record).
-Json mix_of(const record::SassRecord& s) {
-  std::map<std::string, int> sum;
-  for (const auto& k : s.kernel_mix)
-    for (const auto& [cls, n] : k) sum[cls] += n;
-  return sum;
 }
 
 Json sass_verdicts(const record::SassRecord& s) {
@@ -580,7 +568,7 @@ Json champion_section(const Reader& r, const record::SummaryRecord& summary, con
     auto rel = fs::path(ref).lexically_relative(recorded);
     if (!rel.empty()) ref = rel.generic_string();
   }
-  out["reproduce"] = reproduce_command(options, record::to_json(cand), file, ref.empty() ? std::string("ref.py") : ref);
+  out["reproduce"] = reproduce_command(options, cand, file, ref.empty() ? std::string("ref.py") : ref);
   out["reproduce_cwd"] = "the run directory";
   return out;
 }
@@ -732,11 +720,10 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
         e["champion_id"] = champion_at(it);
         ablation.push_back(e);
       }
-      for (const auto& pa : a->params) {
-        Json e = pa;
-        e["iteration"] = it;
-        if (e.value("champion_id", std::string()).empty()) e["champion_id"] = champion_at(it);
-        param_ablation.push_back(e);
+      for (record::ParamAblationRecord pa : a->params) {
+        pa.iteration = it;
+        if (pa.champion_id.value_or("").empty()) pa.champion_id = champion_at(it);
+        param_ablation.push_back(record::write_record(pa));
       }
     }
   }
@@ -833,10 +820,10 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
     if (c.value("id", std::string()) == champion_id && c.contains("dir")) champ_dir = c["dir"].get<std::string>();
   Json mix = {{"champion_id", champion_id}};
   auto base_sass = r.record("iter_00_baseline/sass.json", record::sass_record_from_json);
-  mix["baseline"] = base_sass ? mix_of(*base_sass) : Json();
+  mix["baseline"] = base_sass ? summed_mix(*base_sass) : Json();
   if (!base_sass) notes.push_back("the baseline's instruction mix was not recorded (iter_00_baseline/sass.json)");
   auto champ_sass = champ_dir.empty() ? std::nullopt : r.record(fs::path(champ_dir) / "sass.json", record::sass_record_from_json);
-  mix["champion"] = champ_sass ? mix_of(*champ_sass) : Json();
+  mix["champion"] = champ_sass ? summed_mix(*champ_sass) : Json();
 
   Json profile = {{"champion_id", champion_id}};
   auto metrics = [&](const fs::path& rel) { return r.record(rel, [](const Json& j) { return record::read_record<record::ProfileMetrics>(j); }); };

@@ -74,15 +74,15 @@ std::string candidate_reason(const util::Json& candidate, const std::string& cha
 std::string compile_error_line(const std::string& log);
 
 // The instruction-mix classes summed over a sass.json's kernels ({"kernels": [{"function", "mix": {...}}]}).
-util::Json summed_mix(const util::Json& sass);
+util::Json summed_mix(const record::SassRecord& sass);
 
 // The command that re-measures the champion, run from the run directory: `kopt bench` on the champion's file
 // (`champion_file`, relative to the run directory; a CUDA champion's file carries its -D values, a Triton one's are
 // given as -D) with the run's ref.py (`ref`, as it should be written), dims (--dim NAME=VALUE), --arch, nvcc flags (the
 // run's and the champion's flag methods), include directories, the user's -D, numerics mode, tolerances, seeds and
 // timing budget, from options.json (`options`, its record) and the champion's candidate record.
-std::string reproduce_command(const record::OptionsRecord& options, const util::Json& champion, const std::string& champion_file,
-                              const std::string& ref);
+std::string reproduce_command(const record::OptionsRecord& options, const record::CandidateConfig& champion,
+                              const std::string& champion_file, const std::string& ref);
 
 // Every method the run's candidates tried that the champion does not have, with its figure: how many candidates
 // tried it (and how many were correct), its fastest candidate and that one's time over the champion's, and the last

@@ -61,11 +61,11 @@ TEST(RunData, CompileErrorLineAndMixSum) {
   EXPECT_EQ(compile_error_line("line one\n\nlast line\n"), "last line");
   Json sass = {{"kernels", Json::array({{{"function", "f"}, {"mix", {{"fp32", 10}, {"total", 30}}}},
                                          {{"function", "g"}, {"mix", {{"fp32", 5}, {"ldg", 2}, {"total", 9}}}}})}};
-  Json m = summed_mix(sass);
+  Json m = summed_mix(record::sass_record_from_json(sass));
   EXPECT_EQ(m["fp32"], 15);
   EXPECT_EQ(m["ldg"], 2);
   EXPECT_EQ(m["total"], 39);
-  EXPECT_TRUE(summed_mix(Json::object()).empty());
+  EXPECT_TRUE(summed_mix(record::sass_record_from_json(Json::object())).empty());
 }
 
 TEST(RunData, RejectsWhatIsNotARunDirectory) {
@@ -410,13 +410,13 @@ TEST(RunData, ReproduceCommandCarriesFlagsIncludesDefinesAndNumerics) {
   Json options = {{"dims", {{"n", 1048576}}}, {"arch", "sm_90a"}, {"nvcc_flags", {"-Xptxas=-O3"}}, {"include_dirs", {"/opt/cutlass/include"}},
                   {"defines", {{"USE_X", "1"}}}, {"numerics", "approximate"}, {"atol", 0.01}, {"seeds", 2}, {"max_time_s", 5.0}};
   Json champ = {{"flags", {"--use_fast_math", "-Xptxas=-O3"}}};
-  EXPECT_EQ(reproduce_command(record::options_record_from_json(options), champ, "champion/k.cu", "/home/u/ref.py"),
+  EXPECT_EQ(reproduce_command(record::options_record_from_json(options), record::candidate_config_from_json(champ), "champion/k.cu", "/home/u/ref.py"),
             "kopt bench champion/k.cu --ref /home/u/ref.py --dim n=1048576 --arch sm_90a --nvcc-flag=-Xptxas=-O3 "
             "--nvcc-flag=--use_fast_math -I /opt/cutlass/include -D USE_X=1 --numerics-mode approximate --atol 0.01 --seeds 2 "
             "--measure-budget-s 5");
   // A Triton champion: its values as run_kernel's arguments; a path with a space is quoted.
   Json triton = {{"constexprs", {{"BLOCK", 128}}}, {"launch", {{"num_warps", 4}}}};
-  EXPECT_EQ(reproduce_command(record::options_record_from_json({{"dims", {{"N", 4096}}}}), triton, "champion/k.py", "my ref.py"),
+  EXPECT_EQ(reproduce_command(record::options_record_from_json({{"dims", {{"N", 4096}}}}), record::candidate_config_from_json(triton), "champion/k.py", "my ref.py"),
             "kopt bench champion/k.py --ref 'my ref.py' --dim N=4096 -D BLOCK=128 -D num_warps=4");
 }
 

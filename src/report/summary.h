@@ -16,7 +16,7 @@ inline constexpr const char* kSummarySchema = "kopt.summary/1";
 std::string render_markdown(const record::SummaryRecord& summary);
 std::string render_markdown(const util::Json& summary);
 // The sections of issue 18's gates (cases, held-out shapes, safety), part of render_markdown; empty when absent.
-std::string render_gates_markdown(const util::Json& summary);
+std::string render_gates_markdown(const record::SummarySections& summary);
 
 // Reads RUN_DIR/summary.json, validates its schema, writes RUN_DIR/summary.md atomically.
 Result<std::string> rerender(const std::string& run_dir);
