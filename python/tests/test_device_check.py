@@ -18,7 +18,7 @@ SUITES = [
     "gpu-tests", "gpu-suite", "ncu-captures", "sanitizer", "ceilings", "examples", "resume", "timing", "flushes",
     "softmax-sizes", "call-ms", "triton-overhead", "search-efficiency", "seeds", "sweep-seeds", "kt-live", "peers",
     "plain", "gates", "multi-gpu", "llm", "report", "corpus", "evidence", "corpus-bench", "time-to-result",
-    "warm-start",
+    "decisions", "warm-start",
 ]
 WRAPPED = {"sanitizer": "capture_sanitizer.sh", "peers": "peers_check.sh", "llm": "llm_check.sh",
            "report": "report_check.sh"}

@@ -32,6 +32,7 @@
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh optimize_answer_key triton_answer_key)
 #   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
 #   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm bench-worker corpus-page sgemm)
+#   decisions [BUILD...]        one optimize per backend (CUDA, CUTLASS, Triton; same seed, no database) by each kopt build packed in .carry/builds.txz (pack_builds.sh), then kopt compare's decisions of each pair in order
 #   warm-start                  the warm start's done-when: optimize vector_add at n=2^22, then n=2^24 over the same database and caches, with and without --no-warm-start
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
 # Exit codes: the suite's; 2 for an unknown suite or bad arguments.
@@ -545,6 +546,56 @@ for r, s in runs.items():
              "evaluation %d (%s, search %.1f s)" % (hit[0], hit[1], hit[2] or 0) if hit else "never" if r != "a" else "n/a (another shape)"))
 PY
   rm -rf "$C.off"
+}
+
+# The same decisions (issue 38's "no behaviour change"): each build of .carry/builds.txz (bash scripts/device/pack_builds.sh
+# NAME:COMMIT... here: each build's kopt with its own python/, data/ and examples/) runs DEC_KERNELS (default all three) with
+# the same search seed, no database, and caches of its own; then this commit's `kopt compare` names each pair's
+# differences (BUILD 1 against 2, 3 against 4, ...). DEC_ONLY_<BUILD>="reduction" limits one build's kernels.
+dec_args() {  # dec_args KERNEL -> the optimize's arguments, relative to a build's folder
+  case "$1" in
+    reduction) echo "examples/reduction/kernel.cu --ref examples/reduction/ref.py --n=16777216 --iterations 2" ;;
+    cutlass_gemm) echo "examples/cutlass_gemm/kernel.cu --ref examples/cutlass_gemm/ref.py --M=2048 --N=2048 --K=2048 --iterations 1 --branches 2" ;;
+    triton_softmax) echo "examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=4096 --n_cols=4096 --iterations 2 --branches 3" ;;
+    *) return 1 ;;
+  esac
+}
+
+suite_decisions() {
+  start_check
+  [ -f .carry/builds.txz ] || { echo "decisions: no .carry/builds.txz (bash scripts/device/pack_builds.sh NAME:COMMIT... here)"; return 2; }
+  export CUTLASS_PATH=$PWD/.carry/cutlass
+  [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+  rm -rf runs/builds && mkdir -p runs/builds && tar xJf .carry/builds.txz -C runs/builds
+  local builds=("$@") b k only d kernels=${DEC_KERNELS:-reduction cutlass_gemm triton_softmax}
+  [ ${#builds[@]} -gt 0 ] || read -r -a builds <<<"$(cat runs/builds/ORDER)"
+  for b in "${builds[@]}"; do
+    only="DEC_ONLY_$b"
+    for k in ${!only:-$kernels}; do
+      # shellcheck disable=SC2046  # the arguments are a list of words
+      (cd "runs/builds/$b" && KOPT_DB=off KOPT_CACHE_DIR=$PWD/cache KOPT_DATA_DIR=$PWD/data KOPT_PYTHON_DIR=$PWD/python step "$b/$k" "${DEC_LIMIT_S:-170}" ./bin/kopt optimize \
+        $(dec_args "$k") --search-seed "${DEC_SEED:-7}" --out-dir "runs/$k" </dev/null >"$OUT/decisions_${b}_$k.log" 2>&1)
+      grep -E "^=== .* rc=|stopped:|champion:" "$OUT/decisions_${b}_$k.log" | head -4
+    done
+  done
+  local i a c
+  for ((i = 0; i + 1 < ${#builds[@]}; i += 2)); do
+    a=${builds[i]} c=${builds[i + 1]}
+    for k in $kernels; do
+      local ra rc_
+      ra=$(ls -d runs/builds/"$a"/runs/$k/kopt_runs/run_* 2>/dev/null | head -1)
+      rc_=$(ls -d runs/builds/"$c"/runs/$k/kopt_runs/run_* 2>/dev/null | head -1)
+      [ -n "$ra" ] && [ -n "$rc_" ] || { echo "decisions $a/$c $k: a run is missing"; continue; }
+      echo "=== decisions $k: $a ($(cat runs/builds/$a/COMMIT)) against $c ($(cat runs/builds/$c/COMMIT))"
+      "$K" compare "$ra" "$rc_" --json "$OUT/decisions_${a}_${c}_$k.json" 2>&1 | sed -n '/^decisions:/,$p'
+    done
+  done
+  for b in "${builds[@]}"; do
+    for d in runs/builds/"$b"/runs/*/kopt_runs/run_*; do
+      [ -d "$d" ] && tar czf "$OUT/decisions_${b}_$(basename "$(dirname "$(dirname "$d")")")_run.tgz" -C "$(dirname "$d")" \
+        --exclude='*.so' --exclude='*.cubin' --exclude='*.bin' "$(basename "$d")"
+    done
+  done
 }
 
 suites() { usage | sed -n 's/^  \([a-z-]*\) .*/\1/p'; }   # the first word of each row of the table above

@@ -9,6 +9,7 @@
 
 #include "record/fields.h"
 #include "record/run_record.h"
+#include "report/decisions.h"
 #include "report/run_data.h"
 #include "runner/stats.h"
 #include "util/output.h"
@@ -57,9 +58,10 @@ struct Comparison {
   Facts a, b;
   std::vector<Row> rows;
   std::vector<std::string> notes;
+  DecisionsDiff decisions;  // what each run chose, by configuration (report/decisions.h)
   bool operator==(const Comparison&) const = default;
 };
-KOPT_RECORD_FIELDS(Comparison, a, b, rows, notes)
+KOPT_RECORD_FIELDS(Comparison, a, b, rows, notes, decisions)
 
 Side side(const CandidateRow& c) { return {*c.median_ms, c.ci95_low_ms, c.ci95_high_ms, c.samples}; }
 
@@ -93,7 +95,7 @@ std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.6g}
 
 util::Json compare_runs(const util::Json& a, const util::Json& b) {
   const std::vector<CandidateRow> rows_a = candidate_rows(a), rows_b = candidate_rows(b);
-  Comparison cmp{facts(run_facts(a)), facts(run_facts(b)), {}, {}};
+  Comparison cmp{facts(run_facts(a)), facts(run_facts(b)), {}, {}, compare_decisions(run_decisions(a), run_decisions(b))};
   std::set<std::pair<std::string, std::string>> shown;  // (id_a, id_b) already in a row
   for (const char* role : {"baseline", "champion"}) {
     const CandidateRow *ca = find_role(rows_a, role), *cb = find_role(rows_b, role);
@@ -154,6 +156,15 @@ std::string format_compare(const util::Json& j) {
   }
   if (cmp.rows.empty()) s += "(nothing measured correct in both runs)\n";
   for (const auto& n : cmp.notes) s += "note: " + n + "\n";
+  const DecisionsDiff& d = cmp.decisions;
+  if (d.same)
+    s += fmt::format("\ndecisions: the same (by configuration) in each of the {} iteration(s): proposals, champions, ablation "
+                     "verdicts and the stop\n", d.iterations_a);
+  else {
+    s += fmt::format("\ndecisions: differ, first at iteration {} (A {} iteration(s), B {}):\n", d.first_difference.value_or(0),
+                     d.iterations_a, d.iterations_b);
+    for (const auto& line : d.differences) s += "  " + line + "\n";
+  }
   return s;
 }
 

@@ -16,6 +16,9 @@ namespace kopt::report {
 // one session, and it includes any drift between the sessions. verdict: B faster / same / slower / ambiguous
 // (runner::compare_paired's, with its 1% minimum effect). Same configuration: equal content hashes (source text,
 // flags, defines, constexprs, launch).
+// "decisions": report/decisions.h's DecisionsDiff: whether the two runs proposed the same configurations in each
+// iteration, crowned the same ones, gave the same ablation verdicts and stopped for the same reason (two kopt builds
+// on the same seeds: docs/REPORT.md "kopt compare").
 util::Json compare_runs(const util::Json& a, const util::Json& b);
 
 // The table for people.
