@@ -3,7 +3,10 @@
 # default `optimize` with a search budget (`--time-budget`, and a hard cap by SIGINT), (ii) the exhaustive sweep of
 # the same derived space (every configuration timed by kopt's paired runner, scripts/perf/measure_space.py) and
 # (iii) the project's own choice (the derived space's default point, which is the project's launch: `0` of a
-# derived block means "the launcher's own value"; also timed by `kopt bench` of the kernel as it is).
+# derived block means "the launcher's own value"; also timed by `kopt bench` of the kernel as it is), and (iv) the
+# sweep again at each other case of the optimize's workload matrix (its default objective weighs the dims x1, x0.75
+# and x0.5 by 0.5/0.3/0.2: corpus_table.py holds the champion to the sweep's best by that objective; CB_CASES=off skips
+# it, about 40 s a CUDA kernel).
 #
 #   bash scripts/device/corpus_bench.sh prepare [NAME...]   here, no GPU: annotate, enumerate and compile every
 #                                                           configuration into .carry/corpus_bench.txz (xz: the
