@@ -550,7 +550,7 @@ PY
 
 # The same decisions (issue 38's "no behaviour change"): each build of .carry/builds.txz (bash scripts/device/pack_builds.sh
 # NAME:COMMIT... here: each build's kopt with its own python/, data/ and examples/) runs DEC_KERNELS (default all three) with
-# the same search seed, no database, and caches of its own; then this commit's `kopt compare` names each pair's
+# the same search seed, no database, and one cache a pair; then this commit's `kopt compare` names each pair's
 # differences (BUILD 1 against 2, 3 against 4, ...). DEC_ONLY_<BUILD>="reduction" limits one build's kernels.
 dec_args() {  # dec_args KERNEL -> the optimize's arguments, relative to a build's folder
   case "$1" in
@@ -569,11 +569,15 @@ suite_decisions() {
   rm -rf runs/builds && mkdir -p runs/builds && tar xJf .carry/builds.txz -C runs/builds
   local builds=("$@") b k only d kernels=${DEC_KERNELS:-reduction cutlass_gemm triton_softmax}
   [ ${#builds[@]} -gt 0 ] || read -r -a builds <<<"$(cat runs/builds/ORDER)"
-  for b in "${builds[@]}"; do
+  local j
+  for ((j = 0; j < ${#builds[@]}; j++)); do
+    b=${builds[j]}
     only="DEC_ONLY_$b"
     for k in ${!only:-$kernels}; do
+      # The two builds of a pair share kopt's caches (builds, golden data, ceilings, profiles: what they hold is the
+      # same bytes whoever made them, so no decision depends on who filled them), the pairs do not.
       # shellcheck disable=SC2046  # the arguments are a list of words
-      (cd "runs/builds/$b" && KOPT_DB=off KOPT_CACHE_DIR=$PWD/cache KOPT_DATA_DIR=$PWD/data KOPT_PYTHON_DIR=$PWD/python step "$b/$k" "${DEC_LIMIT_S:-170}" ./bin/kopt optimize \
+      (cd "runs/builds/$b" && KOPT_DB=off KOPT_CACHE_DIR=$PWD/../cache_$((j / 2)) KOPT_DATA_DIR=$PWD/data KOPT_PYTHON_DIR=$PWD/python step "$b/$k" "${DEC_LIMIT_S:-170}" ./bin/kopt optimize \
         $(dec_args "$k") --search-seed "${DEC_SEED:-7}" --out-dir "runs/$k" </dev/null >"$OUT/decisions_${b}_$k.log" 2>&1)
       grep -E "^=== .* rc=|stopped:|champion:" "$OUT/decisions_${b}_$k.log" | head -4
     done
