@@ -76,6 +76,7 @@ std::string_view value_role_name(ValueRole r) {
     case ValueRole::kPerThread: return "per_thread";
     case ValueRole::kLauncherThreads: return "launcher_threads";
     case ValueRole::kGridBlocks: return "grid_blocks";
+    case ValueRole::kOwnNumWarps: return "own_num_warps";
   }
   return "?";
 }

@@ -59,6 +59,8 @@ enum class ValueRole {
   kListed,          // the values an existing @triton.autotune lists
   kLauncherThreads, // a block size the launcher computes at run time: 0 (the launcher's own) and 32..1024 by powers of two
   kGridBlocks,      // the grid of a kernel with a grid-stride loop: powers of two from d/8 to 8d (and d)
+  kOwnNumWarps,     // num_warps of an imported Triton kernel's launch: 0 (the project's own: its @triton.autotune's choice,
+                    // or Triton's default) and 1..32 by powers of two
 };
 std::string_view value_role_name(ValueRole r);
 

@@ -476,7 +476,7 @@ TEST(DeriveValues, SetsSpanTheLegalRange) {
 }
 
 // A Triton kernel imported from the project's package (the corpus's Liger wrappers): its upper-case keywords with
-// literal locals are derived; num_warps is not added (the project may autotune it).
+// literal locals are derived; where the launch gives no num_warps, 0 (the project's own) and 1..32 are searched.
 TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
   std::string py = "import torch\n"
                    "from liger_kernel.ops.softmax import _softmax_single_block_forward_kernel\n"
@@ -497,15 +497,31 @@ TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
   EXPECT_EQ(param(*d, "num_warps")->default_value, 8);
   EXPECT_EQ(param(*d, "D"), nullptr);  // a signature name, and not upper case
   EXPECT_TRUE(contains(d->instrumented, "    BLOCK_SIZE = BLOCK_SIZE  # calculate_settings(n_cols)\n"));
-  // Without num_warps at the launch of an imported kernel: nothing added, and the note says why.
+  // Without num_warps at the launch of an imported kernel: num_warps 0 is the project's own choice (its autotune's, or
+  // Triton's default), and the copy launches through a helper that pins any other value.
   std::string bare = "from fla.ops.utils.softmax import softmax_fwd_kernel as fwd\n\n"
                      "def run_kernel(*, x, y, N, D):\n"
                      "    fwd[(N,)](x=x, p=y, D=D, B=4096)\n";
   auto e = derive(bare, "kernel.py");
   ASSERT_TRUE(e.ok()) << e.error().message;
-  EXPECT_EQ(param(*e, "num_warps"), nullptr);
+  const DerivedParam* w = param(*e, "num_warps");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->role, ValueRole::kOwnNumWarps);
+  EXPECT_EQ(w->default_value, 0);
+  EXPECT_EQ(w->values, (std::vector<int64_t>{0, 1, 2, 4, 8, 16, 32}));
   EXPECT_NE(param(*e, "B"), nullptr);
-  EXPECT_TRUE(has_note(*e, "fwd is imported: num_warps is not added to its launch"));
+  EXPECT_TRUE(contains(e->instrumented, "def run_kernel(*, x, y, N, D, B=4096, num_warps=0):\n")) << e->instrumented;
+  EXPECT_TRUE(contains(e->instrumented, "    _kopt_launch_options(fwd, num_warps=num_warps)[(N,)](x=x, p=y, D=D, B=B)\n")) << e->instrumented;
+  EXPECT_EQ(e->instrumented.find("def _kopt_launch_options(kernel, **options):"),
+            e->instrumented.rfind("def _kopt_launch_options(kernel, **options):"))
+      << "the helper is appended once";
+  EXPECT_NE(e->instrumented.find("def _kopt_launch_options(kernel, **options):"), std::string::npos);
+  // Two launches of imported kernels: one num_warps for both (as for launches in the file), one helper.
+  std::string two = "from pkg import a, b\n\ndef run_kernel(*, x, N):\n    a[(N,)](x)\n    b[(N,)](x)\n";
+  auto t = derive(two, "kernel.py");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->params.size(), 1u);
+  EXPECT_TRUE(contains(t->instrumented, "    _kopt_launch_options(a, num_warps=num_warps)[(N,)](x)\n    b[(N,)](x)\n")) << t->instrumented;
   // A keyword computed at run time is left alone, and the note shows how it is computed.
   EXPECT_TRUE(has_note(*d, "B=triton.next_power_of_2(n_cols) of the launch of fwd[...] is computed at run time")) << fmt::format("{}", fmt::join(d->notes, "\n"));
 }

@@ -158,6 +158,7 @@ class TritonDeriver {
     std::string body = m.substr(body_begin_, body_end_ - body_begin_);
     struct Site {
       std::string kernel;
+      size_t name;  // where the kernel's name starts
       Range grid;
       size_t open, close;
       std::vector<Range> args;
@@ -173,7 +174,7 @@ class TritonDeriver {
       if (open == npos || m[open] != '(') continue;
       size_t close = match_close(m, open);
       if (close == npos) continue;
-      sites.push_back({k, {lb + 1, rb}, open, close, split_args(m, open + 1, close)});
+      sites.push_back({k, body_begin_ + static_cast<size_t>(it->position(1)), {lb + 1, rb}, open, close, split_args(m, open + 1, close)});
     }
     bool warps_done = false;
     for (const auto& st : sites) {
@@ -253,10 +254,11 @@ class TritonDeriver {
         d_.params.push_back(std::move(p));
       }
       if (j.autotune) derive_autotune(st.kernel, *j.autotune, st.close, given);
-      else if (j.imported && !given.count("num_warps") && !warps_done)
-        d_.notes.push_back(fmt::format("line {}: {} is imported: num_warps is not added to its launch (the project's own "
-                                       "@triton.autotune, if it has one, chooses it)",
-                                       line, st.kernel));
+      else if (j.imported && !given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") &&
+               !s_.taken.count("num_warps")) {
+        own_num_warps(st.kernel, st.name, line);
+        warps_done = true;
+      }
       else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
         // Triton's default is 4: passing it explicitly changes nothing.
         DerivedParam p;
@@ -370,6 +372,58 @@ class TritonDeriver {
     }
   }
 
+  // An imported kernel launched without num_warps: what it runs with is the project's choice, made where kopt cannot
+  // see it (its @triton.autotune in the package, or Triton's default). The copy launches it through a helper appended
+  // to the file: num_warps 0 (the baseline) is the launch as written; another value pins it, and an @triton.autotune
+  // kernel then runs its first config with that num_warps (else its first config), without the autotuner.
+  void own_num_warps(const std::string& kernel, size_t name_pos, int line) {
+    DerivedParam p;
+    p.name = param_name("num_warps");
+    p.origin = "num_warps";
+    p.kind = ParamKind::kNumWarps;
+    p.site = DeriveSite::kTritonLaunch;
+    p.role = ValueRole::kOwnNumWarps;
+    p.default_value = 0;
+    p.values = values_for(p.role, 0);
+    p.line = line;
+    p.reason = fmt::format("num_warps of the launch of {}[...] at line {} ({} is imported; 0: the project's own choice, its "
+                           "@triton.autotune's or Triton's default; else that many warps, an autotuned kernel's first config "
+                           "with them, without the autotuner)",
+                           kernel, line, kernel);
+    edits_.push_back({name_pos, kernel.size(), fmt::format("{}({}, num_warps={})", kOwnHelper, kernel, p.name)});
+    if (!helper_added_) {
+      edits_.push_back({s_.text.size(), 0, std::string(s_.text.empty() || s_.text.back() == '\n' ? "" : "\n") + kOwnHelperText});
+      helper_added_ = true;
+    }
+    add_signature(p.name, 0);
+    d_.params.push_back(std::move(p));
+  }
+
+  static constexpr const char* kOwnHelper = "_kopt_launch_options";
+  static constexpr const char* kOwnHelperText = R"PY(
+
+def _kopt_launch_options(kernel, **options):
+    """kopt: `kernel` launched with these options; 0 leaves an option to the project (as the launch is written). An
+    @triton.autotune kernel runs its first config with these options (else its first config), without the autotuner."""
+    options = {k: v for k, v in options.items() if v}
+    if not options:
+        return kernel
+    fixed = {}
+    configs = getattr(kernel, "configs", None)
+    if configs and hasattr(kernel, "fn"):  # triton.runtime.Autotuner
+        chosen = [c for c in configs if all(getattr(c, k, None) == v for k, v in options.items())] or list(configs)
+        fixed = {k: v for k, v in chosen[0].all_kwargs().items() if v is not None}
+        kernel = kernel.fn
+    fixed.update(options)
+
+    class _Pinned:
+        def __getitem__(self, grid):
+            launch = kernel[grid]
+            return lambda *args, **kwargs: launch(*args, **{**kwargs, **fixed})
+
+    return _Pinned()
+)PY";
+
   void derive_autotune(const std::string& kernel, Range deco, size_t call_close, const std::set<std::string>& given) {
     std::string text(s_.text.substr(deco.begin, deco.end - deco.begin));
     int line = s_.line_of(deco.begin);
@@ -439,6 +493,7 @@ class TritonDeriver {
   std::set<size_t> kw_positions_;
   std::vector<std::string> sig_add_;
   std::map<int64_t, std::vector<std::string>> constexpr_by_value_;
+  bool helper_added_ = false;
 };
 
 }  // namespace
