@@ -209,3 +209,19 @@ def test_without_every_cases_sweep_the_dims_alone_decide(tmp_path):
     r = rows["rms_a"]
     assert "objective" not in r and r["within"] is True
     assert any("no sweep at case scale_0.5" in n for n in r["notes"]), r["notes"]
+
+
+def test_a_champion_with_a_method_shows_its_parameters_point_on_the_objective(tmp_path):
+    root = _with_cases(tmp_path, {"scale_0.75": {0: 0.02, 64: 0.02, 128: 0.02, 256: 0.01},
+                                  "scale_0.5": {0: 0.02, 64: 0.02, 128: 0.02, 256: 0.01}})
+    sp = root / "rms_a" / "state.json"
+    state = json.loads(sp.read_text())
+    state["champion"]["candidate"]["methods"] = ["register_cap"]
+    sp.write_text(json.dumps(state))
+    rows, _, _ = rows_by_name(tmp_path, root)
+    r = rows["rms_a"]
+    assert r["champion_basis"] == "kopt" and "champion_over_best" not in r["objective"]
+    best = math.exp(0.5 * math.log(0.022) + 0.5 * math.log(0.01))
+    bare = math.exp(0.5 * math.log(0.0198) + 0.5 * math.log(0.02))
+    assert r["objective"]["params_point_over_best"] == pytest.approx(bare / best)
+    assert any("its parameters without its methods: 1.3" in n for n in r["notes"]), r["notes"]

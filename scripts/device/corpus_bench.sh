@@ -45,8 +45,9 @@ cd "$ROOT"
 # The default kernels, in the order they run: every CUDA kernel whose space is derived (15 of 28 corpus kernels
 # have one; the Triton seven are left out by default: their candidates cost 1.5-3 s each, too slow for one call).
 CB_DEFAULT="flashinfer_rmsnorm cutlass_layernorm flashinfer_silu_and_mul flashinfer_online_softmax flashinfer_merge_state cutlass_rmsnorm flashinfer_fused_add_rmsnorm flashinfer_gelu_tanh_and_mul"
-# Triton kernels accepted by name (their derived space is small, 30 points); measured with plain_sweep_triton.py.
-CB_TRITON="liger_softmax liger_rms_norm liger_layer_norm liger_geglu liger_swiglu fla_chunk_local_cumsum"
+# Triton kernels accepted by name (their derived space is small, 7-35 points); measured with plain_sweep_triton.py. The
+# last five derive only num_warps of an imported kernel's launch (0: the project's own; docs/ANNOTATIONS.md).
+CB_TRITON="liger_softmax liger_rms_norm liger_layer_norm liger_geglu liger_swiglu fla_chunk_local_cumsum fla_softmax fla_logsumexp fla_logcumsumexp liger_dyt liger_rope"
 
 # bench_dims NAME: the dims of the benchmark. Reduced from dims.txt's typical dims where the typical launch moves
 # more than ~300 MB a call: the golden data of kopt's default workload matrix (3 cases x 3 seeds, made on the GPU

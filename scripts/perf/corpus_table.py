@@ -231,7 +231,12 @@ def kernel_row(d, within=3.0):
             row["within_dims"] = row.get("within")
             row["within"] = o["champion_over_best"] <= 1 + within / 100
         else:
-            row["notes"].append("the champion is not a sweep point: judged at the dims alone")
+            bare = point_of({"params": cc.get("params") or {}}, dims, defaults)
+            extra = ""
+            if bare in obj:
+                o["params_point_over_best"] = obj[bare] / obj[ob_pt]
+                extra = f" (its parameters without its methods: {o['params_point_over_best']:.3f} of the objective's best)"
+            row["notes"].append("the champion is not a sweep point: judged at the dims alone" + extra)
         row["objective"] = o
         if "champion_ms" in o:
             row.pop("to_within_s", None), row.pop("to_within_search_s", None), row.pop("to_within_id", None)
