@@ -261,16 +261,8 @@ class TritonDeriver {
       }
       else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
         // Triton's default is 4: passing it explicitly changes nothing.
-        DerivedParam p;
-        p.name = param_name("num_warps");
-        p.origin = "num_warps";
-        p.kind = ParamKind::kNumWarps;
-        p.site = DeriveSite::kTritonLaunch;
-        p.role = ValueRole::kNumWarps;
-        p.default_value = 4;
-        p.values = values_for(p.role, 4);
-        p.line = line;
-        p.reason = fmt::format("num_warps of the launch of {}[...] at line {} (not given: Triton's default, 4)", st.kernel, line);
+        DerivedParam p = launch_num_warps(ValueRole::kNumWarps, 4, line,
+                                          fmt::format("num_warps of the launch of {}[...] at line {} (not given: Triton's default, 4)", st.kernel, line));
         edits_.push_back({st.close, 0, std::string(call_separator(st.open, st.close)) + "num_warps=num_warps"});
         add_signature("num_warps", 4);
         warps_done = true;
@@ -377,19 +369,12 @@ class TritonDeriver {
   // to the file: num_warps 0 (the baseline) is the launch as written; another value pins it, and an @triton.autotune
   // kernel then runs its first config with that num_warps (else its first config), without the autotuner.
   void own_num_warps(const std::string& kernel, size_t name_pos, int line) {
-    DerivedParam p;
-    p.name = param_name("num_warps");
-    p.origin = "num_warps";
-    p.kind = ParamKind::kNumWarps;
-    p.site = DeriveSite::kTritonLaunch;
-    p.role = ValueRole::kOwnNumWarps;
-    p.default_value = 0;
-    p.values = values_for(p.role, 0);
-    p.line = line;
-    p.reason = fmt::format("num_warps of the launch of {}[...] at line {} ({} is imported; 0: the project's own choice, its "
-                           "@triton.autotune's or Triton's default; else that many warps, an autotuned kernel's first config "
-                           "with them, without the autotuner)",
-                           kernel, line, kernel);
+    DerivedParam p = launch_num_warps(
+        ValueRole::kOwnNumWarps, 0, line,
+        fmt::format("num_warps of the launch of {}[...] at line {} ({} is imported; 0: the project's own choice, its "
+                    "@triton.autotune's or Triton's default; else that many warps, an autotuned kernel's first config "
+                    "with them, without the autotuner)",
+                    kernel, line, kernel));
     edits_.push_back({name_pos, kernel.size(), fmt::format("{}({}, num_warps={})", kOwnHelper, kernel, p.name)});
     if (!helper_added_) {
       edits_.push_back({s_.text.size(), 0, std::string(s_.text.empty() || s_.text.back() == '\n' ? "" : "\n") + kOwnHelperText});
@@ -397,6 +382,21 @@ class TritonDeriver {
     }
     add_signature(p.name, 0);
     d_.params.push_back(std::move(p));
+  }
+
+  // num_warps added to a launch that does not give it.
+  DerivedParam launch_num_warps(ValueRole role, int64_t default_value, int line, std::string reason) {
+    DerivedParam p;
+    p.name = param_name("num_warps");
+    p.origin = "num_warps";
+    p.kind = ParamKind::kNumWarps;
+    p.site = DeriveSite::kTritonLaunch;
+    p.role = role;
+    p.default_value = default_value;
+    p.values = values_for(role, default_value);
+    p.line = line;
+    p.reason = std::move(reason);
+    return p;
   }
 
   static constexpr const char* kOwnHelper = "_kopt_launch_options";
