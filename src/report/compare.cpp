@@ -158,8 +158,10 @@ std::string format_compare(const util::Json& j) {
   for (const auto& n : cmp.notes) s += "note: " + n + "\n";
   const DecisionsDiff& d = cmp.decisions;
   if (d.same)
-    s += fmt::format("\ndecisions: the same (by configuration) in each of the {} iteration(s): proposals, champions, ablation "
-                     "verdicts and the stop\n", d.iterations_a);
+    s += fmt::format(
+        "\ndecisions: the same (by configuration) in each of the {} iteration(s): proposals, champions, ablation "
+        "verdicts and the stop\n",
+        d.iterations_a);
   else {
     s += fmt::format("\ndecisions: differ, first at iteration {} (A {} iteration(s), B {}):\n", d.first_difference.value_or(0),
                      d.iterations_a, d.iterations_b);

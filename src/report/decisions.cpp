@@ -68,8 +68,10 @@ RunDecisions run_decisions(const Json& run) {
     if (!run.contains(key) || !run[key].is_array()) continue;
     for (const auto& a : run[key]) {
       const int it = a.value("iteration", 0);
-      if (a.contains("method")) d.verdicts[it].insert(fmt::format("method {}: {}", a.value("method", ""), a.value("verdict", "")));
-      else d.verdicts[it].insert(fmt::format("param {}: {}", a.value("param", ""), a.value("effect", "")));
+      if (a.contains("method"))
+        d.verdicts[it].insert(fmt::format("method {}: {}", a.value("method", ""), a.value("verdict", "")));
+      else
+        d.verdicts[it].insert(fmt::format("param {}: {}", a.value("param", ""), a.value("effect", "")));
     }
   }
   const Json r = run.value("run", Json::object());
@@ -104,7 +106,8 @@ DecisionsDiff compare_decisions(const RunDecisions& a, const RunDecisions& b) {
     const auto* va = find_at(a.verdicts, it);
     const auto* vb = find_at(b.verdicts, it);
     if ((va ? *va : kNone) != (vb ? *vb : kNone))
-      note(it, fmt::format("iteration {}: ablation verdicts: A {}, B {}", it, set_text(va ? *va : kNone), set_text(vb ? *vb : kNone)));
+      note(it, fmt::format("iteration {}: ablation verdicts: A {}, B {}", it, set_text(va ? *va : kNone),
+                           set_text(vb ? *vb : kNone)));
   }
   if (a.iterations != b.iterations) note(last, fmt::format("iterations: A {}, B {}", a.iterations, b.iterations));
   if (a.stop_reason != b.stop_reason) note(last, fmt::format("stop: A {}, B {}", a.stop_reason, b.stop_reason));

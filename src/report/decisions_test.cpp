@@ -10,9 +10,10 @@ namespace {
 using util::Json;
 
 // A load_run document's candidate row: its id, iteration, parameters and methods; times do not matter here.
-Json cand(const std::string& id, int iteration, Json params, std::vector<std::string> methods = {}, const std::string& role = "candidate") {
-  return {{"id", id}, {"role", role}, {"iteration", iteration}, {"status", "ok"}, {"median_ms", 1.0},
-          {"params", params}, {"methods", methods}, {"content_hash", id}};
+Json cand(const std::string& id, int iteration, Json params, std::vector<std::string> methods = {},
+          const std::string& role = "candidate") {
+  return {{"id", id},         {"role", role},     {"iteration", iteration}, {"status", "ok"},
+          {"median_ms", 1.0}, {"params", params}, {"methods", methods},     {"content_hash", id}};
 }
 
 // Two iterations over BLOCK x ITEMS: i1c1 crowned in iteration 1 and kept, an ablation of ITEMS, stopped near peak.
@@ -20,10 +21,12 @@ Json run(const std::string& dir, int second_items = 4) {
   return {{"run", {{"dir", dir}, {"kernel", "k.cu"}, {"dims_text", "n=1"}, {"stop_reason", "near_peak"}, {"iterations_done", 2}}},
           {"candidates",
            {cand("baseline", 0, {{"BLOCK", 256}, {"ITEMS", 1}}, {}, "baseline"), cand("i1c1", 1, {{"BLOCK", 128}, {"ITEMS", 8}}),
-            cand("i1c2", 1, {{"BLOCK", 512}, {"ITEMS", 2}}, {"vectorized_access"}), cand("i2c1", 2, {{"BLOCK", 64}, {"ITEMS", second_items}}),
+            cand("i1c2", 1, {{"BLOCK", 512}, {"ITEMS", 2}}, {"vectorized_access"}),
+            cand("i2c1", 2, {{"BLOCK", 64}, {"ITEMS", second_items}}),
             cand("i1c1_base_ITEMS", 1, {{"BLOCK", 128}, {"ITEMS", 1}}, {}, "ablation")}},
           {"timeline",
-           {{{"iteration", 0}, {"champion_id", "baseline"}}, {{"iteration", 1}, {"champion_id", "i1c1"}},
+           {{{"iteration", 0}, {"champion_id", "baseline"}},
+            {{"iteration", 1}, {"champion_id", "i1c1"}},
             {{"iteration", 2}, {"champion_id", "i1c1"}}}},
           {"ablation", Json::array()},
           {"param_ablation", {{{"iteration", 1}, {"param", "ITEMS"}, {"effect", "helps"}}}}};

@@ -511,7 +511,8 @@ TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
   EXPECT_EQ(w->values, (std::vector<int64_t>{0, 1, 2, 4, 8, 16, 32}));
   EXPECT_NE(param(*e, "B"), nullptr);
   EXPECT_TRUE(contains(e->instrumented, "def run_kernel(*, x, y, N, D, B=4096, num_warps=0):\n")) << e->instrumented;
-  EXPECT_TRUE(contains(e->instrumented, "    _kopt_launch_options(fwd, num_warps=num_warps)[(N,)](x=x, p=y, D=D, B=B)\n")) << e->instrumented;
+  EXPECT_TRUE(contains(e->instrumented, "    _kopt_launch_options(fwd, num_warps=num_warps)[(N,)](x=x, p=y, D=D, B=B)\n"))
+      << e->instrumented;
   EXPECT_EQ(e->instrumented.find("def _kopt_launch_options(kernel, **options):"),
             e->instrumented.rfind("def _kopt_launch_options(kernel, **options):"))
       << "the helper is appended once";
@@ -521,7 +522,8 @@ TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
   auto t = derive(two, "kernel.py");
   ASSERT_TRUE(t.ok()) << t.error().message;
   ASSERT_EQ(t->params.size(), 1u);
-  EXPECT_TRUE(contains(t->instrumented, "    _kopt_launch_options(a, num_warps=num_warps)[(N,)](x)\n    b[(N,)](x)\n")) << t->instrumented;
+  EXPECT_TRUE(contains(t->instrumented, "    _kopt_launch_options(a, num_warps=num_warps)[(N,)](x)\n    b[(N,)](x)\n"))
+      << t->instrumented;
   // A keyword computed at run time is left alone, and the note shows how it is computed.
   EXPECT_TRUE(has_note(*d, "B=triton.next_power_of_2(n_cols) of the launch of fwd[...] is computed at run time")) << fmt::format("{}", fmt::join(d->notes, "\n"));
 }

@@ -174,7 +174,8 @@ class TritonDeriver {
       if (open == npos || m[open] != '(') continue;
       size_t close = match_close(m, open);
       if (close == npos) continue;
-      sites.push_back({k, body_begin_ + static_cast<size_t>(it->position(1)), {lb + 1, rb}, open, close, split_args(m, open + 1, close)});
+      sites.push_back(
+          {k, body_begin_ + static_cast<size_t>(it->position(1)), {lb + 1, rb}, open, close, split_args(m, open + 1, close)});
     }
     bool warps_done = false;
     for (const auto& st : sites) {
@@ -258,11 +259,11 @@ class TritonDeriver {
                !s_.taken.count("num_warps")) {
         own_num_warps(st.kernel, st.name, line);
         warps_done = true;
-      }
-      else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
+      } else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
         // Triton's default is 4: passing it explicitly changes nothing.
-        DerivedParam p = launch_num_warps(ValueRole::kNumWarps, 4, line,
-                                          fmt::format("num_warps of the launch of {}[...] at line {} (not given: Triton's default, 4)", st.kernel, line));
+        DerivedParam p = launch_num_warps(
+            ValueRole::kNumWarps, 4, line,
+            fmt::format("num_warps of the launch of {}[...] at line {} (not given: Triton's default, 4)", st.kernel, line));
         edits_.push_back({st.close, 0, std::string(call_separator(st.open, st.close)) + "num_warps=num_warps"});
         add_signature("num_warps", 4);
         warps_done = true;
