@@ -56,6 +56,20 @@ RunDecisions run_decisions(const Json& run) {
     text_by_id.emplace(c.id, text_of(c));
     if (c.id != "baseline" && c.iteration && *c.iteration > 0) d.proposed[static_cast<int>(*c.iteration)].insert(text_of(c));
   }
+  // The finalists' races (report/run_data.cpp puts selection.json's entry on the candidate's row): the iteration is
+  // the one that raced it, the incumbent named by its configuration.
+  for (const auto& c : run.value("candidates", Json::array())) {
+    const Json sel = c.value("selection", Json());
+    if (!sel.is_object() || sel.contains("error")) continue;
+    auto me = text_by_id.find(c.value("id", std::string()));
+    auto inc = text_by_id.find(sel.value("incumbent", std::string()));
+    if (me == text_by_id.end()) continue;
+    std::string reason = sel.value("reason", std::string());
+    if (size_t cut = reason.find(" ["); cut != std::string::npos) reason.resize(cut);
+    d.races[c.value("iteration", 0)][me->second] =
+        fmt::format("{} against {}: {}", sel.value("decision", std::string()) == "new_champion" ? "crowned" : "kept the incumbent",
+                    inc == text_by_id.end() ? sel.value("incumbent", std::string()) : inc->second, reason);
+  }
   if (const Json* tl = run.contains("timeline") && run["timeline"].is_array() ? &run["timeline"] : nullptr)
     for (const auto& t : *tl) {
       const int it = t.value("iteration", -1);
@@ -101,8 +115,16 @@ DecisionsDiff compare_decisions(const RunDecisions& a, const RunDecisions& b) {
                            set_text(minus(sa, sb)), set_text(minus(sb, sa))));
     const auto* ca = find_at(a.champion, it);
     const auto* cb = find_at(b.champion, it);
-    if ((ca ? *ca : kNothing) != (cb ? *cb : kNothing))
-      note(it, fmt::format("iteration {}: champion: A {}, B {}", it, ca ? *ca : kNothing, cb ? *cb : kNothing));
+    if ((ca ? *ca : kNothing) != (cb ? *cb : kNothing)) {
+      std::string line = fmt::format("iteration {}: champion: A {}, B {}", it, ca ? *ca : kNothing, cb ? *cb : kNothing);
+      auto raced = [&](const RunDecisions& in, const std::string* champ) -> std::string {
+        const auto* r = champ ? find_at(in.races, it) : nullptr;
+        auto f = r ? r->find(*champ) : std::map<std::string, std::string>::const_iterator{};
+        return r && f != r->end() ? f->second : "not raced there";
+      };
+      line += fmt::format("; in B, A's champion: {}; in A, B's champion: {}", raced(b, ca), raced(a, cb));
+      note(it, std::move(line));
+    }
     const auto* va = find_at(a.verdicts, it);
     const auto* vb = find_at(b.verdicts, it);
     if ((va ? *va : kNone) != (vb ? *vb : kNone))

@@ -19,6 +19,8 @@ struct RunDecisions {
   std::map<int, std::set<std::string>> proposed;  // iteration -> the configurations its batch measured
   std::map<int, std::string> champion;            // iteration -> the champion's configuration after it
   std::map<int, std::set<std::string>> verdicts;  // iteration -> "method m: effective", "param P: helps"
+  // iteration -> configuration -> how its race as a finalist ended there ("kept the incumbent: ... ambiguous ...")
+  std::map<int, std::map<std::string, std::string>> races;
   std::string stop_reason;
   int iterations = 0;
 };
@@ -31,7 +33,9 @@ std::string configuration_text(const util::Json& candidate);
 RunDecisions run_decisions(const util::Json& run);
 
 // The two runs' decisions side by side. Every difference is listed ("iteration 2: champion: A BLOCK=128, B BLOCK=256");
-// those after the first follow from it where the first changed what was measured.
+// those after the first follow from it where the first changed what was measured. Where the champions differ, each
+// run's race of the other's champion follows, when it raced it (`in B, A's champion ...: kept the incumbent: ...
+// ambiguous`): two runs that part at a race within the noise made the same decision on different draws.
 struct DecisionsDiff {
   bool same = true;
   std::optional<int64_t> first_difference;  // the iteration of the first difference (the last one for the stop)

@@ -84,8 +84,32 @@ TEST(Decisions, KoptCompareSaysWhetherTheRunsDecidedAlike) {
   b["timeline"][2]["champion_id"] = "i2c1";
   cmp = compare_runs(a, b);
   EXPECT_EQ(cmp["decisions"]["first_difference"], 2);
-  EXPECT_NE(format_compare(cmp).find("  iteration 2: champion: A BLOCK=128 ITEMS=8, B BLOCK=64 ITEMS=4\n"), std::string::npos)
+  EXPECT_NE(format_compare(cmp).find("  iteration 2: champion: A BLOCK=128 ITEMS=8, B BLOCK=64 ITEMS=4; in B, A's champion: not raced "
+                                     "there; in A, B's champion: not raced there\n"),
+            std::string::npos)
       << format_compare(cmp);
+}
+
+// Two runs that part at a race within the noise: each raced the other's champion and kept its own.
+TEST(Decisions, ChampionsThatDifferSayHowEachRunRacedTheOthers) {
+  Json a = run("A"), b = run("B");
+  // A crowned i1c1 and kept it against i1c2; B crowned i1c2 and kept it against i1c1.
+  a["candidates"][2]["selection"] = {{"decision", "keep"}, {"incumbent", "i1c1"},
+                                     {"reason", "i1c2: difference not larger than the noise (ambiguous); the incumbent keeps its "
+                                                "place [weighted geometric mean over 3 case(s): 0.98]"}};
+  b["timeline"][1]["champion_id"] = "i1c2";
+  b["timeline"][2]["champion_id"] = "i1c2";
+  b["candidates"][1]["selection"] = {{"decision", "keep"}, {"incumbent", "i1c2"},
+                                     {"reason", "i1c1: difference not larger than the noise (ambiguous); the incumbent keeps its place"}};
+  b["candidates"][2]["selection"] = {{"decision", "new_champion"}, {"incumbent", "baseline"}, {"reason", "i1c2 is significantly faster"}};
+  DecisionsDiff d = compare_decisions(run_decisions(a), run_decisions(b));
+  ASSERT_FALSE(d.same);
+  EXPECT_EQ(d.differences[0],
+            "iteration 1: champion: A BLOCK=128 ITEMS=8, B BLOCK=512 ITEMS=2 +vectorized_access; in B, A's champion: kept the "
+            "incumbent against BLOCK=512 ITEMS=2 +vectorized_access: i1c1: difference not larger than the noise (ambiguous); the "
+            "incumbent keeps its place; in A, B's champion: kept the incumbent against BLOCK=128 ITEMS=8: i1c2: difference not "
+            "larger than the noise (ambiguous); the incumbent keeps its place")
+      << "the reason up to its per-case detail";
 }
 
 TEST(Decisions, TheBaselineAndAnEmptyConfiguration) {
