@@ -66,9 +66,9 @@ RunDecisions run_decisions(const Json& run) {
     if (me == text_by_id.end()) continue;
     std::string reason = sel.value("reason", std::string());
     if (size_t cut = reason.find(" ["); cut != std::string::npos) reason.resize(cut);
-    d.races[c.value("iteration", 0)][me->second] =
-        fmt::format("{} against {}: {}", sel.value("decision", std::string()) == "new_champion" ? "crowned" : "kept the incumbent",
-                    inc == text_by_id.end() ? sel.value("incumbent", std::string()) : inc->second, reason);
+    d.races[c.value("iteration", 0)][me->second] = fmt::format(
+        "{} against {}: {}", sel.value("decision", std::string()) == "new_champion" ? "crowned" : "kept the incumbent",
+        inc == text_by_id.end() ? sel.value("incumbent", std::string()) : inc->second, reason);
   }
   if (const Json* tl = run.contains("timeline") && run["timeline"].is_array() ? &run["timeline"] : nullptr)
     for (const auto& t : *tl) {

@@ -84,9 +84,10 @@ TEST(Decisions, KoptCompareSaysWhetherTheRunsDecidedAlike) {
   b["timeline"][2]["champion_id"] = "i2c1";
   cmp = compare_runs(a, b);
   EXPECT_EQ(cmp["decisions"]["first_difference"], 2);
-  EXPECT_NE(format_compare(cmp).find("  iteration 2: champion: A BLOCK=128 ITEMS=8, B BLOCK=64 ITEMS=4; in B, A's champion: not raced "
-                                     "there; in A, B's champion: not raced there\n"),
-            std::string::npos)
+  EXPECT_NE(
+      format_compare(cmp).find("  iteration 2: champion: A BLOCK=128 ITEMS=8, B BLOCK=64 ITEMS=4; in B, A's champion: not raced "
+                               "there; in A, B's champion: not raced there\n"),
+      std::string::npos)
       << format_compare(cmp);
 }
 
@@ -94,14 +95,19 @@ TEST(Decisions, KoptCompareSaysWhetherTheRunsDecidedAlike) {
 TEST(Decisions, ChampionsThatDifferSayHowEachRunRacedTheOthers) {
   Json a = run("A"), b = run("B");
   // A crowned i1c1 and kept it against i1c2; B crowned i1c2 and kept it against i1c1.
-  a["candidates"][2]["selection"] = {{"decision", "keep"}, {"incumbent", "i1c1"},
-                                     {"reason", "i1c2: difference not larger than the noise (ambiguous); the incumbent keeps its "
-                                                "place [weighted geometric mean over 3 case(s): 0.98]"}};
+  a["candidates"][2]["selection"] = {{"decision", "keep"},
+                                     {"incumbent", "i1c1"},
+                                     {"reason",
+                                      "i1c2: difference not larger than the noise (ambiguous); the incumbent keeps its "
+                                      "place [weighted geometric mean over 3 case(s): 0.98]"}};
   b["timeline"][1]["champion_id"] = "i1c2";
   b["timeline"][2]["champion_id"] = "i1c2";
-  b["candidates"][1]["selection"] = {{"decision", "keep"}, {"incumbent", "i1c2"},
-                                     {"reason", "i1c1: difference not larger than the noise (ambiguous); the incumbent keeps its place"}};
-  b["candidates"][2]["selection"] = {{"decision", "new_champion"}, {"incumbent", "baseline"}, {"reason", "i1c2 is significantly faster"}};
+  b["candidates"][1]["selection"] = {
+      {"decision", "keep"},
+      {"incumbent", "i1c2"},
+      {"reason", "i1c1: difference not larger than the noise (ambiguous); the incumbent keeps its place"}};
+  b["candidates"][2]["selection"] = {
+      {"decision", "new_champion"}, {"incumbent", "baseline"}, {"reason", "i1c2 is significantly faster"}};
   DecisionsDiff d = compare_decisions(run_decisions(a), run_decisions(b));
   ASSERT_FALSE(d.same);
   EXPECT_EQ(d.differences[0],
