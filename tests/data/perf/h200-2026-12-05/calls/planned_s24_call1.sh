@@ -17,7 +17,7 @@ timeout -s INT 150 .carry/build/kopt optimize examples/corpus/liger_softmax/kern
   | while IFS= read -r l; do echo "[$(( $(date +%s) - T0 ))] $l"; done >"$OUT/keep/liger_softmax_optimize.log"
 grep -E "gate|gates passed|stopped|champion" "$OUT/keep/liger_softmax_optimize.log" | head -20
 echo "=== 2. corpus-bench [$(( $(date +%s) - T0 ))s]"
-CB_TIME_BUDGET_S=40 CB_OPT_LIMIT_S=130 CB_MIN_KERNEL_S=150 CB_DEADLINE_S=$((560 - ($(date +%s) - T0))) CB_WALL_S=$((570 - ($(date +%s) - T0))) \
+CB_TIME_BUDGET_S=40 CB_MIN_KERNEL_S=150 CB_DEADLINE_S=$((560 - ($(date +%s) - T0))) CB_WALL_S=$((570 - ($(date +%s) - T0))) \
   bash scripts/device/check.sh corpus-bench liger_rms_norm fla_softmax liger_rope liger_layer_norm 2>&1 \
   | grep -E "^corpus|===|rc=|Kernels run|Median" | tail -30
 mv "$OUT"/corpus_bench.tgz "$OUT"/corpus_table.* "$OUT/keep/" 2>/dev/null
