@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Planned, not run (session 23 spent its device time): issue 35's Triton corpus kernels, which no call has benchmarked
 # but liger_rms_norm (zero candidates in a 100 s cap, s21): the optimize's progress timestamped (where a Triton
-# kernel's gates go), then corpus-bench on four of the eleven Triton kernels (at the reduced dims of
+# kernel's gates go), then corpus-bench on up to four of the eleven Triton kernels, as many as the deadline lets start (at the reduced dims of
 # scripts/device/corpus_bench.sh; the sweep at kopt's three cases; everything packed into ONE file in $OUT, since the
 # device tool brings back about eight files).
 # Carry: .carry/build/kopt, .carry/build/COMMIT, this script as .carry/call.sh, examples/corpus/_fetched.
