@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -25,6 +26,11 @@ inline bool sass_tools_present() {
 
 // tests/data found upwards from the test binary, else the configured source tree's (test_support.cpp).
 std::string test_data_dir();
+
+// Whether a name under ::testing::TempDir() is one the test process `pid` made: "kopt..." with "_<pid>" ending it or
+// followed by '.' or '_' ("kopt_loop_race_12345", "kopt_gates_shapes_12345.txt"). Each test process removes its own
+// when it ends (test_support.cpp).
+bool made_by_process(std::string_view name, long pid);
 
 // The source tree: the folder holding tests/data (test_data_dir()'s grandparent).
 std::string source_dir();
