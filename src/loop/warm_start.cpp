@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -37,14 +38,14 @@ std::string dims_text(const Dims& d) {
 }
 
 std::string WarmStartPoint::reason() const {
-  return fmt::format("warm start: {} fastest at {} (distance {:.2f}), {:.4g} ms there (record {})", ordinal(rank),
-                     dims_text(from_dims), distance, median_ms, record_id);
+  return fmt::format("warm start: {} fastest at {} (distance {:.2f}), {:.4g} ms there (record {}){}", ordinal(rank),
+                     dims_text(from_dims), distance, median_ms, record_id, scaled.empty() ? "" : "; scaled: " + scaled);
 }
 
 util::Json to_json(const WarmStartPoint& p) {
   return {{"config", p.config},       {"key", p.key},         {"from_dims", p.from_dims}, {"distance", p.distance},
           {"rank", p.rank},           {"median_ms", p.median_ms}, {"record_id", p.record_id}, {"run_dir", p.run_dir},
-          {"recorded_at", p.recorded_at}, {"candidate_id", p.candidate_id}, {"reason", p.reason()}};
+          {"recorded_at", p.recorded_at}, {"candidate_id", p.candidate_id}, {"scaled", p.scaled}, {"reason", p.reason()}};
 }
 
 std::optional<WarmStartPoint> warm_start_point_from_json(const util::Json& j) {
@@ -61,14 +62,43 @@ std::optional<WarmStartPoint> warm_start_point_from_json(const util::Json& j) {
     p.run_dir = j.value("run_dir", std::string());
     p.recorded_at = j.value("recorded_at", std::string());
     p.candidate_id = j.value("candidate_id", std::string());
+    p.scaled = j.value("scaled", std::string());
     return p;
   } catch (const std::exception&) {
     return std::nullopt;
   }
 }
 
+namespace {
+
+// The ratio of `to` over `from` on the names a param follows (1 where none is a dim of both).
+double follows_ratio(const search::Dim& d, const Dims* from, const Dims* to) {
+  double r = 1;
+  if (!from || !to) return r;
+  for (const auto& name : d.follows) {
+    auto a = from->find(name), b = to->find(name);
+    if (a != from->end() && b != to->end() && a->second > 0 && b->second > 0) r *= static_cast<double>(b->second) / a->second;
+  }
+  return r;
+}
+
+// The nonzero value of `d` nearest `target` in log scale (the smaller on a tie).
+int64_t nearest_value(const search::Dim& d, double target) {
+  int64_t best = 0;
+  double gap = 0;
+  for (int64_t v : d.values) {
+    if (v <= 0) continue;
+    double g = std::abs(std::log2(static_cast<double>(v)) - std::log2(target));
+    if (best == 0 || g < gap - 1e-9) best = v, gap = g;
+  }
+  return best;
+}
+
+}  // namespace
+
 std::optional<search::Config> config_in_space(const util::Json& config, const search::SearchSpace& space,
-                                              const search::Registry* reg) {
+                                              const search::Registry* reg, const Dims* from, const Dims* to,
+                                              std::string* scaled) {
   if (!config.is_object() || config.contains("source_hash")) return std::nullopt;
   const util::Json params = config.value("params", util::Json::object());
   const util::Json guards = config.value("guards", util::Json::object());
@@ -79,7 +109,14 @@ std::optional<search::Config> config_in_space(const util::Json& config, const se
     std::optional<int> idx;
     if (d.kind == search::DimKind::kParam) {
       if (!params.contains(d.name) || !params[d.name].is_number_integer()) return std::nullopt;
-      idx = index_of(d, params[d.name].get<int64_t>());
+      int64_t v = params[d.name].get<int64_t>();
+      if (double r = follows_ratio(d, from, to); v > 0 && std::abs(r - 1) > 1e-9) {
+        int64_t moved = nearest_value(d, static_cast<double>(v) * r);
+        if (moved > 0 && moved != v && scaled)
+          *scaled += fmt::format("{}{} {} -> {}", scaled->empty() ? "" : ", ", d.name, v, moved);
+        if (moved > 0) v = moved;
+      }
+      idx = index_of(d, v);
     } else {
       const bool on = guards.contains(d.method) && guards[d.method].is_boolean() && guards[d.method].get<bool>();
       if (!on) {
@@ -130,9 +167,11 @@ std::vector<WarmStartPoint> warm_start_points(const std::vector<db::Record>& rec
     for (const db::Record* r : ranked) {
       if (here >= o.per_shape) break;
       ++rank;
-      auto c = config_in_space(r->key.config, space, reg);
+      std::string scaled;
+      auto c = config_in_space(r->key.config, space, reg, &r->key.dims, &ctx.dims, &scaled);
       if (!c || !taken.insert(*c).second) continue;
       WarmStartPoint p;
+      p.scaled = scaled;
       p.config = *c;
       p.key = space.key(*c);
       p.from_dims = r->key.dims;

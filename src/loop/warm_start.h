@@ -41,6 +41,7 @@ struct WarmStartPoint {
   int64_t record_id = 0;
   std::string run_dir, recorded_at;
   std::string candidate_id;   // the candidate it became in this run (set when proposed; empty until then)
+  std::string scaled;         // the values scaled to this run's dims ("block_size_VALUE 128 -> 256"; empty: none)
   // "warm start: 1st at M=2048,N=2048 (distance 0.69), 1.234 ms there (record 12)": the proposal's reason.
   std::string reason() const;
 };
@@ -52,8 +53,13 @@ std::optional<WarmStartPoint> warm_start_point_from_json(const util::Json& j);
 // off; a valued flag's value is its registry flag_param's (`reg`; without it a valued flag that is on is not mapped).
 // nullopt: a param missing or with a value this space does not have, a generator's candidate ("source_hash": its
 // params do not say what it is), or a point that breaks a constraint of this space.
+// With `from` (the dims it was measured at) and `to` (this run's): a param that follows dims (`follows=`, a block
+// size its launcher computes from them) and has a nonzero value is scaled by the product of their ratios to/from, to
+// the value of its set nearest in log scale (a block of 128 at d = 4096 is 256 at d = 8192: the work per thread is
+// what carries over); `scaled` (when given) says what moved.
 std::optional<search::Config> config_in_space(const util::Json& config, const search::SearchSpace& space,
-                                              const search::Registry* reg = nullptr);
+                                              const search::Registry* reg = nullptr, const Dims* from = nullptr,
+                                              const Dims* to = nullptr, std::string* scaled = nullptr);
 
 // The warm start: among `records` (one kernel's, Store::kernel_records), those measured correct with a median, of this
 // kernel, GPU model and dtypes, at other dims naming the same dimensions; their shapes ranked by db::shape_distance

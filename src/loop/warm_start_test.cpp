@@ -79,6 +79,27 @@ TEST(WarmStart, AStoredConfigurationMapsIntoTheSpaceOrIsDropped) {
   EXPECT_EQ(config_in_space(extra, s), (search::Config{2, 1, 1}));
 }
 
+// A block size the launcher computes from d (`follows=d`): a stored 128 at d = 4096 is 256 at d = 8192, to the nearest
+// value of the set in log scale; 0 (the launcher's own) and params that follow no dim that changed stay as stored.
+TEST(WarmStart, AParamThatFollowsADimIsScaledByItsRatio) {
+  search::SearchSpace s;
+  s.dims = {param("VEC", {1, 2, 4, 8, 16}), param("BLOCK", {0, 32, 64, 128, 256, 512, 1024})};
+  s.dims[1].follows = {"d", "VEC"};  // VEC is no dim: ignored
+  auto cfg = [](int64_t vec, int64_t block) { return util::Json{{"params", {{"VEC", vec}, {"BLOCK", block}}}, {"guards", util::Json::object()}}; };
+  const Dims from = {{"batch", 8192}, {"d", 4096}}, wider = {{"batch", 4096}, {"d", 8192}}, more_rows = {{"batch", 16384}, {"d", 4096}};
+  std::string scaled;
+  EXPECT_EQ(config_in_space(cfg(8, 128), s, nullptr, &from, &wider, &scaled), (search::Config{3, 4})) << "BLOCK 256";
+  EXPECT_EQ(scaled, "BLOCK 128 -> 256");
+  scaled.clear();
+  EXPECT_EQ(config_in_space(cfg(8, 128), s, nullptr, &from, &more_rows, &scaled), (search::Config{3, 3})) << "d kept: 128";
+  EXPECT_TRUE(scaled.empty());
+  EXPECT_EQ(config_in_space(cfg(8, 0), s, nullptr, &from, &wider), (search::Config{3, 0})) << "the launcher's own scales itself";
+  const Dims three_quarters = {{"batch", 8192}, {"d", 3072}};  // 512 * 0.75 = 384: 512 is nearer than 256 in log scale
+  EXPECT_EQ(config_in_space(cfg(2, 512), s, nullptr, &from, &three_quarters), (search::Config{1, 5}));
+  EXPECT_EQ(config_in_space(cfg(8, 1024), s, nullptr, &from, &wider), (search::Config{3, 6})) << "capped at the set's largest";
+  EXPECT_EQ(config_in_space(cfg(8, 128), s), (search::Config{3, 3})) << "without dims: as stored";
+}
+
 TEST(WarmStart, ValuedFlagMethodsMapThroughTheRegistrysFlagParam) {
   const auto& reg = search::testing::test_registry();
   const search::Method* valued = nullptr;

@@ -146,8 +146,14 @@ class Parser {
     for (const auto& prev : ann_.params)
       if (prev.name == p.name) return input_error(fmt::format("param '{}' already declared at {}", p.name, prev.where));
     for (const auto& [k, v] : kv.kv)
-      if (k != "values" && k != "range" && k != "step" && k != "kind" && k != "default")
-        return input_error(fmt::format("param '{}': unknown key '{}' (values, range, step, kind, default)", p.name, k));
+      if (k != "values" && k != "range" && k != "step" && k != "kind" && k != "default" && k != "follows")
+        return input_error(fmt::format("param '{}': unknown key '{}' (values, range, step, kind, default, follows)", p.name, k));
+    if (kv.kv.count("follows"))
+      for (const auto& f : util::split(kv.kv["follows"], ',')) {
+        if (!util::is_identifier(util::trim(f)))
+          return input_error(fmt::format("param '{}': follows= takes names separated by commas, got '{}'", p.name, kv.kv["follows"]));
+        p.follows.push_back(util::trim(f));
+      }
     bool has_values = kv.kv.count("values"), has_range = kv.kv.count("range");
     if (has_values == has_range) return input_error(fmt::format("param '{}' needs exactly one of values= or range=", p.name));
     if (kv.kv.count("step") && !has_range) return input_error(fmt::format("param '{}': step= goes with range=", p.name));

@@ -30,6 +30,9 @@ struct ParamDecl {
   ParamKind kind = ParamKind::kDefine;
   int64_t default_value = 0;    // the value the baseline uses (default=, else the first value)
   std::string where;            // "file:line"
+  // follows=N,d: names its value scales with (a block size the launcher computes from N): a warm start from another
+  // shape scales a stored value by their ratio (docs/DATABASE.md "Warm start"); names that are not dims are ignored.
+  std::vector<std::string> follows;
 };
 
 struct MethodDecl {

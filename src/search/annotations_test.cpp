@@ -52,6 +52,15 @@ TEST(Annotations, ParsesParamsMethodsAndConstraints) {
   EXPECT_TRUE(a.constraints[1].expr.holds({{"KOPT_SMEM_PADDING", 1}, {"BK", 32}}));
 }
 
+TEST(Annotations, FollowsNamesWhatAValueScalesWith) {
+  auto a = parse_annotations("// @kopt param BLOCK values=0,128,256 default=0 follows=N,vec_size\n", "k.cu");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->params[0].follows, (std::vector<std::string>{"N", "vec_size"}));
+  auto bad = parse_annotations("// @kopt param BLOCK values=1 follows=N+1\n", "k.cu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("follows= takes names separated by commas, got 'N+1'"), std::string::npos) << bad.error().message;
+}
+
 TEST(Annotations, TritonUsesHashCommentsAndKinds) {
   const char* py = R"(import triton
 import triton.language as tl
@@ -105,7 +114,7 @@ TEST(Annotations, ErrorsNameFileAndLine) {
   EXPECT_EQ(error_of("// @kopt param BM range=0..8 step=pow2\n"), "k.cu:1: step=pow2 needs a range starting at 1 or more");
   EXPECT_EQ(error_of("// @kopt param BM values=1 step=2\n"), "k.cu:1: param 'BM': step= goes with range=");
   EXPECT_EQ(error_of("// @kopt param BM values=1 colour=red\n"),
-            "k.cu:1: param 'BM': unknown key 'colour' (values, range, step, kind, default)");
+            "k.cu:1: param 'BM': unknown key 'colour' (values, range, step, kind, default, follows)");
   EXPECT_EQ(error_of("// @kopt param 9BM values=1\n"), "k.cu:1: param needs a name (an identifier), got '9BM'");
   EXPECT_EQ(error_of("// @kopt param KOPT_X values=1\n"), "k.cu:1: 'KOPT_X': names starting with KOPT_ are method guards");
   EXPECT_EQ(error_of("// @kopt param BM values=1\n\n// @kopt param BM values=2\n"),

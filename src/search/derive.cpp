@@ -14,6 +14,7 @@ std::string header_lines(const Derivation& d, const std::string& c) {
     out += fmt::format("{} derived: {}\n", c, p.reason);
     out += fmt::format("{} @kopt param {} values={} default={}", c, p.name, format_values(p.values), p.default_value);
     if (d.language == SourceLanguage::kPython) out += fmt::format(" kind={}", param_kind_name(p.kind));
+    if (!p.follows.empty()) out += fmt::format(" follows={}", fmt::join(p.follows, ","));
     out += "\n";
   }
   for (const auto& m : d.methods) {

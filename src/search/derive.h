@@ -74,6 +74,7 @@ struct DerivedParam {
   std::vector<int64_t> values;  // ascending, holds default_value
   int line = 0;                 // 1-based line of the site in the user's file
   std::string reason;           // one line: "template argument of sgemm<...> at line 212"
+  std::vector<std::string> follows;  // the names a launcher-computed block's expression reads (`follows=` of @kopt param)
 };
 
 // A mechanical method variant of plain code, guarded like any method (KOPT_<ID>, off in the baseline).

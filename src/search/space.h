@@ -29,6 +29,7 @@ struct Dim {
   std::vector<int64_t> values;
   int default_index = 0;  // the baseline's value
   std::string where;      // file:line of the annotation ("" for flag methods)
+  std::vector<std::string> follows;  // kParam: the names its value scales with (ParamDecl::follows)
 };
 
 struct SearchSpace {
