@@ -85,8 +85,11 @@ TEST(WarmStart, AParamThatFollowsADimIsScaledByItsRatio) {
   search::SearchSpace s;
   s.dims = {param("VEC", {1, 2, 4, 8, 16}), param("BLOCK", {0, 32, 64, 128, 256, 512, 1024})};
   s.dims[1].follows = {"d", "VEC"};  // VEC is no dim: ignored
-  auto cfg = [](int64_t vec, int64_t block) { return util::Json{{"params", {{"VEC", vec}, {"BLOCK", block}}}, {"guards", util::Json::object()}}; };
-  const Dims from = {{"batch", 8192}, {"d", 4096}}, wider = {{"batch", 4096}, {"d", 8192}}, more_rows = {{"batch", 16384}, {"d", 4096}};
+  auto cfg = [](int64_t vec, int64_t block) {
+    return util::Json{{"params", {{"VEC", vec}, {"BLOCK", block}}}, {"guards", util::Json::object()}};
+  };
+  const Dims from = {{"batch", 8192}, {"d", 4096}}, wider = {{"batch", 4096}, {"d", 8192}},
+             more_rows = {{"batch", 16384}, {"d", 4096}};
   std::string scaled;
   EXPECT_EQ(config_in_space(cfg(8, 128), s, nullptr, &from, &wider, &scaled), (search::Config{3, 4})) << "BLOCK 256";
   EXPECT_EQ(scaled, "BLOCK 128 -> 256");

@@ -151,7 +151,8 @@ class Parser {
     if (kv.kv.count("follows"))
       for (const auto& f : util::split(kv.kv["follows"], ',')) {
         if (!util::is_identifier(util::trim(f)))
-          return input_error(fmt::format("param '{}': follows= takes names separated by commas, got '{}'", p.name, kv.kv["follows"]));
+          return input_error(
+              fmt::format("param '{}': follows= takes names separated by commas, got '{}'", p.name, kv.kv["follows"]));
         p.follows.push_back(util::trim(f));
       }
     bool has_values = kv.kv.count("values"), has_range = kv.kv.count("range");

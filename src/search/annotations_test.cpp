@@ -58,7 +58,8 @@ TEST(Annotations, FollowsNamesWhatAValueScalesWith) {
   EXPECT_EQ(a->params[0].follows, (std::vector<std::string>{"N", "vec_size"}));
   auto bad = parse_annotations("// @kopt param BLOCK values=1 follows=N+1\n", "k.cu");
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("follows= takes names separated by commas, got 'N+1'"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("follows= takes names separated by commas, got 'N+1'"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST(Annotations, TritonUsesHashCommentsAndKinds) {

@@ -1036,14 +1036,15 @@ class CudaDeriver {
   // qualified (`std::min<uint32_t>(1024, d / vec_size)` -> d, vec_size).
   static std::vector<std::string> operands_of(const std::string& e) {
     static const std::regex ident(R"(\b([A-Za-z_]\w*)\s*(::|<|\()?)");
-    static const std::set<std::string> words = {"int", "unsigned", "long", "short", "char", "float", "double", "const", "size_t",
-                                                "int32_t", "int64_t", "uint32_t", "uint64_t", "static_cast", "sizeof", "auto",
-                                                "true", "false", "nullptr"};
+    static const std::set<std::string> words = {"int",    "unsigned", "long",    "short",   "char",     "float",    "double",
+                                                "const",  "size_t",   "int32_t", "int64_t", "uint32_t", "uint64_t", "static_cast",
+                                                "sizeof", "auto",     "true",    "false",   "nullptr"};
     std::set<std::string> seen;
     std::vector<std::string> out;
     for (auto it = std::sregex_iterator(e.begin(), e.end(), ident); it != std::sregex_iterator(); ++it) {
       std::string w = (*it)[1];
-      if ((*it)[2].matched || words.count(w) || std::isdigit(static_cast<unsigned char>(w[0])) || !seen.insert(w).second) continue;
+      if ((*it)[2].matched || words.count(w) || std::isdigit(static_cast<unsigned char>(w[0])) || !seen.insert(w).second)
+        continue;
       out.push_back(w);
     }
     return out;
@@ -1070,7 +1071,8 @@ class CudaDeriver {
       return false;
     };
     auto add = [&](std::string name, const std::string& origin, Range r, int line, std::string reason) {
-      DerivedParam& p = add_param(name, origin, DeriveSite::kLauncherLocal, ValueRole::kLauncherThreads, 0, line, std::move(reason));
+      DerivedParam& p =
+          add_param(name, origin, DeriveSite::kLauncherLocal, ValueRole::kLauncherThreads, 0, line, std::move(reason));
       p.follows = operands_of(sv(m, r));
       define_macro(name, 0);
       edits_.push_back({r.begin, r.end - r.begin, fmt::format("({0} == 0 ? ({1}) : {0})", name, sv(m, r))});

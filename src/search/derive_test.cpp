@@ -419,7 +419,8 @@ TEST(DeriveCuda, LauncherComputedBlocksHelpersItemsAndGridStride) {
   // What the launcher's expression reads (not std, min, uint32_t or the U of 1024U): a warm start scales by the dims among them.
   EXPECT_EQ(bs->follows, (std::vector<std::string>{"n"}));
   EXPECT_EQ(param(d, "ROW_SCALE_BLOCK")->follows, (std::vector<std::string>{"n", "vec_size"}));
-  EXPECT_TRUE(contains(d.instrumented, "@kopt param ROW_SCALE_BLOCK values=0,32,64,128,256,512,1024 default=0 follows=n,vec_size\n"));
+  EXPECT_TRUE(
+      contains(d.instrumented, "@kopt param ROW_SCALE_BLOCK values=0,32,64,128,256,512,1024 default=0 follows=n,vec_size\n"));
   // `bs` reaches the block through num_warps (dim3(32, num_warps)); num_warps follows it and is not its own parameter.
   EXPECT_NE(param(d, "bs_VALUE"), nullptr);
   EXPECT_EQ(param(d, "num_warps_VALUE"), nullptr);
