@@ -43,18 +43,11 @@ std::string WarmStartPoint::reason() const {
 }
 
 util::Json to_json(const WarmStartPoint& p) {
-  return {{"config", p.config},
-          {"key", p.key},
-          {"from_dims", p.from_dims},
-          {"distance", p.distance},
-          {"rank", p.rank},
-          {"median_ms", p.median_ms},
-          {"record_id", p.record_id},
-          {"run_dir", p.run_dir},
-          {"recorded_at", p.recorded_at},
-          {"candidate_id", p.candidate_id},
-          {"scaled", p.scaled},
-          {"reason", p.reason()}};
+  // clang-format off
+  return {{"config", p.config}, {"key", p.key}, {"from_dims", p.from_dims}, {"distance", p.distance}, {"rank", p.rank},
+          {"median_ms", p.median_ms}, {"record_id", p.record_id}, {"run_dir", p.run_dir}, {"recorded_at", p.recorded_at},
+          {"candidate_id", p.candidate_id}, {"scaled", p.scaled}, {"reason", p.reason()}};
+  // clang-format on
 }
 
 std::optional<WarmStartPoint> warm_start_point_from_json(const util::Json& j) {
