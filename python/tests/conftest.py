@@ -15,6 +15,15 @@ if PYTHON_DIR not in sys.path:
 from kopt_harness import golden, signature, store  # noqa: E402
 
 
+def built_kopt():
+    """The kopt binary the tests may run: $KOPT_BIN, else build/kopt, else .carry/build/kopt; None without one."""
+    root = os.path.dirname(PYTHON_DIR)
+    for c in (os.environ.get("KOPT_BIN"), os.path.join(root, "build", "kopt"), os.path.join(root, ".carry", "build", "kopt")):
+        if c and os.access(c, os.X_OK):
+            return c
+    return None
+
+
 def P(name, dtype="float32", const=None, kind=None):
     """One signature param: pointer unless dtype is given with kind='scalar'; const defaults to True."""
     kind = kind or "pointer"

@@ -8,7 +8,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import PYTHON_DIR
+from conftest import PYTHON_DIR, built_kopt
 
 PERF = os.path.join(os.path.dirname(PYTHON_DIR), "scripts", "perf")
 SGEMM = os.path.join(os.path.dirname(PYTHON_DIR), "examples", "sgemm_tunable", "kernel.cu")
@@ -261,16 +261,8 @@ else:
 '''
 
 
-def real_kopt():
-    root = os.path.dirname(PYTHON_DIR)
-    for c in (os.environ.get("KOPT_BIN"), os.path.join(root, "build", "kopt"), os.path.join(root, ".carry", "build", "kopt")):
-        if c and os.access(c, os.X_OK):
-            return c
-    return None
-
-
 def test_search_efficiency_sh_end_to_end_with_a_fake_gpu(tmp_path):
-    kopt = real_kopt()
+    kopt = built_kopt()
     if not kopt:
         pytest.skip("no kopt binary (build/kopt)")
     fake = tmp_path / "kopt"

@@ -4,14 +4,12 @@ as written (the project's own choice); another value pins it, and an @triton.aut
 `configs`, `fn`) runs its first config with that num_warps (else its first config), without the autotuner. Tested on
 stand-ins for Triton's objects (no GPU, no Triton): the helper is read from `kopt annotate --write`'s copy."""
 
-import os
 import re
 import subprocess
 
 import pytest
-from conftest import PYTHON_DIR
+from conftest import built_kopt
 
-ROOT = os.path.dirname(PYTHON_DIR)
 WRAPPER = """import torch
 from pkg.ops import kern
 
@@ -21,16 +19,9 @@ def run_kernel(*, x, y, n):
 """
 
 
-def kopt():
-    for c in (os.environ.get("KOPT_BIN"), os.path.join(ROOT, "build", "kopt"), os.path.join(ROOT, ".carry", "build", "kopt")):
-        if c and os.access(c, os.X_OK):
-            return c
-    return None
-
-
 @pytest.fixture(scope="module")
 def derived(tmp_path_factory):
-    k = kopt()
+    k = built_kopt()
     if not k:
         pytest.skip("no kopt binary (build/kopt)")
     d = tmp_path_factory.mktemp("launch_options")

@@ -28,7 +28,7 @@ const std::vector<Subcommand>& subcommands() {
       {"doctor", "check the GPU, drivers and tools kopt needs (the hardware gate)", cmd_doctor, true},
       {"report", "re-render a run directory's summary from its JSON (--html: the page)", cmd_report},
       {"export", "a run's measurements as Kernel Tuner T4 results or CSV", cmd_export, true},
-      {"compare", "two runs side by side: time ratios with 95% CIs", cmd_compare, true},
+      {"compare", "two runs side by side: time ratios with 95% CIs, and whether they decided alike", cmd_compare, true},
       {"methods", "list the optimization method registry", cmd_methods, true},
       {"annotate", "derive a search space from a kernel without @kopt lines (--write: the annotated copy)", cmd_annotate, true},
       {"db", "the results database: list, query, export and prune every measured configuration", cmd_db, true},

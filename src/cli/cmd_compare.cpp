@@ -12,7 +12,8 @@ namespace kopt::cli {
 
 int cmd_compare(const Args& args) {
   CLI::App app{"kopt compare: two runs side by side (baselines, champions, configurations measured in both), "
-               "each with its time ratio B/A and 95% CI", "kopt compare"};
+               "each with its time ratio B/A and 95% CI, and whether they made the same decisions (docs/REPORT.md)",
+               "kopt compare"};
   std::string run_a, run_b, json, csv;
   app.add_option("RUN_A", run_a, "the first run directory (A)")->required();
   app.add_option("RUN_B", run_b, "the second run directory (B)")->required();

@@ -53,8 +53,8 @@ RunDecisions run_decisions(const Json& run) {
   std::map<std::string, std::string> text_by_id;
   for (const auto& c : candidate_rows(run)) {
     if (c.role == "ablation") continue;
-    text_by_id.emplace(c.id, text_of(c));
-    if (c.id != "baseline" && c.iteration && *c.iteration > 0) d.proposed[static_cast<int>(*c.iteration)].insert(text_of(c));
+    const std::string& text = text_by_id.emplace(c.id, text_of(c)).first->second;
+    if (c.id != "baseline" && c.iteration && *c.iteration > 0) d.proposed[static_cast<int>(*c.iteration)].insert(text);
   }
   // The finalists' races (report/run_data.cpp puts selection.json's entry on the candidate's row): the iteration is
   // the one that raced it, the incumbent named by its configuration.
