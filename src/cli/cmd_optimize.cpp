@@ -56,9 +56,11 @@ void add_gate_options(CLI::App& app, loop::GateOptions& g, GateOptionValues& v) 
                      "; docs/GATES.md)");
   app.add_option("--baseline-profile", v.baseline_profile,
                  "when the baseline's Nsight Compute profile is taken: when-needed (a baseline with a workload model is "
-                 "placed on the roofline from its timing; its profile is taken when an iteration brings no faster "
-                 "champion, and after the search) or gate (before any candidate) (default: " + v.baseline_profile +
-                     "; docs/GATES.md)");
+                 "placed on the roofline from its timing, and profiled only when an iteration brings no faster champion "
+                 "while it is still the champion; the final champion is profiled at the end), after (the same, and the "
+                 "baseline after the search too, for the page's baseline column: 10-16 s more) or gate (before any "
+                 "candidate) (default: " +
+                     v.baseline_profile + "; docs/GATES.md)");
 }
 
 Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, const Dims& dims, bool triton) {
@@ -76,7 +78,7 @@ Status finish_gate_options(loop::GateOptions& g, const GateOptionValues& v, cons
   if (!cg) return input_error("--champion-gates must be final or each, not '" + v.champion_gates + "'");
   g.champion_gates = *cg;
   auto bp = loop::parse_baseline_profile(v.baseline_profile);
-  if (!bp) return input_error("--baseline-profile must be gate or when-needed, not '" + v.baseline_profile + "'");
+  if (!bp) return input_error("--baseline-profile must be gate, when-needed or after, not '" + v.baseline_profile + "'");
   g.baseline_profile = *bp;
   if (v.sanitize == "auto" && triton)
     std::fprintf(stderr, "kopt optimize: the sanitizer gate is off for a Triton kernel by default (--sanitize finalists "

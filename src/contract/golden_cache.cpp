@@ -69,7 +69,7 @@ Result<std::optional<GoldenCache>> golden_cache_from_env() {
   GoldenCache c;
   const char* v = std::getenv("KOPT_GOLDEN_CACHE");
   const std::string s = v ? util::trim(v) : "";
-  if (s == "off" || s == "0" || s == "no" || s == "false") return std::optional<GoldenCache>{};
+  if (util::is_off_word(s)) return std::optional<GoldenCache>{};
   if (!s.empty() && s != "on" && s != "1") {
     c.root = s;
   } else {

@@ -99,6 +99,20 @@ std::optional<std::string> golden_cache_hit(const util::Json& manifest) {
   return manifest["golden_cache"].value("made", std::string("?"));
 }
 
+std::string golden_identity(const util::Json& manifest) {
+  if (!manifest.is_object()) return "";
+  util::Hasher h;
+  h.add("kopt-golden-identity-1");
+  if (manifest.contains("files") && manifest["files"].is_array() && !manifest["files"].empty()) {
+    h.add(manifest["files"].dump()).add(manifest.value("dims", util::Json::object()).dump());
+    h.add(manifest.value("buffers", util::Json::array()).dump());
+    return h.hex();
+  }
+  if (manifest.contains("golden_cache") && manifest["golden_cache"].is_object())
+    if (auto key = manifest["golden_cache"].value("key", std::string()); !key.empty()) return h.add(key).hex();
+  return "";
+}
+
 bool golden_entry_usable(const CacheHit& hit) {
   auto m = util::read_json(hit.entry / "manifest.json");
   return m && sealed_seed_present(*m);

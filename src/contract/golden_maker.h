@@ -79,5 +79,8 @@ bool adopt_batch_line(const GoldenBatch& batch, size_t i, const std::string& lin
 
 // When make_golden placed a cached entry: when the entry was made ("?" if unknown); nullopt otherwise.
 std::optional<std::string> golden_cache_hit(const util::Json& manifest);
+// What golden data is, for a key of evidence judged on it (the sanitizer cache): its files' sha256 with its dims and
+// buffers, or else its golden-cache key; empty when the manifest has neither (nothing to key on).
+std::string golden_identity(const util::Json& manifest);
 
 }  // namespace kopt::contract

@@ -67,7 +67,7 @@ std::optional<fs::path> resolve_db_path(const std::string& flag) {
   if (!flag.empty()) return fs::path(flag);
   if (const char* v = std::getenv("KOPT_DB"); v && *v) {
     const std::string s = util::trim(v);
-    if (s == "off" || s == "0" || s == "no" || s == "false") return std::nullopt;
+    if (util::is_off_word(s)) return std::nullopt;
     return fs::path(s);
   }
   return default_db_path();

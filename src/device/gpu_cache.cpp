@@ -10,10 +10,7 @@ namespace kopt::device {
 
 namespace {
 
-bool cache_off() {
-  const char* v = std::getenv("KOPT_GPU_CACHE");
-  return v && (std::string_view(v) == "off" || std::string_view(v) == "0" || std::string_view(v) == "no");
-}
+bool cache_off() { return util::env_off("KOPT_GPU_CACHE"); }
 
 }  // namespace
 

@@ -145,11 +145,7 @@ std::string module_params() {
   return t ? *t : std::string();
 }
 
-bool counters_cache_off() {
-  const char* v = std::getenv("KOPT_DOCTOR_CACHE");
-  const std::string s = v ? v : "";
-  return s == "off" || s == "0" || s == "no" || s == "false";
-}
+bool counters_cache_off() { return util::env_off("KOPT_DOCTOR_CACHE"); }
 
 Check check_ncu_counters(const std::string& ncu, const Options& opts, const Report& report) {
   Check c{"ncu_counters"};
@@ -356,14 +352,12 @@ Check check_cutlass() {
 std::string counters_cache_key(const Report& report, const std::string& ncu_path, const std::string& boot_id,
                                const std::string& module_params) {
   if (boot_id.empty() || ncu_path.empty() || report.gpus.empty()) return "";
-  std::error_code ec;
-  const auto size = fs::file_size(ncu_path, ec);
-  if (ec) return "";
-  const auto mtime = fs::last_write_time(ncu_path, ec);
-  if (ec) return "";
+  const std::string stamp = util::file_stamp(ncu_path);
+  if (stamp.empty()) return "";
+  const auto colon = stamp.find(':');
   util::Hasher h;
-  h.add("kopt-doctor-counters-1").add(boot_id).add(report.driver_version).add(ncu_path).add(std::to_string(size));
-  h.add(std::to_string(mtime.time_since_epoch().count())).add(module_params);
+  h.add("kopt-doctor-counters-1").add(boot_id).add(report.driver_version).add(ncu_path).add(stamp.substr(0, colon));
+  h.add(stamp.substr(colon + 1)).add(module_params);
   for (const auto& g : report.gpus) h.add(g.uuid).add(g.arch());
   return h.hex();
 }

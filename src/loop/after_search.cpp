@@ -1,9 +1,11 @@
 // After the search (issue 18): the per-case table of the baseline and the champion, and the held-out shapes.
 #include <algorithm>
 
+#include "contract/golden_maker.h"
 #include "loop/holdout.h"
 #include "loop/optimizer.h"
 #include "pipeline/placement.h"
+#include "util/keyed_store.h"
 #include "workload/holdout.h"
 
 namespace kopt::loop {
@@ -87,6 +89,32 @@ void Optimizer::prefetch_holdout_golden() {
   holdout_prefetched_ = true;
 }
 
+// One contender at a held-out shape: checked on every seed and timed, or, where the evidence cache holds a correct run
+// of the same code on the same inputs under the same runner, GPU and driver, that run (a failing run is never kept:
+// it runs again, and its first bad element is this run's).
+HoldoutRun Optimizer::holdout_run(const fs::path& lib, const search::Candidate* c, const fs::path& result,
+                                  const fs::path& golden_dir, const std::string& golden) {
+  const auto cache = lab_.evidence_cache_dir("holdout");
+  std::string key;
+  if (cache) {
+    key = evidence_run_key(request({lib}, {c}, result, runner::RunMode::kTime, {}, false, golden_dir), {code_identity(lib, c)},
+                           golden);
+    if (auto e = util::find_keyed(*cache, key))
+      if (auto r = holdout_run_from_json(e->value)) {
+        r->from_cache = e->where;
+        return *r;
+      }
+  }
+  HoldoutRun r = holdout_run_from(run({lib}, {c}, result, runner::RunMode::kTime, {}, false, golden_dir));
+  if (cache && runner::is_correct(r.status) && r.median_ms) {
+    util::Json value = to_json(r);
+    value["details"] = r.details;
+    if (auto st = util::keep_keyed(*cache, key, "holdout_run", value, dir_.string()); !st)
+      say("  the held-out run was not kept: {}", st.error().message);
+  }
+  return r;
+}
+
 void Optimizer::run_holdout() {
   if (!st_.baseline || !st_.champion || util::interrupted()) return;
   Phase p(*this, "holdout");
@@ -121,12 +149,18 @@ void Optimizer::run_holdout() {
       b.message = "golden data: " + m.error().message;
       c = b;
     } else {
-      b = holdout_run_from(run({fs::path(st_.baseline->library)}, {nullptr}, d / "baseline.json", runner::RunMode::kTime, {}, false, d / "golden"));
-      c = same ? b
-               : holdout_run_from(run({fs::path(st_.champion->library)}, {&st_.champion->candidate}, d / "champion.json", runner::RunMode::kTime, {},
-                                      false, d / "golden"));
+      const std::string golden = contract::golden_identity(*m);
+      b = holdout_run(fs::path(st_.baseline->library), nullptr, d / "baseline.json", d / "golden", golden);
+      c = same
+              ? b
+              : holdout_run(fs::path(st_.champion->library), &st_.champion->candidate, d / "champion.json", d / "golden", golden);
     }
     auto r = judge_holdout_case(shape, b, c);
+    const int cached = !b.from_cache.empty() + (!same && !c.from_cache.empty());
+    if (cached > 0)
+      r.text += same || cached == 2
+                    ? " (from the evidence cache)"
+                    : fmt::format(" (the {}'s run from the evidence cache)", b.from_cache.empty() ? "champion" : "baseline");
     say("  {}", r.text);
     results.push_back(std::move(r));
   }

@@ -180,12 +180,19 @@ std::optional<RunOutcome> Optimizer::BaselineGates::gate_timing(runner::RunOutco
 std::optional<RunOutcome> Optimizer::BaselineGates::gate_profile(const runner::RunOutcome& timed, const fs::path& base_dir) {
   // ---- Gate 4: Nsight Compute ----
   // A baseline with a workload model is placed on the roofline from its timing; its profile waits until the search
-  // needs new evidence (close_iteration) and is taken for the page after the search (profile_deferred_baseline).
+  // needs new evidence (close_iteration); the final champion's profile, taken when the search ends, is Nsight
+  // Compute's gate then. With kAfter the baseline is also profiled after the search, for the page
+  // (profile_deferred_baseline).
   const bool model = o.prep_.manifest.contains("workload_model") && o.prep_.manifest["workload_model"].is_object();
-  if (o.o_.gates.baseline_profile == BaselineProfile::kWhenNeeded && model) {
-    o.say("gate 4/4 Nsight Compute: the baseline's profile is taken when the search needs it and after the search; "
-          "the workload model places it now (--baseline-profile gate profiles it first)");
-    o.st_.gate_records["baseline_profile_deferred"] = {{"taken", false}};
+  const BaselineProfile bp = o.o_.gates.baseline_profile;
+  if (bp != BaselineProfile::kGate && model) {
+    const bool after = bp == BaselineProfile::kAfter;
+    o.say(
+        "gate 4/4 Nsight Compute: the workload model places the baseline now; Nsight Compute profiles the champion "
+        "when the search needs it and when it ends{}",
+        after ? ", and the baseline after the search (--baseline-profile gate profiles it before any candidate)"
+              : " (--baseline-profile after also profiles the baseline after the search; gate, before any candidate)");
+    o.st_.gate_records["baseline_profile_deferred"] = {{"taken", false}, {"after_search", after}};
   } else {
     o.say("gate 4/4 Nsight Compute profile of the baseline...");
     auto metrics = o.profile(o.prep_.build.library, nullptr, base_dir / "profile", "baseline");

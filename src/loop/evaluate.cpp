@@ -1,5 +1,9 @@
 // The measuring child through the lab: run requests (a race's first library checked once), paired comparisons, a
 // candidate's compile request and the SASS check of its binaries.
+#include <unistd.h>
+
+#include <algorithm>
+
 #include "compile/command.h"
 #include "dispatch/dispatcher.h"
 #include "loop/candidate_check.h"
@@ -7,6 +11,8 @@
 #include "pipeline/triton.h"
 #include "sass/mix.h"
 #include "search/registry.h"
+#include "util/fs.h"
+#include "util/hash.h"
 
 namespace kopt::loop {
 
@@ -35,6 +41,30 @@ runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::
     for (const auto& l : passed) checked_.insert(key(l));
   }
   return out;
+}
+
+std::string Optimizer::evidence_run_key(const runner::RunRequest& request, const std::vector<std::string>& codes,
+                                        const std::string& golden) const {
+  const auto argv = runner::child_argv(request);
+  if (argv.empty() || golden.empty() || gpu_.name.empty()) return "";
+  for (const auto& c : codes)
+    if (c.empty()) return "";
+  const std::string exe = util::file_stamp(argv.front());
+  if (exe.empty()) return "";
+  util::Hasher h;
+  h.add("kopt-evidence-run-1").add(golden).add(exe).add(gpu_.name).add(util::meta_info().driver);
+  for (const auto& c : codes) h.add(c);
+  const std::string run = dir_.string();
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i - 1] == "--lib") continue;  // the code's identity stands for its path
+    h.add(argv[i].starts_with(run) ? "<run>" + argv[i].substr(run.size()) : argv[i]);
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e)
+    if (std::string_view(*e).starts_with("KOPT_")) env.emplace_back(*e);
+  std::sort(env.begin(), env.end());
+  for (const auto& v : env) h.add(v);
+  return h.hex();
 }
 
 runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const std::vector<const search::Candidate*>& cands,

@@ -14,11 +14,18 @@ std::optional<ChampionGates> parse_champion_gates(std::string_view s) {
   return std::nullopt;
 }
 
-std::string_view baseline_profile_name(BaselineProfile b) { return b == BaselineProfile::kGate ? "gate" : "when-needed"; }
+std::string_view baseline_profile_name(BaselineProfile b) {
+  switch (b) {
+    case BaselineProfile::kGate: return "gate";
+    case BaselineProfile::kWhenNeeded: return "when-needed";
+    case BaselineProfile::kAfter: return "after";
+  }
+  return "";
+}
 
 std::optional<BaselineProfile> parse_baseline_profile(std::string_view s) {
-  if (s == "gate") return BaselineProfile::kGate;
-  if (s == "when-needed") return BaselineProfile::kWhenNeeded;
+  for (auto b : {BaselineProfile::kGate, BaselineProfile::kWhenNeeded, BaselineProfile::kAfter})
+    if (baseline_profile_name(b) == s) return b;
   return std::nullopt;
 }
 
@@ -69,7 +76,7 @@ Result<GateOptions> gate_options_from_json(const util::Json& j) {
     g.champion_gates = *cg;
     // A run directory made before 2026-12-04 profiled its baseline as gate 4: it resumes doing so.
     auto bp = parse_baseline_profile(j.value("baseline_profile", std::string("gate")));
-    if (!bp) return input_error("options.json: baseline_profile must be gate or when-needed");
+    if (!bp) return input_error("options.json: baseline_profile must be gate, when-needed or after");
     g.baseline_profile = *bp;
   } catch (const std::exception& e) {
     return input_error(std::string("options.json is malformed: ") + e.what());

@@ -68,6 +68,25 @@ HoldoutRun holdout_run_from(const runner::RunOutcome& o) {
   return r;
 }
 
+util::Json to_json(const HoldoutRun& r) {
+  util::Json j = {{"status", runner::status_name(r.status)}, {"message", r.message}};
+  j["median_ms"] = r.median_ms ? util::Json(*r.median_ms) : util::Json(nullptr);
+  if (!r.from_cache.empty()) j["from_cache"] = r.from_cache;
+  return j;
+}
+
+std::optional<HoldoutRun> holdout_run_from_json(const util::Json& j) {
+  if (!j.is_object() || !j.contains("median_ms") || !j["median_ms"].is_number()) return std::nullopt;
+  HoldoutRun r;
+  auto status = runner::parse_status(j.value("status", std::string()));
+  if (!status || !runner::is_correct(*status)) return std::nullopt;
+  r.status = *status;
+  r.message = j.value("message", std::string());
+  r.median_ms = j["median_ms"].get<double>();
+  r.details = j.value("details", util::Json::object());
+  return r;
+}
+
 std::string FirstBad::text() const {
   std::string coords_text;
   for (size_t i = 0; i < coords.size(); ++i) coords_text += (i ? "," : "") + std::to_string(coords[i]);
@@ -146,12 +165,10 @@ HoldoutSummary summarize_holdout(std::vector<HoldoutCaseResult> cases, const std
 util::Json to_json(const HoldoutSummary& s) {
   util::Json cases = util::Json::array();
   for (const auto& c : s.cases) {
-    auto run_json = [](const HoldoutRun& h) {
-      return util::Json{{"status", runner::status_name(h.status)}, {"message", h.message},
-                        {"median_ms", h.median_ms ? util::Json(*h.median_ms) : util::Json(nullptr)}};
-    };
+    // clang-format off
     util::Json j = {{"case", workload::to_json(c.shape)}, {"verdict", holdout_verdict_name(c.verdict)},
-                    {"baseline", run_json(c.baseline)}, {"champion", run_json(c.champion)}, {"text", c.text}};
+                    {"baseline", to_json(c.baseline)}, {"champion", to_json(c.champion)}, {"text", c.text}};
+    // clang-format on
     if (c.first_bad)
       j["first_bad"] = {{"buffer", c.first_bad->buffer}, {"seed", c.first_bad->seed}, {"index", c.first_bad->index},
                         {"coords", c.first_bad->coords}, {"input_modified", c.first_bad->input_modified},

@@ -32,8 +32,13 @@ struct HoldoutRun {
   std::string message;
   util::Json details;                // the runner result (its "seeds"/"recheck" comparisons)
   std::optional<double> median_ms;   // time mode, when correct
+  std::string from_cache;            // non-empty: a correct run of the same code and inputs kept by an earlier run
 };
 HoldoutRun holdout_run_from(const runner::RunOutcome& o);
+// A correct run as the evidence cache keeps it (util/keyed_store.h), and back: nullopt for anything but a correct,
+// timed run.
+util::Json to_json(const HoldoutRun& r);
+std::optional<HoldoutRun> holdout_run_from_json(const util::Json& j);
 
 // The first element that failed the comparison, from a runner result: every seed's outputs in order (then the
 // recheck after timing), else the first modified input.

@@ -96,6 +96,13 @@ class Lab {
   // Where Nsight Compute profiles are kept across runs (Optimizer::profile; docs/PROFILING.md "The profile
   // cache"); nullopt: none (the default: a model's profiles are free).
   virtual std::optional<std::filesystem::path> profile_cache_dir() const { return std::nullopt; }
+  // Where evidence of one kind ("sanitizer": sanitize/verdict_cache.h; "holdout": the held-out shapes' runs) is kept
+  // across runs (util/keyed_store.h; docs/GATES.md "Evidence kept across runs"); nullopt: none (the default: every
+  // gate and check runs).
+  virtual std::optional<std::filesystem::path> evidence_cache_dir(const std::string& kind) const {
+    (void)kind;
+    return std::nullopt;
+  }
 };
 
 // The real lab: doctor, the Python golden-data maker, the ceilings cache and probe, nvcc, cuobjdump, the runner
@@ -106,6 +113,8 @@ class SystemLab final : public Lab {
   void use_job(const pipeline::KernelJob& job) override { job_ = job; }
   // util::kopt_cache_dir("profiles"); KOPT_PROFILE_CACHE=off: none.
   std::optional<std::filesystem::path> profile_cache_dir() const override;
+  // util::kopt_cache_dir("evidence/KIND"); KOPT_EVIDENCE_CACHE=off: none.
+  std::optional<std::filesystem::path> evidence_cache_dir(const std::string& kind) const override;
   HardwareGate hardware() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;

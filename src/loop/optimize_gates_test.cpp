@@ -537,6 +537,58 @@ TEST(OptimizeGates, AnOkCheckWithoutTheEphemeralSeedsRecordIsNotAPass) {
   EXPECT_EQ(r.state["gate_records"]["final_verification"].back()["verdict"], "passed");
 }
 
+// The evidence cache (issue 36; docs/GATES.md "Evidence kept across runs"): a second run of the same code on the same
+// inputs takes the baseline's and the final champion's sanitizer verdicts and their held-out shapes' runs from the
+// cache instead of running them again, says so in their records, and decides as the first did.
+TEST(OptimizeGates, ASecondRunTakesTheSanitizersVerdictsAndTheHeldOutRunsOfTheSameCodeFromTheCache) {
+  const fs::path scratch = fs::path(::testing::TempDir()) / ("kopt_sanitizer_cache_" + std::to_string(::getpid()));
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  ASSERT_TRUE(util::write_file_atomic(scratch / "compute-sanitizer", "a stand-in: its size and time are keyed").ok());
+  ::setenv("KOPT_COMPUTE_SANITIZER", (scratch / "compute-sanitizer").c_str(), 1);
+  ModelLabOptions mo;
+  mo.evidence_cache_dir = scratch / "cache";
+  auto first = run_gates("sanitizer_cache_1", {}, mo);
+  auto second = run_gates("sanitizer_cache_2", {}, mo);
+  mo.evidence_cache_dir.reset();
+  auto uncached = run_gates("sanitizer_cache_off", {}, mo);
+  ::unsetenv("KOPT_COMPUTE_SANITIZER");
+  ASSERT_EQ(first.exit_code, 0);
+  ASSERT_EQ(second.exit_code, 0);
+  ASSERT_EQ(first.sanitized.size(), 2u) << "the baseline and the final champion";
+  EXPECT_TRUE(second.sanitized.empty()) << "both verdicts from the cache";
+  EXPECT_EQ(uncached.sanitized.size(), 2u) << "no cache: every gate runs";
+  EXPECT_EQ(second.state["champion"]["candidate"]["id"], first.state["champion"]["candidate"]["id"]);
+  EXPECT_EQ(second.state["gate_records"]["baseline_sanitizer"]["race_safe"],
+            first.state["gate_records"]["baseline_sanitizer"]["race_safe"]);
+  EXPECT_EQ(second.state["gate_records"]["final_verification"][0]["verdict"], "passed");
+  auto rec = util::read_json(second.run_dir / "gates" / "sanitize_baseline.json");
+  ASSERT_TRUE(rec.ok());
+  EXPECT_NE((*rec).value("from_cache", std::string()).find(first.run_dir.string()), std::string::npos)
+      << "the record names the run that judged it: " << rec->dump(1);
+  EXPECT_FALSE(util::read_json(first.run_dir / "gates" / "sanitize_baseline.json").value().contains("from_cache"));
+  // The held-out shapes: checked and timed by the first run, from the cache in the second, the same verdicts.
+  auto held_out_runs = [](const GateRun& r) {
+    return std::count_if(r.results.begin(), r.results.end(),
+                         [](const fs::path& p) { return p.string().find("/holdout/") != std::string::npos; });
+  };
+  EXPECT_GE(held_out_runs(first), 2);
+  EXPECT_EQ(held_out_runs(second), 0) << "every held-out run from the cache";
+  EXPECT_EQ(held_out_runs(uncached), held_out_runs(first));
+  const auto& h1 = first.state["gate_records"]["holdout"];
+  const auto& h2 = second.state["gate_records"]["holdout"];
+  ASSERT_GE(h2["cases"].size(), 1u) << second.state["gate_records"].dump(1);
+  EXPECT_EQ(h2["passed"], h1["passed"]);
+  for (size_t i = 0; i < h2["cases"].size(); ++i) {
+    EXPECT_EQ(h2["cases"][i]["verdict"], h1["cases"][i]["verdict"]);
+    EXPECT_EQ(h2["cases"][i]["champion"]["median_ms"], h1["cases"][i]["champion"]["median_ms"]);
+    EXPECT_NE(h2["cases"][i]["baseline"].value("from_cache", std::string()).find(first.run_dir.string()), std::string::npos);
+    EXPECT_NE(h2["cases"][i]["text"].get<std::string>().find("from the evidence cache"), std::string::npos);
+    EXPECT_FALSE(h1["cases"][i]["baseline"].contains("from_cache"));
+  }
+  fs::remove_all(scratch);
+}
+
 // --champion-gates: final (the default) checks the champion the search ends with, each every would-be champion.
 TEST(OptimizeGates, TheFinalChampionAloneGetsTheSafetyGatesUnlessEachIsAsked) {
   // The best needs TILE 64 and UNROLL 4 with vectorized access off, which the profile picks: the first iteration tries

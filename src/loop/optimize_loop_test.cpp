@@ -80,6 +80,7 @@ struct LoopRun {
   int profile_calls = 0;          // Nsight Compute profiles the lab took (not those from the profile cache)
   std::vector<std::string> events;  // the lab's hardware(), prepare() and early-work calls, in order
   std::vector<size_t> profiled_after;  // for each profile the lab took, how many of `runs` came before it
+  std::vector<std::string> profiled;   // for each profile the lab took, its name ("baseline", "champion")
 };
 
 // The loop's test kernel and reference (tests/data/loop) at `dims`, its run folder under `out`.
@@ -117,6 +118,7 @@ LoopRun run_model_loop(const std::string& name, OptimizeOptions o, ModelLabOptio
   r.profile_calls = lab.profile_calls();
   r.events = lab.events;
   r.profiled_after = lab.profiled_after;
+  r.profiled = lab.profiled;
   return r;
 }
 
@@ -959,6 +961,7 @@ TEST(OptimizeLoop, ProfilesOfTheSameLibrariesComeFromTheProfileCacheAndTheWallIs
   fs::remove_all(cache);
   OptimizeOptions o;
   o.iterations = 2;
+  o.gates.baseline_profile = BaselineProfile::kAfter;  // the baseline profiled after the search: the same library twice
   ModelLabOptions mo;
   mo.time_ms = tile_model;
   mo.profile_cache_dir = cache;
@@ -1029,8 +1032,8 @@ TEST(OptimizeLoop, ABaselineProfileFromTheCacheLeavesItsMetricsFile) {
   EXPECT_EQ((*metrics)["meta"]["kind"], "profile");
   EXPECT_EQ(record::read_record<record::ProfileMetrics>(*metrics).ncu_version, "model") << "what the report reads";
 
-  // The deferred baseline profile (--baseline-profile when-needed, after the search) takes the same path.
-  o.gates.baseline_profile = BaselineProfile::kWhenNeeded;
+  // The deferred baseline profile (--baseline-profile after: after the search) takes the same path.
+  o.gates.baseline_profile = BaselineProfile::kAfter;
   auto deferred = run_model_loop("pmetrics3", o, mo);
   ASSERT_EQ(deferred.exit_code, 0);
   EXPECT_TRUE(fs::exists(deferred.run_dir / rel / "baseline_profile_cached.json"));
@@ -1056,7 +1059,7 @@ TEST(OptimizeLoop, ABaselineProfileFromTheCacheLeavesItsMetricsFile) {
 // Issue 36: with a workload model, the first candidates are measured before any Nsight Compute profile (the model
 // places the baseline); the baseline is profiled after the search for the page, and the gate record says so. Without
 // a model, or with --baseline-profile gate, the baseline is profiled before any candidate, as before.
-TEST(OptimizeLoop, TheBaselinesProfileWaitsUntilTheSearchNeedsItWhenAWorkloadModelPlacesIt) {
+TEST(OptimizeLoop, TheBaselinesProfileWaitsUntilTheSearchNeedsItAndIsTakenAfterItOnlyWhenAsked) {
   OptimizeOptions o;
   o.iterations = 2;
   ModelLabOptions mo;
@@ -1068,17 +1071,37 @@ TEST(OptimizeLoop, TheBaselinesProfileWaitsUntilTheSearchNeedsItWhenAWorkloadMod
   };
   auto deferred = run_model_loop("bp_deferred", o, mo);
   ASSERT_EQ(deferred.exit_code, 0);
-  ASSERT_FALSE(deferred.profiled_after.empty()) << "the baseline is profiled after the search";
+  ASSERT_FALSE(deferred.profiled_after.empty()) << "the final champion is profiled when the search ends";
   EXPECT_GE(count_before(deferred, deferred.profiled_after.front(), "race"), 1)
       << "candidates were raced before the first profile";
+  EXPECT_EQ(deferred.profiled.back(), "champion") << "the last profile is the final champion's (Nsight Compute's gate)";
+  EXPECT_EQ(std::count(deferred.profiled.begin(), deferred.profiled.end(), "baseline"), 0)
+      << "when-needed: the baseline is not profiled after the search (issue 36: 10-16 s on the H200)";
   auto st = util::read_json(deferred.run_dir / "state.json");
   ASSERT_TRUE(st.ok());
-  EXPECT_EQ((*st)["gate_records"]["baseline_profile_deferred"]["taken"], true) << (*st)["gate_records"].dump(1);
-  EXPECT_TRUE(fs::exists(deferred.run_dir / "iter_00_baseline" / "profile"));
+  EXPECT_EQ((*st)["gate_records"]["baseline_profile_deferred"]["taken"], false) << (*st)["gate_records"].dump(1);
+  EXPECT_EQ((*st)["gate_records"]["baseline_profile_deferred"]["after_search"], false);
+  EXPECT_FALSE(fs::exists(deferred.run_dir / "iter_00_baseline" / "profile"));
   auto sum = util::read_json(deferred.run_dir / "summary.json");
   ASSERT_TRUE(sum.ok());
   EXPECT_EQ((*sum)["gates"]["baseline_profile"], "when-needed");
   EXPECT_EQ((*st)["roofline"]["mode"], "workload_model") << "placed by the model";
+
+  // --baseline-profile after: the same search, and the baseline's profile after it, for the page.
+  OptimizeOptions a = o;
+  a.gates.baseline_profile = BaselineProfile::kAfter;
+  auto after = run_model_loop("bp_after", a, mo);
+  ASSERT_EQ(after.exit_code, 0);
+  ASSERT_FALSE(after.profiled.empty());
+  EXPECT_EQ(after.profiled.back(), "baseline") << "after: the baseline is profiled last, after the search";
+  auto ast = util::read_json(after.run_dir / "state.json");
+  ASSERT_TRUE(ast.ok());
+  EXPECT_EQ((*ast)["gate_records"]["baseline_profile_deferred"]["taken"], true) << (*ast)["gate_records"].dump(1);
+  EXPECT_TRUE(fs::exists(after.run_dir / "iter_00_baseline" / "profile"));
+  auto asum = util::read_json(after.run_dir / "summary.json");
+  ASSERT_TRUE(asum.ok());
+  EXPECT_EQ((*asum)["gates"]["baseline_profile"], "after");
+  EXPECT_EQ((*asum)["stop"], (*sum)["stop"]) << "the profile after the search decides nothing";
 
   OptimizeOptions g = o;
   g.gates.baseline_profile = BaselineProfile::kGate;

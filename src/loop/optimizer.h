@@ -18,6 +18,7 @@
 #include "dispatch/dispatcher.h"
 #include "loop/candidate_run.h"
 #include "loop/decisions.h"
+#include "loop/holdout.h"
 #include "loop/lab.h"
 #include "loop/options.h"
 #include "loop/outcome.h"
@@ -105,7 +106,7 @@ class Optimizer {
   void update_frontier();
   // Profiles the champion unless it was already (its metrics become the method selection's evidence).
   void profile_champion(const std::filesystem::path& iter_dir);
-  void profile_deferred_baseline();  // after the search, when gate 4 deferred it (--baseline-profile when-needed)
+  void profile_deferred_baseline();  // after the search, when gate 4 deferred it (--baseline-profile after)
   // ---- evaluation (evaluate.cpp; measure.cpp, measure_candidate.cpp; selection.cpp; profiling.cpp) ----
   // `golden`: another case's golden data (empty: the run's own, prep_.golden_dir).
   runner::RunRequest request(const std::vector<std::filesystem::path>& libs, const std::vector<const search::Candidate*>& cands,
@@ -132,7 +133,17 @@ class Optimizer {
   util::Json sass_check(const std::vector<std::filesystem::path>& binaries, const search::Candidate& c);
   Result<SelectionResult> select(const std::vector<CandidateRun>& runs, const std::filesystem::path& iter_dir);
   struct SelectionSteps;  // select()'s steps (selection.cpp)
+  // What a library (or the Triton kernel with c's configuration) is, as a hash: what evidence about it is cached under
+  // (the profile cache, the sanitizer cache); empty when it cannot be read.
+  std::string code_identity(const std::filesystem::path& lib, const search::Candidate* c) const;
   std::string profile_key(const std::filesystem::path& lib, const search::Candidate* c) const;
+  // The key of a run's evidence in the evidence cache (Lab::evidence_cache_dir): the codes' identities, the golden data's,
+  // the measuring child (its executable's size and time, its arguments with the run folder's paths made relative and
+  // the libraries' paths left to the codes), kopt's KOPT_* environment, the GPU's model and the driver. Empty: no key.
+  std::string evidence_run_key(const runner::RunRequest& request, const std::vector<std::string>& codes,
+                               const std::string& golden) const;
+  HoldoutRun holdout_run(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& result,
+                         const std::filesystem::path& golden_dir, const std::string& golden);
   Result<std::map<std::string, double>> profile(const std::filesystem::path& lib, const search::Candidate* c,
                                                 const std::filesystem::path& out_dir, const std::string& name);
   Result<roofline::RooflineResult> place(const runner::TimingStats& t, const std::filesystem::path& out_dir,

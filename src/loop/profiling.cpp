@@ -20,18 +20,25 @@ namespace fs = std::filesystem;
 // The profile cache's key (docs/PROFILING.md "The profile cache"): what the profile measures (the library's bytes,
 // or the Triton kernel's source and configuration; the golden data's request; the plan it starts from; the top-N),
 // and where (the GPU, the driver, ncu). Empty when the library cannot be read.
-std::string Optimizer::profile_key(const fs::path& lib, const search::Candidate* c) const {
+std::string Optimizer::code_identity(const fs::path& lib, const search::Candidate* c) const {
   util::Hasher h;
-  h.add("kopt-profile-1");
   if (triton()) {
     auto text = util::read_file(prep_.kernel);
     if (!text) return "";
-    h.add(*text).add((c ? pipeline::triton_config(*c) : prep_.triton_config).dump());
+    h.add("triton").add(*text).add((c ? pipeline::triton_config(*c) : prep_.triton_config).dump());
   } else {
     auto bytes = util::read_file(lib);
     if (!bytes) return "";
-    h.add(*bytes);
+    h.add("library").add(*bytes);
   }
+  return h.hex();
+}
+
+std::string Optimizer::profile_key(const fs::path& lib, const search::Candidate* c) const {
+  const std::string code = code_identity(lib, c);
+  if (code.empty()) return "";
+  util::Hasher h;
+  h.add("kopt-profile-2").add(code);
   const auto& m = prep_.manifest;
   h.add(m.contains("golden_cache") ? m["golden_cache"].value("key", std::string()) : std::string());
   h.add(m.value("dims", util::Json::object()).dump()).add(m.value("buffers", util::Json::array()).dump());
@@ -148,7 +155,8 @@ void Optimizer::profile_champion(const fs::path& iter_dir) {
 void Optimizer::profile_deferred_baseline() {
   if (!st_.gate_records.contains("baseline_profile_deferred")) return;
   auto& rec = st_.gate_records["baseline_profile_deferred"];
-  if (!rec.is_object() || rec.value("taken", false) || util::interrupted()) return;
+  // Only --baseline-profile after (a record made before that value existed, without the key, meant it).
+  if (!rec.is_object() || rec.value("taken", false) || !rec.value("after_search", true) || util::interrupted()) return;
   // The page's baseline column (report/run_data.cpp reads iter_00_baseline/profile). The search's evidence stays the
   // champion's: st_.metrics is not touched. A failure here costs the page its baseline column, not the run.
   const fs::path out = dir_ / "iter_00_baseline" / "profile";

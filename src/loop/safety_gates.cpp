@@ -1,9 +1,11 @@
 // The safety gates (docs/GATES.md): the sanitizer (on the baseline at a small case, on a finalist or every candidate)
 // and the determinism check of a would-be or final champion; the final champion's check on the ephemeral seed.
+#include "contract/golden_maker.h"
 #include "contract/safetensors.h"
 #include "loop/determinism.h"
 #include "loop/optimizer.h"
 #include "runner/sealed.h"
+#include "sanitize/verdict_cache.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/strings.h"
@@ -52,7 +54,31 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
     req.fill_argv = runner::child_argv(fill);
     req.fill_result = (out_dir / "smem_fill_run.json").string();
   }
-  return lab_.sanitize(req);
+  // The same code, inputs, tools, GPU model and driver judged before: its verdict (sanitize/verdict_cache.h; only a
+  // complete one that rejected nothing is kept).
+  const auto cache = lab_.evidence_cache_dir("sanitizer");
+  std::string key;
+  if (cache) {
+    auto golden = util::read_json(sanitize_golden_ / "manifest.json");
+    sanitize::VerdictSubject subject{code_identity(lib, c),
+                                     golden ? contract::golden_identity(*golden) : std::string(),
+                                     req.sanitizer,
+                                     req.target_argv.empty() ? fs::path() : fs::path(req.target_argv.front()),
+                                     gpu_.name,
+                                     util::meta_info().driver};
+    key = sanitize::verdict_key(subject, req);
+    if (auto v = sanitize::find_verdict(*cache, key)) {
+      say("    sanitizer: the verdict of the same code on the same inputs, tools, GPU and driver, from the cache: {} "
+          "(KOPT_EVIDENCE_CACHE=off runs the gate again)",
+          v->from_cache);
+      return std::move(v).value();
+    }
+  }
+  sanitize::Verdict v = lab_.sanitize(req);
+  if (cache)
+    if (auto kept = sanitize::keep_verdict(*cache, key, v, dir_.string()); !kept)
+      say("    the sanitizer's verdict was not kept: {}", kept.error().message);
+  return v;
 }
 
 void Optimizer::sanitize_baseline() { record_baseline_sanitizer(start_baseline_sanitizer()); }

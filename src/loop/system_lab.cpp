@@ -16,6 +16,7 @@
 #include "sass/binaries.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
+#include "util/strings.h"
 
 namespace kopt::loop {
 
@@ -178,10 +179,13 @@ void SystemLab::use_slots(const std::vector<runner::WorkerSpec>& slots) {
 }
 
 std::optional<fs::path> SystemLab::profile_cache_dir() const {
-  const char* v = std::getenv("KOPT_PROFILE_CACHE");
-  const std::string s = v ? v : "";
-  if (s == "off" || s == "0" || s == "no" || s == "false") return std::nullopt;
+  if (util::env_off("KOPT_PROFILE_CACHE")) return std::nullopt;
   return util::kopt_cache_dir("profiles");
+}
+
+std::optional<fs::path> SystemLab::evidence_cache_dir(const std::string& kind) const {
+  if (util::env_off("KOPT_EVIDENCE_CACHE")) return std::nullopt;
+  return util::kopt_cache_dir("evidence") / kind;
 }
 
 Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) {

@@ -828,6 +828,10 @@ Result<util::Json> load_run(const fs::path& run_dir, const LoadOptions& o) {
   Json profile = {{"champion_id", champion_id}};
   auto metrics = [&](const fs::path& rel) { return r.record(rel, [](const Json& j) { return record::read_record<record::ProfileMetrics>(j); }); };
   if (auto p = metrics("iter_00_baseline/profile/baseline_metrics.json")) profile["baseline"] = profile_json(*p);
+  else if (fs::exists(r.dir / "iter_00_baseline"))
+    notes.push_back(
+        "the baseline has no Nsight Compute profile: by default only champions are profiled, the final one "
+        "when the search ends (kopt optimize --baseline-profile after profiles the baseline after the search)");
   if (!champ_dir.empty()) {
     fs::path idir = fs::path(champ_dir).begin()->string();  // iter_NN
     if (auto p = metrics(idir / "profile" / "champion_metrics.json")) profile["champion"] = profile_json(*p);

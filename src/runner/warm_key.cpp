@@ -86,13 +86,7 @@ WarmConfig warm_config_from_env() {
   return c;
 }
 
-bool warm_worker_off_by_env() {
-  const char* v = std::getenv("KOPT_BENCH_WORKER");
-  if (!v) return false;
-  std::string s(v);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s == "off" || s == "0" || s == "no" || s == "false";
-}
+bool warm_worker_off_by_env() { return util::env_off("KOPT_BENCH_WORKER"); }
 
 Result<std::filesystem::path> warm_dir() {
   namespace fs = std::filesystem;

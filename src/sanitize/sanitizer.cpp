@@ -252,10 +252,61 @@ util::Json to_json(const ToolRun& r) {
 util::Json to_json(const Verdict& v) {
   util::Json runs = util::Json::array();
   for (const auto& r : v.runs) runs.push_back(to_json(r));
-  return {{"rejected", v.rejected}, {"reason", v.reason},     {"reported", v.reported},
-          {"race_safe", race_safe_name(v.race_safe)}, {"complete", v.complete()}, {"runs", runs},
-          {"smem_fill", {{"outcome", fill_outcome_name(v.fill.outcome)}, {"pattern", kFillPattern}, {"status", v.fill.status},
-                         {"message", v.fill.message}, {"wall_ms", v.fill.wall_ms}}}};
+  // clang-format off
+  util::Json j = {{"rejected", v.rejected}, {"reason", v.reason},     {"reported", v.reported},
+                  {"race_safe", race_safe_name(v.race_safe)}, {"complete", v.complete()}, {"runs", runs},
+                  {"smem_fill", {{"outcome", fill_outcome_name(v.fill.outcome)}, {"pattern", kFillPattern}, {"status", v.fill.status},
+                                 {"message", v.fill.message}, {"wall_ms", v.fill.wall_ms}}}};
+  // clang-format on
+  if (!v.from_cache.empty()) j["from_cache"] = v.from_cache;
+  return j;
+}
+
+Result<Verdict> verdict_from_json(const util::Json& j) {
+  if (!j.is_object() || !j.contains("runs") || !j["runs"].is_array()) return input_error("a sanitizer verdict needs its runs");
+  Verdict v;
+  try {
+    v.rejected = j.value("rejected", false);
+    v.reason = j.value("reason", std::string());
+    v.reported = j.value("reported", std::vector<std::string>{});
+    v.race_safe = parse_race_safe(j.value("race_safe", std::string()));
+    for (const auto& r : j["runs"]) {
+      ToolRun t;
+      auto tool = parse_tool(r.value("tool", std::string()));
+      if (!tool) return input_error("a sanitizer verdict names an unknown tool: " + r.value("tool", std::string()));
+      t.tool = *tool;
+      t.outcome = RunOutcome::kToolError;
+      for (auto o : {RunOutcome::kClean, RunOutcome::kFindings, RunOutcome::kToolError, RunOutcome::kTimedOut})
+        if (outcome_name(o) == r.value("outcome", std::string())) t.outcome = o;
+      t.message = r.value("message", std::string());
+      t.exit_code = r.value("exit_code", -1);
+      t.wall_ms = r.value("wall_ms", 0.0);
+      t.report.tool = t.tool;
+      if (const auto& rep = r.value("report", util::Json::object()); rep.is_object()) {
+        auto count = [&](const char* k) {
+          return rep.contains(k) && rep[k].is_number_integer() ? std::optional<int64_t>(rep[k].get<int64_t>()) : std::nullopt;
+        };
+        t.report.error_summary = count("error_summary");
+        t.report.errors_not_printed = count("errors_not_printed");
+        t.report.race_hazards = count("race_hazards");
+        t.report.race_errors = count("race_errors");
+        t.report.race_warnings = count("race_warnings");
+        t.report.notes = rep.value("notes", std::vector<std::string>{});
+      }
+      v.runs.push_back(std::move(t));
+    }
+    if (const auto& f = j.value("smem_fill", util::Json::object()); f.is_object()) {
+      for (auto o : {FillOutcome::kSkipped, FillOutcome::kClean, FillOutcome::kWrong, FillOutcome::kError})
+        if (fill_outcome_name(o) == f.value("outcome", std::string())) v.fill.outcome = o;
+      v.fill.status = f.value("status", std::string());
+      v.fill.message = f.value("message", std::string());
+      v.fill.wall_ms = f.value("wall_ms", 0.0);
+    }
+    v.from_cache = j.value("from_cache", std::string());
+  } catch (const util::Json::exception& e) {
+    return input_error(std::string("a sanitizer verdict of the wrong shape: ") + e.what());
+  }
+  return v;
 }
 
 Result<Dims> sanitize_dims(const workload::WorkingSetModel& model, const Dims& user, int64_t max_bytes) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/dims.h"
+#include "core/result.h"
 #include "sanitize/parse.h"
 #include "util/json_io.h"
 #include "util/process.h"
@@ -86,6 +87,9 @@ struct Verdict {
   RaceSafe race_safe = RaceSafe::kUnknown;
   std::vector<ToolRun> runs;
   FillRun fill;                       // the shared-memory fill's run (skipped: Triton, or no fill asked)
+  // Non-empty: this verdict was read from the sanitizer cache (verdict_cache.h), not run now: which entry, when and by
+  // which run it was made.
+  std::string from_cache;
   bool complete() const;              // every tool ran to its end
 };
 Verdict judge(std::vector<ToolRun> runs);  // pure
@@ -111,6 +115,9 @@ Verdict run_gate(const Request& req, util::CommandRunner& runner);
 
 util::Json to_json(const ToolRun& r);
 util::Json to_json(const Verdict& v);
+// to_json's verdict read back: what decides (rejected, reason, reported, race_safe, the fill) and each tool's outcome and
+// summary counts; the tools' findings themselves are not (they are in the JSON it was read from).
+Result<Verdict> verdict_from_json(const util::Json& j);
 
 // ---- The small case -------------------------------------------------------------------------------------
 // Sanitizing slows a kernel 10-100x (racecheck most): the gate runs at the user's dims fitted to this working

@@ -285,6 +285,7 @@ void ModelLab::write_library(const fs::path& lib, const Defines& d) const {
 Result<profile::ProfileResult> ModelLab::profile(const profile::ProfileRequest& req, profile::ProfilePlan& plan, int top_n) {
   ++profile_calls_;
   profiled_after.push_back(runs.size());
+  profiled.push_back(req.name);
   profile::ProfileResult r;
   r.plan = plan;
   r.top_n = top_n;
@@ -325,6 +326,8 @@ util::Json ModelLab::manifest(const Dims& d) const {
     buffers.push_back({{"name", b}, {"dtype", "float32"}, {"shape", {d.count("n") ? d.at("n") : 1}}, {"shape_expr", {"n"}},
                        {"role", std::string(b) == "x" ? "input" : "output"}});
   util::Json m = {{"dims", d}, {"buffers", buffers}};
+  // The harness lists each seed's file with its sha256 (contract::golden_identity reads them): here, of the dims.
+  m["files"] = {{{"seed", 0}, {"file", "seed0.safetensors"}, {"sha256", util::Json(d).dump()}}};
   if (!o_.no_workload_model) m["workload_model"] = {{"flops", n}, {"bytes_min", 8 * n}};
   return m;
 }

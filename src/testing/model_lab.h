@@ -66,6 +66,8 @@ struct ModelLabOptions {
   bool ephemeral_unjudged = false;
   // The profile cache's folder (Lab::profile_cache_dir); unset: none.
   std::optional<std::filesystem::path> profile_cache_dir;
+  // The evidence cache's folder (Lab::evidence_cache_dir: one subfolder a kind); unset: none.
+  std::optional<std::filesystem::path> evidence_cache_dir;
   // The golden manifests carry no workload model (ref.py without workload_model()).
   bool no_workload_model = false;
 };
@@ -74,6 +76,10 @@ class ModelLab final : public Lab {
  public:
   explicit ModelLab(ModelLabOptions o) : o_(std::move(o)) {}
   std::optional<std::filesystem::path> profile_cache_dir() const override { return o_.profile_cache_dir; }
+  std::optional<std::filesystem::path> evidence_cache_dir(const std::string& kind) const override {
+    if (!o_.evidence_cache_dir) return std::nullopt;
+    return *o_.evidence_cache_dir / kind;
+  }
   int profile_calls() const { return profile_calls_; }
   HardwareGate hardware() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
@@ -126,6 +132,7 @@ class ModelLab final : public Lab {
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
   std::vector<size_t> profiled_after;     // for each profile taken, how many runs (`runs`) came before it
+  std::vector<std::string> profiled;      // for each profile taken, its name ("baseline", "champion")
   std::vector<int> run_slots;             // every run's slot (its request's), in the order served
   std::vector<runner::WorkerSpec> slots;  // what use_slots() was given
   // Set before prepare(): the kernel, the job's dims and its own defines (the baseline build's).

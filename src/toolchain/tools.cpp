@@ -131,8 +131,7 @@ std::string find_python() {
 
 std::optional<fs::path> python_bytecode_prefix(const char* dont_write_bytecode, const char* pycache_prefix,
                                                const char* kopt_pycache, const fs::path& cache_dir) {
-  const std::string off = kopt_pycache ? kopt_pycache : "";
-  if (off == "off" || off == "0" || off == "no" || off == "false") return std::nullopt;
+  if (kopt_pycache && util::is_off_word(kopt_pycache)) return std::nullopt;
   if (!dont_write_bytecode || !*dont_write_bytecode) return std::nullopt;  // Python writes beside the sources
   if (pycache_prefix && *pycache_prefix) return std::nullopt;             // the user's own choice
   return cache_dir;

@@ -97,6 +97,15 @@ Status write_file_atomic(const std::filesystem::path& path, const std::string& c
   return ok_status();
 }
 
+std::string file_stamp(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return "";
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  if (ec) return "";
+  return std::to_string(size) + ":" + std::to_string(mtime.time_since_epoch().count());
+}
+
 std::filesystem::path executable_dir() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -12,6 +12,9 @@ Status write_file_atomic(const std::filesystem::path& path, const std::string& c
 // A new, empty folder under parent (created with its parents), named by this process and a counter: where a cache
 // entry is built before it is renamed into place. Errors name the folder.
 Result<std::filesystem::path> make_unique_dir(const std::filesystem::path& parent);
+// A file's size and modification time, "SIZE:MTIME" (what a cache keys a tool or an executable on without reading it);
+// empty when it cannot be read.
+std::string file_stamp(const std::filesystem::path& path);
 // Directory of the running executable (from /proc/self/exe).
 std::filesystem::path executable_dir();
 // The first `start/relative`, `start/../relative`, ... (up to `levels` parents) that exists; empty if none.

@@ -1,5 +1,8 @@
 #include "util/strings.h"
 
+#include <cctype>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cctype>
 
@@ -69,6 +72,17 @@ std::string shell_quote(const std::string& s) {
     if (c == '\'') out += "'\\''"; else out += c;
   }
   return out + "'";
+}
+
+bool is_off_word(std::string_view s) {
+  std::string w = trim(s);
+  for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return w == "off" || w == "0" || w == "no" || w == "false";
+}
+
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && is_off_word(v);
 }
 
 }  // namespace kopt::util

@@ -14,4 +14,9 @@ size_t edit_distance(std::string_view a, std::string_view b);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string shell_quote(const std::string& s);
 
+// A switch's value that turns something off: "off", "0", "no" or "false" (any case, spaces around ignored).
+bool is_off_word(std::string_view s);
+// The environment variable `name` is set to such a value (KOPT_GOLDEN_CACHE=off, KOPT_DB=0, ...).
+bool env_off(const char* name);
+
 }  // namespace kopt::util

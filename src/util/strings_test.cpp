@@ -34,6 +34,17 @@ TEST(Hash, FieldsAreLengthPrefixed) {
   EXPECT_EQ(content_hash("x"), content_hash("x"));
 }
 
+TEST(Strings, OffWordsTurnASwitchOffWhateverTheirCase) {
+  for (const char* w : {"off", "OFF", " 0", "no", "False\n"}) EXPECT_TRUE(is_off_word(w)) << w;
+  for (const char* w : {"", "on", "1", "yes", "/tmp/cache", "offline"}) EXPECT_FALSE(is_off_word(w)) << w;
+  ::setenv("KOPT_TEST_SWITCH", "Off", 1);
+  EXPECT_TRUE(env_off("KOPT_TEST_SWITCH"));
+  ::setenv("KOPT_TEST_SWITCH", "/a/path", 1);
+  EXPECT_FALSE(env_off("KOPT_TEST_SWITCH"));
+  ::unsetenv("KOPT_TEST_SWITCH");
+  EXPECT_FALSE(env_off("KOPT_TEST_SWITCH"));
+}
+
 TEST(JsonIo, AtomicWriteWithMetaBlock) {
   std::string path = ::testing::TempDir() + "/kopt_json_io_test.json";
   ASSERT_TRUE(write_json_atomic(path, "test", Json{{"value_ms", 1.5}}).ok());

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planned, not run (session 23 spent its device time): issue 35's Triton corpus kernels, which no call has benchmarked
+# Planned, not run (session 23 spent its device time; session 24 was lent none): issue 35's Triton corpus kernels, which no call has benchmarked
 # but liger_rms_norm (zero candidates in a 100 s cap, s21): the optimize's progress timestamped (where a Triton
 # kernel's gates go), then corpus-bench on up to four of the eleven Triton kernels, as many as the deadline lets start (at the reduced dims of
 # scripts/device/corpus_bench.sh; the sweep at kopt's three cases; everything packed into ONE file in $OUT, since the
@@ -21,5 +21,5 @@ CB_TIME_BUDGET_S=40 CB_MIN_KERNEL_S=150 CB_DEADLINE_S=$((560 - ($(date +%s) - T0
   bash scripts/device/check.sh corpus-bench liger_rms_norm fla_softmax liger_rope liger_layer_norm 2>&1 \
   | grep -E "^corpus|===|rc=|Kernels run|Median" | tail -30
 mv "$OUT"/corpus_bench.tgz "$OUT"/corpus_table.* "$OUT/keep/" 2>/dev/null
-tar czf "$OUT/s24_call1.tgz" -C "$OUT" keep && rm -rf "$OUT/keep" "$OUT"/runs_json_*.tgz
+tar czf "$OUT/s25_call2.tgz" -C "$OUT" keep && rm -rf "$OUT/keep" "$OUT"/runs_json_*.tgz
 echo "=== end [$(( $(date +%s) - T0 )) s]"

@@ -9,5 +9,5 @@ T0=$(date +%s)
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat .carry/build/COMMIT
 mkdir -p "$OUT/keep"
 timeout 570 bash scripts/device/check.sh gpu-suite 2>&1 | tee "$OUT/keep/gpu_suite.log" | grep -E "exit|passed|failed" | tail -30
-tar czf "$OUT/s24_call2.tgz" -C "$OUT" keep && rm -rf "$OUT/keep" "$OUT"/runs_json_*.tgz
+tar czf "$OUT/s25_call3.tgz" -C "$OUT" keep && rm -rf "$OUT/keep" "$OUT"/runs_json_*.tgz
 echo "=== end [$(( $(date +%s) - T0 )) s]"
