@@ -5,11 +5,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <mutex>
-#include <set>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -150,9 +151,13 @@ class Optimizer {
                                          const std::string& label);
   std::map<Axis, int> budget_from_roofline() const;
   // ---- shapes, safety gates (issue 18: cases, case_checks, safety_gates, verify_champion, after_search .cpp) ----
-  std::optional<RunOutcome> prepare_cases();  // after prepare(): the search's cases (cases_; empty: one case)
+  // After prepare(): the search's cases (cases_; empty: one case). `beside`, when given, runs while the cases' golden
+  // data is made in the background, where the primary case is the user's own (its golden data is prepare()'s): gate 2's
+  // check at that case, which times nothing (issue 36). Its stop is prepare_cases()'s.
+  std::optional<RunOutcome> prepare_cases(const std::function<std::optional<RunOutcome>()>& beside = {});
   std::optional<RunOutcome> case_golden(CaseData& cd, workload::OomPolicy& policy);  // one case's golden data
   void choose_primary();  // primary_: the largest realised working set
+  size_t primary_of(const std::vector<workload::Case>& cases) const;  // choose_primary's rule over cases
   std::optional<RunOutcome> check_baseline_at_cases();  // gate 2 at every case but the primary
   void sanitize_baseline();                      // the sanitizer gate on the baseline at a small case (recorded)
   // The same in two halves: begun (on a thread, beside the cases' correctness checks), then waited for and recorded.

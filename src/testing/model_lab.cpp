@@ -157,6 +157,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& request) {
   runs.push_back(std::string(runner::run_mode_name(req.mode)) + (req.race ? " race" : "") +
                  (req.dump_outputs.empty() ? "" : " dump") + (req.ephemeral_fd >= 0 ? " ephemeral" : ""));
   results.push_back(req.result_json);
+  events.push_back("run " + req.result_json.filename().string());
   runner::RunOutcome out;
   out.status = runner::RunStatus::kOk;
   util::Json details = {{"mode", runner::run_mode_name(req.mode)}};
@@ -335,6 +336,7 @@ util::Json ModelLab::manifest(const Dims& d) const {
 Result<util::Json> ModelLab::golden(const Dims& d, const fs::path& out_dir) {
   std::lock_guard<std::mutex> lock(mu_);  // the baseline's sanitizer makes its small case beside the cases' checks
   goldens.push_back(d);
+  events.push_back("golden");
   if (o_.on_golden) o_.on_golden(d);
   if (util::interrupted()) return input_error("the golden-data harness failed (interrupted)");  // as the real one says
   if (o_.golden_oom && o_.golden_oom(d)) return input_error("ref.py failed: torch.OutOfMemoryError: CUDA out of memory");

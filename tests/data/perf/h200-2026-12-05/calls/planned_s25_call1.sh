@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Planned, not run (session 24 was lent no device): issue 36's figures for the defaults session 24 built and tested
-# on the CPU only: no baseline profile after the search (--baseline-profile after keeps it), the sanitizer's verdicts
+# on the CPU only: no baseline profile after the search (--baseline-profile after keeps it), gate 2's check at the
+# user's case beside the cases' golden data, the sanitizer's verdicts
 # and the held-out shapes' runs kept across runs (docs/GATES.md "Evidence kept across runs"). The whole-wall suite
 # on vector_add 2^24, cold then warm (the same machine's caches and database), then the warm run again with
 # KOPT_EVIDENCE_CACHE=off (what the evidence cache saves, on the same machine), each stderr timestamped; everything
-# packed into ONE file in $OUT. Expected (from s22's phases): cold about 88 s (103.6 less the 15.5 s profile), warm
-# about 12 s (23.1 less 6.7 s of sanitizer and 4.2 s of held-out shapes); the same champion and decisions.
+# packed into ONE file in $OUT. Expected (from s22's phases): cold about 86 s (103.6 less the 15.5 s profile and the
+# baseline's 2.4 s check, now beside the cases' 8.3 s of golden data; first candidate about 34.5 s), warm about 12 s
+# (23.1 less 6.7 s of sanitizer and 4.2 s of held-out shapes); the same champion and decisions.
 # Carry: .carry/build/kopt, .carry/build/COMMIT, this script as .carry/call.sh.
 set -u
 export OUT=${OUT:-$PWD/check_out}
