@@ -71,6 +71,7 @@ int cmd_profile(const Args& args) {
   req.ncu_path = toolchain::find_ncu();
   req.chip = profile::chip_for_compute_capability(gpu.cc_major, gpu.cc_minor);
   req.cache_control = cache_control == "all" ? profile::CacheControl::kAll : profile::CacheControl::kNone;
+  profile::add_known_ncu_outputs(req);
   profile::ProfilePlan plan;
   say("profiling (pass 1: speed of light, launch, occupancy; pass 2: what the binding axes need)...");
   auto t0 = std::chrono::steady_clock::now();

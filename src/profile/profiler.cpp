@@ -114,6 +114,15 @@ std::vector<std::string> all_requested_metrics() {
 
 }  // namespace
 
+void add_known_ncu_outputs(ProfileRequest& req) {
+  if (req.ncu_path.empty()) return;
+  if (req.ncu_version_text.empty()) req.ncu_version_text = toolchain::version_output(req.ncu_path, 60);
+  if (req.query_metrics_text.empty() && !req.chip.empty()) {
+    const auto argv = ncu_query_metrics_command(req.ncu_path, req.chip);
+    req.query_metrics_text = toolchain::tool_output(req.ncu_path, {argv.begin() + 1, argv.end()}, 120);
+  }
+}
+
 Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan, util::CommandRunner& runner,
                                    int top_n) {
   if (req.target_argv.empty()) return input_error("profile: no target command to run under ncu");
@@ -123,8 +132,15 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
   if (ec) return input_error("profile: cannot create " + req.out_dir.string() + ": " + ec.message());
 
   Session s(req, runner);
-  util::ProcessResult ver = s.run(ncu_version_command(req.ncu_path), 60);
+  util::ProcessResult ver;
+  ver.started = true;
+  ver.exit_code = 0;
+  ver.stdout_text = req.ncu_version_text;
   auto version = toolchain::parse_ncu_version(ver.stdout_text);
+  if (!version) {
+    ver = s.run(ncu_version_command(req.ncu_path), 60);
+    version = toolchain::parse_ncu_version(ver.stdout_text);
+  }
   if (!version)
     return gate_error("NCU gate: cannot read the version of " + req.ncu_path + " (" + ver.describe() +
                       "); check that it is Nsight Compute's ncu");
@@ -138,8 +154,12 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
     std::vector<std::string> available;
     bool checked = false;
     if (!req.chip.empty()) {
-      util::ProcessResult q = s.run(ncu_query_metrics_command(req.ncu_path, req.chip), 120);
-      std::set<std::string> chip_metrics = q.success() ? parse_query_metrics(q.stdout_text) : std::set<std::string>{};
+      std::set<std::string> chip_metrics = parse_query_metrics(req.query_metrics_text);
+      util::ProcessResult q;
+      if (chip_metrics.empty()) {
+        q = s.run(ncu_query_metrics_command(req.ncu_path, req.chip), 120);
+        if (q.success()) chip_metrics = parse_query_metrics(q.stdout_text);
+      }
       if (chip_metrics.empty()) {
         notes.push_back("ncu --query-metrics --chip " + req.chip + " listed no metric (" + q.describe() +
                         "): requested metrics were not checked and only sections are collected");

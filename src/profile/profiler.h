@@ -32,6 +32,9 @@ struct ProfileRequest {
   double pass1_timeout_s = 600;          // pass 1 (and a fixed-plan run) must finish within this
   double pass2_budget_s = 300;           // pass 2 beyond this is killed and a lighter set is tried
   std::map<std::string, std::string> env;
+  // What `ncu --version` and `ncu --query-metrics --chip CHIP` print, where the caller knows it already (the lab keeps
+  // both: toolchain::tool_output): not asked again. Empty: each is run (about 1 s and 0.5 s on the H200).
+  std::string ncu_version_text, query_metrics_text;
 };
 
 struct KernelProfile {
@@ -62,6 +65,11 @@ struct ProfileResult {
   std::vector<std::string> notes;        // fallbacks taken, rule source, ...
   const std::vector<RankedMetric>& top_for(Axis a) const { return top[static_cast<size_t>(a)]; }
 };
+
+// Fills req.ncu_version_text and req.query_metrics_text (for req.chip) from toolchain::tool_output, which runs each
+// once per ncu (path, size, modification time) and keeps what it printed. A run's early work calls it to have both
+// ready before the first profile.
+void add_known_ncu_outputs(ProfileRequest& req);
 
 // Profiles the call. `plan` is the run's plan: when !plan.fixed this call runs pass 1, classifies, runs
 // pass 2 within the budget (falling back to lighter sets) and fixes the plan; when plan.fixed it collects

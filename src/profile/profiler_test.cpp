@@ -91,6 +91,33 @@ class ProfileCall : public ::testing::Test {
 
 }  // namespace
 
+// Issue 36: what ncu says about itself and the chip, known to the caller (the lab keeps both), is not asked again, and
+// the profile is the same.
+TEST_F(ProfileCall, TheVersionAndTheChipsMetricsKnownAlreadyAreNotAskedAgain) {
+  FakeNcu asked, told;
+  ProfilePlan plan_asked, plan_told;
+  auto a = profile_call(request(dir_ / "asked"), plan_asked, asked, 3);
+  ProfileRequest req = request(dir_ / "told");
+  req.ncu_version_text = testing::ncu_capture("ncu_version.txt");
+  req.query_metrics_text = testing::ncu_capture("gh100_tensor_and_stall_metric_bases.txt");
+  auto t = profile_call(req, plan_told, told, 3);
+  ASSERT_TRUE(a && t) << (a ? t.error().message : a.error().message);
+  for (const auto& c : told.calls) {
+    EXPECT_FALSE(contains(c.argv, "--version")) << "the version was given";
+    EXPECT_FALSE(contains(c.argv, "--query-metrics")) << "the chip's metrics were given";
+  }
+  EXPECT_EQ(asked.calls.size(), told.calls.size() + 2);
+  EXPECT_EQ(t->ncu_version, a->ncu_version);
+  EXPECT_EQ(to_json(plan_told).dump(), to_json(plan_asked).dump()) << "the same plan, the same unavailable metrics";
+  // Text that is not ncu's (a stale or foreign cache): asked after all.
+  FakeNcu again;
+  ProfilePlan plan_again;
+  req.ncu_version_text = "not a version";
+  req.query_metrics_text = "";
+  ASSERT_TRUE(profile_call(req, plan_again, again, 3));
+  EXPECT_EQ(again.calls.front().argv, (std::vector<std::string>{"/usr/local/cuda/bin/ncu", "--version"}));
+}
+
 TEST_F(ProfileCall, AdaptiveFirstCallThenFixedPlan) {
   FakeNcu ncu;
   ProfilePlan plan;

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "util/fs.h"
+#include "util/hash.h"
 #include "util/json_io.h"
 #include "util/process.h"
 #include "util/strings.h"
@@ -188,23 +189,25 @@ std::string python_harness_dir() {
   return "";
 }
 
-std::string version_output(const std::string& tool, double timeout_s) {
+std::string tool_output(const std::string& tool, const std::vector<std::string>& args, double timeout_s) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  const auto size = fs::file_size(tool, ec);
-  if (ec) return util::run_process({{tool, "--version"}, "", {}, timeout_s}).stdout_text;
-  const auto mtime = fs::last_write_time(tool, ec).time_since_epoch().count();
-  const std::string key = fs::absolute(tool).lexically_normal().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime);
-  const fs::path file = util::kopt_cache_dir("tools") / "versions.json";
-  util::Json cached = util::Json::object();
-  if (auto j = util::read_json(file); j && j->is_object()) cached = *j;
-  if (cached.contains(key) && cached[key].is_string()) return cached[key].get<std::string>();
-  auto r = util::run_process({{tool, "--version"}, "", {}, timeout_s});
+  std::vector<std::string> argv = {tool};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string stamp = util::file_stamp(tool);
+  if (stamp.empty()) return util::run_process({argv, "", {}, timeout_s}).stdout_text;
+  util::Hasher h;
+  h.add("kopt-tool-output-1").add(fs::absolute(tool).lexically_normal().string()).add(stamp);
+  for (const auto& a : args) h.add(a);
+  const fs::path file = util::kopt_cache_dir("tools") / (h.hex() + ".txt");
+  if (auto text = util::read_file(file)) return *text;
+  auto r = util::run_process({argv, "", {}, timeout_s});
   if (!r.success()) return r.stdout_text;
-  cached[key] = r.stdout_text;
+  std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  (void)util::write_file_atomic(file, cached.dump(1) + "\n");  // a cache: a failed write costs a second next time
+  (void)util::write_file_atomic(file, r.stdout_text);  // a cache: a failed write costs a run next time
   return r.stdout_text;
 }
+
+std::string version_output(const std::string& tool, double timeout_s) { return tool_output(tool, {"--version"}, timeout_s); }
 
 }  // namespace kopt::toolchain

@@ -26,9 +26,11 @@ bool arch_supported(const std::string& list_gpu_arch, int cc_major, int cc_minor
 
 // Locations: PATH first, then the usual install folders (CUDA_HOME, /usr/local/cuda, Nsight Compute,
 // the nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm / triton wheels of the python3 in use).
-// `tool --version`'s standard output, cached in util::kopt_cache_dir("tools")/versions.json under the tool's
-// path, size and modification time (a tool replaced in place runs again): ncu takes about a second to say it, and
-// every kernel command records the versions. Empty when the tool does not run.
+// `tool ARGS...`'s standard output, for output that depends on the tool alone: cached in util::kopt_cache_dir("tools"),
+// one file a key, under the tool's path, size and modification time and the arguments (a tool replaced in place runs
+// again). A failed run is returned and not kept; empty when the tool does not run.
+std::string tool_output(const std::string& tool, const std::vector<std::string>& args, double timeout_s);
+// tool_output(tool, {"--version"}): ncu takes about a second to say it, and every kernel command records the versions.
 std::string version_output(const std::string& tool, double timeout_s);
 std::string find_nvcc();
 std::string find_ncu();
