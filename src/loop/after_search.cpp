@@ -107,9 +107,8 @@ HoldoutRun Optimizer::holdout_run(const fs::path& lib, const search::Candidate* 
   }
   HoldoutRun r = holdout_run_from(run({lib}, {c}, result, runner::RunMode::kTime, {}, false, golden_dir));
   if (cache && runner::is_correct(r.status) && r.median_ms) {
-    util::Json value = to_json(r);
-    value["details"] = r.details;
-    if (auto st = util::keep_keyed(*cache, key, "holdout_run", value, dir_.string()); !st)
+    // What a correct run is judged by: its status and median (its details serve a failing run's first bad element).
+    if (auto st = util::keep_keyed(*cache, key, "holdout_run", to_json(r), dir_.string()); !st)
       say("  the held-out run was not kept: {}", st.error().message);
   }
   return r;

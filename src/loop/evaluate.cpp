@@ -1,9 +1,5 @@
 // The measuring child through the lab: run requests (a race's first library checked once), paired comparisons, a
 // candidate's compile request and the SASS check of its binaries.
-#include <unistd.h>
-
-#include <algorithm>
-
 #include "compile/command.h"
 #include "dispatch/dispatcher.h"
 #include "loop/candidate_check.h"
@@ -13,6 +9,7 @@
 #include "search/registry.h"
 #include "util/fs.h"
 #include "util/hash.h"
+#include "util/strings.h"
 
 namespace kopt::loop {
 
@@ -59,11 +56,7 @@ std::string Optimizer::evidence_run_key(const runner::RunRequest& request, const
     if (argv[i - 1] == "--lib") continue;  // the code's identity stands for its path
     h.add(argv[i].starts_with(run) ? "<run>" + argv[i].substr(run.size()) : argv[i]);
   }
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e)
-    if (std::string_view(*e).starts_with("KOPT_")) env.emplace_back(*e);
-  std::sort(env.begin(), env.end());
-  for (const auto& v : env) h.add(v);
+  for (const auto& v : util::kopt_environment()) h.add(v);
   return h.hex();
 }
 

@@ -83,7 +83,6 @@ std::optional<HoldoutRun> holdout_run_from_json(const util::Json& j) {
   r.status = *status;
   r.message = j.value("message", std::string());
   r.median_ms = j["median_ms"].get<double>();
-  r.details = j.value("details", util::Json::object());
   return r;
 }
 

@@ -557,6 +557,9 @@ TEST(OptimizeGates, ASecondRunTakesTheSanitizersVerdictsAndTheHeldOutRunsOfTheSa
   mo.evidence_cache_dir = scratch / "cache";
   auto first = run_gates("sanitizer_cache_1", {}, mo);
   auto second = run_gates("sanitizer_cache_2", {}, mo);
+  ::setenv("KOPT_TEST_A_RUNNER_SETTING", "1", 1);  // a setting the measuring child might read: another key
+  auto other_setting = run_gates("sanitizer_cache_setting", {}, mo);
+  ::unsetenv("KOPT_TEST_A_RUNNER_SETTING");
   mo.evidence_cache_dir.reset();
   auto uncached = run_gates("sanitizer_cache_off", {}, mo);
   ::unsetenv("KOPT_COMPUTE_SANITIZER");
@@ -565,6 +568,7 @@ TEST(OptimizeGates, ASecondRunTakesTheSanitizersVerdictsAndTheHeldOutRunsOfTheSa
   ASSERT_EQ(first.sanitized.size(), 2u) << "the baseline and the final champion";
   EXPECT_TRUE(second.sanitized.empty()) << "both verdicts from the cache";
   EXPECT_EQ(uncached.sanitized.size(), 2u) << "no cache: every gate runs";
+  EXPECT_EQ(other_setting.sanitized.size(), 2u) << "another KOPT_ setting: judged again";
   EXPECT_EQ(second.state["champion"]["candidate"]["id"], first.state["champion"]["candidate"]["id"]);
   EXPECT_EQ(second.state["gate_records"]["baseline_sanitizer"]["race_safe"],
             first.state["gate_records"]["baseline_sanitizer"]["race_safe"]);
@@ -582,6 +586,7 @@ TEST(OptimizeGates, ASecondRunTakesTheSanitizersVerdictsAndTheHeldOutRunsOfTheSa
   EXPECT_GE(held_out_runs(first), 2);
   EXPECT_EQ(held_out_runs(second), 0) << "every held-out run from the cache";
   EXPECT_EQ(held_out_runs(uncached), held_out_runs(first));
+  EXPECT_EQ(held_out_runs(other_setting), held_out_runs(first));
   const auto& h1 = first.state["gate_records"]["holdout"];
   const auto& h2 = second.state["gate_records"]["holdout"];
   ASSERT_GE(h2["cases"].size(), 1u) << second.state["gate_records"].dump(1);

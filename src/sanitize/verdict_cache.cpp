@@ -3,6 +3,7 @@
 #include "util/fs.h"
 #include "util/hash.h"
 #include "util/keyed_store.h"
+#include "util/strings.h"
 
 namespace kopt::sanitize {
 
@@ -16,6 +17,7 @@ std::string verdict_key(const VerdictSubject& s, const Request& request) {
   h.add(fs::absolute(s.sanitizer).string()).add(sanitizer).add(fs::absolute(s.checker).string()).add(checker);
   h.add(s.gpu).add(s.driver);
   for (Tool t : request.tools) h.add(tool_name(t));
+  for (const auto& v : util::kopt_environment()) h.add(v);  // the check child reads kopt's settings too
   h.add(request.fill_argv.empty() ? "no fill" : std::string("fill ") + kFillPattern);
   return h.hex();
 }

@@ -25,7 +25,8 @@ struct VerdictSubject {
   std::filesystem::path checker;    // the check child's executable (kopt itself, or the Triton runner's Python)
   std::string gpu, driver;          // the GPU's model and the driver's version
 };
-// The key of a request's verdict: the subject, the tools and whether the fill runs. Empty: nothing to key on.
+// The key of a request's verdict: the subject, the tools, whether the fill runs and kopt's KOPT_* environment (the check
+// child reads it). Empty: nothing to key on.
 std::string verdict_key(const VerdictSubject& subject, const Request& request);
 
 // A verdict worth keeping: every tool finished, nothing rejected, the fill clean or not asked.

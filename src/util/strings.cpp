@@ -1,10 +1,10 @@
 #include "util/strings.h"
 
-#include <cctype>
-#include <cstdlib>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace kopt::util {
 
@@ -78,6 +78,14 @@ bool is_off_word(std::string_view s) {
   std::string w = trim(s);
   for (char& c : w) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return w == "off" || w == "0" || w == "no" || w == "false";
+}
+
+std::vector<std::string> kopt_environment() {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e)
+    if (std::string_view(*e).starts_with("KOPT_")) out.emplace_back(*e);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 bool env_off(const char* name) {

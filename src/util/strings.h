@@ -18,5 +18,8 @@ std::string shell_quote(const std::string& s);
 bool is_off_word(std::string_view s);
 // The environment variable `name` is set to such a value (KOPT_GOLDEN_CACHE=off, KOPT_DB=0, ...).
 bool env_off(const char* name);
+// kopt's own settings in this process's environment: every KOPT_* variable as NAME=VALUE, sorted (what evidence kept
+// across runs is keyed on, since a child kopt starts reads them).
+std::vector<std::string> kopt_environment();
 
 }  // namespace kopt::util
