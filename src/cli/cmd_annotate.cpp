@@ -30,7 +30,7 @@ int cmd_annotate(const Args& args) {
   auto fail = [](const Error& e) { return report_failure("annotate", e); };
   auto text = util::read_text_file(kernel, "kernel file");
   if (!text) return fail(text.error());
-  auto d = search::derive(*text, kernel);
+  auto d = search::derive(*text, kernel, search::local_includes(kernel, *text));
   if (!d) return fail(d.error());
 
   std::error_code ec;

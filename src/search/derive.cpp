@@ -1,6 +1,10 @@
 #include "search/derive.h"
 
+#include <regex>
+
 #include "search/derive_text.h"
+#include "util/fs.h"
+#include "util/strings.h"
 
 namespace kopt::search {
 
@@ -149,13 +153,28 @@ std::string mask_code(std::string_view t, SourceLanguage lang) {
   return out;
 }
 
-Result<Derivation> derive(std::string_view text, const std::string& file_name) {
+std::vector<IncludedText> local_includes(const std::filesystem::path& kernel, std::string_view text) {
+  namespace fs = std::filesystem;
+  static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*"([^"]+)")re");
+  std::vector<IncludedText> out;
+  for (const auto& line : util::split_lines(text)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, include)) continue;
+    const fs::path p = kernel.parent_path() / m[1].str();
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) > (4u << 20)) continue;
+    if (auto t = util::read_file(p)) out.push_back({m[1].str(), std::move(t).value()});
+  }
+  return out;
+}
+
+Result<Derivation> derive(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& included) {
   KOPT_TRY_ASSIGN(Annotations ann, parse_annotations(text, file_name));
   SourceLanguage lang = language_of(file_name);
   Derivation d;
   std::vector<Edit> edits;
   std::vector<std::string> prelude, postlude;
-  FrontEnd f = lang == SourceLanguage::kCuda ? derive_cuda(text, file_name) : derive_triton(text, file_name);
+  FrontEnd f = lang == SourceLanguage::kCuda ? derive_cuda(text, file_name, included) : derive_triton(text, file_name);
   d = std::move(f.derivation);
   edits = std::move(f.edits);
   prelude = std::move(f.prelude);

@@ -18,6 +18,7 @@
 // With every default the copy compiles to the same code as the original. Comments and strings are never
 // rewritten; a macro defined twice or #undef'd is not derived (the notes say why).
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,10 +112,21 @@ inline constexpr int64_t kMaxPerThreadArrayElems = 64;
 // The largest tile value a kTile set reaches (a Triton BLOCK of 65536 elements is already far past any good one).
 inline constexpr int64_t kMaxTileValue = 65536;
 
+// A file the kernel includes by a quoted, relative path (`#include "../project/launcher.cu"`), as spelled, with its text.
+struct IncludedText {
+  std::string spelled;
+  std::string text;
+};
+// The files `text` includes by a quoted path that exists relative to the kernel's folder (one level; at most 4 MiB
+// each): where a wrapper's launches are when it calls a project's host launcher (I/O; derive() itself reads nothing).
+std::vector<IncludedText> local_includes(const std::filesystem::path& kernel, std::string_view text);
+
 // `file_name` names the file in reasons and notes and decides the language (".py": Triton). A source that
 // already has annotations is derived too, but every derived value whose site a declared param already
 // covers is dropped (with a note), and `instrumented` stays empty: the declared space is the authority.
-Result<Derivation> derive(std::string_view text, const std::string& file_name);
+// `included` (CUDA): the files it includes (local_includes); a file without a launch of its own then names the launches
+// they hold in its note (kopt derives from this file only).
+Result<Derivation> derive(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& included = {});
 
 // The @kopt lines of a derivation, each param and constraint under a one-line comment giving its reason,
 // then the notes, in the file's comment syntax. What `kopt annotate` prints.

@@ -43,9 +43,41 @@ struct Use {
   bool template_arg = false;   // a template argument (the value must be a compile-time constant)
 };
 
+// The name launched by the `<<<` at p of a masked source, back over its template arguments (`k<128><<<...>>>`).
+struct LaunchedName {
+  size_t begin = 0, end = 0;   // the name
+  std::optional<Range> targs;  // inside its `<...>`, when it has them
+};
+LaunchedName launched_name(const std::string& m, size_t p) {
+  LaunchedName n;
+  size_t q = p;
+  while (q > 0 && std::isspace(static_cast<unsigned char>(m[q - 1]))) --q;
+  if (q > 0 && m[q - 1] == '>') {  // template arguments: find the matching '<' backwards
+    int depth = 0;
+    size_t k = q - 1;
+    for (;; --k) {
+      if (m[k] == '>')
+        ++depth;
+      else if (m[k] == '<' && --depth == 0)
+        break;
+      if (k == 0) break;
+    }
+    if (m[k] == '<') {
+      n.targs = Range{k + 1, q - 1};
+      q = k;
+      while (q > 0 && std::isspace(static_cast<unsigned char>(m[q - 1]))) --q;
+    }
+  }
+  n.end = q;
+  while (q > 0 && word_char(m[q - 1])) --q;
+  n.begin = q;
+  return n;
+}
+
 class CudaDeriver {
  public:
-  CudaDeriver(std::string_view text, std::string file) : s_(text, SourceLanguage::kCuda), file_(std::move(file)) {}
+  CudaDeriver(std::string_view text, std::string file, const std::vector<IncludedText>& included = {})
+      : s_(text, SourceLanguage::kCuda), file_(std::move(file)), included_(included) {}
 
   Derivation run() {
     d_.file = file_;
@@ -68,13 +100,34 @@ class CudaDeriver {
     derive_dynamic_shared_memory();
     derive_per_thread_arrays();
     derive_launch_bounds_method();
-    if (launches_.empty())
-      d_.notes.push_back("no kernel launch (<<<...>>>) in this file: its kernels are launched by code it includes (a "
-                         "project's host launcher, a library call), whose choices kopt does not read");
+    if (launches_.empty()) d_.notes.push_back(no_launch_note());
     return std::move(d_);
   }
 
   const std::vector<Edit>& edits() const { return edits_; }
+
+  // Where the kernels of a file without a launch are launched: the launches of the local files it includes, by name
+  // and line, else a library call or code kopt cannot see.
+  std::string no_launch_note() const {
+    std::vector<std::string> where;
+    for (const auto& inc : included_) {
+      Source src(inc.text, SourceLanguage::kCuda);
+      std::vector<std::string> sites;
+      for (size_t p = src.masked.find("<<<"); p != npos; p = src.masked.find("<<<", p + 3)) {
+        const LaunchedName n = launched_name(src.masked, p);
+        if (n.end > n.begin)
+          sites.push_back(fmt::format("{} (line {})", src.masked.substr(n.begin, n.end - n.begin), src.line_of(p)));
+      }
+      if (!sites.empty()) where.push_back(fmt::format("{}: {}", inc.spelled, util::join(sites, ", ")));
+    }
+    if (where.empty())
+      return "no kernel launch (<<<...>>>) in this file: its kernels are launched by code it includes (a project's "
+             "host launcher, a library call), whose choices kopt does not read";
+    return "no kernel launch (<<<...>>>) in this file; the local file(s) it includes launch " + util::join(where, "; ") +
+           ". kopt derives from this file only and never rewrites another: to tune one of those launches, copy its "
+           "launcher into this file or give its values as @kopt param lines (docs/ANNOTATIONS.md). Launches inside a "
+           "library's headers (CUTLASS's device::Gemm, CUB) are not listed";
+  }
   const std::vector<std::string>& prelude() const { return prelude_; }
   const std::vector<std::string>& postlude() const { return postlude_; }
 
@@ -114,27 +167,13 @@ class CudaDeriver {
       Launch l;
       l.cfg = split_args(m, p + 3, close);
       l.line = s_.line_of(p);
-      size_t q = p;
-      while (q > 0 && std::isspace(static_cast<unsigned char>(m[q - 1]))) --q;
-      if (q > 0 && m[q - 1] == '>') {  // template arguments: find the matching '<' backwards
-        int depth = 0;
-        size_t k = q - 1;
-        for (;; --k) {
-          if (m[k] == '>') ++depth;
-          else if (m[k] == '<' && --depth == 0) break;
-          if (k == 0) break;
-        }
-        if (m[k] == '<') {
-          l.targs = Range{k + 1, q - 1};
-          l.targ_list = split_args(m, k + 1, q - 1);
-          q = k;
-          while (q > 0 && std::isspace(static_cast<unsigned char>(m[q - 1]))) --q;
-        }
+      const LaunchedName n = launched_name(m, p);
+      if (n.targs) {
+        l.targs = *n.targs;
+        l.targ_list = split_args(m, n.targs->begin, n.targs->end);
       }
-      size_t e = q;
-      while (q > 0 && word_char(m[q - 1])) --q;
-      l.kernel = m.substr(q, e - q);
-      l.pos = q;
+      l.kernel = m.substr(n.begin, n.end - n.begin);
+      l.pos = n.begin;
       if (!l.kernel.empty() && l.cfg.size() >= 2) {
         l.grid_defs = defining_statements(l.cfg[0], l.pos);
         l.block_defs = defining_statements(l.cfg[1], l.pos);
@@ -1666,6 +1705,7 @@ class CudaDeriver {
   std::map<std::string, int64_t> define_value_;
   std::set<std::string> guarded_;
   std::vector<Launch> launches_;
+  const std::vector<IncludedText>& included_;
   std::map<std::string, std::vector<std::string>> tparams_;
   std::vector<std::pair<Range, std::set<std::string>>> template_bodies_;  // a kernel template's body, its parameters
   std::map<std::string, Range> template_body_of_;                          // a kernel template's name -> its body
@@ -1688,8 +1728,8 @@ class CudaDeriver {
 
 }  // namespace
 
-FrontEnd derive_cuda(std::string_view text, const std::string& file_name) {
-  CudaDeriver c(text, file_name);
+FrontEnd derive_cuda(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& included) {
+  CudaDeriver c(text, file_name, included);
   FrontEnd f;
   f.derivation = c.run();
   f.edits = c.edits();

@@ -66,6 +66,38 @@ TEST(DeriveMask, BlanksCommentsAndStringsKeepingPositions) {
   EXPECT_NE(pm.find("y = 2"), std::string::npos);
 }
 
+// Issue 35: a wrapper that calls a project's host launcher has no launch of its own; its note names the launches of
+// the local files it includes (kopt derives from the wrapper only), and says so plainly where there are none.
+TEST(DeriveCuda, AWrapperWithoutALaunchNamesTheLaunchesOfTheFilesItIncludes) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("kopt_derive_includes_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "project");
+  ASSERT_TRUE(util::write_file_atomic(dir / "project" / "launcher.cu",
+                                      "template <int B> __global__ void scale(float* x) {}\n"
+                                      "// not a launch: noise<<<1, 1>>>(x);\n"
+                                      "void launch(float* x, int n) {\n"
+                                      "  scale<128><<<(n + 127) / 128, 128>>>(x);\n"
+                                      "}\n")
+                  .ok());
+  const std::string wrapper =
+      "#include <cstdio>\n#include \"project/launcher.cu\"\n#include \"project/missing.h\"\n"
+      "extern \"C\" void solve(float* x, int n) { launch(x, n); }\n";
+  ASSERT_TRUE(util::write_file_atomic(dir / "kernel.cu", wrapper).ok());
+  auto included = local_includes(dir / "kernel.cu", wrapper);
+  ASSERT_EQ(included.size(), 1u) << "a quoted include that exists; not <cstdio>, not a missing one";
+  EXPECT_EQ(included[0].spelled, "project/launcher.cu");
+  auto d = derive(wrapper, "kernel.cu", included);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->empty()) << "nothing derived from another file";
+  EXPECT_TRUE(has_note(*d, "project/launcher.cu: scale (line 4)")) << fmt::format("{}", d->notes);
+  EXPECT_FALSE(has_note(*d, "noise")) << "a launch in a comment is no launch";
+  EXPECT_TRUE(has_note(*d, "copy its launcher into this file"));
+  auto alone = derive(wrapper, "kernel.cu");
+  ASSERT_TRUE(alone.ok());
+  EXPECT_TRUE(has_note(*alone, "launched by code it includes")) << fmt::format("{}", alone->notes);
+  fs::remove_all(dir);
+}
+
 TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
   Derivation d = derive_file(example_path("sgemm_tiled/kernel.cu"));
   ASSERT_EQ(d.params.size(), 5u);

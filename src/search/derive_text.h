@@ -222,7 +222,7 @@ struct FrontEnd {
   std::vector<std::string> prelude, postlude;  // macro blocks, then constexprs, under the @kopt lines
 };
 
-FrontEnd derive_cuda(std::string_view text, const std::string& file_name);
+FrontEnd derive_cuda(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& included = {});
 FrontEnd derive_triton(std::string_view text, const std::string& file_name);
 
 }  // namespace kopt::search::derive_detail

@@ -2,10 +2,10 @@
 """Checks the third-party kernel corpus (examples/corpus, issue 35) from the outside, as a user would run it.
 
 For every corpus kernel:
-- `kopt annotate KERNEL` prints exactly tests/data/corpus_annotate/<name>.txt (the reviewed fixture; annotate reads
-  the wrapper only, so this runs with or without the project's sources); `--update-fixtures` rewrites the fixtures
-  instead (review the diff);
 and where the project's sources are fetched (scripts/corpus/fetch.py):
+- `kopt annotate KERNEL` prints exactly tests/data/corpus_annotate/<name>.txt (the reviewed fixture; annotate reads
+  the wrapper and the local files it includes, the project's launcher among them); `--update-fixtures` rewrites the
+  fixtures instead (review the diff);
 - `kopt check KERNEL --ref ref.py <the check: dims of dims.txt> <its flags:>` passes: the contract, the reference run
   once on the CPU, and for a CUDA wrapper its compile with nvcc as bench builds it (sm_90, sm_90a and CUTLASS's flags
   for CUTLASS kernels, the extra include folders of `flags:`); a Triton wrapper only where torch and triton (and the
@@ -88,6 +88,9 @@ def check_one(name, kopt, args, tmp):
     flags = [f if not f.startswith("examples/") else str(REPO / f) for f in dims["flags"]]
     notes = []
     kernel = d / ("kernel.cu" if (d / "kernel.cu").is_file() else "kernel.py")
+    # kopt annotate reads the local files a wrapper includes (a project's launcher): without the project, nothing to check
+    if fetched is not None and not (FETCHED / fetched / ".fetched.json").is_file():
+        return "skip", f"{fetched} is not fetched (python3 scripts/corpus/fetch.py)"
     # the fixture: kopt annotate on the wrapper as it is
     r = subprocess.run([kopt, "annotate", str(kernel.relative_to(REPO))], cwd=REPO, capture_output=True, text=True,
                        timeout=120)
@@ -104,9 +107,6 @@ def check_one(name, kopt, args, tmp):
         return "fail", f"kopt annotate differs from {fixture.relative_to(REPO)}:\n{got}"
     else:
         notes.append("annotate fixture ok")
-    # kopt annotate reads the wrapper only, so the fixture is checked with or without the project's sources
-    if fetched is not None and not (FETCHED / fetched / ".fetched.json").is_file():
-        return "skip", ", ".join(notes + [f"{fetched} is not fetched (python3 scripts/corpus/fetch.py)"])
     # kopt check compiles a CUDA wrapper itself where nvcc is (as bench builds it: the dims.txt flags, sm_90a and
     # CUTLASS's flags for CUTLASS kernels); --no-compile checks the contract statically instead.
     extra = []
