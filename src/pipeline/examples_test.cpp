@@ -501,7 +501,8 @@ struct EmuFailures {
 EmuFailures run_emulated(const EmuCase& ec) {
   EmuFailures out;
   util::SystemRunner runner;
-  const fs::path work = fs::temp_directory_path() / ("kopt-examples-emu-" + std::to_string(::getpid())) / ec.example;
+  // Named as testing_support::made_by_process recognises: the test process removes it when it ends.
+  const fs::path work = fs::path(::testing::TempDir()) / ("kopt_examples_emu_" + std::to_string(::getpid())) / ec.example;
   fs::remove_all(work);
   fs::create_directories(work);
   const fs::path kernel = example_file(ec.example, "kernel.cu");
