@@ -132,18 +132,14 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
   if (ec) return input_error("profile: cannot create " + req.out_dir.string() + ": " + ec.message());
 
   Session s(req, runner);
-  util::ProcessResult ver;
-  ver.started = true;
-  ver.exit_code = 0;
-  ver.stdout_text = req.ncu_version_text;
-  auto version = toolchain::parse_ncu_version(ver.stdout_text);
+  auto version = toolchain::parse_ncu_version(req.ncu_version_text);  // the caller's, when it knows it
   if (!version) {
-    ver = s.run(ncu_version_command(req.ncu_path), 60);
+    util::ProcessResult ver = s.run(ncu_version_command(req.ncu_path), 60);
     version = toolchain::parse_ncu_version(ver.stdout_text);
+    if (!version)
+      return gate_error("NCU gate: cannot read the version of " + req.ncu_path + " (" + ver.describe() +
+                        "); check that it is Nsight Compute's ncu");
   }
-  if (!version)
-    return gate_error("NCU gate: cannot read the version of " + req.ncu_path + " (" + ver.describe() +
-                      "); check that it is Nsight Compute's ncu");
 
   std::vector<std::string> notes;
   ProfilePlan working = plan;

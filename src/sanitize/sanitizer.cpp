@@ -262,6 +262,20 @@ util::Json to_json(const Verdict& v) {
   return j;
 }
 
+namespace {
+// outcome_name's and fill_outcome_name's inverses: anything else is the outcome that decides nothing.
+RunOutcome parse_outcome(const std::string& name) {
+  for (auto o : {RunOutcome::kClean, RunOutcome::kFindings, RunOutcome::kTimedOut})
+    if (outcome_name(o) == name) return o;
+  return RunOutcome::kToolError;
+}
+FillOutcome parse_fill_outcome(const std::string& name) {
+  for (auto o : {FillOutcome::kClean, FillOutcome::kWrong, FillOutcome::kError})
+    if (fill_outcome_name(o) == name) return o;
+  return FillOutcome::kSkipped;
+}
+}  // namespace
+
 Result<Verdict> verdict_from_json(const util::Json& j) {
   if (!j.is_object() || !j.contains("runs") || !j["runs"].is_array()) return input_error("a sanitizer verdict needs its runs");
   Verdict v;
@@ -275,9 +289,7 @@ Result<Verdict> verdict_from_json(const util::Json& j) {
       auto tool = parse_tool(r.value("tool", std::string()));
       if (!tool) return input_error("a sanitizer verdict names an unknown tool: " + r.value("tool", std::string()));
       t.tool = *tool;
-      t.outcome = RunOutcome::kToolError;
-      for (auto o : {RunOutcome::kClean, RunOutcome::kFindings, RunOutcome::kToolError, RunOutcome::kTimedOut})
-        if (outcome_name(o) == r.value("outcome", std::string())) t.outcome = o;
+      t.outcome = parse_outcome(r.value("outcome", std::string()));
       t.message = r.value("message", std::string());
       t.exit_code = r.value("exit_code", -1);
       t.wall_ms = r.value("wall_ms", 0.0);
@@ -296,8 +308,7 @@ Result<Verdict> verdict_from_json(const util::Json& j) {
       v.runs.push_back(std::move(t));
     }
     if (const auto& f = j.value("smem_fill", util::Json::object()); f.is_object()) {
-      for (auto o : {FillOutcome::kSkipped, FillOutcome::kClean, FillOutcome::kWrong, FillOutcome::kError})
-        if (fill_outcome_name(o) == f.value("outcome", std::string())) v.fill.outcome = o;
+      v.fill.outcome = parse_fill_outcome(f.value("outcome", std::string()));
       v.fill.status = f.value("status", std::string());
       v.fill.message = f.value("message", std::string());
       v.fill.wall_ms = f.value("wall_ms", 0.0);
