@@ -4,6 +4,7 @@
 
 #include "compile/command.h"
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "search/registry.h"
 
 namespace kopt::loop {

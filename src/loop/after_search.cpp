@@ -4,6 +4,7 @@
 #include "contract/golden_maker.h"
 #include "loop/holdout.h"
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "pipeline/placement.h"
 #include "util/keyed_store.h"
 #include "workload/holdout.h"

@@ -3,6 +3,7 @@
 // Compute profile. No candidate is generated before all of them pass.
 #include "compile/pool.h"
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "pipeline/placement.h"
 #include "pipeline/triton.h"
 #include "profile/plan.h"

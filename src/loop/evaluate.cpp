@@ -40,6 +40,9 @@ runner::RunOutcome Optimizer::run(const std::vector<fs::path>& libs, const std::
   return out;
 }
 
+// The key of a run's evidence in the evidence cache: the codes' identities, the golden data's, the measuring child
+// (its executable's size and time, its arguments with the run folder's paths made relative and the libraries' paths
+// left to the codes), kopt's KOPT_* environment, the GPU's model and the driver. Empty: no key.
 std::string Optimizer::evidence_run_key(const runner::RunRequest& request, const std::vector<std::string>& codes,
                                         const std::string& golden) const {
   const auto argv = runner::child_argv(request);

@@ -1,14 +1,15 @@
 // Before the gates on the baseline (baseline_gates.cpp): the inputs and the search space, the hardware gate's check,
 // the run directory (new, or the one --resume names) and the measuring slots.
 #include "compile/pool.h"
-#include "loop/optimizer.h"
 #include "dispatch/gpus.h"
-#include "toolchain/tools.h"
+#include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "pipeline/placement.h"
 #include "pipeline/triton.h"
 #include "profile/plan.h"
 #include "search/annotations.h"
 #include "search/builtin_generator.h"
+#include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/output.h"
 #include "util/strings.h"

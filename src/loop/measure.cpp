@@ -2,6 +2,7 @@
 // the order the builds finish, each candidate's SASS analysis beside the measuring. What each candidate's measurement
 // is (its races, checks and gates) is in measure_candidate.cpp.
 #include "loop/measure_batch.h"
+#include "loop/phase.h"
 
 namespace kopt::loop {
 

@@ -4,6 +4,7 @@
 #include "compile/command.h"
 #include "loop/measure_batch.h"
 #include "loop/numerics.h"
+#include "loop/phase.h"
 #include "pipeline/triton.h"
 #include "search/feasibility.h"
 #include "util/strings.h"

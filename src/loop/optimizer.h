@@ -138,9 +138,7 @@ class Optimizer {
   // (the profile cache, the sanitizer cache); empty when it cannot be read.
   std::string code_identity(const std::filesystem::path& lib, const search::Candidate* c) const;
   std::string profile_key(const std::filesystem::path& lib, const search::Candidate* c) const;
-  // The key of a run's evidence in the evidence cache (Lab::evidence_cache_dir): the codes' identities, the golden data's,
-  // the measuring child (its executable's size and time, its arguments with the run folder's paths made relative and
-  // the libraries' paths left to the codes), kopt's KOPT_* environment, the GPU's model and the driver. Empty: no key.
+  // The key of a run's evidence in the evidence cache (Lab::evidence_cache_dir; what it covers: evaluate.cpp).
   std::string evidence_run_key(const runner::RunRequest& request, const std::vector<std::string>& codes,
                                const std::string& golden) const;
   HoldoutRun holdout_run(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& result,
@@ -238,26 +236,11 @@ class Optimizer {
 
   template <typename... A>
   void say(fmt::format_string<A...> f, A&&... a) {
-    if (o_.quiet) return;
-    auto line = fmt::format(f, std::forward<A>(a)...);
-    std::lock_guard<std::mutex> lock(say_mu_);
-    if (progress_) progress_(line);
-    else util::progress_print(line);  // above a progress bar
+    if (!o_.quiet) say_line(fmt::format(f, std::forward<A>(a)...));
   }
-  // Adds the wall time of a scope to state.phase_seconds[name], exclusively: a nested phase (a profile inside
-  // the gates) pauses the enclosing one, so the phases add up to the run's wall time.
+  void say_line(const std::string& line);  // to progress_, else above the progress bar; one line at a time
   using Clock = std::chrono::steady_clock;
-  class Phase {
-   public:
-    Phase(Optimizer& o, std::string n);
-    ~Phase();
-    Phase(const Phase&) = delete;
-    Phase& operator=(const Phase&) = delete;
-
-   private:
-    Optimizer& o_;
-    bool active_;  // on the loop's own thread; a measuring slot's thread (several GPUs) keeps no phases
-  };
+  class Phase;  // a scope's wall time in state.phase_seconds (loop/phase.h)
   const std::thread::id main_thread_ = std::this_thread::get_id();
   mutable std::mutex state_mu_;  // st_'s clock and gate records, written from measuring slots' threads too
   std::mutex say_mu_;

@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "loop/per_shape_steps.h"
+#include "loop/phase.h"
 
 namespace kopt::loop {
 

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "pipeline/placement.h"
 #include "pipeline/triton.h"
 #include "profile/query_metrics.h"

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "loop/proposals.h"
 #include "util/fs.h"
 

@@ -2,6 +2,7 @@
 // and how the run ends (finish, a gate's stop, an interrupt, a failure). Every write is atomic and its failure is
 // reported, never dropped. The summary and the champion's files are in summary.cpp.
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "util/output.h"
 
 namespace kopt::loop {
@@ -20,6 +21,14 @@ Optimizer::Phase::~Phase() {
   o_.flush_phase(Clock::now());
   o_.phase_stack_.pop_back();
   if (!o_.phase_stack_.empty()) o_.phase_stack_.back().second = Clock::now();
+}
+
+void Optimizer::say_line(const std::string& line) {
+  std::lock_guard<std::mutex> lock(say_mu_);
+  if (progress_)
+    progress_(line);
+  else
+    util::progress_print(line);  // above a progress bar
 }
 
 void Optimizer::flush_phase(Clock::time_point now) {

@@ -1,6 +1,7 @@
 // Selection: finalists raced against the champion (over the workload matrix where there is one), the safety gates
 // of a would-be champion, and the gate records of what was rejected.
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "util/strings.h"
 
 namespace kopt::loop {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "loop/optimizer.h"
+#include "loop/phase.h"
 #include "util/strings.h"
 
 namespace kopt::loop {
