@@ -9,6 +9,11 @@ by a server that has imported torch and triton already. The server is started on
 environment (its socket's name hashes the interpreter, the environment and the harness's sources), and leaves
 after KOPT_TRITON_FORK_SERVER_IDLE_S seconds without work (default 300).
 
+KOPT_TRITON_PRELOAD names a file of installed modules the kernel's import loads (kopt writes it from the baseline's
+first check; preload.py): the client then uses a server that imported those too (its own key), and where that server
+does not serve (forkserver.py: a thread or a CUDA context after the preload, written beside its socket as PATH.refused)
+the one without them.
+
 Where the server cannot be used (KOPT_TRITON_FORK_SERVER=0, no Unix sockets, the server does not start) the
 client runs the harness itself, in this process, exactly as without it. SIGINT and SIGTERM are passed on to
 the child; if the client is killed, the server kills the child. This module imports nothing heavy: its own
@@ -32,31 +37,43 @@ import time
 
 START_TIMEOUT_S = 120.0
 VOLATILE_ENV = ("_", "PWD", "OLDPWD", "SHLVL")
+PRELOAD_ENV = "KOPT_TRITON_PRELOAD"
 
 
 def enabled():
     return os.environ.get("KOPT_TRITON_FORK_SERVER", "1") != "0" and hasattr(socket, "send_fds")
 
 
-def server_key():
-    """What the server's imports depend on: interpreter, environment, the harness's sources."""
+def server_key(preload=True):
+    """What the server's imports depend on: interpreter, environment, the harness's sources, and the preload file's
+    contents (without `preload`: the key of the server that has none)."""
     h = hashlib.sha256(sys.executable.encode())
     for k in sorted(os.environ):
-        if k not in VOLATILE_ENV:
+        if k not in VOLATILE_ENV and (preload or k != PRELOAD_ENV):
             h.update(f"\0{k}={os.environ[k]}".encode("utf-8", "surrogateescape"))
     here = os.path.dirname(os.path.abspath(__file__))
     for name in sorted(os.listdir(here)):
         if name.endswith(".py"):
             st = os.stat(os.path.join(here, name))
             h.update(f"\0{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    f = preload_file() if preload else None
+    if f:
+        with open(f, "rb") as fh:
+            h.update(b"\0preload:" + hashlib.sha256(fh.read()).digest())
     return h.hexdigest()[:20]
 
 
-def socket_path():
+def preload_file():
+    """KOPT_TRITON_PRELOAD when it names a readable file, else None."""
+    f = os.environ.get(PRELOAD_ENV)
+    return f if f and os.path.isfile(f) and os.access(f, os.R_OK) else None
+
+
+def socket_path(preload=True):
     base = os.environ.get("KOPT_TRITON_FORK_SERVER_DIR") or os.path.join(
         os.environ.get("TMPDIR", "/tmp"), f"kopt-forkserver-{os.getuid()}")
     os.makedirs(base, mode=0o700, exist_ok=True)
-    return os.path.join(base, server_key() + ".sock")
+    return os.path.join(base, server_key(preload) + ".sock")
 
 
 def _connect(path):
@@ -69,23 +86,30 @@ def _connect(path):
         return None
 
 
-def connect_or_start(path):
-    """A connection to the server at `path`, started if needed; None if it cannot be had."""
+def connect_or_start(path, preload=None):
+    """A connection to the server at `path`, started if needed (with `preload`, a preload file); None if it cannot be
+    had, or if that server refused to serve once (PATH.refused: it is not started again)."""
     s = _connect(path)
     if s is not None:
         return s
+    if os.path.exists(path + ".refused"):
+        return None
     with open(path + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one client starts the server; the others wait for it here
         s = _connect(path)
         if s is not None:
             return s
+        if os.path.exists(path + ".refused"):
+            return None
         try:
             os.unlink(path)  # a server that died left its socket behind
         except FileNotFoundError:
             pass
         idle = os.environ.get("KOPT_TRITON_FORK_SERVER_IDLE_S", "300")
         with open(path + ".log", "ab") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "kopt_harness.forkserver", "--socket", path, "--idle-s", idle],
+            extra = ["--preload-file", preload] if preload else []
+            proc = subprocess.Popen([sys.executable, "-m", "kopt_harness.forkserver", "--socket", path, "--idle-s", idle,
+                                     *extra],
                                     stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                                     close_fds=True)
         t0 = time.monotonic()
@@ -95,6 +119,9 @@ def connect_or_start(path):
                 if s is not None:
                     return s
             if proc.poll() is not None:
+                if preload and proc.returncode == 3:  # not safe to fork after its preload: never started again
+                    with open(path + ".refused", "w", encoding="utf-8") as f:
+                        f.write(f"see {path}.log\n")
                 return None
             time.sleep(0.02)
         proc.kill()
@@ -126,8 +153,13 @@ def main(argv=None):
     if ephemeral is None and any(a.split("=")[0] == "--ephemeral-fd" for a in argv):
         run_here(argv)  # a descriptor this process does not hold: the harness says what is wrong
     try:
-        path = socket_path()
-        conn = connect_or_start(path)
+        conn = None
+        preload = preload_file()
+        if preload:
+            conn = connect_or_start(socket_path(True), preload)
+        path = socket_path(False)
+        if conn is None:
+            conn = connect_or_start(path)
         if conn is None:
             print(f"kopt_harness.fork_client: the fork server did not start (its log: {path}.log); running here",
                   file=sys.stderr)

@@ -3,13 +3,19 @@
 Every Triton candidate is measured in a fresh process, and importing torch and triton costs that process ~3 s
 on the H200 host (check9, 2026-11-30): more than the rest of a candidate's overhead together. The server pays
 it once: it imports torch, triton and the harness, never touches CUDA, and forks one child per request. The
-child is as fresh as a new process where it matters (no CUDA context, no kernel module imported, the client's
-environment, working folder and standard streams), so a candidate that crashes or corrupts its context takes
+child is as fresh as a new process where it matters (no CUDA context, no kernel module imported (with
+--preload-file, only installed packages its import loads), the client's environment, working folder and standard
+streams), so a candidate that crashes or corrupts its context takes
 down only its own child, as before. Each child, right after the fork, starts its judge and seals itself away from
 the sealed seeds (sealed.py; the server stays unsealed, so each child's Landlock rules are made when it starts),
 whatever its request asks: a request can only ever run sealed.
 
-    python3 -m kopt_harness.forkserver --socket PATH [--idle-s S] [--preload MODULE ...]
+    python3 -m kopt_harness.forkserver --socket PATH [--idle-s S] [--preload MODULE ...] [--preload-file FILE]
+
+--preload-file (preload.py): the installed modules a kernel's import loaded, one a line, imported after the default
+ones; a name that does not resolve to an installed module is skipped. Should they have started a thread or made a
+CUDA context, the server does not serve (exit 3, its reason in its log), and the client uses the server without
+them.
 
 Protocol (one request per connection, on a Unix socket): the client sends a 4-byte big-endian length and a
 JSON object {"argv": [...], "cwd": str, "env": {...}}, with its stdin, stdout and stderr passed as file
@@ -241,6 +247,8 @@ def main(argv=None):
     p.add_argument("--idle-s", type=float, default=300.0)
     p.add_argument("--preload", action="append", default=None,
                    help="a module imported before serving (repeatable; default: numpy, torch, triton, the harness)")
+    p.add_argument("--preload-file", default=None,
+                   help="installed modules imported after those, one a line (preload.py): a kernel's imports")
     a = p.parse_args(argv)
     from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
     sealed.set_dumpable(False)  # it receives ephemeral seeds' descriptors (above)
@@ -249,10 +257,24 @@ def main(argv=None):
             __import__(name)
         except ImportError:
             pass  # the child imports it (and reports its absence) as it would without the server
+    if a.preload_file:
+        from kopt_harness import preload  # noqa: PLC0415 (standard library only)
+        t0, threads = time.monotonic(), preload.thread_count()
+        try:
+            imported, skipped = preload.import_installed(preload.read_names(a.preload_file))
+        except OSError as e:
+            print(f"forkserver: the preload file cannot be read: {e}", file=sys.stderr)
+            return 3
+        unsafe = preload.fork_safety(threads)
+        print(f"forkserver: preloaded {imported} installed module(s) of {a.preload_file} in "
+              f"{time.monotonic() - t0:.2f} s ({skipped} skipped)" + (f"; not serving: {unsafe}" if unsafe else ""),
+              file=sys.stderr, flush=True)
+        if unsafe:
+            return 3
     server = Server(a.socket, a.idle_s)
     server.listen()
     server.serve()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

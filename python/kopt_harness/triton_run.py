@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import kopt_harness
 
-from . import compare, cubins, devices, dtypes, kernelmod, runresult, sampling, sealed, stats, store, timing
+from . import compare, cubins, devices, dtypes, kernelmod, preload, runresult, sampling, sealed, stats, store, timing
 from .errors import RefError, UsageError
 from .runresult import (CUDA_ERROR, INPUT_MODIFIED, INTERNAL_ERROR, LOAD_ERROR, OK, UNWRITTEN_OUTPUT,
                         WRONG_ON_EPHEMERAL_SEED, WRONG_ON_SEALED_SEED, WRONG_RESULT, Fatal)
@@ -790,8 +790,12 @@ def run(o, sealing=None):
                 sealed_inputs, result["answer_key"] = _sealed_inputs(sealing, g)
             _check_ephemeral(o, sealing, sealed_inputs, result["answer_key"])
         try:
+            before = set(sys.modules) if o.mode == "check" else None
             with ph("kernel_import"):
                 module = kernelmod.load(o.kernel)
+            if before is not None:  # what a fork server may preload for the next children (preload.py)
+                excluded = [os.path.dirname(os.path.abspath(p)) for p in (o.kernel, os.environ.get(kernelmod.ORIGIN_ENV)) if p]
+                result["installed_imports"] = preload.new_installed(before, excluded)
         except (UsageError, RefError) as e:
             if isinstance(e, RefError):
                 traceback.print_exception(type(e.cause), e.cause, e.cause.__traceback__, file=sys.stderr)

@@ -13,7 +13,7 @@ import tempfile
 import time
 
 import pytest
-from triton_support import CORRECT, PYTHON_DIR, TritonHarness
+from triton_support import CORRECT, PYTHON_DIR, VECADD_KERNEL, TritonHarness
 
 # The kernel records, per call, the process that ran it and that process's parent.
 WHO = CORRECT + "\n    import os as _os\n    CALLS[-1].update(pid=_os.getpid(), ppid=_os.getppid())"
@@ -181,3 +181,76 @@ def test_the_server_key_follows_the_environment_and_the_sources(monkeypatch):
     monkeypatch.setenv("PWD", "/elsewhere")  # volatile: not part of the key
     assert fork_client.server_key() == k2 != k1
     assert json.dumps(k1)  # a plain string
+
+
+# The kernel records whether the installed module it imports was in sys.modules before its own import (preloaded).
+PRELOADED = VECADD_KERNEL.replace(
+    "import numpy as np",
+    "import sys as _sys\n_PRE = 'xml.dom.minidom' in _sys.modules\nimport xml.dom.minidom  # noqa: F401\nimport numpy as np",
+).replace("BEHAVIOUR", "out[:] = alpha * x + y\n    import os as _os, json as _json\n"
+          "    open(_os.environ['KOPT_TEST_WHO'], 'w').write(_json.dumps(_PRE))")
+
+
+def _preload_socket(env):
+    out = subprocess.run([sys.executable, "-c", "from kopt_harness import fork_client; print(fork_client.socket_path(True))"],
+                         env=env, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_a_check_names_the_installed_modules_its_kernel_imported_and_a_server_given_them_preloads_them(fx, tmp_path):
+    th, env, sockdir = fx
+    kernel = th.write("kernel.py", PRELOADED)
+    _, golden = th.golden(kernel)
+    p, r = client(th, env, kernel, golden, "--mode", "check")
+    assert p.returncode == 0 and r["status"] == "ok", p.stderr
+    names = r["installed_imports"]
+    assert "xml.dom.minidom" in names and "kopt_kernel" not in names  # the kernel itself lies in its own folder
+    assert who(th) is False  # imported by the child, not before it
+    listing = tmp_path / "preload.txt"
+    listing.write_text("\n".join(names) + "\n")
+    env2 = dict(env, KOPT_TRITON_PRELOAD=str(listing))
+    p, r = client(th, env2, kernel, golden, "--mode", "check")
+    assert p.returncode == 0 and r["status"] == "ok", p.stderr
+    assert who(th) is True  # the server had imported it before it forked the child
+    assert "xml.dom.minidom" not in r["installed_imports"]
+    sock = _preload_socket(env2)
+    assert "preloaded " in pathlib.Path(sock + ".log").read_text()
+    assert len(list(sockdir.glob("*.sock"))) == 2  # the server without the preload stays as it was
+
+
+def test_a_server_that_refused_its_preload_is_not_started_again_and_the_plain_one_serves(fx, tmp_path):
+    th, env, sockdir = fx
+    kernel = th.write("kernel.py", PRELOADED)
+    _, golden = th.golden(kernel)
+    listing = tmp_path / "preload.txt"
+    listing.write_text("xml.dom.minidom\n")
+    env2 = dict(env, KOPT_TRITON_PRELOAD=str(listing))
+    sock = _preload_socket(env2)
+    pathlib.Path(sock + ".refused").write_text("a test\n")
+    p, r = client(th, env2, kernel, golden, "--mode", "check")
+    assert p.returncode == 0 and r["status"] == "ok", p.stderr
+    assert who(th) is False and not os.path.exists(sock)  # served by the plain server's child
+
+
+def test_only_installed_modules_are_preloaded_and_a_thread_makes_the_server_unsafe(tmp_path, monkeypatch):
+    import threading
+
+    from kopt_harness import preload
+    (tmp_path / "kopt_fake_shadow.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert preload.import_installed(["kopt_fake_shadow"]) == (0, 1)  # a module beside the user's files: skipped
+    assert "kopt_fake_shadow" not in sys.modules
+    assert preload.import_installed(["kopt_fake_shadow"], roots=[str(tmp_path)]) == (1, 0)
+    assert preload.new_installed(set(), roots=[str(tmp_path)]) == ["kopt_fake_shadow"]
+    assert preload.new_installed(set(), excluded=[str(tmp_path)], roots=[str(tmp_path)]) == []
+    sys.modules.pop("kopt_fake_shadow", None)
+    before = preload.thread_count()
+    assert preload.fork_safety(before) is None
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert "1 thread(s) started" in (preload.fork_safety(before) or "")
+    finally:
+        stop.set()
+        t.join()

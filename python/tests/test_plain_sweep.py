@@ -27,7 +27,10 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
     (tmp_path / "d.json").write_text(json.dumps(derived))
     calls = []
 
-    def fake_chunk(a, configs, tag):
+    def fake_chunk(a, configs, tag, mode="paired"):
+        if mode == "check":  # the first configuration checked: the installed modules its kernel's import loaded
+            assert configs == [{"BLOCK": 256, "num_warps": 4}]
+            return {"status": "ok", "installed_imports": ["xml", "xml.dom"]}
         calls.append(len(configs))
         # BLOCK=1024 with 4 warps is wrong: a chunk holding it fails as a whole, as the harness's paired mode does.
         if any(c == {"BLOCK": 1024, "num_warps": 4} for c in configs):
@@ -35,6 +38,7 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
         return {"status": "ok", "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
 
     monkeypatch.setattr(mod, "run_chunk", fake_chunk)
+    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
     out = tmp_path / "sweep"
     monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
                                       "--golden", "g", "--out", str(out), "--chunk", "6"])
@@ -47,3 +51,6 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
     assert sum(1 for s in status.values() if s == "ok") == 5
     assert float(rows[1]["median_ms"]) == 256 / 1000 / 8
     assert calls[0] == 6 and 1 in calls  # the whole chunk, then halves down to the one that fails
+    # The chunks' children come from a fork server that imported those modules first.
+    assert os.environ.get("KOPT_TRITON_PRELOAD") == str(out / "preload.txt")
+    assert (out / "preload.txt").read_text() == "xml\nxml.dom\n"

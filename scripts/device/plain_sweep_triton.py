@@ -2,7 +2,10 @@
 """The exhaustive sweep of a derived Triton space (scripts/device/plain_check.sh): every configuration of the
 params `kopt annotate --json` lists (their cross product; derived Triton spaces carry no constraints), timed with
 the harness's paired mode on golden data made once. A chunk whose process fails is split in halves down to single
-configurations (one that still fails is recorded with the harness's message).
+configurations (one that still fails is recorded with the harness's message). Each run is a child of the harness's
+fork server (kopt_harness.fork_client), which, after a first check of the first configuration, also has the installed
+modules the kernel's import loads imported (KOPT_TRITON_PRELOAD, python/kopt_harness/preload.py), as kopt's own runs
+do: a Liger-Kernel kernel's import alone took 11 s in each process of a plain child (s25).
 
   plain_sweep_triton.py --kernel ANNOTATED.py --derivation DERIVED.json --golden GOLDEN_DIR --out DIR
                         [--chunk 12] [--rounds 10] [--max-time-s 2]
@@ -19,10 +22,14 @@ import subprocess
 import sys
 
 
-def run_chunk(a, configs, tag):
+def run_chunk(a, configs, tag, mode="paired"):
     out = os.path.join(a.out, f"run_{tag}.json")
-    cmd = [sys.executable, "-m", "kopt_harness", "triton-run", "--kernel", a.kernel, "--golden", a.golden, "--out", out,
-           "--mode", "paired", "--config", json.dumps(configs), "--rounds", str(a.rounds), "--max-time-s", str(a.max_time_s)]
+    cmd = [sys.executable, "-m", "kopt_harness.fork_client", "triton-run", "--kernel", a.kernel, "--golden", a.golden,
+           "--out", out, "--mode", mode]
+    for c in configs if mode != "paired" else [configs]:
+        cmd += ["--config", json.dumps(c)]
+    if mode == "paired":
+        cmd += ["--rounds", str(a.rounds), "--max-time-s", str(a.max_time_s)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     try:
         res = json.load(open(out))
@@ -64,6 +71,12 @@ def main():
     names = [p["origin"] if p["kind"] in ("num_warps", "num_stages") else p["name"] for p in params]
     configs = [dict(zip(names, vals)) for vals in itertools.product(*[p["values"] for p in params])]
     results = {}
+    first = run_chunk(a, [configs[0]], "check_0", mode="check")  # its kernel's installed imports, for the rest
+    names_file = os.path.join(os.path.abspath(a.out), "preload.txt")
+    if first.get("installed_imports"):
+        with open(names_file, "w") as f:
+            f.write("".join(n + "\n" for n in first["installed_imports"]))
+        os.environ["KOPT_TRITON_PRELOAD"] = names_file
     items = list(enumerate(configs))
     for k in range(0, len(items), a.chunk):
         measure(a, items[k:k + a.chunk], results)

@@ -135,6 +135,8 @@ std::optional<RunOutcome> Optimizer::BaselineGates::check_primary() {
   o.say("gate 2/4 correctness of the baseline on {} seeds...", o.o_.job.seeds);
   auto check = o.run({o.prep_.build.library}, {nullptr}, o.dir_ / "gates" / "correctness.json", runner::RunMode::kCheck);
   primary_checked = true;
+  // The installed modules the baseline's kernel import loaded: the next children find them imported (issue 35).
+  if (o.triton()) o.triton_preload_ = pipeline::keep_triton_preload(check.details, util::kopt_cache_dir("triton_preload"));
   if (check.status != runner::RunStatus::kOk) {
     // What the sanitizer sees in a baseline that is wrong is often why (a race, an out-of-bounds write): data for the stop.
     o.sanitize_baseline();

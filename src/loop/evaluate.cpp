@@ -71,6 +71,7 @@ runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const s
     r.triton_kernel = prep_.kernel;
     for (const auto* c : cands) r.triton_configs.push_back(c ? pipeline::triton_config(*c) : prep_.triton_config);
     r.dump_cubin_dir = dump_cubins;
+    if (!triton_preload_.empty()) r.env[pipeline::kTritonPreloadEnv] = triton_preload_.string();
   } else {
     r.libs = libs;
   }

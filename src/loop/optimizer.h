@@ -284,6 +284,7 @@ class Optimizer {
   std::optional<roofline::SpeedOfLight> sol_;
   profile::ProfilePlan plan_;
   util::Json baseline_result_;  // the baseline's runner result (per-seed errors for strict mode)
+  std::filesystem::path triton_preload_;  // what the fork server imports first (pipeline::keep_triton_preload)
   search::Candidate base_candidate_;
   int jobs_ = 1;
   std::vector<std::pair<std::string, Clock::time_point>> phase_stack_;

@@ -3,10 +3,11 @@
 #include <charconv>
 
 #include "contract/golden_maker.h"
-#include "util/progress.h"
 #include "search/method.h"
 #include "search/source_scan.h"
 #include "util/fs.h"
+#include "util/hash.h"
+#include "util/progress.h"
 
 namespace kopt::pipeline {
 
@@ -107,6 +108,22 @@ runner::RunRequest timing_request(const KernelJob& job, const Prepared& p, const
   req.timeout_s = job.run_timeout_s + 2 * max_time_s;
   req.max_time_s = max_time_s;
   return req;
+}
+
+fs::path keep_triton_preload(const util::Json& result, const fs::path& dir) {
+  const auto it = result.find("installed_imports");
+  if (it == result.end() || !it->is_array() || it->empty()) return {};
+  std::string text;
+  for (const auto& n : *it)
+    if (n.is_string() && !n.get<std::string>().empty() && n.get<std::string>().find('\n') == std::string::npos)
+      text += n.get<std::string>() + "\n";
+  if (text.empty()) return {};
+  const fs::path file = dir / (util::content_hash(text) + ".txt");
+  std::error_code ec;
+  if (fs::exists(file, ec)) return file;
+  fs::create_directories(dir, ec);
+  if (!util::write_file_atomic(file, text)) return {};
+  return file;
 }
 
 std::vector<fs::path> triton_cubins(const util::Json& result) {

@@ -50,6 +50,14 @@ void bind_kernel(runner::RunRequest& req, const Prepared& p);
 runner::RunRequest timing_request(const KernelJob& job, const Prepared& p, const std::filesystem::path& result_json,
                                   double max_time_s);
 
+// The installed modules a Triton check's kernel import loaded (its result's `installed_imports`, one a line), kept in
+// `dir` under their content's hash, for the fork server to import before it forks the next children
+// (python/kopt_harness/preload.py; the child's KOPT_TRITON_PRELOAD, triton_preload_env). Empty: none named, or the
+// file could not be written (the children then import them themselves, as before).
+std::filesystem::path keep_triton_preload(const util::Json& result_json, const std::filesystem::path& dir);
+// The environment variable that hands that file to the fork server's client.
+inline constexpr const char* kTritonPreloadEnv = "KOPT_TRITON_PRELOAD";
+
 // The cubins a Triton run wrote with dump_cubin_dir set: the `cubins` list of its result JSON
 // ([{"file", "kernel", ...}]), as paths. Empty when the run dumped none.
 std::vector<std::filesystem::path> triton_cubins(const util::Json& result_json);

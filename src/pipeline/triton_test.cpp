@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 
 #include "runner/sealed.h"
@@ -113,6 +114,23 @@ TEST(TritonPipeline, CubinsAreReadFromTheResult) {
   EXPECT_TRUE(triton_cubins(util::Json::array()).empty());
 }
 
+TEST(TritonPipeline, TheInstalledImportsOfACheckAreKeptOnceByTheirContent) {
+  const fs::path dir = fs::temp_directory_path() / ("kopt-triton-preload-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  util::Json r = {{"status", "ok"}, {"installed_imports", {"xml", "xml.dom", "xml.dom.minidom"}}};
+  const fs::path f = keep_triton_preload(r, dir);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(*util::read_file(f), "xml\nxml.dom\nxml.dom.minidom\n");
+  EXPECT_EQ(keep_triton_preload(r, dir), f);  // the same list, the same file
+  r["installed_imports"] = {"xml"};
+  EXPECT_NE(keep_triton_preload(r, dir), f);
+  // Nothing to keep: no list, an empty one, or names that are not one line each.
+  EXPECT_TRUE(keep_triton_preload(util::Json{{"status", "ok"}}, dir).empty());
+  EXPECT_TRUE(keep_triton_preload(util::Json{{"installed_imports", util::Json::array()}}, dir).empty());
+  EXPECT_TRUE(keep_triton_preload(util::Json{{"installed_imports", {"a\nb", 3}}}, dir).empty());
+  fs::remove_all(dir);
+}
+
 // prepare() and the measuring child end to end on the CPU: the real Python harness with a numpy kernel
 // (KOPT_TRITON_DEVICE=numpy makes the child keep its buffers in numpy and time with perf_counter).
 class TritonPipelineCpu : public ::testing::Test {
@@ -194,6 +212,50 @@ TEST_F(TritonPipelineCpu, PrepareMakesGoldenDataAndTheChildMeasures) {
   EXPECT_GE(timed.timing->samples, 10);
   EXPECT_EQ(static_cast<int>(timed.samples_ms.size()), timed.timing->samples);
   EXPECT_GT(timed.timing->median_ms, 0);
+}
+
+// A check names the installed modules its kernel's import loaded; a child given them (KOPT_TRITON_PRELOAD) comes from
+// a fork server that imported them before it forked, and measures as before.
+TEST_F(TritonPipelineCpu, TheForkServerGivenACheckInstalledImportsHasThemImportedForTheNextChild) {
+  util::SystemRunner sys;
+  auto j = job("out[:] = 3 * x");
+  auto text = util::read_file(j.kernel);
+  ASSERT_TRUE(text.ok());
+  const std::string head =
+      "import os, sys\n_PRE = 'xml.dom.minidom' in sys.modules\nimport xml.dom.minidom\n"
+      "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'pre.txt'), 'w').write(str(_PRE))\n";
+  ASSERT_TRUE(util::write_file_atomic(j.kernel, head + *text).ok());
+  auto p = prepare(j, dir_ / "work", sys, false, [](const std::string&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const std::string sockets = "/tmp/kts-" + std::to_string(::getpid());  // a short path: a socket's is at most 108 bytes
+  auto request = [&](runner::RunMode mode, const fs::path& preload) {
+    runner::RunRequest req;
+    bind_kernel(req, *p);
+    req.golden_dir = p->golden_dir;
+    req.result_json = dir_ / (std::string(runner::run_mode_name(mode)) + ".json");
+    req.mode = mode;
+    req.tol = p->tol;
+    req.max_time_s = 0.3;
+    req.timeout_s = 120;
+    req.env = {{"KOPT_TRITON_FORK_SERVER_DIR", sockets}, {"KOPT_TRITON_FORK_SERVER_IDLE_S", "5"}};
+    if (!preload.empty()) req.env[kTritonPreloadEnv] = preload.string();
+    return runner::run_candidate(req, sys);
+  };
+  auto checked = request(runner::RunMode::kCheck, {});
+  ASSERT_EQ(checked.status, runner::RunStatus::kOk) << checked.message;
+  EXPECT_EQ(*util::read_file(dir_ / "pre.txt"), "False");
+  const fs::path preload = keep_triton_preload(checked.details, dir_ / "preload");
+  ASSERT_FALSE(preload.empty()) << checked.details.dump();
+  EXPECT_NE(util::read_file(preload)->find("xml.dom.minidom\n"), std::string::npos);
+  auto timed = request(runner::RunMode::kTime, preload);
+  ASSERT_EQ(timed.status, runner::RunStatus::kOk) << timed.message;
+  EXPECT_EQ(*util::read_file(dir_ / "pre.txt"), "True");  // imported by the server, before the fork
+  EXPECT_GT(timed.timing->median_ms, 0);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(sockets, ec))  // stop the test's servers
+    if (e.path().extension() == ".pid")
+      if (auto pid = util::read_file(e.path()); pid.ok()) ::kill(std::atoi(pid->c_str()), SIGTERM);
+  fs::remove_all(sockets, ec);
 }
 
 TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {

@@ -6,8 +6,11 @@
 #   3.   the warm run again with KOPT_EVIDENCE_CACHE=off (what the evidence cache saves);
 #   4-5. on the same card, each over a fresh KOPT_CACHE_DIR (kopt's caches cold, the machine's warm): the previous
 #        defaults (--baseline-profile after, KOPT_EVIDENCE_CACHE=off), then the new defaults; the pair is the
-#        same-card comparison where this card is not the H200 of s22's figures.
-# Everything packed into ONE file in $OUT. Carry: .carry/build/kopt, .carry/build/COMMIT, this script as .carry/call.sh.
+#        same-card comparison where this card is not the H200 of s22's figures;
+#   6.   issue 38: the GPU suite's tests (scripts/gpu_suite.sh), one optimize per backend first, as many as the call's
+#        555 s leave time for (each under the time left; a test not started is listed as such).
+# Everything packed into ONE file in $OUT. Carry: .carry/build/kopt, .carry/build/COMMIT, .carry/cutlass.tgz, this
+# script as .carry/call1.sh.
 set -u
 export OUT=${OUT:-$PWD/check_out}
 T0=$(date +%s)
@@ -29,14 +32,14 @@ echo "=== 1-2. time-to-result optimize (cold, then warm) [$(( $(date +%s) - T0 )
 timeout 330 bash scripts/device/check.sh time-to-result optimize 2>&1 | grep -E "^phases|^history|^reuse|rc=|===" | cut -c1-600
 keep_run runs/ttr_opt1 cold; keep_run runs/ttr_opt2 warm
 echo "=== 3. warm, KOPT_EVIDENCE_CACHE=off [$(( $(date +%s) - T0 )) s]"
-KOPT_EVIDENCE_CACHE=off stamped warm_evidence_off.log 120 .carry/build/kopt optimize $VA --out-dir runs/ttr_eoff
+KOPT_EVIDENCE_CACHE=off stamped warm_evidence_off.log 100 .carry/build/kopt optimize $VA --out-dir runs/ttr_eoff
 keep_run runs/ttr_eoff warm_evidence_off
 echo "=== 4. previous defaults, fresh kopt caches [$(( $(date +%s) - T0 )) s]"
-KOPT_CACHE_DIR=$PWD/runs/cache_prev KOPT_EVIDENCE_CACHE=off stamped prev_defaults.log 170 \
+KOPT_CACHE_DIR=$PWD/runs/cache_prev KOPT_EVIDENCE_CACHE=off stamped prev_defaults.log 150 \
   .carry/build/kopt optimize $VA --baseline-profile after --out-dir runs/ttr_prev
 keep_run runs/ttr_prev prev_defaults
 echo "=== 5. new defaults, fresh kopt caches [$(( $(date +%s) - T0 )) s]"
-KOPT_CACHE_DIR=$PWD/runs/cache_new stamped new_defaults.log 170 .carry/build/kopt optimize $VA --out-dir runs/ttr_new
+KOPT_CACHE_DIR=$PWD/runs/cache_new stamped new_defaults.log 130 .carry/build/kopt optimize $VA --out-dir runs/ttr_new
 keep_run runs/ttr_new new_defaults
 for f in "$OUT"/keep/*/state.json; do python3 - "$f" <<'PY'
 import json, sys
@@ -46,6 +49,38 @@ print(sys.argv[1].split("/")[-2], "stop", d.get("stop_reason"), "measurements", 
       "phases", json.dumps(d.get("phase_seconds")))
 PY
 done
+echo "=== 6. the GPU suite [$(( $(date +%s) - T0 )) s]"
+export CUTLASS_PATH=$PWD/.carry/cutlass
+[ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+while read -r t e; do
+  left=$((555 - ($(date +%s) - T0)))
+  if [ "$left" -lt 20 ]; then echo "suite $t $e: not started ($left s left)"; continue; fi
+  t1=$(date +%s)
+  KOPT_GPU_SUITE_DIR=$PWD/runs/suite timeout -k 5 "$left" bash scripts/gpu_suite.sh "$t" "$e" </dev/null >"$OUT/keep/suite_${t}_$e.log" 2>&1
+  printf 'suite %-26s exit %3d %5d s\n' "$t $e" "$?" "$(( $(date +%s) - t1 ))"
+done <<'LIST'
+optimize triton_softmax
+optimize cutlass_gemm
+optimize sgemm_tunable
+bench triton_softmax
+bench cutlass_gemm
+profile triton_softmax
+sass triton_softmax
+sass cutlass_gemm
+bench vector_add
+bench sgemm_tunable
+bench-tuned sgemm_tunable
+bench softmax
+bench reduction
+bench transpose
+sass vector_add
+sass sgemm_tunable
+roofline vector_add
+roofline sgemm_tunable
+profile vector_add
+profile sgemm_tunable
+profile cutlass_gemm
+LIST
 mv "$OUT"/*.log "$OUT"/*.tgz "$OUT/keep/" 2>/dev/null
 tar czf "$OUT/s25_call1.tgz" -C "$OUT" keep && rm -rf "$OUT/keep"
 echo "=== end [$(( $(date +%s) - T0 )) s]"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Planned, not run: issue 38's remaining H200 check, the GPU suite (scripts/gpu_suite.sh's 22 end-to-end tests:
+# Session 25, call 3: issue 38's remaining H200 check, the GPU suite (scripts/gpu_suite.sh's 22 end-to-end tests:
 # bench, sass, profile and optimize per example, every backend) on the current build, last run on 11-30 (450c027);
 # about 9 minutes on one H200. Its table and the failing tests' tails are packed into one file.
-# Carry: .carry/build/kopt, .carry/build/kopt_tests, .carry/build/COMMIT, .carry/cutlass.tgz, this script as .carry/call.sh.
+# Carry: .carry/build/kopt, .carry/build/COMMIT, .carry/cutlass.tgz, this script as .carry/call3.sh.
 set -u
 export OUT=${OUT:-$PWD/check_out}
 T0=$(date +%s)
