@@ -13,17 +13,9 @@ whatever its request asks: a request can only ever run sealed.
     python3 -m kopt_harness.forkserver --socket PATH [--idle-s S] [--preload MODULE ...] [--preload-file FILE]
 
 --preload-file (preload.py): the installed modules a kernel's import loaded, one a line, imported after the default
-ones; a name that does not resolve to an installed module is skipped. Should they have started a thread or made a
-CUDA context, the server does not serve (exit 3, its reason in its log), and the client uses the server without
-them.
-
-Protocol (one request per connection, on a Unix socket): the client sends a 4-byte big-endian length and a
-JSON object {"argv": [...], "cwd": str, "env": {...}}, with its stdin, stdout and stderr passed as file
-descriptors (SCM_RIGHTS) on the first bytes. The server answers {"pid": N} once the child is forked, then
-{"exit": code} or {"signal": number} when it ends. If the client's connection closes first (kopt's timeout
-killed it), the server kills the child. One thread: no lock can be held by another thread at a fork. The
-server writes its pid beside the socket (PATH.pid) and leaves after --idle-s seconds without a request or a
-child (default 300), or on SIGTERM, removing both.
+ones; a name that does not resolve to an installed module is skipped. Should they have started a thread, made a
+CUDA context or left a forked child unable to use the GPU (preload.cuda_probe), the server does not serve (exit 3,
+its reason in its log), and the client uses the server without them.
 
 The ephemeral seed (docs/GATES.md): a request with "ephemeral": true sends a fourth descriptor, the seed's memfd
 (the client's `--ephemeral-fd`). The child hands it to its judge and closes it as it seals itself (sealed.start),
@@ -265,7 +257,7 @@ def main(argv=None):
         except OSError as e:
             print(f"forkserver: the preload file cannot be read: {e}", file=sys.stderr)
             return 3
-        unsafe = preload.fork_safety(threads)
+        unsafe = preload.fork_safety(threads) or preload.cuda_probe()
         print(f"forkserver: preloaded {imported} installed module(s) of {a.preload_file} in "
               f"{time.monotonic() - t0:.2f} s ({skipped} skipped)" + (f"; not serving: {unsafe}" if unsafe else ""),
               file=sys.stderr, flush=True)

@@ -11,7 +11,8 @@ Only installed modules are ever preloaded: a module whose file lies under the in
 site-packages folders, never under the kernel's folder, the working folder or any other path entry. The server stays
 unsealed, and these are the same kind of module it imports already (torch, triton): the kernel's own code and
 whatever it keeps beside it are still imported by each sealed child alone. After preloading, the server must still be
-safe to fork: no thread it started, and no CUDA context (fork_safety()); otherwise it does not serve.
+safe to fork: no thread it started, no CUDA context (fork_safety()), and a child forked after it must still be able to
+use the GPU (cuda_probe()); otherwise it does not serve.
 """
 
 import importlib
@@ -20,6 +21,7 @@ import os
 import site
 import sys
 import sysconfig
+import time
 
 MAX_NAMES = 20000  # a list longer than any real import graph (torch alone is ~3,000 modules) is not a list of modules
 
@@ -148,3 +150,44 @@ def fork_safety(threads_before):
     except Exception:  # noqa: BLE001
         pass
     return None
+
+
+def _gpu_present():
+    """True when this machine shows an NVIDIA GPU that CUDA_VISIBLE_DEVICES leaves visible."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    return any(os.path.exists(f"/dev/nvidia{i}") for i in range(64))
+
+
+def cuda_probe(timeout_s=60.0):
+    """None when a child forked now can still use CUDA (or no child here would), else why not. A module that asks the
+    CUDA runtime anything while it is imported (torch.cuda.is_available() calls cuInit) leaves no CUDA context behind,
+    so fork_safety() cannot see it, but a child forked after it cannot use CUDA: a child forked here tries (a tensor made
+    on the GPU and synchronised), before the server serves any."""
+    torch = sys.modules.get("torch")
+    if torch is None or not _gpu_present() or os.environ.get("KOPT_TRITON_DEVICE", "cuda") != "cuda":
+        return None
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            if torch.cuda.is_available():
+                torch.ones(1, device="cuda").add_(1)
+                torch.cuda.synchronize()
+                code = 0
+            else:
+                code = 2  # a GPU this machine shows, which CUDA no longer finds
+        except BaseException:  # noqa: BLE001
+            code = 1
+        os._exit(code)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            rc = os.waitstatus_to_exitcode(status)
+            return None if rc == 0 else f"a child forked after the preload cannot use CUDA (probe exit {rc})"
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return f"a child forked after the preload did not finish a CUDA call in {timeout_s:.0f} s"
+        time.sleep(0.02)

@@ -254,3 +254,33 @@ def test_only_installed_modules_are_preloaded_and_a_thread_makes_the_server_unsa
     finally:
         stop.set()
         t.join()
+
+
+def test_the_cuda_probe_refuses_a_preload_after_which_a_forked_child_finds_no_gpu(monkeypatch):
+    import types
+
+    from kopt_harness import preload
+
+    def fake_torch(available, fails=False):
+        cuda = types.SimpleNamespace(is_available=lambda: available, synchronize=lambda: None,
+                                     is_initialized=lambda: False)
+
+        def ones(*_a, **_k):
+            if fails:
+                raise RuntimeError("CUDA error: initialization error")
+            return types.SimpleNamespace(add_=lambda _x: None)
+        return types.SimpleNamespace(cuda=cuda, ones=ones)
+
+    monkeypatch.delenv("KOPT_TRITON_DEVICE", raising=False)
+    monkeypatch.setattr(preload, "_gpu_present", lambda: True)
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(True))
+    assert preload.cuda_probe() is None  # the child made its tensor
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(False))
+    assert "probe exit 2" in preload.cuda_probe()  # a GPU the machine shows, which the child's CUDA does not find
+    monkeypatch.setitem(sys.modules, "torch", fake_torch(True, fails=True))
+    assert "probe exit 1" in preload.cuda_probe()
+    monkeypatch.setattr(preload, "_gpu_present", lambda: False)
+    assert preload.cuda_probe() is None  # no GPU here: no child would use one
+    monkeypatch.setattr(preload, "_gpu_present", lambda: True)
+    monkeypatch.setenv("KOPT_TRITON_DEVICE", "numpy")
+    assert preload.cuda_probe() is None  # the children keep their buffers in numpy
