@@ -32,9 +32,13 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
             assert configs == [{"BLOCK": 256, "num_warps": 4}]
             return {"status": "ok", "installed_imports": ["xml", "xml.dom"]}
         calls.append(len(configs))
-        # BLOCK=1024 with 4 warps is wrong: a chunk holding it fails as a whole, as the harness's paired mode does.
-        if any(c == {"BLOCK": 1024, "num_warps": 4} for c in configs):
-            return {"status": "incorrect", "message": "configuration 0: output y: mismatches"}
+        # BLOCK=1024 with 4 warps is wrong: a chunk holding it fails as a whole, as the harness's paired mode does,
+        # naming it; BLOCK=512 with 8 warps crashes its process, which names nothing.
+        for k, c in enumerate(configs):
+            if c == {"BLOCK": 1024, "num_warps": 4}:
+                return {"status": "incorrect", "message": f"configuration {k} {json.dumps(c)}: output y: mismatches"}
+        if {"BLOCK": 512, "num_warps": 8} in configs:
+            return {"status": "crashed", "message": "Segmentation fault"}
         return {"status": "ok", "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
 
     monkeypatch.setattr(mod, "run_chunk", fake_chunk)
@@ -47,10 +51,12 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
     assert [(r["BLOCK"], r["num_warps"]) for r in rows] == [("256", "4"), ("256", "8"), ("512", "4"), ("512", "8"),
                                                            ("1024", "4"), ("1024", "8")]
     status = {(r["BLOCK"], r["num_warps"]): r["status"] for r in rows}
-    assert status[("1024", "4")] == "incorrect"
-    assert sum(1 for s in status.values() if s == "ok") == 5
+    assert status[("1024", "4")] == "incorrect" and status[("512", "8")] == "crashed"
+    assert sum(1 for s in status.values() if s == "ok") == 4
     assert float(rows[1]["median_ms"]) == 256 / 1000 / 8
-    assert calls[0] == 6 and 1 in calls  # the whole chunk, then halves down to the one that fails
+    # The whole chunk (6); without the named one (5); the crash, which names nothing, split in halves (2 and 3, the
+    # 3 into 1 and 2, the 2 into 1 and 1).
+    assert calls == [6, 5, 2, 3, 1, 2, 1, 1]
     # The chunks' children come from a fork server that imported those modules first.
     assert os.environ.get("KOPT_TRITON_PRELOAD") == str(out / "preload.txt")
     assert (out / "preload.txt").read_text() == "xml\nxml.dom\n"

@@ -2,7 +2,8 @@
 """The exhaustive sweep of a derived Triton space (scripts/device/plain_check.sh): every configuration of the
 params `kopt annotate --json` lists (their cross product; derived Triton spaces carry no constraints), timed with
 the harness's paired mode on golden data made once. A chunk whose process fails is split in halves down to single
-configurations (one that still fails is recorded with the harness's message). Each run is a child of the harness's
+configurations (one that still fails is recorded with the harness's message); one whose failing configuration the
+harness names is run again without that one. Each run is a child of the harness's
 fork server (kopt_harness.fork_client), which, after a first check of the first configuration, also has the installed
 modules the kernel's import loads imported (KOPT_TRITON_PRELOAD, python/kopt_harness/preload.py), as kopt's own runs
 do: a Liger-Kernel kernel's import alone took 11 s in each process of a plain child (s25).
@@ -17,6 +18,7 @@ import csv
 import itertools
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -47,8 +49,18 @@ def measure(a, items, results, depth=0):
             s = lib.get("samples_ms") or []
             results[i] = ("ok", statistics.median(s), "") if s else ("no_samples", None, "")
         return
+    message = str(res.get("message", ""))
     if len(items) == 1:
-        results[items[0][0]] = (res.get("status", "failed"), None, str(res.get("message", ""))[:300])
+        results[items[0][0]] = (res.get("status", "failed"), None, message[:300])
+        return
+    # The harness checks every configuration of a paired run before timing any, and names the first that fails
+    # ("configuration K {...}: ..."): that one is recorded and the rest run again without it. A failure it does not
+    # name (a crash) is split in halves.
+    named = re.match(r"configuration (\d+)\b", message)
+    if named and int(named.group(1)) < len(items):
+        k = int(named.group(1))
+        results[items[k][0]] = (res.get("status", "failed"), None, message[:300])
+        measure(a, items[:k] + items[k + 1:], results, depth + 1)
         return
     half = len(items) // 2
     measure(a, items[:half], results, depth + 1)
