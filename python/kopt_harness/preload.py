@@ -48,17 +48,19 @@ def _under(path, roots):
 
 
 def is_installed_file(path, roots, excluded=()):
-    """True when `path` (a module's file or package folder) is under one of `roots` and under none of `excluded`."""
+    """True when `path` (a module's file or package folder) is under one of `roots` and under none of `excluded`
+    (real paths, as installed_roots() gives them)."""
     if not path:
         return False
     real = os.path.realpath(path)
-    return _under(real, roots) and not _under(real, [os.path.realpath(e) for e in excluded])
+    return _under(real, roots) and not _under(real, excluded)
 
 
 def new_installed(before, excluded=(), roots=None):
     """The modules in sys.modules, in the order they were imported, that are not in `before` and whose file is an
     installed one (is_installed_file): what an import between the two moments loaded from installed packages."""
     roots = installed_roots() if roots is None else roots
+    excluded = [os.path.realpath(e) for e in excluded]
     out = []
     for name, mod in list(sys.modules.items()):
         if name in before or mod is None:
@@ -77,10 +79,10 @@ def new_installed(before, excluded=(), roots=None):
 def _spec_is_installed(spec, roots):
     if spec is None:
         return False
-    if spec.origin and spec.origin not in ("built-in", "frozen"):
-        return is_installed_file(spec.origin, roots)
     if spec.origin in ("built-in", "frozen"):
         return True
+    if spec.origin:
+        return is_installed_file(spec.origin, roots)
     locs = list(spec.submodule_search_locations or [])
     return bool(locs) and all(is_installed_file(p, roots) for p in locs)
 
