@@ -7,6 +7,15 @@ cd "$(dirname "$0")/.."
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# A machine restored from a snapshot can have a regular file for /dev/null: whatever was written there is then read
+# back by every child given it as stdin (seen on CI, 2026-12-05). Put the device back where we may.
+if [ ! -c /dev/null ]; then
+  echo "setup: warning: /dev/null is not a character device here; making it one" >&2
+  # Made beside it and renamed over it: other processes write to /dev/null all the time, recreating a removed one.
+  { $SUDO mknod -m 666 /dev/.null.kopt c 1 3 && $SUDO mv -f /dev/.null.kopt /dev/null; } ||
+    echo "setup: warning: could not mend /dev/null; tests that read it may fail" >&2
+fi
+
 need_apt=()
 # libcurl4-openssl-dev: the headers of libcurl, opened at run time for --generator llm; libjs-chart.js: Chart.js, compiled into kopt for summary.html; chromium: the test that opens that page;
 # libsqlite3-dev: the results database (src/db/, linked to libsqlite3.so.0).

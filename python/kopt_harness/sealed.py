@@ -418,9 +418,11 @@ def apply_tmpdir(environ):
 
 
 def is_memfd(fd):
+    """Whether `fd` is a memfd. F_GET_SEALS alone is not enough: every tmpfs file answers it (a /dev/shm file, or a
+    /dev/null that a snapshot turned into a regular file on devtmpfs), so the descriptor's name must be a memfd's."""
     try:
-        fcntl.fcntl(fd, fcntl.F_GET_SEALS)  # EINVAL for anything but a memfd, EBADF for no descriptor
-        return True
+        fcntl.fcntl(fd, fcntl.F_GET_SEALS)  # EINVAL for files of most filesystems, EBADF for no descriptor
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:")
     except OSError:
         return False
 

@@ -4,6 +4,7 @@ of the Triton runner with numpy buffers (right, wrong there, unwritten there, no
 whole runs through `python3 -m kopt_harness triton-run` and the fork server, sealed, with a kernel that reads the
 answer key."""
 
+import fcntl
 import json
 import os
 import pathlib
@@ -165,8 +166,12 @@ def test_a_tmpdir_that_is_an_ancestor_of_the_sealed_folder_is_replaced_by_one_be
     other = tmp_path / "elsewhere"
     other.mkdir()
     assert sealed._prepare_tmpdir({"TMPDIR": str(other)}, root) == alt
-    # A cache outside both: nothing to do.
-    home = pathlib.Path(os.path.expanduser("~/.cache")) / f"kopt-tmpdir-test-{os.getpid()}"
+    # A cache outside both: nothing to do (the home cache, or beside these tests where HOME itself is under /tmp).
+    outside = [p for p in (pathlib.Path(os.path.expanduser("~/.cache")), pathlib.Path(__file__).resolve().parent)
+               if not str(p.resolve()).startswith(("/tmp/", tempfile.gettempdir() + "/"))]
+    if not outside:
+        pytest.skip("both HOME and this checkout are under /tmp: no folder outside it to try")
+    home = outside[0] / f"kopt-tmpdir-test-{os.getpid()}"
     try:
         assert sealed._prepare_tmpdir({"TMPDIR": str(other)}, str(home / "cache" / "sealed")) is None
         assert not (home / "cache" / "tmp").exists()
@@ -487,6 +492,30 @@ def ephemeral_run(sh, kernel, golden, fd, module="kopt_harness", env=None, mode=
                        pass_fds=[fd] if fd > 2 else [], env=e, capture_output=True, text=True, cwd=str(sh.root),
                        timeout=300, stdin=subprocess.DEVNULL)
     return p, (sh.read(out) if os.path.exists(out) else None)
+
+
+def test_only_a_memfd_is_a_memfd_not_every_file_that_answers_for_seals():
+    fd = os.memfd_create("kopt-is-memfd-test", os.MFD_ALLOW_SEALING)
+    try:
+        assert sealed.is_memfd(fd)
+    finally:
+        os.close(fd)
+    assert not sealed.is_memfd(fd)  # closed
+    r, w = os.pipe()
+    try:
+        assert not sealed.is_memfd(r)
+    finally:
+        os.close(r)
+        os.close(w)
+    # A tmpfs file answers F_GET_SEALS as a memfd does; a CI machine's /dev/null, a regular file on devtmpfs, did.
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no /dev/shm here")
+    with tempfile.NamedTemporaryFile(dir="/dev/shm") as f:
+        try:
+            fcntl.fcntl(f.fileno(), fcntl.F_GET_SEALS)
+        except OSError:
+            pytest.skip("this /dev/shm does not answer F_GET_SEALS: nothing to tell apart")
+        assert not sealed.is_memfd(f.fileno())
 
 
 def test_the_ephemeral_fd_option_is_read_from_the_command_line():

@@ -109,8 +109,11 @@ ProcessResult run_process(const ProcessSpec& spec) {
     r.start_error = "empty command";
     return r;
   }
-  int out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 || ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+  // stdin is an empty pipe (its write end closed at once), not /dev/null: a sandbox whose /dev/null is a regular
+  // file (seen on a CI machine restored from a snapshot) would hand every child whatever had been written there.
+  int in_pipe[2], out_pipe[2], err_pipe[2], exec_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+      ::pipe2(exec_pipe, O_CLOEXEC) != 0) {
     r.start_error = std::string("pipe: ") + std::strerror(errno);
     return r;
   }
@@ -126,8 +129,7 @@ ProcessResult run_process(const ProcessSpec& spec) {
     ::setpgid(0, 0);
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGPIPE, SIG_DFL);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
+    ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(spec.merge_stderr ? out_pipe[1] : err_pipe[1], 2);
     for (int fd : spec.pass_fds) ::fcntl(fd, F_SETFD, 0);  // inherited by this child only (ProcessSpec)
@@ -146,6 +148,8 @@ ProcessResult run_process(const ProcessSpec& spec) {
     std::lock_guard<std::mutex> lock(g_groups_mu);
     g_groups.insert(pid);
   }
+  ::close(in_pipe[0]);
+  ::close(in_pipe[1]);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   ::close(exec_pipe[1]);

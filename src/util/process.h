@@ -1,5 +1,5 @@
 #pragma once
-// The one subprocess runner. Each child gets /dev/null on stdin and its own process group; on timeout
+// The one subprocess runner. Each child gets an empty stdin (a pipe already closed) and its own process group; on timeout
 // or interrupt the whole group is killed (SIGTERM, then SIGKILL after a grace period).
 #include <chrono>
 #include <map>
