@@ -60,3 +60,36 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
     # The chunks' children come from a fork server that imported those modules first.
     assert os.environ.get("KOPT_TRITON_PRELOAD") == str(out / "preload.txt")
     assert (out / "preload.txt").read_text() == "xml\nxml.dom\n"
+
+
+def test_a_tile_that_covers_a_dim_is_not_swept_below_it(tmp_path, monkeypatch):
+    mod = load()
+    derived = {"params": [{"name": "BLOCK_SIZE", "origin": "BLOCK_SIZE", "kind": "constexpr", "values": [1024, 2048, 4096, 8192],
+                           "covers": "n_cols"},
+                          {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
+    (tmp_path / "d.json").write_text(json.dumps(derived))
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    (golden / "manifest.json").write_text(json.dumps({"dims": {"n_rows": 64, "n_cols": 3000}}))
+    ran = []
+
+    def fake_chunk(a, configs, tag, mode="paired"):
+        ran.extend(configs if mode == "paired" else [])
+        if mode == "check":
+            assert configs == [{"BLOCK_SIZE": 4096, "num_warps": 4}]  # the first that can be right
+            return {"status": "ok"}
+        return {"status": "ok", "libs": [{"samples_ms": [1.0] * 3} for _ in configs]}
+
+    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
+    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
+    out = tmp_path / "sweep"
+    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
+                                      "--golden", str(golden), "--out", str(out)])
+    mod.main()
+    assert sorted({c["BLOCK_SIZE"] for c in ran}) == [4096, 8192]
+    rows = list(csv.DictReader(open(out / "measurements.csv")))
+    assert len(rows) == 8
+    assert {r["status"] for r in rows if int(r["BLOCK_SIZE"]) < 3000} == {"uncovered"}
+    assert {r["status"] for r in rows if int(r["BLOCK_SIZE"]) >= 3000} == {"ok"}
+    # Golden data without dims: nothing is ruled out.
+    assert mod.uncovered(derived["params"], ["BLOCK_SIZE", "num_warps"], [{"BLOCK_SIZE": 1024, "num_warps": 4}], {}) == {}

@@ -67,6 +67,27 @@ def measure(a, items, results, depth=0):
     measure(a, items[half:], results, depth + 1)
 
 
+def golden_dims(golden):
+    """The dims the golden data was made at (its manifest's), {} where it says none."""
+    try:
+        with open(os.path.join(golden, "manifest.json")) as f:
+            return json.load(f).get("dims") or {}
+    except (OSError, ValueError):
+        return {}
+
+
+def uncovered(params, names, configs, dims):
+    """The configurations a param with `covers` (one block of it covers that dim: a Triton row kernel's tile) rules out
+    at these dims, as kopt's search does (Optimizer::prune_uncovered): {index: ("uncovered", None, why)}, never run."""
+    out = {}
+    for p, n in zip(params, names):
+        need = dims.get(p.get("covers", ""), 0)
+        for i, c in enumerate(configs):
+            if need and c[n] < need and i not in out:
+                out[i] = ("uncovered", None, f"{n}={c[n]} < {p['covers']}={need}: one block covers {p['covers']}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel", required=True)
@@ -82,14 +103,15 @@ def main():
     params = d["params"]
     names = [p["origin"] if p["kind"] in ("num_warps", "num_stages") else p["name"] for p in params]
     configs = [dict(zip(names, vals)) for vals in itertools.product(*[p["values"] for p in params])]
-    results = {}
-    first = run_chunk(a, [configs[0]], "check_0", mode="check")  # its kernel's installed imports, for the rest
+    results = uncovered(params, names, configs, golden_dims(a.golden))
+    configs_to_run = [c for i, c in enumerate(configs) if i not in results]
+    first = run_chunk(a, [configs_to_run[0]], "check_0", mode="check")  # its kernel's installed imports, for the rest
     names_file = os.path.join(os.path.abspath(a.out), "preload.txt")
     if first.get("installed_imports"):
         with open(names_file, "w") as f:
             f.write("".join(n + "\n" for n in first["installed_imports"]))
         os.environ["KOPT_TRITON_PRELOAD"] = names_file
-    items = list(enumerate(configs))
+    items = [(i, c) for i, c in enumerate(configs) if i not in results]
     for k in range(0, len(items), a.chunk):
         measure(a, items[k:k + a.chunk], results)
     with open(os.path.join(a.out, "measurements.csv"), "w", newline="") as f:

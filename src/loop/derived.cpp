@@ -123,6 +123,40 @@ bool Optimizer::prune(const std::string& expr) {
   return true;
 }
 
+// A param one block of which covers a dim (`covers=`, a Triton row kernel's tile): at the run's cases its values below
+// the dim's largest value compute a wrong answer, known before any is compiled. They leave the space (a constraint the
+// summary lists), unless the baseline's own value is one of them: it passed gate 2, so the relation does not hold here.
+void Optimizer::prune_uncovered() {
+  if (!space_) return;
+  for (const auto& d : space_->dims) {
+    if (d.kind != search::DimKind::kParam || d.covers.empty() || d.values.empty()) continue;
+    int64_t need = 0;
+    auto at = [&](const Dims& dims) {
+      if (auto it = dims.find(d.covers); it != dims.end()) need = std::max(need, it->second);
+    };
+    at(o_.job.dims);
+    for (const auto& cd : cases_) at(cd.c.realised);
+    if (need <= 0 || d.values.front() >= need) continue;
+    const int64_t baseline = d.values[static_cast<size_t>(d.default_index)];
+    if (baseline < need) {
+      say("  note: {} covers {}, yet the baseline's {} = {} < {} passed its check: its smaller values stay", d.name, d.covers,
+          d.name, baseline, need);
+      continue;
+    }
+    const std::string expr = fmt::format("{} >= {}", d.name, need);
+    if (!prune(expr)) continue;
+    std::vector<std::string> gone;
+    for (int64_t v : d.values)
+      if (v < need) gone.push_back(std::to_string(v));
+    const std::string why = fmt::format(
+        "one block of {} covers {} ({} at the run's largest case): {} {} leave the space, a "
+        "wrong answer each",
+        d.name, d.covers, need, gone.size() == 1 ? "value" : "values", util::join(gone, ", "));
+    if (derived_) derived_->constraints.push_back({expr, why});
+    say("  {}", why);
+  }
+}
+
 util::Json Optimizer::derived_json() const {
   util::Json j = search::to_json(*derived_);
   j["copy"] = o_.job.kernel.string();

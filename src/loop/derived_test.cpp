@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 #include "loop/optimize.h"
@@ -118,6 +119,59 @@ TEST(DeriveLoop, OptimizeSearchesTheDerivedSpaceThroughACopyAndRecordsPrunedPoin
 int64_t define_of(const Defines& d, const char* name, int64_t fallback) {
   auto it = d.find(name);
   return it == d.end() ? fallback : std::stoll(it->second);
+}
+
+// A param one block of which covers a dim (`covers=`, as kopt derives for a Triton row kernel): its values below the
+// dim at the run's case leave the space before anything is compiled; the others are searched as before.
+TEST(DeriveLoop, ValuesOfACoveringTileBelowItsDimAreNeverCompiled) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_derive_covers_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const fs::path kernel = out / "row.cu";
+  ASSERT_TRUE(util::write_file_atomic(kernel, R"CU(// One block a row: BLOCK threads cover n, no loop over blocks.
+// @kopt param BLOCK values=64,128,256,512,1024 default=512 covers=n
+#ifndef BLOCK
+#define BLOCK 512
+#endif
+__global__ void row(const float* x, float* y, int n) {
+  if (threadIdx.x < n) y[threadIdx.x] = 2.0f * x[threadIdx.x];
+}
+extern "C" void solve(const float* x, float* y, int n) { row<<<1, BLOCK>>>(x, y, n); }
+)CU")
+                  .ok());
+  OptimizeOptions o;
+  o.iterations = 4;
+  o.patience = 4;
+  o.job.kernel = kernel;
+  o.job.ref = testing_support::test_data_dir() + "/loop/ref.py";
+  o.job.dims = {{"n", 300}};
+  o.out = out / "runs";
+  o.quiet = true;
+  std::set<int64_t> built;
+  std::mutex mu;
+  ModelLabOptions mo;
+  mo.compiles = [&](const Defines& d) {
+    std::lock_guard<std::mutex> lock(mu);
+    built.insert(define_of(d, "BLOCK", 512));
+    return true;
+  };
+  mo.time_ms = [](const Defines& d) -> std::optional<double> {
+    int64_t b = define_of(d, "BLOCK", 512);
+    if (b < 300) return std::nullopt;  // rows cut short: a wrong answer
+    return b == 1024 ? 0.5 : 1.0;
+  };
+  mo.ceilings = roofline::testing::round_ceilings();
+  ModelLab lab(mo);
+  lab.kernel = kernel;
+  ASSERT_EQ(run_optimize(o, lab), 0);
+  EXPECT_FALSE(built.empty());
+  for (int64_t b : built) EXPECT_GE(b, 512) << "a value below n = 300 was compiled";
+  EXPECT_TRUE(built.count(1024));
+  fs::path run = fs::directory_iterator(out / "runs" / "kopt_runs")->path();
+  auto state = util::read_json(run / "state.json");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ((*state)["champion"]["candidate"]["params"].value("BLOCK", 0), 1024);
+  fs::remove_all(out);
 }
 
 // Two coupled derived parameters (tests/data/derive/loop_coupled.cu: ITEMS * THREADS >= 1024, or part of each

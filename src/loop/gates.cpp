@@ -33,7 +33,8 @@ std::optional<RunOutcome> Optimizer::check_inputs() {
     KOPT_TRY_ASSIGN(auto ann, search::parse_annotations(source_text_, o_.job.kernel.string()));
     if (ann.empty()) {
       // No annotations: the space kopt derives from the code (docs/ANNOTATIONS.md), searched through a copy.
-      auto d = search::derive(source_text_, o_.job.kernel.string());
+      // What it includes or imports from (local_includes), as `kopt annotate` reads them: the same derivation.
+      auto d = search::derive(source_text_, o_.job.kernel.string(), search::local_includes(o_.job.kernel, source_text_));
       auto back = d && !d->empty() ? search::parse_annotations(d->instrumented, o_.job.kernel.string())
                                    : Result<search::Annotations>(search::Annotations{});
       if (!d || !back) {

@@ -50,6 +50,7 @@ RunOutcome Optimizer::run() {
     }
   }
   if (auto rc = pass_gates()) return *rc;
+  prune_uncovered();
   plan_warm_start();
 
   std::unique_ptr<search::Generator> gen;

@@ -195,8 +195,7 @@ class Optimizer {
   void prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background = false);
   // The held-out shapes run_holdout() will check (holdout_shape_list over the search's cases).
   std::vector<workload::Case> holdout_shapes(std::string& note);
-  // Their golden data, begun when the search ends, beside the final champion's checks (holdout_prefetched_ then).
-  void prefetch_holdout_golden();
+  void prefetch_holdout_golden();  // their golden data, begun when the search ends (holdout_prefetched_ then)
   // The search is over: the final champion's ephemeral seed, then the held-out shapes' golden data, begun in that order.
   void begin_after_search();
   Dims ephemeral_seed_dims() const;  // the primary case's realised dims (the job's without a matrix)
@@ -257,6 +256,7 @@ class Optimizer {
   // Derived points the feasibility model predicts infeasible and the generator no longer proposes, each once.
   void record_predicted(const std::vector<search::PredictedInfeasible>& points);
   bool prune(const std::string& expr);  // adds `!(point)` to the space's constraints (false: not over its dims)
+  void prune_uncovered();               // covers= params: the values below their dim at the run's cases leave the space
   util::Json derived_json() const;
 
   OptimizeOptions o_;

@@ -146,8 +146,14 @@ class Parser {
     for (const auto& prev : ann_.params)
       if (prev.name == p.name) return input_error(fmt::format("param '{}' already declared at {}", p.name, prev.where));
     for (const auto& [k, v] : kv.kv)
-      if (k != "values" && k != "range" && k != "step" && k != "kind" && k != "default" && k != "follows")
-        return input_error(fmt::format("param '{}': unknown key '{}' (values, range, step, kind, default, follows)", p.name, k));
+      if (k != "values" && k != "range" && k != "step" && k != "kind" && k != "default" && k != "follows" && k != "covers")
+        return input_error(
+            fmt::format("param '{}': unknown key '{}' (values, range, step, kind, default, follows, covers)", p.name, k));
+    if (kv.kv.count("covers")) {
+      p.covers = util::trim(kv.kv["covers"]);
+      if (!util::is_identifier(p.covers))
+        return input_error(fmt::format("param '{}': covers= takes one name (a dim), got '{}'", p.name, kv.kv["covers"]));
+    }
     if (kv.kv.count("follows"))
       for (const auto& f : util::split(kv.kv["follows"], ',')) {
         if (!util::is_identifier(util::trim(f)))

@@ -33,6 +33,10 @@ struct ParamDecl {
   // follows=N,d: names its value scales with (a block size the launcher computes from N): a warm start from another
   // shape scales a stored value by their ratio (docs/DATABASE.md "Warm start"); names that are not dims are ignored.
   std::vector<std::string> follows;
+  // covers=D: one block of this size covers D (a Triton row kernel's `tl.arange(0, BLOCK)` masked by `< n_cols`, no
+  // loop over blocks): at dims where D is larger than a value, that value leaves the space (a wrong answer, known
+  // before it is compiled). A name that is not a dim is ignored.
+  std::string covers;
 };
 
 struct MethodDecl {

@@ -62,6 +62,15 @@ TEST(Annotations, FollowsNamesWhatAValueScalesWith) {
       << bad.error().message;
 }
 
+TEST(Annotations, CoversNamesTheDimOneBlockCovers) {
+  auto a = parse_annotations("# @kopt param BLOCK_SIZE values=1024,4096 default=4096 kind=constexpr covers=n_cols\n", "k.py");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->params[0].covers, "n_cols");
+  auto bad = parse_annotations("// @kopt param BLOCK values=1 covers=n,m\n", "k.cu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("covers= takes one name (a dim), got 'n,m'"), std::string::npos) << bad.error().message;
+}
+
 TEST(Annotations, TritonUsesHashCommentsAndKinds) {
   const char* py = R"(import triton
 import triton.language as tl
@@ -115,7 +124,7 @@ TEST(Annotations, ErrorsNameFileAndLine) {
   EXPECT_EQ(error_of("// @kopt param BM range=0..8 step=pow2\n"), "k.cu:1: step=pow2 needs a range starting at 1 or more");
   EXPECT_EQ(error_of("// @kopt param BM values=1 step=2\n"), "k.cu:1: param 'BM': step= goes with range=");
   EXPECT_EQ(error_of("// @kopt param BM values=1 colour=red\n"),
-            "k.cu:1: param 'BM': unknown key 'colour' (values, range, step, kind, default, follows)");
+            "k.cu:1: param 'BM': unknown key 'colour' (values, range, step, kind, default, follows, covers)");
   EXPECT_EQ(error_of("// @kopt param 9BM values=1\n"), "k.cu:1: param needs a name (an identifier), got '9BM'");
   EXPECT_EQ(error_of("// @kopt param KOPT_X values=1\n"), "k.cu:1: 'KOPT_X': names starting with KOPT_ are method guards");
   EXPECT_EQ(error_of("// @kopt param BM values=1\n\n// @kopt param BM values=2\n"),

@@ -19,6 +19,7 @@ std::string header_lines(const Derivation& d, const std::string& c) {
     out += fmt::format("{} @kopt param {} values={} default={}", c, p.name, format_values(p.values), p.default_value);
     if (d.language == SourceLanguage::kPython) out += fmt::format(" kind={}", param_kind_name(p.kind));
     if (!p.follows.empty()) out += fmt::format(" follows={}", fmt::join(p.follows, ","));
+    if (!p.covers.empty()) out += fmt::format(" covers={}", p.covers);
     out += "\n";
   }
   for (const auto& m : d.methods) {
@@ -155,6 +156,7 @@ std::string mask_code(std::string_view t, SourceLanguage lang) {
 
 std::vector<IncludedText> local_includes(const std::filesystem::path& kernel, std::string_view text) {
   namespace fs = std::filesystem;
+  if (language_of(kernel.string()) == SourceLanguage::kPython) return python_modules(kernel, text);
   static const std::regex include(R"re(^[ \t]*#[ \t]*include[ \t]*"([^"]+)")re");
   std::vector<IncludedText> out;
   for (const auto& line : util::split_lines(text)) {
@@ -174,7 +176,7 @@ Result<Derivation> derive(std::string_view text, const std::string& file_name, c
   Derivation d;
   std::vector<Edit> edits;
   std::vector<std::string> prelude, postlude;
-  FrontEnd f = lang == SourceLanguage::kCuda ? derive_cuda(text, file_name, included) : derive_triton(text, file_name);
+  FrontEnd f = lang == SourceLanguage::kCuda ? derive_cuda(text, file_name, included) : derive_triton(text, file_name, included);
   d = std::move(f.derivation);
   edits = std::move(f.edits);
   prelude = std::move(f.prelude);
@@ -241,6 +243,8 @@ util::Json to_json(const Derivation& d) {
     j["params"].push_back({{"name", p.name}, {"origin", p.origin}, {"kind", param_kind_name(p.kind)},
                            {"site", derive_site_name(p.site)}, {"role", value_role_name(p.role)}, {"default", p.default_value},
                            {"values", p.values}, {"line", p.line}, {"reason", p.reason}});
+  for (size_t i = 0; i < d.params.size(); ++i)
+    if (!d.params[i].covers.empty()) j["params"][i]["covers"] = d.params[i].covers;
   j["constraints"] = util::Json::array();
   for (const auto& c : d.constraints) j["constraints"].push_back({{"expr", c.expr}, {"reason", c.reason}});
   j["methods"] = util::Json::array();

@@ -76,6 +76,7 @@ struct DerivedParam {
   int line = 0;                 // 1-based line of the site in the user's file
   std::string reason;           // one line: "template argument of sgemm<...> at line 212"
   std::vector<std::string> follows;  // the names a launcher-computed block's expression reads (`follows=` of @kopt param)
+  std::string covers;                // the run_kernel argument one block of this size covers (`covers=` of @kopt param; Triton)
 };
 
 // A mechanical method variant of plain code, guarded like any method (KOPT_<ID>, off in the baseline).
@@ -119,13 +120,16 @@ struct IncludedText {
 };
 // The files `text` includes by a quoted path that exists relative to the kernel's folder (one level; at most 4 MiB
 // each): where a wrapper's launches are when it calls a project's host launcher (I/O; derive() itself reads nothing).
+// A Triton wrapper (.py): the modules it imports from (`from MODULE import kernel`), found beside it, on the sys.path
+// entries it adds where they evaluate without running it (literals, __file__, os.path.join/dirname/abspath), or on
+// PYTHONPATH, each spelled as the module's name: where the bodies of the kernels it launches are.
 std::vector<IncludedText> local_includes(const std::filesystem::path& kernel, std::string_view text);
 
 // `file_name` names the file in reasons and notes and decides the language (".py": Triton). A source that
 // already has annotations is derived too, but every derived value whose site a declared param already
 // covers is dropped (with a note), and `instrumented` stays empty: the declared space is the authority.
-// `included` (CUDA): the files it includes (local_includes); a file without a launch of its own then names the launches
-// they hold in its note (kopt derives from this file only).
+// `included`: the files local_includes() found. CUDA: a file without a launch of its own then names the launches
+// they hold in its note (kopt derives from this file only); Triton: a kernel's body read there gives `covers`.
 Result<Derivation> derive(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& included = {});
 
 // The @kopt lines of a derivation, each param and constraint under a one-line comment giving its reason,

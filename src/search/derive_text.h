@@ -223,6 +223,11 @@ struct FrontEnd {
 };
 
 FrontEnd derive_cuda(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& included = {});
-FrontEnd derive_triton(std::string_view text, const std::string& file_name);
+// The modules a Triton wrapper imports from (`from MODULE import ...`), each the first file found beside it, on the
+// sys.path entries it adds (where they evaluate without running it) or on PYTHONPATH, as spelled with its text.
+std::vector<IncludedText> python_modules(const std::filesystem::path& kernel, std::string_view text);
+// `modules` (Triton): the files of the modules run_kernel's kernels are imported from (local_includes), where a
+// kernel's body says whether one block of a tile covers an argument (DerivedParam::covers).
+FrontEnd derive_triton(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& modules = {});
 
 }  // namespace kopt::search::derive_detail

@@ -6,9 +6,101 @@ namespace kopt::search::derive_detail {
 
 namespace {
 
+// A @triton.jit function as its file spells it (masked: comments and strings blanked): its parameters in order, the
+// tl.constexpr ones, and its body.
+struct JitBody {
+  std::vector<std::string> params;
+  std::set<std::string> constexprs;
+  std::string body;
+};
+
+// `def NAME(...)` at any indentation in `masked`, decorated by a line naming `jit` (@triton.jit, @jit, under any
+// @triton.autotune or @triton.heuristics): its parameters and the lines of its body (those indented deeper).
+std::optional<JitBody> jit_body(const std::string& masked, const std::string& name) {
+  const std::regex def("(^|\\n)([ \\t]*)def[ \\t]+" + name + "[ \\t]*\\(");
+  std::smatch m;
+  if (!std::regex_search(masked, m, def)) return std::nullopt;
+  const size_t start = static_cast<size_t>(m.position(0) + m.length(1));
+  const size_t indent = static_cast<size_t>(m.length(2));
+  // The decorators: the non-empty lines right above the def, while they are decorators or lines inside one.
+  std::vector<std::string> above;
+  for (size_t ls = start; ls > 0;) {
+    const size_t prev = masked.rfind('\n', ls - 2 < ls ? ls - 2 : 0);
+    const size_t b = ls < 2 || prev == npos ? 0 : prev + 1;
+    above.push_back(util::trim(masked.substr(b, ls - 1 - b)));
+    if (b == 0) break;
+    ls = b;
+  }
+  bool jit = false;
+  for (const auto& line : above) {
+    if (line.empty() || (line[0] != '@' && line.back() != ',' && line.back() != ')' && line.back() != ']' && line.back() != '('))
+      break;
+    if (line[0] == '@' && line.find("jit") != npos) jit = true;
+  }
+  if (!jit) return std::nullopt;
+  const size_t open = static_cast<size_t>(m.position(0) + m.length(0) - 1);
+  const size_t close = match_close(masked, open);
+  if (close == npos) return std::nullopt;
+  JitBody k;
+  for (auto r : split_args(masked, open + 1, close)) {
+    const std::string a = sv(masked, r);
+    const std::string p = util::trim(a.substr(0, a.find_first_of(":=")));
+    if (p.empty() && util::trim(a).empty()) continue;  // after a trailing comma
+    if (!util::is_identifier(p)) return std::nullopt;  // *args, **kwargs: positions are not known
+    k.params.push_back(p);
+    if (const size_t colon = a.find(':'); colon != npos && a.find("constexpr", colon) != npos) k.constexprs.insert(p);
+  }
+  // The body: the lines after the signature's, up to the first non-blank one no deeper than the def.
+  const size_t body = std::min(masked.size(), masked.find('\n', close) == npos ? masked.size() : masked.find('\n', close) + 1);
+  size_t body_end = masked.size();
+  for (size_t ls = body; ls < masked.size();) {
+    size_t le = masked.find('\n', ls);
+    if (le == npos) le = masked.size();
+    const size_t first = masked.find_first_not_of(" \t\r", ls);
+    if (first != npos && first < le && first - ls <= indent) {
+      body_end = ls;
+      break;
+    }
+    ls = le + 1;
+  }
+  k.body = masked.substr(body, body_end - body);
+  return k;
+}
+
+// The parameter one block of constexpr `c` covers: every use of `c` in the body is the extent of `tl.arange(0, c)`
+// (no loop over blocks, no program id scaled by it), and such a range, or a name assigned one, is compared `< A`,
+// A another parameter (a constexpr too: its launch says whether a dim is passed): lanes past `c` of A's extent are
+// never read (Liger-Kernel's row kernels:
+// `col_offsets = tl.arange(0, BLOCK_SIZE); mask = col_offsets < n_cols`). "" otherwise (two such A too).
+std::string covered_by(const JitBody& k, const std::string& c) {
+  const std::string& b = k.body;
+  const std::string range = "tl\\.arange\\(\\s*0\\s*,\\s*" + c + "\\s*\\)";
+  const std::regex word("\\b" + c + "\\b"), whole(range);
+  auto count = [&](const std::regex& re) {
+    return static_cast<size_t>(std::distance(std::sregex_iterator(b.begin(), b.end(), re), std::sregex_iterator()));
+  };
+  const size_t uses = count(word);
+  if (uses == 0 || uses != count(whole)) return "";
+  std::vector<std::string> terms = {range};
+  const std::regex assigned("(^|\\n)[ \\t]*([A-Za-z_]\\w*)[ \\t]*=[ \\t]*" + range + "[ \\t]*(?=\\n|$)");
+  for (auto it = std::sregex_iterator(b.begin(), b.end(), assigned); it != std::sregex_iterator(); ++it) {
+    const std::string v = (*it)[2];
+    if (count(std::regex("\\b" + v + "\\s*(\\+|-|\\*|/|//|%|\\||&)?=(?!=)")) == 1) terms.push_back(v);  // never assigned again
+  }
+  std::set<std::string> bounds;
+  for (const auto& t : terms) {
+    const std::regex less("(^|[^\\w.])" + t + "\\s*<\\s*([A-Za-z_]\\w*)\\b(?!\\s*[-+*/%.(\\[])");
+    for (auto it = std::sregex_iterator(b.begin(), b.end(), less); it != std::sregex_iterator(); ++it) bounds.insert((*it)[2]);
+  }
+  std::erase_if(bounds,
+                [&](const std::string& a) { return a == c || std::find(k.params.begin(), k.params.end(), a) == k.params.end(); });
+  return bounds.size() == 1 ? *bounds.begin() : "";
+}
+
 class TritonDeriver {
  public:
-  TritonDeriver(std::string_view text, std::string file) : s_(text, SourceLanguage::kPython), file_(std::move(file)) {}
+  TritonDeriver(std::string_view text, std::string file, const std::vector<IncludedText>& modules)
+      : s_(text, SourceLanguage::kPython), file_(std::move(file)), modules_(modules) {}
 
   Derivation run() {
     d_.file = file_;
@@ -51,6 +143,7 @@ class TritonDeriver {
     std::set<std::string> constexprs;
     std::optional<Range> autotune;  // the decorator, from '@' through its ')'
     bool imported = false;          // `from pkg import kernel`: its signature and decorators are not in this file
+    std::string module, original;   // imported: `from MODULE import ORIGINAL [as name]`
   };
 
   // A keyword of a launch that is a tl.constexpr: declared so in the file, or, for an imported kernel, spelled as
@@ -69,9 +162,9 @@ class TritonDeriver {
   // Names imported with `from MODULE import a, b as c` (the kernels a wrapper launches from its project's package).
   void scan_imports() {
     const std::string& m = s_.masked;
-    static const std::regex from(R"((^|\n)[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\(?([^\n)]*))");
+    static const std::regex from(R"((^|\n)[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^\n)]*))");
     for (auto it = std::sregex_iterator(m.begin(), m.end(), from); it != std::sregex_iterator(); ++it) {
-      std::string list = (*it)[2];
+      std::string list = (*it)[3];
       for (auto r : split_args(list, 0, list.size())) {
         std::string a = sv(list, r);
         size_t as = a.find(" as ");
@@ -79,6 +172,8 @@ class TritonDeriver {
         if (util::is_identifier(name) && !jits_.count(name)) {
           Jit j;
           j.imported = true;
+          j.module = (*it)[2];
+          j.original = util::trim(as == npos ? a : a.substr(0, as));
           jits_[name] = j;
         }
       }
@@ -97,7 +192,8 @@ class TritonDeriver {
       size_t scan = dpos;
       while (scan > 0) {
         size_t prev_end = scan - 1;  // the '\n' ending the previous line
-        size_t prev_start = m.rfind('\n', prev_end == 0 ? 0 : prev_end - 1);
+        // (A file that starts with a line break: the line before is empty, not the whole file again.)
+        size_t prev_start = prev_end == 0 ? npos : m.rfind('\n', prev_end - 1);
         prev_start = prev_start == npos ? 0 : prev_start + 1;
         std::string line = util::trim(m.substr(prev_start, prev_end - prev_start));
         if (line.empty()) break;
@@ -181,6 +277,7 @@ class TritonDeriver {
     for (const auto& st : sites) {
       const Jit& j = jits_[st.kernel];
       int line = s_.line_of(st.open);
+      const auto covers = site_covers(st.kernel, st.args, line);
       std::set<std::string> given;
       for (auto r : st.args) {
         std::string a = sv(m, r);
@@ -240,6 +337,13 @@ class TritonDeriver {
         p.reason = named ? fmt::format("run_kernel's {} = {} at line {}: {} of the launch of {}[...] at line {}", local, *v,
                                        s_.line_of(named->first.begin), key, st.kernel, line)
                          : fmt::format("literal {}={} in the launch of {}[...] in run_kernel at line {}", key, *v, st.kernel, line);
+        if (auto c = covers.find(key); c != covers.end() && p.kind == ParamKind::kConstexpr) {
+          p.covers = c->second.first;
+          p.reason += fmt::format(
+              "; one block of it covers {} ({} reads tl.arange(0, {}) masked by < {}, no loop over blocks): "
+              "a value below {} is a wrong answer",
+              p.covers, st.kernel, key, c->second.second, p.covers);
+        }
         if (key == "num_warps") warps_done = true;
         if (named) {
           // The local now reads the parameter (`BLOCK = BLOCK`, `NW = num_warps`); the launch is unchanged.
@@ -289,6 +393,44 @@ class TritonDeriver {
       }
       edits_.push_back({ins, 0, text});
     }
+  }
+
+  // Per constexpr of a launch whose one block covers a parameter of the kernel (covered_by): the run_kernel argument
+  // passed as that parameter, and the parameter. The kernel's body is this file's, or its module's (modules_).
+  std::map<std::string, std::pair<std::string, std::string>> site_covers(const std::string& kernel,
+                                                                         const std::vector<Range>& args, int line) {
+    std::map<std::string, std::pair<std::string, std::string>> out;
+    const Jit& j = jits_[kernel];
+    std::optional<JitBody> k;
+    if (!j.imported) k = jit_body(s_.masked, kernel);
+    for (const auto& mod : modules_)
+      if (j.imported && !k && mod.spelled == j.module) k = jit_body(mask_code(mod.text, SourceLanguage::kPython), j.original);
+    if (!k) return out;
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> keyword;
+    for (auto r : args) {
+      const std::string a = util::trim(sv(s_.masked, r));
+      const size_t eq = a.find('=');
+      if (a.empty() || a[0] == '*') return out;  // *args, **kwargs: the positions are not known
+      if (eq != npos && eq + 1 < a.size() && a[eq + 1] != '=' && util::is_identifier(util::trim(a.substr(0, eq))))
+        keyword[util::trim(a.substr(0, eq))] = util::trim(a.substr(eq + 1));
+      else
+        positional.push_back(a);
+    }
+    for (const auto& c : k->constexprs) {
+      const std::string a = covered_by(*k, c);
+      if (a.empty()) continue;
+      const size_t i = static_cast<size_t>(std::find(k->params.begin(), k->params.end(), a) - k->params.begin());
+      const std::string passed = i < positional.size() ? positional[i] : keyword.count(a) ? keyword[a] : "";
+      if (sig_names_.count(passed))
+        out[c] = {passed, a};
+      else if (!passed.empty() && !int_literal(passed))  // a literal bound: a tile of its own, nothing to say
+        d_.notes.push_back(
+            fmt::format("line {}: one block of {} covers {} of {}, passed as {}, no argument of run_kernel: kopt "
+                        "cannot tell which values are too small (a wrong answer prunes them)",
+                        line, c, a, kernel, passed));
+    }
+    return out;
   }
 
   // `NAME = <int>` on a line of run_kernel's body, NAME assigned nowhere else in it: the literal and its value.
@@ -486,6 +628,7 @@ def _kopt_launch_options(kernel, **options):
 
   Source s_;
   std::string file_;
+  const std::vector<IncludedText>& modules_;
   Derivation d_;
   std::vector<Edit> edits_;
   std::map<std::string, Jit> jits_;
@@ -499,8 +642,8 @@ def _kopt_launch_options(kernel, **options):
 
 }  // namespace
 
-FrontEnd derive_triton(std::string_view text, const std::string& file_name) {
-  TritonDeriver t(text, file_name);
+FrontEnd derive_triton(std::string_view text, const std::string& file_name, const std::vector<IncludedText>& modules) {
+  TritonDeriver t(text, file_name, modules);
   FrontEnd f;
   f.derivation = t.run();
   f.edits = t.edits();

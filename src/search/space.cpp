@@ -101,6 +101,7 @@ Result<SearchSpace> build_space(const Annotations& ann, const Registry& reg, con
     Dim d{p.name, DimKind::kParam, p.kind, "", p.values, 0, p.where};
     d.default_index = static_cast<int>(std::find(p.values.begin(), p.values.end(), p.default_value) - p.values.begin());
     d.follows = p.follows;
+    d.covers = p.covers;
     s.dims.push_back(std::move(d));
   }
 

@@ -30,6 +30,7 @@ struct Dim {
   int default_index = 0;  // the baseline's value
   std::string where;      // file:line of the annotation ("" for flag methods)
   std::vector<std::string> follows;  // kParam: the names its value scales with (ParamDecl::follows)
+  std::string covers;                // kParam: the dim one block of this size covers (ParamDecl::covers)
 };
 
 struct SearchSpace {
