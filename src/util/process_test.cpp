@@ -14,7 +14,7 @@ TEST(Process, CapturesOutputAndExitCode) {
   EXPECT_EQ(r.describe(), "exit 3");
 }
 
-TEST(Process, StdinIsDevNullAndEnvIsPassed) {
+TEST(Process, StdinIsEmptyAndEnvIsPassed) {
   auto r = run_process({{"sh", "-c", "cat; echo \"$KOPT_X\""}, "", {{"KOPT_X", "hello"}}});
   EXPECT_TRUE(r.success());
   EXPECT_EQ(r.stdout_text, "hello\n");
