@@ -273,6 +273,14 @@ class TritonDeriver {
       sites.push_back(
           {k, body_begin_ + static_cast<size_t>(it->position(1)), {lb + 1, rb}, open, close, split_args(m, open + 1, close)});
     }
+    // Every launch's keywords first: `KEY=...` at a later launch is no assignment of a local named KEY.
+    for (const auto& st : sites)
+      for (auto r : st.args) {
+        std::string a = sv(m, r);
+        size_t eq = a.find('=');
+        if (eq != npos && !(eq + 1 < a.size() && a[eq + 1] == '=') && util::is_identifier(util::trim(a.substr(0, eq))))
+          kw_positions_.insert(r.begin);
+      }
     bool warps_done = false;
     for (const auto& st : sites) {
       const Jit& j = jits_[st.kernel];
@@ -286,7 +294,6 @@ class TritonDeriver {
         std::string key = util::trim(a.substr(0, eq));
         if (!util::is_identifier(key)) continue;
         given.insert(key);
-        kw_positions_.insert(r.begin);
       }
       for (auto r : st.args) {
         std::string a = sv(m, r);
