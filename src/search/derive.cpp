@@ -239,12 +239,19 @@ util::Json to_json(const Derivation& d) {
   util::Json j = {{"file", d.file}, {"language", d.language == SourceLanguage::kCuda ? "cuda" : "python"},
                   {"annotated", d.annotated}};
   j["params"] = util::Json::array();
-  for (const auto& p : d.params)
-    j["params"].push_back({{"name", p.name}, {"origin", p.origin}, {"kind", param_kind_name(p.kind)},
-                           {"site", derive_site_name(p.site)}, {"role", value_role_name(p.role)}, {"default", p.default_value},
-                           {"values", p.values}, {"line", p.line}, {"reason", p.reason}});
-  for (size_t i = 0; i < d.params.size(); ++i)
-    if (!d.params[i].covers.empty()) j["params"][i]["covers"] = d.params[i].covers;
+  for (const auto& p : d.params) {
+    util::Json e = {{"name", p.name},
+                    {"origin", p.origin},
+                    {"kind", param_kind_name(p.kind)},
+                    {"site", derive_site_name(p.site)},
+                    {"role", value_role_name(p.role)},
+                    {"default", p.default_value},
+                    {"values", p.values},
+                    {"line", p.line},
+                    {"reason", p.reason}};
+    if (!p.covers.empty()) e["covers"] = p.covers;
+    j["params"].push_back(std::move(e));
+  }
   j["constraints"] = util::Json::array();
   for (const auto& c : d.constraints) j["constraints"].push_back({{"expr", c.expr}, {"reason", c.reason}});
   j["methods"] = util::Json::array();

@@ -6,6 +6,38 @@ namespace kopt::search::derive_detail {
 
 namespace {
 
+// The decorators of the def whose line starts at `line_start` in `masked`, nearest first, with where each line starts:
+// the lines right above starting with '@', and the lines of a multi-line decorator between them (an autotune's
+// configs: lines ending in `,`, `[`, `]`, `(` or `)`).
+std::vector<std::pair<size_t, std::string>> decorators_above(const std::string& masked, size_t line_start) {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (size_t scan = line_start; scan > 0;) {
+    const size_t prev_end = scan - 1;  // the '\n' ending the previous line
+    // (A file that starts with a line break: the line before is empty, not the whole file again.)
+    size_t prev_start = prev_end == 0 ? npos : masked.rfind('\n', prev_end - 1);
+    prev_start = prev_start == npos ? 0 : prev_start + 1;
+    std::string line = util::trim(masked.substr(prev_start, prev_end - prev_start));
+    if (line.empty()) break;
+    const char last = line.back();
+    if (line[0] != '@' && last != ',' && last != '[' && last != ']' && last != ')' && last != '(') break;
+    out.emplace_back(prev_start, std::move(line));
+    scan = prev_start;
+  }
+  return out;
+}
+
+bool is_jit_decorator(const std::string& line) {
+  return line[0] == '@' && (line.find("triton.jit") != npos || line.rfind("@jit", 0) == 0);
+}
+
+// The keyword of a call's argument `KEY=value` ("" for a positional one, `a == b` included).
+std::string keyword_of(std::string_view arg) {
+  const size_t eq = arg.find('=');
+  if (eq == npos || (eq + 1 < arg.size() && arg[eq + 1] == '=')) return "";
+  std::string key = util::trim(std::string(arg.substr(0, eq)));
+  return util::is_identifier(key) ? key : "";
+}
+
 // A @triton.jit function as its file spells it (masked: comments and strings blanked): its parameters in order, the
 // tl.constexpr ones, and its body.
 struct JitBody {
@@ -14,30 +46,17 @@ struct JitBody {
   std::string body;
 };
 
-// `def NAME(...)` at any indentation in `masked`, decorated by a line naming `jit` (@triton.jit, @jit, under any
-// @triton.autotune or @triton.heuristics): its parameters and the lines of its body (those indented deeper).
+// `def NAME(...)` at any indentation in `masked`, decorated by @triton.jit or @jit (under any @triton.autotune or
+// @triton.heuristics): its parameters and the lines of its body (those indented deeper).
 std::optional<JitBody> jit_body(const std::string& masked, const std::string& name) {
   const std::regex def("(^|\\n)([ \\t]*)def[ \\t]+" + name + "[ \\t]*\\(");
   std::smatch m;
   if (!std::regex_search(masked, m, def)) return std::nullopt;
   const size_t start = static_cast<size_t>(m.position(0) + m.length(1));
   const size_t indent = static_cast<size_t>(m.length(2));
-  // The decorators: the non-empty lines right above the def, while they are decorators or lines inside one.
-  std::vector<std::string> above;
-  for (size_t ls = start; ls > 0;) {
-    const size_t prev = masked.rfind('\n', ls - 2 < ls ? ls - 2 : 0);
-    const size_t b = ls < 2 || prev == npos ? 0 : prev + 1;
-    above.push_back(util::trim(masked.substr(b, ls - 1 - b)));
-    if (b == 0) break;
-    ls = b;
-  }
-  bool jit = false;
-  for (const auto& line : above) {
-    if (line.empty() || (line[0] != '@' && line.back() != ',' && line.back() != ')' && line.back() != ']' && line.back() != '('))
-      break;
-    if (line[0] == '@' && line.find("jit") != npos) jit = true;
-  }
-  if (!jit) return std::nullopt;
+  const auto decorators = decorators_above(masked, start);
+  if (std::none_of(decorators.begin(), decorators.end(), [](const auto& d) { return is_jit_decorator(d.second); }))
+    return std::nullopt;
   const size_t open = static_cast<size_t>(m.position(0) + m.length(0) - 1);
   const size_t close = match_close(masked, open);
   if (close == npos) return std::nullopt;
@@ -51,7 +70,8 @@ std::optional<JitBody> jit_body(const std::string& masked, const std::string& na
     if (const size_t colon = a.find(':'); colon != npos && a.find("constexpr", colon) != npos) k.constexprs.insert(p);
   }
   // The body: the lines after the signature's, up to the first non-blank one no deeper than the def.
-  const size_t body = std::min(masked.size(), masked.find('\n', close) == npos ? masked.size() : masked.find('\n', close) + 1);
+  const size_t sig_end = masked.find('\n', close);
+  const size_t body = sig_end == npos ? masked.size() : sig_end + 1;
   size_t body_end = masked.size();
   for (size_t ls = body; ls < masked.size();) {
     size_t le = masked.find('\n', ls);
@@ -185,35 +205,18 @@ class TritonDeriver {
     static const std::regex def(R"((^|\n)([ \t]*)def[ \t]+([A-Za-z_]\w*)[ \t]*\()");
     for (auto it = std::sregex_iterator(m.begin(), m.end(), def); it != std::sregex_iterator(); ++it) {
       size_t dpos = static_cast<size_t>(it->position(0) + it->length(1));
-      // The decorators: the lines above starting with '@'.
       std::string name = (*it)[3];
       bool jit = false;
       std::optional<Range> autotune;
-      size_t scan = dpos;
-      while (scan > 0) {
-        size_t prev_end = scan - 1;  // the '\n' ending the previous line
-        // (A file that starts with a line break: the line before is empty, not the whole file again.)
-        size_t prev_start = prev_end == 0 ? npos : m.rfind('\n', prev_end - 1);
-        prev_start = prev_start == npos ? 0 : prev_start + 1;
-        std::string line = util::trim(m.substr(prev_start, prev_end - prev_start));
-        if (line.empty()) break;
-        if (line[0] == '@') {
-          if (line.find("triton.jit") != npos || line.rfind("@jit", 0) == 0) jit = true;
-          if (line.find("triton.autotune") != npos) {
-            size_t at = m.find('@', prev_start);
-            size_t open = m.find('(', at);
-            size_t close = open == npos ? npos : match_close(m, open);
-            if (close != npos) autotune = Range{at, close + 1};
-          }
-          scan = prev_start;
-          continue;
+      for (const auto& [line_start, line] : decorators_above(m, dpos)) {
+        if (line[0] != '@') continue;
+        jit = jit || is_jit_decorator(line);
+        if (line.find("triton.autotune") != npos) {
+          size_t at = m.find('@', line_start);
+          size_t open = m.find('(', at);
+          size_t close = open == npos ? npos : match_close(m, open);
+          if (close != npos) autotune = Range{at, close + 1};
         }
-        // A multi-line decorator: keep walking up while inside one (a line of an autotune's configs).
-        if (line.back() == ',' || line.back() == '[' || line.back() == ']' || line.back() == ')' || line.back() == '(') {
-          scan = prev_start;
-          continue;
-        }
-        break;
       }
       if (!jit) continue;
       Jit j;
@@ -275,26 +278,16 @@ class TritonDeriver {
     }
     // Every launch's keywords first: `KEY=...` at a later launch is no assignment of a local named KEY.
     for (const auto& st : sites)
-      for (auto r : st.args) {
-        std::string a = sv(m, r);
-        size_t eq = a.find('=');
-        if (eq != npos && !(eq + 1 < a.size() && a[eq + 1] == '=') && util::is_identifier(util::trim(a.substr(0, eq))))
-          kw_positions_.insert(r.begin);
-      }
+      for (auto r : st.args)
+        if (!keyword_of(sv(m, r)).empty()) kw_positions_.insert(r.begin);
     bool warps_done = false;
     for (const auto& st : sites) {
       const Jit& j = jits_[st.kernel];
       int line = s_.line_of(st.open);
       const auto covers = site_covers(st.kernel, st.args, line);
       std::set<std::string> given;
-      for (auto r : st.args) {
-        std::string a = sv(m, r);
-        size_t eq = a.find('=');
-        if (eq == npos || (eq + 1 < a.size() && a[eq + 1] == '=')) continue;
-        std::string key = util::trim(a.substr(0, eq));
-        if (!util::is_identifier(key)) continue;
-        given.insert(key);
-      }
+      for (auto r : st.args)
+        if (std::string key = keyword_of(sv(m, r)); !key.empty()) given.insert(key);
       for (auto r : st.args) {
         std::string a = sv(m, r);
         size_t eq = a.find('=');
@@ -411,16 +404,19 @@ class TritonDeriver {
     std::optional<JitBody> k;
     if (!j.imported) k = jit_body(s_.masked, kernel);
     for (const auto& mod : modules_)
-      if (j.imported && !k && mod.spelled == j.module) k = jit_body(mask_code(mod.text, SourceLanguage::kPython), j.original);
+      if (j.imported && !k && mod.spelled == j.module) {
+        auto [at, fresh] = masked_modules_.try_emplace(mod.spelled);  // masked once, however many launches read it
+        if (fresh) at->second = mask_code(mod.text, SourceLanguage::kPython);
+        k = jit_body(at->second, j.original);
+      }
     if (!k) return out;
     std::vector<std::string> positional;
     std::map<std::string, std::string> keyword;
     for (auto r : args) {
       const std::string a = util::trim(sv(s_.masked, r));
-      const size_t eq = a.find('=');
       if (a.empty() || a[0] == '*') return out;  // *args, **kwargs: the positions are not known
-      if (eq != npos && eq + 1 < a.size() && a[eq + 1] != '=' && util::is_identifier(util::trim(a.substr(0, eq))))
-        keyword[util::trim(a.substr(0, eq))] = util::trim(a.substr(eq + 1));
+      if (std::string key = keyword_of(a); !key.empty())
+        keyword[key] = util::trim(a.substr(a.find('=') + 1));
       else
         positional.push_back(a);
     }
@@ -636,6 +632,7 @@ def _kopt_launch_options(kernel, **options):
   Source s_;
   std::string file_;
   const std::vector<IncludedText>& modules_;
+  std::map<std::string, std::string> masked_modules_;  // a module's masked text, by its name (site_covers)
   Derivation d_;
   std::vector<Edit> edits_;
   std::map<std::string, Jit> jits_;
