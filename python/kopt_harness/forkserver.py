@@ -251,7 +251,12 @@ def main(argv=None):
             pass  # the child imports it (and reports its absence) as it would without the server
     if a.preload_file:
         from kopt_harness import preload  # noqa: PLC0415 (standard library only)
-        t0, threads = time.monotonic(), preload.thread_count()
+        # torch starts Inductor's compile pool (a sidecar process and a reader thread) when torch._inductor.async_compile
+        # is imported, as torch._dynamo's import chain does (Liger-Kernel's package: a server of 16 more threads that
+        # refused to serve, s26), unless TORCH_WARM_POOL=0. The children never compile with Inductor (a kernel that does
+        # compiles without the warm pool), and each child gets the client's environment, not this one.
+        os.environ["TORCH_WARM_POOL"] = "0"
+        t0, threads = time.monotonic(), preload.threads()
         try:
             imported, skipped = preload.import_installed(preload.read_names(a.preload_file))
         except OSError as e:

@@ -128,22 +128,44 @@ def read_names(path):
         return [line.strip() for line in f if line.strip() and not line.startswith("#")][:MAX_NAMES]
 
 
+def threads():
+    """This process's threads: {task id: its name (/proc/self/task/ID/comm)}; empty where /proc cannot say."""
+    out = {}
+    try:
+        ids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in ids:
+        try:
+            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8", errors="replace") as f:
+                out[tid] = f.read().strip()
+        except OSError:
+            out[tid] = "?"  # it ended meanwhile
+    return out
+
+
 def thread_count():
     """This process's threads (its tasks in /proc), or 1 where /proc cannot say."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return 1
+    return len(threads()) or 1
 
 
 def fork_safety(threads_before):
     """None when this process can still fork children safely after a preload, else why not: the preload started a
-    thread (`threads_before`: the count before it; a lock such a thread holds at the fork stays held in the child; the
-    threads of the default imports, OpenBLAS's among them, the server forks with as it always has), or it made a CUDA
-    context (a forked child cannot use it)."""
-    tasks = thread_count()
-    if tasks > threads_before:
-        return f"{tasks - threads_before} thread(s) started by the preload"
+    thread (`threads_before`: threads() before it, or their count; a lock such a thread holds at the fork stays held in
+    the child; the threads of the default imports, OpenBLAS's among them, the server forks with as it always has), or
+    it made a CUDA context (a forked child cannot use it). The new threads are named by their names (Linux's comm),
+    the most frequent first: what a user needs to find the module that started them."""
+    now = threads()
+    if isinstance(threads_before, dict):
+        new = [name for tid, name in now.items() if tid not in threads_before]
+    else:
+        new = ["?"] * max(0, (len(now) or 1) - threads_before)
+    if new:
+        counts = {}
+        for name in new:
+            counts[name] = counts.get(name, 0) + 1
+        named = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        return f"{len(new)} thread(s) started by the preload ({named})"
     torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None) if torch is not None else None
     try:

@@ -174,9 +174,10 @@ def _with_cases(tmp_path, tables):
                    {"name": "scale_0.5", "weight": 0.2, "primary": False, "dims": {"M": 4096, "N": 2048}}]
     (root / "rms_a" / "kernel.json").write_text(json.dumps(kj))
     for case, times in tables.items():
-        lines = ["index,BLOCK,status,median_ms,ci95_low_ms,ci95_high_ms,tflops"]
+        # The Triton sweep's columns too (plain_sweep_triton.py: the timing method and which run gave the time)
+        lines = ["index,BLOCK,status,median_ms,ci95_low_ms,ci95_high_ms,tflops,timing_method,basis"]
         for i, (block, ms) in enumerate(times.items()):
-            lines.append(f"{i},{block},ok,{ms},,," if ms else f"{i},{block},wrong_result,,,,")
+            lines.append(f"{i},{block},ok,{ms},,,,events_behind_sleep,final" if ms else f"{i},{block},wrong_result,,,,,,")
         (root / "rms_a" / f"measurements_{case}.csv").write_text("\n".join(lines) + "\n")
     return root
 

@@ -244,13 +244,16 @@ def test_only_installed_modules_are_preloaded_and_a_thread_makes_the_server_unsa
     assert preload.new_installed(set(), roots=[str(tmp_path)]) == ["kopt_fake_shadow"]
     assert preload.new_installed(set(), excluded=[str(tmp_path)], roots=[str(tmp_path)]) == []
     sys.modules.pop("kopt_fake_shadow", None)
-    before = preload.thread_count()
-    assert preload.fork_safety(before) is None
+    before, count = preload.threads(), preload.thread_count()
+    assert preload.fork_safety(before) is None and preload.fork_safety(count) is None
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert "1 thread(s) started" in (preload.fork_safety(before) or "")
+        # Named by Linux's name of the new thread (the interpreter's own, unless the thread set one)
+        comm = open(f"/proc/self/task/{t.native_id}/comm").read().strip()
+        assert preload.fork_safety(before) == f"1 thread(s) started by the preload ({comm})"
+        assert "1 thread(s) started" in (preload.fork_safety(count) or "")
     finally:
         stop.set()
         t.join()
@@ -284,3 +287,49 @@ def test_the_cuda_probe_refuses_a_preload_after_which_a_forked_child_finds_no_gp
     monkeypatch.setattr(preload, "_gpu_present", lambda: True)
     monkeypatch.setenv("KOPT_TRITON_DEVICE", "numpy")
     assert preload.cuda_probe() is None  # the children keep their buffers in numpy
+
+
+def test_the_preload_runs_with_torchs_warm_pool_off_and_a_pool_it_starts_anyway_refuses_the_server(tmp_path, monkeypatch):
+    """torch starts Inductor's compile pool when torch._inductor.async_compile is imported unless TORCH_WARM_POOL=0
+    (Liger-Kernel's import chain, s26): the server's preload runs with it off; a thread started all the same is named
+    in the refusal (exit 3)."""
+    import threading
+
+    from kopt_harness import forkserver, preload
+    listing = tmp_path / "preload.txt"
+    listing.write_text("some.module\n")
+    stop, seen, started = threading.Event(), [], []
+
+    def fake_import(names, roots=None):
+        seen.append(os.environ.get("TORCH_WARM_POOL"))
+        if os.environ.get("TORCH_WARM_POOL") != "0" or started == ["again"]:  # what torch's warm pool would start
+            t = threading.Thread(target=stop.wait, daemon=True)
+            t.start()
+            started.append(t)
+        return len(names), 0
+
+    class NoServer:
+        def __init__(self, *_a):
+            pass
+
+        def listen(self):
+            pass
+
+        def serve(self):
+            started.append("served")
+
+    monkeypatch.setattr(preload, "import_installed", fake_import)
+    monkeypatch.setattr(preload, "cuda_probe", lambda: None)
+    monkeypatch.setattr(forkserver, "Server", NoServer)
+    from kopt_harness import sealed
+    monkeypatch.setattr(sealed, "set_dumpable", lambda _x: None)  # this test's process stays as it is
+    monkeypatch.setenv("TORCH_WARM_POOL", "1")
+    try:
+        sock = str(tmp_path / "s.sock")
+        assert forkserver.main(["--socket", sock, "--preload", "json", "--preload-file", str(listing)]) is None
+        assert seen == ["0"] and started == ["served"]  # the pool off: no thread, the server serves
+        started[:] = ["again"]  # a module that starts a thread whatever the variable says
+        assert forkserver.main(["--socket", sock, "--preload", "json", "--preload-file", str(listing)]) == 3
+        assert len(started) == 2 and "served" not in started
+    finally:
+        stop.set()

@@ -39,7 +39,8 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
                 return {"status": "incorrect", "message": f"configuration {k} {json.dumps(c)}: output y: mismatches"}
         if {"BLOCK": 512, "num_warps": 8} in configs:
             return {"status": "crashed", "message": "Segmentation fault"}
-        return {"status": "ok", "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
+        return {"status": "ok", "timing_method": "events_behind_sleep",
+                "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
 
     monkeypatch.setattr(mod, "run_chunk", fake_chunk)
     monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
@@ -55,8 +56,9 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
     assert sum(1 for s in status.values() if s == "ok") == 4
     assert float(rows[1]["median_ms"]) == 256 / 1000 / 8
     # The whole chunk (6); without the named one (5); the crash, which names nothing, split in halves (2 and 3, the
-    # 3 into 1 and 2, the 2 into 1 and 1).
-    assert calls == [6, 5, 2, 3, 1, 2, 1, 1]
+    # 3 into 1 and 2, the 2 into 1 and 1); then the 4 fastest and the project's point (no default here: none) again.
+    assert calls == [6, 5, 2, 3, 1, 2, 1, 1, 4]
+    assert {r["basis"] for r in rows if r["status"] == "ok"} == {"final"}
     # The chunks' children come from a fork server that imported those modules first.
     assert os.environ.get("KOPT_TRITON_PRELOAD") == str(out / "preload.txt")
     assert (out / "preload.txt").read_text() == "xml\nxml.dom\n"
@@ -93,3 +95,41 @@ def test_a_tile_that_covers_a_dim_is_not_swept_below_it(tmp_path, monkeypatch):
     assert {r["status"] for r in rows if int(r["BLOCK_SIZE"]) >= 3000} == {"ok"}
     # Golden data without dims: nothing is ruled out.
     assert mod.uncovered(derived["params"], ["BLOCK_SIZE", "num_warps"], [{"BLOCK_SIZE": 1024, "num_warps": 4}], {}) == {}
+
+
+def test_a_chunk_timed_by_a_fallback_is_timed_again_one_configuration_a_run_then_the_finalists_together(tmp_path,
+                                                                                                       monkeypatch):
+    """A paired run times every configuration by the most conservative method any needs: a chunk holding one that
+    needs plain events reads every other's time with run_kernel's launch in it (liger_rms_norm, s26: 0.065 against
+    kopt's 0.049 ms). Those are timed again alone, then the fastest and the project's point together."""
+    mod = load()
+    derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [1, 2, 3, 4, 5, 6],
+                           "default": 6}]}
+    (tmp_path / "d.json").write_text(json.dumps(derived))
+    runs = []
+
+    def fake_chunk(a, configs, tag, mode="paired"):
+        if mode == "check":
+            return {"status": "ok"}
+        blocks = [c["BLOCK"] for c in configs]
+        runs.append((tag.split("_")[0] if not tag[0].isdigit() else "chunk", blocks))
+        # BLOCK=2 needs plain events (its run_kernel waits on the GPU): a run holding it adds 0.5 ms of launch to all.
+        launch = 0.5 if 2 in blocks else 0.0
+        final = 0.01 if tag.startswith("final_") else 0.0  # the finals' run, told apart by its times
+        return {"status": "ok", "timing_method": "events_default_stream" if launch else "events_behind_sleep",
+                "libs": [{"samples_ms": [b + launch + final] * 3} for b in blocks]}
+
+    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
+    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
+    out = tmp_path / "sweep"
+    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
+                                      "--golden", "g", "--out", str(out), "--chunk", "3", "--finalists", "2"])
+    mod.main()
+    # Chunk [1 2 3] fell back: 1, 2 and 3 alone; chunk [4 5 6] did not. Finalists: 1 and 3 (2 alone still needs its
+    # events: 2.5), and the project's 6.
+    assert runs == [("chunk", [1, 2, 3]), ("chunk", [4, 5, 6]), ("single", [1]), ("single", [2]), ("single", [3]),
+                    ("final", [1, 3, 6])]
+    rows = {int(r["BLOCK"]): r for r in csv.DictReader(open(out / "measurements.csv"))}
+    assert {b: rows[b]["basis"] for b in rows} == {1: "final", 2: "single", 3: "final", 4: "chunk", 5: "chunk", 6: "final"}
+    assert float(rows[1]["median_ms"]) == 1.01 and float(rows[2]["median_ms"]) == 2.5 and float(rows[4]["median_ms"]) == 4
+    assert rows[2]["timing_method"] == "events_default_stream" and rows[1]["timing_method"] == "events_behind_sleep"

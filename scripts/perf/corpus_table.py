@@ -48,7 +48,7 @@ import sys
 import tarfile
 import tempfile
 
-NOT_DIMS = {"index", "status", "median_ms", "ci95_low_ms", "ci95_high_ms", "tflops", "message"}
+NOT_DIMS = {"index", "status", "median_ms", "ci95_low_ms", "ci95_high_ms", "tflops", "message", "timing_method", "basis"}
 
 
 def load_json(path):
