@@ -244,6 +244,15 @@ def main(argv=None):
     a = p.parse_args(argv)
     from kopt_harness import sealed  # noqa: PLC0415 (standard library only)
     sealed.set_dumpable(False)  # it receives ephemeral seeds' descriptors (above)
+    if a.preload_file:
+        # Before torch is imported (OpenMP reads it once, at its start): a preload that runs a parallel CPU operation
+        # would start OpenMP's pool, one thread a core, and a pool a process used before fork() is not one its child
+        # can use. Liger-Kernel's import did so on the H200 (s27: 15 threads named python3, and the server refused).
+        # The children inherit one OpenMP thread: their work is on the GPU (the harness compares there) and their
+        # environment is the client's. TORCH_WARM_POOL=0: no Inductor compile pool (a sidecar process) is started at
+        # the import of torch._inductor.async_compile; the children never compile with Inductor.
+        os.environ["OMP_NUM_THREADS"] = "1"
+        os.environ["TORCH_WARM_POOL"] = "0"
     for name in a.preload if a.preload is not None else DEFAULT_PRELOAD:
         try:
             __import__(name)
@@ -251,11 +260,6 @@ def main(argv=None):
             pass  # the child imports it (and reports its absence) as it would without the server
     if a.preload_file:
         from kopt_harness import preload  # noqa: PLC0415 (standard library only)
-        # torch starts Inductor's compile pool (a sidecar process and a reader thread) when torch._inductor.async_compile
-        # is imported, as torch._dynamo's import chain does (Liger-Kernel's package: a server of 16 more threads that
-        # refused to serve, s26), unless TORCH_WARM_POOL=0. The children never compile with Inductor (a kernel that does
-        # compiles without the warm pool), and each child gets the client's environment, not this one.
-        os.environ["TORCH_WARM_POOL"] = "0"
         t0, threads = time.monotonic(), preload.threads()
         try:
             imported, skipped = preload.import_installed(preload.read_names(a.preload_file))

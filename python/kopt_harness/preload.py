@@ -149,15 +149,24 @@ def thread_count():
     return len(threads()) or 1
 
 
+# Threads a preload may leave running, by name, each with why a fork stays safe beside it.
+FORK_SAFE_THREADS = {
+    # jemalloc (bundled by some installed packages) purges memory from a background thread; its own pthread_atfork
+    # handlers hold its locks across the fork, and the child starts the thread again when it needs it.
+    "jemalloc_bg_thd": "jemalloc's background thread",
+}
+
+
 def fork_safety(threads_before):
     """None when this process can still fork children safely after a preload, else why not: the preload started a
     thread (`threads_before`: threads() before it, or their count; a lock such a thread holds at the fork stays held in
     the child; the threads of the default imports, OpenBLAS's among them, the server forks with as it always has), or
     it made a CUDA context (a forked child cannot use it). The new threads are named by their names (Linux's comm),
-    the most frequent first: what a user needs to find the module that started them."""
+    the most frequent first: what a user needs to find the module that started them. A thread FORK_SAFE_THREADS names
+    is not counted."""
     now = threads()
     if isinstance(threads_before, dict):
-        new = [name for tid, name in now.items() if tid not in threads_before]
+        new = [name for tid, name in now.items() if tid not in threads_before and name not in FORK_SAFE_THREADS]
     else:
         new = ["?"] * max(0, (len(now) or 1) - threads_before)
     if new:

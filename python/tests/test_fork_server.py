@@ -289,10 +289,10 @@ def test_the_cuda_probe_refuses_a_preload_after_which_a_forked_child_finds_no_gp
     assert preload.cuda_probe() is None  # the children keep their buffers in numpy
 
 
-def test_the_preload_runs_with_torchs_warm_pool_off_and_a_pool_it_starts_anyway_refuses_the_server(tmp_path, monkeypatch):
-    """torch starts Inductor's compile pool when torch._inductor.async_compile is imported unless TORCH_WARM_POOL=0
-    (Liger-Kernel's import chain, s26): the server's preload runs with it off; a thread started all the same is named
-    in the refusal (exit 3)."""
+def test_the_preload_runs_with_one_openmp_thread_and_a_thread_it_starts_anyway_refuses_the_server(tmp_path, monkeypatch):
+    """Liger-Kernel's import started OpenMP's pool in the server (15 threads, s27): a server with a preload file sets
+    OMP_NUM_THREADS=1 (and TORCH_WARM_POOL=0) before its first import; a thread started all the same is named in the
+    refusal (exit 3)."""
     import threading
 
     from kopt_harness import forkserver, preload
@@ -301,7 +301,7 @@ def test_the_preload_runs_with_torchs_warm_pool_off_and_a_pool_it_starts_anyway_
     stop, seen, started = threading.Event(), [], []
 
     def fake_import(names, roots=None):
-        seen.append(os.environ.get("TORCH_WARM_POOL"))
+        seen.append((os.environ.get("TORCH_WARM_POOL"), os.environ.get("OMP_NUM_THREADS")))
         if os.environ.get("TORCH_WARM_POOL") != "0" or started == ["again"]:  # what torch's warm pool would start
             t = threading.Thread(target=stop.wait, daemon=True)
             t.start()
@@ -324,12 +324,43 @@ def test_the_preload_runs_with_torchs_warm_pool_off_and_a_pool_it_starts_anyway_
     from kopt_harness import sealed
     monkeypatch.setattr(sealed, "set_dumpable", lambda _x: None)  # this test's process stays as it is
     monkeypatch.setenv("TORCH_WARM_POOL", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "16")  # monkeypatch restores both afterwards
     try:
         sock = str(tmp_path / "s.sock")
         assert forkserver.main(["--socket", sock, "--preload", "json", "--preload-file", str(listing)]) is None
-        assert seen == ["0"] and started == ["served"]  # the pool off: no thread, the server serves
+        assert seen == [("0", "1")] and started == ["served"]  # the pools off: no thread, the server serves
         started[:] = ["again"]  # a module that starts a thread whatever the variable says
         assert forkserver.main(["--socket", sock, "--preload", "json", "--preload-file", str(listing)]) == 3
         assert len(started) == 2 and "served" not in started
+    finally:
+        stop.set()
+
+
+def test_a_jemalloc_background_thread_does_not_make_the_server_unsafe():
+    """jemalloc's background thread (a package that bundles jemalloc, s27) is fork-safe by jemalloc's own atfork
+    handlers: not counted; any other thread is."""
+    import ctypes
+    import threading
+
+    from kopt_harness import preload
+    libc = ctypes.CDLL(None)
+    before = preload.threads()
+    stop, named = threading.Event(), threading.Event()
+
+    def run(name):
+        libc.prctl(15, name.encode(), 0, 0, 0)  # PR_SET_NAME: the thread's comm, as a native library names it
+        named.set()
+        stop.wait()
+
+    t = threading.Thread(target=run, args=("jemalloc_bg_thd",), daemon=True)
+    t.start()
+    named.wait(5)
+    try:
+        assert preload.fork_safety(before) is None
+        named.clear()
+        u = threading.Thread(target=run, args=("omp_worker",), daemon=True)
+        u.start()
+        named.wait(5)
+        assert preload.fork_safety(before) == "1 thread(s) started by the preload (omp_worker)"
     finally:
         stop.set()

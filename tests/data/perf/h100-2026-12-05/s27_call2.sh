@@ -1,22 +1,64 @@
 #!/usr/bin/env bash
-# Session 27, call 2 (issue 35): session 26's call showed the fork server refusing every preload ("not serving: 16
-# thread(s) started by the preload"), so each Triton child imported Liger-Kernel again (kernel_import 6.4 s of a 9.3 s
-# child; a candidate about 30 s over three cases), and the Triton sweep's chunks timed by different methods
-# (liger_rms_norm's project point 0.065 ms in the sweep against kopt's 0.049). After this session's changes (the
-# server preloads with TORCH_WARM_POOL=0 and names any thread a preload starts; the sweep times a fallen-back chunk
-# one configuration a run and its finalists together): 1. which threads Liger's import starts, with and without
-# TORCH_WARM_POOL=0; 2. corpus-bench on liger_rms_norm, liger_layer_norm, fla_softmax, liger_geglu; 3. the fork
-# servers' logs. One tgz in $OUT.
-# Carry: .carry/build/kopt, .carry/build/COMMIT, this script as .carry/call.sh, examples/corpus/_fetched.
+# Session 27, call 2 (issues 36, 38, 35), on the H200 the device offered: 
+#   1. check.sh time-to-result optimize: vector_add 2^24 cold (the fresh machine), then warm (nothing on an H200 since
+#      12-04); 2. issue 38: the GPU suite's tests (scripts/gpu_suite.sh) but optimize vector_add (step 1 is it), one
+#      optimize per backend first; 3. issue 35: which threads Liger-Kernel's import starts, with and without
+#      TORCH_WARM_POOL=0 (session 26's call: the fork server refused every preload, "16 thread(s) started by the
+#      preload"); 4. kopt optimize liger_rms_norm 4096 x 4096 (--time-budget 30) in the time left, then its
+#      candidates' phases and the fork servers' logs: does the preload now serve.
+# Everything packed into ONE file in $OUT. Carry: .carry/build (kopt, kopt_tests, COMMIT), .carry/cutlass.tgz,
+# examples/corpus/_fetched, this script as .carry/call.sh.
 set -u
 export OUT=${OUT:-$PWD/check_out}
 T0=$(date +%s)
-date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; cat .carry/build/COMMIT
-export KOPT_DATA_DIR=$PWD/data
+left() { echo $(( ${1:-555} - ($(date +%s) - T0) )); }
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; cat .carry/build/COMMIT
 mkdir -p "$OUT/keep"
-echo "=== 1. threads of Liger's import [$(( $(date +%s) - T0 ))s]"
+export KOPT_DATA_DIR=$PWD/data
+keep_run() {  # keep_run RUNS_DIR NAME: state.json and summary.json of the run
+  local d; d=$(ls -d "$1"/kopt_runs/*_* 2>/dev/null | head -1); [ -n "$d" ] || return
+  mkdir -p "$OUT/keep/$2"; cp "$d"/state.json "$d"/summary.json "$d"/summary.md "$OUT/keep/$2/" 2>/dev/null
+  cp "$d"/*.log "$OUT/keep/$2/" 2>/dev/null
+}
+echo "=== 1. time-to-result optimize (cold, then warm) [$(( $(date +%s) - T0 )) s]"
+TTR_OPT_LIMIT_S=110 timeout 200 bash scripts/device/check.sh time-to-result optimize 2>&1 | grep -E "^phases|^history|^reuse|rc=|===|wall" | cut -c1-600
+cp "$OUT"/*.log "$OUT/keep/" 2>/dev/null
+keep_run runs/ttr_opt1 cold; keep_run runs/ttr_opt2 warm
+echo "=== 2. the GPU suite [$(( $(date +%s) - T0 )) s]"
+export CUTLASS_PATH=$PWD/.carry/cutlass
+[ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+while read -r t e; do
+  l=$(left 420)
+  if [ "$l" -lt 15 ]; then echo "suite $t $e: not started ($l s left of the suite's share)"; continue; fi
+  t1=$(date +%s)
+  KOPT_GPU_SUITE_DIR=$PWD/runs/suite timeout -k 5 "$l" bash scripts/gpu_suite.sh "$t" "$e" </dev/null >"$OUT/keep/suite_${t}_$e.log" 2>&1
+  printf 'suite %-26s exit %3d %5d s\n' "$t $e" "$?" "$(( $(date +%s) - t1 ))"
+done <<'LIST'
+optimize triton_softmax
+optimize cutlass_gemm
+optimize sgemm_tunable
+bench triton_softmax
+bench cutlass_gemm
+profile triton_softmax
+sass triton_softmax
+sass cutlass_gemm
+bench vector_add
+bench sgemm_tunable
+bench-tuned sgemm_tunable
+bench softmax
+bench reduction
+bench transpose
+sass vector_add
+sass sgemm_tunable
+roofline vector_add
+roofline sgemm_tunable
+profile vector_add
+profile sgemm_tunable
+profile cutlass_gemm
+LIST
+echo "=== 3. threads of Liger's import [$(( $(date +%s) - T0 )) s]"
 for pool in unset 0; do
-  ( [ "$pool" = 0 ] && export TORCH_WARM_POOL=0; PYTHONPATH=$PWD/python timeout 60 python3 - <<'PY'
+  ( [ "$pool" = 0 ] && export TORCH_WARM_POOL=0; PYTHONPATH=$PWD/python timeout 40 python3 - <<'PY'
 import importlib.util, os, time
 import numpy, torch, triton, triton.language  # the fork server's default imports
 from kopt_harness import preload
@@ -30,26 +72,19 @@ print(f"TORCH_WARM_POOL={os.environ.get('TORCH_WARM_POOL')}: import {time.monoto
 PY
   ) 2>&1 | tail -3
 done | tee "$OUT/keep/threads.txt"
-echo "=== 2. corpus-bench [$(( $(date +%s) - T0 ))s]"
-CB_CASES=off CB_TIME_BUDGET_S=40 CB_MIN_KERNEL_S=120 CB_DEADLINE_S=$(( 470 - ($(date +%s) - T0) )) \
-  bash scripts/device/check.sh corpus-bench liger_rms_norm liger_layer_norm fla_softmax liger_geglu 2>&1 \
-  | grep -E "^corpus|===|rc=|Kernels run|Median|kernel +median|champion" | cut -c1-400 | tail -40
-mv "$OUT"/corpus_bench.tgz "$OUT"/corpus_table.* "$OUT/keep/" 2>/dev/null
-echo "=== 3. the fork servers' logs, the candidates' phases [$(( $(date +%s) - T0 ))s]"
+echo "=== 4. optimize liger_rms_norm [$(( $(date +%s) - T0 )) s]"
+l=$(left 548)
+if [ "$l" -ge 60 ]; then
+  timeout -s INT "$l" .carry/build/kopt optimize examples/corpus/liger_rms_norm/kernel.py --ref examples/corpus/liger_rms_norm/ref.py \
+    --n_rows=4096 --n_cols=4096 --time-budget 30 --out-dir runs/liger >"$OUT/keep/liger_rms_norm.log" 2>&1
+  echo "optimize liger_rms_norm rc=$? $(( $(date +%s) - T0 )) s"
+  grep -E "^    i[0-9]|candidates measured:.*in|gates passed|stopped|wall" "$OUT/keep/liger_rms_norm.log" | cut -c1-200 | tail -20
+  keep_run runs/liger liger
+  find runs/liger -name run.json | tar czf "$OUT/keep/liger_runs.tgz" -T - 2>/dev/null
+else
+  echo "optimize liger_rms_norm: not started ($l s left)"
+fi
 for f in "${TMPDIR:-/tmp}"/kopt-forkserver-*/*.log; do echo "== $f"; tail -5 "$f"; done >"$OUT/keep/forkserver_logs.txt" 2>&1
 grep -h "preloaded\|not serving" "$OUT/keep/forkserver_logs.txt" | cut -c1-300 | head
-find runs/cb -path '*/opt/*' -name run.json | head -300 | tar czf "$OUT/keep/candidate_runs.tgz" -T - 2>/dev/null
-find runs/cb -path '*/sweep/*' -name 'run_*.json' | head -300 | tar czf "$OUT/keep/sweep_runs.tgz" -T - 2>/dev/null
-python3 - runs/cb <<'PY' | tee "$OUT/keep/triton_phases.txt"
-import glob, json, statistics, sys
-for k in sorted(glob.glob(sys.argv[1] + "/*/opt")):
-    per = {}
-    for f in glob.glob(k + "/**/run.json", recursive=True):
-        try: ph = json.load(open(f)).get("phases_ms") or {}
-        except Exception: continue
-        for n, v in ph.items():
-            if isinstance(v, (int, float)): per.setdefault(n, []).append(v)
-    print(k.split("/")[-2], " ".join(f"{n} {statistics.median(v):.0f}" for n, v in sorted(per.items(), key=lambda kv: -statistics.median(kv[1]))[:5]), f"n={len(per.get('total', []))}")
-PY
 tar czf "$OUT/s27_call2.tgz" -C "$OUT" keep && rm -rf "$OUT/keep"
 echo "=== end [$(( $(date +%s) - T0 )) s]"
