@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planned for session 26 (issue 35), not run: session 25's call 2 (s25_call2.sh beside this file: corpus-bench on the
+# Session 27, call 1 (planned for session 26 as planned_s26_call1.sh; run on an H100 at 19fcd91, 2026-12-05 15:08 UTC): session 25's call 2 (s25_call2.sh beside this file: corpus-bench on the
 # Triton kernels liger_rms_norm, liger_softmax, fla_softmax, liger_layer_norm, then each candidate's phases_ms) again
 # after 48dfeb8, where the fork server preloads a Triton kernel's installed imports (docs/TRITON.md), to measure what
 # that saves (s25: a child 7.7 s, 5.2 of it importing the kernel; 2 candidates a kernel in a 160 s cap; the sweep 0 of

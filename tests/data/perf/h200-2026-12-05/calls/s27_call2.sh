@@ -6,7 +6,7 @@
 #      TORCH_WARM_POOL=0 (session 26's call: the fork server refused every preload, "16 thread(s) started by the
 #      preload"); 4. kopt optimize liger_rms_norm 4096 x 4096 (--time-budget 30) in the time left, then its
 #      candidates' phases and the fork servers' logs: does the preload now serve.
-# Everything packed into ONE file in $OUT. Carry: .carry/build (kopt, kopt_tests, COMMIT), .carry/cutlass.tgz,
+# Everything packed into ONE file in $OUT. Carry: .carry/build/kopt, .carry/build/COMMIT, .carry/cutlass.tgz,
 # examples/corpus/_fetched, this script as .carry/call.sh.
 set -u
 export OUT=${OUT:-$PWD/check_out}
