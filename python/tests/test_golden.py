@@ -8,6 +8,7 @@ import pytest
 from conftest import MATMUL, VECADD, P, S
 from safetensors.numpy import load_file
 
+from kopt_harness import golden
 from kopt_harness.errors import DimsError, UsageError
 
 MATMUL_SETUP = """
@@ -558,3 +559,34 @@ def test_ephemeral_seed_comes_back_as_a_sealed_memfd_and_never_touches_disk(harn
     _, _, public = harness.generate(MATMUL_SETUP, MATMUL, {"M": 4, "N": 3, "K": 5}, seeds=2)
     for s in public:
         assert not np.array_equal(s["in.A"], t["in.A"])
+
+
+def test_the_same_request_writes_the_same_bytes_every_time(harness):
+    """A seed's file is its golden data's identity (its sha256 in the manifest): two makings of the same request give
+    the same bytes (safetensors wrote a two-key metadata map in no fixed order, so they differed run to run)."""
+    _, m1, t1 = harness.generate(VECADD_PLAIN, VECADD, {"n": 4096}, seeds=3, out=harness.out("a"))
+    _, m2, t2 = harness.generate(VECADD_PLAIN, VECADD, {"n": 4096}, seeds=3, out=harness.out("b"))
+    assert [f["seed"] for f in m1["files"]] == [0, 1, 2]
+    assert m1["files"] == m2["files"]
+    for f in m1["files"]:
+        a = open(os.path.join(harness.out("a"), f["file"]), "rb").read()
+        assert hashlib.sha256(a).hexdigest() == f["sha256"]
+        assert a == open(os.path.join(harness.out("b"), f["file"]), "rb").read()
+
+
+def test_a_seed_file_that_cannot_be_written_fails_the_request_and_leaves_no_thread(harness, monkeypatch):
+    """Each seed's file is written on a thread while the next seed is computed: its failure is the request's, and the
+    thread ends with it."""
+    import threading
+
+    real = golden.write_atomic
+
+    def fail_seed_1(path, data):
+        if path.endswith("seed_1.safetensors"):
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    monkeypatch.setattr(golden, "write_atomic", fail_seed_1)
+    with pytest.raises(OSError, match="No space left"):
+        harness.generate(VECADD_PLAIN, VECADD, {"n": 4096}, seeds=3)
+    assert not [t for t in threading.enumerate() if t.name.startswith("golden-write")]

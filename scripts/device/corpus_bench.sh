@@ -33,7 +33,7 @@
 # tables, docs/DATABASE.md "Warm start").
 #
 # Outputs: $OUT/corpus_bench/NAME/ as each step ends (kernel.json: dims, flags, caps, each step's rc and seconds;
-# annotate.txt; optimize.log, state.json, summary.json, options.json, summary.md; bench.log, bench.json; sweep.log,
+# annotate.txt; optimize.log (each line stamped with its second), state.json, summary.json, options.json, summary.md; bench.log, bench.json; sweep.log,
 # measurements.csv, failures.txt, costs.csv; configs.txt, annotated.cu), re-packed into $OUT/corpus_bench.tgz after
 # every kernel; at the end $OUT/corpus_table.md (scripts/perf/corpus_table.py) and the folder is removed (the tgz
 # holds it).
@@ -75,6 +75,9 @@ bench_dims() {
 kernel_of() { ls "examples/corpus/$1/kernel.cu" "examples/corpus/$1/kernel.py" 2>/dev/null | head -1; }
 flags_of() { sed -n 's/^flags: //p' "examples/corpus/$1/dims.txt"; }
 now() { date +%s.%N; }
+stamp_lines() { python3 -u -c 'import sys,time
+t=time.time()
+for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
 secs() { python3 -c "import sys;print(round(float(sys.argv[2])-float(sys.argv[1]),1))" "$1" "$2"; }
 
 check_names() {  # exit 2 on a name that is not a corpus kernel this benchmark knows
@@ -307,9 +310,10 @@ cmd_run() {
       kernel_json "$o/kernel.json" "opt_limit_s=$cap"
       t=$(now)
       # shellcheck disable=SC2086  # dims and flags are lists of words
+      # Each line stamped with the seconds since the command's start (where the gates' time goes).
       timeout -k 10 $((cap + 30)) timeout -s INT "$cap" "$KOPT" optimize "$k" --ref "examples/corpus/$n/ref.py" $dims $flags \
-        --time-budget "$tb" --out-dir "$w/opt" </dev/null >"$o/optimize.log" 2>&1
-      rc=$?
+        --time-budget "$tb" --out-dir "$w/opt" </dev/null 2>&1 | stamp_lines >"$o/optimize.log"
+      rc=${PIPESTATUS[0]}
       kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
       echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"
       run=$(ls -d "$w"/opt/kopt_runs/run_* 2>/dev/null | head -1)

@@ -252,6 +252,10 @@ Result<std::optional<CandidateRun>> Optimizer::adopt_faster_variants(std::vector
   say("  {} ablation variant(s) faster than the champion: selected as candidates", faster.size());
   // A reused variant is crowned only on a race of this run (loop/reuse.h).
   KOPT_TRY(race_reused_finalists(faster, iter_dir));
+  // A variant raced again was measured in this run: its ablation record says so (summary.md's reuse count).
+  for (const auto& v : faster)
+    for (auto& a : st_.ablations)
+      if (a.candidate.id == v.candidate.id && !a.reused.is_null() && !v.reused) a = measurement_of(v, a.iteration);
   const std::string before = st_.champion->candidate.id;
   KOPT_TRY_ASSIGN(auto sel, select(faster, iter_dir));
   if (st_.champion->candidate.id == before) return std::optional<CandidateRun>();

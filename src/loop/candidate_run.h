@@ -62,7 +62,8 @@ std::string_view reject_gate_name(RejectGate g);
 
 // What a run reused from the results database (summary.json's "reuse"): {"evaluations" (candidates and ablation
 // variants, the baseline not counted), "reused", "raced_again" (ids), "records": [{id, iteration, status, ablation,
-// record_id, run_dir, recorded_at, median_ms, verdict}]}.
+// record_id, run_dir, recorded_at, median_ms, verdict}]}. An evaluation raced again is not reused: reused +
+// raced_again <= evaluations.
 util::Json reuse_summary(const std::vector<search::Measurement>& history, const std::vector<search::Measurement>& ablations,
                          const std::vector<std::string>& raced_again);
 

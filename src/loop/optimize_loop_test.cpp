@@ -368,18 +368,20 @@ TEST(OptimizeLoop, ASecondIdenticalRunMeasuresNothingNewAndReachesTheSameChampio
   EXPECT_LT(second.runs.size() * 2, first.runs.size()) << "the second run measures a fraction of the first";
   EXPECT_EQ(rows(), rows_1 + raced_again.size() + 1) << "its new records: the baseline and the races run again";
   size_t reused = 0, history = 0;
+  const std::set<std::string> again(raced_again.begin(), raced_again.end());
   for (const auto& list : {(*state_2)["history"], (*state_2)["ablations"]})
     for (const auto& m : list) {
       ++history;
       if (!m.contains("reused")) continue;
       ++reused;
+      EXPECT_FALSE(again.count(m["candidate"]["id"].get<std::string>())) << "raced again is measured, not reused: " << m.dump();
       EXPECT_EQ(m["reused"]["run_dir"], first.run_dir.string());
       EXPECT_FALSE(m["reused"]["recorded_at"].get<std::string>().empty());
       EXPECT_TRUE(fs::exists(second.run_dir / fmt::format("iter_{:02d}", m["iteration"].get<int>()) /
                              (list == (*state_2)["history"] ? "candidates" : "ablation/candidates") /
                              m["candidate"]["id"].get<std::string>() / "reused.json"));
     }
-  EXPECT_GE(reused + raced_again.size(), history - 1) << "every evaluation but the baseline is reused or raced again";
+  EXPECT_EQ(reused + raced_again.size(), history - 1) << "every evaluation but the baseline is reused or raced again, not both";
   EXPECT_GT(reused, 0u);
   // The champion was raced in this run: its figure is this run's.
   EXPECT_FALSE((*state_2)["champion"]["library"].get<std::string>().empty());

@@ -1,5 +1,7 @@
 // What a run leaves for people: summary.json and summary.md (and the page made from them), the champion's source beside
 // the baseline's, and the summary's tables made from the history.
+#include <algorithm>
+
 #include "loop/optimizer.h"
 #include "pipeline/triton.h"
 #include "report/html.h"
@@ -44,7 +46,8 @@ util::Json reuse_summary(const std::vector<search::Measurement>& history, const 
     for (const auto& m : *list) {
       if (m.candidate.id == "baseline") continue;
       ++evaluations;
-      if (m.reused.is_null()) continue;
+      // Raced again, it was measured in this run (a record made before the race may still say reused).
+      if (m.reused.is_null() || std::find(raced_again.begin(), raced_again.end(), m.candidate.id) != raced_again.end()) continue;
       util::Json r = m.reused;
       r["id"] = m.candidate.id;
       r["iteration"] = m.iteration;
