@@ -100,7 +100,7 @@ def test_a_tile_that_covers_a_dim_is_not_swept_below_it(tmp_path, monkeypatch):
 def test_a_chunk_timed_by_a_fallback_is_timed_again_one_configuration_a_run_then_the_finalists_together(tmp_path,
                                                                                                        monkeypatch):
     """A paired run times every configuration by the most conservative method any needs: a chunk holding one that
-    needs plain events reads every other's time with run_kernel's launch in it (liger_rms_norm, s26: 0.065 against
+    needs plain events reads every other's time with run_kernel's launch in it (liger_rms_norm, s27: 0.065 against
     kopt's 0.049 ms). Those are timed again alone, then the fastest and the project's point together."""
     mod = load()
     derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [1, 2, 3, 4, 5, 6],

@@ -6,7 +6,7 @@ configurations (one that still fails is recorded with the harness's message); on
 harness names is run again without that one. A paired run times all its configurations by the most conservative
 method any of them needs (plain events or a device-wide synchronisation, which count run_kernel's Python launch in
 the sample, where the others are timed behind a sleep): a chunk that fell back is timed again one configuration a
-run, so that no configuration's time depends on the chunk it happened to share (s26: liger_rms_norm's 4096-wide
+run, so that no configuration's time depends on the chunk it happened to share (s27: liger_rms_norm's 4096-wide
 points read 0.065 ms in one chunk against kopt's 0.049). Last, the finalists (the --finalists fastest and the
 project's own point, every param at its default) are timed again together in one paired run, and those times are
 the ones the table keeps (column `basis`: chunk, single or final). Each run is a child of the harness's

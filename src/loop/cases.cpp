@@ -41,6 +41,14 @@ std::optional<RunOutcome> Optimizer::prepare_cases(const std::function<std::opti
   // The baseline's check at the user's case needs none of the cases' data, and neither it nor the harness times anything:
   // it runs while the harness makes the cases' (issue 36). Where a larger case would be primary, its data first.
   const bool early = beside && fitted[primary_of(fitted)].realised == o_.job.dims;
+  // The sanitizer's small case first, alone through the harness (4 MiB: a fraction of a second): `beside` runs the
+  // baseline's sanitizer gate after its check, while the harness makes the cases' data (issue 36).
+  if (early && ws_model_ && sanitize_golden_.empty() && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
+    if (auto small = sanitize::sanitize_dims(*ws_model_, o_.job.dims); small && *small != o_.job.dims) {
+      lab_.prefetch_golden({{*small, dir_ / "golden_sanitize"}});
+      // Placed now (golden() waits for a batch in the background): run_sanitizer finds it.
+      if (lab_.golden(*small, dir_ / "golden_sanitize")) sanitize_golden_ = dir_ / "golden_sanitize";
+    }
   prefetch_golden(fitted, false, early);
   if (early)
     if (auto rc = beside()) return *rc;

@@ -144,11 +144,14 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   // Golden data per case: the user's case is prepare()'s, the two others made for the matrix.
   EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "scale_0.5" / "manifest.json"));
   EXPECT_TRUE(fs::exists(r.run_dir / "golden_cases" / "scale_0.75" / "manifest.json"));
-  // Asked for ahead in one batch (one harness process in the real lab), in the background: the two cases and the
-  // sanitizer's small case, begun before the baseline's check at the user's case, which runs beside it (issue 36),
-  // before the first golden() of a case; the held-out shapes in a batch of their own after the search.
+  // Asked for ahead in one batch (one harness process in the real lab), in the background: the two cases, begun
+  // before the baseline's check at the user's case and its sanitizer gate, which run beside it (issue 36), before the
+  // first golden() of a case; the held-out shapes in a batch of their own after the search. The sanitizer's small case
+  // alone before them: its gate needs it first.
   ASSERT_EQ(r.prefetched_in_background.size(), 2u);
-  EXPECT_TRUE(r.prefetched.empty()) << "nothing waited for in a batch of its own";
+  ASSERT_EQ(r.prefetched.size(), 1u) << "the sanitizer's small case alone, waited for";
+  ASSERT_EQ(r.prefetched.front().size(), 1u);
+  EXPECT_LE(n_of(r.prefetched.front().front()), kUserN / 2) << "4 MiB, or the smallest case where that is one";
   std::set<int64_t> first;
   for (const auto& d : r.prefetched_in_background.front()) first.insert(n_of(d));
   EXPECT_TRUE(first.count(kUserN / 2) && first.count(kUserN * 3 / 4)) << "the matrix's cases";
@@ -161,9 +164,15 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   auto last_at = [&](const std::string& e) {
     return std::find(r.events.rbegin(), r.events.rend(), e).base() - r.events.begin() - 1;
   };
+  // The events: golden (the small case, placed first), prefetch_golden_in_background (the cases), run
+  // correctness.json, sanitize, golden (a case: its data waited for), ...
+  const auto case_golden = std::find(r.events.begin() + at("golden") + 1, r.events.end(), "golden") - r.events.begin();
+  EXPECT_LT(at("golden"), at("prefetch_golden_in_background")) << "the sanitizer's small case placed first";
   EXPECT_LT(at("prefetch_golden_in_background"), at("run correctness.json"));
-  EXPECT_LT(at("run correctness.json"), at("golden")) << "the check at the user's case before the cases' data is waited for";
-  EXPECT_LT(at("golden"), at("run correctness_scale_0.5.json"));
+  EXPECT_LT(at("run correctness.json"), case_golden) << "the check at the user's case before the cases' data is waited for";
+  EXPECT_LT(at("run correctness.json"), at("sanitize"));
+  EXPECT_LT(at("sanitize"), case_golden) << "the baseline's sanitizer gate beside the cases' data, before it is waited for";
+  EXPECT_LT(case_golden, at("run correctness_scale_0.5.json"));
   // When the search ended (issue 36): the final champion's ephemeral seed begun first in the harness's queue, at the
   // dims its check asks for, then the held-out shapes' golden data, both beside the final champion's checks (before
   // its check on the seed); exactly the shapes checked after.

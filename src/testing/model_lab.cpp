@@ -389,6 +389,7 @@ sanitize::Verdict ModelLab::sanitize(const sanitize::Request& request) {
       sanitized.push_back(req.target_argv[i + 1]);
       break;
     }
+  events.push_back("sanitize");
   ModelSanitizer runner([this](const std::string& lib, sanitize::Tool t) -> std::optional<std::pair<std::string, int>> {
     auto it = libs_.find(lib);
     if (!o_.sanitizer_output || it == libs_.end()) return std::nullopt;
