@@ -134,7 +134,8 @@ class _Run:
         # A seed's file is written and hashed on a thread while the next seed is drawn and computed (both release the
         # GIL: the write, and hashlib's update on a large buffer): a cold run's golden data waited on them, seed after
         # seed (12M floats x 3 seeds: 1.6 s of 4.9 in writing and 0.5 in hashing, here). At most one file in flight,
-        # so at most one seed's bytes more in memory; the files are listed in seed order (flush_writes).
+        # waited for before the next seed's bytes are made, so no more bytes are held at once than before; the files
+        # are listed in seed order (flush_writes).
         self._writer = None
         self._pending = None
 
@@ -236,6 +237,7 @@ class _Run:
                 bad = _nonfinite_count(out)
                 if bad:
                     warn(self.warnings, f"seed {seed}: expected output {b.name!r} has {bad} NaN/Inf values")
+        self.flush_writes()  # the previous seed's file first: its bytes and this seed's are never held together
         label = "ephemeral" if deliver is not None else "sealed" if out_dir else str(seed)
         # One metadata key: safetensors writes its metadata map in no fixed order, and two keys made the same seed's
         # bytes (and its sha256, the golden data's identity) differ from one run to the next.
@@ -247,7 +249,6 @@ class _Run:
             write_atomic(os.path.join(out_dir, name), data)
             return bufs, stored
         name = f"seed_{seed}.safetensors"
-        self.flush_writes()  # the previous seed's file first: one in flight
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="golden-write")
         self._pending = (seed, name, self._writer.submit(_write_and_hash, os.path.join(self.o.out, name), data))
