@@ -15,6 +15,7 @@ safe to fork: no thread it started, no CUDA context (fork_safety()), and a child
 use the GPU (cuda_probe()); otherwise it does not serve.
 """
 
+import collections
 import importlib
 import importlib.util
 import os
@@ -170,10 +171,8 @@ def fork_safety(threads_before):
     else:
         new = ["?"] * max(0, (len(now) or 1) - threads_before)
     if new:
-        counts = {}
-        for name in new:
-            counts[name] = counts.get(name, 0) + 1
-        named = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        counts = sorted(collections.Counter(new).items(), key=lambda kv: (-kv[1], kv[0]))
+        named = ", ".join(f"{n} x{c}" if c > 1 else n for n, c in counts)
         return f"{len(new)} thread(s) started by the preload ({named})"
     torch = sys.modules.get("torch")
     cuda = getattr(torch, "cuda", None) if torch is not None else None

@@ -439,10 +439,7 @@ suite_time_to_result() {
   start_check
   local parts="${*:-optimize bench sgemm}" VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216"
   local limit=${TTR_OPT_LIMIT_S:-200}
-  stamp() { python3 -u -c 'import sys,time
-t=time.time()
-for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
-  export -f stamp
+  export -f stamp  # lib.sh's, for the bash -c of each step
   phases() { local d; d=$(ls -d runs/$1/kopt_runs/*_* 2>/dev/null | head -1); [ -n "$d" ] || return
     mkdir -p runs/json/$1; cp $d/state.json $d/summary.json $d/bench.json $d/holdout.json runs/json/$1/ 2>/dev/null
     python3 -c "import json,sys

@@ -40,6 +40,7 @@
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+. "$HERE/lib.sh"  # stamp
 cd "$ROOT"
 
 # The default kernels, in the order they run: every CUDA kernel whose space is derived (15 of 28 corpus kernels
@@ -75,9 +76,6 @@ bench_dims() {
 kernel_of() { ls "examples/corpus/$1/kernel.cu" "examples/corpus/$1/kernel.py" 2>/dev/null | head -1; }
 flags_of() { sed -n 's/^flags: //p' "examples/corpus/$1/dims.txt"; }
 now() { date +%s.%N; }
-stamp_lines() { python3 -u -c 'import sys,time
-t=time.time()
-for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
 secs() { python3 -c "import sys;print(round(float(sys.argv[2])-float(sys.argv[1]),1))" "$1" "$2"; }
 
 check_names() {  # exit 2 on a name that is not a corpus kernel this benchmark knows
@@ -312,7 +310,7 @@ cmd_run() {
       # shellcheck disable=SC2086  # dims and flags are lists of words
       # Each line stamped with the seconds since the command's start (where the gates' time goes).
       timeout -k 10 $((cap + 30)) timeout -s INT "$cap" "$KOPT" optimize "$k" --ref "examples/corpus/$n/ref.py" $dims $flags \
-        --time-budget "$tb" --out-dir "$w/opt" </dev/null 2>&1 | stamp_lines >"$o/optimize.log"
+        --time-budget "$tb" --out-dir "$w/opt" </dev/null 2>&1 | stamp >"$o/optimize.log"
       rc=${PIPESTATUS[0]}
       kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
       echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"

@@ -45,9 +45,10 @@ std::optional<RunOutcome> Optimizer::prepare_cases(const std::function<std::opti
   // baseline's sanitizer gate after its check, while the harness makes the cases' data (issue 36).
   if (early && ws_model_ && sanitize_golden_.empty() && sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
     if (auto small = sanitize::sanitize_dims(*ws_model_, o_.job.dims); small && *small != o_.job.dims) {
-      lab_.prefetch_golden({{*small, dir_ / "golden_sanitize"}});
+      const fs::path g = dir_ / "golden_sanitize";  // run_sanitizer's folder
+      lab_.prefetch_golden({{*small, g}});
       // Placed now (golden() waits for a batch in the background): run_sanitizer finds it.
-      if (lab_.golden(*small, dir_ / "golden_sanitize")) sanitize_golden_ = dir_ / "golden_sanitize";
+      if (lab_.golden(*small, g)) sanitize_golden_ = g;
     }
   prefetch_golden(fitted, false, early);
   if (early)

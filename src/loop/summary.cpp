@@ -46,7 +46,8 @@ util::Json reuse_summary(const std::vector<search::Measurement>& history, const 
     for (const auto& m : *list) {
       if (m.candidate.id == "baseline") continue;
       ++evaluations;
-      // Raced again, it was measured in this run (a record made before the race may still say reused).
+      // Raced again, it was measured in this run. adopt_faster_variants now replaces such an ablation record; this
+      // also holds for a state.json written before it did (a resumed run's summary is made from it).
       if (m.reused.is_null() || std::find(raced_again.begin(), raced_again.end(), m.candidate.id) != raced_again.end()) continue;
       util::Json r = m.reused;
       r["id"] = m.candidate.id;
