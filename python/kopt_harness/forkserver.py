@@ -33,6 +33,7 @@ import socket
 import struct
 import sys
 import time
+import warnings
 
 DEFAULT_PRELOAD = ("numpy", "torch", "triton", "triton.language", "kopt_harness.cli")
 MAX_REQUEST_BYTES = 1 << 20
@@ -128,6 +129,15 @@ def run_child(req, fds, close_in_child):
             os._exit(rc)
 
 
+def fork_judged():
+    """os.fork() without Python's warning (3.12+) that the process has more than one thread: a server that serves has had
+    every thread its preload started judged (main: preload.fork_safety; only jemalloc's background thread, whose own fork
+    handlers make a fork beside it safe, may remain), and the warning said nothing new in each candidate's log."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
 class Server:
     def __init__(self, path, idle_s):
         self.path, self.idle_s = path, idle_s
@@ -176,7 +186,7 @@ class Server:
         open_fds = [self.listener.fileno()] + [c.fileno() for c in self.children.values()] + [conn.fileno()]
         if hasattr(self.sel, "fileno"):
             open_fds.append(self.sel.fileno())  # the epoll descriptor
-        pid = os.fork()
+        pid = fork_judged()
         if pid == 0:
             run_child(req, fds, open_fds)
         for fd in fds:

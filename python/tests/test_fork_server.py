@@ -364,3 +364,26 @@ def test_a_jemalloc_background_thread_does_not_make_the_server_unsafe():
         assert preload.fork_safety(before) == "1 thread(s) started by the preload (omp_worker)"
     finally:
         stop.set()
+
+
+def test_the_server_forks_beside_a_judged_thread_without_pythons_warning():
+    """Python 3.12 warns at a fork of a multi-threaded process; a serving server's threads were judged fork-safe
+    (jemalloc's), so its fork says nothing (s28: the warning in every Liger candidate's server log)."""
+    import threading
+    import warnings
+
+    from kopt_harness import forkserver
+    if sys.version_info < (3, 12):
+        pytest.skip("Python before 3.12 does not warn at a fork")
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DeprecationWarning)  # os.fork() here would raise it (3.12+)
+            pid = forkserver.fork_judged()
+            if pid == 0:
+                os._exit(0)
+            assert os.waitpid(pid, 0)[1] == 0
+    finally:
+        stop.set()

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string_view>
 
 #include "util/strings.h"
 
@@ -117,44 +118,8 @@ DispatchPlan plan_dispatch(const std::vector<DispatchCase>& cases, const std::st
   return p;
 }
 
-std::string dispatcher_source(const contract::KernelSignature& sig, const std::vector<DispatchCase>& cases,
-                              const std::vector<std::string>& keys, const std::vector<size_t>& case_config,
-                              const std::vector<std::string>& libraries) {
-  std::string s;
-  s += "// kopt per-shape dispatch (generated; docs/GATES.md \"The per-shape dispatch\").\n";
-  s += "// solve() picks the configuration of the nearest measured case in log space of (" + util::join(keys, ", ") +
-       "), ties to the larger case,\n// and calls that configuration's solve(), in its own library beside this one "
-       "(dlopen RTLD_LOCAL: configurations of one\n// source keep their own kernels and symbols).\n";
-  s += "// Pointers are passed as void* (the same ABI as the kernel's typed pointers: solve() is extern \"C\", and the caller\n"
-       "// passes addresses), so the dispatcher needs none of the kernel's headers; scalars keep their types.\n";
-  s += "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <dlfcn.h>\n#include <math.h>\n#include <stddef.h>\n#include "
-       "<stdint.h>\n"
-       "#include <stdio.h>\n#include <stdlib.h>\n\n#include <string>\n\n";
-  s += "namespace {\n";
-  const size_t nk = std::max<size_t>(keys.size(), 1);
-  s += fmt::format("constexpr int kCases = {};\nconstexpr int kKeys = {};\nconstexpr int kConfigs = {};\n", cases.size(),
-                   keys.size(), libraries.size());
-  s += fmt::format("// per case: {}\nconst long long kValues[kCases][{}] = {{\n", util::join(keys, ", "), nk);
-  for (const auto& c : cases) {
-    std::vector<std::string> v;
-    for (const auto& k : keys) v.push_back(std::to_string(value_of(c.point, k)) + "LL");
-    if (v.empty()) v.push_back("1LL");
-    s += "    {" + util::join(v, ", ") + "},  // " + c.name + "\n";
-  }
-  s += "};\nconst int kConfig[kCases] = {";
-  for (size_t i = 0; i < case_config.size(); ++i) s += (i ? ", " : "") + std::to_string(case_config[i]);
-  s += "};\nconst char* const kLibraries[kConfigs] = {";
-  for (size_t i = 0; i < libraries.size(); ++i) s += (i ? ", \"" : "\"") + libraries[i] + "\"";
-  s += "};\n\n";
-  std::vector<std::string> types, names, params;
-  for (const auto& p : sig.params) {
-    const std::string type = p.kind == contract::ParamKind::kPointer ? (p.is_const ? "const void*" : "void*") : p.type_text;
-    types.push_back(type);
-    names.push_back(p.name);
-    params.push_back(type + " " + p.name);
-  }
-  s += "typedef void (*SolveFn)(" + util::join(types, ", ") + ");\n\n";
-  s += R"(double log_of(long long v) { return log(v > 1 ? (double)v : 1.0); }
+// The dispatcher's fixed part: the nearest case in log space and every configuration's solve(), loaded up front.
+constexpr std::string_view kDispatchRuntime = R"(double log_of(long long v) { return log(v > 1 ? (double)v : 1.0); }
 
 int nearest_case(const long long* v) {
   int best = 0;
@@ -199,6 +164,45 @@ extern "C" int kopt_dispatch_case(const long long* values) { return nearest_case
 extern "C" const char* kopt_dispatch_load_error() { return loaded.error.c_str(); }
 
 )";
+
+std::string dispatcher_source(const contract::KernelSignature& sig, const std::vector<DispatchCase>& cases,
+                              const std::vector<std::string>& keys, const std::vector<size_t>& case_config,
+                              const std::vector<std::string>& libraries) {
+  std::string s;
+  s += "// kopt per-shape dispatch (generated; docs/GATES.md \"The per-shape dispatch\").\n";
+  s += "// solve() picks the configuration of the nearest measured case in log space of (" + util::join(keys, ", ") +
+       "), ties to the larger case,\n// and calls that configuration's solve(), in its own library beside this one "
+       "(dlopen RTLD_LOCAL: configurations of one\n// source keep their own kernels and symbols).\n";
+  s += "// Pointers are passed as void* (the same ABI as the kernel's typed pointers: solve() is extern \"C\", and the caller\n"
+       "// passes addresses), so the dispatcher needs none of the kernel's headers; scalars keep their types.\n";
+  s += "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n#include <dlfcn.h>\n#include <math.h>\n#include <stddef.h>\n#include "
+       "<stdint.h>\n"
+       "#include <stdio.h>\n#include <stdlib.h>\n\n#include <string>\n\n";
+  s += "namespace {\n";
+  const size_t nk = std::max<size_t>(keys.size(), 1);
+  s += fmt::format("constexpr int kCases = {};\nconstexpr int kKeys = {};\nconstexpr int kConfigs = {};\n", cases.size(),
+                   keys.size(), libraries.size());
+  s += fmt::format("// per case: {}\nconst long long kValues[kCases][{}] = {{\n", util::join(keys, ", "), nk);
+  for (const auto& c : cases) {
+    std::vector<std::string> v;
+    for (const auto& k : keys) v.push_back(std::to_string(value_of(c.point, k)) + "LL");
+    if (v.empty()) v.push_back("1LL");
+    s += "    {" + util::join(v, ", ") + "},  // " + c.name + "\n";
+  }
+  s += "};\nconst int kConfig[kCases] = {";
+  for (size_t i = 0; i < case_config.size(); ++i) s += (i ? ", " : "") + std::to_string(case_config[i]);
+  s += "};\nconst char* const kLibraries[kConfigs] = {";
+  for (size_t i = 0; i < libraries.size(); ++i) s += (i ? ", \"" : "\"") + libraries[i] + "\"";
+  s += "};\n\n";
+  std::vector<std::string> types, names, params;
+  for (const auto& p : sig.params) {
+    const std::string type = p.kind == contract::ParamKind::kPointer ? (p.is_const ? "const void*" : "void*") : p.type_text;
+    types.push_back(type);
+    names.push_back(p.name);
+    params.push_back(type + " " + p.name);
+  }
+  s += "typedef void (*SolveFn)(" + util::join(types, ", ") + ");\n\n";
+  s += kDispatchRuntime;
   s += "extern \"C\" void solve(" + util::join(params, ", ") + ") {\n";
   std::vector<std::string> vals;
   for (const auto& k : keys) vals.push_back("(long long)" + k);

@@ -212,7 +212,7 @@ Result<contract::GoldenRequest> SystemLab::golden_request(const Dims& dims, cons
   g.time_reference = false;
   KOPT_TRY_ASSIGN(g.cache, contract::golden_cache_from_env());
   if (pipeline::is_triton_kernel(job_.kernel)) {
-    g.triton_kernel = job_.kernel;
+    g.triton_kernel = pipeline::golden_source(job_);
   } else {
     KOPT_TRY_ASSIGN(auto text, util::read_file(job_.kernel));
     KOPT_TRY_ASSIGN(g.signature, contract::parse_solve_signature(text, job_.kernel.string()));

@@ -69,9 +69,13 @@ runner::Tolerance resolve_tolerance(const util::Json& m, NumericsMode mode, std:
 
 KernelJob with_instrumented_copy(KernelJob job, const fs::path& copy) {
   if (!is_triton_kernel(job.kernel)) job.include_dirs.push_back(fs::absolute(job.kernel).parent_path().string());
+  else if (job.golden_kernel.empty())
+    job.golden_kernel = job.kernel;
   job.kernel = copy;
   return job;
 }
+
+const fs::path& golden_source(const KernelJob& job) { return job.golden_kernel.empty() ? job.kernel : job.golden_kernel; }
 
 compile::CompileRequest compile_request(const KernelJob& job, const std::string& name, const fs::path& source,
                                         const fs::path& out_dir) {

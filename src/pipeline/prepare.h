@@ -24,6 +24,10 @@ using search::NumericsMode;
 
 struct KernelJob {
   std::filesystem::path kernel;   // .cu (CUDA, CUTLASS) or .py (Triton, docs/TRITON.md)
+  // Triton: the user's kernel.py when `kernel` is kopt's instrumented copy of it (with_instrumented_copy). The golden
+  // data comes from its setup(), which the copy leaves as it is, and is keyed by it: the copy's path is a new run
+  // directory's each run, so keyed by the copy no run found the golden data the one before it made (golden_source()).
+  std::filesystem::path golden_kernel;
   std::filesystem::path ref;      // ref.py
   Dims dims;
   int seeds = 3;
@@ -41,6 +45,9 @@ struct KernelJob {
   // (compile::candidate_compile_limit_s): a point past it is pruned, not waited on.
   double compile_timeout_s = 0;
 };
+
+// The file whose setup() makes a Triton kernel's golden data: golden_kernel, else kernel.
+const std::filesystem::path& golden_source(const KernelJob& job);
 
 // Checks files, extensions, modes and numbers; never touches the GPU. Errors name what to fix (exit 4).
 Status validate(const KernelJob& job);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compile/pool.h"
+#include "contract/golden_maker.h"
 #include "testing/test_support.h"
 #include "toolchain/tools.h"
 #include "util/fs.h"
@@ -121,6 +122,48 @@ TEST_F(PrepareTest, ADerivedCopyBuiltFromTheStagingFolderIsTheRunDirectorysBuild
   ASSERT_TRUE(p.ok()) << p.error().message;
   EXPECT_EQ(p->build.cache_key, early.cache_key);
   EXPECT_FALSE(p->build.cache_hit) << "reported as the early build, not as a hit";
+}
+
+// A derived Triton space runs kopt's instrumented copy of kernel.py from the run directory, a new path each run; its
+// golden data comes from setup(), which the copy leaves as it is. Keyed by the copy, no run found the golden data the
+// run before made, nor what the lab's harness made beside the hardware gate from the user's file (H100, 2026-12-05:
+// 10-18 s of a Triton corpus run's gates waited for data made twice). Keyed by the user's file, every copy's is one.
+TEST(WithInstrumentedCopy, ATritonCopysGoldenDataIsTheUsersKernelsWhateverRunMadeIt) {
+  const fs::path d = fs::path(::testing::TempDir()) / ("kopt_golden_source_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  const fs::path ex = fs::path(testing_support::source_dir()) / "examples" / "corpus" / "liger_geglu";
+  KernelJob job;
+  job.kernel = ex / "kernel.py";
+  job.ref = ex / "ref.py";
+  job.dims = {{"n_rows", 64}, {"n_cols", 128}};
+  auto text = util::read_file(job.kernel);
+  ASSERT_TRUE(text.ok());
+  std::vector<std::string> keys, copy_keys;
+  for (const char* run : {"run_1", "run_2"}) {
+    const fs::path copy = d / run / "derived" / "kernel.py";
+    ASSERT_TRUE(util::write_file_atomic(copy, "# kopt: an annotated copy\n" + *text).ok());
+    const KernelJob derived = with_instrumented_copy(job, copy);
+    EXPECT_EQ(derived.kernel, copy) << "the copy is what runs";
+    EXPECT_TRUE(derived.include_dirs.empty()) << "a Triton job gets no -I";
+    EXPECT_EQ(golden_source(derived), job.kernel);
+    EXPECT_EQ(golden_source(with_instrumented_copy(derived, copy)), job.kernel) << "a copy of a copy: still the user's";
+    contract::GoldenRequest g;
+    g.ref_py = job.ref;
+    g.dims = job.dims;
+    g.out_dir = d / run / "golden";
+    g.triton_kernel = golden_source(derived);
+    auto key = contract::golden_key(contract::harness_argv(g, "python3"));
+    ASSERT_TRUE(key.ok()) << key.error().message;
+    keys.push_back(*key);
+    g.triton_kernel = derived.kernel;
+    auto by_copy = contract::golden_key(contract::harness_argv(g, "python3"));
+    ASSERT_TRUE(by_copy.ok()) << by_copy.error().message;
+    copy_keys.push_back(*by_copy);
+  }
+  EXPECT_EQ(keys[0], keys[1]);
+  EXPECT_NE(copy_keys[0], copy_keys[1]) << "the test's premise: keyed by the copy, each run's data is its own";
+  EXPECT_EQ(golden_source(job), job.kernel) << "no copy: the kernel itself";
+  fs::remove_all(d);
 }
 
 TEST(SayGoldenCache, AnEntryMadeAfterThisProcessStartedIsNotCalledAHitFromBefore) {

@@ -67,7 +67,7 @@ Result<Prepared> prepare_triton(const KernelJob& job, const fs::path& work_dir, 
   say("contract: " + entry + " (Triton; baseline configuration " + p.triton_config.dump() + ")");
   contract::GoldenRequest g;
   g.ref_py = job.ref;
-  g.triton_kernel = job.kernel;
+  g.triton_kernel = golden_source(job);
   g.dims = job.dims;
   g.seeds = job.seeds;
   g.out_dir = work_dir / "golden";
