@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Planned for the next session (issue 36), not run: sgemm_tunable 4096^3 by whole wall, which no call has measured since
+# Planned (issue 36), not run yet (sessions 27, 28: no device time left for it): sgemm_tunable 4096^3 by whole wall, which no call has measured since
 # 12-03 (cold: first candidate 66.0 s, cut at 140 s). 1. `check.sh time-to-result sgemm` on the fresh machine (kopt's
 # default optimize, every line stamped; golden data now written beside the next seed's work, 47f5fb7); 2. the search
 # seeds 2-5 of the same command over a fresh KOPT_CACHE_DIR each (the machine warm), each under 100 s; 3. Kernel
