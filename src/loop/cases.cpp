@@ -48,7 +48,7 @@ std::optional<RunOutcome> Optimizer::prepare_cases(const std::function<std::opti
       const fs::path g = dir_ / "golden_sanitize";  // run_sanitizer's folder
       lab_.prefetch_golden({{*small, g}});
       // Placed now (golden() waits for a batch in the background): run_sanitizer finds it.
-      if (lab_.golden(*small, g)) sanitize_golden_ = g;
+      if (lab_.golden({*small, g})) sanitize_golden_ = g;
     }
   prefetch_golden(fitted, false, early);
   if (early)
@@ -108,7 +108,7 @@ std::optional<RunOutcome> Optimizer::case_golden(CaseData& cd, workload::OomPoli
       }
     }
     say("  case {}: golden data at {}...", cd.c.name, format_dims(cd.c.realised));
-    auto m = lab_.golden(cd.c.realised, cd.golden_dir);
+    auto m = lab_.golden({cd.c.realised, cd.golden_dir});
     if (m) {
       cd.manifest = *m;
       if (auto made = contract::golden_cache_hit(*m)) {
@@ -172,7 +172,7 @@ std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
         if (auto fit = workload::fit_to_limit(*ws_model_, cd.c.requested, d.next_max_bytes)) f = *fit;
       if (f && f->realised != cd.c.realised) {
         say("  case {}: {}", cd.c.name, d.reason);
-        auto m = lab_.golden(f->realised, cd.golden_dir);
+        auto m = lab_.golden({f->realised, cd.golden_dir});
         if (m) {
           cd.c.realised = f->realised;
           cd.c.note += (cd.c.note.empty() ? "" : "; ") + d.reason;
@@ -194,12 +194,12 @@ std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
 // the matrix's cases and the sanitizer's small case (holdout false), or these held-out shapes (holdout true).
 // `background`: begun beside the work that follows (Lab::prefetch_golden_in_background), even for one request.
 void Optimizer::prefetch_golden(const std::vector<workload::Case>& cases, bool holdout, bool background) {
-  std::vector<std::pair<Dims, fs::path>> wanted;
+  std::vector<GoldenWant> wanted;
   auto want = [&](const Dims& dims, const fs::path& dir) {
     if (dims == o_.job.dims || fs::exists(dir / "manifest.json")) return;
     for (const auto& w : wanted)
-      if (w.first == dims) return;  // the same dims twice (the small case can be a case): made once, placed twice
-    wanted.emplace_back(dims, dir);
+      if (w.dims == dims) return;  // the same dims twice (the small case can be a case): made once, placed twice
+    wanted.push_back({dims, dir, holdout ? kHoldoutSeeds : 0});
   };
   if (holdout) {
     for (const auto& shape : cases) want(shape.realised, dir_ / "holdout" / shape.name / "golden");

@@ -53,6 +53,7 @@ struct GateRun {
   util::Json state, summary;
   std::string summary_md;
   std::vector<Dims> goldens;
+  std::vector<int> golden_seeds, prefetched_seeds;
   std::vector<std::vector<Dims>> prefetched, prefetched_in_background;
   std::vector<std::string> events;
   std::vector<std::string> sanitized;
@@ -87,6 +88,8 @@ GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo
   if (auto s = util::read_json(r.run_dir / "summary.json")) r.summary = *s;
   if (auto s = util::read_file(r.run_dir / "summary.md")) r.summary_md = *s;
   r.goldens = lab.goldens;
+  r.golden_seeds = lab.golden_seeds;
+  r.prefetched_seeds = lab.prefetched_seeds;
   r.prefetched = lab.prefetched;
   r.prefetched_in_background = lab.prefetched_in_background;
   r.events = lab.events;
@@ -198,6 +201,22 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   for (const auto& c : (*holdout)["cases"]) checked.insert(c["case"]["realised"]["n"].get<int64_t>());
   for (const auto& d : r.prefetched_in_background.back()) made.insert(n_of(d));
   EXPECT_EQ(made, checked);
+  // The held-out shapes on kHoldoutSeeds (one: a tile-multiple-only kernel is wrong at tile_plus_one on any data),
+  // asked for and placed so; the cases and the small case on the job's.
+  const size_t cases_asked = r.prefetched_in_background.front().size();
+  ASSERT_EQ(r.prefetched_seeds.size(), cases_asked + made.size());
+  for (size_t i = 0; i < r.prefetched_seeds.size(); ++i)
+    EXPECT_EQ(r.prefetched_seeds[i], i < cases_asked ? 0 : kHoldoutSeeds) << i;
+  ASSERT_EQ(r.golden_seeds.size(), r.goldens.size());
+  size_t holdout_asked = 0;
+  for (size_t i = 0; i < r.goldens.size(); ++i)
+    if (made.count(n_of(r.goldens[i])) && !first.count(n_of(r.goldens[i]))) {
+      EXPECT_EQ(r.golden_seeds[i], kHoldoutSeeds) << format_dims(r.goldens[i]);
+      ++holdout_asked;
+    } else {
+      EXPECT_EQ(r.golden_seeds[i], 0) << format_dims(r.goldens[i]);
+    }
+  EXPECT_EQ(holdout_asked, made.size());
   // The baseline passed the correctness gate at every case.
   EXPECT_TRUE(fs::exists(r.run_dir / "gates" / "correctness_scale_0.5.json"));
   // Every TILE 64 candidate was rejected at the 0.5 case; the champion is not one.

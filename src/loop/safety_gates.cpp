@@ -33,7 +33,7 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
     } else if (fs::exists(g / "manifest.json")) {
       sanitize_golden_ = g;
     } else {
-      auto m = lab_.golden(small, g);
+      auto m = lab_.golden({small, g});
       sanitize_golden_ = m ? g : prep_.golden_dir;
       if (!m) say("  sanitizer: no golden data at the small case ({}): at the run's own", m.error().message);
     }

@@ -202,11 +202,11 @@ Result<profile::ProfileResult> SystemLab::profile(const profile::ProfileRequest&
   return profile::profile_call(req, plan, runner_, top_n);
 }
 
-Result<contract::GoldenRequest> SystemLab::golden_request(const Dims& dims, const fs::path& out_dir) {
+Result<contract::GoldenRequest> SystemLab::golden_request(const Dims& dims, const fs::path& out_dir, int seeds) {
   contract::GoldenRequest g;
   g.ref_py = job_.ref;
   g.dims = dims;
-  g.seeds = job_.seeds;
+  g.seeds = seeds > 0 ? seeds : job_.seeds;
   g.out_dir = out_dir;
   g.ptr_size = job_.ptr_size;
   g.time_reference = false;
@@ -266,13 +266,13 @@ void SystemLab::begin_ephemeral_seed(const Dims& dims) {
   });
 }
 
-Result<util::Json> SystemLab::golden(const Dims& dims, const fs::path& out_dir) {
+Result<util::Json> SystemLab::golden(const GoldenWant& want) {
   wait_golden_prefetch();
-  KOPT_TRY_ASSIGN(auto g, golden_request(dims, out_dir));
+  KOPT_TRY_ASSIGN(auto g, golden_request(want.dims, want.dir, want.seeds));
   return contract::make_golden(g, runner_);
 }
 
-void SystemLab::prefetch_golden_in_background(const std::vector<std::pair<Dims, fs::path>>& requests) {
+void SystemLab::prefetch_golden_in_background(const std::vector<GoldenWant>& requests) {
   // After what was begun before it (the ephemeral seed), on the same thread's turn: the caller does not wait for it.
   background_ = std::async(std::launch::async, [this, before = std::move(background_), requests]() mutable {
     if (before.valid()) before.get();
@@ -284,15 +284,15 @@ void SystemLab::wait_golden_prefetch() {
   if (background_.valid()) background_.get();
 }
 
-void SystemLab::prefetch_golden(const std::vector<std::pair<Dims, fs::path>>& requests) {
+void SystemLab::prefetch_golden(const std::vector<GoldenWant>& requests) {
   wait_golden_prefetch();
   prefetch_now(requests);
 }
 
-void SystemLab::prefetch_now(const std::vector<std::pair<Dims, fs::path>>& requests) {
+void SystemLab::prefetch_now(const std::vector<GoldenWant>& requests) {
   std::vector<contract::GoldenRequest> all;
-  for (const auto& [dims, dir] : requests)
-    if (auto g = golden_request(dims, dir)) all.push_back(std::move(g).value());
+  for (const auto& w : requests)
+    if (auto g = golden_request(w.dims, w.dir, w.seeds)) all.push_back(std::move(g).value());
   // What it did not make, golden() makes and reports. The run's stream when there is one (no new Python).
   if (stream_ && stream_->alive()) (void)stream_->prefetch(std::move(all));
   else (void)contract::prefetch_golden(std::move(all), runner_);

@@ -37,7 +37,7 @@ TEST(SystemLab, GoldenDataAtAnotherCasesDimsComesFromTheHarness) {
   job.seeds = 2;
   util::SystemRunner runner;
   SystemLab lab(job, runner);
-  auto m = lab.golden({{"n", 1001}}, dir / "case");
+  auto m = lab.golden({{{"n", 1001}}, dir / "case"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ((*m)["dims"]["n"], 1001);
   ASSERT_TRUE((*m).contains("buffers"));
@@ -48,7 +48,7 @@ TEST(SystemLab, GoldenDataAtAnotherCasesDimsComesFromTheHarness) {
   pipeline::KernelJob bad = job;
   bad.ref = data / "gates" / "tile_only" / "kernel.cu";
   SystemLab bad_lab(bad, runner);
-  EXPECT_FALSE(bad_lab.golden({{"n", 64}}, dir / "bad").ok());
+  EXPECT_FALSE(bad_lab.golden({{{"n", 64}}, dir / "bad"}).ok());
 }
 
 // The end of a run whose golden data was cached (issue 36): the golden-data harness is started beside the gates all
@@ -130,7 +130,8 @@ def reference(*, x, y, n):
   // check waits for the seed alone.
   const auto t0 = std::chrono::steady_clock::now();
   lab.begin_ephemeral_seed(job.dims);
-  lab.prefetch_golden_in_background({{{{"n", 1003}}, root / "holdout" / "a"}, {{{"n", 1001}}, root / "holdout" / "b"}});
+  lab.prefetch_golden_in_background(
+      {{{{"n", 1003}}, root / "holdout" / "a", kHoldoutSeeds}, {{{"n", 1001}}, root / "holdout" / "b", kHoldoutSeeds}});
   auto seed = lab.ephemeral_seed(job.dims);
   const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(seed.ok()) << seed.error().message;
@@ -141,10 +142,15 @@ def reference(*, x, y, n):
   EXPECT_EQ(lab.golden_stream(), harness) << "the same harness made them all";
   EXPECT_EQ(harness->requests(), 3) << "the seed and the two shapes";
   for (int64_t n : {1001, 1003}) {
-    auto m = lab.golden({{"n", n}}, root / "placed" / std::to_string(n));
+    auto m = lab.golden({{{"n", n}}, root / "placed" / std::to_string(n), kHoldoutSeeds});
     ASSERT_TRUE(m.ok()) << m.error().message;
     EXPECT_TRUE((*m)["golden_cache"].value("hit", false)) << n << ": made by the harness into the cache";
+    EXPECT_EQ((*m)["seeds"].size(), static_cast<size_t>(kHoldoutSeeds)) << n << ": the held-out shapes' seeds, not the job's";
   }
+  // The job's seeds at a case's dims: another request (the seeds are part of what the data is), made now.
+  auto cased = lab.golden({{{"n", 1001}}, root / "placed" / "case"});
+  ASSERT_TRUE(cased.ok()) << cased.error().message;
+  EXPECT_EQ((*cased)["seeds"].size(), static_cast<size_t>(job.seeds));
 
   // A harness that cannot start early (it exits at once): the seed starts one, begun after the search or asked for
   // alone.

@@ -333,9 +333,12 @@ util::Json ModelLab::manifest(const Dims& d) const {
   return m;
 }
 
-Result<util::Json> ModelLab::golden(const Dims& d, const fs::path& out_dir) {
+Result<util::Json> ModelLab::golden(const GoldenWant& want) {
+  const Dims& d = want.dims;
+  const fs::path& out_dir = want.dir;
   std::lock_guard<std::mutex> lock(mu_);  // the baseline's sanitizer makes its small case beside the cases' checks
   goldens.push_back(d);
+  golden_seeds.push_back(want.seeds);
   events.push_back("golden");
   if (o_.on_golden) o_.on_golden(d);
   if (util::interrupted()) return input_error("the golden-data harness failed (interrupted)");  // as the real one says

@@ -90,15 +90,18 @@ class ModelLab final : public Lab {
                               const std::vector<std::string>& kernels) override;
   runner::RunOutcome run(const runner::RunRequest& request) override;
   Result<profile::ProfileResult> profile(const profile::ProfileRequest& request, profile::ProfilePlan& plan, int top_n) override;
-  Result<util::Json> golden(const Dims& dims, const std::filesystem::path& out_dir) override;
-  void prefetch_golden(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override {
+  Result<util::Json> golden(const GoldenWant& want) override;
+  void prefetch_golden(const std::vector<GoldenWant>& requests) override {
     std::vector<Dims> batch;
-    for (const auto& r : requests) batch.push_back(r.first);
+    for (const auto& r : requests) batch.push_back(r.dims);
     prefetched.push_back(batch);
   }
-  void prefetch_golden_in_background(const std::vector<std::pair<Dims, std::filesystem::path>>& requests) override {
+  void prefetch_golden_in_background(const std::vector<GoldenWant>& requests) override {
     std::vector<Dims> batch;
-    for (const auto& r : requests) batch.push_back(r.first);
+    for (const auto& r : requests) {
+      batch.push_back(r.dims);
+      prefetched_seeds.push_back(r.seeds);
+    }
     prefetched_in_background.push_back(batch);
     events.push_back("prefetch_golden_in_background");
   }
@@ -124,11 +127,13 @@ class ModelLab final : public Lab {
   std::vector<std::string> runs;
   std::vector<std::filesystem::path> results;  // every run's result file
   std::vector<Dims> goldens;              // every golden() call's dims
+  std::vector<int> golden_seeds;          // and its seeds (0: the job's)
   std::vector<Dims> ephemeral_seeds;      // every ephemeral_seed() call's dims
   std::vector<Dims> begun_ephemeral_seeds;    // every begin_ephemeral_seed() call's dims (ephemeral_seed() makes them here)
   std::vector<size_t> runs_before_begin;      // for each, how many runs (`runs`) came before it
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::vector<Dims>> prefetched_in_background;  // every prefetch_golden_in_background() call's dims
+  std::vector<int> prefetched_seeds;                        // and each request's seeds, in order
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
   std::vector<size_t> profiled_after;     // for each profile taken, how many runs (`runs`) came before it
