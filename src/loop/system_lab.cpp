@@ -58,13 +58,9 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
   // machine 2026-12-04), into the build cache while the gate runs; prepare() finds it there. A derived space's copy is
   // built as the run will build it (the same text, the same -I: the same cache key), from the staging folder.
   if (!pipeline::is_triton_kernel(job_.kernel) && !early_build_.valid()) {
-    pipeline::KernelJob job = job_;
-    bool ready = true;
-    if (instrumented_source) {
-      const fs::path copy = staging() / "derived" / job_.kernel.filename();
-      ready = util::write_file_atomic(copy, *instrumented_source).ok();
-      job = pipeline::with_instrumented_copy(job_, copy);
-    }
+    const fs::path copy = staging() / "derived" / job_.kernel.filename();
+    const bool ready = !instrumented_source || util::write_file_atomic(copy, *instrumented_source).ok();
+    const pipeline::KernelJob job = instrumented_source ? pipeline::with_instrumented_copy(job_, copy) : job_;
     if (ready)  // the request made here: staging() is not for two threads to make
       early_build_ = std::async(std::launch::async, [this, req = pipeline::compile_request(job, "kernel", job.kernel, staging() / "build")] {
         return compile::compile_batch({req}, {1, ""}, runner_).front();
@@ -79,8 +75,7 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
     roofline::CeilingsOptions defaults;
     (void)roofline::build_probe(runner_, nvcc, gpus->gpus.front().arch(), roofline::default_ceilings_cache_dir() / "probe",
                                 defaults.build_timeout_s, warnings);
-    // What the first profile asks ncu before profiling (its version, the chip's metrics: 1.5 s on the H200): kept now,
-    // on the CPU, beside the gates (`ncu --query-metrics --chip` reads no GPU).
+    // What the first profile asks ncu first (its version, the chip's metrics: 1.5 s, H200), now: it reads no GPU.
     profile::ProfileRequest known;
     known.ncu_path = toolchain::find_ncu();
     known.chip = profile::chip_for_compute_capability(gpus->gpus.front().cc_major, gpus->gpus.front().cc_minor);
@@ -91,15 +86,11 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
   auto req = golden_request(job_.dims, staging() / "golden");
   if (!req) return;
   req->time_reference = true;  // what prepare() asks, so that its cache key is this one's
-  // Already in the cache (a warm run): nothing to make now, but the harness starts all the same, idle, so that what
-  // the end of the run asks of it (the ephemeral seed, the held-out shapes' golden data: begin_ephemeral_seed,
-  // prefetch_golden_in_background) does not wait 3-5 s for Python and torch's import. Idle means no GPU at all: it
-  // starts with `--preload imports` (python/kopt_harness/cli.py _preload: torch imported, no CUDA call, so no context
-  // and nothing on any GPU) and is asked for nothing until a request comes, and none comes while anything is timed:
-  // the gates' and the search's golden data is in the cache (only a case the cache lacks is a request, made before
-  // the first candidate, as by a process of its own), and the end's requests are sent once the search is over. Its
-  // CUDA context starts at its first request, beside the final champion's checks. A cold run's harness makes the
-  // job's data at once (below), before the gates (prepare() waits for it): it starts CUDA at its start.
+  // Already in the cache (a warm run): the harness starts all the same, idle (`--preload imports`: torch imported, no
+  // CUDA call, nothing on any GPU; cli.py _preload), so that the end of the run (the ephemeral seed, the held-out
+  // shapes' data) does not wait 3-5 s for Python and torch. No request comes while anything is timed: a case the cache
+  // lacks is made before the first candidate, the end's requests once the search is over (docs/GATES.md "The gates'
+  // early work"). A cold run's harness makes the job's data at once, before the gates: CUDA at its start.
   const bool cached = contract::golden_batch({*req}).todo.empty();
   auto s = contract::GoldenStream::start(staging_ / "golden_stream.log",
                                          cached ? contract::HarnessPreload::kImports : contract::HarnessPreload::kCuda);
