@@ -133,7 +133,7 @@ class ModelLab final : public Lab {
   std::vector<size_t> runs_before_begin;      // for each, how many runs (`runs`) came before it
   std::vector<std::vector<Dims>> prefetched;  // every prefetch_golden() call's dims (it makes nothing here)
   std::vector<std::vector<Dims>> prefetched_in_background;  // every prefetch_golden_in_background() call's dims
-  std::vector<int> prefetched_seeds;                        // and each request's seeds, in order
+  std::vector<int> prefetched_seeds;                        // each background request's seeds, in order (0: the job's)
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
   std::vector<size_t> profiled_after;     // for each profile taken, how many runs (`runs`) came before it
