@@ -226,6 +226,7 @@ class Child {
     std::shared_ptr<const ResidentSeed> resident;  // the same on the GPU (runner/device_golden.h), or null
     std::vector<CUdeviceptr> spacers;
     bool sealed = false;  // the sealed seed's inputs: its outputs go to the judge (runner/sealed.h)
+    util::Json bind_ms = util::Json::object();  // bind_seed's steps: load, allocate, resident, upload (ms)
   };
   // What a check on the GPU found (verify_on_gpu): everything passed; a difference (examined on the host); it could
   // not check there; the resident golden data changed.
@@ -459,11 +460,16 @@ Child::AuditViews Child::audit_views(const Bound& b, const std::vector<const Lib
 std::string Child::sealed_key(const Lib& lib) const { return lib.identity + '\n' + g_.dir.string(); }
 
 Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
+  util::Json steps = util::Json::object();
+  PhaseClock lap(steps);
   auto tensors = seeds_.seed(seed);
   if (!tensors) throw Fatal{RunStatus::kLoadError, tensors.error().message};
+  lap("load");  // from disk on the seed's first use in this process, else nothing
   Bound b = allocate(rng);
+  lap("allocate");
   b.tensors = *tensors;
   if (resident_) b.resident = resident_->get(resident_key(g_.dir, seed), **tensors);
+  lap("resident");  // the seed's upload to the GPU's golden store on first use
   for (const auto& p : g_.signature.params) {
     if (p.kind != ParamKind::kPointer) continue;
     const BufferSpec& spec = g_.buffers.at(p.name);
@@ -480,6 +486,8 @@ Child::Bound Child::bind_seed(int seed, std::mt19937_64& rng) {
     }
   }
   reset_outputs(b);
+  lap("upload");
+  b.bind_ms = std::move(steps);
   return b;
 }
 
@@ -1061,9 +1069,13 @@ void Child::run_paired(Tolerance tol, std::mt19937_64& rng, util::Json& result, 
         d = {TimingMethod::kEventsDefaultStream, FallbackReason::kBlockerUnavailable};
       bound_ms[k] = watchdog_bound_ms(f.return_ms);
       methods.push_back(d.method);
-      entries[k].timing_info = {{"probe_method", method_name(d.method)}, {"fallback_reason", reason_name(d.reason)},
-                                {"probe_event_median_ms", f.event_ms}, {"probe_host_median_ms", f.host_ms},
-                                {"probe_blocked_median_ms", f.blocked_ms}, {"probe_reused", entries[k].probe_reused}};
+      entries[k].timing_info = {{"probe_method", method_name(d.method)},
+                                {"fallback_reason", reason_name(d.reason)},
+                                {"probe_event_median_ms", f.event_ms},
+                                {"probe_host_median_ms", f.host_ms},
+                                {"probe_blocked_median_ms", f.blocked_ms},
+                                {"probe_reused", entries[k].probe_reused},
+                                {"probe_cost_ms", entries[k].probe_reused ? util::Json(nullptr) : probe_cost_json(f)}};
     } catch (Fatal& f) {
       f.lib = libs[k].path;
       throw;
@@ -1238,6 +1250,7 @@ util::Json Child::run() {
         if (filler) filler->fill(pattern);
       }, seeds.empty());
       v["bind_ms"] = std::chrono::duration<double, std::milli>(verify_start - bind_start).count();
+      v["bind_steps_ms"] = b.bind_ms;
       v["verify_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - verify_start).count();
       v["seed"] = seed;
       seeds.push_back(v);

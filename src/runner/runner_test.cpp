@@ -767,6 +767,13 @@ TEST_F(RunnerGpu, PairedModeTimesHonestLibrariesBlocked) {
   auto cmp = compare_paired(a, b, 0.05);
   EXPECT_NE(cmp.verdict, Verdict::kFaster);  // the same library against itself
   EXPECT_NE(cmp.verdict, Verdict::kSlower);
+  // Where each library's probe went: every step timed, the held sample's look at the outputs included.
+  for (const auto& lib : o.details["libs"]) {
+    const auto& cost = lib["timing_info"]["probe_cost_ms"];
+    ASSERT_TRUE(cost.is_object()) << lib["timing_info"].dump();
+    for (const char* k : {"unblocked", "snapshot", "held", "blocked"})
+      EXPECT_GT(cost.value(k, -1.0), 0.0) << k << ": " << cost.dump();
+  }
 }
 
 TEST_F(RunnerGpu, TheWorkerServesCheckTimeAndRacesAndRestartsAfterABrokenContext) {
@@ -820,6 +827,11 @@ TEST_F(RunnerGpu, ChecksRunOnTheGpuWithTheHostsFiguresAndAWorkerUploadsEachSeedO
   for (size_t i = 0; i < 3; ++i) {
     const auto& g = gpu.details["seeds"][i];
     const auto& h = host.details["seeds"][i];
+    // Where each seed's bind went: the upload to the GPU's golden store only where it is on.
+    for (const char* k : {"load", "allocate", "resident", "upload"}) {
+      EXPECT_GE(g["bind_steps_ms"].value(k, -1.0), 0.0) << k << ": " << g.dump();
+      EXPECT_GE(h["bind_steps_ms"].value(k, -1.0), 0.0) << k << ": " << h.dump();
+    }
     EXPECT_EQ(g["checked_on"], "gpu") << g.dump();
     EXPECT_EQ(h["checked_on"], "host") << h.dump();
     for (const char* k : {"ok", "mismatches", "bitwise_equal", "still_poisoned", "max_abs_err", "max_rel_err"})

@@ -282,10 +282,11 @@ GpuSample Timer::unblocked_sample(const Call& call, bool device_sync_before_stop
   return s;
 }
 
-GpuSample Timer::blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms) {
+GpuSample Timer::blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms,
+                                const std::vector<std::vector<unsigned char>>* taken) {
   GpuSample s;
   std::vector<std::vector<unsigned char>> before;
-  if (watch) before = snapshot(*watch);
+  if (watch && !taken) before = snapshot(*watch);
   uint32_t token = ++token_;
   if (token == 0) token = ++token_;  // 0 is the flag's initial value: never a token
   CUdeviceptr flag = dev_words_, timed_out = dev_words_ + sizeof(uint32_t);
@@ -317,7 +318,7 @@ GpuSample Timer::blocked_sample(const Call& call, double watchdog_ms, const std:
     // Work solve() put on the legacy or a blocking stream cannot have run yet; work on a non-blocking stream
     // can. Give it time, then compare the outputs (read on a private non-blocking stream).
     std::this_thread::sleep_until(h_ret + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(hold_ms)));
-    s.outputs_changed_while_held = changed_while_held(*watch, before);
+    s.outputs_changed_while_held = changed_while_held(*watch, taken ? *taken : before);
     looked = true;
   }
   finish();
@@ -394,6 +395,12 @@ ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, 
   f.forced = forced;
   f.blocker_available = blocker_available();
   std::vector<double> ev, host, ret;
+  auto since = Clock::now();
+  auto cost = [&since](double& into) {
+    const auto now = Clock::now();
+    into = ms_between(since, now);
+    since = now;
+  };
   for (int i = 0; i < 5; ++i) {
     GpuSample s = unblocked_sample(call, false);
     ev.push_back(s.gpu_ms);
@@ -403,6 +410,7 @@ ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, 
   f.event_ms = median_of(ev);
   f.host_ms = median_of(host);
   f.return_ms = median_of(ret);
+  cost(f.unblocked_cost_ms);
   if (forced || events_miss_work(f.event_ms, f.host_ms) || !f.blocker_available) return f;
   const double bound = watchdog_bound_ms(f.return_ms);
   auto account = [&](const GpuSample& s) {
@@ -412,7 +420,10 @@ ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, 
     return !s.discarded();
   };
   reset();  // fresh poison: any output byte that changes while the default stream is held was written elsewhere
-  GpuSample first = blocked_sample(call, bound, &outputs, escape_hold_ms(f.host_ms));
+  const std::vector<std::vector<unsigned char>> before = snapshot(outputs);
+  cost(f.snapshot_cost_ms);
+  GpuSample first = blocked_sample(call, bound, &outputs, escape_hold_ms(f.host_ms), &before);
+  cost(f.held_cost_ms);
   if (!account(first)) return f;
   f.outputs_changed_while_held = first.outputs_changed_while_held;
   if (f.outputs_changed_while_held) return f;
@@ -423,6 +434,7 @@ ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, 
     blocked.push_back(s.gpu_ms);
   }
   f.blocked_ms = median_of(blocked);
+  cost(f.blocked_cost_ms);
   return f;
 }
 
@@ -503,13 +515,25 @@ std::optional<SeriesStop> parse_series_stop(std::string_view name) {
   return std::nullopt;
 }
 
+util::Json probe_cost_json(const ProbeFigures& p) {
+  return {{"unblocked", p.unblocked_cost_ms},
+          {"snapshot", p.snapshot_cost_ms},
+          {"held", p.held_cost_ms},
+          {"blocked", p.blocked_cost_ms}};
+}
+
 util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& blocker_error) {
   const auto& p = s.probe;
-  util::Json probe = {{"event_median_ms", p.event_ms},       {"host_median_ms", p.host_ms},
-                      {"return_median_ms", p.return_ms},     {"blocked_median_ms", p.blocked_ms},
-                      {"blocker_available", p.blocker_available}, {"blocked_attempts", p.blocked_attempts},
-                      {"watchdog_releases", p.watchdog_releases}, {"blocker_timeouts", p.blocker_timeouts},
-                      {"outputs_changed_while_held", p.outputs_changed_while_held}};
+  util::Json probe = {{"event_median_ms", p.event_ms},
+                      {"host_median_ms", p.host_ms},
+                      {"return_median_ms", p.return_ms},
+                      {"blocked_median_ms", p.blocked_ms},
+                      {"blocker_available", p.blocker_available},
+                      {"blocked_attempts", p.blocked_attempts},
+                      {"watchdog_releases", p.watchdog_releases},
+                      {"blocker_timeouts", p.blocker_timeouts},
+                      {"outputs_changed_while_held", p.outputs_changed_while_held},
+                      {"cost_ms", probe_cost_json(p)}};
   if (!blocker_error.empty()) probe["blocker_error"] = blocker_error;
   util::Json j = {{"timing_method", method_name(s.decision.method)},
                   {"launch_excluded", excludes_launch(s.decision.method)},

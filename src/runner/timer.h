@@ -181,7 +181,9 @@ class Timer {
   // persisting-L2 limit back to its value when the Timer was made, and an access-policy window on the legacy stream
   // removed, then a synchronisation (so the cold flush evicts what a candidate pinned: "cold" means cold, by design).
   void reset_device_state();
-  GpuSample blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms);
+  // `taken`: the watched regions' content, read before (else read here).
+  GpuSample blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms,
+                           const std::vector<std::vector<unsigned char>>* taken = nullptr);
   GpuSample unblocked_sample(const Call& call, bool device_sync_before_stop);
   void flush_async();
   void drop_clock(std::string why);  // the kernel clock off for the rest of this timer's life
@@ -233,5 +235,7 @@ TimedSeries time_series(Timer& timer, const Timer::Call& call, const std::functi
 // events), gpu_clock_off_reason (+ _text) on events, event_median_ms (the event figures of the same samples,
 // always), busy_median_ms and kernels_per_call on cupti_activity, cupti_missing.
 util::Json series_info_json(const TimedSeries& s, L2Mode l2, const std::string& blocker_error);
+// Where a probe's host time went (ProbeFigures' *_cost_ms): {unblocked, snapshot, held, blocked}.
+util::Json probe_cost_json(const ProbeFigures& p);
 
 }  // namespace kopt::runner

@@ -53,6 +53,9 @@ struct ProbeFigures {
   bool outputs_changed_while_held = false;
   double blocked_ms = 0;          // median of the blocked samples that completed
   std::optional<TimingMethod> forced;
+  // The probe's own host time (ms): the unblocked samples, the outputs' snapshot before the held sample, the held
+  // sample with its look at the outputs, the other blocked samples (where a race's probe phase goes).
+  double unblocked_cost_ms = 0, snapshot_cost_ms = 0, held_cost_ms = 0, blocked_cost_ms = 0;
 };
 
 struct MethodDecision {
