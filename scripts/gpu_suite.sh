@@ -165,6 +165,16 @@ EOF
       [ $rc -eq 0 ] || { echo "gpu_suite: kopt optimize exited $rc" >&2; return 1; }
       expect "$log" "[Cc]hampion" || return 1
       ls -d "$dir"/kopt_runs/* >/dev/null 2>&1 || { echo "gpu_suite: no run directory under $dir/kopt_runs" >&2; return 1; }
+      if [[ "$kernel" == *.py ]]; then
+        # A Triton candidate's other cases are checked in its timed child (--also-check), not in check runs of their own.
+        python3 - "$dir" <<'PY' || return 1
+import glob, json, sys
+files = glob.glob(sys.argv[1] + "/kopt_runs/*/iter_*/candidates/*/cases.json")
+where = [c.get("checked_in") for f in files for c in json.load(open(f)).get("checks", [])]
+if not where or any(w != "the timed run's child" for w in where):
+    sys.exit(f"gpu_suite: the Triton candidates' other cases were checked in: {sorted(set(map(str, where)))} ({len(files)} cases.json)")
+PY
+      fi
       ;;
     *)
       echo "gpu_suite: unknown test '$test' (bench, bench-tuned, sass, roofline, profile, optimize)" >&2

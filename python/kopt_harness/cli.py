@@ -83,6 +83,9 @@ def _parser():
     t.add_argument("--dump-cubin", help="write the cubins Triton compiled into this folder")
     t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
     t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
+    t.add_argument("--also-check", action="append", default=[], metavar="GOLDEN",
+                   help="mode time: another case's golden data, checked in this process after the timed run (every "
+                        "seed and the sealed seed); repeat per case; each case's verdict in the result's \"cases\"")
     t.add_argument("--ephemeral-fd", type=int, default=None,
                    help="check mode: the ephemeral seed's memfd, inherited; handed to the judge (which serves it in "
                         "the sealed seed's place) and closed before the kernel is imported (kopt passes it)")
@@ -252,7 +255,8 @@ def _triton_run(args):
         atol=args.atol, rtol=args.rtol, max_time_s=args.max_time_s, target_ci=args.target_ci,
         min_samples=args.min_samples, max_samples=args.max_samples, rounds=args.rounds, device=args.device,
         dump_cubin=args.dump_cubin, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed,
-        l2=args.l2, timing_method=args.timing_method, ephemeral=args.ephemeral_fd is not None)
+        l2=args.l2, timing_method=args.timing_method, ephemeral=args.ephemeral_fd is not None,
+        also_check=args.also_check)
     triton_run.check_options(opts)
     result, rc = triton_run.run(opts)
     triton_run.write_result(args.out, result)

@@ -30,7 +30,7 @@ import tempfile
 import time
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import kopt_harness
 
@@ -71,6 +71,9 @@ class RunOptions:
     # --ephemeral-fd (check mode): the process's judge was given the ephemeral seed (sealed.start) and serves it in
     # the sealed seed's place; the descriptor itself is closed before this runs.
     ephemeral: bool = False
+    # --also-check DIR (time mode): the golden data of the workload matrix's other cases, checked in this process
+    # after the timed run (the kernel imported and compiled once), each case's verdict in the result's "cases".
+    also_check: list = field(default_factory=list)
 
 
 class Phases:
@@ -725,6 +728,8 @@ def check_options(o):
         raise UsageError(f"--device {o.device}: expected cuda, cpu or numpy")
     if o.ephemeral and o.mode != "check":
         raise UsageError(f"--ephemeral-fd is for --mode check (a one-shot check run), not --mode {o.mode}")
+    if o.also_check and o.mode != "time":
+        raise UsageError(f"--also-check is for --mode time (the other cases checked after the timed run), not --mode {o.mode}")
 
 
 def _point_imported_triton_at(cache_dir):
@@ -765,6 +770,37 @@ def _check_ephemeral(o, sealing, sealed_inputs, key):
                     "the judge serves an ephemeral seed, but the command line has no --ephemeral-fd")
     if o.ephemeral and sealed_inputs is None:
         raise Fatal(INTERNAL_ERROR, "the ephemeral seed cannot be checked: " + key.get("reason", "?"))
+
+
+def _check_other_cases(o, ops, module, sealing):
+    """--also-check: each other case's golden data checked as a check run would (every seed, then the sealed seed),
+    in this process; stops at the first case that is not right. A list of {golden, status, message, seeds,
+    phases_ms}; a case's load error is that case's status, not the timed run's."""
+    cases = []
+    for folder in o.also_check:
+        ph = Phases()
+        case = {"golden": os.path.abspath(folder)}
+        try:
+            with ph("golden_load"):
+                g = load_golden(folder)
+            with ph("sealed_inputs"):
+                inputs, key = _sealed_inputs(sealing, g)
+            for i, c in enumerate(o.configs):
+                try:
+                    kernelmod.check_config(c, set(g.inputs), where=f"--config #{i}")
+                except UsageError as e:
+                    raise Fatal(LOAD_ERROR, str(e)) from None
+            check = replace(o, mode="check", golden=folder, also_check=[], dump_cubin=None)
+            out = {}
+            TritonRunner(check, ops, g, module, ph, sealing.judge, inputs).run(out)
+            case.update(status=out["status"], message=out["message"], seeds=out.get("seeds", []), answer_key=key)
+        except Fatal as f:
+            case.update(status=f.status, message=f.message)
+        case["phases_ms"] = ph.to_json()
+        cases.append(case)
+        if case["status"] != OK:
+            break  # the first wrong case decides, as kopt's checks at the cases do
+    return cases
 
 
 def run(o, sealing=None):
@@ -812,6 +848,8 @@ def run(o, sealing=None):
             runner = TritonRunner(o, ops, g, module, ph, sealing.judge, sealed_inputs)
             runner.run(result)
             result["triton"]["first_call_ms"] = runner.first_call_ms
+            if o.also_check and result.get("status") == OK:
+                result["cases"] = _check_other_cases(o, ops, module, sealing)
         else:
             try:
                 _compile_only(o, ops, module, result)

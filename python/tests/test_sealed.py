@@ -308,6 +308,18 @@ def test_a_kernel_that_answers_from_the_public_golden_files_is_wrong_on_the_seal
     assert r["status"] == "wrong_on_sealed_seed" and "samples_ms" not in r  # checked before it is timed
 
 
+def test_each_case_checked_in_the_timed_child_is_judged_on_its_own_sealed_seed(sh, judge):
+    kernel = sh.kernel()
+    _, golden = sh.golden(kernel, seeds=2)
+    _, small = sh.golden(kernel, dims={"n": 600}, seeds=2)
+    r, rc = sh.run(kernel, golden, mode="time", also_check=[small], sealing=sealed.Sealing(judge=judge))
+    assert rc == 0 and r["status"] == "ok", r["message"]
+    (case,) = r["cases"]
+    assert case["status"] == "ok" and [s["seed"] for s in case["seeds"]] == [0, 1, -1]
+    assert case["seeds"][-1]["sealed"] is True and case["seeds"][-1]["checked_on"] == "judge"
+    assert case["answer_key"]["sealed_seed"] and case["answer_key"]["judge"]
+
+
 def test_outputs_left_unwritten_on_the_sealed_seed_are_unwritten_output(sh, judge):
     kernel = answer_key_kernel(sh, [sh.root], unwritten=True)
     _, golden = sh.golden(kernel)

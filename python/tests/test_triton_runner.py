@@ -183,6 +183,56 @@ def test_time_mode_skips_timing_when_the_check_failed(th):
     assert r["status"] == "wrong_result" and "timing" not in r and len(calls()) == 2
 
 
+# --- the other cases, checked in the timed child (--also-check) ---------------------------------------------
+
+def test_the_other_cases_are_checked_in_the_timed_child_after_its_timing(th):
+    kernel, golden = made(th)
+    _, small = th.golden(kernel, dims={"n": 700}, seeds=2)
+    _, smaller = th.golden(kernel, dims={"n": 300}, seeds=2)
+    r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.2, also_check=[small, smaller])
+    assert rc == 0 and r["status"] == "ok", r["message"]
+    assert [c["golden"] for c in r["cases"]] == [os.path.abspath(small), os.path.abspath(smaller)]
+    for c in r["cases"]:
+        assert c["status"] == "ok" and c["message"] == ""
+        assert [s["seed"] for s in c["seeds"]] == [0, 1] and all(s["outputs"]["out"]["ok"] for s in c["seeds"])
+        assert {"golden_load", "bind", "verify"} <= set(c["phases_ms"])
+    # Each case's seeds were called after the timed run's calls, in this process (one import of the kernel): the
+    # timed run's (seeds, warm-up, probe, samples, re-check), then two seeds a case.
+    n, info = len(r["samples_ms"]), r["timing_info"]
+    assert len(calls()) == 2 + info["warmup_calls"] + triton_run.PROBE_SAMPLES + 2 * n + 1 + 2 * 2
+
+
+def test_a_case_the_kernel_is_wrong_at_stops_the_checks_and_leaves_the_timing_alone(th):
+    # Right at the timed case (n = 1000), wrong elsewhere: the first other case says so, the next is not checked.
+    kernel, golden = made(th, "out[:] = alpha * x + y\n    if n != 1000:\n        out[3] = 7.0")
+    _, small = th.golden(kernel, dims={"n": 700})
+    _, smaller = th.golden(kernel, dims={"n": 300})
+    r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.2, also_check=[small, smaller])
+    assert rc == 0 and r["status"] == "ok" and r["samples_ms"]
+    assert len(r["cases"]) == 1
+    assert r["cases"][0]["status"] == "wrong_result" and "first bad index 3" in r["cases"][0]["message"]
+
+
+def test_a_case_whose_golden_data_cannot_be_read_is_that_cases_load_error(th, tmp_path):
+    kernel, golden = made(th)
+    r, rc = th.run(kernel, golden, mode="time", min_samples=5, max_time_s=0.2, also_check=[str(tmp_path / "absent")])
+    assert rc == 0 and r["status"] == "ok"
+    assert r["cases"][0]["status"] == "load_error" and "absent" in r["cases"][0]["message"]
+
+
+def test_no_case_is_checked_when_the_timed_run_failed(th):
+    kernel, golden = made(th, CORRECT + "; out[0] = 5")
+    _, small = th.golden(kernel, dims={"n": 700})
+    r, _ = th.run(kernel, golden, mode="time", also_check=[small])
+    assert r["status"] == "wrong_result" and "cases" not in r
+
+
+def test_also_check_is_for_time_mode_only(th):
+    kernel, golden = made(th)
+    with pytest.raises(triton_run.UsageError, match="--also-check is for --mode time"):
+        th.run(kernel, golden, mode="check", also_check=[golden])
+
+
 # --- paired and profile ---------------------------------------------------------------------------------
 
 def test_paired_mode_interleaves_the_configurations(th):

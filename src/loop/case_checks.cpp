@@ -1,5 +1,7 @@
 // A measured candidate at the workload matrix's other cases (issue 18): checked there, or raced against the champion
 // there too, so the search ranks by the objective selection selects by.
+#include <algorithm>
+
 #include "loop/optimizer.h"
 
 namespace kopt::loop {
@@ -11,13 +13,28 @@ namespace fs = std::filesystem;
 std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, const fs::path& cdir, bool* lost) {
   std::vector<CaseCheck> checks;
   util::Json rec = util::Json::array();
+  // A Triton candidate's timed child checked the other cases already (RunRequest::also_check): their verdicts; a
+  // case it did not check (it stopped at a wrong one before, or an older harness) gets a check run of its own.
+  const auto in_child = runner::case_checks_in(cr.outcome.details);
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (i == primary_) continue;
     const auto& cd = cases_[i];
-    auto r = run({cr.build.library}, {&cr.candidate}, cdir / ("check_" + cd.c.name + ".json"), runner::RunMode::kCheck, {}, false, cd.golden_dir);
-    if (lost) *lost = runner::lost_worker(r);
+    const std::string golden = fs::absolute(cd.golden_dir).string();
+    auto done = std::find_if(in_child.begin(), in_child.end(), [&](const auto& c) { return c.golden == golden; });
+    runner::RunOutcome r;
+    if (done != in_child.end()) {
+      r.status = done->status;
+      r.message = done->message;
+    } else {
+      r = run({cr.build.library}, {&cr.candidate}, cdir / ("check_" + cd.c.name + ".json"), runner::RunMode::kCheck, {}, false,
+              cd.golden_dir);
+      if (lost) *lost = runner::lost_worker(r);
+    }
     checks.push_back({cd.c.name, r.status, r.message});
-    rec.push_back({{"case", cd.c.name}, {"status", runner::status_name(r.status)}, {"message", r.message}});
+    rec.push_back({{"case", cd.c.name},
+                   {"status", runner::status_name(r.status)},
+                   {"message", r.message},
+                   {"checked_in", done != in_child.end() ? "the timed run's child" : "a check run"}});
     if (r.status != runner::RunStatus::kOk) break;  // the first wrong case decides
   }
   auto v = correct_at_every_case(checks);

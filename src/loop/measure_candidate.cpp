@@ -74,7 +74,15 @@ bool Optimizer::MeasureBatch::measure_at_primary(CandidateRun& cr, const fs::pat
   Phase p(o, "measure");
   auto m0 = Clock::now();
   if (o.triton()) {
-    cr.outcome = o.run({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins");
+    // The other cases checked in the same child after its timing (`--also-check`): the kernel imported and compiled
+    // once a candidate, not once a case (check_at_cases takes their verdicts). A Triton run has no library for run()'s
+    // bookkeeping of checked champions: the request goes to the lab as it is.
+    auto req =
+        o.request({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins", false, {});
+    for (size_t i = 0; i < o.cases_.size(); ++i)
+      if (i != o.primary_) req.also_check.push_back(fs::absolute(o.cases_[i].golden_dir));
+    req.timeout_s += static_cast<double>(req.also_check.size()) * o.o_.job.run_timeout_s;
+    cr.outcome = o.lab_.run(req);
     lost = runner::lost_worker(cr.outcome);
   } else {
     // Raced against the champion in interleaved rounds, stopped as soon as it is ranked (runner/race.h).

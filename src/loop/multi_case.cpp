@@ -33,7 +33,7 @@ MultiCaseComparison combine_cases(const std::vector<CaseComparison>& cases, doub
   for (const auto& c : cases) {
     const auto& p = c.cmp;
     m.rounds += p.rounds;
-    if (p.rounds < 5 || p.ci95_low <= 0 || p.ci95_high <= 0 || p.median_ratio <= 0 || c.weight <= 0) {
+    if (!runner::usable(p) || c.weight <= 0) {
       m.invalid.push_back(c.case_name);
       continue;
     }

@@ -75,8 +75,7 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     rec["decision"] = d.decision == ChampionDecision::kNewChampion ? "new_champion" : "keep";
     rec["reason"] = d.reason;
     out.record.push_back(rec);
-    say("  {} vs {}: {} (time ratio {:.3f}, 95% CI [{:.3f}, {:.3f}], {} paired rounds) -> {}", f.id, inc.id,
-        runner::describe(cmp->verdict), cmp->median_ratio, cmp->ci95_low, cmp->ci95_high, cmp->rounds, d.reason);
+    say("  {} vs {}: {} -> {}", f.id, inc.id, runner::summarize(*cmp), d.reason);
     if (d.decision == ChampionDecision::kNewChampion) {
       if (st_.champion->candidate.id == champion_at_start) crowned_vs_start = vs_start(*cr);
       else crowned_vs_start.reset();  // a second crowning: compared with an intermediate champion, not the start one

@@ -54,6 +54,10 @@ struct RunRequest {
   std::vector<util::Json> triton_configs;
   std::filesystem::path dump_cubin_dir;
   util::Json triton_dims = util::Json::object();
+  // Triton, time mode: the golden data of the workload matrix's other cases, checked in the same child after the timed
+  // run (`--also-check`: the kernel imported and compiled once, not once a case); each case's verdict in the result's
+  // "cases" (case_checks_in(), runner/outcome.h).
+  std::vector<std::filesystem::path> also_check;
   // Several GPUs (issue 21): the measuring slot that serves it (-1: the first) and what its child's environment
   // gains (CUDA_VISIBLE_DEVICES of that slot's GPU); neither is part of the child's command line.
   int slot = -1;

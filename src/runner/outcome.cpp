@@ -51,4 +51,18 @@ util::Json to_json(const RunOutcome& o) {
   return j;
 }
 
+std::vector<CaseCheckResult> case_checks_in(const util::Json& details) {
+  std::vector<CaseCheckResult> out;
+  if (!details.is_object() || !details.contains("cases") || !details["cases"].is_array()) return out;
+  for (const auto& c : details["cases"]) {
+    if (!c.is_object()) continue;
+    CaseCheckResult r;
+    r.golden = c.value("golden", std::string());
+    r.status = parse_status(c.value("status", std::string())).value_or(RunStatus::kInternal);
+    r.message = c.value("message", std::string());
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace kopt::runner

@@ -50,4 +50,14 @@ struct RunOutcome {
 
 util::Json to_json(const RunOutcome& o);
 
+// The other cases a Triton timed run checked in its child (RunRequest::also_check, the result's "cases"): each case's
+// golden folder (as the child wrote it), status and message, in the order checked; the child stops at the first
+// case that is not right. Empty when the result holds none; an entry whose status is not a known one is kInternal.
+struct CaseCheckResult {
+  std::string golden;
+  RunStatus status = RunStatus::kInternal;
+  std::string message;
+};
+std::vector<CaseCheckResult> case_checks_in(const util::Json& details);
+
 }  // namespace kopt::runner

@@ -214,6 +214,26 @@ TEST(RunnerInterpret, EveryStatusHasANameAndDescription) {
   }
 }
 
+// The other cases a Triton timed child checked (`--also-check`): read back in its order, an unknown status an internal
+// error (never a pass), and nothing from a result without them.
+TEST(RunnerInterpret, TheCasesATimedChildCheckedAreReadBackInItsOrder) {
+  util::Json d = {{"status", "ok"},
+                  {"cases",
+                   {{{"golden", "/r/golden_cases/scale_0.75"}, {"status", "ok"}, {"message", ""}},
+                    {{"golden", "/r/golden_cases/scale_0.5"}, {"status", "wrong_result"}, {"message", "MISMATCH 1/8"}},
+                    {{"golden", "/r/x"}, {"status", "no_such_status"}},
+                    "not an object"}}};
+  auto c = case_checks_in(d);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].golden, "/r/golden_cases/scale_0.75");
+  EXPECT_EQ(c[0].status, RunStatus::kOk);
+  EXPECT_EQ(c[1].status, RunStatus::kWrongResult);
+  EXPECT_EQ(c[1].message, "MISMATCH 1/8");
+  EXPECT_EQ(c[2].status, RunStatus::kInternal);
+  EXPECT_TRUE(case_checks_in({{"status", "ok"}}).empty());
+  EXPECT_TRUE(case_checks_in(util::Json()).empty());
+}
+
 TEST(RunnerGolden, BufferRolesAreNamedOnceAndAnUnknownRoleIsRefused) {
   for (auto r : {BufferRole::kInput, BufferRole::kOutput, BufferRole::kInOut}) EXPECT_EQ(parse_role(role_name(r)), r);
   EXPECT_EQ(role_name(BufferRole::kInOut), "inout");

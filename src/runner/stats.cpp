@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace kopt::runner {
 
 std::string_view describe(Stability s) {
@@ -148,6 +150,14 @@ PairedComparison compare_paired(const std::vector<double>& inc, const std::vecto
   else if (p.ci95_low >= 1.0 - min_effect && p.ci95_high <= 1.0 + min_effect) p.verdict = Verdict::kSame;
   else p.verdict = Verdict::kAmbiguous;
   return p;
+}
+
+bool usable(const PairedComparison& p) { return p.rounds >= 5 && p.ci95_low > 0 && p.ci95_high > 0 && p.median_ratio > 0; }
+
+std::string summarize(const PairedComparison& p) {
+  if (!usable(p)) return fmt::format("no usable comparison ({} paired rounds)", p.rounds);
+  return fmt::format("{} (time ratio {:.3f}, 95% CI [{:.3f}, {:.3f}], {} paired rounds)", describe(p.verdict), p.median_ratio,
+                     p.ci95_low, p.ci95_high, p.rounds);
 }
 
 util::Json to_json(const PairedComparison& p) {

@@ -63,5 +63,11 @@ struct PairedComparison {
 PairedComparison compare_paired(const std::vector<double>& incumbent_ms, const std::vector<double>& candidate_ms,
                                 double min_effect = 0.01);
 util::Json to_json(const PairedComparison& p);
+// Whether `p` gives a ratio with a confidence interval (5 rounds or more, every figure above zero): a race cut before
+// that, or one whose samples all failed, compares nothing.
+bool usable(const PairedComparison& p);
+// "faster (time ratio 0.835, 95% CI [0.828, 0.842], 18 paired rounds)", or for one that is not usable "no usable
+// comparison (3 paired rounds)".
+std::string summarize(const PairedComparison& p);
 
 }  // namespace kopt::runner

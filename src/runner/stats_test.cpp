@@ -115,6 +115,24 @@ TEST(Stats, PairedVerdictsExceedTheNoise) {
   EXPECT_GT(f.diff_ci95_low_ms, 0);
 }
 
+// What the log says of a race: its verdict and figures, or, for a race that gave no interval (cut before five rounds,
+// or a combination over cases none of which was usable), that it compares nothing, never "ratio 1.000, CI [0, 0]".
+TEST(Stats, ARaceWithoutAnIntervalIsSaidToCompareNothing) {
+  std::vector<double> inc(20, 1.0), faster(20, 0.8);
+  for (int i = 0; i < 20; ++i) faster[static_cast<size_t>(i)] += 0.001 * i;
+  const auto f = compare_paired(inc, faster);
+  ASSERT_TRUE(usable(f));
+  EXPECT_EQ(summarize(f).rfind("faster (time ratio 0.8", 0), 0u) << summarize(f);
+  EXPECT_NE(summarize(f).find("20 paired rounds)"), std::string::npos) << summarize(f);
+  PairedComparison cut;  // what a combination of unusable cases gives: ratio 1, no interval
+  cut.rounds = 30;
+  EXPECT_FALSE(usable(cut));
+  EXPECT_EQ(summarize(cut), "no usable comparison (30 paired rounds)");
+  const auto short_race = compare_paired({1, 1}, {0.5, 0.5});
+  EXPECT_FALSE(usable(short_race));
+  EXPECT_EQ(summarize(short_race), "no usable comparison (2 paired rounds)");
+}
+
 namespace {
 std::vector<unsigned char> floats(std::vector<float> v) {
   std::vector<unsigned char> b(v.size() * 4);

@@ -108,6 +108,21 @@ TEST(TritonChild, TheEphemeralSeedsDescriptorIsNamedOnlyWhenGiven) {
   EXPECT_EQ(after(child_argv(req, "/bin/kopt"), "--ephemeral-fd"), "9");
 }
 
+// The other cases' golden data go to a timed run only, one --also-check each, in the order given.
+TEST(TritonChild, TheOtherCasesAreNamedForATimedRunOnly) {
+  auto req = triton_request();
+  req.mode = RunMode::kTime;
+  req.also_check = {"/run/golden_cases/scale_0.75", "/run/golden_cases/scale_0.5"};
+  auto argv = triton_child_argv(req, "python3", "/h");
+  std::vector<std::string> named;
+  for (size_t i = 0; i + 1 < argv.size(); ++i)
+    if (argv[i] == "--also-check") named.push_back(argv[i + 1]);
+  EXPECT_EQ(named, (std::vector<std::string>{"/run/golden_cases/scale_0.75", "/run/golden_cases/scale_0.5"}));
+  req.mode = RunMode::kCheck;
+  auto check = triton_child_argv(req, "python3", "/h");
+  EXPECT_EQ(std::find(check.begin(), check.end(), "--also-check"), check.end());
+}
+
 TEST(TritonChild, ChildArgvDispatchesOnTheTritonKernel) {
   auto req = triton_request();
   auto argv = child_argv(req, "/bin/kopt");
