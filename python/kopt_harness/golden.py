@@ -227,7 +227,7 @@ class _Run:
         for b in self.buffers:
             if b.role == plan.INPUT:
                 now = arrays.stored_bytes(bk.stored(bufs[b.name]))
-                if not np.array_equal(now, arrays.stored_bytes(stored["in." + b.name])):
+                if not arrays.same_bytes(now, arrays.stored_bytes(stored["in." + b.name])):
                     raise UsageError(f"ref.py: reference() modified {b.name!r}, which solve() declares const "
                                      f"(an input); write only the outputs")
         for b in self.buffers:

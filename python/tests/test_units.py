@@ -112,3 +112,18 @@ def test_signature_accepts_kopts_wrapped_form():
     inner = {"params": [{"name": "x", "kind": "pointer", "dtype": "float32", "const": True}]}
     wrapped = {"meta": {"kind": "signature"}, "signature": inner}
     assert [p.name for p in signature.parse(wrapped)] == [p.name for p in signature.parse(inner)] == ["x"]
+
+
+def test_same_bytes_finds_a_difference_in_any_byte_whatever_the_size():
+    from kopt_harness import arrays
+
+    for n in (1, 7, 8, 9, 64, 1001, 4096):
+        a = np.arange(n, dtype=np.uint8)
+        assert arrays.same_bytes(a, a.copy())
+        for at in {0, n // 2, n - 1}:
+            b = a.copy()
+            b[at] ^= 0x40
+            assert not arrays.same_bytes(a, b), (n, at)
+        assert not arrays.same_bytes(a, a[: n - 1])
+    odd = np.arange(17, dtype=np.uint8)[1:]  # 16 bytes at an odd address
+    assert arrays.same_bytes(odd, odd.copy())
