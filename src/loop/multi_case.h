@@ -42,7 +42,7 @@ struct MultiCaseComparison {
   runner::PairedComparison as_paired() const;
 };
 
-MultiCaseComparison combine_cases(const std::vector<CaseComparison>& cases, double min_effect = 0.01);
+MultiCaseComparison combine_cases(const std::vector<CaseComparison>& cases, double min_effect = runner::kMinEffect);
 util::Json to_json(const MultiCaseComparison& m);
 
 // decide() (decisions.h) on the combined comparison; a finalist with a regression keeps the incumbent in place

@@ -310,6 +310,19 @@ TEST(OptimizeLoop, ASecondIdenticalRunCrownsTheFirstRunsChampionAmongEquals) {
   EXPECT_FALSE((*state_2)["champion"]["library"].get<std::string>().empty()) << "crowned on a race of this run";
   auto selection = util::read_json(second.run_dir / "iter_01" / "selection.json");
   ASSERT_TRUE(selection.ok());
+  // A reused finalist whose stored race against the champion it faces rules out a gain beyond the noise is kept, not
+  // raced again (loop::decide_race): the model's ties (ratio 1.000 [0.996, 1.004]) are.
+  const auto raced_again = (*state_2)["raced_again"].get<std::vector<std::string>>();
+  const std::set<std::string> again(raced_again.begin(), raced_again.end());
+  int no_gain = 0;
+  for (int it = 1; it <= o.iterations; ++it)
+    if (auto sel = util::read_json(second.run_dir / fmt::format("iter_{:02d}", it) / "selection.json"); sel.ok())
+      for (const auto& f : (*sel)["finalists"])
+        if (f.value("reason", std::string()).find("rules out a gain beyond the noise") != std::string::npos) {
+          ++no_gain;
+          EXPECT_FALSE(again.count(f.value("finalist", std::string()))) << f.dump();
+        }
+  EXPECT_GT(no_gain, 0) << "the model's second run has finalists tied with the champion in their stored races";
   ASSERT_FALSE((*selection)["finalists"].empty());
   const auto& lead = (*selection)["finalists"][0];
   EXPECT_EQ(lead["finalist"], (*state_2)["champion"]["candidate"]["id"]);

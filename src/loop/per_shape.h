@@ -55,7 +55,7 @@ struct DispatchPlan {
 };
 
 DispatchPlan plan_dispatch(const std::vector<DispatchCase>& cases, const std::string& champion,
-                           const std::vector<DispatchContender>& contenders, double min_effect = 0.01);
+                           const std::vector<DispatchContender>& contenders, double min_effect = runner::kMinEffect);
 
 // The dims that differ between the cases, sorted by name.
 std::vector<std::string> varying_keys(const std::vector<DispatchCase>& cases);

@@ -62,7 +62,8 @@ std::optional<double> stored_objective_ratio(const db::Record& r, const util::Js
   return r.raced["objective_ratio"].get<double>();
 }
 
-RaceChoice decide_race(const db::Record& r, const util::Json& champion_opponent, double champion_ms, bool over_cases) {
+RaceChoice decide_race(const db::Record& r, const util::Json& champion_opponent, double champion_ms, bool over_cases,
+                       bool tie_crowns) {
   if (r.verdict != db::Verdict::kCorrect || !r.median_ms)
     return {RaceDecision::kSkipSlower, "not a correct timed record: never a champion"};
   if (auto cmp = stored_comparison(r, champion_opponent, over_cases)) {
@@ -70,6 +71,11 @@ RaceChoice decide_race(const db::Record& r, const util::Json& champion_opponent,
       return {RaceDecision::kSkipSlower,
               fmt::format("its stored race against this champion put it slower: ratio {:.3f} [{:.3f}, {:.3f}]", cmp->median_ratio,
                           cmp->ci95_low, cmp->ci95_high)};
+    if (!tie_crowns && cmp->ci95_low >= 1.0 - runner::kMinEffect)
+      return {
+          RaceDecision::kSkipNoGain,
+          fmt::format("its stored race against this champion rules out a gain beyond the noise: ratio {:.3f} [{:.3f}, {:.3f}]",
+                      cmp->median_ratio, cmp->ci95_low, cmp->ci95_high)};
     return {RaceDecision::kRace, fmt::format("its stored race against this champion does not put it behind: ratio {:.3f} "
                                              "[{:.3f}, {:.3f}]",
                                              cmp->median_ratio, cmp->ci95_low, cmp->ci95_high)};

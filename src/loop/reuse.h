@@ -51,6 +51,7 @@ std::optional<runner::PairedComparison> comparison_from_json(const util::Json& j
 
 enum class RaceDecision {
   kSkipSlower,  // a finalist its stored figures put clearly behind the champion: the champion stays, nothing is run
+  kSkipNoGain,  // its stored race against this champion rules out a gain a fresh race could crown: nothing is run
   kRace,        // it could be crowned: measured again, in full, before selection
 };
 struct RaceChoice {
@@ -60,8 +61,12 @@ struct RaceChoice {
 // A reused finalist against the champion of the moment (`champion_opponent`: opponent_json of it; `champion_ms`: its
 // median at the primary case). Clearly slower: its stored race against this very champion has a 95% CI entirely above
 // 1 (the race a new measurement would rerun, from another process); or, raced against another configuration, its
-// stored median's CI starts kReuseDriftAllowance or more above champion_ms. Anything else is raced again.
-RaceChoice decide_race(const db::Record& r, const util::Json& champion_opponent, double champion_ms, bool over_cases);
+// stored median's CI starts kReuseDriftAllowance or more above champion_ms. No gain to crown: that stored race's CI
+// starts at 1 - runner::kMinEffect or above, so a fresh race's "faster" (its CI entirely below that) would contradict
+// it, and a "same" crowns only a finalist with fewer methods than the champion (`tie_crowns`), which is raced.
+// Anything else is raced again.
+RaceChoice decide_race(const db::Record& r, const util::Json& champion_opponent, double champion_ms, bool over_cases,
+                       bool tie_crowns);
 
 // "reused from run RUN_DIR at DATE (record ID)": the marker the history, summary.md and the page show.
 std::string reused_marker(const db::Record& r);

@@ -183,7 +183,8 @@ Status Optimizer::race_reused_finalists(std::vector<CandidateRun>& runs, const f
     for (const auto& f : pick_finalists(contenders_of(runs), static_cast<size_t>(o_.finalists))) {
       for (auto& r : runs) {
         if (r.candidate.id != f.id || !r.reused) continue;
-        auto d = decide_race(*r.reused, champion, st_.champion->median_ms, over_cases());
+        const bool tie_crowns = r.candidate.methods.size() < st_.champion->candidate.methods.size();
+        auto d = decide_race(*r.reused, champion, st_.champion->median_ms, over_cases(), tie_crowns);
         r.reuse_reason = d.reason;
         if (d.decision == RaceDecision::kRace) {
           say("    {:<10} reused finalist, {}: raced again", r.candidate.id, d.reason);

@@ -90,12 +90,19 @@ TEST(Reuse, AStoredComparisonIsReadBackOnlyAgainstItsOpponent) {
 
 TEST(Reuse, AReusedFinalistThatCouldBeCrownedIsRacedAgain) {
   const auto champ = champion();
+  const auto me = opponent_json(champ);
   // Faster in its stored race against this champion: it could be crowned, so it is raced again.
-  EXPECT_EQ(decide_race(raced(champ, 0.9, 0.88, 0.93), opponent_json(champ), 1.0, false).decision, RaceDecision::kRace);
-  // Indistinguishable (the CI holds 1): the tie-break could crown it; raced again.
-  EXPECT_EQ(decide_race(raced(champ, 1.0, 0.99, 1.01), opponent_json(champ), 1.0, false).decision, RaceDecision::kRace);
+  EXPECT_EQ(decide_race(raced(champ, 0.9, 0.88, 0.93), me, 1.0, false, false).decision, RaceDecision::kRace);
+  // Indistinguishable (the CI holds 1, within the noise band): only the tie-break could crown it, so it is raced again
+  // when it has fewer methods than the champion, and kept behind otherwise (a fresh "faster" would contradict it).
+  EXPECT_EQ(decide_race(raced(champ, 1.0, 0.99, 1.01), me, 1.0, false, true).decision, RaceDecision::kRace);
+  auto same = decide_race(raced(champ, 1.0, 0.99, 1.01), me, 1.0, false, false);
+  EXPECT_EQ(same.decision, RaceDecision::kSkipNoGain);
+  EXPECT_NE(same.reason.find("rules out a gain beyond the noise"), std::string::npos) << same.reason;
+  // A CI that reaches below the noise band (0.985): a gain is not ruled out; raced again.
+  EXPECT_EQ(decide_race(raced(champ, 0.995, 0.985, 1.003), me, 1.0, false, false).decision, RaceDecision::kRace);
   // Slower in its stored race against this very champion: kept behind, nothing run.
-  auto slower = decide_race(raced(champ, 1.05, 1.02, 1.08), opponent_json(champ), 1.0, false);
+  auto slower = decide_race(raced(champ, 1.05, 1.02, 1.08), me, 1.0, false, true);
   EXPECT_EQ(slower.decision, RaceDecision::kSkipSlower);
   EXPECT_NE(slower.reason.find("this champion"), std::string::npos);
 }
@@ -106,15 +113,15 @@ TEST(Reuse, RacedAgainstAnotherChampionOnlyAClearMarginOfTheMediansKeepsItBehind
   earlier.params["TILE"] = 16;
   const auto me = opponent_json(champ);
   // Its stored median 1.10 ms (CI from 1.089) against a champion at 1.0 ms: clearly slower past the drift allowance.
-  EXPECT_EQ(decide_race(raced(earlier, 0.8, 0.78, 0.82, 1.10), me, 1.0, false).decision, RaceDecision::kSkipSlower);
+  EXPECT_EQ(decide_race(raced(earlier, 0.8, 0.78, 0.82, 1.10), me, 1.0, false, false).decision, RaceDecision::kSkipSlower);
   // 1.02 ms: within the allowance for drift between processes; raced again.
-  EXPECT_EQ(decide_race(raced(earlier, 0.8, 0.78, 0.82, 1.02), me, 1.0, false).decision, RaceDecision::kRace);
+  EXPECT_EQ(decide_race(raced(earlier, 0.8, 0.78, 0.82, 1.02), me, 1.0, false, false).decision, RaceDecision::kRace);
   // Faster on stored medians: raced again, never crowned on them.
-  EXPECT_EQ(decide_race(raced(earlier, 0.8, 0.78, 0.82, 0.9), me, 1.0, false).decision, RaceDecision::kRace);
+  EXPECT_EQ(decide_race(raced(earlier, 0.8, 0.78, 0.82, 0.9), me, 1.0, false, false).decision, RaceDecision::kRace);
   // A record that is not correct is never a champion.
   db::Record wrong = raced(earlier, 0.8, 0.78, 0.82, 0.9);
   wrong.verdict = db::Verdict::kIncorrect;
-  EXPECT_EQ(decide_race(wrong, me, 1.0, false).decision, RaceDecision::kSkipSlower);
+  EXPECT_EQ(decide_race(wrong, me, 1.0, false, false).decision, RaceDecision::kSkipSlower);
 }
 
 TEST(Reuse, TheMarkerNamesTheRunTheDateAndTheRecord) {

@@ -14,7 +14,7 @@ struct RaceRule {
   int min_rounds = 6;          // the fewest rounds whose median CI exists (order statistics need 6 for 95%)
   int max_rounds = 60;
   double max_time_s = 2.0;     // wall budget of the timed rounds
-  double min_effect = 0.01;    // the noise band of compare_paired: |ratio - 1| below it is "the same"
+  double min_effect = kMinEffect;  // the noise band of compare_paired: |ratio - 1| below it is "the same"
   int check_every = 2;         // rounds between decisions
 };
 

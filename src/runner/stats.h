@@ -53,6 +53,8 @@ util::Json to_json(const TimingStats& s);
 // and its distribution-free 95% CI. verdict: faster (CI entirely < 1 - min_effect), slower (> 1 + min_effect),
 // same (CI within [1 - min_effect, 1 + min_effect]), ambiguous otherwise.
 enum class Verdict { kFaster, kSame, kSlower, kAmbiguous };
+// The noise band of every paired verdict: |ratio - 1| below it is "the same" (races, selection, the cases, dispatch).
+inline constexpr double kMinEffect = 0.01;
 std::string_view describe(Verdict v);
 struct PairedComparison {
   int rounds = 0;
@@ -61,7 +63,7 @@ struct PairedComparison {
   Verdict verdict = Verdict::kAmbiguous;
 };
 PairedComparison compare_paired(const std::vector<double>& incumbent_ms, const std::vector<double>& candidate_ms,
-                                double min_effect = 0.01);
+                                double min_effect = kMinEffect);
 util::Json to_json(const PairedComparison& p);
 // Whether `p` gives a ratio with a confidence interval (5 rounds or more, every figure above zero): a race cut before
 // that, or one whose samples all failed, compares nothing.
