@@ -258,6 +258,44 @@ TEST_F(TritonPipelineCpu, TheForkServerGivenACheckInstalledImportsHasThemImporte
   fs::remove_all(sockets, ec);
 }
 
+// A timed child given another case's golden data (--also-check) checks it after its timing, in the same process, and
+// kopt reads each case's verdict back (runner::case_checks_in): right at both sizes, then wrong only at the other.
+TEST_F(TritonPipelineCpu, ATimedChildChecksTheOtherCasesGoldenDataAndSaysEachVerdict) {
+  util::SystemRunner sys;
+  for (const char* behaviour : {"out[:] = 3 * x", "out[:] = 3 * x\n    if n != 256:\n        out[5] = 0.0"}) {
+    SCOPED_TRACE(behaviour);
+    auto j = job(behaviour);
+    auto p = prepare(j, dir_ / "work", sys, false, [](const std::string&) {});
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    j.dims = {{"n", 200}};
+    auto other = prepare(j, dir_ / "work_200", sys, false, [](const std::string&) {});
+    ASSERT_TRUE(other.ok()) << other.error().message;
+    runner::RunRequest req;
+    bind_kernel(req, *p);
+    req.golden_dir = p->golden_dir;
+    req.result_json = dir_ / "timed.json";
+    req.mode = runner::RunMode::kTime;
+    req.tol = p->tol;
+    req.max_time_s = 0.3;
+    req.timeout_s = 120;
+    req.also_check = {fs::absolute(other->golden_dir).lexically_normal()};
+    auto timed = runner::run_candidate(req, sys);
+    ASSERT_EQ(timed.status, runner::RunStatus::kOk) << timed.message;  // right at its own case, and timed
+    EXPECT_GT(timed.timing->median_ms, 0);
+    const auto cases = runner::case_checks_in(timed.details);
+    ASSERT_EQ(cases.size(), 1u) << timed.details.dump();
+    EXPECT_EQ(cases[0].golden, req.also_check[0].string());
+    if (std::string(behaviour) == "out[:] = 3 * x") {
+      EXPECT_EQ(cases[0].status, runner::RunStatus::kOk) << cases[0].message;
+    } else {
+      EXPECT_EQ(cases[0].status, runner::RunStatus::kWrongResult);
+      EXPECT_NE(cases[0].message.find("first bad index 5"), std::string::npos) << cases[0].message;
+    }
+    fs::remove_all(dir_ / "work");
+    fs::remove_all(dir_ / "work_200");
+  }
+}
+
 TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {
   util::SystemRunner sys;
   auto p = prepare(job("out[:] = 3 * x\n    out[17] = 0.0"), dir_ / "work", sys, false, [](const std::string&) {});
