@@ -75,6 +75,8 @@ struct CaseData {
   workload::Case c;
   std::filesystem::path golden_dir;
   util::Json manifest;
+  // golden_dir as a Triton timed child is given it (`--also-check`) and names it back in its result's "cases".
+  std::filesystem::path golden_arg() const { return std::filesystem::absolute(golden_dir).lexically_normal(); }
 };
 
 // A measuring slot (one GPU, or a Ray actor's): its name in progress lines and the summary.

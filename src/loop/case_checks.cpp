@@ -19,7 +19,7 @@ std::optional<std::string> Optimizer::check_at_cases(const CandidateRun& cr, con
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (i == primary_) continue;
     const auto& cd = cases_[i];
-    const std::string golden = fs::absolute(cd.golden_dir).lexically_normal().string();  // as --also-check named it
+    const std::string golden = cd.golden_arg().string();
     auto done = std::find_if(in_child.begin(), in_child.end(), [&](const auto& c) { return c.golden == golden; });
     runner::RunOutcome r;
     if (done != in_child.end()) {

@@ -80,7 +80,7 @@ bool Optimizer::MeasureBatch::measure_at_primary(CandidateRun& cr, const fs::pat
     auto req =
         o.request({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins", false, {});
     for (size_t i = 0; i < o.cases_.size(); ++i)
-      if (i != o.primary_) req.also_check.push_back(fs::absolute(o.cases_[i].golden_dir).lexically_normal());
+      if (i != o.primary_) req.also_check.push_back(o.cases_[i].golden_arg());
     req.timeout_s += static_cast<double>(req.also_check.size()) * o.o_.job.run_timeout_s;
     cr.outcome = o.lab_.run(req);
     lost = runner::lost_worker(cr.outcome);
