@@ -81,17 +81,20 @@ class Phases:
     Keys: interpreter_start (process start to the harness's first import, from /proc; absent elsewhere),
     harness_imports (to run()), golden_load, kernel_import (the kernel module, and with it triton),
     device_init, bind (buffers allocated and filled), first_call (Triton's JIT compile and one run),
-    verify, timing; `other` is the rest of run() and `total` the process's age at the end."""
+    verify, timing; `other` is the rest of run() and `total` the process's age at the end. `of_process` false (a case
+    checked after the timed run, --also-check): from now on only, without the process's start."""
 
-    def __init__(self):
+    def __init__(self, of_process=True):
         self.ms = {}
         t = time.perf_counter()
+        self.t_run = t
+        if not of_process:
+            return
         t0 = kopt_harness.IMPORT_T0  # in a child of the fork server: the moment of the fork
         start = _process_age_s()
         if start is not None:
             self.ms["interpreter_start"] = max(0.0, (start - (t - t0)) * 1e3)
         self.ms["harness_imports"] = (t - t0) * 1e3
-        self.t_run = t
 
     @contextmanager
     def __call__(self, name):
@@ -106,7 +109,7 @@ class Phases:
         run_ms = (time.perf_counter() - self.t_run) * 1e3
         named = sum(v for k, v in self.ms.items() if k not in ("interpreter_start", "harness_imports"))
         out["other"] = round(max(0.0, run_ms - named), 3)
-        out["total"] = round(out.get("interpreter_start", 0.0) + out["harness_imports"] + run_ms, 3)
+        out["total"] = round(out.get("interpreter_start", 0.0) + out.get("harness_imports", 0.0) + run_ms, 3)
         return out
 
 
@@ -778,7 +781,7 @@ def _check_other_cases(o, ops, module, sealing):
     phases_ms}; a case's load error is that case's status, not the timed run's."""
     cases = []
     for folder in o.also_check:
-        ph = Phases()
+        ph = Phases(of_process=False)
         case = {"golden": os.path.abspath(folder)}
         try:
             with ph("golden_load"):

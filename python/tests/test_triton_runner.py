@@ -195,7 +195,9 @@ def test_the_other_cases_are_checked_in_the_timed_child_after_its_timing(th):
     for c in r["cases"]:
         assert c["status"] == "ok" and c["message"] == ""
         assert [s["seed"] for s in c["seeds"]] == [0, 1] and all(s["outputs"]["out"]["ok"] for s in c["seeds"])
-        assert {"golden_load", "bind", "verify"} <= set(c["phases_ms"])
+        ph = c["phases_ms"]
+        assert {"golden_load", "bind", "verify"} <= set(ph) and "harness_imports" not in ph  # the case's own time only
+        assert ph["total"] == pytest.approx(sum(v for k, v in ph.items() if k != "total"), abs=1.0)
     # Each case's seeds were called after the timed run's calls, in this process (one import of the kernel): the
     # timed run's (seeds, warm-up, probe, samples, re-check), then two seeds a case.
     n, info = len(r["samples_ms"]), r["timing_info"]
