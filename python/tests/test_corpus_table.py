@@ -60,7 +60,9 @@ def test_a_flag_free_champion_is_judged_on_the_sweeps_own_time(tmp_path, packed)
 def test_wall_to_within_is_the_end_of_the_gates_plus_the_search_seconds(tmp_path, packed):
     rows, _, _ = rows_by_name(tmp_path, packed)
     r = rows["rms_a"]
-    # first_candidate_s 33.6 was recorded after iteration 1's last measurement (search_s 3.6): the gates ended at 30.
+    # No wall.gates_s (a state.json before 2026-12-06): first_candidate_s 33.6 was stamped when the first candidate's
+    # measurement ended, its other cases included: i1c1's primary measurement ended at search_s 3.1, its cases took
+    # 0.5 s, so the gates ended at 30 (not 33.6 - 3.6, iteration 1's last: that candidate ended later).
     assert r["gates_end_s"] == pytest.approx(30.0)
     assert r["to_within_id"] == "i2c1"
     assert r["to_within_search_s"] == pytest.approx(7.2)
@@ -134,6 +136,11 @@ def test_one_line_per_kernel_for_the_log():
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("corpus rms_a: 4 distinct candidates") and "ratio 1.000" in r.stdout
     assert len(r.stdout.splitlines()) == 1
+
+
+def test_the_end_of_the_gates_kopt_recorded_is_taken_as_it_is():
+    r = ct.kernel_row(os.path.join(FIXTURE, "softmax_b"))
+    assert r["gates_end_s"] == pytest.approx(27.5)          # wall.gates_s, not first_candidate_s 30 - search_s 2.0
 
 
 def test_within_is_a_parameter(tmp_path):

@@ -237,6 +237,7 @@ std::optional<RunOutcome> Optimizer::BaselineGates::gate_profile(const runner::R
   o.st_.baseline = b;
   o.st_.champion = b;
   o.st_.wall.champion_s = o.elapsed_s();
+  o.st_.wall.gates_s = o.st_.wall.champion_s;
   search::Measurement m;
   m.candidate = o.base_candidate_;
   m.median_ms = timed.timing->median_ms;

@@ -1004,9 +1004,16 @@ TEST(OptimizeLoop, ProfilesOfTheSameLibrariesComeFromTheProfileCacheAndTheWallIs
   EXPECT_GT(w["whole_s"].get<double>(), 0);
   EXPECT_LE(w["first_candidate_s"].get<double>(), w["whole_s"].get<double>());
   EXPECT_LE(w["champion_s"].get<double>(), w["whole_s"].get<double>());
+  // The gates' end: before the first candidate, when the search's clock started (the corpus table's origin).
+  ASSERT_TRUE(w["gates_s"].is_number()) << w.dump();
+  EXPECT_GT(w["gates_s"].get<double>(), 0);
+  EXPECT_LE(w["gates_s"].get<double>(), w["first_candidate_s"].get<double>());
+  EXPECT_NEAR(w["first_candidate_s"].get<double>() - w["gates_s"].get<double>(), (*b)["history"][1]["search_s"].get<double>(),
+              0.5);
   auto md = util::read_file(second.run_dir / "summary.md");
   ASSERT_TRUE(md.ok());
   EXPECT_NE(md->find("Whole wall"), std::string::npos);
+  EXPECT_NE(md->find("the gates passed at "), std::string::npos);
   // Another plan or another library is another key: with the cache off, every profile is taken.
   mo.profile_cache_dir.reset();
   auto off = run_model_loop("pcache3", o, mo);

@@ -22,7 +22,7 @@ using namespace fields;
 
 // ---- the records whose fields map one to one onto their JSON: each named once (fields.h) --------------------------
 
-KOPT_RECORD_FIELDS(Wall, whole_s, first_candidate_s, champion_s)
+KOPT_RECORD_FIELDS(Wall, whole_s, gates_s, first_candidate_s, champion_s)
 bool null_when_absent(const Wall&) { return true; }  // {"first_candidate_s": null}: not yet
 KOPT_RECORD_FIELDS(CandidateConfig, id, source, origin, content_hash, params, constexprs, launch, guards, defines, methods, flags,
                    not_ablatable, config)

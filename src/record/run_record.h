@@ -38,6 +38,7 @@ struct RecordError : std::runtime_error {
 // earlier runs' whole_s): when the first candidate's measurement was recorded, when the final champion was crowned.
 struct Wall {
   double whole_s = 0;
+  std::optional<double> gates_s;  // the gates passed (the search's clock starts); absent before 2026-12-06
   std::optional<double> first_candidate_s;
   std::optional<double> champion_s;  // the champion's crowning (the baseline's: the end of the gates)
   bool operator==(const Wall&) const = default;

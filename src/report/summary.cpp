@@ -351,9 +351,10 @@ std::string render_markdown(const record::SummaryRecord& rec) {
   md += "\n## Where the time went\n\n";
   if (rec.wall) {
     auto at = [](const std::optional<double>& v) { return v ? fmt::format("{:.1f} s", *v) : std::string("never"); };
-    md += fmt::format("Whole wall {:.1f} s; the first candidate measured at {}; the final champion found at {} (seconds "
-                      "from the loop's start; a resumed run counts its earlier parts).\n\n",
-                      rec.wall->whole_s, at(rec.wall->first_candidate_s), at(rec.wall->champion_s));
+    md += fmt::format(
+        "Whole wall {:.1f} s; the gates passed at {}; the first candidate measured at {}; the final champion "
+        "found at {} (seconds from the loop's start; a resumed run counts its earlier parts).\n\n",
+        rec.wall->whole_s, at(rec.wall->gates_s), at(rec.wall->first_candidate_s), at(rec.wall->champion_s));
   }
   md += "| phase | seconds |\n| --- | --- |\n";
   if (rec.phase_seconds)

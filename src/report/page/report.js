@@ -93,6 +93,7 @@
     // Whole wall as the user waited for it (state.json "wall"; issue 36): only where the run recorded it.
     const w = D.wall || {};
     if (isNum(w.whole_s)) cards.push(["whole wall", w.whole_s.toFixed(1) + " s"]);
+    if (isNum(w.gates_s)) cards.push(["gates passed at", w.gates_s.toFixed(1) + " s"]);
     if (isNum(w.first_candidate_s)) cards.push(["first candidate at", w.first_candidate_s.toFixed(1) + " s"]);
     if (isNum(w.champion_s)) cards.push(["champion found at", w.champion_s.toFixed(1) + " s"]);
     $("headline").replaceChildren(...cards.map(([k, v]) => el("div", { class: "card" }, [el("div", { class: "v", text: v }), el("div", { class: "k", text: k })])));
