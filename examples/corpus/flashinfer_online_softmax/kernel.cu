@@ -12,8 +12,9 @@
 
 extern "C" void solve(const float* logits, float* probs, int batch_size, int d) {
   using namespace flashinfer::sampling;
-  const uint32_t smem_size = sizeof(OnlineSoftmaxTempStorage<1024>);
-  auto kernel = OnlineSoftmaxFusedKernel<1024, 4, float, false>;
+  constexpr uint32_t BLOCK_THREADS = 1024;  // DISPATCH_COMPUTE_CAP_NUM_THREADS on sm_80 and later
+  const uint32_t smem_size = sizeof(OnlineSoftmaxTempStorage<BLOCK_THREADS>);
+  auto kernel = OnlineSoftmaxFusedKernel<BLOCK_THREADS, 4, float, false>;
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_size);
-  kernel<<<batch_size, 1024, smem_size>>>(const_cast<float*>(logits), probs, nullptr, 1.0f, d);
+  kernel<<<batch_size, BLOCK_THREADS, smem_size>>>(const_cast<float*>(logits), probs, nullptr, 1.0f, d);
 }
