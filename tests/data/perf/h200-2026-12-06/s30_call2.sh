@@ -38,7 +38,7 @@ cp runs/kt/*.json "$OUT/keep/" 2>/dev/null; pack
 # the H100 is taken as the fastest of them: a proxy, said so), over seed 1's caches (its golden data).
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100; then
   i=0
-  grep -v '^#' tests/data/perf/h100-2026-12-06/sgemm_h200_top16.txt | sed 's/ *#.*//' | while read -r flags; do
+  grep -v '^#' tests/data/perf/h200-2026-12-06/sgemm_h200_top16.txt | sed 's/ *#.*//' | while read -r flags; do
     i=$((i + 1))
     # shellcheck disable=SC2086
     KOPT_CACHE_DIR=$PWD/runs/cache_s1 timeout 60 .carry/build/kopt bench $ST $flags --no-reference-timing \
