@@ -233,3 +233,29 @@ def test_a_champion_with_a_method_shows_its_parameters_point_on_the_objective(tm
     bare = math.exp(0.5 * math.log(0.0198) + 0.5 * math.log(0.02))
     assert r["objective"]["params_point_over_best"] == pytest.approx(bare / best)
     assert any("its parameters without its methods: 1.3" in n for n in r["notes"]), r["notes"]
+
+
+def test_several_sources_give_each_kernel_the_row_of_the_last_call_that_ran_it(tmp_path, packed):
+    import shutil
+    # A later call: late_d ran (rms_a's files under its name), rms_a was skipped, softmax_b is not in it.
+    later = tmp_path / "later" / "corpus_bench"
+    shutil.copytree(os.path.join(FIXTURE, "rms_a"), later / "late_d")
+    kj = json.loads((later / "late_d" / "kernel.json").read_text())
+    kj.update(name="late_d", started_s=5.0)
+    (later / "late_d" / "kernel.json").write_text(json.dumps(kj))
+    (later / "rms_a").mkdir()
+    (later / "rms_a" / "kernel.json").write_text(json.dumps({"name": "rms_a", "skipped": "deadline: 3 s left", "started_s": 9.0}))
+    (later / "run.json").write_text(json.dumps({"date": "2026-12-06", "gpu": "NVIDIA H200", "commit": "later12"}))
+    out = tmp_path / "t.json"
+    r = subprocess.run([sys.executable, SCRIPT, str(packed), str(later), "--json", str(out)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    rows = {row["kernel"]: row for row in doc["rows"]}
+    # The first call's order is kept; late_d now has the later call's run, rms_a keeps the first call's.
+    assert [row["kernel"] for row in doc["rows"]] == ["rms_a", "softmax_b", "merge_c", "late_d"]
+    assert not rows["late_d"].get("skipped") and rows["late_d"]["to_within_id"] == "i2c1"
+    assert not rows["rms_a"].get("skipped") and rows["rms_a"]["to_within_s"] == pytest.approx(37.2)
+    assert doc["summary"]["judged"] == 3 + 1
+    assert [run["commit"] for run in doc["meta"]["runs"]][-1] == "later12"
+    assert "kopt later12" in r.stdout and "kopt abc1234" in r.stdout

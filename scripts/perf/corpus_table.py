@@ -3,9 +3,11 @@
 per kernel, kopt's default optimize against the exhaustive sweep of the same derived space and the project's own
 choice; then the median whole wall to within 3%.
 
-  corpus_table.py SOURCE [--md FILE] [--json FILE] [--plot FILE.png] [--only NAME] [--lines] [--within 3]
+  corpus_table.py SOURCE... [--md FILE] [--json FILE] [--plot FILE.png] [--only NAME] [--lines] [--within 3]
 
-SOURCE: corpus_bench.tgz, or the folder it unpacks to (corpus_bench/, or a folder holding it). Per kernel the folder
+SOURCE: corpus_bench.tgz, or the folder it unpacks to (corpus_bench/, or a folder holding it). Several SOURCEs, in
+the order the calls ran: one row per kernel, the last source's that ran it (docs/PERFORMANCE.md's table gathers
+several calls so). Per kernel the folder
 NAME/ holds kernel.json (dims, caps, each step's rc and seconds; `skipped` when it did not run), state.json (the
 optimize run's), measurements.csv (the sweep: index, one column per derived param, status, median_ms, ...),
 derived.json (`kopt annotate --json`: the params and their defaults), bench.json (kopt bench of the kernel as it is);
@@ -382,9 +384,34 @@ def find_root(path, tmp):
     raise SystemExit(f"corpus_table: no kernel folders (NAME/kernel.json) in {path}")
 
 
+def rows_of_sources(sources, within=3.0, only=()):
+    """The rows of one or more corpus-bench outputs, in the order the kernels first ran; a kernel run in several takes
+    the row of the last source that ran it (not skipped there): a later call's run supersedes an earlier one's. Also
+    each source's run.json (those that have one)."""
+    rows, order, runs = {}, [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, src in enumerate(sources):
+            root = find_root(src, os.path.join(tmp, str(i)))
+            run = load_json(os.path.join(root, "run.json"))
+            if run:
+                runs.append(run)
+            names = [e for e in sorted(os.listdir(root)) if os.path.isfile(os.path.join(root, e, "kernel.json"))]
+            names.sort(key=lambda n: (load_json(os.path.join(root, n, "kernel.json")) or {}).get("started_s", 1e9))
+            for n in names:
+                if only and n not in only:
+                    continue
+                row = kernel_row(os.path.join(root, n), within)
+                if n not in rows:
+                    order.append(n)
+                if n not in rows or not row.get("skipped") or rows[n].get("skipped"):
+                    rows[n] = row
+    return [rows[n] for n in order], runs
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("source")
+    ap.add_argument("source", nargs="+", help="a corpus-bench output (folder or tgz); several: each kernel's row from the "
+                    "last one that ran it")
     ap.add_argument("--md", help="write the markdown table here (default: stdout)")
     ap.add_argument("--json", help="write the rows and the summary as JSON here")
     ap.add_argument("--plot", help="write a PNG (needs matplotlib; skipped without it)")
@@ -392,14 +419,7 @@ def main(argv=None):
     ap.add_argument("--lines", action="store_true", help="one line per kernel instead of the table")
     ap.add_argument("--within", type=float, default=3.0, help="percent of the sweep's best (default 3)")
     a = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = find_root(a.source, tmp)
-        run = load_json(os.path.join(root, "run.json")) or {}
-        names = [e for e in sorted(os.listdir(root)) if os.path.isfile(os.path.join(root, e, "kernel.json"))]
-        names.sort(key=lambda n: (load_json(os.path.join(root, n, "kernel.json")) or {}).get("started_s", 1e9))
-        if a.only:
-            names = [n for n in names if n in a.only]
-        rows = [kernel_row(os.path.join(root, n), a.within) for n in names]
+    rows, runs = rows_of_sources(a.source, a.within, a.only)
     s = summary(rows, a.within)
     if a.lines:
         for r in rows:
@@ -416,7 +436,7 @@ def main(argv=None):
                   f"whole {fmt(r.get('whole_s'), '.1f')} s" + (f"; {'; '.join(r['notes'])}" if r["notes"] else ""))
         return 0
     text = markdown(rows, s, a.within)
-    if run:
+    for run in runs:
         text += (f"\nRun: {run.get('date', '?')}, {run.get('gpu', '?')}, kopt {run.get('commit', '?')}, "
                  f"whole call {fmt(run.get('whole_s'), '.0f')} s.\n")
     if a.md:
@@ -425,7 +445,7 @@ def main(argv=None):
     print(text, end="")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"meta": {"kind": "corpus_table", "run": run}, "summary": s, "rows": rows}, f, indent=1)
+            json.dump({"meta": {"kind": "corpus_table", "run": runs[-1] if runs else {}, "runs": runs}, "summary": s, "rows": rows}, f, indent=1)
     if a.plot:
         plot(rows, a.plot, a.within)
     return 0
