@@ -64,8 +64,9 @@ def read_raw(path):
     """name -> (canonical dtype, shape, flat uint8 numpy array of the tensor's bytes), no conversion.
 
     The arrays are read-only views of the file mapped into memory (MAP_POPULATE: read ahead in one go where the
-    platform has it), not a copy: a Triton child binds five seeds' files a candidate, and read() copied each from the
-    page cache into a new buffer first (400 MB: 190-570 ms a file against 60-120 ms mapped, on the CPU machine). A
+    platform has it), not a copy: a Triton child binds a seed file for each seed, the first again for its timing, and
+    each other case's, and read() copied each from the page cache into a new buffer first (400 MB: 190-570 ms a file
+    against 60-120 ms mapped, on the CPU machine). A
     golden file is never rewritten in place (write_atomic: a new file, then a rename), so a mapping cannot change
     under its reader; a write through the views raises (read-only)."""
     header, _, offset = read_header(path)

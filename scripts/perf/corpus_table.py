@@ -7,10 +7,9 @@ choice; then the median whole wall to within 3%.
 
 SOURCE: corpus_bench.tgz, or the folder it unpacks to (corpus_bench/, or a folder holding it). Several SOURCEs, in
 the order the calls ran: one row per kernel, the last source's that ran it (docs/PERFORMANCE.md's table gathers
-several calls so). Per kernel the folder
-NAME/ holds kernel.json (dims, caps, each step's rc and seconds; `skipped` when it did not run), state.json (the
-optimize run's), measurements.csv (the sweep: index, one column per derived param, status, median_ms, ...),
-derived.json (`kopt annotate --json`: the params and their defaults), bench.json (kopt bench of the kernel as it is);
+several calls so). Per kernel the folder NAME/ holds kernel.json (dims, caps, each step's rc and seconds; `skipped`
+when it did not run), state.json (the optimize run's), measurements.csv (the sweep: index, one column per derived
+param, status, median_ms, ...), derived.json (`kopt annotate --json`: the params and their defaults), bench.json (kopt bench of the kernel as it is);
 any may be missing (the row then says what it lacks).
 
 How each figure is made:
@@ -38,7 +37,8 @@ How each figure is made:
 * wall to within 3%: the first history entry (by search_s, seconds after the gates) within 3% of the sweep's best,
   as seconds since the command started: the end of the gates (wall.gates_s; in a state.json without it,
   wall.first_candidate_s minus the earliest search_s plus cost_ms.cases of a candidate measured in the first iteration:
-  when the first candidate's measurement ended) plus its search_s; the baseline counts (at the end of the gates). Also the search's own seconds (search_s). Whole wall: state.json wall.whole_s.
+  when the first candidate's measurement ended) plus its search_s; the baseline counts (at the end of the gates).
+  Also the search's own seconds (search_s). Whole wall: state.json wall.whole_s.
 """
 import argparse
 import csv
