@@ -9,8 +9,8 @@ SOURCE: corpus_bench.tgz, or the folder it unpacks to (corpus_bench/, or a folde
 the order the calls ran: one row per kernel, the last source's that ran it (docs/PERFORMANCE.md's table gathers
 several calls so). Per kernel the folder NAME/ holds kernel.json (dims, caps, each step's rc and seconds; `skipped`
 when it did not run), state.json (the optimize run's), measurements.csv (the sweep: index, one column per derived
-param, status, median_ms, ...), derived.json (`kopt annotate --json`: the params and their defaults), bench.json (kopt bench of the kernel as it is);
-any may be missing (the row then says what it lacks).
+param, status, median_ms, ...), derived.json (`kopt annotate --json`: the params and their defaults), bench.json
+(kopt bench of the kernel as it is); any may be missing (the row then says what it lacks).
 
 How each figure is made:
 * distinct candidates: the optimize history's measured entries (status ok, a median) other than the baseline,
