@@ -161,6 +161,11 @@ def test_no_kernel_folders_is_an_error(tmp_path):
     assert r.returncode != 0 and "no kernel folders" in r.stderr
 
 
+def test_a_source_that_is_not_there_is_named(tmp_path):
+    r = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "nope.tgz")], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "nope.tgz: no such file or folder" in r.stderr
+
+
 def test_the_plot_is_written_when_matplotlib_is_there(tmp_path):
     pytest.importorskip("matplotlib")
     png = tmp_path / "c.png"

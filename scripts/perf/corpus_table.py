@@ -371,6 +371,8 @@ def plot(rows, path, within=3.0):
 
 def find_root(path, tmp):
     """The folder holding one folder per kernel."""
+    if not os.path.exists(path):
+        raise SystemExit(f"corpus_table: {path}: no such file or folder (give corpus-bench's corpus_bench.tgz or its folder)")
     if os.path.isfile(path):
         with tarfile.open(path) as t:
             if hasattr(tarfile, "data_filter"):
