@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 import traceback
 
 from . import check, fake_worker, golden, inspect_cmd, ray_worker, signature, triton_golden, triton_run
@@ -165,6 +166,12 @@ def _preload(what):
         pass
 
 
+def _log_stream(what):
+    """One line on stderr: `what`, stamped with the seconds since the harness's import began."""
+    t0 = sys.modules[__package__].IMPORT_T0
+    print(f"kopt_harness: golden-batch: {what} at {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
+
+
 def _release_cached_memory():
     """A long-lived stream gives back what torch's allocator kept, so it holds no GPU memory between requests."""
     torch = sys.modules.get("torch")
@@ -193,6 +200,9 @@ def _golden_batch(args):
     stop the others."""
     if args.preload:
         _preload(args.preload)
+    streamed = args.requests == "-"
+    if streamed:  # the run's log (golden_stream.log): when each part of a stream's wall ended, from its import
+        _log_stream(f"preloaded ({args.preload or 'nothing'})")
     if args.requests == "-":
         requests = _stream_requests()
     else:
@@ -208,9 +218,11 @@ def _golden_batch(args):
         try:
             if not _is_request(req):  # a streamed line that is not an argument list: that line fails
                 raise UsageError(f"--requests -: expected a JSON argument list a line, not {str(req)[:80]!r}")
+            t = time.perf_counter()
             _golden(_parser().parse_args(["golden", *req]))
             if args.requests == "-":
                 _release_cached_memory()
+                _log_stream(f"request done in {time.perf_counter() - t:.2f} s")
             continue
         except DimsError as e:
             code, message = EXIT_INPUT, f"dimension error: {e}"

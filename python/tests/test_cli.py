@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -170,6 +171,10 @@ def test_golden_batch_streams_a_line_per_request_from_stdin(harness):
     assert third["status"] == "ok"
     with open(os.path.join(other[other.index("--out") + 1], "manifest.json"), encoding="utf-8") as f:
         assert json.load(f)["dims"]["n"] == 24
+    # The run's log: when the preload ended and each request made was done, in seconds from the harness's import.
+    stamps = re.findall(r"kopt_harness: golden-batch: (preloaded \(cuda\)|request done in [0-9.]+ s) at ([0-9.]+) s", err)
+    assert [w.split(" in ")[0] for w, _ in stamps] == ["preloaded (cuda)", "request done", "request done"], err
+    assert [float(t) for _, t in stamps] == sorted(float(t) for _, t in stamps)
 
 
 FAKE_TORCH = """

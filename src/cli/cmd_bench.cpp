@@ -293,6 +293,7 @@ int cmd_bench(const Args& args) {
     if (wm.is_object()) {
       roofline::CeilingsOptions copts;
       copts.cuda_driver_fallback = util::meta_info().driver;
+      copts.prebuilt_dir = roofline::default_prebuilt_probe_dir();
       auto ceilings = roofline::get_ceilings(gpus->gpus[0], false, copts);
       auto sol = ceilings ? pipeline::speed_of_light(*ceilings, m, prep->buffer_dtypes, gpus->gpus[0].l2_bytes, l2 == "warm")
                           : Result<std::optional<roofline::SpeedOfLight>>(ceilings.error());

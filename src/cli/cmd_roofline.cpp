@@ -40,6 +40,7 @@ int ceilings_only(int gpu_index, bool remeasure, bool quick, const std::string& 
   roofline::CeilingsOptions opts;
   opts.cuda_driver_fallback = info->driver_version_text();
   opts.quick = quick;
+  opts.prebuilt_dir = roofline::default_prebuilt_probe_dir();
   if (!remeasure) std::fprintf(stderr, "kopt roofline: ceilings of %s (cached, or measured now: about a minute)\n",
                                gpu.name.c_str());
   auto c = roofline::get_ceilings(gpu, remeasure, opts);
@@ -93,6 +94,7 @@ int kernel_roofline(const Args& args) {
                dir->c_str());
   roofline::CeilingsOptions copts;
   copts.cuda_driver_fallback = info->driver_version_text();
+  copts.prebuilt_dir = roofline::default_prebuilt_probe_dir();
   auto ceilings = roofline::get_ceilings(gpu, remeasure, copts);
   if (!ceilings) return fail(ceilings.error());
   util::SystemRunner sys;

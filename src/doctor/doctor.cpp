@@ -195,9 +195,18 @@ Check check_ncu_counters(const std::string& ncu, const Options& opts, const Repo
       return c;
     }
   }
-  auto r = run_with_retry({{ncu, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg", "--csv",
-                            "--kernel-name", "kopt_probe", exe.string()},
-                           "", {}, 180, 1 << 20, true});
+  // The GPU's own: not beside the ceilings a run measures at its start (util::gpu_lease).
+  util::ProcessResult r;
+  {
+    std::lock_guard<std::mutex> lease(util::gpu_lease());
+    r = run_with_retry({{ncu, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg", "--csv", "--kernel-name",
+                         "kopt_probe", exe.string()},
+                        "",
+                        {},
+                        180,
+                        1 << 20,
+                        true});
+  }
   c.details = {{"output_tail", r.stdout_text.substr(r.stdout_text.size() > 1500 ? r.stdout_text.size() - 1500 : 0)}};
   if (is_counter_permission_error(r.stdout_text)) {
     c.status = CheckStatus::kFail;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,12 @@ class SystemLab final : public Lab {
   std::unique_ptr<contract::GoldenStream> stream_;
   std::filesystem::path staging_, run_dir_;
   std::future<void> early_, probe_build_;
+  // The ceilings measured at the run's start (measure_ceilings_first), before anything of the run touches the GPU;
+  // ceilings() returns them for that GPU. prepare() and the early golden request wait for it.
+  void measure_ceilings_first();
+  std::shared_future<void> early_ceilings_;  // waited for by the early request's thread and the main thread
+  std::optional<Result<roofline::Ceilings>> first_ceilings_;
+  std::string first_ceilings_uuid_;
   // The baseline's build, made beside the hardware gate into the build cache (CUDA and CUTLASS kernels): prepare()
   // then takes it from the cache and reports its nvcc time (pipeline::prepare's early_build).
   std::future<compile::CompileResult> early_build_;

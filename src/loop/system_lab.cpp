@@ -52,8 +52,30 @@ SystemLab::~SystemLab() {
   }
 }
 
+void SystemLab::measure_ceilings_first() {
+  // One GPU only: where there are several, the slot measured on is chosen after the hardware gate.
+  auto gpus = device::query_gpus();
+  if (!gpus || gpus->gpus.size() != 1) return;
+  const device::GpuInfo& gpu = gpus->gpus.front();
+  roofline::CeilingsOptions copts;
+  copts.cuda_driver_fallback = gpus->driver_version_text();
+  copts.prebuilt_dir = roofline::default_prebuilt_probe_dir();
+  // A probe that needs nvcc first (3-5 s) is not worth it: the harness's imports end before it would.
+  if (roofline::ceilings_cached(gpu, copts) || !roofline::ready_probe(gpu, copts)) return;
+  std::lock_guard<std::mutex> lease(util::gpu_lease());
+  first_ceilings_ = roofline::get_ceilings(gpu, false, copts);
+  first_ceilings_uuid_ = gpu.uuid;
+}
+
 void SystemLab::start_early_work(const std::optional<std::string>& instrumented_source) {
   if (stream_ || early_.valid()) return;
+  // The ceilings, when this GPU's are not cached (a new machine, a new driver): measured now, first, with the GPU to
+  // themselves (3 s, H200), while Python imports torch for the golden data and nvcc builds the baseline. Nothing of
+  // the run touches the GPU before they end: the harness below makes no CUDA call until its first request, which
+  // waits for them; prepare(), the first GPU work of the main thread, waits for them; the doctor's counters probe
+  // takes the same lease (util::gpu_lease). They came after the cases' golden data before (H200: 3.1 s of sgemm
+  // 4096^3's 20 s of gates, issue 36).
+  early_ceilings_ = std::async(std::launch::async, [this] { measure_ceilings_first(); }).share();
   // The baseline's build (nvcc: about 1 s for a plain kernel, 9-10 s with CUTLASS or FlashInfer's headers, H200
   // machine 2026-12-04), into the build cache while the gate runs; prepare() finds it there. A derived space's copy is
   // built as the run will build it (the same text, the same -I: the same cache key), from the staging folder.
@@ -68,13 +90,16 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
   }
   // The ceilings probe's build (nvcc, 3-4 s cold; a cached build returns at once): ceilings() finds it. Then ncu's outputs.
   probe_build_ = std::async(std::launch::async, [this] {
+    early_ceilings_.wait();  // no probe written into the cache while the ceilings first look for one there
     auto gpus = device::query_gpus();
     const std::string nvcc = toolchain::find_nvcc();
     if (!gpus || gpus->gpus.empty() || nvcc.empty()) return;
     std::vector<std::string> warnings;
     roofline::CeilingsOptions defaults;
-    (void)roofline::build_probe(runner_, nvcc, gpus->gpus.front().arch(), roofline::default_ceilings_cache_dir() / "probe",
-                                defaults.build_timeout_s, warnings);
+    const std::string arch = gpus->gpus.front().arch();
+    if (!roofline::prebuilt_probe(roofline::default_prebuilt_probe_dir(), arch))
+      (void)roofline::build_probe(runner_, nvcc, arch, roofline::default_ceilings_cache_dir() / "probe", defaults.build_timeout_s,
+                                  warnings);
     // What the first profile asks ncu first (its version, the chip's metrics: 1.5 s, H200), now: it reads no GPU.
     profile::ProfileRequest known;
     known.ncu_path = toolchain::find_ncu();
@@ -90,19 +115,24 @@ void SystemLab::start_early_work(const std::optional<std::string>& instrumented_
   // CUDA call, nothing on any GPU; cli.py _preload), so that the end of the run (the ephemeral seed, the held-out
   // shapes' data) does not wait 3-5 s for Python and torch. No request comes while anything is timed: a case the cache
   // lacks is made before the first candidate, the end's requests once the search is over (docs/GATES.md "The gates'
-  // early work"). A cold run's harness makes the job's data at once, before the gates: CUDA at its start.
+  // early work"). A cold run's harness makes the job's data before the gates: its request is sent once the ceilings
+  // measured first are done (at once when there are none), and the harness reads it after its imports, as it did
+  // after `--preload cuda` before.
   const bool cached = contract::golden_batch({*req}).todo.empty();
-  auto s = contract::GoldenStream::start(staging_ / "golden_stream.log",
-                                         cached ? contract::HarnessPreload::kImports : contract::HarnessPreload::kCuda);
+  auto s = contract::GoldenStream::start(staging_ / "golden_stream.log", contract::HarnessPreload::kImports);
   if (!s) return;  // prepare() and the batches run the harness as before
   stream_ = std::move(s).value();
   if (cached) return;
-  early_ = std::async(std::launch::async, [this, r = std::move(req).value()]() mutable { stream_->prefetch({std::move(r)}); });
+  early_ = std::async(std::launch::async, [this, r = std::move(req).value()]() mutable {
+    early_ceilings_.wait();
+    stream_->prefetch({std::move(r)});
+  });
 }
 
 void SystemLab::stop_early_work() {
   if (stream_ && early_.valid()) stream_->abort();  // a request in flight ends with its process
   if (early_.valid()) early_.get();
+  if (early_ceilings_.valid()) early_ceilings_.wait();
   if (probe_build_.valid()) probe_build_.get();
   if (early_build_.valid()) early_build_.get();
 }
@@ -110,6 +140,7 @@ void SystemLab::stop_early_work() {
 Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resuming, const pipeline::Say& say) {
   const auto& job = job_;
   run_dir_ = run_dir;
+  if (early_ceilings_.valid()) early_ceilings_.wait();  // the ceilings measured first: nothing beside them
   if (early_.valid()) {
     early_.get();  // the job's golden data is in the cache now, unless it failed there (make_golden says why)
     std::error_code ec;
@@ -141,9 +172,12 @@ Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resu
 
 Result<roofline::Ceilings> SystemLab::ceilings(const device::GpuInfo& gpu) {
   wait_golden_prefetch();
+  if (early_ceilings_.valid()) early_ceilings_.wait();
+  if (first_ceilings_ && gpu.uuid == first_ceilings_uuid_) return *first_ceilings_;  // measured first (or failed so)
   if (probe_build_.valid()) probe_build_.get();
   roofline::CeilingsOptions copts;
   copts.cuda_driver_fallback = util::meta_info().driver;
+  copts.prebuilt_dir = roofline::default_prebuilt_probe_dir();
   return roofline::get_ceilings(gpu, false, copts);
 }
 

@@ -28,6 +28,16 @@ fs::path ceilings_cache_path(const fs::path& dir, const std::string& uuid) {
   return dir / ((uuid.empty() ? std::string("unknown-gpu") : uuid) + ".json");
 }
 
+fs::path default_prebuilt_probe_dir() { return util::env_off("KOPT_PREBUILT_PROBE") ? fs::path() : util::executable_dir(); }
+
+std::optional<fs::path> prebuilt_probe(const fs::path& dir, const std::string& arch) {
+  if (dir.empty()) return std::nullopt;
+  const fs::path exe = dir / ("kopt_ceilings_probe_" + arch);
+  std::error_code ec;
+  if (fs::is_regular_file(exe, ec)) return exe;
+  return std::nullopt;
+}
+
 CeilingsKey make_key(const device::GpuInfo& gpu, const std::string& driver_version) {
   return {gpu.uuid, driver_version, gpu.sm_clock_khz / 1000, gpu.mem_clock_khz / 1000,
           util::content_hash(ceilings_probe_source()).substr(0, 16)};
@@ -102,20 +112,64 @@ std::string read_display_driver_version() {
   return parse_nvrm_version(*text).value_or("");
 }
 
-// Build, run and parse the probe. Warnings (e.g. built without cuBLASLt) are appended to `warnings`.
+// The probe of `arch` built before into `dir` (build_probe's folder) with cuBLASLt `lt` or without; nullopt if none.
+std::optional<fs::path> built_probe(const std::string& nvcc, const std::string& arch, const fs::path& dir,
+                                    const std::optional<CublasLtDirs>& lt) {
+  auto probe_cmd = probe_build_command(nvcc, arch, "SRC", "EXE", lt);
+  fs::path exe = dir / util::Hasher().add(ceilings_probe_source()).add(util::join(probe_cmd, " ")).hex().substr(0, 16) /
+                 "kopt_ceilings_probe";
+  std::error_code ec;
+  if (fs::is_regular_file(exe, ec)) return exe;
+  return std::nullopt;
+}
+
+std::string probe_arch(const device::GpuInfo& gpu) { return gpu.cc_major > 0 ? gpu.arch() : "sm_90"; }
+
+std::string driver_of(const CeilingsOptions& opts) {
+  std::string driver = opts.driver_version;
+  if (driver.empty()) driver = read_display_driver_version();
+  if (driver.empty()) driver = opts.cuda_driver_fallback;
+  return driver;
+}
+
+fs::path cache_dir_of(const CeilingsOptions& opts) {
+  return opts.cache_dir.empty() ? default_ceilings_cache_dir() : opts.cache_dir;
+}
+
+// Build (or take the prebuilt), run and parse the probe. Warnings (e.g. built without cuBLASLt) are appended to
+// `warnings`.
 Result<Ceilings> measure(const device::GpuInfo& gpu, const CeilingsKey& key, const CeilingsOptions& opts,
                          util::CommandRunner& runner, const fs::path& cache_dir, std::vector<std::string>& warnings) {
-  std::string nvcc = opts.nvcc.empty() ? toolchain::find_nvcc() : opts.nvcc;
-  if (nvcc.empty()) return gate_error("nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): cannot build the "
-                                      "ceilings probe; install the CUDA toolkit or set KOPT_NVCC");
-  std::string arch = gpu.cc_major > 0 ? gpu.arch() : "sm_90";
-  KOPT_TRY_ASSIGN(fs::path exe, build_probe(runner, nvcc, arch, cache_dir / "probe", opts.build_timeout_s, warnings));
-  util::ProcessSpec spec;
-  spec.argv = {exe.string(), "--device", std::to_string(gpu.index)};
-  if (opts.quick) spec.argv.push_back("--quick");
-  spec.timeout_s = opts.probe_timeout_s;
-  auto r = runner.run(spec);
-  if (!r.started) return gate_error("could not start the ceilings probe " + exe.string() + ": " + r.start_error);
+  const std::string arch = probe_arch(gpu);
+  auto run_probe = [&](const fs::path& exe) {
+    util::ProcessSpec spec;
+    spec.argv = {exe.string(), "--device", std::to_string(gpu.index)};
+    if (opts.quick) spec.argv.push_back("--quick");
+    spec.timeout_s = opts.probe_timeout_s;
+    return runner.run(spec);
+  };
+  util::ProcessResult r;
+  std::optional<fs::path> exe = prebuilt_probe(opts.prebuilt_dir, arch);
+  if (exe) {
+    r = run_probe(*exe);
+    // Built on another machine: where its loader finds no cuBLASLt (exit 127) it is built here instead.
+    if (!r.started || (r.exit_code == 127 && !r.timed_out && r.term_signal == 0)) {
+      warnings.push_back("the prebuilt probe " + exe->string() + " could not start here (" +
+                         (r.started ? r.describe() + ": " + tail(r.stderr_text, 300) : r.start_error) +
+                         "): built with this machine's nvcc");
+      exe.reset();
+    }
+  }
+  if (!exe) {
+    std::string nvcc = opts.nvcc.empty() ? toolchain::find_nvcc() : opts.nvcc;
+    if (nvcc.empty())
+      return gate_error(
+          "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): cannot build the "
+          "ceilings probe; install the CUDA toolkit or set KOPT_NVCC");
+    KOPT_TRY_ASSIGN(exe, build_probe(runner, nvcc, arch, cache_dir / "probe", opts.build_timeout_s, warnings));
+    r = run_probe(*exe);
+  }
+  if (!r.started) return gate_error("could not start the ceilings probe " + exe->string() + ": " + r.start_error);
   if (r.timed_out || r.term_signal != 0 || r.interrupted)
     return gate_error("the ceilings probe " + r.describe() + "; its last output: " + tail(r.stderr_text, 600));
   auto parsed = parse_probe_output(r.stdout_text);
@@ -145,7 +199,7 @@ Result<fs::path> build_probe(util::CommandRunner& runner, const std::string& nvc
     fs::path sub = dir / util::Hasher().add(source).add(util::join(probe_cmd, " ")).hex().substr(0, 16);
     fs::path src = sub / "ceilings_probe.cu", exe = sub / "kopt_ceilings_probe";
     std::error_code ec;
-    if (fs::is_regular_file(exe, ec)) {
+    if (built_probe(nvcc, arch, dir, attempt)) {
       if (!attempt) warnings.push_back("the probe was built without cuBLASLt: tensor-core ceilings are not measured");
       return exe;
     }
@@ -171,11 +225,8 @@ Result<fs::path> build_probe(util::CommandRunner& runner, const std::string& nvc
 Result<Ceilings> get_ceilings(const device::GpuInfo& gpu, bool remeasure, const CeilingsOptions& opts) {
   util::SystemRunner system_runner;
   util::CommandRunner& runner = opts.runner ? *opts.runner : system_runner;
-  fs::path dir = opts.cache_dir.empty() ? default_ceilings_cache_dir() : opts.cache_dir;
-  std::string driver = opts.driver_version;
-  if (driver.empty()) driver = read_display_driver_version();
-  if (driver.empty()) driver = opts.cuda_driver_fallback;
-  const CeilingsKey key = make_key(gpu, driver);
+  const fs::path dir = cache_dir_of(opts);
+  const CeilingsKey key = make_key(gpu, driver_of(opts));
   const fs::path path = ceilings_cache_path(dir, gpu.uuid);
 
   std::vector<std::string> notes;
@@ -208,6 +259,22 @@ Result<Ceilings> get_ceilings(const device::GpuInfo& gpu, bool remeasure, const 
     if (!st) c.warnings.push_back("could not cache the ceilings: " + st.error().message);
   }
   return c;
+}
+
+std::optional<fs::path> ready_probe(const device::GpuInfo& gpu, const CeilingsOptions& opts) {
+  const std::string arch = probe_arch(gpu);
+  if (auto p = prebuilt_probe(opts.prebuilt_dir, arch)) return p;
+  const std::string nvcc = opts.nvcc.empty() ? toolchain::find_nvcc() : opts.nvcc;
+  if (nvcc.empty()) return std::nullopt;
+  const fs::path dir = cache_dir_of(opts) / "probe";
+  auto lt = find_cublaslt(nvcc);
+  if (auto p = built_probe(nvcc, arch, dir, lt)) return p;
+  if (lt) return built_probe(nvcc, arch, dir, std::nullopt);
+  return std::nullopt;
+}
+
+bool ceilings_cached(const device::GpuInfo& gpu, const CeilingsOptions& opts) {
+  return load_cached_ceilings(ceilings_cache_path(cache_dir_of(opts), gpu.uuid), make_key(gpu, driver_of(opts))).ok();
 }
 
 }  // namespace kopt::roofline

@@ -26,11 +26,22 @@ struct CeilingsOptions {
   bool quick = false;            // the probe's --quick (small sizes): a smoke test, never cached
   bool allow_datasheet = true;   // fall back on the datasheet (labelled) when the probe cannot run
   util::CommandRunner* runner = nullptr;  // default: a util::SystemRunner
+  // Where kopt's build put its prebuilt probes (kopt_ceilings_probe_<arch>, CMakeLists.txt): used before building one,
+  // and built after all when it cannot start there. Empty: none (default_prebuilt_probe_dir() is kopt's own).
+  std::filesystem::path prebuilt_dir;
 };
 
 // $KOPT_CACHE_DIR/ceilings, else $XDG_CACHE_HOME/kopt/ceilings, else ~/.cache/kopt/ceilings.
 std::filesystem::path default_ceilings_cache_dir();
 std::filesystem::path ceilings_cache_path(const std::filesystem::path& dir, const std::string& uuid);
+// The folder of the running kopt, where its build puts the prebuilt probes; empty with KOPT_PREBUILT_PROBE=off.
+std::filesystem::path default_prebuilt_probe_dir();
+// `dir`/kopt_ceilings_probe_<arch> when it is a file; nullopt otherwise (and for an empty `dir`).
+std::optional<std::filesystem::path> prebuilt_probe(const std::filesystem::path& dir, const std::string& arch);
+// A probe for `arch` that runs without building anything now: the prebuilt one, else one built before into the cache.
+std::optional<std::filesystem::path> ready_probe(const device::GpuInfo& gpu, const CeilingsOptions& opts = {});
+// Whether get_ceilings(gpu, false, opts) would answer from the cache (nothing measured).
+bool ceilings_cached(const device::GpuInfo& gpu, const CeilingsOptions& opts = {});
 
 // The ceilings of `gpu`: the cached ones when their key (UUID, driver, max clocks) matches and `remeasure` is
 // false; otherwise measured now with the probe (and cached). When the probe cannot be built or run, the

@@ -156,6 +156,56 @@ TEST(GetCeilings, AChangedDriverOrClockMeasuresAgain) {
   EXPECT_EQ(runner.probes.size(), 3u);
 }
 
+TEST(GetCeilings, APrebuiltProbeIsRunWithoutBuildingAndTheCacheKnowsIt) {
+  testing::TempDir dir("ceil_prebuilt");
+  FakeRunner runner;
+  runner.probe_stdout = sample();
+  auto opts = options(runner, dir.path / "cache");
+  EXPECT_FALSE(ready_probe(h200(), opts));  // nothing built, nothing prebuilt: a run measures them after the gates
+  EXPECT_FALSE(ceilings_cached(h200(), opts));
+  opts.prebuilt_dir = dir.path / "bin";
+  EXPECT_FALSE(prebuilt_probe(opts.prebuilt_dir, "sm_90"));
+  ASSERT_TRUE(util::write_file_atomic(opts.prebuilt_dir / "kopt_ceilings_probe_sm_100", "#!/bin/sh\n"));
+  EXPECT_FALSE(ready_probe(h200(), opts));  // another arch's is not this GPU's
+  ASSERT_TRUE(util::write_file_atomic(opts.prebuilt_dir / "kopt_ceilings_probe_sm_90", "#!/bin/sh\n"));
+  ASSERT_TRUE(ready_probe(h200(), opts));
+  EXPECT_EQ(*ready_probe(h200(), opts), opts.prebuilt_dir / "kopt_ceilings_probe_sm_90");
+  EXPECT_FALSE(prebuilt_probe(fs::path(), "sm_90"));  // no folder: none
+
+  auto c = get_ceilings(h200(), false, opts);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(runner.builds.empty());
+  ASSERT_EQ(runner.probes.size(), 1u);
+  EXPECT_EQ(runner.probes[0].argv.front(), (opts.prebuilt_dir / "kopt_ceilings_probe_sm_90").string());
+  EXPECT_EQ(c->find(Roof::kBf16Tensor)->source, CeilingSource::kMeasured);
+  EXPECT_TRUE(ceilings_cached(h200(), opts));
+  opts.driver_version = "590.10.01";
+  EXPECT_FALSE(ceilings_cached(h200(), opts));  // the key is get_ceilings' own
+}
+
+TEST(GetCeilings, APrebuiltProbeThatCannotStartHereIsBuiltHereAndSaysSo) {
+  testing::TempDir dir("ceil_prebuilt_127");
+  FakeRunner runner;
+  runner.probe_stdout = sample();
+  runner.probe_exit = 127;  // the loader's: "error while loading shared libraries: libcublasLt.so.13"
+  auto opts = options(runner, dir.path / "cache");
+  opts.prebuilt_dir = dir.path / "bin";
+  ASSERT_TRUE(util::write_file_atomic(opts.prebuilt_dir / "kopt_ceilings_probe_sm_90", "#!/bin/sh\n"));
+  auto c = get_ceilings(h200(), false, opts);
+  // The prebuilt first, then the one built here (the fake prints its sample either way).
+  ASSERT_EQ(runner.probes.size(), 2u);
+  EXPECT_EQ(runner.builds.size(), 1u);
+  EXPECT_NE(runner.probes[1].argv.front(), runner.probes[0].argv.front());
+  ASSERT_TRUE(c) << c.error().message;
+  bool said = false;
+  for (const auto& w : c->warnings)
+    said |= w.find("the prebuilt probe") != std::string::npos && w.find("built with this machine's nvcc") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Built now: ready without nvcc next time.
+  opts.prebuilt_dir.clear();
+  EXPECT_TRUE(ready_probe(h200(), opts));
+}
+
 TEST(GetCeilings, QuickRunsAreNeverCached) {
   testing::TempDir dir("ceil_quick");
   FakeRunner runner;

@@ -226,4 +226,9 @@ ProcessResult run_process(const ProcessSpec& spec) {
   return r;
 }
 
+std::mutex& gpu_lease() {
+  static std::mutex m;
+  return m;
+}
+
 }  // namespace kopt::util

@@ -3,6 +3,7 @@
 // or interrupt the whole group is killed (SIGTERM, then SIGKILL after a grace period).
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,5 +76,10 @@ void reset_interrupted_for_tests();
 // must any other code that starts a long-lived child (util/session.h).
 void register_child_group(int pgid);
 void unregister_child_group(int pgid);
+
+// Held by kopt's own threads while they run GPU work that a timing beside it would feel, or that is itself timed and
+// must not have kopt's other work beside it: the ceilings measured at a run's start, the doctor's counters probe
+// (docs/GATES.md "The gates' early work"). Work begun on the main thread after both needs no lease.
+std::mutex& gpu_lease();
 
 }  // namespace kopt::util
