@@ -101,11 +101,12 @@ def reference(*, x, y, n):
   job.dims = {{"n", 4096}};
   job.seeds = 2;
   util::SystemRunner runner;
-  {  // A cold run: the harness starts CUDA at its start, its first request (the job's data) sent at once.
+  {  // A cold run: the harness starts with its imports only (no CUDA before its first request, which waits for any
+     // ceilings measured first: none without a GPU), its first request (the job's data) sent after them.
     SystemLab cold(job, runner);
     cold.start_early_work(std::nullopt);
     ASSERT_NE(cold.golden_stream(), nullptr);
-    EXPECT_EQ(cold.golden_stream()->preload(), contract::HarnessPreload::kCuda);
+    EXPECT_EQ(cold.golden_stream()->preload(), contract::HarnessPreload::kImports);
   }
   // The job's golden data in the cache, as start_early_work asks for it (its reference timing included).
   contract::GoldenRequest own;
