@@ -90,3 +90,29 @@ def test_an_autotuned_kernel_runs_its_first_config_with_those_warps_without_the_
     calls.clear()
     pin(k, num_warps=16)[(8,)]("x")  # no config has 16 warps: the first config's meta-parameters, 16 warps
     assert calls == [((8,), ("x",), {"BT": 16, "num_warps": 16, "num_stages": 2})]
+
+
+class Heuristics(Launcher):
+    """triton.runtime.Heuristics: `values` computed from the launch's arguments by name, then `fn` run."""
+
+    def __init__(self, calls, fn, arg_names, values):
+        super().__init__(calls)
+        self.fn, self.arg_names, self.values = fn, arg_names, values
+
+
+def test_heuristics_above_an_autotuned_kernel_still_set_their_values(derived):
+    """flash-linear-attention's logsumexp_fwd_kernel: @triton.heuristics over @triton.autotune over num_warps (H200,
+    s31: the helper passed num_warps through the heuristics to the autotuner, which passed its config's too:
+    "JITFunction.run() got multiple values for keyword argument 'num_warps'")."""
+    _, pin = derived
+    calls = []
+    tuned = Autotuned(calls, [Config({}, 1), Config({}, 8)])
+    k = Heuristics(calls, tuned, ["x", "scale", "D"], {"HAS_SCALE": lambda a: a["scale"] is not None,
+                                                       "TWICE": lambda a: 2 * a["D"]})
+    pin(k, num_warps=8)[(4, 1)]("x", None, D=64)
+    assert calls == [((4, 1), ("x", None), {"D": 64, "HAS_SCALE": False, "TWICE": 128, "num_warps": 8, "num_stages": 2})]
+    assert pin(k, num_warps=0) is k  # the launch as written: the heuristics and the autotuner, Triton's
+    calls.clear()
+    plain = Heuristics(calls, Launcher(calls), ["x"], {"B": lambda a: 1})  # no autotuner: the options as keywords
+    pin(plain, num_warps=4)[(2,)]("x")
+    assert calls == [((2,), ("x",), {"num_warps": 4})]

@@ -550,22 +550,36 @@ class TritonDeriver {
 
 def _kopt_launch_options(kernel, **options):
     """kopt: `kernel` launched with these options; 0 leaves an option to the project (as the launch is written). An
-    @triton.autotune kernel runs its first config with these options (else its first config), without the autotuner."""
+    @triton.autotune kernel runs its first config with these options (else its first config), without the autotuner;
+    @triton.heuristics above it still set their values, as Triton sets them."""
     options = {k: v for k, v in options.items() if v}
     if not options:
         return kernel
+    layers, inner = [], kernel  # triton.runtime.Heuristics above an Autotuner: `values`, `arg_names`, `fn`
+    while all(hasattr(inner, a) for a in ("values", "arg_names", "fn")) and not hasattr(inner, "configs"):
+        layers.append(inner)
+        inner = inner.fn
     fixed = {}
-    configs = getattr(kernel, "configs", None)
-    if configs and hasattr(kernel, "fn"):  # triton.runtime.Autotuner
+    configs = getattr(inner, "configs", None)
+    if configs and hasattr(inner, "fn"):  # triton.runtime.Autotuner
         chosen = [c for c in configs if all(getattr(c, k, None) == v for k, v in options.items())] or list(configs)
         fixed = {k: v for k, v in chosen[0].all_kwargs().items() if v is not None}
-        kernel = kernel.fn
+        kernel = inner.fn
+    else:
+        layers = []  # no autotuner: the kernel as it is, the options its launch's keywords
     fixed.update(options)
 
     class _Pinned:
         def __getitem__(self, grid):
             launch = kernel[grid]
-            return lambda *args, **kwargs: launch(*args, **{**kwargs, **fixed})
+
+            def run(*args, **kwargs):
+                for layer in layers:  # outermost first, as Heuristics.run
+                    for name, heur in layer.values.items():
+                        kwargs[name] = heur({**dict(zip(layer.arg_names, args)), **kwargs})
+                return launch(*args, **{**kwargs, **fixed})
+
+            return run
 
     return _Pinned()
 )PY";
