@@ -112,16 +112,25 @@ std::string read_display_driver_version() {
   return parse_nvrm_version(*text).value_or("");
 }
 
-// The probe of `arch` built before into `dir` (build_probe's folder) with cuBLASLt `lt` or without; nullopt if none.
+// Where build_probe puts the probe of `arch` built with cuBLASLt `lt` (or without) into `dir`: a folder per source and
+// command line.
+fs::path probe_exe_path(const std::string& nvcc, const std::string& arch, const fs::path& dir,
+                        const std::optional<CublasLtDirs>& lt) {
+  auto probe_cmd = probe_build_command(nvcc, arch, "SRC", "EXE", lt);
+  return dir / util::Hasher().add(ceilings_probe_source()).add(util::join(probe_cmd, " ")).hex().substr(0, 16) /
+         "kopt_ceilings_probe";
+}
+
+// That probe when it was built before; nullopt if not.
 std::optional<fs::path> built_probe(const std::string& nvcc, const std::string& arch, const fs::path& dir,
                                     const std::optional<CublasLtDirs>& lt) {
-  auto probe_cmd = probe_build_command(nvcc, arch, "SRC", "EXE", lt);
-  fs::path exe = dir / util::Hasher().add(ceilings_probe_source()).add(util::join(probe_cmd, " ")).hex().substr(0, 16) /
-                 "kopt_ceilings_probe";
+  fs::path exe = probe_exe_path(nvcc, arch, dir, lt);
   std::error_code ec;
   if (fs::is_regular_file(exe, ec)) return exe;
   return std::nullopt;
 }
+
+std::string nvcc_of(const CeilingsOptions& opts) { return opts.nvcc.empty() ? toolchain::find_nvcc() : opts.nvcc; }
 
 std::string probe_arch(const device::GpuInfo& gpu) { return gpu.cc_major > 0 ? gpu.arch() : "sm_90"; }
 
@@ -161,7 +170,7 @@ Result<Ceilings> measure(const device::GpuInfo& gpu, const CeilingsKey& key, con
     }
   }
   if (!exe) {
-    std::string nvcc = opts.nvcc.empty() ? toolchain::find_nvcc() : opts.nvcc;
+    const std::string nvcc = nvcc_of(opts);
     if (nvcc.empty())
       return gate_error(
           "nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): cannot build the "
@@ -195,11 +204,9 @@ Result<fs::path> build_probe(util::CommandRunner& runner, const std::string& nvc
   if (lt) attempts.push_back(std::nullopt);  // then without cuBLASLt
   std::string first_error;
   for (const auto& attempt : attempts) {
-    auto probe_cmd = probe_build_command(nvcc, arch, "SRC", "EXE", attempt);
-    fs::path sub = dir / util::Hasher().add(source).add(util::join(probe_cmd, " ")).hex().substr(0, 16);
-    fs::path src = sub / "ceilings_probe.cu", exe = sub / "kopt_ceilings_probe";
+    const fs::path exe = probe_exe_path(nvcc, arch, dir, attempt), src = exe.parent_path() / "ceilings_probe.cu";
     std::error_code ec;
-    if (built_probe(nvcc, arch, dir, attempt)) {
+    if (fs::is_regular_file(exe, ec)) {
       if (!attempt) warnings.push_back("the probe was built without cuBLASLt: tensor-core ceilings are not measured");
       return exe;
     }
@@ -264,7 +271,7 @@ Result<Ceilings> get_ceilings(const device::GpuInfo& gpu, bool remeasure, const 
 std::optional<fs::path> ready_probe(const device::GpuInfo& gpu, const CeilingsOptions& opts) {
   const std::string arch = probe_arch(gpu);
   if (auto p = prebuilt_probe(opts.prebuilt_dir, arch)) return p;
-  const std::string nvcc = opts.nvcc.empty() ? toolchain::find_nvcc() : opts.nvcc;
+  const std::string nvcc = nvcc_of(opts);
   if (nvcc.empty()) return std::nullopt;
   const fs::path dir = cache_dir_of(opts) / "probe";
   auto lt = find_cublaslt(nvcc);
