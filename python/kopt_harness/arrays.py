@@ -67,9 +67,11 @@ class NumpyBackend:
         return np.ascontiguousarray(x)
 
     def from_draw(self, arr, d):
+        """(the backend's array of drawn values, a host copy of its bytes that no reference call can reach, or None
+        where there is none and stored() must make one)."""
         if d.name == "bfloat16":
             raise UsageError("bfloat16 needs torch (numpy has no bfloat16): install torch and use it in ref.py")
-        return np.ascontiguousarray(arr)
+        return np.ascontiguousarray(arr), None  # the array itself goes to the reference
 
     def zeros(self, shape, d):
         npd = dtypes.numpy_dtype(d)
@@ -81,16 +83,15 @@ class NumpyBackend:
         """A CPU, contiguous copy for the golden file."""
         return np.array(x, copy=True, order="C")
 
+    def host(self, x):
+        """x's values on the host, contiguous: x itself where it is already (to read, never to keep)."""
+        return np.ascontiguousarray(x)
+
     def copy_into(self, dst, src):
         np.copyto(dst, np.asarray(src).reshape(dst.shape), casting="unsafe")
 
     def fill_zero(self, x):
         x.fill(0)
-
-    def save_bytes(self, tensors, metadata):
-        from safetensors.numpy import save  # noqa: PLC0415
-
-        return save(tensors, metadata=metadata)
 
     def synchronize(self):
         pass
@@ -116,13 +117,17 @@ class TorchBackend:
         t = self.torch.from_numpy(np.ascontiguousarray(arr))
         if d.name == "bfloat16":
             t = t.to(self.torch.bfloat16)
-        return t.to(self.device)
+        # on CUDA the host tensor is the stored copy as it is (the reference sees only the device's): no copy back
+        return t.to(self.device), (t if self.device == "cuda" else None)
 
     def zeros(self, shape, d):
         return self.torch.zeros(shape, dtype=self.tdtype(d), device=self.device)
 
     def stored(self, x):
         return x.detach().to("cpu", copy=True).contiguous()
+
+    def host(self, x):
+        return x.detach().to("cpu").contiguous()
 
     def copy_into(self, dst, src):
         if isinstance(src, np.ndarray):
@@ -131,11 +136,6 @@ class TorchBackend:
 
     def fill_zero(self, x):
         x.zero_()
-
-    def save_bytes(self, tensors, metadata):
-        from safetensors.torch import save  # noqa: PLC0415
-
-        return save(tensors, metadata=metadata)
 
     def synchronize(self):
         if self.device == "cuda":

@@ -137,7 +137,7 @@ def _golden(args):
             summary = (triton_golden.ephemeral(opts) if args.ephemeral_socket is not None
                        else triton_golden.generate(opts))
         print(json.dumps(summary), flush=True)
-        return
+        return summary
     opts = golden.Options(ref=args.ref, params=signature.load(args.signature), dims=dims,
                           seeds=args.seeds, out=args.out, ptr_size=args.ptr_size, device=args.device,
                           time_reference=args.time_reference, seed_base=args.seed_base,
@@ -146,6 +146,7 @@ def _golden(args):
     with _stdout_to_stderr():
         summary = golden.ephemeral(opts) if args.ephemeral_socket is not None else golden.generate(opts)
     print(json.dumps(summary), flush=True)
+    return summary
 
 
 def _is_request(r):
@@ -219,10 +220,13 @@ def _golden_batch(args):
             if not _is_request(req):  # a streamed line that is not an argument list: that line fails
                 raise UsageError(f"--requests -: expected a JSON argument list a line, not {str(req)[:80]!r}")
             t = time.perf_counter()
-            _golden(_parser().parse_args(["golden", *req]))
+            summary = _golden(_parser().parse_args(["golden", *req]))
             if args.requests == "-":
                 _release_cached_memory()
-                _log_stream(f"request done in {time.perf_counter() - t:.2f} s")
+                phases = summary.get("phase_seconds") or {}
+                parts = ", ".join(f"{k} {v:.2f}" for k, v in sorted(phases.items(), key=lambda kv: -kv[1])
+                                  if v >= 0.01)
+                _log_stream(f"request done in {time.perf_counter() - t:.2f} s" + (f" ({parts})" if parts else ""))
             continue
         except DimsError as e:
             code, message = EXIT_INPUT, f"dimension error: {e}"

@@ -18,8 +18,37 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import MANIFEST_VERSION, arrays, draw, dtypes, plan, refmod, sealed, timing, tolerances, workload
-from .store import write_atomic, write_json_atomic
+from .store import safetensors_pieces, sha256_hex, write_atomic, write_json_atomic
 from .errors import UsageError
+
+DRAW_THREADS = max(1, min(8, os.cpu_count() or 1))
+PREFETCH_MAX_BYTES = 2 << 30  # one seed's drawn inputs held ahead at most (a seed's own are held meanwhile)
+
+
+class _Phases:
+    """Seconds spent in each part of a request, on the thread that asked (the summary's phase_seconds, and the
+    stream's log line: where a cold run's golden data spends its seconds)."""
+
+    def __init__(self):
+        self.seconds = {}
+
+    def timed(self, name):
+        phases = self
+
+        class _Timer:
+            def __enter__(self):
+                self.t = time.perf_counter()
+
+            def __exit__(self, *exc):
+                phases.add(name, time.perf_counter() - self.t)
+
+        return _Timer()
+
+    def add(self, name, seconds):
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def rounded(self):
+        return {k: round(v, 3) for k, v in self.seconds.items()}
 
 
 @dataclass
@@ -138,6 +167,14 @@ class _Run:
         # are listed in seed order (flush_writes).
         self._writer = None
         self._pending = None
+        # Drawing is numpy filling memory with the interpreter let go (2^24 floats: 0.1-0.3 s a buffer): a seed's
+        # buffers are drawn side by side on a pool, and the next seed's while this one's reference runs and its
+        # file is made (at most one seed ahead, and only while a seed's inputs stay under PREFETCH_MAX_BYTES). A
+        # buffer's values depend on nothing but (seed, name) (draw.py), so neither changes a byte.
+        self._pool = None
+        self._prefetched = None
+        self._host_copy = {}  # name -> the host copy of this seed's drawn buffer where the backend has one
+        self.phases = _Phases()
 
     def setup(self, seed):
         if self.setup_fn is None:
@@ -172,6 +209,8 @@ class _Run:
         if set(setup_bufs) != planned:
             raise UsageError(f"ref.py: setup(seed={seed}) returns buffers {sorted(setup_bufs)}, but the first seed "
                              f"returned {sorted(planned)}; every seed must return the same names")
+        drawn = self._take_draws(seed)
+        self._host_copy = {}
         bufs = {}
         for b in self.buffers:
             d = dtypes.lookup(b.dtype)
@@ -186,9 +225,40 @@ class _Run:
             elif b.role == plan.OUTPUT:
                 v = self.backend.zeros(b.shape, d)
             else:
-                v = self.backend.from_draw(draw.draw(d, b.shape, seed, b.name), d)
+                with self.phases.timed("draw"):
+                    arr = drawn[b.name].result()
+                with self.phases.timed("to_device"):
+                    v, host = self.backend.from_draw(arr, d)
+                del arr
+                if host is not None:
+                    self._host_copy[b.name] = host
             bufs[b.name] = v
         return bufs
+
+    def _on_pool(self, fn, *args):
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=DRAW_THREADS, thread_name_prefix="golden-draw")
+        return self._pool.submit(fn, *args)
+
+    def _drawn_buffers(self):
+        return [b for b in self.buffers if b.source != "setup" and b.role != plan.OUTPUT]
+
+    def _draws(self, seed):
+        """name -> future of its numpy array, for every buffer of `seed` that is drawn, on the pool."""
+        return {b.name: self._on_pool(draw.draw, dtypes.lookup(b.dtype), b.shape, seed, b.name)
+                for b in self._drawn_buffers()}
+
+    def _take_draws(self, seed):
+        if self._prefetched is not None and self._prefetched[0] == seed:
+            drawn, self._prefetched = self._prefetched[1], None
+            return drawn
+        return self._draws(seed)
+
+    def prefetch(self, seed):
+        """Starts drawing `seed`'s buffers (the next one values() is asked for), where they are small enough."""
+        size = sum(b.nbytes for b in self._drawn_buffers())
+        if 0 < size <= PREFETCH_MAX_BYTES:
+            self._prefetched = (seed, self._draws(seed))
 
     def reference_kwargs(self, bufs):
         return {**(self.o.reference_extra or {}), **bufs, **self.scalars}
@@ -201,32 +271,37 @@ class _Run:
             _adopt_returned(self.backend, bufs, self.role_of, returned)
         self.backend.synchronize()
 
-    def one_seed(self, seed, setup_bufs, setup_scalars, out_dir=None, name=None, deliver=None):
+    def one_seed(self, seed, setup_bufs, setup_scalars, out_dir=None, name=None, deliver=None, next_seed=None):
         """Writes one seed's inputs and expected outputs: to --out as seed_<seed>.safetensors, listed in the
         manifest, or (the sealed seed) to `out_dir`/`name`, listed nowhere, or (the ephemeral seed) hands its bytes
-        to `deliver` and writes nothing."""
+        to `deliver` and writes nothing. `next_seed`: the seed asked for next, whose draws start now."""
         secret = out_dir is not None or deliver is not None
         bk = self.backend
         bufs = self.values(seed, setup_bufs, setup_scalars)
+        if next_seed is not None:
+            self.prefetch(next_seed)
         stored = {}
-        digest = hashlib.sha256()
+        t = time.perf_counter()
         for b in self.buffers:
             if b.role != plan.OUTPUT:
-                stored["in." + b.name] = bk.stored(bufs[b.name])
+                host = self._host_copy.pop(b.name, None)
+                stored["in." + b.name] = host if host is not None else bk.stored(bufs[b.name])
                 raw = arrays.stored_bytes(stored["in." + b.name])
-                digest.update(memoryview(np.ascontiguousarray(raw)))  # no copy: it is one already
                 if not raw.any() and b.role == plan.INPUT and self.o.zero_inputs_error:
                     raise UsageError(f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
                                      f"that ignores it would still pass; draw its values from the seed")
                 if not raw.any():  # drawn values never are; setup's may be
                     warn(self.warnings, f"seed {seed}: setup() returns input {b.name!r} as all zeros, so a kernel "
                          f"that ignores it would still pass")
-        if not secret:
-            self.input_digests.append(digest.hexdigest())
-        self.call_reference(bufs)
+        if not secret:  # hashed on the pool while the reference runs (hashlib lets go of the interpreter)
+            self.input_digests.append(self._on_pool(_digest, [arrays.stored_bytes(v) for v in stored.values()]))
+        self.phases.add("store", time.perf_counter() - t)
+        with self.phases.timed("reference"):
+            self.call_reference(bufs)
+        t = time.perf_counter()
         for b in self.buffers:
             if b.role == plan.INPUT:
-                now = arrays.stored_bytes(bk.stored(bufs[b.name]))
+                now = arrays.stored_bytes(bk.host(bufs[b.name]))
                 if not arrays.same_bytes(now, arrays.stored_bytes(stored["in." + b.name])):
                     raise UsageError(f"ref.py: reference() modified {b.name!r}, which solve() declares const "
                                      f"(an input); write only the outputs")
@@ -237,11 +312,15 @@ class _Run:
                 bad = _nonfinite_count(out)
                 if bad:
                     warn(self.warnings, f"seed {seed}: expected output {b.name!r} has {bad} NaN/Inf values")
-        self.flush_writes()  # the previous seed's file first: its bytes and this seed's are never held together
+        self.phases.add("store", time.perf_counter() - t)
+        with self.phases.timed("write_wait"):
+            self.flush_writes()  # the previous seed's file first: its bytes and this seed's are never held together
         label = "ephemeral" if deliver is not None else "sealed" if out_dir else str(seed)
         # One metadata key: safetensors writes its metadata map in no fixed order, and two keys made the same seed's
         # bytes (and its sha256, the golden data's identity) differ from one run to the next.
-        data = bk.save_bytes(stored, {"kopt_harness": f"seed {label}"})
+        with self.phases.timed("serialize"):
+            data = safetensors_pieces({k: (arrays.dtype_name(v), arrays.shape_of(v), arrays.stored_bytes(v))
+                                       for k, v in stored.items()}, {"kopt_harness": f"seed {label}"})
         if deliver is not None:
             deliver(data)
             return bufs, stored
@@ -263,13 +342,17 @@ class _Run:
         self.files.append({"seed": seed, "file": name, "sha256": fut.result()})
 
     def close(self):
-        """Waits for what is in flight, then stops the writer's thread (also after an error)."""
+        """Waits for what is in flight, then stops the writer's and the draws' threads (also after an error)."""
         try:
-            self.flush_writes()
+            with self.phases.timed("write_wait"):
+                self.flush_writes()
+                self.input_digests = [d if isinstance(d, str) else d.result() for d in self.input_digests]
         finally:
-            if self._writer is not None:
-                self._writer.shutdown(wait=True)
-                self._writer = None
+            self._prefetched = None
+            for pool in (self._writer, self._pool):
+                if pool is not None:
+                    pool.shutdown(wait=True, cancel_futures=True)
+            self._writer = self._pool = None
 
     def time_reference(self, bufs, stored):
         """Times the reference on this seed's buffers; `stored` holds the in-out initial values."""
@@ -288,10 +371,18 @@ class _Run:
         return timing.time_reference(call, self.backend, restore, self.o.time_budget_s)
 
 
+def _digest(raws):
+    """sha256 over a seed's input bytes (flat uint8 arrays): whether two seeds drew the same inputs."""
+    h = hashlib.sha256()
+    for raw in raws:
+        h.update(memoryview(raw))
+    return h.hexdigest()
+
+
 def _write_and_hash(path, data):
     """A seed's file, written atomically; returns its sha256 (the manifest's)."""
     write_atomic(path, data)
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 def _meta(backend):
@@ -317,10 +408,9 @@ def _secret_seed(public):
     return seed
 
 
-def _sealed_seed(run, sealed_dir, public):
-    """The sealed seed: a secret seed number, its file written to sealed_dir only. Returns the manifest's "sealed"
-    entry (the folder's name)."""
-    seed = _secret_seed(public)
+def _sealed_seed(run, sealed_dir, seed):
+    """The sealed seed: `seed` (a secret seed number), its file written to sealed_dir only. Returns the manifest's
+    "sealed" entry (the folder's name)."""
     os.makedirs(sealed_dir, mode=0o700, exist_ok=True)
     _seed_globals(seed)
     setup_bufs, setup_scalars = run.setup(seed)
@@ -338,9 +428,9 @@ def _send_sealed_memfd(sock_fd, data):
     """`data` into a new memfd sealed for good (size and bytes), its descriptor sent on the socket `sock_fd`."""
     fd = os.memfd_create("kopt-ephemeral-seed", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        for view in data.views():
+            while view:
+                view = view[os.write(fd, view):]
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
                     fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
         with socket.socket(fileno=os.dup(sock_fd)) as sock:
@@ -359,17 +449,20 @@ def ephemeral(o):
     module = refmod.load(o.ref)
     run = _Run(o, module)
     seed = _secret_seed([o.seed_base + k for k in range(o.seeds)])
-    _seed_globals(seed)
-    setup_bufs, setup_scalars = run.setup(seed)
-    run.plan_once(setup_bufs, setup_scalars)
-    _seed_globals(seed)  # as generate(): torch may have been imported just now
     sent = {}
 
     def deliver(data):
         _send_sealed_memfd(o.ephemeral_socket, data)
         sent["bytes"] = len(data)
 
-    run.one_seed(seed, setup_bufs, setup_scalars, deliver=deliver)
+    try:
+        _seed_globals(seed)
+        setup_bufs, setup_scalars = run.setup(seed)
+        run.plan_once(setup_bufs, setup_scalars)
+        _seed_globals(seed)  # as generate(): torch may have been imported just now
+        run.one_seed(seed, setup_bufs, setup_scalars, deliver=deliver)
+    finally:
+        run.close()
     return {"status": "ok", "ephemeral": True, "bytes": sent["bytes"], "backend": run.backend.name,
             "device": run.backend.device, "buffers": [b.name for b in run.buffers], "not_dumpable": dumpable_off,
             "warnings": len(run.warnings), "elapsed_s": round(time.monotonic() - t_start, 3)}
@@ -387,27 +480,38 @@ def generate(o):
     _check_options(o)
     module = refmod.load(o.ref)
     run = _Run(o, module)
+    run.phases.add("load", time.monotonic() - t_start)
     seeds = [o.seed_base + k for k in range(o.seeds)]
     os.makedirs(o.out, exist_ok=True)
     reference_timing = None
+    secret = _secret_seed(seeds) if o.sealed_dir else None
+    following = seeds[1:] + ([secret] if secret is not None else [])  # what each seed's draws are followed by
+    sealed = None
     try:
         for i, seed in enumerate(seeds):
-            _seed_globals(seed)
-            setup_bufs, setup_scalars = run.setup(seed)
+            with run.phases.timed("setup"):
+                _seed_globals(seed)
+                setup_bufs, setup_scalars = run.setup(seed)
             if i == 0:
-                run.plan_once(setup_bufs, setup_scalars)
+                with run.phases.timed("plan"):
+                    run.plan_once(setup_bufs, setup_scalars)
                 _seed_globals(seed)  # torch may have been imported just now; draws below do not depend on it
-            bufs, stored = run.one_seed(seed, setup_bufs, setup_scalars)
+            timed_here = i == 0 and o.time_reference  # nothing drawn beside the reference while it is timed
+            nxt = following[i] if i < len(following) else None
+            bufs, stored = run.one_seed(seed, setup_bufs, setup_scalars, next_seed=None if timed_here else nxt)
             del setup_bufs
-            if i == 0 and o.time_reference:
-                run.flush_writes()  # nothing beside the reference while it is timed
-                reference_timing = run.time_reference(bufs, stored)
+            if timed_here:
+                with run.phases.timed("write_wait"):
+                    run.flush_writes()  # nothing beside the reference while it is timed
+                with run.phases.timed("reference_timing"):
+                    reference_timing = run.time_reference(bufs, stored)
+                if nxt is not None:
+                    run.prefetch(nxt)
             del bufs, stored
+        if secret is not None:
+            sealed = _sealed_seed(run, o.sealed_dir, secret)
     finally:
         run.close()
-    sealed = None
-    if o.sealed_dir:
-        sealed = _sealed_seed(run, o.sealed_dir, seeds)
     if len(seeds) > 1 and len(set(run.input_digests)) == 1 and any(b.role != plan.OUTPUT for b in run.buffers):
         warn(run.warnings, "every seed has the same inputs: does setup() ignore its seed?")
 
@@ -442,6 +546,8 @@ def generate(o):
     manifest.update(o.extra_manifest or {})
     write_json_atomic(os.path.join(o.out, "manifest.json"), manifest)
     _remove_stale(o.out, {f["file"] for f in run.files})
+    elapsed = time.monotonic() - t_start
+    run.phases.add("other", elapsed - sum(run.phases.seconds.values()))
     return {
         "status": "ok",
         "out": os.path.abspath(o.out),
@@ -453,5 +559,6 @@ def generate(o):
         "sizes_guessed": run.sizes_guessed,
         "reference_median_ms": reference_timing["median_ms"] if reference_timing else None,
         "warnings": len(run.warnings),
-        "elapsed_s": round(time.monotonic() - t_start, 3),
+        "elapsed_s": round(elapsed, 3),
+        "phase_seconds": run.phases.rounded(),
     }

@@ -55,3 +55,46 @@ def test_a_tensor_past_the_end_of_a_truncated_file_is_an_input_error(tmp_path):
     p.write_bytes(p.read_bytes()[:-16])
     with pytest.raises(ValueError, match="outside the file"):
         store.read_raw(str(p))
+
+
+def _pieces_of(tensors, metadata):
+    return store.safetensors_pieces(
+        {n: (a.dtype.name, a.shape, a.reshape(-1).view(np.uint8)) for n, a in tensors.items()}, metadata)
+
+
+@pytest.mark.parametrize("metadata", [{"kopt_harness": "seed 3"}, None])
+def test_the_writer_makes_the_librarys_bytes_without_copying_a_tensor(tmp_path, metadata):
+    """safetensors_pieces lays tensors out as safetensors' serialize() does (by dtype, then name; the header padded
+    to 8 bytes): the same bytes, so a seed file's sha256 (the golden data's identity) did not move; its tensors are
+    the arrays' own memory, not copies."""
+    from safetensors.numpy import load, save  # noqa: PLC0415
+
+    rng = np.random.default_rng(11)
+    tensors = {
+        "out.y": rng.standard_normal(37).astype(np.float32),
+        "in.x": rng.standard_normal((3, 5)).astype(np.float32),
+        "in.h": rng.standard_normal(9).astype(np.float16),
+        "in.d": rng.standard_normal(4),
+        "in.i8": rng.integers(-5, 5, 13).astype(np.int8),
+        "in.u8": rng.integers(0, 5, 3).astype(np.uint8),
+        "in.i16": rng.integers(-5, 5, 6).astype(np.int16),
+        "in.u16": rng.integers(0, 5, 6).astype(np.uint16),
+        "in.i32": rng.integers(-5, 5, 2).astype(np.int32),
+        "in.u32": rng.integers(0, 5, 2).astype(np.uint32),
+        "in.i64": rng.integers(-5, 5, 5),
+        "in.u64": rng.integers(0, 5, 5).astype(np.uint64),
+        "in.mask": rng.random(11) < 0.5,
+        "in.empty": np.zeros(0, dtype=np.float32),
+    }
+    pieces = _pieces_of(tensors, metadata)
+    want = save(tensors, metadata=metadata)
+    assert pieces.join() == want and len(pieces) == len(want)
+    assert store.sha256_hex(pieces) == store.sha256_hex(want)
+    # no tensor is copied: each piece after the header is the array's own memory
+    for view in (v for v in pieces.views()[1:] if len(v)):
+        assert any(np.shares_memory(np.frombuffer(view, np.uint8), a) for a in tensors.values() if a.size)
+    path = tmp_path / "seed_3.safetensors"
+    store.write_atomic(str(path), pieces)
+    assert path.read_bytes() == want
+    back = load(path.read_bytes())
+    assert back.keys() == tensors.keys() and all(np.array_equal(back[n], tensors[n]) for n in tensors)
