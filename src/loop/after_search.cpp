@@ -52,6 +52,10 @@ void Optimizer::final_case_table() {
     rows.push_back(row);
   }
   st_.gate_records["case_table"] = case_table_json(rows);
+  // The default matrix's cases outside the kernel's domain (check_baseline_at_cases), said under the table.
+  if (st_.gate_records.contains("cases_dropped"))
+    for (const auto& drop : st_.gate_records["cases_dropped"])
+      st_.gate_records["case_table"]["dropped"].push_back(drop.value("reason", std::string()) + "; the case was dropped");
 }
 
 // The held-out shapes for these search cases (--holdout-shapes FILE, else derived), each fitted to the working-set

@@ -69,6 +69,11 @@ std::optional<RunOutcome> Optimizer::prepare_cases(const std::function<std::opti
   choose_primary();
   prep_.golden_dir = cases_[primary_].golden_dir;
   prep_.manifest = cases_[primary_].manifest;
+  return record_cases();
+}
+
+// gates/cases.json and the state's record of the search's cases, and the line that names them.
+std::optional<RunOutcome> Optimizer::record_cases() {
   util::Json list = util::Json::array();
   for (size_t i = 0; i < cases_.size(); ++i) {
     util::Json j = workload::to_json(cases_[i].c);
@@ -154,8 +159,20 @@ size_t Optimizer::primary_of(const std::vector<workload::Case>& cases) const {
   return primary;
 }
 
+namespace {
+// A failure's message in one line: its first line and, where it has more (a compiler's traceback), its last.
+std::string gist(const std::string& message) {
+  std::vector<std::string> lines;
+  for (auto& l : util::split_lines(message))
+    if (auto t = util::trim(l); !t.empty()) lines.push_back(t);
+  if (lines.empty()) return "";
+  return lines.size() == 1 ? lines.front() : lines.front() + " ... " + lines.back();
+}
+}  // namespace
+
 std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
   workload::OomPolicy policy;
+  std::vector<std::string> dropped;
   for (size_t i = 0; i < cases_.size(); ++i) {
     if (i == primary_) continue;
     auto& cd = cases_[i];
@@ -180,14 +197,37 @@ std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
           continue;
         }
       }
+      const std::string why = fmt::format("the baseline is not correct at case {} ({}): {}: {}", cd.c.name,
+                                          format_dims(cd.c.realised), runner::status_name(r.status), gist(r.message));
+      // A case the default matrix made (the user asked for none of its dims) where the user's own kernel fails is outside
+      // the kernel's domain (a Triton kernel whose block is a dimension needs a power of two: FLA's logcumsumexp at
+      // S = 48, issue 35): the search goes on over the other cases, and the summary says which case went and why. A
+      // case the user named (--shapes FILE) stops the run: the user asked for it.
+      if (cd.c.origin == workload::CaseOrigin::kMatrix) {
+        say("  case {}: dropped: {}; outside the kernel's domain (the default matrix made it; --shapes FILE names the cases)",
+            cd.c.name, why);
+        st_.gate_records["cases_dropped"].push_back(
+            {{"case", workload::to_json(cd.c)}, {"reason", why}, {"result", runner::to_json(r)}});
+        dropped.push_back(cd.c.name);
+        break;
+      }
       return stop("correctness",
-                  validation_error(fmt::format("the baseline is not correct at case {} ({}): {}: {}. The case is outside the "
-                                               "kernel's domain: give --shapes FILE without it, or --workload-matrix off",
-                                               cd.c.name, format_dims(cd.c.realised), runner::status_name(r.status), r.message)),
+                  validation_error(
+                      why + ". The case is outside the kernel's domain: give --shapes FILE without it, or --workload-matrix off"),
                   {{"case", workload::to_json(cd.c)}, {"result", runner::to_json(r)}});
     }
   }
-  return std::nullopt;
+  if (dropped.empty()) return std::nullopt;
+  // The primary case (the user's, checked first) is never dropped: it stays primary, with the remaining weights summing to 1.
+  const std::string primary = cases_[primary_].c.name;
+  std::erase_if(cases_,
+                [&](const CaseData& cd) { return std::find(dropped.begin(), dropped.end(), cd.c.name) != dropped.end(); });
+  double sum = 0;
+  for (const auto& cd : cases_) sum += cd.c.weight;
+  for (auto& cd : cases_) cd.c.weight = sum > 0 ? cd.c.weight / sum : 1.0 / static_cast<double>(cases_.size());
+  for (size_t i = 0; i < cases_.size(); ++i)
+    if (cases_[i].c.name == primary) primary_ = i;
+  return record_cases();
 }
 
 // Golden data the run will ask for next, made in one harness process where the lab can (Lab::prefetch_golden):

@@ -274,6 +274,48 @@ TEST(OptimizeGates, WithTheMatrixOffTheLoopStaysOnOneCase) {
   EXPECT_EQ(r.summary["candidate_costs"]["median_ms"]["cases"], 0.0) << "one case: nothing at other cases";
 }
 
+TEST(OptimizeGates, ADefaultCaseOutsideTheBaselinesDomainIsDroppedAndTheSearchGoesOnOverTheOthers) {
+  // FLA's logcumsumexp at S = 64 (H100, 2026-12-06): Triton refuses its block at the matrix's S = 48 (not a power of
+  // two), and the run stopped at the correctness gate, with zero candidates. A case the user never asked for is outside
+  // the kernel's domain: dropped, said and recorded, the other two cases' weights summing to 1.
+  ModelLabOptions mo;
+  mo.time_at = [](const Defines& d, const Dims& dims) -> std::optional<double> {
+    if (n_of(dims) == kUserN / 4 * 3) return std::nullopt;  // every configuration is wrong at scale_0.75
+    return base_time(d);
+  };
+  OptimizeOptions o;
+  o.iterations = 2;
+  auto r = run_gates("dropped_case", o, mo);
+  ASSERT_EQ(r.exit_code, 0) << r.state["stop_detail"].dump();
+  auto cases = util::read_json(r.run_dir / "gates" / "cases.json");
+  ASSERT_TRUE(cases.ok());
+  std::map<std::string, double> weights;
+  for (const auto& c : (*cases)["cases"]) weights[c["name"].get<std::string>()] = c["weight"].get<double>();
+  EXPECT_EQ(weights.size(), 2u) << cases->dump();
+  EXPECT_FALSE(weights.count("scale_0.75"));
+  EXPECT_NEAR(weights["full"], 0.5 / 0.7, 1e-12);
+  EXPECT_NEAR(weights["scale_0.5"], 0.2 / 0.7, 1e-12);
+  EXPECT_EQ((*cases)["primary"], "full");
+  const auto& dropped = r.state["gate_records"]["cases_dropped"];
+  ASSERT_EQ(dropped.size(), 1u) << r.state["gate_records"].dump();
+  EXPECT_EQ(dropped[0]["case"]["name"], "scale_0.75");
+  EXPECT_NE(dropped[0]["reason"].get<std::string>().find("not correct at case scale_0.75"), std::string::npos);
+  // The search ran over the other cases: candidates were measured, the per-case table has two rows.
+  EXPECT_GT(r.state["history"].size(), 1u);
+  ASSERT_EQ(r.summary["cases"]["cases"].size(), 2u);
+  EXPECT_NE(r.summary_md.find("not correct at case scale_0.75 (n=786432): wrong_result"), std::string::npos) << r.summary_md;
+  EXPECT_NE(r.summary_md.find("the case was dropped"), std::string::npos);
+  EXPECT_LT(r.state["champion"]["median_ms"].get<double>(), r.state["baseline"]["median_ms"].get<double>());
+  // A case the user named still stops the run (the next test's file with a shape the baseline fails at).
+  fs::path f = fs::path(::testing::TempDir()) / ("kopt_gates_dropped_" + std::to_string(::getpid()) + ".txt");
+  ASSERT_TRUE(util::write_file_atomic(f, "n=" + std::to_string(kUserN / 4 * 3) + "\nn=" + std::to_string(kUserN) + "\n").ok());
+  o.gates.shapes_file = f;
+  auto named = run_gates("named_case", o, mo);
+  EXPECT_NE(named.exit_code, 0);
+  EXPECT_EQ(named.state["stop_reason"], "gate_failed") << named.state.dump();
+  EXPECT_TRUE(named.state["gate_records"]["cases_dropped"].is_null());
+}
+
 TEST(OptimizeGates, AShapesFileGivesTheCasesAndTheirWeights) {
   fs::path f = fs::path(::testing::TempDir()) / ("kopt_gates_shapes_" + std::to_string(::getpid()) + ".txt");
   ASSERT_TRUE(util::write_file_atomic(f, "# two shapes\nn=262144 weight=1\nn=1048576 weight=3\n").ok());

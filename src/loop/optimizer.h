@@ -154,6 +154,7 @@ class Optimizer {
   // check at that case, which times nothing (issue 36). Its stop is prepare_cases()'s.
   std::optional<RunOutcome> prepare_cases(const std::function<std::optional<RunOutcome>()>& beside = {});
   std::optional<RunOutcome> case_golden(CaseData& cd, workload::OomPolicy& policy);  // one case's golden data
+  std::optional<RunOutcome> record_cases();  // gates/cases.json and st_.gate_records["cases"] from cases_
   void choose_primary();  // primary_: the largest realised working set
   size_t primary_of(const std::vector<workload::Case>& cases) const;  // choose_primary's rule over cases
   std::optional<RunOutcome> check_baseline_at_cases();  // gate 2 at every case but the primary

@@ -53,9 +53,10 @@ KOPT_RECORD_FIELDS(CaseGeomean, cases, ratio, speedup)
 struct CaseTable {
   std::optional<std::vector<CaseRow>> cases;
   std::optional<CaseGeomean> geomean;
+  std::optional<std::vector<std::string>> dropped;  // the default matrix's cases outside the kernel's domain, and why
   bool operator==(const CaseTable&) const = default;
 };
-KOPT_RECORD_FIELDS(CaseTable, cases, geomean)
+KOPT_RECORD_FIELDS(CaseTable, cases, geomean, dropped)
 
 // "holdout": the held-out shapes (loop/holdout.cpp's HoldoutSummary).
 struct HoldoutCaseText {

@@ -81,7 +81,9 @@ std::string cases_section(const record::CaseTable& t) {
   if (t.geomean && t.geomean->ratio)
     md += fmt::format("\nWeighted geometric mean of the champion/baseline time ratios: {:.3f} ({:.2f}x) over {} case(s)\n",
                       *t.geomean->ratio, t.geomean->speedup.value_or(0.0), t.geomean->cases);
-  return md + "\n";
+  if (t.dropped)
+    for (const auto& d : *t.dropped) md += fmt::format("\n- {}", d);
+  return md + (t.dropped ? "\n\n" : "\n");
 }
 
 std::string holdout_section(const record::HoldoutSection& hd) {
