@@ -30,7 +30,8 @@
 # CB_DIMS=typical runs every kernel at its dims.txt `typical:` dims instead of the reduced dims below; CB_DIMS_NAME (e.g.
 # CB_DIMS_flashinfer_rmsnorm="--batch_size=4096 --d=8192") runs NAME at those dims. CB_STEPS (default "optimize bench
 # sweep") names the steps run: "bench sweep" measures the space at other dims without an optimize (the warm start's
-# tables, docs/DATABASE.md "Warm start").
+# tables, docs/DATABASE.md "Warm start"); without bench the sweep takes the optimize's golden data (before 2026-12-06
+# only the optimize step obeyed it: session 32's calls ran a bench and a sweep they had not asked for).
 #
 # Outputs: $OUT/corpus_bench/NAME/ as each step ends (kernel.json: dims, flags, caps, each step's rc and seconds;
 # annotate.txt; optimize.log (each line stamped with its second), state.json, summary.json, options.json, summary.md; bench.log, bench.json; sweep.log,
@@ -299,7 +300,8 @@ cmd_run() {
     cp "$w/annotate.txt" "$w/annotated.${k##*.}" "$w/derived.json" "$o/" 2>/dev/null
     [ -f "$w/configs.txt" ] && cp "$w/configs.txt" "$o/"
     # (i) kopt's default optimize, capped.
-    if [[ " ${CB_STEPS:-optimize} " == *" optimize "* ]]; then
+    steps=" ${CB_STEPS:-optimize bench sweep} "
+    if [[ "$steps" == *" optimize "* ]]; then
       # A Triton kernel's gates start a cold harness (torch, Triton, the project's package: liger_softmax's golden data
       # took 24 s of a 46 s cold bench, s23) and JIT-compile each check's kernel: 160 s unless CB_OPT_LIMIT_S says.
       opt_max=${CB_OPT_LIMIT_S:-$([ "${k##*.}" = py ] && echo 160 || echo 100)}
@@ -321,15 +323,21 @@ cmd_run() {
       echo "=== optimize $n: not run (CB_STEPS=$CB_STEPS)"
     fi
     # (iii) the project's choice by kopt bench, which also makes the sweep's golden data (3 seeds, as optimize's).
-    t=$(now)
-    # shellcheck disable=SC2086
-    timeout -k 10 120 "$KOPT" bench "$k" --ref "examples/corpus/$n/ref.py" $dims $flags --no-reference-timing --measure-budget-s 0.5 \
-      --json "$o/bench.json" --out-dir "$w/bench" </dev/null >"$o/bench.log" 2>&1
-    rc=$?
-    kernel_json "$o/kernel.json" "steps.bench.rc=$rc" "steps.bench.s=$(secs "$t" "$(now)")"
-    echo "=== bench $n rc=$rc $(secs "$t" "$(now)") s"; grep -E "kernel +median|error" "$o/bench.log" | head -3
-    g=$(find "$w/bench/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)
-    if [ -z "$g" ]; then echo "corpus-bench $n: no golden data, no sweep"; tail -5 "$o/bench.log"; pack_out; continue; fi
+    if [[ "$steps" == *" bench "* ]]; then
+      t=$(now)
+      # shellcheck disable=SC2086
+      timeout -k 10 120 "$KOPT" bench "$k" --ref "examples/corpus/$n/ref.py" $dims $flags --no-reference-timing --measure-budget-s 0.5 \
+        --json "$o/bench.json" --out-dir "$w/bench" </dev/null >"$o/bench.log" 2>&1
+      rc=$?
+      kernel_json "$o/kernel.json" "steps.bench.rc=$rc" "steps.bench.s=$(secs "$t" "$(now)")"
+      echo "=== bench $n rc=$rc $(secs "$t" "$(now)") s"; grep -E "kernel +median|error" "$o/bench.log" | head -3
+    else
+      echo "=== bench $n: not run (CB_STEPS=$CB_STEPS): the sweep takes the optimize's golden data"
+    fi
+    [[ "$steps" == *" sweep "* ]] || { pack_out; continue; }
+    # The sweep's golden data: the bench's, else the optimize's (the same dims and seeds).
+    g=$(find "$w/bench/kopt_runs" "$w/opt/kopt_runs" -maxdepth 2 -type d -name golden 2>/dev/null | head -1)
+    if [ -z "$g" ]; then echo "corpus-bench $n: no golden data, no sweep"; tail -5 "$o/bench.log" 2>/dev/null; pack_out; continue; fi
     # (ii) the sweep of the derived space.
     t=$(now)
     if [ "${k##*.}" = cu ]; then
