@@ -100,6 +100,10 @@ int cmd_search_replay(const Args& args) {
   app.add_option("--seed", o.first_seed,
                  fmt::format("the first run's seed (optimize's --search-seed; default {})", d.first_seed));
   app.add_option("--policy", policy, "loop: the built-in generator; free: its parameter strategy over every dimension");
+  std::string flag_methods = "off";
+  app.add_option("--flag-methods", flag_methods,
+                 "off (default): the space without compiler-flag methods, as the table; neutral: with them, as the live "
+                 "loop offers them, each costing an evaluation and changing no time");
   app.add_option("--evidence", evidence, "the fixed profile for method selection: all (default), none, or a metrics JSON file");
   app.add_option("--dims", dims_text, "the shape --table was measured at, e.g. M=2048,N=2048,K=2048 (needed by --warm-from)");
   app.add_option("--warm-from", warm_from,
@@ -127,8 +131,11 @@ int cmd_search_replay(const Args& args) {
   if (!text) return fail(text.error());
   auto ann = search::parse_annotations(*text, kernel);
   if (!ann) return fail(ann.error());
+  if (flag_methods != "off" && flag_methods != "neutral")
+    return fail(input_error("--flag-methods must be off or neutral, not '" + flag_methods + "'"));
+  o.flag_methods_neutral = flag_methods == "neutral";
   search::SpaceOptions so;
-  so.offer_flag_methods = false;  // the measured table has none (search/replay.h)
+  so.offer_flag_methods = o.flag_methods_neutral;  // the measured table has none (search/replay.h): neutral spreads it
   auto space = search::build_space(*ann, reg->get(), so);
   if (!space) return fail(space.error());
   auto csv = util::read_file(table_path);
@@ -137,6 +144,7 @@ int cmd_search_replay(const Args& args) {
   if (!parsed) return fail(parsed.error());
   auto table = search::map_onto_space(*parsed, *space, table_path);
   if (!table) return fail(table.error());
+  if (o.flag_methods_neutral) search::spread_over_flags(*table, *space);
   auto metrics = evidence_metrics(evidence, reg->get(), *space);
   if (!metrics) return fail(metrics.error());
   o.metrics = *metrics;

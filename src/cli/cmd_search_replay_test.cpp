@@ -216,6 +216,27 @@ TEST(CmdSearchReplayH200, NoSeedStaysBehindAPinnedMethod) {
   EXPECT_LE(s["max_evaluations"].get<int>(), 41) << out;
 }
 
+// The live loop offers the compiler-flag methods too (l1_cache_loads, l1_bypass_loads, register_cap, sm90a_target): 72
+// flag combinations a configuration. --flag-methods neutral replays over that space, each flag changing no time: the
+// live space's size without its flags' (unmeasured) effects. Its tail is what the live sgemm seeds showed (2026-12-06:
+// 7 of 13 live seeds past 40 s; this replay, 50 seeds: 43 within 26 evaluations, 7 at 38 or more, one never).
+TEST(CmdSearchReplayH200, NeutralFlagMethodsReplayTheLiveSpacesSize) {
+  std::string out;
+  auto s = replay_sgemm_table("flags", {"--runs", "4", "--flag-methods", "neutral"}, &out);
+  EXPECT_EQ(s["space_size"], 496 * 72) << out;
+  EXPECT_EQ(s["good"], 8 * 72) << out;
+  EXPECT_NE(out.find("KOPT_REGISTER_CAP"), std::string::npos) << out;
+  auto bad = util::run_process(
+      {{testing_support::kopt_binary(), "__search-replay", "--kernel",
+        testing_support::test_data_dir() + "/../../examples/sgemm_tunable/kernel.cu", "--table",
+        testing_support::test_data_dir() + "/perf/h200-2026-11-30/sgemm_tunable_4096_measurements.csv", "--flag-methods", "some"},
+       "",
+       {},
+       60});
+  EXPECT_EQ(bad.exit_code, 4) << bad.stderr_text;
+  EXPECT_NE(bad.stderr_text.find("--flag-methods must be off or neutral"), std::string::npos) << bad.stderr_text;
+}
+
 // The other two spaces of issue 16, swept on the H200 on 2026-12-02 (tests/data/perf/h200-2026-12-02): a live run
 // with a budget of 25% of the sweep's wall (14 s) has time for two iterations of 12 at most, so every replayed seed
 // must get within 3% of the best within 24 evaluations. Their good points are two or three methods away from the

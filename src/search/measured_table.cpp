@@ -153,4 +153,26 @@ Result<SpaceTable> map_onto_space(const MeasuredTable& table, const SearchSpace&
   return out;
 }
 
+void spread_over_flags(SpaceTable& table, const SearchSpace& space) {
+  std::vector<size_t> flags;
+  for (size_t d = 0; d < space.dims.size(); ++d)
+    if (space.dims[d].kind == DimKind::kFlag) flags.push_back(d);
+  if (flags.empty()) return;
+  const auto base = table.ms;
+  const auto base_unwritten = table.unwritten;
+  for (const auto& [config, ms] : base) {
+    // Every combination of the flag dimensions' values (an odometer over their indices).
+    std::vector<int> idx(flags.size(), 0);
+    for (;;) {
+      size_t k = 0;
+      while (k < flags.size() && ++idx[k] == static_cast<int>(space.dims[flags[k]].values.size())) idx[k++] = 0;
+      if (k == flags.size()) break;
+      Config c = config;
+      for (size_t f = 0; f < flags.size(); ++f) c[flags[f]] = idx[f];
+      table.ms.emplace(c, ms);
+      if (auto u = base_unwritten.find(config); u != base_unwritten.end()) table.unwritten.emplace(c, u->second);
+    }
+  }
+}
+
 }  // namespace kopt::search

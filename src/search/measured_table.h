@@ -48,4 +48,9 @@ struct SpaceTable {
 // must be one the space declares; no configuration twice; every row valid under the space's constraints.
 Result<SpaceTable> map_onto_space(const MeasuredTable& table, const SearchSpace& space, const std::string& origin);
 
+// A table over a space with compiler-flag methods, each made neutral: every key (its flags at their defaults) is
+// copied to every combination of the flag dimensions' values, with the same time. What a replay over the live space
+// (which offers the flag methods) can assume without their measurements: the space's size, not the flags' effects.
+void spread_over_flags(SpaceTable& table, const SearchSpace& space);
+
 }  // namespace kopt::search

@@ -98,6 +98,37 @@ TEST(MeasuredTable, MapsOntoTheSpaceAndCountsWhatIsMissing) {
   EXPECT_DOUBLE_EQ(*m->ms.at(c), 1.5);
 }
 
+TEST(MeasuredTable, SpreadOverFlagsCopiesEachRowToEveryFlagCombinationWithItsTime) {
+  auto a = parse_annotations(kKernel, "k.cu");
+  ASSERT_TRUE(a.ok());
+  SpaceOptions o;
+  o.offer_flag_methods = true;
+  auto s = build_space(*a, reg(), o);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  size_t combos = 1, flags = 0;
+  for (const auto& d : s->dims)
+    if (d.kind == DimKind::kFlag) combos *= d.values.size(), ++flags;
+  ASSERT_GT(flags, 0u) << "the registry offers compiler-flag methods";
+  auto t = parse_measured_table(
+      "A,B,KOPT_VECTORIZED_ACCESS,status,median_ms,unwritten_fraction\n"
+      "1,1,0,ok,2,\n1,2,0,unwritten_output,,0.75\n",
+      "m.csv");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  auto m = map_onto_space(*t, *s, "m.csv");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->ms.size(), 2u);  // the flags at their defaults only
+  spread_over_flags(*m, *s);
+  EXPECT_EQ(m->ms.size(), 2 * combos);
+  EXPECT_EQ(m->unwritten.size(), combos);
+  EXPECT_DOUBLE_EQ(*m->best_ms(), 2.0);
+  for (const auto& [c, ms] : m->ms) {
+    Config base = c;
+    for (size_t d = 0; d < s->dims.size(); ++d)
+      if (s->dims[d].kind == DimKind::kFlag) base[d] = s->dims[d].default_index;
+    EXPECT_EQ(ms, m->ms.at(base)) << s->key(c);  // a flag changes no time
+  }
+}
+
 TEST(MeasuredTable, RefusesATableOfAnotherSpace) {
   SearchSpace s = space();
   auto err = [&](const char* csv) {

@@ -273,7 +273,8 @@ Result<ReplayResult> replay_search(const ReplayInput& in) {
   if (o.runs < 1 || o.iterations < 1 || o.branches < 1) return input_error("--runs, --iterations and --branches must be at least 1");
   if (!(o.within_pct >= 0) || !(o.target_share_pct > 0)) return input_error("--within must be >= 0 and --target-share > 0");
   for (const auto& d : in.space->dims)
-    if (d.kind == DimKind::kFlag) return internal_error("the replay's space must be built without compiler-flag methods");
+    if (d.kind == DimKind::kFlag && !o.flag_methods_neutral)
+      return internal_error("the replay's space must be built without compiler-flag methods, unless they are neutral");
   const SpaceTable& t = *in.table;
   auto best = t.best_ms();
   if (!best) return input_error("the table has no configuration measured ok");

@@ -55,6 +55,9 @@ struct ReplayOptions {
   int explore_patience = 2;
   uint64_t first_seed = 1;        // run r uses optimize's --search-seed first_seed + r
   ReplayPolicy policy = ReplayPolicy::kLoop;
+  // The space with the compiler-flag methods the live loop offers, each neutral (spread_over_flags): their
+  // candidates cost evaluations and change no time. Off: the space without them (the table's own).
+  bool flag_methods_neutral = false;
   // As the loop: an ablation variant clearly faster than the champion (by more than 1%) becomes the champion.
   bool promote_ablations = true;
   std::map<std::string, double> metrics;  // the champion's profile in every iteration (policy loop)
