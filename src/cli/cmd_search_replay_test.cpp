@@ -218,8 +218,9 @@ TEST(CmdSearchReplayH200, NoSeedStaysBehindAPinnedMethod) {
 
 // The live loop offers the compiler-flag methods too (l1_cache_loads, l1_bypass_loads, register_cap, sm90a_target): 72
 // flag combinations a configuration. --flag-methods neutral replays over that space, each flag changing no time: the
-// live space's size without its flags' (unmeasured) effects. Its tail is what the live sgemm seeds showed (2026-12-06:
-// 7 of 13 live seeds past 40 s; this replay, 50 seeds: 43 within 26 evaluations, 7 at 38 or more, one never).
+// live space's size without its flags' (unmeasured) effects. With every method's evidence firing, its tail is what the
+// live sgemm seeds showed (2026-12-06: 7 of 13 live seeds past 40 s; this replay, 50 seeds: 43 within 26 evaluations,
+// 7 at 38 or more, one never; with no evidence at most 33: docs/SEARCH.md).
 TEST(CmdSearchReplayH200, NeutralFlagMethodsReplayTheLiveSpacesSize) {
   std::string out;
   auto s = replay_sgemm_table("flags", {"--runs", "4", "--flag-methods", "neutral"}, &out);
