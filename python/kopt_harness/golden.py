@@ -1,10 +1,10 @@
 """`golden`: inputs and expected outputs from ref.py, for several seeds (docs/HARNESS.md)."""
 
 import array
+import contextlib
 import datetime
 import fcntl
 import glob
-import hashlib
 import os
 import platform
 import random
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import MANIFEST_VERSION, arrays, draw, dtypes, plan, refmod, sealed, timing, tolerances, workload
-from .store import safetensors_pieces, sha256_hex, write_atomic, write_json_atomic
+from .store import Pieces, safetensors_pieces, sha256_hex, write_atomic, write_json_atomic
 from .errors import UsageError
 
 DRAW_THREADS = max(1, min(8, os.cpu_count() or 1))
@@ -32,17 +32,13 @@ class _Phases:
     def __init__(self):
         self.seconds = {}
 
+    @contextlib.contextmanager
     def timed(self, name):
-        phases = self
-
-        class _Timer:
-            def __enter__(self):
-                self.t = time.perf_counter()
-
-            def __exit__(self, *exc):
-                phases.add(name, time.perf_counter() - self.t)
-
-        return _Timer()
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - t)
 
     def add(self, name, seconds):
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
@@ -373,10 +369,7 @@ class _Run:
 
 def _digest(raws):
     """sha256 over a seed's input bytes (flat uint8 arrays): whether two seeds drew the same inputs."""
-    h = hashlib.sha256()
-    for raw in raws:
-        h.update(memoryview(raw))
-    return h.hexdigest()
+    return sha256_hex(Pieces(raws))
 
 
 def _write_and_hash(path, data):

@@ -212,8 +212,9 @@ std::optional<RunOutcome> Optimizer::check_baseline_at_cases() {
         break;
       }
       return stop("correctness",
-                  validation_error(
-                      why + ". The case is outside the kernel's domain: give --shapes FILE without it, or --workload-matrix off"),
+                  validation_error(fmt::format("the baseline is not correct at case {} ({}): {}: {}. The case is outside the "
+                                               "kernel's domain: give --shapes FILE without it, or --workload-matrix off",
+                                               cd.c.name, format_dims(cd.c.realised), runner::status_name(r.status), r.message)),
                   {{"case", workload::to_json(cd.c)}, {"result", runner::to_json(r)}});
     }
   }
