@@ -39,6 +39,33 @@ std::vector<Region> watched_pieces(const std::vector<Region>& regions) {
   return out;
 }
 
+// Pinned host memory for the probe's looks at the outputs, kept for the process's life (its one context, the primary
+// one: a worker whose context breaks ends). A persistent worker measures candidate after candidate; allocating and
+// first touching the snapshot (pageable) and the staging (pinned) for every request cost 16-33 ms each of a 16M-float
+// vector_add candidate's ~350 ms of requests (H100, 2026-12-06). Blocks only grow; a snapshot is valid until the next.
+struct PinnedBlock {
+  unsigned char* p = nullptr;
+  size_t bytes = 0;
+};
+unsigned char* pinned(const device::DriverApi& api, PinnedBlock& b, size_t need, const char* what) {
+  if (need > b.bytes) {
+    if (b.p) api.cuMemFreeHost(b.p);
+    b = {};
+    void* p = nullptr;
+    check_cuda(api, api.cuMemHostAlloc(&p, need, 0), what);
+    b = {static_cast<unsigned char*>(p), need};
+  }
+  return b.p;
+}
+std::vector<PinnedBlock>& snapshot_blocks() {
+  static std::vector<PinnedBlock> blocks;
+  return blocks;
+}
+PinnedBlock& staging_block() {
+  static PinnedBlock block;
+  return block;
+}
+
 }  // namespace
 
 Timer::Timer(const device::DriverApi& api, TimerConfig cfg) : api_(api), cfg_(cfg) {
@@ -153,7 +180,6 @@ util::Json Timer::device_state_json() const {
 
 Timer::~Timer() {
   watchdog_.reset();  // its thread writes the flag: stopped before the flag is freed
-  if (staging_) api_.cuMemFreeHost(staging_);
   if (side_) api_.cuStreamDestroy(side_);
   if (module_) api_.cuModuleUnload(module_);
   if (code_module_) api_.cuModuleUnload(code_module_);
@@ -283,9 +309,9 @@ GpuSample Timer::unblocked_sample(const Call& call, bool device_sync_before_stop
 }
 
 GpuSample Timer::blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms,
-                                const std::vector<std::vector<unsigned char>>* taken) {
+                                const Snapshot* taken) {
   GpuSample s;
-  std::vector<std::vector<unsigned char>> before;
+  Snapshot before;
   if (watch && !taken) before = snapshot(*watch);
   uint32_t token = ++token_;
   if (token == 0) token = ++token_;  // 0 is the flag's initial value: never a token
@@ -334,32 +360,28 @@ GpuSample Timer::blocked_sample(const Call& call, double watchdog_ms, const std:
   return s;
 }
 
-std::vector<std::vector<unsigned char>> Timer::snapshot(const std::vector<Region>& regions) {
-  std::vector<std::vector<unsigned char>> out;
-  for (const auto& r : watched_pieces(regions)) {
-    out.emplace_back(r.bytes);
-    check_cuda(api_, api_.cuMemcpyDtoH(out.back().data(), r.ptr, r.bytes), "read outputs (probe)");
+Timer::Snapshot Timer::snapshot(const std::vector<Region>& regions) {
+  Snapshot out;
+  const auto pieces = watched_pieces(regions);
+  auto& blocks = snapshot_blocks();
+  if (blocks.size() < pieces.size()) blocks.resize(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    unsigned char* p = pinned(api_, blocks[i], pieces[i].bytes, "cuMemHostAlloc (probe snapshot)");
+    check_cuda(api_, api_.cuMemcpyDtoH(p, pieces[i].ptr, pieces[i].bytes), "read outputs (probe)");
+    out.emplace_back(p, pieces[i].bytes);
   }
   return out;
 }
 
-bool Timer::changed_while_held(const std::vector<Region>& regions, const std::vector<std::vector<unsigned char>>& before) {
+bool Timer::changed_while_held(const std::vector<Region>& regions, const Snapshot& before) {
   const auto pieces = watched_pieces(regions);
   size_t need = 0;
   for (const auto& r : pieces) need = std::max(need, r.bytes);
-  if (need > staging_bytes_) {
-    if (staging_) api_.cuMemFreeHost(staging_);
-    staging_ = nullptr;
-    staging_bytes_ = 0;
-    void* p = nullptr;
-    check_cuda(api_, api_.cuMemHostAlloc(&p, need, 0), "cuMemHostAlloc (probe staging)");
-    staging_ = static_cast<unsigned char*>(p);
-    staging_bytes_ = need;
-  }
+  unsigned char* staging = pinned(api_, staging_block(), need, "cuMemHostAlloc (probe staging)");
   for (size_t i = 0; i < pieces.size(); ++i) {
-    check_cuda(api_, api_.cuMemcpyDtoHAsync(staging_, pieces[i].ptr, pieces[i].bytes, side_), "read outputs while held");
+    check_cuda(api_, api_.cuMemcpyDtoHAsync(staging, pieces[i].ptr, pieces[i].bytes, side_), "read outputs while held");
     check_cuda(api_, api_.cuStreamSynchronize(side_), "read outputs while held");
-    if (std::memcmp(staging_, before[i].data(), pieces[i].bytes) != 0) return true;
+    if (std::memcmp(staging, before[i].data(), pieces[i].bytes) != 0) return true;
   }
   return false;
 }
@@ -420,7 +442,7 @@ ProbeFigures Timer::probe(const Call& call, const std::function<void()>& reset, 
     return !s.discarded();
   };
   reset();  // fresh poison: any output byte that changes while the default stream is held was written elsewhere
-  const std::vector<std::vector<unsigned char>> before = snapshot(outputs);
+  const Snapshot before = snapshot(outputs);
   cost(f.snapshot_cost_ms);
   GpuSample first = blocked_sample(call, bound, &outputs, escape_hold_ms(f.host_ms), &before);
   cost(f.held_cost_ms);

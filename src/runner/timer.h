@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -181,15 +182,17 @@ class Timer {
   // persisting-L2 limit back to its value when the Timer was made, and an access-policy window on the legacy stream
   // removed, then a synchronisation (so the cold flush evicts what a candidate pinned: "cold" means cold, by design).
   void reset_device_state();
+  // The watched pieces' content (watched_pieces), in the process's pinned blocks: valid until the next snapshot.
+  using Snapshot = std::vector<std::span<const unsigned char>>;
   // `taken`: the watched regions' content, read before (else read here).
   GpuSample blocked_sample(const Call& call, double watchdog_ms, const std::vector<Region>* watch, double hold_ms,
-                           const std::vector<std::vector<unsigned char>>* taken = nullptr);
+                           const Snapshot* taken = nullptr);
   GpuSample unblocked_sample(const Call& call, bool device_sync_before_stop);
   void flush_async();
   void drop_clock(std::string why);  // the kernel clock off for the rest of this timer's life
   void release(uint32_t token);
-  std::vector<std::vector<unsigned char>> snapshot(const std::vector<Region>& regions);
-  bool changed_while_held(const std::vector<Region>& regions, const std::vector<std::vector<unsigned char>>& before);
+  Snapshot snapshot(const std::vector<Region>& regions);
+  bool changed_while_held(const std::vector<Region>& regions, const Snapshot& before);
 
   const device::DriverApi& api_;
   TimerConfig cfg_;
@@ -208,9 +211,8 @@ class Timer {
   int cupti_missing_ = 0;
   uint32_t* host_words_ = nullptr;  // pinned, mapped: [0] the flag the host writes, [1] the blocker's timeout mark
   CUdeviceptr dev_words_ = 0;
-  CUstream side_ = nullptr;  // non-blocking: reads outputs while the default stream is held
-  unsigned char* staging_ = nullptr;  // pinned, for those reads
-  size_t staging_bytes_ = 0;
+  CUstream side_ = nullptr;  // non-blocking: reads outputs while the default stream is held (into pinned memory the
+                             // process keeps: timer.cpp's staging_block)
   uint32_t token_ = 0;
   size_t persisting_limit0_ = 0;  // CU_LIMIT_PERSISTING_L2_CACHE_SIZE when the Timer was made
   bool persisting_api_ = false;   // the driver gave the limit: the reset runs
