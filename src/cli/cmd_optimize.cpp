@@ -141,7 +141,7 @@ void add_loop_options(CLI::App& app, loop::OptimizeOptions& o, std::string& time
   add_deprecated_alias(app, "--max-time-s", "--measure-budget-s", o.max_time_s);
   app.add_option("--near-peak", o.near_peak_efficiency,
                  fmt::format("efficiency (floor / time, 0-1] at which the champion counts as near peak; the run stops "
-                             "there after two iterations without a significant gain (default {})", d.near_peak_efficiency))
+                             "there after two iterations without a significant gain (one at the roof itself: efficiency >= 1; default {})", d.near_peak_efficiency))
       ->check(CLI::Range(0.01, 1.0).description(""));  // the help says the range; no "FLOAT:FLOAT in [0.01 - 1]"
   app.add_option("--search-seed", o.seed, fmt::format("random seed of the built-in search (default {}; --seeds is the "
                                                      "number of input sets checked)", d.seed));

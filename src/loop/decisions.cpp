@@ -102,8 +102,10 @@ ParamEffect classify_param(const Attribution& a) {
 StopReason should_stop(const StopState& s) {
   // Near peak is the roofline's verdict on a model of the minimum work; it stops the search only once the search
   // has confirmed it: after two iterations in a row that brought no significantly faster champion (never at the
-  // gates; one iteration's batch is a handful of points of a space, and "near" still leaves up to 20%).
-  if (s.workload_model && s.near_peak && s.iterations_done >= 2 && s.iterations_without_gain >= 2)
+  // gates; one iteration's batch is a handful of points of a space, and "near" still leaves up to 20%), or after one
+  // when the champion is at the roof itself (nothing left by the model; a run still makes two iterations at least).
+  if (s.workload_model && s.near_peak && s.iterations_done >= 2 &&
+      (s.iterations_without_gain >= 2 || (s.at_roof && s.iterations_without_gain >= 1)))
     return StopReason::kNearPeak;
   if (s.generator_exhausted) return StopReason::kGeneratorExhausted;
   if (s.time_budget_s > 0 && s.search_s >= s.time_budget_s) return StopReason::kTimeBudget;
@@ -127,6 +129,19 @@ StopState after_iteration(StopState s, bool improved, bool near_peak, bool exhau
   s.near_peak = near_peak;
   s.generator_exhausted = exhausted;
   return s;
+}
+
+// What the first profile's pass 1 is expected to find binding, so that its pass 2 can run with it (profile::
+// ProfileRequest::expected_axes): memory, for a kernel the workload model places memory-bound at 75 % of its floor or
+// more (its DRAM throughput is then well past pass 1's 60 % "busy" mark); nothing otherwise (compute-bound kernels'
+// memory SOL sits near that mark: sgemm 4096^3 at 62-65 %). A wrong guess costs a heavier pass 1, not a decision.
+std::vector<Axis> expected_profile_axes(const util::Json& roofline) {
+  if (!roofline.is_object()) return {};
+  const auto b = roofline.find("bound");
+  if (b == roofline.end() || !b->is_string() || b->get<std::string>() != "memory") return {};
+  const auto e = roofline.find("efficiency");
+  if (e == roofline.end() || !e->is_number() || e->get<double>() < 0.75) return {};
+  return {Axis::kMemory};
 }
 
 }  // namespace kopt::loop

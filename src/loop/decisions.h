@@ -103,6 +103,9 @@ struct StopState {
   int iterations_without_gain = 0;
   bool workload_model = false;      // near_peak counts only with a real roofline
   bool near_peak = false;
+  // The champion at or past the floor the measured ceilings give (efficiency >= 1): one iteration without a gain then
+  // confirms near peak (vector_add 2^24 at 1.08 of its floor spent a third iteration and a profile on it, issue 36).
+  bool at_roof = false;
   bool generator_exhausted = false;
   double time_budget_s = 0;         // the search's wall budget, counted from the end of the gates; 0: none
   double search_s = 0;              // wall seconds since the gates passed (carried across --resume)
@@ -126,5 +129,10 @@ bool predicts_no_gain(const search::Outlook& outlook, double champion_ms, size_t
 // Updates the bookkeeping after an iteration.
 StopState after_iteration(StopState s, bool champion_improved, bool near_peak, bool generator_exhausted,
                           bool exploring = false);
+
+// ---- Profiling ------------------------------------------------------------------------------------------
+// The axes a run's first profile is expected to find binding, from the roofline's JSON (st_.roofline): its pass 2's
+// sections then run with pass 1 (profile::ProfileRequest::expected_axes). Empty: no guess.
+std::vector<Axis> expected_profile_axes(const util::Json& roofline);
 
 }  // namespace kopt::loop

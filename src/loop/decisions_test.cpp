@@ -140,6 +140,16 @@ TEST(Stopping, EarlyStops) {
   auto one_without_gain = after_iteration(gained, false, true, false);
   EXPECT_EQ(should_stop(one_without_gain), StopReason::kNone);
   EXPECT_EQ(should_stop(after_iteration(one_without_gain, false, true, false)), StopReason::kNearPeak);
+  // At the roof itself (efficiency >= 1), one iteration without a gain confirms it, never fewer than two iterations.
+  auto at_roof = one_without_gain;
+  at_roof.at_roof = true;
+  EXPECT_EQ(should_stop(at_roof), StopReason::kNearPeak);
+  auto roof_first = after_iteration(at_gates, false, true, false);
+  roof_first.at_roof = true;
+  EXPECT_EQ(should_stop(roof_first), StopReason::kNone) << "one iteration is not enough, at the roof or not";
+  auto roof_gained = gained;
+  roof_gained.at_roof = true;
+  EXPECT_EQ(should_stop(roof_gained), StopReason::kNone) << "an iteration that gained does not confirm";
   StopState m;
   m.max_iterations = 1;
   m.patience = 0;
@@ -168,6 +178,21 @@ TEST(Stopping, ExplorationWithoutGainEnds) {
   EXPECT_EQ(stop_name(StopReason::kExplorationSpent), "exploration_spent");
   two.explore_patience = 0;
   EXPECT_EQ(should_stop(two), StopReason::kNone);
+}
+
+
+// Issue 36: the first profile's guess. Memory-bound at 75 % of the floor or more (vector_add 2^24 on the H100: 1.08)
+// is expected to bind memory; compute-bound kernels (sgemm 4096^3: memory SOL 62-65 %, at the 60 % mark), a kernel
+// further from its floor, and a roofline without a workload model make no guess.
+TEST(ProfileGuess, MemoryBoundNearTheFloorOnly) {
+  EXPECT_EQ(expected_profile_axes({{"bound", "memory"}, {"efficiency", 1.076}}), std::vector<Axis>{Axis::kMemory});
+  EXPECT_EQ(expected_profile_axes({{"bound", "memory"}, {"efficiency", 0.75}}), std::vector<Axis>{Axis::kMemory});
+  EXPECT_TRUE(expected_profile_axes({{"bound", "memory"}, {"efficiency", 0.74}}).empty());
+  EXPECT_TRUE(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.62}}).empty());
+  EXPECT_TRUE(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.95}}).empty());
+  EXPECT_TRUE(expected_profile_axes({{"bound", nullptr}, {"efficiency", nullptr}}).empty());
+  EXPECT_TRUE(expected_profile_axes({{"bound", "memory"}, {"efficiency", nullptr}}).empty());
+  EXPECT_TRUE(expected_profile_axes(util::Json()).empty());
 }
 
 }  // namespace kopt::loop

@@ -154,11 +154,14 @@ Status Optimizer::close_iteration(const CandidateRun* champ_run, const std::vect
   // The profile is evidence for choosing methods: taken when the search needs new evidence, i.e. when an iteration
   // brought no faster champion, and of a champion not profiled yet (a profile costs 15-30 s; while parameters keep
   // paying, the search goes on without one). The final champion is profiled when the run ends (finish).
-  bool near_peak = st_.stop.near_peak;
+  bool near_peak = st_.stop.near_peak, at_roof = st_.stop.at_roof;
   if (!sel.improved) profile_champion(idir);
   if (champ_run) {
     auto placed = place(*champ_run->outcome.timing, idir, champ_run->candidate.id);
-    if (placed) near_peak = placed->near_peak();
+    if (placed) {
+      near_peak = placed->near_peak();
+      at_roof = near_peak && placed->efficiency && placed->efficiency->efficiency >= 1.0;
+    }
   }
   update_frontier();
   int correct = 0;
@@ -167,6 +170,7 @@ Status Optimizer::close_iteration(const CandidateRun* champ_run, const std::vect
                           {"improved", sel.improved}, {"candidates", runs.size()}, {"correct", correct},
                           {"note", out.notes.empty() ? std::string() : out.notes.front()}});
   st_.stop = after_iteration(st_.stop, sel.improved, near_peak, false, out.exploring);
+  st_.stop.at_roof = at_roof;
   st_.iterations_done = it;
   return save_state();
 }

@@ -92,6 +92,7 @@ Result<std::map<std::string, double>> Optimizer::profile(const fs::path& lib, co
   req.name = name;
   req.ncu_path = toolchain::find_ncu();
   req.chip = profile::chip_for_compute_capability(gpu_.cc_major, gpu_.cc_minor);
+  req.expected_axes = expected_profile_axes(st_.roofline);
   KOPT_TRY_ASSIGN(auto r, lab_.profile(req, plan_, o_.ncu_num));
   st_.profile_plan = profile::to_json(plan_);
   std::map<std::string, double> metrics;

@@ -89,7 +89,7 @@ util::Json to_json(const RunState& s) {
           {"param_ablations", param_ablations},
           {"stop", {{"iterations_done", s.stop.iterations_done}, {"max_iterations", s.stop.max_iterations},
                     {"patience", s.stop.patience}, {"iterations_without_gain", s.stop.iterations_without_gain},
-                    {"workload_model", s.stop.workload_model}, {"near_peak", s.stop.near_peak},
+                    {"workload_model", s.stop.workload_model}, {"near_peak", s.stop.near_peak}, {"at_roof", s.stop.at_roof},
                     {"generator_exhausted", s.stop.generator_exhausted}, {"time_budget_s", s.stop.time_budget_s},
                     {"search_s", s.stop.search_s}, {"no_gain_predictions", s.stop.no_gain_predictions},
                     {"exploring_without_gain", s.stop.exploring_without_gain}}},
@@ -157,6 +157,7 @@ Result<RunState> state_from_json(const util::Json& j) {
     s.stop.iterations_without_gain = st.value("iterations_without_gain", 0);
     s.stop.workload_model = st.value("workload_model", false);
     s.stop.near_peak = st.value("near_peak", false);
+    s.stop.at_roof = st.value("at_roof", false);
     s.stop.generator_exhausted = st.value("generator_exhausted", false);
     s.stop.time_budget_s = st.value("time_budget_s", 0.0);
     s.stop.search_s = st.value("search_s", 0.0);

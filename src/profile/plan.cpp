@@ -112,6 +112,7 @@ std::vector<std::string> ncu_profile_command(const NcuProfileArgs& a) {
     cmd.push_back("--metrics");
     cmd.push_back(util::join(a.metrics, ","));
   }
+  if (a.print_raw) cmd.insert(cmd.end(), {"--csv", "--page", "raw"});
   cmd.insert(cmd.end(), {"-o", a.report_base, "-f"});
   cmd.insert(cmd.end(), a.target_argv.begin(), a.target_argv.end());
   return cmd;

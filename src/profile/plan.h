@@ -47,9 +47,10 @@ struct NcuProfileArgs {
   CacheControl cache_control = CacheControl::kAll;
   std::string report_base;                // -o: ncu adds ".ncu-rep"
   std::vector<std::string> target_argv;   // the runner child: calls cuProfilerStart/Stop around one solve()
+  bool print_raw = true;                  // --csv --page raw: the raw page on stdout as well, read without an import
 };
 // ncu --profile-from-start off --target-processes all --clock-control none --cache-control all
-//     --section S... [--metrics a,b] -o BASE -f TARGET...
+//     --section S... [--metrics a,b] [--csv --page raw] -o BASE -f TARGET...
 std::vector<std::string> ncu_profile_command(const NcuProfileArgs& a);
 std::vector<std::string> ncu_import_command(const std::string& ncu, const std::string& report, const std::string& page,
                                             bool csv);

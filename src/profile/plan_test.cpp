@@ -32,6 +32,9 @@ TEST(NcuCommand, Pass1) {
   EXPECT_NE(std::find(cmd.begin(), cmd.end(), "-f"), cmd.end());
   EXPECT_EQ(values_of(cmd, "--section"), (std::vector<std::string>{"SpeedOfLight", "LaunchStats", "Occupancy"}));
   EXPECT_TRUE(values_of(cmd, "--metrics").empty());
+  // The raw page printed as well (read without an `ncu --import`, issue 36), before the target.
+  EXPECT_TRUE(has_pair(cmd, "--page", "raw"));
+  EXPECT_NE(std::find(cmd.begin(), cmd.end(), "--csv"), cmd.end());
   // The target comes last, untouched.
   std::vector<std::string> tail(cmd.end() - 6, cmd.end());
   EXPECT_EQ(tail, (std::vector<std::string>{"/usr/bin/kopt", "__runner", "--lib", "k.so", "--mode", "profile"}));

@@ -72,7 +72,8 @@ class Session {
     return r;
   }
 
-  // Profiles with these sections, imports the raw page and applies the gate.
+  // Profiles with these sections, reads the raw page (printed by the run itself, or imported from its report when
+  // this ncu prints nothing beside -o) and applies the gate.
   Result<Attempt> attempt(const std::vector<std::string>& sections, const std::vector<std::string>& metrics,
                           const std::string& suffix, double timeout_s) {
     Attempt a;
@@ -87,23 +88,36 @@ class Session {
       RawPage empty;
       return ncu_gate({req_.ncu_path, nullptr, &empty, {}}).error();
     }
-    util::ProcessResult raw = run(ncu_import_command(req_.ncu_path, a.report.string(), "raw", true), 600);
-    if (!raw.success())
-      return gate_error(fmt::format("NCU gate: ncu could not read its report {} ({}): {}", a.report.string(),
-                                    raw.describe(), raw.stdout_text.substr(0, 400) + raw.stderr_text.substr(0, 400)));
-    auto page = parse_raw_page(raw.stdout_text);
-    if (!page) return page.error();
-    a.page = std::move(page).value();
+    auto printed = parse_raw_page(run_result.stdout_text);
+    if (printed && !printed->kernels.empty()) {
+      a.page = std::move(printed).value();
+      ++raw_pages_printed;
+    } else {
+      util::ProcessResult raw = run(ncu_import_command(req_.ncu_path, a.report.string(), "raw", true), 600);
+      if (!raw.success())
+        return gate_error(fmt::format("NCU gate: ncu could not read its report {} ({}): {}", a.report.string(),
+                                      raw.describe(), raw.stdout_text.substr(0, 400) + raw.stderr_text.substr(0, 400)));
+      auto page = parse_raw_page(raw.stdout_text);
+      if (!page) return page.error();
+      a.page = std::move(page).value();
+    }
     KOPT_TRY(ncu_gate({req_.ncu_path, nullptr, &a.page, required_metrics()}));
     return a;
   }
 
+  int raw_pages_printed = 0;
   double wall_ms = 0;
 
  private:
   const ProfileRequest& req_;
   util::CommandRunner& runner_;
 };
+
+std::string axes_text(const std::vector<Axis>& axes) {
+  std::vector<std::string> names;
+  for (Axis a : axes) names.emplace_back(axis_name(a));
+  return util::join(names, ", ");
+}
 
 std::vector<std::string> all_requested_metrics() {
   std::vector<std::string> out = required_metrics();
@@ -169,40 +183,91 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
       notes.push_back("no chip given: requested metrics were not checked with --query-metrics");
     }
 
-    KOPT_TRY_ASSIGN(Attempt pass1, s.attempt(pass1_sections(), {}, "_pass1", req.pass1_timeout_s));
-    Aggregate agg1 = aggregate_kernels(pass1.page.kernels);
-    Classification c1 = classify(evidence_of([&](const std::string& m) { return agg1.number(m); }));
-    working.axes = c1.binding;
-    std::vector<std::string> extra;
-    if (checked)
-      for (const auto& m : registry_metrics_for(working.axes))
-        if (std::find(available.begin(), available.end(), m) != available.end()) extra.push_back(m);
-
-    bool done = false;
-    for (PlanLevel level : {PlanLevel::kFull, PlanLevel::kLight}) {
-      std::vector<std::string> sections = sections_for(working.axes, level);
-      std::vector<std::string> metrics = level == PlanLevel::kFull ? extra : std::vector<std::string>{};
-      auto a = s.attempt(sections, metrics, level == PlanLevel::kFull ? "" : "_light", req.pass2_budget_s);
+    auto extra_for = [&](const std::vector<Axis>& axes) {
+      std::vector<std::string> extra;
+      if (checked)
+        for (const auto& m : registry_metrics_for(axes))
+          if (std::find(available.begin(), available.end(), m) != available.end()) extra.push_back(m);
+      return extra;
+    };
+    auto same_axes = [](std::vector<Axis> a, std::vector<Axis> b) {
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      return a == b;
+    };
+    // Pass 1, or pass 1 and the expected axes' pass 2 at once (req.expected_axes): kept as the report when pass 1's
+    // classification, read from it, names exactly those axes, the run then being the one pass 2 would have made.
+    std::optional<Attempt> pass1;
+    std::vector<std::string> pass1_sections_run = pass1_sections(), pass1_metrics_run;
+    Classification c1;
+    if (!req.expected_axes.empty()) {
+      const std::vector<std::string> sections = sections_for(req.expected_axes, PlanLevel::kFull);
+      const std::vector<std::string> metrics = extra_for(req.expected_axes);
+      auto a = s.attempt(sections, metrics, "_pass1", req.pass2_budget_s);
       if (a) {
-        chosen = std::move(a).value();
-        working.level = level;
-        working.sections = sections;
-        working.metrics = metrics;
-        done = true;
-        break;
+        Aggregate agg = aggregate_kernels(a->page.kernels);
+        c1 = classify(evidence_of([&](const std::string& m) { return agg.number(m); }));
+        if (same_axes(c1.binding, req.expected_axes)) {
+          working.axes = c1.binding;
+          working.level = PlanLevel::kFull;
+          working.sections = sections_for(c1.binding, PlanLevel::kFull);
+          working.metrics = extra_for(c1.binding);
+          chosen = std::move(a).value();
+          // The report a pass 2 would have written, under pass 2's name.
+          const fs::path named = req.out_dir / (req.name + ".ncu-rep");
+          std::error_code rename_ec;
+          fs::rename(chosen.report, named, rename_ec);
+          if (!rename_ec) chosen.report = named;
+          notes.push_back("pass 1 and pass 2 in one run: the expected axes (" + axes_text(req.expected_axes) +
+                          ") were the binding ones");
+          working.reason = c1.reason + fmt::format("; level {}", describe(working.level));
+          working.fixed = true;
+        } else {
+          notes.push_back("pass 1 run with the expected axes' sections (" + axes_text(req.expected_axes) + "): " +
+                          axes_text(c1.binding) + " bind, so pass 2 runs for them");
+          pass1 = std::move(a).value();
+          pass1_sections_run = sections;
+          pass1_metrics_run = metrics;
+        }
+      } else {
+        notes.push_back("pass 1 with the expected axes' sections failed (" + a.error().message + "): pass 1 alone");
       }
-      notes.push_back(fmt::format("pass 2 ({}) failed within its {:.0f} s budget: {}", describe(level),
-                                  req.pass2_budget_s, a.error().message));
     }
-    if (!done) {
-      chosen = std::move(pass1);
-      working.level = PlanLevel::kBase;
-      working.sections = pass1_sections();
-      working.metrics.clear();
-      notes.push_back("using the pass-1 report (SpeedOfLight, LaunchStats, Occupancy) for this run");
+    if (!working.fixed) {
+      if (!pass1) {
+        KOPT_TRY_ASSIGN(Attempt p1, s.attempt(pass1_sections(), {}, "_pass1", req.pass1_timeout_s));
+        Aggregate agg1 = aggregate_kernels(p1.page.kernels);
+        c1 = classify(evidence_of([&](const std::string& m) { return agg1.number(m); }));
+        pass1 = std::move(p1);
+      }
+      working.axes = c1.binding;
+      const std::vector<std::string> extra = extra_for(working.axes);
+      bool done = false;
+      for (PlanLevel level : {PlanLevel::kFull, PlanLevel::kLight}) {
+        std::vector<std::string> sections = sections_for(working.axes, level);
+        std::vector<std::string> metrics = level == PlanLevel::kFull ? extra : std::vector<std::string>{};
+        auto a = s.attempt(sections, metrics, level == PlanLevel::kFull ? "" : "_light", req.pass2_budget_s);
+        if (a) {
+          chosen = std::move(a).value();
+          working.level = level;
+          working.sections = sections;
+          working.metrics = metrics;
+          done = true;
+          break;
+        }
+        notes.push_back(fmt::format("pass 2 ({}) failed within its {:.0f} s budget: {}", describe(level),
+                                    req.pass2_budget_s, a.error().message));
+      }
+      if (!done) {
+        chosen = std::move(*pass1);
+        working.level = PlanLevel::kBase;
+        working.sections = pass1_sections_run;
+        working.metrics = pass1_metrics_run;
+        notes.push_back("using the pass-1 report (" + util::join(pass1_sections_run, ", ") + ") for this run");
+      }
+      working.reason = c1.reason + fmt::format("; level {}", describe(working.level));
+      working.fixed = true;
     }
-    working.reason = c1.reason + fmt::format("; level {}", describe(working.level));
-    working.fixed = true;
   } else {
     auto a = s.attempt(plan.sections, plan.metrics, "", req.pass1_timeout_s);
     if (!a)

@@ -35,6 +35,11 @@ struct ProfileRequest {
   // What `ncu --version` and `ncu --query-metrics --chip CHIP` print, where the caller knows it already (the lab keeps
   // both: toolchain::tool_output): not asked again. Empty: each is run (about 1 s and 0.5 s on the H200).
   std::string ncu_version_text, query_metrics_text;
+  // The axes the caller expects pass 1 to find binding (the roofline's: a memory-bound kernel near its floor), or
+  // none. A first call then collects pass 2's sections for them at once and keeps that report when pass 1's
+  // classification, read from the same report, names exactly these axes: one ncu run instead of two, the same plan
+  // and report. Otherwise that run stands as pass 1 and pass 2 runs as before.
+  std::vector<Axis> expected_axes;
 };
 
 struct KernelProfile {

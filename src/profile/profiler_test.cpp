@@ -8,6 +8,7 @@
 
 #include "profile/report.h"
 #include "profile/test_data.h"
+#include "util/fs.h"
 #include "util/json_io.h"
 
 namespace kopt::profile {
@@ -34,6 +35,8 @@ class FakeNcu : public util::CommandRunner {
   std::function<std::optional<util::ProcessResult>(int)> on_profile;
   std::string raw_page = testing::ncu_capture("ncu_raw.csv");
   std::string details_csv = testing::assembled("details_saxpy.csv");
+  bool print_raw = false;     // a profiling run prints the raw page it was asked for (--page raw), as ncu can
+  bool write_report = false;  // a profiling run writes its -o report (an empty file)
 
   util::ProcessResult run(const util::ProcessSpec& spec) override {
     calls.push_back(spec);
@@ -53,6 +56,9 @@ class FakeNcu : public util::CommandRunner {
     } else {
       int index = profile_runs++;
       r.stdout_text = "==PROF== Connected to process 696 (/tmp/k)\n==PROF== Disconnected from process 696\n";
+      if (print_raw && contains(a, "raw")) r.stdout_text += raw_page;
+      if (write_report)
+        if (auto o = std::find(a.begin(), a.end(), "-o"); o != a.end() && o + 1 != a.end()) (void)util::write_file_atomic(*(o + 1) + ".ncu-rep", "");
       if (on_profile) {
         if (auto replaced = on_profile(index)) return *replaced;
       }
@@ -66,6 +72,11 @@ class FakeNcu : public util::CommandRunner {
     return out;
   }
   int profile_runs = 0;
+  int imports(const std::string& page) const {
+    int n = 0;
+    for (const auto& c : calls) n += contains(c.argv, "--import") && contains(c.argv, page);
+    return n;
+  }
 };
 
 ProfileRequest request(const fs::path& dir) {
@@ -198,6 +209,91 @@ TEST_F(ProfileCall, AdaptiveFirstCallThenFixedPlan) {
   bool still_missing = false;
   for (const auto& m : r2->missing) still_missing |= m.name == "lts__t_sector_hit_rate.pct" && m.where == "query-metrics";
   EXPECT_TRUE(still_missing);  // the chip's missing metrics are reported on every call of the run
+}
+
+// Issue 36: a profiling run prints the raw page as it writes its report, so no `ncu --import` reads it back: the same
+// plan, the same analysis, two processes fewer on a first call (each a 1-2 s ncu start).
+TEST_F(ProfileCall, TheRawPagePrintedByTheRunIsReadWithoutAnImport) {
+  FakeNcu importing, printing;
+  printing.print_raw = true;
+  ProfilePlan plan_imported, plan_printed;
+  auto a = profile_call(request(dir_ / "imported"), plan_imported, importing, 3);
+  auto b = profile_call(request(dir_ / "printed"), plan_printed, printing, 3);
+  ASSERT_TRUE(a && b) << (a ? b.error().message : a.error().message);
+  EXPECT_EQ(importing.imports("raw"), 2);
+  EXPECT_EQ(printing.imports("raw"), 0);
+  EXPECT_EQ(printing.imports("details"), 1) << "the rule messages still come from the report";
+  EXPECT_EQ(printing.calls.size() + 2, importing.calls.size());
+  EXPECT_EQ(to_json(plan_printed).dump(), to_json(plan_imported).dump());
+  EXPECT_EQ(b->aggregate.number("gpu__time_duration.sum"), a->aggregate.number("gpu__time_duration.sum"));
+  EXPECT_EQ(b->classification.binding, a->classification.binding);
+  EXPECT_EQ(b->kernels.at(0).rules.size(), a->kernels.at(0).rules.size());
+  // A run that printed something else (an ncu that prints nothing beside -o): the report is imported as before.
+  FakeNcu silent;
+  silent.print_raw = true;
+  silent.raw_page = "";
+  ProfilePlan plan_silent;
+  ASSERT_FALSE(profile_call(request(dir_ / "silent"), plan_silent, silent, 3)) << "an empty import fails the gate as before";
+  EXPECT_EQ(silent.imports("raw"), 1);
+}
+
+// Issue 36: the axes the caller expects (the roofline's: memory-bound near the floor) collected with pass 1 in one
+// run; kept when pass 1's classification names exactly them. saxpy's capture is memory-bound (SOL memory 70.81 %).
+TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackToPass2) {
+  FakeNcu two_passes;
+  ProfilePlan plan_two;
+  auto ref = profile_call(request(dir_ / "two"), plan_two, two_passes, 3);
+  ASSERT_TRUE(ref) << ref.error().message;
+
+  FakeNcu right;
+  right.print_raw = right.write_report = true;
+  ProfileRequest req = request(dir_ / "right");
+  req.expected_axes = {Axis::kMemory};
+  ProfilePlan plan_right;
+  auto r = profile_call(req, plan_right, right, 3);
+  ASSERT_TRUE(r) << r.error().message;
+  auto runs = right.profile_commands();
+  ASSERT_EQ(runs.size(), 1u) << "pass 1 and pass 2 in one run";
+  EXPECT_EQ(sections_of(runs[0]), plan_two.sections);
+  EXPECT_EQ(to_json(plan_right).dump(), to_json(plan_two).dump()) << "the plan a second pass would have fixed";
+  EXPECT_EQ(r->report_path, dir_ / "right" / "baseline.ncu-rep") << "under pass 2's name";
+  EXPECT_TRUE(fs::exists(r->report_path));
+  EXPECT_EQ(r->classification.binding, ref->classification.binding);
+  EXPECT_EQ(right.imports("raw"), 0);
+  EXPECT_EQ(right.imports("details"), 1);
+
+  FakeNcu wrong;
+  req = request(dir_ / "wrong");
+  req.expected_axes = {Axis::kCompute};
+  ProfilePlan plan_wrong;
+  auto w = profile_call(req, plan_wrong, wrong, 3);
+  ASSERT_TRUE(w) << w.error().message;
+  auto wruns = wrong.profile_commands();
+  ASSERT_EQ(wruns.size(), 2u) << "the expected axes' run stood as pass 1; pass 2 followed for the binding ones";
+  EXPECT_EQ(sections_of(wruns[0]), sections_for({Axis::kCompute}, PlanLevel::kFull));
+  EXPECT_EQ(sections_of(wruns[1]), plan_two.sections);
+  EXPECT_EQ(to_json(plan_wrong).dump(), to_json(plan_two).dump());
+  EXPECT_EQ(w->report_path, dir_ / "wrong" / "baseline.ncu-rep");
+  std::string notes;
+  for (const auto& n : w->notes) notes += n + "\n";
+  EXPECT_NE(notes.find("memory bind, so pass 2 runs for them"), std::string::npos) << notes;
+
+  // Pass 2 failing after a wrong guess: the guess's report stands, its sections said.
+  FakeNcu failing;
+  failing.on_profile = [](int i) -> std::optional<util::ProcessResult> {
+    if (i == 0) return std::nullopt;
+    util::ProcessResult failed;
+    failed.started = true;
+    failed.exit_code = 1;
+    failed.stdout_text = "==ERROR== Failed to profile kernel\n";
+    return failed;
+  };
+  ProfilePlan plan_failed;
+  auto f = profile_call(req, plan_failed, failing, 3);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(plan_failed.level, PlanLevel::kBase);
+  EXPECT_EQ(plan_failed.sections, sections_for({Axis::kCompute}, PlanLevel::kFull));
+  EXPECT_EQ(f->report_path, dir_ / "wrong" / "baseline_pass1.ncu-rep");
 }
 
 TEST_F(ProfileCall, Pass2OverBudgetFallsBackToLighterSets) {
