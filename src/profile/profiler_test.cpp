@@ -79,6 +79,21 @@ class FakeNcu : public util::CommandRunner {
   }
 };
 
+// A profiling run ncu could not do.
+util::ProcessResult failed_run() {
+  util::ProcessResult failed;
+  failed.started = true;
+  failed.exit_code = 1;
+  failed.stdout_text = "==ERROR== Failed to profile kernel\n";
+  return failed;
+}
+
+std::string joined(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += n + "\n";
+  return out;
+}
+
 ProfileRequest request(const fs::path& dir) {
   ProfileRequest req;
   req.target_argv = {"/usr/bin/kopt", "__runner", "--lib", "k.so", "--golden", "g", "--mode", "profile"};
@@ -274,19 +289,13 @@ TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackT
   EXPECT_EQ(sections_of(wruns[1]), plan_two.sections);
   EXPECT_EQ(to_json(plan_wrong).dump(), to_json(plan_two).dump());
   EXPECT_EQ(w->report_path, dir_ / "wrong" / "baseline.ncu-rep");
-  std::string notes;
-  for (const auto& n : w->notes) notes += n + "\n";
-  EXPECT_NE(notes.find("memory bind, so pass 2 runs for them"), std::string::npos) << notes;
+  EXPECT_NE(joined(w->notes).find("memory bind, so pass 2 runs for them"), std::string::npos) << joined(w->notes);
 
   // Pass 2 failing after a wrong guess: the guess's report stands, its sections said.
   FakeNcu failing;
   failing.on_profile = [](int i) -> std::optional<util::ProcessResult> {
     if (i == 0) return std::nullopt;
-    util::ProcessResult failed;
-    failed.started = true;
-    failed.exit_code = 1;
-    failed.stdout_text = "==ERROR== Failed to profile kernel\n";
-    return failed;
+    return failed_run();
   };
   ProfilePlan plan_failed;
   auto f = profile_call(req, plan_failed, failing, 3);
@@ -322,8 +331,7 @@ TEST_F(ProfileCall, Pass2OverBudgetFallsBackToLighterSets) {
   EXPECT_EQ(plan.sections, pass1_sections());
   EXPECT_EQ(r->report_path, dir_ / "baseline_pass1.ncu-rep");
   ASSERT_GE(r->notes.size(), 3u);
-  std::string notes;
-  for (const auto& n : r->notes) notes += n + "\n";
+  const std::string notes = joined(r->notes);
   EXPECT_NE(notes.find("pass 2 (full) failed"), std::string::npos) << notes;
   EXPECT_NE(notes.find("pass 2 (light) failed"), std::string::npos) << notes;
 
@@ -331,11 +339,7 @@ TEST_F(ProfileCall, Pass2OverBudgetFallsBackToLighterSets) {
   FakeNcu ncu2;
   ncu2.on_profile = [](int i) -> std::optional<util::ProcessResult> {
     if (i != 1) return std::nullopt;
-    util::ProcessResult failed;
-    failed.started = true;
-    failed.exit_code = 1;
-    failed.stdout_text = "==ERROR== Failed to profile kernel\n";
-    return failed;
+    return failed_run();
   };
   ProfilePlan plan2;
   auto r2 = profile_call(request(dir_), plan2, ncu2);
