@@ -88,6 +88,9 @@ int cmd_search_replay(const Args& args) {
                  fmt::format("target: within this many percent of the best (default {})", d.within_pct));
   app.add_option("--target-share", o.target_share_pct,
                  fmt::format("success: the target within this share of the space, in percent (default {})", d.target_share_pct));
+  app.add_flag("--param-ablation", o.param_ablation,
+               "ablate the new champion's parameters too, each reverted alone to the baseline's value, as the live loop "
+               "does (default: its methods only, as the replay's published figures)");
   app.add_flag("!--no-promote-ablations", o.promote_ablations,
                "keep the champion when its ablation measured a faster variant (the loop before 2026-12-01's seventh session)");
   app.add_option(

@@ -175,9 +175,8 @@ class Replayer {
       exploring_without_gain = exploring && champion == before ? exploring_without_gain + 1 : 0;
       if (champion != before) {
         without_gain = 0;
-        for (const auto& [id, on] : history_[champion].candidate.guards) r.ablations += on;
         const size_t before_ablation = ablations_.size();
-        ablate(history_[champion], it);
+        r.ablations += ablate(history_[champion], it);
         // The fastest variant clearly faster than the champion is selected as a candidate would be (the loop's
         // Optimizer::adopt_ablations); it is an evaluation of the run from then on.
         std::optional<size_t> best;
@@ -227,8 +226,11 @@ class Replayer {
 
   // The loop ablates each method the new champion has on; here the table answers: the champion with that guard
   // off, effective when that is more than 1% slower (the loop's paired CI at a few rounds resolves about that).
-  void ablate(const Measurement& champ, int iteration) {
-    if (!champ.candidate.config || !champ.median_ms) return;
+  // Returns the variants built (what the real loop would measure besides).
+  int ablate(const Measurement& champ, int iteration) {
+    int built = 0;
+    for (const auto& [id, on] : champ.candidate.guards) built += on;
+    if (!champ.candidate.config || !champ.median_ms) return built;
     for (const auto& [id, on] : champ.candidate.guards) {
       if (!on) continue;
       const int d = s_.method_dim(id);
@@ -246,6 +248,19 @@ class Replayer {
       // The loop keeps what its ablation measured, and so does the replay (GeneratorInput::ablations).
       ablations_.push_back(measured(candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"), l, iteration));
     }
+    if (!o_.param_ablation) return built;
+    // Each parameter the champion changed from the baseline, reverted alone (a variant breaking a constraint is not built).
+    const Config& cc = *champ.candidate.config;
+    for (size_t d = 0; d < s_.dims.size(); ++d) {
+      if (s_.dims[d].kind != DimKind::kParam || cc[d] == s_.dims[d].default_index) continue;
+      Config off = cc;
+      off[d] = s_.dims[d].default_index;
+      if (!s_.valid(off)) continue;
+      ++built;
+      ablations_.push_back(measured(candidate_from_config(s_, *in_.registry, off, in_.source, text_, "ablation"),
+                                    look_up(*in_.table, off), iteration));
+    }
+    return built;
   }
 
   std::vector<MethodVerdict> verdicts_;
@@ -383,7 +398,8 @@ std::string format_replay(const ReplayResult& r, const ReplayOptions& o) {
         "their batch (not counted): {:.1f} per run on average\n",
         static_cast<double>(skipped) / static_cast<double>(r.runs.size()));
   if (o.policy == ReplayPolicy::kLoop)
-    out += fmt::format("  ablation builds the real loop would measure besides (not counted): {:.1f} per run on average\n",
+    out += fmt::format("  ablation builds the real loop would measure besides (not counted; {}): {:.1f} per run on average\n",
+                       o.param_ablation ? "methods and parameters" : "methods only",
                        static_cast<double>(ablations) / static_cast<double>(r.runs.size()));
   out += fmt::format("random search (uniform, without replacement): mean {:.1f} evaluations ({:.1f}% of the space); "
                      "P(within {} evaluations) = {:.2f}\n",
@@ -414,7 +430,9 @@ util::Json to_json(const ReplayResult& r, const ReplayOptions& o) {
                     {"ms", p.ms ? util::Json(*p.ms) : util::Json(nullptr)}, {"within_target", p.within_target}});
   return {{"options", {{"runs", o.runs}, {"iterations", o.iterations}, {"branches", o.branches}, {"within_pct", o.within_pct},
                        {"target_share_pct", o.target_share_pct}, {"patience", o.patience}, {"first_seed", o.first_seed},
-                       {"policy", replay_policy_name(o.policy)}, {"metrics_source", o.metrics_source}, {"metrics", o.metrics}}},
+                       {"policy", replay_policy_name(o.policy)}, {"metrics_source", o.metrics_source}, {"metrics", o.metrics},
+                       {"flag_methods_neutral", o.flag_methods_neutral}, {"promote_ablations", o.promote_ablations},
+                       {"param_ablation", o.param_ablation}}},
           {"summary", {{"space_size", s.space_size}, {"measured_ok", s.measured_ok}, {"good", s.good}, {"best_ms", s.best_ms},
                        {"best", s.best_key}, {"target_ms", s.target_ms}, {"baseline_ms", s.baseline_ms}, {"baseline", s.baseline_key},
                        {"target_evaluations", s.target_evaluations}, {"median_evaluations", opt(s.median)},

@@ -60,6 +60,10 @@ struct ReplayOptions {
   bool flag_methods_neutral = false;
   // As the loop: an ablation variant clearly faster than the champion (by more than 1%) becomes the champion.
   bool promote_ablations = true;
+  // As the loop (loop/ablation.cpp plan_param_variants): the new champion's parameters that differ from the
+  // baseline's, each reverted alone, are ablation variants too (measured, learnt from, promoted as the methods'
+  // are). Off (the default until the replay's figures in docs/PERFORMANCE.md are made again): methods only.
+  bool param_ablation = false;
   std::map<std::string, double> metrics;  // the champion's profile in every iteration (policy loop)
   std::string metrics_source = "none";    // how `metrics` was made, for the report
   // The warm start (loop/warm_start.h, computed by the caller from other shapes' tables: kopt __search-replay
