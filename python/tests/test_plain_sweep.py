@@ -133,3 +133,36 @@ def test_a_chunk_timed_by_a_fallback_is_timed_again_one_configuration_a_run_then
     assert {b: rows[b]["basis"] for b in rows} == {1: "final", 2: "single", 3: "final", 4: "chunk", 5: "chunk", 6: "final"}
     assert float(rows[1]["median_ms"]) == 1.01 and float(rows[2]["median_ms"]) == 2.5 and float(rows[4]["median_ms"]) == 4
     assert rows[2]["timing_method"] == "events_default_stream" and rows[1]["timing_method"] == "events_behind_sleep"
+
+
+def test_a_sweep_cut_after_its_first_chunk_leaves_what_it_measured(tmp_path, monkeypatch):
+    mod = load()
+    derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [256, 512, 1024]},
+                          {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
+    (tmp_path / "d.json").write_text(json.dumps(derived))
+    runs = []
+
+    def fake_chunk(a, configs, tag, mode="paired"):
+        if mode == "check":
+            return {"status": "ok"}
+        runs.append(configs)
+        if len(runs) > 1:
+            raise KeyboardInterrupt  # the caller's timeout, as corpus_bench.sh's `timeout` cuts it
+        return {"status": "ok", "timing_method": "events_behind_sleep",
+                "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
+
+    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
+    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
+    out = tmp_path / "sweep"
+    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
+                                      "--golden", "g", "--out", str(out), "--chunk", "2"])
+    try:
+        mod.main()
+        assert False, "the fake cut the sweep"
+    except KeyboardInterrupt:
+        pass
+    assert not (out / "measurements.csv").exists(), "only a whole sweep writes the table"
+    rows = list(csv.DictReader(open(out / "measurements.partial.csv")))
+    assert [r["status"] for r in rows] == ["ok", "ok", "missing", "missing", "missing", "missing"]
+    assert float(rows[1]["median_ms"]) == 256 / 1000 / 8
+

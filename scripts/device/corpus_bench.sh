@@ -35,7 +35,7 @@
 #
 # Outputs: $OUT/corpus_bench/NAME/ as each step ends (kernel.json: dims, flags, caps, each step's rc and seconds;
 # annotate.txt; optimize.log (each line stamped with its second), state.json, summary.json, options.json, summary.md; bench.log, bench.json; sweep.log,
-# measurements.csv, failures.txt, costs.csv; configs.txt, annotated.cu), re-packed into $OUT/corpus_bench.tgz after
+# measurements.csv (a Triton sweep cut by its limit: measurements.partial.csv), failures.txt, costs.csv; configs.txt, annotated.cu), re-packed into $OUT/corpus_bench.tgz after
 # every kernel; at the end $OUT/corpus_table.md (scripts/perf/corpus_table.py) and the folder is removed (the tgz
 # holds it).
 set -u
@@ -358,7 +358,7 @@ cmd_run() {
     rc=$?
     kernel_json "$o/kernel.json" "steps.sweep.rc=$rc" "steps.sweep.s=$(secs "$t" "$(now)")"
     echo "=== sweep $n rc=$rc $(secs "$t" "$(now)") s"; tail -2 "$o/sweep.log"
-    cp "$w"/sweep/measurements.csv "$w"/sweep/failures.txt "$w"/sweep/costs.csv "$o/" 2>/dev/null
+    cp "$w"/sweep/measurements.csv "$w"/sweep/measurements.partial.csv "$w"/sweep/failures.txt "$w"/sweep/costs.csv "$o/" 2>/dev/null
     pack_out
     # (iv) the sweep at the optimize's other cases: kopt's default objective is the weighted geometric mean over the
     # workload matrix's cases (docs/GATES.md), so the sweep's best by that objective is what its champion is held to.

@@ -18,7 +18,8 @@ do: a Liger-Kernel kernel's import alone took 11 s in each process of a plain ch
                         [--chunk 12] [--rounds 10] [--max-time-s 2] [--finalists 4]
 
 Writes DIR/measurements.csv (index, one column per param, status, median_ms, timing_method, basis) and prints the
-best.
+best; after each chunk, DIR/measurements.partial.csv (the same columns, "missing" where nothing ran yet) and a line of
+progress, so that a sweep cut by its caller still says what it measured.
 """
 import argparse
 import csv
@@ -29,6 +30,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 
 def run_chunk(a, configs, tag, mode="paired"):
@@ -140,6 +142,17 @@ def uncovered(params, names, configs, dims):
     return out
 
 
+def write_table(path, names, configs, results, methods, basis):
+    """measurements.csv's rows: every configuration, "missing" where nothing was run."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["index"] + names + ["status", "median_ms", "timing_method", "basis"])
+        for i, c in enumerate(configs):
+            st, ms, _ = results.get(i, ("missing", None, ""))
+            w.writerow([i] + [c[n] for n in names] + [st, "" if ms is None else f"{ms:.6f}",
+                                                      methods.get(i, ("", 0))[0], basis.get(i, "")])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernel", required=True)
@@ -166,17 +179,18 @@ def main():
         os.environ["KOPT_TRITON_PRELOAD"] = names_file
     items = [(i, c) for i, c in enumerate(configs) if i not in results]
     methods, basis = {}, {}
+    t0 = time.time()
     for k in range(0, len(items), a.chunk):
         measure(a, items[k:k + a.chunk], results, methods=methods)
+        # What is measured so far, kept where a cut sweep leaves it (a sweep cut by its caller's timeout wrote nothing:
+        # fla_chunk_local_cumsum, 35 points, 150 s, s32), apart from the table, which only a whole sweep writes.
+        write_table(os.path.join(a.out, "measurements.partial.csv"), names, configs, results, methods, basis)
+        done = sum(1 for i, _ in items if i in results)
+        print(f"plain_sweep_triton: {done}/{len(items)} configurations run, "
+              f"{sum(1 for r in results.values() if r[0] == 'ok')} ok, {time.time() - t0:.0f} s", flush=True)
     a.project = project_index(params, names, configs)
     even_out(a, configs, results, methods, basis)
-    with open(os.path.join(a.out, "measurements.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["index"] + names + ["status", "median_ms", "timing_method", "basis"])
-        for i, c in enumerate(configs):
-            st, ms, _ = results.get(i, ("missing", None, ""))
-            w.writerow([i] + [c[n] for n in names] + [st, "" if ms is None else f"{ms:.6f}",
-                                                      methods.get(i, ("", 0))[0], basis.get(i, "")])
+    write_table(os.path.join(a.out, "measurements.csv"), names, configs, results, methods, basis)
     ok = [(results[i][1], configs[i]) for i in results if results[i][0] == "ok"]
     print(f"plain_sweep_triton: {len(ok)}/{len(configs)} configurations measured")
     if ok:
