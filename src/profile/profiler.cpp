@@ -91,7 +91,6 @@ class Session {
     auto printed = parse_raw_page(run_result.stdout_text);
     if (printed && !printed->kernels.empty()) {
       a.page = std::move(printed).value();
-      ++raw_pages_printed;
     } else {
       util::ProcessResult raw = run(ncu_import_command(req_.ncu_path, a.report.string(), "raw", true), 600);
       if (!raw.success())
@@ -105,7 +104,6 @@ class Session {
     return a;
   }
 
-  int raw_pages_printed = 0;
   double wall_ms = 0;
 
  private:
