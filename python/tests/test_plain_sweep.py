@@ -20,11 +20,24 @@ def load():
     return mod
 
 
+BLOCK_WARPS = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [256, 512, 1024]},
+                          {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
+
+
+def sweep(mod, tmp_path, monkeypatch, derived, fake_chunk, *args, golden="g"):
+    """plain_sweep_triton's main over `derived` with the harness faked by `fake_chunk`; returns its output folder."""
+    (tmp_path / "d.json").write_text(json.dumps(derived))
+    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
+    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
+    out = tmp_path / "sweep"
+    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
+                                      "--golden", str(golden), "--out", str(out), *args])
+    mod.main()
+    return out
+
+
 def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch):
     mod = load()
-    derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [256, 512, 1024]},
-                          {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
-    (tmp_path / "d.json").write_text(json.dumps(derived))
     calls = []
 
     def fake_chunk(a, configs, tag, mode="paired"):
@@ -42,12 +55,7 @@ def test_sweep_splits_a_failing_chunk_and_writes_the_table(tmp_path, monkeypatch
         return {"status": "ok", "timing_method": "events_behind_sleep",
                 "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
 
-    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
-    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
-    out = tmp_path / "sweep"
-    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
-                                      "--golden", "g", "--out", str(out), "--chunk", "6"])
-    mod.main()
+    out = sweep(mod, tmp_path, monkeypatch, BLOCK_WARPS, fake_chunk, "--chunk", "6")
     rows = list(csv.DictReader(open(out / "measurements.csv")))
     assert [(r["BLOCK"], r["num_warps"]) for r in rows] == [("256", "4"), ("256", "8"), ("512", "4"), ("512", "8"),
                                                            ("1024", "4"), ("1024", "8")]
@@ -69,7 +77,6 @@ def test_a_tile_that_covers_a_dim_is_not_swept_below_it(tmp_path, monkeypatch):
     derived = {"params": [{"name": "BLOCK_SIZE", "origin": "BLOCK_SIZE", "kind": "constexpr", "values": [1024, 2048, 4096, 8192],
                            "covers": "n_cols"},
                           {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
-    (tmp_path / "d.json").write_text(json.dumps(derived))
     golden = tmp_path / "golden"
     golden.mkdir()
     (golden / "manifest.json").write_text(json.dumps({"dims": {"n_rows": 64, "n_cols": 3000}}))
@@ -82,12 +89,7 @@ def test_a_tile_that_covers_a_dim_is_not_swept_below_it(tmp_path, monkeypatch):
             return {"status": "ok"}
         return {"status": "ok", "libs": [{"samples_ms": [1.0] * 3} for _ in configs]}
 
-    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
-    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
-    out = tmp_path / "sweep"
-    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
-                                      "--golden", str(golden), "--out", str(out)])
-    mod.main()
+    out = sweep(mod, tmp_path, monkeypatch, derived, fake_chunk, golden=golden)
     assert sorted({c["BLOCK_SIZE"] for c in ran}) == [4096, 8192]
     rows = list(csv.DictReader(open(out / "measurements.csv")))
     assert len(rows) == 8
@@ -105,7 +107,6 @@ def test_a_chunk_timed_by_a_fallback_is_timed_again_one_configuration_a_run_then
     mod = load()
     derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [1, 2, 3, 4, 5, 6],
                            "default": 6}]}
-    (tmp_path / "d.json").write_text(json.dumps(derived))
     runs = []
 
     def fake_chunk(a, configs, tag, mode="paired"):
@@ -119,12 +120,7 @@ def test_a_chunk_timed_by_a_fallback_is_timed_again_one_configuration_a_run_then
         return {"status": "ok", "timing_method": "events_default_stream" if launch else "events_behind_sleep",
                 "libs": [{"samples_ms": [b + launch + final] * 3} for b in blocks]}
 
-    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
-    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
-    out = tmp_path / "sweep"
-    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
-                                      "--golden", "g", "--out", str(out), "--chunk", "3", "--finalists", "2"])
-    mod.main()
+    out = sweep(mod, tmp_path, monkeypatch, derived, fake_chunk, "--chunk", "3", "--finalists", "2")
     # Chunk [1 2 3] fell back: 1, 2 and 3 alone; chunk [4 5 6] did not. Finalists: 1 and 3 (2 alone still needs its
     # events: 2.5), and the project's 6.
     assert runs == [("chunk", [1, 2, 3]), ("chunk", [4, 5, 6]), ("single", [1]), ("single", [2]), ("single", [3]),
@@ -137,9 +133,6 @@ def test_a_chunk_timed_by_a_fallback_is_timed_again_one_configuration_a_run_then
 
 def test_a_sweep_cut_after_its_first_chunk_leaves_what_it_measured(tmp_path, monkeypatch):
     mod = load()
-    derived = {"params": [{"name": "BLOCK", "origin": "BLOCK", "kind": "constexpr", "values": [256, 512, 1024]},
-                          {"name": "num_warps", "origin": "num_warps", "kind": "num_warps", "values": [4, 8]}]}
-    (tmp_path / "d.json").write_text(json.dumps(derived))
     runs = []
 
     def fake_chunk(a, configs, tag, mode="paired"):
@@ -151,18 +144,13 @@ def test_a_sweep_cut_after_its_first_chunk_leaves_what_it_measured(tmp_path, mon
         return {"status": "ok", "timing_method": "events_behind_sleep",
                 "libs": [{"samples_ms": [c["BLOCK"] / 1000 / c["num_warps"]] * 3} for c in configs]}
 
-    monkeypatch.setattr(mod, "run_chunk", fake_chunk)
-    monkeypatch.delenv("KOPT_TRITON_PRELOAD", raising=False)
-    out = tmp_path / "sweep"
-    monkeypatch.setattr(sys, "argv", ["plain_sweep_triton.py", "--kernel", "k.py", "--derivation", str(tmp_path / "d.json"),
-                                      "--golden", "g", "--out", str(out), "--chunk", "2"])
     try:
-        mod.main()
+        sweep(mod, tmp_path, monkeypatch, BLOCK_WARPS, fake_chunk, "--chunk", "2")
         assert False, "the fake cut the sweep"
     except KeyboardInterrupt:
         pass
+    out = tmp_path / "sweep"
     assert not (out / "measurements.csv").exists(), "only a whole sweep writes the table"
     rows = list(csv.DictReader(open(out / "measurements.partial.csv")))
     assert [r["status"] for r in rows] == ["ok", "ok", "missing", "missing", "missing", "missing"]
     assert float(rows[1]["median_ms"]) == 256 / 1000 / 8
-

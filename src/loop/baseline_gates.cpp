@@ -233,7 +233,7 @@ std::optional<RunOutcome> Optimizer::BaselineGates::gate_profile(const runner::R
   if (!placed) return o.stop("roofline", placed.error(), util::Json::object());
   o.st_.stop.workload_model = placed->mode == roofline::Mode::kWorkloadModel;
   o.st_.stop.near_peak = placed->near_peak();
-  o.st_.stop.at_roof = placed->near_peak() && placed->efficiency && placed->efficiency->efficiency >= 1.0;
+  o.st_.stop.at_roof = placed->at_roof();
   ChampionRecord b{o.base_candidate_, o.prep_.build.library.string(), timed.timing->median_ms, (o.dir_ / "gates" / "timing.json").string()};
   o.st_.baseline = b;
   o.st_.champion = b;

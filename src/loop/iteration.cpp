@@ -160,7 +160,7 @@ Status Optimizer::close_iteration(const CandidateRun* champ_run, const std::vect
     auto placed = place(*champ_run->outcome.timing, idir, champ_run->candidate.id);
     if (placed) {
       near_peak = placed->near_peak();
-      at_roof = near_peak && placed->efficiency && placed->efficiency->efficiency >= 1.0;
+      at_roof = placed->at_roof();
     }
   }
   update_frontier();

@@ -260,12 +260,16 @@ TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackT
   auto ref = profile_call(request(dir_ / "two"), plan_two, two_passes, 3);
   ASSERT_TRUE(ref) << ref.error().message;
 
+  // A first call in `dir_ / name` expecting `axes`.
+  auto guessed = [&](const std::string& name, std::vector<Axis> axes, FakeNcu& ncu, ProfilePlan& plan) {
+    ProfileRequest req = request(dir_ / name);
+    req.expected_axes = std::move(axes);
+    return profile_call(req, plan, ncu, 3);
+  };
   FakeNcu right;
   right.print_raw = right.write_report = true;
-  ProfileRequest req = request(dir_ / "right");
-  req.expected_axes = {Axis::kMemory};
   ProfilePlan plan_right;
-  auto r = profile_call(req, plan_right, right, 3);
+  auto r = guessed("right", {Axis::kMemory}, right, plan_right);
   ASSERT_TRUE(r) << r.error().message;
   auto runs = right.profile_commands();
   ASSERT_EQ(runs.size(), 1u) << "pass 1 and pass 2 in one run";
@@ -278,10 +282,8 @@ TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackT
   EXPECT_EQ(right.imports("details"), 1);
 
   FakeNcu wrong;
-  req = request(dir_ / "wrong");
-  req.expected_axes = {Axis::kCompute};
   ProfilePlan plan_wrong;
-  auto w = profile_call(req, plan_wrong, wrong, 3);
+  auto w = guessed("wrong", {Axis::kCompute}, wrong, plan_wrong);
   ASSERT_TRUE(w) << w.error().message;
   auto wruns = wrong.profile_commands();
   ASSERT_EQ(wruns.size(), 2u) << "the expected axes' run stood as pass 1; pass 2 followed for the binding ones";
@@ -298,7 +300,7 @@ TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackT
     return failed_run();
   };
   ProfilePlan plan_failed;
-  auto f = profile_call(req, plan_failed, failing, 3);
+  auto f = guessed("wrong", {Axis::kCompute}, failing, plan_failed);
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ(plan_failed.level, PlanLevel::kBase);
   EXPECT_EQ(plan_failed.sections, sections_for({Axis::kCompute}, PlanLevel::kFull));

@@ -56,6 +56,8 @@ struct RooflineResult {
   BudgetSplit budget;
   std::vector<std::string> notes;
   bool near_peak() const { return verdict == Verdict::kNearPeak; }
+  // Near peak at or past the floor the ceilings give (efficiency >= 1): nothing left by the model.
+  bool at_roof() const { return near_peak() && efficiency && efficiency->efficiency >= 1.0; }
   bool below_floor() const { return verdict == Verdict::kBelowFloor; }
 };
 

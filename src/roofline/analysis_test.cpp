@@ -44,8 +44,12 @@ TEST(Analyze, SaxpyAtMeasuredBandwidthIsNearPeakAndGetsNoMethods) {
   EXPECT_NEAR(r->efficiency->efficiency, 0.20133 / 0.230912, 1e-4);  // 87%
   EXPECT_EQ(r->floor->binding, Axis::kMemory);
   EXPECT_TRUE(r->near_peak());
+  EXPECT_FALSE(r->at_roof()) << "87% of the floor: near, not at the roof";
   EXPECT_EQ(r->verdict, Verdict::kNearPeak);
   EXPECT_EQ(r->bound, Axis::kMemory);
+  auto at = *r;
+  at.efficiency->efficiency = 1.08;  // vector_add 2^24's champion on the H100 (issue 36)
+  EXPECT_TRUE(at.at_roof());
   EXPECT_NEAR(*r->util.memory, 3407243902439.02 / 4000e9, 1e-9);  // ncu's achieved bandwidth / the ceiling
   EXPECT_EQ(r->budget.methods, (std::map<Axis, int>{{Axis::kCompute, 0}, {Axis::kMemory, 0}, {Axis::kLatency, 0}}));
 }
@@ -56,6 +60,7 @@ TEST(Analyze, SaxpyAgainstTheDatasheetIsBelowPeakAndGetsMemoryMethods) {
   EXPECT_NEAR(r->efficiency->efficiency, 12 * kN / 4800e9 * 1e3 / 0.230912, 1e-9);  // 72.7%
   EXPECT_EQ(r->verdict, Verdict::kBelowPeak);
   EXPECT_FALSE(r->near_peak());
+  EXPECT_FALSE(r->at_roof());
   EXPECT_EQ(r->budget.methods.at(Axis::kMemory), 2);
   EXPECT_EQ(r->budget.methods.at(Axis::kCompute), 0);
   bool says_datasheet = false;
