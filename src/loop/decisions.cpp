@@ -116,6 +116,11 @@ StopReason should_stop(const StopState& s) {
   return StopReason::kNone;
 }
 
+int batch_for(const StopState& s, int k, bool user_set) {
+  const bool confirming = s.workload_model && s.near_peak && s.at_roof && s.iterations_done >= 1;
+  return confirming && !user_set ? std::max(std::min(k, 4), k / 2) : k;
+}
+
 bool predicts_no_gain(const search::Outlook& o, double champion_ms, size_t dimensions, double min_gain) {
   if (!o.best_lcb_ms || champion_ms <= 0) return false;
   if (o.observations < static_cast<int>(std::max<size_t>(8, 2 * dimensions))) return false;

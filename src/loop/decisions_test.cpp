@@ -156,6 +156,30 @@ TEST(Stopping, EarlyStops) {
   EXPECT_EQ(should_stop(after_iteration(m, true, false, false)), StopReason::kMaxIterations);
 }
 
+// The iteration that only confirms near peak at the roof gets half a batch (4 at least); every other iteration,
+// and any batch the user set, the whole one.
+TEST(Stopping, HalfABatchConfirmsNearPeakAtTheRoof) {
+  StopState s;
+  s.workload_model = s.near_peak = true;
+  s.patience = 0;
+  EXPECT_EQ(batch_for(s, 12, false), 12) << "at the gates: the first iteration searches";
+  auto after_gain = after_iteration(s, true, true, false);
+  EXPECT_EQ(batch_for(after_gain, 12, false), 12) << "near peak, not at the roof: two iterations confirm, each whole";
+  after_gain.at_roof = true;
+  EXPECT_EQ(should_stop(after_iteration(after_gain, false, true, false)), StopReason::kNearPeak)
+      << "the next iteration, without a gain, ends the search: it only confirms";
+  EXPECT_EQ(batch_for(after_gain, 12, false), 6);
+  EXPECT_EQ(batch_for(after_gain, 5, false), 4);
+  EXPECT_EQ(batch_for(after_gain, 3, false), 3);
+  EXPECT_EQ(batch_for(after_gain, 12, true), 12) << "--branches is the user's";
+  auto no_model = after_gain;
+  no_model.workload_model = false;
+  EXPECT_EQ(batch_for(no_model, 12, false), 12) << "near peak counts only with a workload model";
+  auto gates_at_roof = s;
+  gates_at_roof.at_roof = true;
+  EXPECT_EQ(batch_for(gates_at_roof, 12, false), 12) << "a run makes two iterations at least: the first is no confirmation";
+}
+
 // Exploring beyond the evidence's picks ends after two exploring iterations in a row without a gain; a gain, or an
 // iteration inside the evidence, starts the count again; 0 turns the rule off.
 TEST(Stopping, ExplorationWithoutGainEnds) {

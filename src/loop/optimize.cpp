@@ -91,7 +91,7 @@ RunOutcome Optimizer::run() {
 search::GeneratorInput Optimizer::generator_input(int it, const fs::path& idir) const {
   search::GeneratorInput in;
   in.iteration = it;
-  in.k = branches_for(o_);
+  in.k = batch_for(st_.stop, branches_for(o_), o_.branches > 0);  // half a batch to confirm near peak at the roof
   in.seed = o_.seed + static_cast<uint64_t>(it);
   in.plan.slots = budget_from_roofline();
   in.numerics = o_.job.numerics;

@@ -57,6 +57,7 @@ struct GateRun {
   std::vector<std::vector<Dims>> prefetched, prefetched_in_background;
   std::vector<std::string> events;
   std::vector<std::string> sanitized;
+  std::vector<bool> sanitizer_saw;
   std::vector<Dims> ephemeral_seeds, begun_ephemeral_seeds;
   std::vector<size_t> runs_before_begin;
   std::vector<std::string> runs;
@@ -94,6 +95,7 @@ GateRun run_gates(const std::string& name, OptimizeOptions o, ModelLabOptions mo
   r.prefetched_in_background = lab.prefetched_in_background;
   r.events = lab.events;
   r.sanitized = lab.sanitized;
+  r.sanitizer_saw = lab.sanitizer_saw;
   r.ephemeral_seeds = lab.ephemeral_seeds;
   r.begun_ephemeral_seeds = lab.begun_ephemeral_seeds;
   r.runs_before_begin = lab.runs_before_begin;
@@ -133,6 +135,7 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
     if (tile(d) == 64 && n_of(dims) == kUserN / 2) return std::nullopt;
     return base_time(d);
   };
+  mo.sanitizer_waits_for = {"run correctness_scale_0.5.json"};
   auto r = run_gates("matrix", {}, mo);
   ASSERT_EQ(r.exit_code, 0);
   auto cases = util::read_json(r.run_dir / "gates" / "cases.json");
@@ -173,8 +176,11 @@ TEST(OptimizeGates, TheDefaultMatrixChecksEveryCaseAndACandidateWrongAtOneCaseIs
   EXPECT_LT(at("golden"), at("prefetch_golden_in_background")) << "the sanitizer's small case placed first";
   EXPECT_LT(at("prefetch_golden_in_background"), at("run correctness.json"));
   EXPECT_LT(at("run correctness.json"), case_golden) << "the check at the user's case before the cases' data is waited for";
-  EXPECT_LT(at("run correctness.json"), at("sanitize"));
-  EXPECT_LT(at("sanitize"), case_golden) << "the baseline's sanitizer gate beside the cases' data, before it is waited for";
+  EXPECT_LT(at("golden"), at("sanitize")) << "the sanitizer's small case first";
+  // The baseline's sanitizer gate begun before the check at the user's case, beside it, the cases' data and their
+  // checks (its tools time nothing; it waited here for the last case's check, and saw it come): issue 36.
+  ASSERT_EQ(r.sanitizer_saw.size(), 1u);
+  EXPECT_TRUE(r.sanitizer_saw[0]) << "the cases' checks ran while the sanitizer did";
   EXPECT_LT(case_golden, at("run correctness_scale_0.5.json"));
   // When the search ended (issue 36): the final champion's ephemeral seed begun first in the harness's queue, at the
   // dims its check asks for, then the held-out shapes' golden data, both beside the final champion's checks (before
@@ -584,6 +590,48 @@ TEST(OptimizeGates, AChampionWrongOnTheEphemeralSeedIsNotCrowned) {
   EXPECT_EQ(r.summary["gates"]["ephemeral_seed"], eph);
   EXPECT_NE(r.summary_md.find("- the ephemeral seed (made after the search, never written to any file): `"), std::string::npos)
       << r.summary_md;
+}
+
+// The final champion's sanitizer runs beside its determinism and ephemeral-seed checks (issue 36); the verdicts are
+// judged in their old order, so a champion the sanitizer flags is rejected for that, and its seed check, run all the
+// same, leaves no record.
+TEST(OptimizeGates, TheFinalChampionsSanitizerRunsBesideItsOtherChecksAndDecidesFirst) {
+  const std::string race = captured("racecheck", "race_shared");
+  ASSERT_FALSE(race.empty());
+  ModelLabOptions mo;
+  mo.wrong_on_ephemeral = [](const Defines&) { return false; };  // a seed is made; every kernel is right on it
+  mo.sanitizer_output = [&](const Defines& d, sanitize::Tool t) -> std::optional<std::pair<std::string, int>> {
+    if (tile(d) == 64 && t == sanitize::Tool::kRacecheck) return std::make_pair(race, 99);
+    return std::nullopt;
+  };
+  // The baseline's sanitizer waits for the check at the user's case; the final champion's for its seed check.
+  mo.sanitizer_waits_for = {"run correctness.json", "run check.json"};
+  auto r = run_gates("final_sanitizer_beside", {}, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_NE(champion_tile(r), 64);
+  const auto& fv = r.state["gate_records"]["final_verification"];
+  ASSERT_GE(fv.size(), 2u) << fv.dump(2);
+  // Every TILE 64 is flagged: each is checked in turn as the champion falls back (verify_champion's fallback races).
+  size_t flagged = 0;
+  for (const auto& f : fv)
+    if (f["verdict"] == "rejected") {
+      ++flagged;
+      EXPECT_EQ(tile_of(r, f["candidate"]), 64);
+      EXPECT_EQ(f["reason"].get<std::string>().rfind("sanitizer: ", 0), 0u) << f.dump();
+      EXPECT_FALSE(f.contains("ephemeral_seed")) << "moot once the sanitizer rejected it: " << f.dump();
+    }
+  ASSERT_GE(flagged, 1u);
+  EXPECT_EQ(fv.back()["verdict"], "passed");
+  const auto& eph = r.state["gate_records"]["ephemeral_seed"];
+  ASSERT_EQ(eph.size(), 1u) << eph.dump(2);
+  EXPECT_EQ(eph[0]["verdict"], "passed");
+  EXPECT_EQ(eph[0]["candidate"], fv.back()["candidate"]);
+  ASSERT_EQ(r.sanitizer_saw.size(), 2u);
+  EXPECT_TRUE(r.sanitizer_saw[0]) << "the check at the user's case ran while the baseline's sanitizer did";
+  EXPECT_TRUE(r.sanitizer_saw[1]) << "the final champion's seed check ran while its sanitizer did";
+  // Each checked champion's seed check ran (beside its sanitizer), the rejected ones' included.
+  EXPECT_EQ(static_cast<size_t>(std::count(r.runs.begin(), r.runs.end(), "check ephemeral")), flagged + 1);
+  EXPECT_EQ(r.state["race_safe"], "safe");
 }
 
 // Without an ephemeral seed (the lab makes none: Triton, or the harness failed) the check is recorded as not run and

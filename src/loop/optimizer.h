@@ -173,13 +173,26 @@ class Optimizer {
                                               const std::filesystem::path& dir, util::Json& record);
   std::optional<std::string> sanitizer_gate(const std::filesystem::path& lib, const search::Candidate& c,
                                             const std::filesystem::path& dir, util::Json& record, std::string_view when);
-  std::optional<std::string> ephemeral_gate(const std::filesystem::path& lib, const search::Candidate& c,
-                                            const Result<contract::EphemeralSeedPtr>& seed, const std::filesystem::path& dir,
-                                            util::Json& record);
+  // The same in two halves: begun (on a thread: its tools are one-shot children, not the worker, and time nothing),
+  // then waited for and recorded; an empty verdict (--sanitize leaves finalists out) passes.
+  std::future<std::optional<sanitize::Verdict>> start_sanitizer_gate(const std::filesystem::path& lib, const search::Candidate& c,
+                                                                     const std::filesystem::path& dir, std::string_view when);
+  std::optional<std::string> record_sanitizer_gate(std::optional<sanitize::Verdict> v, const search::Candidate& c,
+                                                   const std::filesystem::path& dir, util::Json& record);
+  // The final champion's check on the ephemeral seed, run (ephemeral_check: nothing recorded, so that it can run beside
+  // the sanitizer and count only where the sanitizer passed), then said and recorded (record_ephemeral: the reason).
+  struct GateCheck {
+    util::Json record;
+    std::optional<std::string> why;
+  };
+  GateCheck ephemeral_check(const std::filesystem::path& lib, const search::Candidate& c,
+                            const Result<contract::EphemeralSeedPtr>& seed, const std::filesystem::path& dir);
+  std::optional<std::string> record_ephemeral(GateCheck check, const search::Candidate& c, util::Json& record);
   // --champion-gates final: the gates on the final champion; a rejected one's predecessors checked in turn (verify_champion.cpp).
   Status verify_champion(const std::filesystem::path& dir);
   std::vector<CandidateRun> fallback_pool(const ChampionRecord& back) const;  // raced against the champion it falls back to
   sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);
+  const std::filesystem::path& sanitize_golden();  // the sanitizer's small case's golden data, made on first use
   void reject(const std::string& id, RejectGate gate, const std::string& reason);
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.
   void final_case_table();

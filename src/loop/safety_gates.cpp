@@ -19,8 +19,7 @@ void push_record(util::Json& records, const char* key, util::Json item) {
   records[key].push_back(std::move(item));
 }
 
-sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir) {
-  fs::create_directories(out_dir);
+const fs::path& Optimizer::sanitize_golden() {
   if (sanitize_golden_.empty()) {
     // The small case: the user's dims fitted to sanitize::kSanitizeWorkingSetBytes (4 MiB; the matrix's axes and
     // rounding), golden data made once.
@@ -38,6 +37,12 @@ sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Ca
       if (!m) say("  sanitizer: no golden data at the small case ({}): at the run's own", m.error().message);
     }
   }
+  return sanitize_golden_;
+}
+
+sanitize::Verdict Optimizer::run_sanitizer(const fs::path& lib, const search::Candidate* c, const fs::path& out_dir) {
+  fs::create_directories(out_dir);
+  (void)sanitize_golden();
   sanitize::Request req;
   req.sanitizer = toolchain::find_compute_sanitizer();  // empty: the gate decides nothing (race_safe unknown)
   // One seed: what the tools look for (out-of-bounds accesses, races, uninitialised reads) is the code's, and the
@@ -90,6 +95,7 @@ std::future<std::optional<sanitize::Verdict>> Optimizer::start_baseline_sanitize
   if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
     return std::async(std::launch::deferred, [] { return std::optional<sanitize::Verdict>(); });
   say("  sanitizer gate: the baseline at a small case (memcheck, racecheck, synccheck, initcheck)...");
+  (void)sanitize_golden();  // here: its golden data may come from the lab, which the thread's neighbours use
   return std::async(std::launch::async, [this] {
     return std::optional<sanitize::Verdict>(run_sanitizer(prep_.build.library, nullptr, dir_ / "gates" / "sanitize"));
   });
@@ -149,9 +155,24 @@ std::optional<std::string> Optimizer::determinism_gate(const fs::path& lib, cons
 
 std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const search::Candidate& cand, const fs::path& dir,
                                                      util::Json& record, std::string_view when) {
-  if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kFinalist)) return std::nullopt;
+  return record_sanitizer_gate(start_sanitizer_gate(lib, cand, dir, when).get(), cand, dir, record);
+}
+
+std::future<std::optional<sanitize::Verdict>> Optimizer::start_sanitizer_gate(const fs::path& lib, const search::Candidate& cand,
+                                                                              const fs::path& dir, std::string_view when) {
+  if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kFinalist))
+    return std::async(std::launch::deferred, [] { return std::optional<sanitize::Verdict>(); });
   say("    sanitizer gate on {} {}...", cand.id, when);
-  auto v = run_sanitizer(lib, &cand, dir / "sanitize" / cand.id);
+  (void)sanitize_golden();  // here: its golden data may come from the lab, which the thread's neighbours use
+  return std::async(std::launch::async, [this, lib, cand, out = dir / "sanitize" / cand.id] {
+    return std::optional<sanitize::Verdict>(run_sanitizer(lib, &cand, out));
+  });
+}
+
+std::optional<std::string> Optimizer::record_sanitizer_gate(std::optional<sanitize::Verdict> got, const search::Candidate& cand,
+                                                            const fs::path& dir, util::Json& record) {
+  if (!got) return std::nullopt;
+  const sanitize::Verdict& v = *got;
   if (auto st = write_json(dir / "sanitize" / cand.id / "verdict.json", "sanitizer", sanitize::to_json(v)); !st)
     say("  {}", st.error().message);
   record["sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected}, {"reason", v.reason},
@@ -168,9 +189,8 @@ std::optional<std::string> Optimizer::sanitizer_gate(const fs::path& lib, const 
 // never failed before): the reason it may not be champion. No seed, or a run with no verdict (load or internal
 // error, interrupted, or "ok" without the ephemeral seed's record: its judge did not take the seed): recorded as not
 // run.
-std::optional<std::string> Optimizer::ephemeral_gate(const fs::path& lib, const search::Candidate& cand,
-                                                     const Result<contract::EphemeralSeedPtr>& seed, const fs::path& dir,
-                                                     util::Json& record) {
+Optimizer::GateCheck Optimizer::ephemeral_check(const fs::path& lib, const search::Candidate& cand,
+                                                const Result<contract::EphemeralSeedPtr>& seed, const fs::path& dir) {
   util::Json rec = {{"candidate", cand.id}};
   std::optional<std::string> why;
   if (!seed) {
@@ -200,11 +220,16 @@ std::optional<std::string> Optimizer::ephemeral_gate(const fs::path& lib, const 
       why = std::string(runner::status_name(r.status)) + ": " + r.message;
     }
   }
+  return {std::move(rec), std::move(why)};
+}
+
+std::optional<std::string> Optimizer::record_ephemeral(GateCheck check, const search::Candidate& cand, util::Json& record) {
+  const util::Json& rec = check.record;
   say("    ephemeral seed on {}: {}{}", cand.id, rec["verdict"].get<std::string>(),
       rec.contains("reason") ? " (" + rec["reason"].get<std::string>() + ")" : "");
   record["ephemeral_seed"] = rec;
   push_record(st_.gate_records, "ephemeral_seed", rec);
-  return why;
+  return check.why;
 }
 
 }  // namespace kopt::loop

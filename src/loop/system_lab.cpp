@@ -141,15 +141,20 @@ Result<pipeline::Prepared> SystemLab::prepare(const fs::path& run_dir, bool resu
   const auto& job = job_;
   run_dir_ = run_dir;
   if (early_ceilings_.valid()) early_ceilings_.wait();  // the ceilings measured first: nothing beside them
+  workers_.clear();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    workers_.push_back(std::make_unique<runner::MeasuringWorker>(
+        run_dir / (i == 0 ? std::string("worker.log") : "worker_" + std::to_string(i) + ".log"), "", slots_[i]));
+    // Started now, its CUDA context and pinned staging made while the harness makes the job's golden data (neither
+    // times anything): the baseline's check, its first request, no longer waits for them (issue 36). One that does
+    // not start is started again by that request, which then says why. A Triton kernel's runs are one-shot children.
+    if (!pipeline::is_triton_kernel(job.kernel)) (void)workers_.back()->start();
+  }
   if (early_.valid()) {
     early_.get();  // the job's golden data is in the cache now, unless it failed there (make_golden says why)
     std::error_code ec;
     fs::remove_all(staging_ / "golden", ec);
   }
-  workers_.clear();
-  for (size_t i = 0; i < slots_.size(); ++i)
-    workers_.push_back(std::make_unique<runner::MeasuringWorker>(
-        run_dir / (i == 0 ? std::string("worker.log") : "worker_" + std::to_string(i) + ".log"), "", slots_[i]));
   if (resuming && !pipeline::is_triton_kernel(job.kernel) && fs::exists(run_dir / "golden" / "manifest.json")) {
     pipeline::Prepared p;
     KOPT_TRY_ASSIGN(p.source_text, util::read_file(job.kernel));

@@ -305,6 +305,20 @@ TEST(MeasuringWorker, OneWorkerServesManyRequestsAndSaysWhatItCouldNotDo) {
   }
   EXPECT_EQ(w.starts(), 1) << "one process for every request";
   EXPECT_EQ(w.served(), 3);
+  // Started ahead of its first request (SystemLab::prepare, beside the golden data): that request finds it running.
+  MeasuringWorker early(dir / "worker_early.log", testing_support::kopt_binary());
+  ASSERT_TRUE(early.start().ok());
+  EXPECT_TRUE(early.running());
+  EXPECT_TRUE(early.start().ok()) << "started once";
+  EXPECT_EQ(early.starts(), 1);
+  RunRequest first;
+  first.libs = {dir / "missing.so"};
+  first.golden_dir = dir / "golden";
+  first.result_json = dir / "result_early.json";
+  first.timeout_s = 60;
+  EXPECT_EQ(early.run(first).status, RunStatus::kCudaError);
+  EXPECT_EQ(early.starts(), 1) << "the request went to the worker started ahead";
+  EXPECT_EQ(early.served(), 1);
   // Requests it cannot serve run one-shot: Triton's and profile runs.
   RunRequest profile;
   profile.mode = RunMode::kProfile;

@@ -64,23 +64,27 @@ RunOutcome MeasuringWorker::run(const RunRequest& req) {
   return interpret(proc, result);
 }
 
+Status MeasuringWorker::start() {
+  if (session_ && served_by_this_ >= kRequestsPerWorker) session_.reset();
+  if (session_ && session_->alive()) return ok_status();
+  util::ProcessSpec ps{spec_.argv};
+  ps.env = spec_.env;
+  auto s = util::Session::start(ps, log_);
+  if (!s) return s.error();
+  session_ = std::move(s).value();
+  ++starts_;
+  served_by_this_ = 0;
+  return ok_status();
+}
+
 util::ProcessResult MeasuringWorker::relay(const util::Json& request, double timeout_s, int client_fd) {
   auto t0 = std::chrono::steady_clock::now();
   util::ProcessResult proc;
   proc.started = true;
-  if (session_ && served_by_this_ >= kRequestsPerWorker) session_.reset();
-  if (!session_ || !session_->alive()) {
-    util::ProcessSpec ps{spec_.argv};
-    ps.env = spec_.env;
-    auto s = util::Session::start(ps, log_);
-    if (!s) {
-      proc.started = false;
-      proc.start_error = s.error().message;
-      return proc;
-    }
-    session_ = std::move(s).value();
-    ++starts_;
-    served_by_this_ = 0;
+  if (auto st = start(); !st) {
+    proc.started = false;
+    proc.start_error = st.error().message;
+    return proc;
   }
   std::error_code ec;
   const auto log_at = std::filesystem::file_size(log_, ec);

@@ -43,6 +43,9 @@ class MeasuringWorker {
   // `client_fd`: the socket of a client waiting for it (util::Session::receive). On a death, stderr_text holds
   // what the worker logged during this request.
   util::ProcessResult relay(const util::Json& request, double timeout_s, int client_fd = -1);
+  // The worker started now where none runs (relay() starts one otherwise): it makes its CUDA context, pins its
+  // staging memory and reserves its resident golden data's room while the caller goes on, then waits for a request.
+  Status start();
   int starts() const { return starts_; }  // workers started so far (1 + restarts)
   int served() const { return served_; }
   int served_by_this() const { return served_by_this_; }  // requests the running worker answered (0: none runs)

@@ -158,6 +158,7 @@ runner::RunOutcome ModelLab::run(const runner::RunRequest& request) {
                  (req.dump_outputs.empty() ? "" : " dump") + (req.ephemeral_fd >= 0 ? " ephemeral" : ""));
   results.push_back(req.result_json);
   events.push_back("run " + req.result_json.filename().string());
+  event_cv_.notify_all();
   runner::RunOutcome out;
   out.status = runner::RunStatus::kOk;
   util::Json details = {{"mode", runner::run_mode_name(req.mode)}};
@@ -384,6 +385,15 @@ class ModelSanitizer final : public util::CommandRunner {
 }  // namespace
 
 sanitize::Verdict ModelLab::sanitize(const sanitize::Request& request) {
+  {
+    std::unique_lock<std::mutex> wait(mu_);
+    if (sanitize_calls_ < o_.sanitizer_waits_for.size()) {
+      const std::string& e = o_.sanitizer_waits_for[sanitize_calls_];
+      sanitizer_saw.push_back(event_cv_.wait_for(wait, std::chrono::seconds(10),
+                                                 [&] { return std::find(events.begin(), events.end(), e) != events.end(); }));
+    }
+    ++sanitize_calls_;
+  }
   std::lock_guard<std::mutex> lock(mu_);  // beside the cases' checks (Optimizer::start_baseline_sanitizer)
   sanitize::Request req = request;
   if (req.sanitizer.empty()) req.sanitizer = "compute-sanitizer";

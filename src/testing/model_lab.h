@@ -4,6 +4,7 @@
 // tests). The model gives a configuration's true time from its -D defines (nullopt: the
 // configuration computes a wrong answer); measured samples are that time times a small deterministic noise.
 // Test-only (src/testing/): linked into kopt_tests through kopt_test_support, never into kopt.
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -70,6 +71,9 @@ struct ModelLabOptions {
   std::optional<std::filesystem::path> evidence_cache_dir;
   // The golden manifests carry no workload model (ref.py without workload_model()).
   bool no_workload_model = false;
+  // The n-th sanitize() call waits (up to 10 s) for the event named n-th here (events' names: "run correctness.json")
+  // before it answers, and says in ModelLab::sanitizer_saw whether it came: what ran beside the sanitizer.
+  std::vector<std::string> sanitizer_waits_for;
 };
 
 class ModelLab final : public Lab {
@@ -135,6 +139,7 @@ class ModelLab final : public Lab {
   std::vector<std::vector<Dims>> prefetched_in_background;  // every prefetch_golden_in_background() call's dims
   std::vector<int> prefetched_seeds;                        // each background request's seeds, in order (0: the job's)
   std::vector<std::string> sanitized;     // the library of every sanitizer gate run
+  std::vector<bool> sanitizer_saw;        // per sanitize() call given an event to wait for: whether it came
   std::vector<std::string> events;        // hardware(), prepare() and the early golden data's calls, in order
   std::vector<size_t> profiled_after;     // for each profile taken, how many runs (`runs`) came before it
   std::vector<std::string> profiled;      // for each profile taken, its name ("baseline", "champion")
@@ -151,6 +156,8 @@ class ModelLab final : public Lab {
   ModelLabOptions o_;
   int profile_calls_ = 0;
   std::mutex mu_;  // the loop measures on several slots at once and compiles on a thread
+  std::condition_variable event_cv_;  // an event was recorded by run() (sanitizer_waits_for)
+  size_t sanitize_calls_ = 0;
   std::map<std::string, Defines> libs_;  // library path -> the defines it was built with
   std::map<std::string, int> calls_;     // per library: samples drawn so far (the noise's sequence)
   std::map<std::string, Dims> golden_dims_;  // golden directory -> its dims
