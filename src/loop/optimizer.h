@@ -192,6 +192,10 @@ class Optimizer {
   Status verify_champion(const std::filesystem::path& dir);
   std::vector<CandidateRun> fallback_pool(const ChampionRecord& back) const;  // raced against the champion it falls back to
   sanitize::Verdict run_sanitizer(const std::filesystem::path& lib, const search::Candidate* c, const std::filesystem::path& out_dir);
+  // run_sanitizer on a thread (its golden data resolved first, here): the baseline's (no candidate) or a candidate's.
+  std::future<std::optional<sanitize::Verdict>> sanitizer_on_thread(const std::filesystem::path& lib,
+                                                                    std::optional<search::Candidate> c,
+                                                                    const std::filesystem::path& out_dir);
   const std::filesystem::path& sanitize_golden();  // the sanitizer's small case's golden data, made on first use
   void reject(const std::string& id, RejectGate gate, const std::string& reason);
   // After the search: the per-case table of the baseline and the champion, and the held-out shapes.

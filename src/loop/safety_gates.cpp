@@ -95,10 +95,25 @@ std::future<std::optional<sanitize::Verdict>> Optimizer::start_baseline_sanitize
   if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kBaseline))
     return std::async(std::launch::deferred, [] { return std::optional<sanitize::Verdict>(); });
   say("  sanitizer gate: the baseline at a small case (memcheck, racecheck, synccheck, initcheck)...");
+  return sanitizer_on_thread(prep_.build.library, std::nullopt, dir_ / "gates" / "sanitize");
+}
+
+std::future<std::optional<sanitize::Verdict>> Optimizer::sanitizer_on_thread(const fs::path& lib,
+                                                                             std::optional<search::Candidate> cand,
+                                                                             const fs::path& out_dir) {
   (void)sanitize_golden();  // here: its golden data may come from the lab, which the thread's neighbours use
-  return std::async(std::launch::async, [this] {
-    return std::optional<sanitize::Verdict>(run_sanitizer(prep_.build.library, nullptr, dir_ / "gates" / "sanitize"));
+  return std::async(std::launch::async, [this, lib, cand = std::move(cand), out_dir] {
+    return std::optional<sanitize::Verdict>(run_sanitizer(lib, cand ? &*cand : nullptr, out_dir));
   });
+}
+
+// A sanitizer verdict as the state's gate records keep it (the baseline's, a finalist's, the final champion's).
+static util::Json sanitizer_record(const sanitize::Verdict& v) {
+  return {{"race_safe", sanitize::race_safe_name(v.race_safe)},
+          {"rejected", v.rejected},
+          {"reason", v.reason},
+          {"reported", v.reported},
+          {"complete", v.complete()}};
 }
 
 void Optimizer::record_baseline_sanitizer(std::future<std::optional<sanitize::Verdict>> running) {
@@ -106,8 +121,7 @@ void Optimizer::record_baseline_sanitizer(std::future<std::optional<sanitize::Ve
   if (!got) return;
   const sanitize::Verdict& v = *got;
   st_.race_safe = v.race_safe;
-  st_.gate_records["baseline_sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected},
-                                            {"reason", v.reason}, {"reported", v.reported}, {"complete", v.complete()}};
+  st_.gate_records["baseline_sanitizer"] = sanitizer_record(v);
   if (auto st = write_json(dir_ / "gates" / "sanitize_baseline.json", "sanitizer", sanitize::to_json(v)); !st)
     say("  {}", st.error().message);
   if (v.rejected) say("  the BASELINE has sanitizer findings: {} (a candidate inherits them unless it fixes them)", v.reason);
@@ -163,10 +177,7 @@ std::future<std::optional<sanitize::Verdict>> Optimizer::start_sanitizer_gate(co
   if (!sanitize::should_sanitize(o_.gates.sanitize, sanitize::Role::kFinalist))
     return std::async(std::launch::deferred, [] { return std::optional<sanitize::Verdict>(); });
   say("    sanitizer gate on {} {}...", cand.id, when);
-  (void)sanitize_golden();  // here: its golden data may come from the lab, which the thread's neighbours use
-  return std::async(std::launch::async, [this, lib, cand, out = dir / "sanitize" / cand.id] {
-    return std::optional<sanitize::Verdict>(run_sanitizer(lib, &cand, out));
-  });
+  return sanitizer_on_thread(lib, cand, dir / "sanitize" / cand.id);
 }
 
 std::optional<std::string> Optimizer::record_sanitizer_gate(std::optional<sanitize::Verdict> got, const search::Candidate& cand,
@@ -175,8 +186,7 @@ std::optional<std::string> Optimizer::record_sanitizer_gate(std::optional<saniti
   const sanitize::Verdict& v = *got;
   if (auto st = write_json(dir / "sanitize" / cand.id / "verdict.json", "sanitizer", sanitize::to_json(v)); !st)
     say("  {}", st.error().message);
-  record["sanitizer"] = {{"race_safe", sanitize::race_safe_name(v.race_safe)}, {"rejected", v.rejected}, {"reason", v.reason},
-                         {"reported", v.reported}, {"complete", v.complete()}};
+  record["sanitizer"] = sanitizer_record(v);
   if (v.rejected) return v.reason;
   st_.gate_records["champion_sanitizer"] = record["sanitizer"];
   st_.gate_records["champion_sanitizer"]["candidate"] = cand.id;
