@@ -383,7 +383,7 @@ Report run_doctor(const Options& opts) {
     std::vector<Check> out;
     std::string path;
     out.push_back(check_ncu(path));
-    if (opts.check_ncu_counters) out.push_back(check_ncu_counters(path, opts, gpus));
+    if (opts.check_ncu_counters && !opts.defer_ncu_counters) out.push_back(check_ncu_counters(path, opts, gpus));
     return out;
   });
   auto cuobjdump = std::async(std::launch::async, [] { return check_cuda_tool("cuobjdump", toolchain::find_cuobjdump()); });
@@ -401,6 +401,10 @@ Report run_doctor(const Options& opts) {
   return report;
 }
 
+Check counters_check(const Report& report, const Options& opts) {
+  return check_ncu_counters(toolchain::find_ncu(), opts, report);
+}
+
 util::Json to_json(const Report& r) {
   util::Json j;
   j["passed"] = r.passed();
@@ -409,14 +413,13 @@ util::Json to_json(const Report& r) {
   j["gpus"] = util::Json::array();
   for (const auto& g : r.gpus) j["gpus"].push_back(device::to_json(g));
   j["checks"] = util::Json::array();
-  for (const auto& c : r.checks)
-    j["checks"].push_back({{"name", c.name},
-                           {"status", describe(c.status)},
-                           {"required", c.required},
-                           {"summary", c.summary},
-                           {"fix", c.fix},
-                           {"details", c.details}});
+  for (const auto& c : r.checks) j["checks"].push_back(to_json(c));
   return j;
+}
+
+util::Json to_json(const Check& c) {
+  return {{"name", c.name}, {"status", describe(c.status)}, {"required", c.required}, {"summary", c.summary},
+          {"fix", c.fix},   {"details", c.details}};
 }
 
 std::string format_table(const Report& r) {

@@ -52,6 +52,30 @@ TEST(DoctorGpu, PassesEveryRequiredCheckOnAGpuMachine) {
   ASSERT_FALSE(report.gpus.empty());
   EXPECT_GT(report.gpus[0].sm_count, 0);
   EXPECT_FALSE(report.gpus[0].uuid.empty());
+  // The optimize gate's doctor leaves the counters probe to counters_check(), run beside the baseline's checks.
+  Options deferred;
+  deferred.defer_ncu_counters = true;
+  deferred.cache_dir = (std::filesystem::path(::testing::TempDir()) / "kopt_doctor_deferred").string();
+  auto rep = run_doctor(deferred);
+  for (const auto& c : rep.checks) EXPECT_NE(c.name, "ncu_counters");
+  Check counters = counters_check(rep, deferred);
+  EXPECT_EQ(counters.name, "ncu_counters");
+  EXPECT_EQ(counters.status, CheckStatus::kPass) << counters.summary;
+}
+
+TEST(Doctor, TheDeferredCountersProbeIsLeftOutOfTheReport) {
+  Options o;
+  o.defer_ncu_counters = true;
+  o.import_python_modules = false;
+  auto rep = run_doctor(o);
+  for (const auto& c : rep.checks) EXPECT_NE(c.name, "ncu_counters") << "counters_check() runs it";
+  Options asked = o;
+  asked.defer_ncu_counters = false;
+  bool listed = false;
+  for (const auto& c : run_doctor(asked).checks) listed = listed || c.name == "ncu_counters";
+  EXPECT_TRUE(listed) << "without the deferral the report lists it (skipped where there is no GPU)";
+  // Alone, on this machine's report: a check of that name (skipped without a GPU, as run_doctor's would be).
+  EXPECT_EQ(counters_check(rep, o).name, "ncu_counters");
 }
 
 TEST(Doctor, CutlassCheckFindsTheHeadersOrSaysHowToGetThem) {

@@ -37,6 +37,14 @@ struct HardwareGate {
   util::MetaInfo meta;                       // versions every JSON's meta block carries from here on
 };
 
+// A check of the hardware gate's that the lab left to run beside the baseline's first checks (the counters probe:
+// SystemLab::hardware), as the doctor's report lists it, and whether it fails the gate.
+struct DeferredHardwareCheck {
+  std::string name;
+  bool fails_gate = false;
+  util::Json check;  // doctor::to_json(Check)
+};
+
 // Golden data wanted at other dims than the job's, into `dir`: a case of the workload matrix or the sanitizer's small
 // case (the job's seeds), a held-out shape (kHoldoutSeeds).
 struct GoldenWant {
@@ -53,6 +61,9 @@ class Lab {
  public:
   virtual ~Lab() = default;
   virtual HardwareGate hardware() = 0;
+  // What hardware() left running beside the baseline's first checks, waited for (the loop asks before anything is
+  // timed or profiled); nullopt where it left nothing.
+  virtual std::optional<DeferredHardwareCheck> deferred_hardware_check() { return std::nullopt; }
   // Golden data into run_dir/golden and the baseline build into run_dir/build (or, resuming, what is there).
   virtual Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) = 0;
   virtual Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) = 0;
@@ -126,7 +137,8 @@ class SystemLab final : public Lab {
   std::optional<std::filesystem::path> profile_cache_dir() const override;
   // util::kopt_cache_dir("evidence/KIND"); KOPT_EVIDENCE_CACHE=off: none.
   std::optional<std::filesystem::path> evidence_cache_dir(const std::string& kind) const override;
-  HardwareGate hardware() override;
+  HardwareGate hardware() override;  // the counters probe left to run on a thread (deferred_hardware_check)
+  std::optional<DeferredHardwareCheck> deferred_hardware_check() override;
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;
   std::vector<compile::CompileResult> compile(const std::vector<compile::CompileRequest>& requests, int jobs,
@@ -172,6 +184,7 @@ class SystemLab final : public Lab {
   std::unique_ptr<contract::GoldenStream> stream_;
   std::filesystem::path staging_, run_dir_;
   std::future<void> early_, probe_build_;
+  std::future<DeferredHardwareCheck> counters_;  // the hardware gate's counters probe, beside the baseline's checks
   // The ceilings measured at the run's start (measure_ceilings_first), before anything of the run touches the GPU;
   // ceilings() returns them for that GPU. prepare() and the early golden request wait for it.
   void measure_ceilings_first();

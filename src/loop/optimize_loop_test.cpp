@@ -662,6 +662,53 @@ TEST(OptimizeLoop, TheHardwareGateStopsTheRunBeforeAnyRunDirectory) {
   EXPECT_TRUE(r.runs.empty()) << "nothing was measured";
 }
 
+// The hardware gate's counters probe runs beside the baseline's checks (issue 36): waited for after gate 2, before
+// the baseline's timing; its check joins the gate's record; a failing one stops the run there, nothing timed.
+TEST(OptimizeLoop, TheCountersProbeRunsBesideGate2AndAFailureStopsTheRunBeforeAnyTiming) {
+  OptimizeOptions o;
+  o.iterations = 1;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.deferred_check = DeferredHardwareCheck{
+      "ncu_counters",
+      false,
+      {{"name", "ncu_counters"}, {"status", "pass"}, {"summary", "counters readable (profiled a probe kernel)"}}};
+  auto ok = run_model_loop("counters_beside", o, mo);
+  ASSERT_EQ(ok.exit_code, 0);
+  auto at = [&](const std::string& e) { return std::find(ok.events.begin(), ok.events.end(), e) - ok.events.begin(); };
+  ASSERT_LT(at("deferred_hardware_check"), static_cast<long>(ok.events.size()));
+  EXPECT_LT(at("run correctness.json"), at("deferred_hardware_check")) << "gate 2 ran beside it";
+  EXPECT_LT(at("deferred_hardware_check"), at("run timing.json")) << "waited for before the baseline's timing";
+  for (const char* f : {"env.json", "gates/hardware.json"}) {
+    auto j = util::read_json(ok.run_dir / f);
+    ASSERT_TRUE(j.ok()) << f;
+    ASSERT_TRUE((*j)["checks"].is_array()) << j->dump();
+    EXPECT_EQ((*j)["checks"].back()["name"], "ncu_counters") << f;
+  }
+
+  mo.deferred_check = DeferredHardwareCheck{"ncu_counters",
+                                            true,
+                                            {{"name", "ncu_counters"},
+                                             {"status", "fail"},
+                                             {"summary", "ncu cannot read GPU performance counters (permission)"},
+                                             {"fix", "NVreg_RestrictProfilingToAdminUsers=0"}}};
+  ::testing::internal::CaptureStderr();
+  auto bad = run_model_loop("counters_fail", o, mo);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(err.find("ncu_counters"), std::string::npos) << err;
+  EXPECT_NE(err.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << "what to fix is said: " << err;
+  EXPECT_EQ(std::count(bad.runs.begin(), bad.runs.end(), "time"), 0) << "nothing timed";
+  EXPECT_GT(std::count(bad.runs.begin(), bad.runs.end(), "check"), 0) << "gate 2 had run";
+  auto hw = util::read_json(bad.run_dir / "gates" / "hardware.json");
+  ASSERT_TRUE(hw.ok());
+  EXPECT_FALSE((*hw)["passed"].get<bool>());
+  EXPECT_EQ((*hw)["failed_required"], util::Json::array({"ncu_counters"}));
+  auto stop = util::read_json(bad.run_dir / "stop.json");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_NE(stop->dump().find("hardware"), std::string::npos) << stop->dump();
+}
+
 TEST(OptimizeLoop, TheOutcomeSaysHowTheRunEndedAndTheProgressGoesToTheCallersSink) {
   // optimize() prints nothing itself: the progress lines go to the sink, the message and the error come back.
   fs::path out = fs::path(::testing::TempDir()) / ("kopt_loop_outcome_" + std::to_string(::getpid()));

@@ -74,6 +74,8 @@ struct ModelLabOptions {
   // The n-th sanitize() call waits (up to 10 s) for the event named n-th here (events' names: "run correctness.json")
   // before it answers, and says in ModelLab::sanitizer_saw whether it came: what ran beside the sanitizer.
   std::vector<std::string> sanitizer_waits_for;
+  // What hardware() leaves to run beside the baseline's checks (SystemLab: the counters probe); unset: nothing.
+  std::optional<DeferredHardwareCheck> deferred_check;
 };
 
 class ModelLab final : public Lab {
@@ -86,6 +88,13 @@ class ModelLab final : public Lab {
   }
   int profile_calls() const { return profile_calls_; }
   HardwareGate hardware() override;
+  std::optional<DeferredHardwareCheck> deferred_hardware_check() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events.push_back("deferred_hardware_check");
+    auto d = o_.deferred_check;
+    o_.deferred_check.reset();  // answered once, as the lab's thread is
+    return d;
+  }
   Result<pipeline::Prepared> prepare(const std::filesystem::path& run_dir, bool resuming, const pipeline::Say& say) override;
   Result<roofline::Ceilings> ceilings(const device::GpuInfo& gpu) override;
   std::vector<compile::CompileResult> compile(const std::vector<compile::CompileRequest>& requests, int jobs,
