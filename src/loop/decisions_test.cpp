@@ -204,18 +204,20 @@ TEST(Stopping, ExplorationWithoutGainEnds) {
   EXPECT_EQ(should_stop(two), StopReason::kNone);
 }
 
-
 // Issue 36: the first profile's guess. Memory-bound at 75 % of the floor or more (vector_add 2^24 on the H100: 1.08)
-// is expected to bind memory; compute-bound kernels (sgemm 4096^3: memory SOL 62-65 %, at the 60 % mark), a kernel
-// further from its floor, and a roofline without a workload model make no guess.
-TEST(ProfileGuess, MemoryBoundNearTheFloorOnly) {
+// is expected to bind memory; compute-bound at half its floor or more (sgemm 4096^3's champions) compute and memory;
+// a kernel further from its floor (latency likely binds) and a roofline without a workload model make no guess.
+TEST(ProfileGuess, MemoryBoundNearTheFloorMemoryComputeBoundPastHalfBoth) {
   EXPECT_EQ(expected_profile_axes({{"bound", "memory"}, {"efficiency", 1.076}}), std::vector<Axis>{Axis::kMemory});
   EXPECT_EQ(expected_profile_axes({{"bound", "memory"}, {"efficiency", 0.75}}), std::vector<Axis>{Axis::kMemory});
   EXPECT_TRUE(expected_profile_axes({{"bound", "memory"}, {"efficiency", 0.74}}).empty());
-  EXPECT_TRUE(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.62}}).empty());
-  EXPECT_TRUE(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.95}}).empty());
+  const std::vector<Axis> both = {Axis::kCompute, Axis::kMemory};
+  EXPECT_EQ(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.62}}), both);
+  EXPECT_EQ(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.5}}), both);
+  EXPECT_TRUE(expected_profile_axes({{"bound", "compute"}, {"efficiency", 0.49}}).empty());
   EXPECT_TRUE(expected_profile_axes({{"bound", nullptr}, {"efficiency", nullptr}}).empty());
   EXPECT_TRUE(expected_profile_axes({{"bound", "memory"}, {"efficiency", nullptr}}).empty());
+  EXPECT_TRUE(expected_profile_axes({{"bound", "compute"}}).empty());
   EXPECT_TRUE(expected_profile_axes(util::Json()).empty());
 }
 

@@ -80,6 +80,7 @@ runner::RunRequest Optimizer::request(const std::vector<fs::path>& libs, const s
   r.mode = mode;
   r.tol = prep_.tol;
   r.max_time_s = o_.max_time_s;
+  if (target_ci_ > 0) r.target_ci = target_ci_;
   r.rounds = o_.paired_rounds;
   r.race = race;
   r.timeout_s = o_.job.run_timeout_s + 4 * o_.max_time_s;

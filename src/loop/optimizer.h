@@ -218,6 +218,7 @@ class Optimizer {
   void begin_after_search();
   Dims ephemeral_seed_dims() const;  // the primary case's realised dims (the job's without a matrix)
   bool holdout_prefetched_ = false;
+  double target_ci_ = 0;  // a run's CI target where it is not the runner's (the held-out shapes': kHoldoutTargetCi)
   bool over_cases() const { return cases_.size() > 1; }
   // A measured run's comparison with the champion it was raced against (over the workload matrix where there is one).
   std::optional<runner::PairedComparison> raced_comparison(const CandidateRun& r) const;

@@ -205,19 +205,29 @@ Result<ProfileResult> profile_call(const ProfileRequest& req, ProfilePlan& plan,
       if (a) {
         Aggregate agg = aggregate_kernels(a->page.kernels);
         c1 = classify(evidence_of([&](const std::string& m) { return agg.number(m); }));
-        if (same_axes(c1.binding, req.expected_axes)) {
+        // Kept when it collected every binding axis's sections: the expected axes exactly (the plan pass 2 would
+        // have fixed), or more of them (compute-bound sgemm expected to bind {compute, memory} and binding compute
+        // alone): the plan is then what ran, so that every later profile of the run has the same sections.
+        const bool exact = same_axes(c1.binding, req.expected_axes);
+        const bool covered = !c1.binding.empty() && std::all_of(c1.binding.begin(), c1.binding.end(), [&](Axis x) {
+          return std::find(req.expected_axes.begin(), req.expected_axes.end(), x) != req.expected_axes.end();
+        });
+        if (exact || covered) {
           working.axes = c1.binding;
           working.level = PlanLevel::kFull;
-          working.sections = sections_for(c1.binding, PlanLevel::kFull);
-          working.metrics = extra_for(c1.binding);
+          working.sections = exact ? sections_for(c1.binding, PlanLevel::kFull) : sections;
+          working.metrics = exact ? extra_for(c1.binding) : metrics;
           chosen = std::move(a).value();
           // The report a pass 2 would have written, under pass 2's name.
           const fs::path named = req.out_dir / (req.name + ".ncu-rep");
           std::error_code rename_ec;
           fs::rename(chosen.report, named, rename_ec);
           if (!rename_ec) chosen.report = named;
-          notes.push_back("pass 1 and pass 2 in one run: the expected axes (" + axes_text(req.expected_axes) +
-                          ") were the binding ones");
+          notes.push_back(
+              exact
+                  ? "pass 1 and pass 2 in one run: the expected axes (" + axes_text(req.expected_axes) + ") were the binding ones"
+                  : "pass 1 and pass 2 in one run: the expected axes (" + axes_text(req.expected_axes) +
+                        ") cover the binding ones (" + axes_text(c1.binding) + "); the plan keeps every section that ran");
           working.reason = c1.reason + fmt::format("; level {}", describe(working.level));
           working.fixed = true;
         } else {

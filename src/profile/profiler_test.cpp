@@ -252,9 +252,10 @@ TEST_F(ProfileCall, TheRawPagePrintedByTheRunIsReadWithoutAnImport) {
   EXPECT_EQ(silent.imports("raw"), 1);
 }
 
-// Issue 36: the axes the caller expects (the roofline's: memory-bound near the floor) collected with pass 1 in one
-// run; kept when pass 1's classification names exactly them. saxpy's capture is memory-bound (SOL memory 70.81 %).
-TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackToPass2) {
+// Issue 36: the axes the caller expects (the roofline's: memory-bound near the floor, compute-bound past half of it)
+// collected with pass 1 in one run; kept when every axis pass 1's classification names is among them. saxpy's capture
+// is memory-bound (SOL memory 70.81 %).
+TEST_F(ProfileCall, ExpectedAxesCoveringTheBindingOnesMakeOneRunWrongOnesFallBackToPass2) {
   FakeNcu two_passes;
   ProfilePlan plan_two;
   auto ref = profile_call(request(dir_ / "two"), plan_two, two_passes, 3);
@@ -280,6 +281,25 @@ TEST_F(ProfileCall, ExpectedAxesRightMakeOneRunWithTheSamePlanWrongOnesFallBackT
   EXPECT_EQ(r->classification.binding, ref->classification.binding);
   EXPECT_EQ(right.imports("raw"), 0);
   EXPECT_EQ(right.imports("details"), 1);
+
+  // More axes than bind (a compute-bound guess, {compute, memory}, for this memory-bound capture): every binding
+  // axis's sections were collected, so the run is kept, and the plan is what ran.
+  FakeNcu wider;
+  wider.print_raw = wider.write_report = true;
+  ProfilePlan plan_wider;
+  auto wd = guessed("wider", {Axis::kCompute, Axis::kMemory}, wider, plan_wider);
+  ASSERT_TRUE(wd) << wd.error().message;
+  ASSERT_EQ(wider.profile_commands().size(), 1u) << "the binding axes were covered: no pass 2";
+  EXPECT_EQ(sections_of(wider.profile_commands()[0]), sections_for({Axis::kCompute, Axis::kMemory}, PlanLevel::kFull));
+  EXPECT_EQ(plan_wider.axes, std::vector<Axis>{Axis::kMemory});
+  EXPECT_EQ(plan_wider.sections, sections_for({Axis::kCompute, Axis::kMemory}, PlanLevel::kFull));
+  EXPECT_EQ(plan_wider.level, PlanLevel::kFull);
+  EXPECT_EQ(wd->classification.binding, ref->classification.binding);
+  EXPECT_NE(joined(wd->notes).find("cover the binding ones (memory)"), std::string::npos) << joined(wd->notes);
+  FakeNcu later;  // the run's next profile: the fixed plan, one run
+  ASSERT_TRUE(profile_call(request(dir_ / "wider2"), plan_wider, later, 3));
+  ASSERT_EQ(later.profile_commands().size(), 1u);
+  EXPECT_EQ(sections_of(later.profile_commands()[0]), plan_wider.sections);
 
   FakeNcu wrong;
   ProfilePlan plan_wrong;
