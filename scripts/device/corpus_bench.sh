@@ -26,7 +26,8 @@
 # 1.082 of the best, and 40 reached 1.002) under `timeout -s INT CB_OPT_LIMIT_S` (default 100, a Triton kernel 160; at most the
 # time left minus 40 s; an interrupted run still writes state.json), then kopt bench (the project's choice, and the
 # sweep's golden data: optimize's 3 seeds at the same dims, which kopt's golden cache may serve), then the sweep (7
-# rounds, chunks of 48).
+# rounds, chunks of 48; a Triton kernel's: plain_sweep_triton.py's chunks of CB_TRITON_CHUNK, default 12; 1 where most
+# points are wrong, as fla_chunk_local_cumsum's BT other than 64: a chunk holding one fails and is split or run again).
 # CB_DIMS=typical runs every kernel at its dims.txt `typical:` dims instead of the reduced dims below; CB_DIMS_NAME (e.g.
 # CB_DIMS_flashinfer_rmsnorm="--batch_size=4096 --d=8192") runs NAME at those dims. CB_STEPS (default "optimize bench
 # sweep") names the steps run: "bench sweep" measures the space at other dims without an optimize (the warm start's
@@ -259,7 +260,7 @@ PY
         --configs "$p/configs.txt" --compiled "$p/compiled" --out "$w/sweep_$name" --flops 0 --chunk 48 --rounds 7 >>"$o/sweep_$name.log" 2>&1
     else
       timeout -k 10 "${CB_SWEEP_LIMIT_S:-150}" python3 scripts/device/plain_sweep_triton.py --kernel "examples/corpus/$n/kernel_cb_annotated.py" \
-        --derivation "$w/derived.json" --golden "$g" --out "$w/sweep_$name" >>"$o/sweep_$name.log" 2>&1
+        --derivation "$w/derived.json" --golden "$g" --out "$w/sweep_$name" --chunk "${CB_TRITON_CHUNK:-12}" >>"$o/sweep_$name.log" 2>&1
     fi
     rc=$?
     cp "$w/sweep_$name/measurements.csv" "$o/measurements_$name.csv" 2>/dev/null
@@ -353,7 +354,7 @@ cmd_run() {
       # A Triton kernel's annotated copy must sit beside the original (it imports the fetched package by its path).
       cp "$w/annotated.py" "examples/corpus/$n/kernel_cb_annotated.py"
       timeout -k 10 "${CB_SWEEP_LIMIT_S:-150}" python3 scripts/device/plain_sweep_triton.py --kernel "examples/corpus/$n/kernel_cb_annotated.py" \
-        --derivation "$w/derived.json" --golden "$g" --out "$w/sweep" >>"$o/sweep.log" 2>&1
+        --derivation "$w/derived.json" --golden "$g" --out "$w/sweep" --chunk "${CB_TRITON_CHUNK:-12}" >>"$o/sweep.log" 2>&1
     fi
     rc=$?
     kernel_json "$o/kernel.json" "steps.sweep.rc=$rc" "steps.sweep.s=$(secs "$t" "$(now)")"
