@@ -29,10 +29,12 @@ std::string_view describe(CheckStatus s) {
 
 bool Report::passed() const { return failed_required().empty(); }
 
+bool fails_gate(const Check& c) { return c.required && (c.status == CheckStatus::kFail || c.status == CheckStatus::kSkip); }
+
 std::vector<std::string> Report::failed_required() const {
   std::vector<std::string> out;
   for (const auto& c : checks)
-    if (c.required && (c.status == CheckStatus::kFail || c.status == CheckStatus::kSkip)) out.push_back(c.name);
+    if (fails_gate(c)) out.push_back(c.name);
   return out;
 }
 

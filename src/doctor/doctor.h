@@ -21,6 +21,9 @@ struct Check {
   util::Json details = util::Json::object();
 };
 
+// Whether this check fails the gate: a required check that failed or could not run (skipped).
+bool fails_gate(const Check& c);
+
 struct Report {
   std::vector<Check> checks;
   std::vector<device::GpuInfo> gpus;

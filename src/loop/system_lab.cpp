@@ -34,9 +34,7 @@ HardwareGate SystemLab::hardware() {
   if (!rep.gpus.empty() && !counters_.valid())
     counters_ = std::async(std::launch::async, [rep, opts] {
       doctor::Check c = doctor::counters_check(rep, opts);
-      return DeferredHardwareCheck{
-          c.name, c.required && (c.status == doctor::CheckStatus::kFail || c.status == doctor::CheckStatus::kSkip),
-          doctor::to_json(c)};
+      return DeferredHardwareCheck{c.name, doctor::fails_gate(c), doctor::to_json(c)};
     });
   HardwareGate g;
   g.passed = rep.passed();
