@@ -34,7 +34,11 @@ SelectionOutcome decide(const Contender& inc, const Contender& fin, const runner
                    pct(cmp.median_ratio) + "% less time)";
       break;
     case runner::Verdict::kSame:
-      if (fin.method_count < inc.method_count) {
+      if (inc.stored_champion_s > 0) {
+        // An earlier run's final champion yields only to a significantly faster finalist (pick_finalists): a tie
+        // broken by method count would crown another champion on every run that races them in another order.
+        out.reason = "same speed within the noise; the incumbent, an earlier run's final champion, keeps its place";
+      } else if (fin.method_count < inc.method_count) {
         out.decision = ChampionDecision::kNewChampion;
         out.champion_id = fin.id;
         out.reason = "same speed within the noise; " + fin.id + " uses fewer methods";

@@ -44,7 +44,8 @@ struct SelectionOutcome {
 
 // One finalist against the incumbent, from an interleaved paired comparison (ratio = finalist/incumbent).
 // The champion changes only when the finalist is significantly faster; when they are the same, the one with
-// fewer methods wins (so a method that buys nothing is dropped).
+// fewer methods wins (so a method that buys nothing is dropped), unless the incumbent is an earlier run's final
+// champion (incumbent.stored_champion_s > 0): it keeps its place, so a second identical run crowns the same champion.
 SelectionOutcome decide(const Contender& incumbent, const Contender& finalist, const runner::PairedComparison& cmp);
 
 // ---- Ablation -------------------------------------------------------------------------------------------

@@ -68,6 +68,17 @@ TEST(Selection, ChampionChangesOnlyWhenSignificantlyFaster) {
   EXPECT_EQ(decide(inc, fin, cmp(runner::Verdict::kSame)).champion_id, "base");
   Contender heavy{"heavy", true, 1.0, 3}, light{"light", true, 1.0, 1};
   EXPECT_EQ(decide(heavy, light, cmp(runner::Verdict::kSame)).champion_id, "light");
+  // An earlier run's final champion yields only to a significantly faster finalist, not to a lighter equal: the
+  // H200's second vector_add run crowned the equal i1c2 (one method fewer) over the first run's i1c1, and profiled,
+  // ablated and verified it again (22.0 s, warm).
+  Contender stored_heavy = heavy;
+  stored_heavy.stored_champion_s = 100;
+  stored_heavy.stored_champion_run = "kopt_runs/run_100";
+  const SelectionOutcome kept = decide(stored_heavy, light, cmp(runner::Verdict::kSame));
+  EXPECT_EQ(kept.decision, ChampionDecision::kKeepIncumbent);
+  EXPECT_EQ(kept.champion_id, "heavy");
+  EXPECT_NE(kept.reason.find("an earlier run's final champion"), std::string::npos) << kept.reason;
+  EXPECT_EQ(decide(stored_heavy, light, cmp(runner::Verdict::kFaster, 0.9, 0.88, 0.92)).champion_id, "light");
 }
 
 TEST(Ablation, Classification) {

@@ -59,6 +59,11 @@ Result<SelectionResult> Optimizer::select(const std::vector<CandidateRun>& runs,
     for (const auto& r : runs)
       if (r.candidate.id == f.id) cr = &r;
     Contender inc{st_.champion->candidate.id, true, st_.champion->objective(), static_cast<int>(st_.champion->candidate.methods.size())};
+    for (const auto& g : finalists)  // the champion crowned here may be an earlier run's final champion
+      if (g.id == inc.id && g.stored_champion_s > 0) {
+        inc.stored_champion_s = g.stored_champion_s;
+        inc.stored_champion_run = g.stored_champion_run;
+      }
     if (steps.kept_without_run(*cr, inc, champion_at_start, crowned_vs_start, out)) continue;
     // A candidate raced against this champion already has its comparison; otherwise (Triton, or the champion
     // changed earlier in this selection) it gets a paired run now.
