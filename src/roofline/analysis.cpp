@@ -68,6 +68,7 @@ Result<RooflineResult> analyze(const Ceilings& c, const RooflineInput& in, const
       if (t.source == CeilingSource::kDatasheet)
         r.notes.push_back(std::string(roof_info(t.choice.roof).name) + " is a datasheet value, not measured");
     if (f.dram_source == CeilingSource::kDatasheet) r.notes.push_back("the DRAM ceiling is a datasheet value");
+    for (const auto& u : f.unmodelled) r.notes.push_back(u);
     b.near_peak = e.near_peak;
     b.below_floor = e.below_floor;
     b.efficiency = e.efficiency;

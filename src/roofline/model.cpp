@@ -101,7 +101,15 @@ Result<RoofChoice> roof_for_dtype(std::string_view dtype) {
   for (const auto& e : table)
     if (std::find(e.names.begin(), e.names.end(), d) != e.names.end()) return RoofChoice{e.roof, std::string(e.rule)};
   return input_error("workload_model: unknown dtype '" + std::string(dtype) +
-                     "'; use float32, tf32, float64, float64_tensor, float16, bfloat16, float8_e4m3fn or int8");
+                     "'; use float32, tf32, float64, float64_tensor, float16, bfloat16, float8_e4m3fn or int8 (int16, "
+                     "int32, int64 and their unsigned kinds are counted in bytes only: no integer ALU ceiling)");
+}
+
+bool unmodelled_integer_dtype(std::string_view dtype) {
+  static const std::vector<std::string_view> ints = {"int16", "int32", "int64", "uint16", "uint32", "uint64", "bool",
+                                                     "int",   "short", "long",  "uint",   "i16",    "i32",    "i64"};
+  const std::string d = normalise_dtype(dtype);
+  return std::find(ints.begin(), ints.end(), d) != ints.end();
 }
 
 Result<RoofChoice> infer_roof_from_buffers(const std::vector<std::string>& buffer_dtypes) {
@@ -152,6 +160,11 @@ Result<Floor> compute_floor(const Ceilings& c, const WorkloadModel& m, const std
     if (!finite_non_negative(flops)) return input_error(fmt::format("flops[{}] must be >= 0, got {}", dtype, flops));
     f.flops += flops;
     if (flops == 0) continue;
+    if (unmodelled_integer_dtype(dtype)) {
+      f.unmodelled.push_back(fmt::format("{}: {:.4g} operations not in the compute floor (no integer ALU ceiling is "
+                                         "measured; the memory floor places the kernel)", dtype, flops));
+      continue;
+    }
     ComputeTerm t;
     t.dtype = dtype;
     if (dtype.empty()) {

@@ -34,6 +34,10 @@ struct RoofChoice {
 // A dtype the workload model names: float32 -> fp32 FMA, tf32 -> tf32 tensor, float64 -> fp64 FMA,
 // float64_tensor -> fp64 tensor, float16/bfloat16/float8*/int8 -> that tensor-core roof.
 Result<RoofChoice> roof_for_dtype(std::string_view dtype);
+// An integer dtype other than int8 (int16, int32, int64, their unsigned kinds, bool): no ceiling is measured for the
+// integer ALUs, so a workload model's operations in it are left out of the compute floor (the memory floor and any
+// other dtype's operations place the kernel), and the floor says so (Floor::unmodelled). int8 is the tensor-core roof.
+bool unmodelled_integer_dtype(std::string_view dtype);
 // No dtype in the model: from the kernel's buffers' dtypes (canonical names). The lowest-precision
 // floating-point dtype present decides (fp8 > float16/bfloat16 > float32 > float64); float32 stays on the
 // FP32 FMA roof; integer-only kernels with int8/uint8 buffers take the int8 tensor roof.
@@ -63,6 +67,8 @@ struct Floor {
   std::string dram_rule;               // why this rate (Ceilings::dram_rate)
   std::optional<double> read_fraction;  // from the workload model
   std::optional<double> arithmetic_intensity;  // flops / bytes_min; nullopt when bytes_min is 0
+  // Operations left out of the compute floor, one line a dtype (unmodelled_integer_dtype): "int32: 1.678e+07 operations ...".
+  std::vector<std::string> unmodelled;
 };
 Result<Floor> compute_floor(const Ceilings& c, const WorkloadModel& m, const std::vector<std::string>& buffer_dtypes);
 

@@ -169,6 +169,30 @@ TEST(Floor, BytesOnlyAndDatasheetTerms) {
   EXPECT_FALSE(c.arithmetic_intensity);
 }
 
+// CUB's inclusive sum (examples/corpus/cub_inclusive_sum): n int32 additions, 8 bytes each. No integer ALU ceiling is
+// measured, so the additions are left out of the compute floor and said so; the memory floor places the scan. Before
+// this the run stopped at the roofline gate ("unknown dtype 'int32'") with no candidate (H200, 2026-12-06).
+TEST(Floor, IntegerOperationsWithoutACeilingAreLeftOutAndNamed) {
+  const double n = 1 << 24;
+  Floor f = floor_of({{"flops", n}, {"bytes_read_min", 4 * n}, {"bytes_written_min", 4 * n}, {"dtype", "int32"}});
+  EXPECT_TRUE(f.terms.empty());
+  EXPECT_DOUBLE_EQ(f.compute_floor_ms, 0);
+  EXPECT_EQ(f.binding, Axis::kMemory);
+  EXPECT_GT(f.memory_floor_ms, 0);
+  EXPECT_DOUBLE_EQ(f.flops, n);
+  ASSERT_EQ(f.unmodelled.size(), 1u);
+  EXPECT_NE(f.unmodelled[0].find("int32: 1.678e+07 operations not in the compute floor"), std::string::npos) << f.unmodelled[0];
+  // Beside a modelled dtype, that one's term stays.
+  Floor g = floor_of({{"flops", {{"float32", 6e10}, {"uint64", 1e12}}}, {"bytes_min", 1}});
+  ASSERT_EQ(g.terms.size(), 1u);
+  EXPECT_EQ(g.terms[0].dtype, "float32");
+  EXPECT_NEAR(g.compute_floor_ms, 1.0, 1e-12);
+  EXPECT_EQ(g.unmodelled.size(), 1u);
+  for (const char* d : {"int16", "int32", "torch.int64", "uint32", "bool"}) EXPECT_TRUE(unmodelled_integer_dtype(d)) << d;
+  for (const char* d : {"int8", "uint8", "float32", "complex64"}) EXPECT_FALSE(unmodelled_integer_dtype(d)) << d;
+  EXPECT_NE(roof_for_dtype("complex64").error().message.find("counted in bytes only"), std::string::npos);
+}
+
 TEST(Floor, AMissingCeilingIsNamed) {
   Ceilings c = testing::round_ceilings();
   c.roofs.erase(Roof::kFp8Tensor);

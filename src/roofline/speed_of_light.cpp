@@ -33,6 +33,7 @@ Result<SpeedOfLight> speed_of_light(const Ceilings& c, const WorkloadModel& m, c
   for (const auto& [dtype, flops] : m.flops_by_dtype) {
     if (!(flops > 0)) continue;
     s.flops += flops;
+    if (unmodelled_integer_dtype(dtype)) continue;  // no integer ALU ceiling: its operations bound nothing here
     RoofChoice choice;
     if (dtype.empty()) {
       KOPT_TRY_ASSIGN(choice, infer_roof_from_buffers(buffer_dtypes));

@@ -37,6 +37,22 @@ TEST(SpeedOfLight, AMemoisedSgemmIsImpossibleAndAnHonestOneIsNot) {
   EXPECT_TRUE(below_speed_of_light(*s, 0.3436 * 0.89));
 }
 
+// An int32 scan: no integer ALU ceiling, so only its bytes bound it (before: "unknown dtype 'int32'" at gate 2).
+TEST(SpeedOfLight, IntegerOperationsBoundNothingTheirBytesDo) {
+  Ceilings c = testing::round_ceilings();
+  WorkloadModel m;
+  const double n = 1 << 24;
+  m.flops_by_dtype["int32"] = n;
+  m.bytes_read_min = 4 * n;
+  m.bytes_written_min = 4 * n;
+  m.bytes_min = 8 * n;
+  auto s = speed_of_light(c, m, {"int32", "int32"}, kL2, false);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_DOUBLE_EQ(s->compute_ms, 0);
+  EXPECT_GT(s->memory_ms, 0);
+  EXPECT_FALSE(s->binding_compute());
+}
+
 // Reads must come from DRAM after the flush; written lines may still be in the L2 when the kernel ends, and the
 // floor takes the fastest DRAM rate of any mix.
 TEST(SpeedOfLight, MemoryCountsReadsAndTheWritesTheL2CannotHold) {
