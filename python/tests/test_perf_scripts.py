@@ -324,3 +324,31 @@ def test_batch_model_reports_a_share_per_k(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("K  8: 0.00 of 2 seeds")  # 40 s > 30 s
     assert out[1].startswith("K 16: 0.50 of 2 seeds")  # 18 s
+
+
+ttr_summary = load("ttr_summary")
+
+
+def test_ttr_summary_reads_the_first_evaluation_within_3_percent_and_the_whole_wall_to_it(tmp_path, capsys):
+    state = {"wall": {"whole_s": 47.2, "gates_s": 11.3, "first_candidate_s": 13.1, "champion_s": None},
+             "phase_seconds": {"gates": 7.71, "measure": 23.2}, "stop_reason": "interrupted", "iterations_done": 3,
+             "history": [{"candidate": {"id": "baseline"}, "status": "ok", "median_ms": 5.18, "search_s": 0.0},
+                         {"candidate": {"id": "i1c1"}, "status": "ok", "median_ms": 3.2, "search_s": 4.0},
+                         {"candidate": {"id": "i1c2"}, "status": "wrong_result", "median_ms": 3.0, "search_s": 5.0},
+                         {"candidate": {"id": "i2c1"}, "status": "ok", "median_ms": 3.1, "search_s": 13.73},
+                         {"candidate": {"id": "i2c2"}, "status": "ok", "median_ms": 3.05, "search_s": 20.0}]}
+    p = tmp_path / "state.json"
+    p.write_text(json.dumps(state))
+    assert ttr_summary.main([str(p), "--name", "sg_s1", "--best", "3.018464"]) == 0
+    out = capsys.readouterr().out
+    # 3.1 <= 1.03 x 3.018464 = 3.109; the wrong result at 3.0 does not count; the champion wall None is left out
+    assert "evaluations 4; within 3% of 3.018464 ms: at search second 13.7 -> whole 25.0 s" in out
+    assert out.startswith("sg_s1: wall {'whole_s': 47.2, 'gates_s': 11.3, 'first_candidate_s': 13.1} phases {'gates': 7.7")
+    assert "stop interrupted iterations 3" in out
+    assert "not reached" in ttr_summary.line(state, "x", best_ms=2.0)
+    assert "evaluations" not in ttr_summary.line(state, "x")
+
+
+def test_ttr_summary_says_when_a_state_json_is_unreadable(tmp_path, capsys):
+    assert ttr_summary.main([str(tmp_path / "missing.json"), "--name", "va"]) == 1
+    assert capsys.readouterr().out.startswith("va: no readable state.json")

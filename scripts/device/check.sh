@@ -31,7 +31,7 @@
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh optimize_answer_key triton_answer_key)
 #   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
-#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold bench bench-warm bench-worker corpus-page sgemm)
+#   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold cold bench bench-warm bench-worker corpus-page sgemm sgemm-seeds)
 #   decisions [BUILD...]        one optimize per backend (CUDA, CUTLASS, Triton; same seed, no database) by each kopt build packed in .carry/builds.txz (pack_builds.sh), then kopt compare's decisions of each pair in order
 #   warm-start                  the warm start's done-when: optimize vector_add at n=2^22, then n=2^24 over the same database and caches, with and without --no-warm-start
 # Environment the wrapped scripts read still works (TIMING_*, GATES_RUNS, OPT_LIMIT_S, PLAIN_*, PEERS_*, ...).
@@ -398,7 +398,7 @@ suite_evidence() {  # the parts as arguments, else EVIDENCE_ONLY's, else all
 # second candidates (-DITEMS=2,3,4); sgemm_tunable 4096^3 first, then three tile points; the same second candidates
 # with --no-worker; then the hostile kernels through bench with the worker and without, their verdicts compared.
 ttr_bench_worker() {
-  local ST="examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096" i d
+  local i d  # VA and ST: suite_time_to_result's
   step ttr_bw_va_first 150 bash -c "$K bench $VA --out-dir runs/ttr_bwv0 2>&1 | stamp | tail -3"; phases ttr_bwv0
   for i in 2 3 4; do step ttr_bw_va_second_items$i 60 bash -c "$K bench $VA -DITEMS=$i --out-dir runs/ttr_bwv$i 2>&1 | stamp | tail -3"; phases ttr_bwv$i; done
   step ttr_bw_sgemm_first 200 bash -c "$K bench $ST --out-dir runs/ttr_bws0 2>&1 | stamp | tail -3"; phases ttr_bws0
@@ -438,8 +438,15 @@ PY
 suite_time_to_result() {
   start_check
   local parts="${*:-optimize bench sgemm}" VA="examples/vector_add/kernel.cu --ref examples/vector_add/ref.py --n=16777216"
+  local ST="examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096"
   local limit=${TTR_OPT_LIMIT_S:-200}
   export -f stamp  # lib.sh's, for the bash -c of each step
+  tool_log "$OUT/tools.log"  # each Nsight Compute and compute-sanitizer run's start and seconds
+  # ttr_line RUN [BEST_MS]: RUN's state.json into $OUT, and its line (scripts/perf/ttr_summary.py)
+  ttr_line() { local d; d=$(ls -d runs/$1/kopt_runs/*_* 2>/dev/null | head -1)
+    [ -n "$d" ] || { echo "$1: no run directory"; return; }
+    cp "$d/state.json" "$OUT/$1_state.json" 2>/dev/null
+    python3 scripts/perf/ttr_summary.py "$d/state.json" --name "$1" ${2:+--best "$2"}; }
   phases() { local d; d=$(ls -d runs/$1/kopt_runs/*_* 2>/dev/null | head -1); [ -n "$d" ] || return
     mkdir -p runs/json/$1; cp $d/state.json $d/summary.json $d/bench.json $d/holdout.json runs/json/$1/ 2>/dev/null
     python3 -c "import json,sys
@@ -478,6 +485,21 @@ for f in ('state.json','summary.json','bench.json'):
       step ttr_corpus_page ${TTR_PAGE_LIMIT_S:-150} bash -c "$K optimize $d/kernel.cu --ref $d/ref.py --M=4096 --N=4096 $(sed -n 's/^flags: //p' $d/dims.txt) --shapes runs/page_case.txt --holdout-shapes runs/page_holdout.txt --time-budget 20 --iterations 2 --out-dir runs/ttr_page 2>&1 | stamp | tail -40"
       phases ttr_page
       (cd runs/ttr_page/kopt_runs && tar czf "$OUT/page_run.tgz" --exclude='*.so' --exclude='*.ncu-rep' --exclude='*.safetensors' --exclude='*.cubin' --exclude='build' .) ;;
+    cold)  # every cache cold: TTR_COLD_RUNS (default 2) runs, each over a fresh KOPT_CACHE_DIR with the doctor's cache removed; then one warm
+      local i c=""
+      for i in $(seq 1 "${TTR_COLD_RUNS:-2}"); do
+        c=$PWD/runs/ttr_cache_cold$i; rm -rf "$c" "$HOME/.cache/kopt/doctor"
+        KOPT_CACHE_DIR=$c step ttr_cold$i $limit bash -c "$K optimize $VA --out-dir runs/ttr_cold$i </dev/null 2>&1 | stamp >$OUT/ttr_cold$i.log"
+        ttr_line ttr_cold$i
+      done
+      KOPT_CACHE_DIR=$c step ttr_cold_then_warm $limit bash -c "$K optimize $VA --out-dir runs/ttr_cold_warm </dev/null 2>&1 | stamp >$OUT/ttr_cold_warm.log"
+      ttr_line ttr_cold_warm ;;
+    sgemm-seeds)  # search seeds TTR_SEEDS (default 1-5), each over a fresh cache, cut by SIGINT at TTR_CUT_S (default 47)
+      local s best; best=$(seeds_args sgemm | cut -d' ' -f1)
+      for s in ${TTR_SEEDS:-1 2 3 4 5}; do
+        KOPT_CACHE_DIR=$PWD/runs/ttr_cache_s$s step ttr_sgemm_s$s $((${TTR_CUT_S:-47} + 15)) bash -c "timeout -s INT ${TTR_CUT_S:-47} $K optimize $ST --search-seed $s --out-dir runs/ttr_sgemm_s$s </dev/null 2>&1 | stamp >$OUT/ttr_sgemm_s$s.log"
+        ttr_line ttr_sgemm_s$s "$best"
+      done ;;
     sgemm)
       step ttr_sgemm ${TTR_SGEMM_LIMIT_S:-300} bash -c "$K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 --out-dir runs/ttr_sgemm 2>&1 | stamp | tail -80"; phases ttr_sgemm ;;
     *) echo "time-to-result: unknown part '$p' (optimize optimize-cold bench bench-warm bench-worker corpus-page sgemm)" >&2; return 2 ;;

@@ -36,6 +36,24 @@ triton_overhead() {
   done
   tail -2 runs/err.txt
 }
+# tool_log LOG: kopt's Nsight Compute and compute-sanitizer (KOPT_NCU, KOPT_COMPUTE_SANITIZER) become wrappers that
+# append each run's start (seconds since this call), seconds, exit code and arguments to LOG, then exit as the tool did.
+tool_log() {
+  local log=$1 t0 n real; t0=$(date +%s.%N); mkdir -p /tmp/kopt_tool_log
+  for n in ncu compute-sanitizer; do
+    real=$(command -v "$n") || continue
+    cat >"/tmp/kopt_tool_log/$n" <<W
+#!/usr/bin/env bash
+s=\$(date +%s.%N); "$real" "\$@"; rc=\$?
+echo "\$(python3 -c "import time;print('%.3f %.3f'%(\$s-$t0, time.time()-\$s))") rc=\$rc $n \$*" | cut -c1-300 >>"$log"
+exit \$rc
+W
+    chmod +x "/tmp/kopt_tool_log/$n"
+  done
+  [ -x /tmp/kopt_tool_log/ncu ] && export KOPT_NCU=/tmp/kopt_tool_log/ncu
+  [ -x /tmp/kopt_tool_log/compute-sanitizer ] && export KOPT_COMPUTE_SANITIZER=/tmp/kopt_tool_log/compute-sanitizer
+  return 0
+}
 # start_check: the common start of a device check (run from the repository root with the binaries in
 # .carry/build): kopt's data, unbuffered Python, K and KOPT_BIN, the date, the GPUs and the commit, runs/json.
 start_check() {
