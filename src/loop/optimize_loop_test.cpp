@@ -338,6 +338,28 @@ TEST(OptimizeLoop, ASecondIdenticalRunCrownsTheFirstRunsChampionAmongEquals) {
   EXPECT_EQ(champion_of(faster)["params"]["UNROLL"], 2);
 }
 
+// A workload model in int32 operations (CUB's inclusive sum of the corpus): no integer ALU ceiling, so the roofline
+// places the kernel by its bytes, says so, and the search goes on. On the H200 (2026-12-06) such a run stopped at the
+// roofline gate ("unknown dtype 'int32'") with zero candidates.
+TEST(OptimizeLoop, AnIntegerWorkloadModelIsPlacedByItsBytesAndTheSearchGoesOn) {
+  OptimizeOptions o;
+  o.iterations = 2;
+  ModelLabOptions mo;
+  mo.time_ms = tile_model;
+  mo.workload_dtype = "int32";
+  auto r = run_model_loop("int32_model", o, mo);
+  ASSERT_EQ(r.exit_code, 0);
+  auto st = util::read_json(r.run_dir / "state.json");
+  ASSERT_TRUE(st.ok());
+  EXPECT_NE((*st)["stop_reason"], "gate_failed");
+  EXPECT_GT((*st)["history"].size(), 1u) << "candidates measured after the gates";
+  auto roof = util::read_json(r.run_dir / "iter_00_baseline" / "roofline.json");
+  ASSERT_TRUE(roof.ok());
+  EXPECT_EQ((*roof)["mode"], "workload_model");
+  EXPECT_NE((*roof)["notes"].dump().find("int32: "), std::string::npos) << (*roof)["notes"].dump();
+  EXPECT_NE((*roof)["notes"].dump().find("not in the compute floor"), std::string::npos);
+}
+
 // Issue 39 item 2: a second identical run over the same results database measures nothing new, reaches the same
 // champion, and says what it reused; --remeasure measures everything again; another key measures everything.
 TEST(OptimizeLoop, ASecondIdenticalRunMeasuresNothingNewAndReachesTheSameChampion) {

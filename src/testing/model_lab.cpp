@@ -331,6 +331,7 @@ util::Json ModelLab::manifest(const Dims& d) const {
   // The harness lists each seed's file with its sha256 (contract::golden_identity reads them): here, of the dims.
   m["files"] = {{{"seed", 0}, {"file", "seed0.safetensors"}, {"sha256", util::Json(d).dump()}}};
   if (!o_.no_workload_model) m["workload_model"] = {{"flops", n}, {"bytes_min", 8 * n}};
+  if (!o_.no_workload_model && !o_.workload_dtype.empty()) m["workload_model"]["dtype"] = o_.workload_dtype;
   return m;
 }
 

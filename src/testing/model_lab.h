@@ -71,6 +71,7 @@ struct ModelLabOptions {
   std::optional<std::filesystem::path> evidence_cache_dir;
   // The golden manifests carry no workload model (ref.py without workload_model()).
   bool no_workload_model = false;
+  std::string workload_dtype;  // the workload model's "dtype" (empty: none, the roof inferred from the buffers)
   // The n-th sanitize() call waits (up to 10 s) for the event named n-th here (events' names: "run correctness.json")
   // before it answers, and says in ModelLab::sanitizer_saw whether it came: what ran beside the sanitizer.
   std::vector<std::string> sanitizer_waits_for;
