@@ -8,7 +8,7 @@ import pytest
 from conftest import MATMUL, VECADD, P, S
 from safetensors.numpy import load_file
 
-from kopt_harness import golden
+from kopt_harness import arrays, golden
 from kopt_harness.errors import DimsError, UsageError
 
 MATMUL_SETUP = """
@@ -231,6 +231,33 @@ def test_reference_modifying_an_input_is_an_error(harness):
     text = 'shapes = {"a": ("n",), "b": ("n",), "c": ("n",)}\ndef reference(*, a, b, c, n):\n    a += 1\n    c[:] = a\n'
     with pytest.raises(UsageError, match="modified 'a'"):
         harness.generate(text, VECADD, {"n": 10})
+
+
+class _SnapshottingNumpy(arrays.NumpyBackend):
+    """The numpy backend taking snapshot() copies as the CUDA one does (its inputs then compared to the snapshot)."""
+    snapshots = 0
+
+    def snapshot(self, x):
+        _SnapshottingNumpy.snapshots += 1
+        return x.copy()
+
+    def same_as_snapshot(self, x, snap):
+        return arrays.same_bytes(x.reshape(-1).view(np.uint8), snap.reshape(-1).view(np.uint8))
+
+
+@pytest.mark.parametrize("body, modified", [("c[:] = a + b", None), ("a += 1\n    c[:] = a", "a"),
+                                            ("b[-1] = -b[-1]\n    c[:] = a", "b")])
+def test_an_input_compared_with_its_snapshot_is_checked_like_one_copied_back(harness, monkeypatch, body, modified):
+    monkeypatch.setattr(arrays, "choose", lambda *a, **k: _SnapshottingNumpy())
+    _SnapshottingNumpy.snapshots = 0
+    text = f'shapes = {{"a": ("n",), "b": ("n",), "c": ("n",)}}\ndef reference(*, a, b, c, n):\n    {body}\n'
+    if modified:
+        with pytest.raises(UsageError, match=f"modified '{modified}'"):
+            harness.generate(text, VECADD, {"n": 10})
+        return
+    _, _, seeds = harness.generate(text, VECADD, {"n": 10}, seeds=2)
+    assert _SnapshottingNumpy.snapshots == 4, "one snapshot a seed and input"
+    np.testing.assert_array_equal(seeds[1]["out.c"], seeds[1]["in.a"] + seeds[1]["in.b"])
 
 
 def test_reference_gets_only_what_it_names(harness):

@@ -132,6 +132,30 @@ def test_device_cuda_without_a_gpu_is_an_error(harness):
 
 
 @needs_cuda
+@pytest.mark.parametrize("change", ["a.mul_(2)", "a[-1] = -a[-1]", "a.view(torch.int32)[3] ^= 1"])
+def test_cuda_reference_modifying_an_input_is_an_error_to_the_last_bit(harness, change):
+    # On CUDA an input is compared with a device snapshot taken before the reference (no copy back to the host).
+    text = "import torch\nshapes = {'a': ('n',), 'b': ('n',), 'c': ('n',)}\n" \
+           f"def reference(*, a, b, c, n):\n    assert a.is_cuda\n    c.copy_(a + b)\n    {change}\n"
+    with pytest.raises(UsageError, match="modified 'a'"):
+        harness.generate(text, VECADD, {"n": 4099}, device="cuda")
+
+
+@needs_cuda
+def test_cuda_snapshot_is_bitwise_and_left_to_the_host_past_a_quarter_of_free_memory(monkeypatch):
+    from kopt_harness import arrays
+    bk = arrays.TorchBackend("cuda")
+    x = torch.tensor([0.0, float("nan"), 1.0], device="cuda")
+    snap = bk.snapshot(x)
+    assert snap is not None and bk.same_as_snapshot(x, snap), "NaN equals itself bit for bit"
+    x[0] = -0.0  # equal as floats, not as bits
+    assert not bk.same_as_snapshot(x, snap)
+    assert arrays.TorchBackend("cpu").snapshot(x.cpu()) is None
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (4 * x.numel() * x.element_size() - 1, 1 << 40))
+    assert bk.snapshot(x) is None, "the host comparison where a copy would take over a quarter of the free memory"
+
+
+@needs_cuda
 def test_cuda_reference_matches_cpu_and_is_timed_with_events(harness):
     text = "import torch\nshapes = {'a': ('n',), 'b': ('n',), 'c': ('n',)}\n" \
            "def reference(*, a, b, c, n):\n    assert a.is_cuda\n    torch.add(a, b, out=c)\n"
