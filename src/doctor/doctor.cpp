@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <type_traits>
 
 #include "toolchain/cutlass.h"
 #include "toolchain/tools.h"
@@ -373,25 +376,44 @@ std::string counters_cache_key(const Report& report, const std::string& ncu_path
   return h.hex();
 }
 
+namespace {
+// Runs `check` and records its seconds on the Check it returns (on the first of several: their total).
+template <typename F>
+auto timed(F check) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = check();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if constexpr (std::is_same_v<decltype(r), Check>)
+    r.seconds = s;
+  else if (!r.empty())
+    r.front().seconds = s;
+  return r;
+}
+}  // namespace
+
 Report run_doctor(const Options& opts) {
   // The GPU first (what the others check against), then the rest at once: each is a separate tool's process, and
   // the slow ones (Python's imports, the counters probe: 3-5 s each) no longer wait on each other. The table keeps
   // its order.
   Report report;
-  report.checks.push_back(check_gpu(report));
+  report.checks.push_back(timed([&] { return check_gpu(report); }));
   const Report& gpus = report;
-  auto nvcc = std::async(std::launch::async, [&] { return check_nvcc(gpus); });
+  auto nvcc = std::async(std::launch::async, [&] { return timed([&] { return check_nvcc(gpus); }); });
   auto ncu = std::async(std::launch::async, [&] {
     std::vector<Check> out;
     std::string path;
-    out.push_back(check_ncu(path));
-    if (opts.check_ncu_counters && !opts.defer_ncu_counters) out.push_back(check_ncu_counters(path, opts, gpus));
+    out.push_back(timed([&] { return check_ncu(path); }));
+    if (opts.check_ncu_counters && !opts.defer_ncu_counters)
+      out.push_back(timed([&] { return check_ncu_counters(path, opts, gpus); }));
     return out;
   });
-  auto cuobjdump = std::async(std::launch::async, [] { return check_cuda_tool("cuobjdump", toolchain::find_cuobjdump()); });
-  auto nvdisasm = std::async(std::launch::async, [] { return check_cuda_tool("nvdisasm", toolchain::find_nvdisasm()); });
-  auto python = std::async(std::launch::async, [&] { return check_python(gpus, opts.import_python_modules); });
-  auto cutlass = std::async(std::launch::async, [] { return check_cutlass(); });
+  auto cuobjdump = std::async(std::launch::async,
+                              [] { return timed([] { return check_cuda_tool("cuobjdump", toolchain::find_cuobjdump()); }); });
+  auto nvdisasm = std::async(std::launch::async,
+                             [] { return timed([] { return check_cuda_tool("nvdisasm", toolchain::find_nvdisasm()); }); });
+  auto python =
+      std::async(std::launch::async, [&] { return timed([&] { return check_python(gpus, opts.import_python_modules); }); });
+  auto cutlass = std::async(std::launch::async, [] { return timed([] { return check_cutlass(); }); });
   std::vector<Check> rest;
   rest.push_back(nvcc.get());
   for (auto& c : ncu.get()) rest.push_back(std::move(c));
@@ -404,7 +426,7 @@ Report run_doctor(const Options& opts) {
 }
 
 Check counters_check(const Report& report, const Options& opts) {
-  return check_ncu_counters(toolchain::find_ncu(), opts, report);
+  return timed([&] { return check_ncu_counters(toolchain::find_ncu(), opts, report); });
 }
 
 util::Json to_json(const Report& r) {
@@ -420,8 +442,13 @@ util::Json to_json(const Report& r) {
 }
 
 util::Json to_json(const Check& c) {
-  return {{"name", c.name}, {"status", describe(c.status)}, {"required", c.required}, {"summary", c.summary},
-          {"fix", c.fix},   {"details", c.details}};
+  return {{"name", c.name},
+          {"status", describe(c.status)},
+          {"required", c.required},
+          {"summary", c.summary},
+          {"fix", c.fix},
+          {"details", c.details},
+          {"seconds", std::round(c.seconds * 1000) / 1000}};
 }
 
 std::string format_table(const Report& r) {

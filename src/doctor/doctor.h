@@ -19,6 +19,7 @@ struct Check {
   std::string summary;   // one line for the table
   std::string fix;       // how to fix, when failing
   util::Json details = util::Json::object();
+  double seconds = 0;  // how long the check took (the gate's whole-wall accounting: which one the gate waits on)
 };
 
 // Whether this check fails the gate: a required check that failed or could not run (skipped).

@@ -78,6 +78,27 @@ TEST(Doctor, TheDeferredCountersProbeIsLeftOutOfTheReport) {
   EXPECT_EQ(counters_check(rep, o).name, "ncu_counters");
 }
 
+// Each check says how long it took (gates/hardware.json): the gate waits on the slowest, and a run's whole-wall
+// accounting names it. nvcc runs twice and Python once, so neither took zero; the JSON carries the figure.
+TEST(Doctor, EachCheckRecordsItsSeconds) {
+  Options o;
+  o.defer_ncu_counters = true;
+  o.import_python_modules = false;
+  auto rep = run_doctor(o);
+  double total = 0;
+  for (const auto& c : rep.checks) {
+    EXPECT_GE(c.seconds, 0) << c.name;
+    EXPECT_LT(c.seconds, 120) << c.name;
+    if (c.name == "nvcc" || c.name == "python3") {
+      EXPECT_GT(c.seconds, 0) << c.name << " ran a process";
+    }
+    total += c.seconds;
+  }
+  EXPECT_GT(total, 0);
+  auto j = to_json(rep);
+  for (const auto& c : j["checks"]) EXPECT_TRUE(c.contains("seconds")) << c.dump();
+}
+
 TEST(Doctor, CutlassCheckFindsTheHeadersOrSaysHowToGetThem) {
   const char* old = std::getenv("CUTLASS_PATH");
   std::string saved = old ? old : "";
