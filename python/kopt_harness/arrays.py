@@ -101,6 +101,9 @@ class NumpyBackend:
         pass
 
 
+SNAPSHOT_MAX_BYTES = 4 << 30  # TorchBackend.snapshot(): larger inputs are compared on the host
+
+
 class TorchBackend:
     name = "torch"
 
@@ -135,14 +138,15 @@ class TorchBackend:
 
     def snapshot(self, x):
         """A device copy of input x taken before the reference runs, for same_as_snapshot() after it; None on the CPU
-        (host() reads x where it is) or where the copy would take more than a quarter of the free device memory (the
-        host comparison instead). On CUDA the host way copied every input back (a fresh pageable buffer of its size)
-        and compared it there: most of a seed's "store" time (H100, 2026-12-06: 1.09 s of 2.16 for vector_add's 3
-        seeds at 2^24)."""
+        (host() reads x where it is), or where the copy would take more than an eighth of the free device memory or
+        SNAPSHOT_MAX_BYTES (the reference may need that memory: the host comparison instead). On CUDA the host way
+        copies every input back into a fresh pageable buffer of its size and compares it there, within the seed's
+        "store" phase (H100, 2026-12-06: "store" 1.09 s of 2.16 for vector_add's 3 seeds at 2^24)."""
         if self.device != "cuda":
             return None
+        nbytes = x.numel() * x.element_size()
         free, _ = self.torch.cuda.mem_get_info()
-        if x.numel() * x.element_size() * 4 > free:
+        if nbytes > SNAPSHOT_MAX_BYTES or nbytes * 8 > free:
             return None
         return x.detach().clone()
 

@@ -142,7 +142,7 @@ def test_cuda_reference_modifying_an_input_is_an_error_to_the_last_bit(harness, 
 
 
 @needs_cuda
-def test_cuda_snapshot_is_bitwise_and_left_to_the_host_past_a_quarter_of_free_memory(monkeypatch):
+def test_cuda_snapshot_is_bitwise_and_left_to_the_host_past_an_eighth_of_free_memory(monkeypatch):
     from kopt_harness import arrays
     bk = arrays.TorchBackend("cuda")
     x = torch.tensor([0.0, float("nan"), 1.0], device="cuda")
@@ -151,8 +151,11 @@ def test_cuda_snapshot_is_bitwise_and_left_to_the_host_past_a_quarter_of_free_me
     x[0] = -0.0  # equal as floats, not as bits
     assert not bk.same_as_snapshot(x, snap)
     assert arrays.TorchBackend("cpu").snapshot(x.cpu()) is None
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (4 * x.numel() * x.element_size() - 1, 1 << 40))
-    assert bk.snapshot(x) is None, "the host comparison where a copy would take over a quarter of the free memory"
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (8 * x.numel() * x.element_size() - 1, 1 << 40))
+    assert bk.snapshot(x) is None, "the host comparison where a copy would take over an eighth of the free memory"
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (1 << 40, 1 << 40))
+    monkeypatch.setattr(arrays, "SNAPSHOT_MAX_BYTES", x.numel() * x.element_size() - 1)
+    assert bk.snapshot(x) is None, "and past SNAPSHOT_MAX_BYTES"
 
 
 @needs_cuda
