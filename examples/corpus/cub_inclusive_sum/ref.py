@@ -1,6 +1,6 @@
 """Reference for CUB's InclusiveSum: solve(const int* x, int* y, int n). y[i] = x[0] + ... + x[i], int32, exact
-(kopt draws signed integers in [-64, 64), so no partial sum overflows at any n below 2^25, and in practice far
-beyond: the sums walk like sqrt(n))."""
+(kopt draws signed integers in [-64, 64), so no partial sum can overflow at any n up to 2^25, and in practice far
+beyond: their mean is -0.5, so the sums drift by about -n/2 and spread like 37 sqrt(n))."""
 
 try:
     import torch
