@@ -17,8 +17,8 @@ CHECK = os.path.join(ROOT, "scripts", "device", "check.sh")
 SUITES = [
     "gpu-tests", "gpu-suite", "ncu-captures", "sanitizer", "ceilings", "examples", "resume", "timing", "flushes",
     "softmax-sizes", "call-ms", "triton-overhead", "search-efficiency", "seeds", "sweep-seeds", "kt-live", "peers",
-    "plain", "gates", "multi-gpu", "llm", "report", "corpus", "evidence", "corpus-bench", "time-to-result",
-    "decisions", "warm-start",
+    "plain", "gates", "multi-gpu", "llm", "report", "corpus", "evidence", "corpus-optimize", "corpus-bench",
+    "time-to-result", "decisions", "warm-start",
 ]
 WRAPPED = {"sanitizer": "capture_sanitizer.sh", "peers": "peers_check.sh", "llm": "llm_check.sh",
            "report": "report_check.sh"}
@@ -59,7 +59,9 @@ def test_unknown_or_missing_suite_exits_non_zero(args):
 
 @pytest.mark.parametrize("args", [["seeds", "nope"], ["flushes", "nope"], ["timing", "nope"],
                                   ["search-efficiency", "nope"], ["examples", "nope"],
-                                  ["corpus-bench", "nope"], ["corpus-bench", "cub_inclusive_sum"]])
+                                  ["corpus-bench", "nope"], ["corpus-bench", "cub_inclusive_sum"],
+                                  ["corpus-optimize"], ["corpus-optimize", "nope"],
+                                  ["corpus-optimize", "cub_inclusive_sum:soon"]])
 def test_bad_arguments_exit_2_before_touching_the_gpu(args, tmp_path):
     r = subprocess.run(["bash", CHECK, *args], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                        env={**os.environ, "OUT": str(tmp_path / "out")})

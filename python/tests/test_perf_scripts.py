@@ -347,6 +347,12 @@ def test_ttr_summary_reads_the_first_evaluation_within_3_percent_and_the_whole_w
     assert "stop interrupted iterations 3" in out
     assert "not reached" in ttr_summary.line(state, "x", best_ms=2.0)
     assert "evaluations" not in ttr_summary.line(state, "x")
+    # Without a sweep's best: what the run measured, and its champion against the baseline
+    assert "measured" not in ttr_summary.line(state, "x", best_ms=3.0)
+    state["champion"] = {"candidate": {"id": "i2c2"}, "median_ms": 3.05}
+    assert ttr_summary.line(state, "cub").endswith(
+        "; measured 4 candidate(s), 3 correct; champion i2c2 at 3.05 ms, 1.698x the baseline's 5.18 ms")
+    assert ttr_summary.line({"history": []}, "none").endswith("; measured 0 candidate(s), 0 correct; champion None")
 
 
 def test_ttr_summary_says_when_a_state_json_is_unreadable(tmp_path, capsys):

@@ -30,6 +30,7 @@
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh optimize_answer_key triton_answer_key)
+#   corpus-optimize NAME[:CAP]...  kopt optimize on corpus kernels at their typical dims, --time-budget CO_BUDGET_S (20) under a SIGINT cap (CAP s, default CO_CAP_S, 110): what each measured, its walls (carry examples/corpus/_fetched, .carry/cutlass.tgz)
 #   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
 #   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold cold bench bench-warm bench-worker corpus-page sgemm sgemm-seeds)
 #   decisions [BUILD...]        one optimize per backend (CUDA, CUTLASS, Triton; same seed, no database) by each kopt build packed in .carry/builds.txz (pack_builds.sh), then kopt compare's decisions of each pair in order
@@ -376,6 +377,37 @@ suite_corpus() {
     flags=$(sed -n 's/^flags: //p' $d/dims.txt)
     step "bench $n" 180 "$K" bench "$k" --ref $d/ref.py $typical $flags --measure-budget-s 1 --out-dir runs/corpus_$n \
       --json runs/json/corpus_$n.json 2>&1 | grep -E "=== |=>|kernel  |floor|REJECTED|FLAGGED|reference  |error" | head -8
+  done
+}
+
+# Issue 35's "no run measures zero candidates", on corpus kernels that have no sweep to hold them to (nothing to
+# derive, or a space too large): each one's stamped log, state.json and summary.md in $OUT (co_NAME*), and its line
+# (scripts/perf/ttr_summary.py: the candidates measured, the champion against the baseline, the walls).
+suite_corpus_optimize() {
+  [ $# -gt 0 ] || { echo "corpus-optimize: name the kernels (examples/corpus/NAME, optionally NAME:CAP_SECONDS)" >&2; return 2; }
+  local a n cap d k typical flags run
+  for a in "$@"; do
+    n=${a%%:*}; cap=${a#*:}
+    [ -f "examples/corpus/$n/dims.txt" ] || { echo "corpus-optimize: no examples/corpus/$n/dims.txt" >&2; return 2; }
+    [ "$cap" = "$a" ] || [[ "$cap" =~ ^[0-9]+$ ]] || { echo "corpus-optimize: $a: the cap is whole seconds" >&2; return 2; }
+  done
+  start_check
+  export CUTLASS_PATH=$PWD/.carry/cutlass KOPT_DATA_DIR=${KOPT_DATA_DIR:-$PWD/data}
+  [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
+  export -f stamp
+  for a in "$@"; do
+    n=${a%%:*}; cap=${a#*:}; [ "$cap" = "$a" ] && cap=${CO_CAP_S:-110}
+    d=examples/corpus/$n
+    k=$(ls $d/kernel.cu $d/kernel.py 2>/dev/null | head -1)
+    typical=$(sed -n 's/^typical: //p' $d/dims.txt)
+    flags=$(sed -n 's/^flags: //p' $d/dims.txt)
+    step "co_$n" $((cap + 15)) bash -c "timeout -s INT $cap $K optimize $k --ref $d/ref.py $typical $flags \
+      --time-budget ${CO_BUDGET_S:-20} --out-dir runs/co_$n </dev/null 2>&1 | stamp >$OUT/co_$n.log"
+    run=$(ls -d runs/co_$n/kopt_runs/run_* 2>/dev/null | head -1)
+    [ -n "$run" ] || { echo "co_$n: no run directory (its log: $OUT/co_$n.log)"; continue; }
+    cp "$run/state.json" "$OUT/co_${n}_state.json" 2>/dev/null
+    cp "$run/summary.md" "$OUT/co_${n}_summary.md" 2>/dev/null
+    python3 scripts/perf/ttr_summary.py "$run/state.json" --name "co_$n"
   done
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One line per `kopt optimize` run for issue 36's time-to-result figures (docs/PERFORMANCE.md §12), from the
 run's state.json: its walls (whole, gates, first candidate, champion), phase seconds, stop reason and iterations;
-with --best MS also how many evaluations it made and the first one within --within percent of MS (the stored
+without --best, how many candidates it measured and its champion against the baseline;
+with --best MS instead how many evaluations it made and the first one within --within percent of MS (the stored
 sweep's best): its search second and the whole wall to it (the gates' wall plus that second), the figure the
 issue's "within 3% in under 40 s" is read from. A run that never got there says "not reached".
 
@@ -26,6 +27,16 @@ def line(state, name, best_ms=None, within_pct=3.0):
     out = f"{name}: wall " + str({k: round(v, 1) for k, v in wall.items() if v is not None})
     out += " phases " + str({k: round(v, 1) for k, v in (state.get("phase_seconds") or {}).items()})
     out += f" stop {state.get('stop_reason')} iterations {state.get('iterations_done')}"
+    history = state.get("history", [])
+    measured = [h for h in history if (h.get("candidate") or {}).get("id") != "baseline"]
+    if best_ms is None:  # what a run with no sweep to hold it to measured (issue 35: never zero candidates)
+        base = next((h.get("median_ms") for h in history if (h.get("candidate") or {}).get("id") == "baseline"), None)
+        champ = state.get("champion") or {}
+        cid, cms = (champ.get("candidate") or {}).get("id"), champ.get("median_ms")
+        correct = sum(1 for h in measured if h.get("status", "ok") == "ok")
+        out += f"; measured {len(measured)} candidate(s), {correct} correct; champion {cid}"
+        if cms and base:
+            out += f" at {cms:.4g} ms, {base / cms:.3f}x the baseline's {base:.4g} ms"
     if best_ms is not None:
         evaluations = sum(1 for h in state.get("history", []) if (h.get("candidate") or {}).get("id") != "baseline")
         hit = first_within(state, best_ms, within_pct)
