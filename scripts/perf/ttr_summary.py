@@ -38,9 +38,8 @@ def line(state, name, best_ms=None, within_pct=3.0):
         if cms and base:
             out += f" at {cms:.4g} ms, {base / cms:.3f}x the baseline's {base:.4g} ms"
     if best_ms is not None:
-        evaluations = sum(1 for h in state.get("history", []) if (h.get("candidate") or {}).get("id") != "baseline")
         hit = first_within(state, best_ms, within_pct)
-        out += f" evaluations {evaluations}; within {within_pct:g}% of {best_ms} ms: "
+        out += f" evaluations {len(measured)}; within {within_pct:g}% of {best_ms} ms: "
         if hit is None:
             out += "not reached"
         elif wall.get("gates_s") is None:
