@@ -461,6 +461,20 @@ TEST_F(RunnerGpu, TheSealedSeedIsJudgedThroughThePinnedSharedBufferOrTheSocket) 
   EXPECT_EQ(figures[0], figures[1]);
 }
 
+// 2^24 + 1 floats: 64 MiB and 4 bytes a buffer, which the judge's copy out of the shared buffer split in 8 parts of
+// exactly 8 MiB and dropped the last 4 bytes of (shared_buffer.cpp's split before its fix): a correct kernel was then
+// "wrong on the sealed seed" at its last element (CUB's scan at 2^25 + 1, H100, 2026-12-06).
+TEST_F(RunnerGpu, TheSealedSeedsLastElementReachesTheJudgeAtALengthTheCopyOnceCutShort) {
+  const int n = (1 << 24) + 1;
+  make_vadd_golden(dir_ / "golden", n, 1, contract::new_sealed_token());
+  auto o = run("vadd_ok", RunMode::kCheck);
+  ASSERT_EQ(o.status, RunStatus::kOk) << o.message;
+  const auto& sealed = o.details["seeds"].back();
+  ASSERT_TRUE(sealed.value("sealed", false)) << o.details["seeds"].dump();
+  EXPECT_EQ(sealed["judge"].value("transport", std::string()), "memfd") << sealed.dump();
+  EXPECT_EQ(sealed["outputs"]["c"].value("numel", 0), n) << sealed.dump();
+}
+
 // The determinism check's input (loop/determinism.h): check mode writes the first seed's outputs when asked.
 TEST_F(RunnerGpu, CheckModeDumpsTheFirstSeedsOutputs) {
   util::SystemRunner sys;
