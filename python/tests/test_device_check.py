@@ -78,3 +78,20 @@ def test_no_numbered_one_off_scripts_are_left():
 def test_every_script_parses(script):
     r = subprocess.run(["bash", "-n", script], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_steps_run_directory_is_the_newest_not_the_first_by_name(tmp_path):
+    """lib.sh's summ() (and every `ls -dt runs/...` in the device scripts): on a warm machine runs/NAME keeps an earlier
+    call's run, whose name sorts first; the run that counts is the one made last."""
+    runs = tmp_path / "runs" / "x" / "kopt_runs"
+    for name, text, mtime in (("run_20261207_013051", "an earlier call's", 1_000_000_000),
+                              ("run_20261207_013641", "this call's", 2_000_000_000)):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "summary.md").write_text(text + "\n")
+        os.utime(runs / name, (mtime, mtime))
+    lib = os.path.join(ROOT, "scripts", "device", "lib.sh")
+    r = subprocess.run(["bash", "-c", f"source {lib}; summ x"], cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert "this call's" in r.stdout and "an earlier call's" not in r.stdout, r.stdout
+    assert not [line for f in glob.glob(os.path.join(ROOT, "scripts", "device", "*.sh")) for line in open(f)
+                if re.search(r"\$\(ls -d runs/", line)], "a run directory chosen by name (ls -d), not by age (ls -dt)"
