@@ -23,7 +23,7 @@
 # CB_DEADLINE_S (default 470) from its start; kernels run in the order given (default: CB_DEFAULT below, CUDA only,
 # by priority), so what is skipped is the tail, and says so. Per kernel: optimize with --time-budget CB_TIME_BUDGET_S
 # (default 40: the search's seconds after the gates; 15 cut flashinfer_rmsnorm's 35 points after its first iteration, at
-# 1.082 of the best, and 40 reached 1.002) under `timeout -s INT CB_OPT_LIMIT_S` (default 100, a Triton kernel 160; at most the
+# 1.082 of the best, and 40 reached 1.002; `none`: kopt's default optimize, no search budget, as a user runs it) under `timeout -s INT CB_OPT_LIMIT_S` (default 100, a Triton kernel 160; at most the
 # time left minus 40 s; an interrupted run still writes state.json), then kopt bench (the project's choice, and the
 # sweep's golden data: optimize's 3 seeds at the same dims, which kopt's golden cache may serve), then the sweep (7
 # rounds, chunks of 48; a Triton kernel's: plain_sweep_triton.py's chunks of CB_TRITON_CHUNK, default 12; 1 where most
@@ -290,7 +290,7 @@ cmd_run() {
     rm -rf "$w" "$o"; mkdir -p "$w" "$o"
     left=$(python3 -c "import time;print(int($deadline-(time.time()-$T0)))")
     kernel_json "$o/kernel.json" "name=$n" "kernel=$k" "dims=\"$dims\"" "flags=\"$flags\"" \
-      "typical=\"$(sed -n 's/^typical: //p' "examples/corpus/$n/dims.txt")\"" "time_budget_s=$tb" "started_s=$(secs "$T0" "$(now)")"
+      "typical=\"$(sed -n 's/^typical: //p' "examples/corpus/$n/dims.txt")\"" "time_budget_s=$([ "$tb" = none ] && echo null || echo "$tb")" "started_s=$(secs "$T0" "$(now)")"
     if [ "$left" -lt "$min_s" ]; then
       echo "=== corpus-bench $n: skipped, $left s left before the deadline ($deadline s)"
       kernel_json "$o/kernel.json" "skipped=\"deadline: $left s left\""
@@ -313,7 +313,7 @@ cmd_run() {
       # shellcheck disable=SC2086  # dims and flags are lists of words
       # Each line stamped with the seconds since the command's start (where the gates' time goes).
       timeout -k 10 $((cap + 30)) timeout -s INT "$cap" "$KOPT" optimize "$k" --ref "examples/corpus/$n/ref.py" $dims $flags \
-        --time-budget "$tb" --out-dir "$w/opt" </dev/null 2>&1 | stamp >"$o/optimize.log"
+        $([ "$tb" = none ] || echo --time-budget "$tb") --out-dir "$w/opt" </dev/null 2>&1 | stamp >"$o/optimize.log"
       rc=${PIPESTATUS[0]}
       kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
       echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"
