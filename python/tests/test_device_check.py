@@ -81,7 +81,7 @@ def test_every_script_parses(script):
 
 
 def test_a_steps_run_directory_is_the_newest_not_the_first_by_name(tmp_path):
-    """lib.sh's summ() (and every `ls -dt runs/...` in the device scripts): on a warm machine runs/NAME keeps an earlier
+    """lib.sh's newest_run (through summ(), and in every device script): on a warm machine runs/NAME keeps an earlier
     call's run, whose name sorts first; the run that counts is the one made last."""
     runs = tmp_path / "runs" / "x" / "kopt_runs"
     for name, text, mtime in (("run_20261207_013051", "an earlier call's", 1_000_000_000),
@@ -94,4 +94,5 @@ def test_a_steps_run_directory_is_the_newest_not_the_first_by_name(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "this call's" in r.stdout and "an earlier call's" not in r.stdout, r.stdout
     assert not [line for f in glob.glob(os.path.join(ROOT, "scripts", "device", "*.sh")) for line in open(f)
-                if re.search(r"\$\(ls -d runs/", line)], "a run directory chosen by name (ls -d), not by age (ls -dt)"
+                if re.search(r"ls -dt? \"?runs/", line) and not line.startswith("newest_run()")], \
+        "a run directory found by its own ls, not by lib.sh's newest_run"

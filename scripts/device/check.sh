@@ -156,7 +156,7 @@ suite_resume() {
   local R
   step resume_start 95 timeout -s INT 75 "$K" optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py \
     --M=2048 --N=2048 --K=2048 --iterations 2 --measure-budget-s 0.5 --out-dir runs/resume
-  R=$(ls -dt runs/resume/kopt_runs/run_* | head -1)
+  R=$(newest_run resume)
   python3 -c "import json;s=json.load(open('$R/state.json'));print('after the interrupt: iterations_done',s['iterations_done'],'gates_passed',s['gates_passed'],'stop_reason',repr(s['stop_reason']))"
   step resume 200 "$K" optimize --resume "$R" --quiet
   python3 -c "import json;s=json.load(open('$R/summary.json'));print('resumed run:',s['stop'],s['headline'])"
@@ -358,7 +358,7 @@ suite_multi_gpu() {
   # shellcheck disable=SC2086
   step "optimize va --gpus all" 200 "$K" optimize $VA --gpus all --out-dir runs/va_gpus_all </dev/null >"$OUT/optimize_va_gpus_all.log" 2>&1
   tail -22 "$OUT/optimize_va_gpus_all.log"
-  D=$(ls -dt runs/va_gpus_all/kopt_runs/run_* 2>/dev/null | head -1)
+  D=$(newest_run va_gpus_all)
   [ -n "$D" ] && python3 -c "import json;s=json.load(open('$D/state.json'));print('measuring', json.dumps(s.get('measuring')))"
   summ va_gpus_all
 }
@@ -403,7 +403,7 @@ suite_corpus_optimize() {
     flags=$(sed -n 's/^flags: //p' $d/dims.txt)
     step "co_$n" $((cap + 15)) bash -c "timeout -s INT $cap $K optimize $k --ref $d/ref.py $typical $flags \
       --time-budget ${CO_BUDGET_S:-20} --out-dir runs/co_$n </dev/null 2>&1 | stamp >$OUT/co_$n.log"
-    run=$(ls -dt runs/co_$n/kopt_runs/run_* 2>/dev/null | head -1)
+    run=$(newest_run co_$n)
     [ -n "$run" ] || { echo "co_$n: no run directory (its log: $OUT/co_$n.log)"; continue; }
     cp "$run/state.json" "$OUT/co_${n}_state.json" 2>/dev/null
     cp "$run/summary.md" "$OUT/co_${n}_summary.md" 2>/dev/null
@@ -475,11 +475,11 @@ suite_time_to_result() {
   export -f stamp  # lib.sh's, for the bash -c of each step
   tool_log "$OUT/tools.log"  # each Nsight Compute and compute-sanitizer run's start and seconds
   # ttr_line RUN [BEST_MS]: RUN's state.json into $OUT, and its line (scripts/perf/ttr_summary.py)
-  ttr_line() { local d; d=$(ls -dt runs/$1/kopt_runs/*_* 2>/dev/null | head -1)
+  ttr_line() { local d; d=$(newest_run $1 "*_*")
     [ -n "$d" ] || { echo "$1: no run directory"; return; }
     cp "$d/state.json" "$OUT/$1_state.json" 2>/dev/null
     python3 scripts/perf/ttr_summary.py "$d/state.json" --name "$1" ${2:+--best "$2"}; }
-  phases() { local d; d=$(ls -dt runs/$1/kopt_runs/*_* 2>/dev/null | head -1); [ -n "$d" ] || return
+  phases() { local d; d=$(newest_run $1 "*_*"); [ -n "$d" ] || return
     mkdir -p runs/json/$1; cp $d/state.json $d/summary.json $d/bench.json $d/holdout.json runs/json/$1/ 2>/dev/null
     python3 -c "import json,sys
 for f in ('state.json','summary.json','bench.json'):
@@ -566,7 +566,7 @@ suite_warm_start() {
     --db "$C.off/results.sqlite3" --out-dir runs/ws_b_off </dev/null >"$OUT/warm_start_b_off.log" 2>&1
   tail -3 "$OUT/warm_start_b_off.log"
   for r in a b b_off; do
-    d=$(ls -dt runs/ws_$r/kopt_runs/run_* 2>/dev/null | head -1)
+    d=$(newest_run ws_$r)
     [ -n "$d" ] || { echo "ws_$r: no run directory"; continue; }
     for f in state.json summary.md summary.json; do cp "$d/$f" "$OUT/warm_start_${r}_$f" 2>/dev/null; done
     grep -h "=== ws_$r rc=" "$OUT/warm_start_$r.log" 2>/dev/null
@@ -638,8 +638,8 @@ suite_decisions() {
     a=${builds[i]} c=${builds[i + 1]}
     for k in $kernels; do
       local ra rc_
-      ra=$(ls -dt runs/builds/"$a"/runs/$k/kopt_runs/run_* 2>/dev/null | head -1)
-      rc_=$(ls -dt runs/builds/"$c"/runs/$k/kopt_runs/run_* 2>/dev/null | head -1)
+      ra=$(newest_run "builds/$a/runs/$k")
+      rc_=$(newest_run "builds/$c/runs/$k")
       [ -n "$ra" ] && [ -n "$rc_" ] || { echo "decisions $a/$c $k: a run is missing"; continue; }
       echo "=== decisions $k: $a ($(cat runs/builds/$a/COMMIT)) against $c ($(cat runs/builds/$c/COMMIT))"
       "$K" compare "$ra" "$rc_" --json "$OUT/decisions_${a}_${c}_$k.json" 2>&1 | sed -n '/^decisions:/,$p'

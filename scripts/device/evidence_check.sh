@@ -95,7 +95,7 @@ fi
 if want optimize_nofresh; then
   KOPT_FRESH_INPUTS=0 step "optimize sgemm_memo without fresh inputs" 300 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py \
     --M=4096 --N=4096 --K=4096 --out-dir runs/opt_nofresh --iterations 1 --workload-matrix off
-  d=$(ls -dt runs/opt_nofresh/kopt_runs/run_* 2>/dev/null | head -1)
+  d=$(newest_run opt_nofresh)
   [ -n "$d" ] && python3 -c "
 import json; s=json.load(open('$d/state.json'))
 for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'))
@@ -105,7 +105,7 @@ print('champion', json.dumps(s.get('champion',{}).get('candidate',{}).get('param
 fi
 if want optimize; then
 step "optimize sgemm_memo" 420 "$K" optimize "$S/kernel.cu" --ref examples/sgemm_naive/ref.py --M=4096 --N=4096 --K=4096 --out-dir runs/opt_memo --iterations 2
-d=$(ls -dt runs/opt_memo/kopt_runs/run_* 2>/dev/null | head -1)
+d=$(newest_run opt_memo)
 [ -n "$d" ] && { grep -E "MEMO|champion|reject|below|fresh" "$d/summary.md" | head -40; python3 -c "
 import json,sys; s=json.load(open('$d/state.json'))
 for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'), (m.get('note') or '')[:200])
@@ -116,7 +116,7 @@ fi
 if want optimize_answer_key; then
 step "optimize answer_key" 300 "$K" optimize tests/data/hostile/answer_key/kernel.cu --ref examples/vector_add/ref.py --n=1048576 \
   --out-dir runs/opt_answer_key --iterations 2
-d=$(ls -dt runs/opt_answer_key/kopt_runs/run_* 2>/dev/null | head -1)
+d=$(newest_run opt_answer_key)
 [ -n "$d" ] && { python3 -c "
 import json; s=json.load(open('$d/state.json'))
 for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'), (m.get('note') or '')[:240])
@@ -136,7 +136,7 @@ bench tak_cheat1_sealoff KOPT_SEAL=off -- $TA -D CHEAT=1
 keyline "$E/tak_cheat1_sealoff.json"
 grep -h "answer_key kernel" "$E"/tak_cheat1*/kopt_runs/*/candidates/*/*.txt "$E"/tak_cheat1*/kopt_runs/*/*.log 2>/dev/null | head -4
 step "optimize triton_answer_key" 420 "$K" optimize $TA --out-dir runs/opt_triton_answer_key --iterations 2
-d=$(ls -dt runs/opt_triton_answer_key/kopt_runs/run_* 2>/dev/null | head -1)
+d=$(newest_run opt_triton_answer_key)
 [ -n "$d" ] && { python3 -c "
 import json; s=json.load(open('$d/state.json'))
 for m in s.get('history', []): print(m.get('candidate',{}).get('id'), m.get('candidate',{}).get('params'), m.get('status'), m.get('median_ms'), (m.get('note') or '')[:240])

@@ -27,7 +27,7 @@ opt() {  # opt NAME LIMIT_S ARGS...: one optimize run, its log under $OUT, its s
   step "optimize $name" "$limit" $K optimize "$@" $Q --out-dir runs/$name </dev/null >"$OUT/optimize_$name.log" 2>&1
   tail -25 "$OUT/optimize_$name.log"
   summ "$name"
-  local d; d=$(ls -dt runs/$name/kopt_runs/run_* 2>/dev/null | head -1)
+  local d; d=$(newest_run $name)
   [ -n "$d" ] && for f in state.json stop.json holdout.json gates/cases.json gates/sanitize_baseline.json; do
     [ -f "$d/$f" ] && cp "$d/$f" "runs/json/$name/$(echo $f | tr / _)"; done
   [ -n "$d" ] && cp "$d/summary.md" "$OUT/summary_$name.md" 2>/dev/null

@@ -6,9 +6,11 @@ stamp() { python3 -u -c 'import sys,time
 t=time.time()
 for l in sys.stdin: sys.stdout.write("%7.2f %s" % (time.time()-t, l))'; }
 step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s.%N); echo "=== $name: $*"; timeout $limit "$@"; local rc=$?; echo "=== $name rc=$rc $(python3 -c "import time;print(round(time.time()-$t0,1))") s"; }
-# A step's run directory is the newest under runs/NAME (ls -dt): a warm device machine keeps the runs of earlier calls,
-# and the first by name was an earlier call's (session 38: a cold run reported the previous call's figures).
-summ() { local d; d=$(ls -dt runs/$1/kopt_runs/run_* 2>/dev/null | head -1); [ -n "$d" ] || return; echo "--- summary of $1"; cat $d/summary.md 2>/dev/null || cat $d/state.json; mkdir -p runs/json/$1; cp $d/summary.json $d/options.json runs/json/$1/ 2>/dev/null; find $d -name roofline.json | while read -r f; do cp "$f" runs/json/$1/$(echo "${f#$d/}" | tr / _); done; }
+# newest_run NAME [PATTERN]: the newest of runs/NAME/kopt_runs/PATTERN (default run_*), by age (ls -dt): a warm device
+# machine keeps the runs of earlier calls, and the first by name was an earlier call's (session 38: a cold run
+# reported the previous call's figures). Every device script finds a step's run directory with it.
+newest_run() { ls -dt "runs/$1"/kopt_runs/${2:-run_*} 2>/dev/null | head -1; }
+summ() { local d; d=$(newest_run $1); [ -n "$d" ] || return; echo "--- summary of $1"; cat $d/summary.md 2>/dev/null || cat $d/state.json; mkdir -p runs/json/$1; cp $d/summary.json $d/options.json runs/json/$1/ 2>/dev/null; find $d -name roofline.json | while read -r f; do cp "$f" runs/json/$1/$(echo "${f#$d/}" | tr / _); done; }
 # two_streams LIMIT_S [FUNC...]: runs the caller's functions stream0 (GPU 0's work) and stream1 (GPU 1's) at once,
 # each in its own bash under `timeout LIMIT_S` with step, summ and the named helper FUNCs, logging to
 # $OUT/gpu0.txt and $OUT/gpu1.txt; waits on both by PID (a bare `wait` also waits for a `tee` process
@@ -27,7 +29,7 @@ two_streams() {
 triton_overhead() {
   local TS="examples/triton_softmax/kernel.py --ref examples/triton_softmax/ref.py --n_rows=$1 --n_cols=4096"
   step triton_golden_$1 90 $K bench $TS --measure-budget-s 0.3 --no-reference-timing --out-dir runs/ov$1
-  local G; G=$(ls -dt runs/ov$1/kopt_runs/bench_*/golden | head -1)
+  local G; G=$(newest_run ov$1 "bench_*/golden")
   local CFG='{"BLOCK_SIZE":4096,"KOPT_PERSISTENT_KERNEL":0,"num_stages":2,"num_warps":8}'
   export KOPT_TRITON_FORK_SERVER_DIR=/tmp/kopt-fs-device-check
   for m in kopt_harness kopt_harness kopt_harness kopt_harness.fork_client kopt_harness.fork_client kopt_harness.fork_client kopt_harness.fork_client; do

@@ -42,7 +42,7 @@ kill "$ANSWER" 2>/dev/null
 
 # The verdicts, from the run directories themselves.
 for r in llm manual; do
-  d=$(ls -dt runs/$r/kopt_runs/run_* 2>/dev/null | head -1)
+  d=$(newest_run $r)
   [ -n "$d" ] || { echo "VERDICT $r: no run directory"; continue; }
   python3 - "$d" "$r" <<'EOF'
 import glob, json, os, sys

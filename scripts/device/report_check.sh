@@ -16,7 +16,7 @@ python3 -c "import kernel_tuner" 2>/dev/null ||
 step optimize 600 $K optimize examples/sgemm_tunable/kernel.cu --ref examples/sgemm_tunable/ref.py --M=4096 --N=4096 --K=4096 \
   --iterations 2 --out-dir runs/report </dev/null >runs/optimize.log 2>&1
 tail -30 runs/optimize.log
-RUN=$(ls -dt runs/report/kopt_runs/run_* | head -1)
+RUN=$(newest_run report)
 echo "run directory: $RUN"
 ls -la "$RUN"
 if [ -s "$RUN/summary.html" ]; then echo "CHECK summary.html written by optimize: yes ($(stat -c %s "$RUN/summary.html") bytes)"

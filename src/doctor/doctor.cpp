@@ -389,6 +389,11 @@ auto timed(F check) {
     r.front().seconds = s;
   return r;
 }
+// timed(check) on a thread of its own.
+template <typename F>
+auto timed_async(F check) {
+  return std::async(std::launch::async, [check] { return timed(check); });
+}
 }  // namespace
 
 Report run_doctor(const Options& opts) {
@@ -398,7 +403,7 @@ Report run_doctor(const Options& opts) {
   Report report;
   report.checks.push_back(timed([&] { return check_gpu(report); }));
   const Report& gpus = report;
-  auto nvcc = std::async(std::launch::async, [&] { return timed([&] { return check_nvcc(gpus); }); });
+  auto nvcc = timed_async([&] { return check_nvcc(gpus); });
   auto ncu = std::async(std::launch::async, [&] {
     std::vector<Check> out;
     std::string path;
@@ -407,13 +412,10 @@ Report run_doctor(const Options& opts) {
       out.push_back(timed([&] { return check_ncu_counters(path, opts, gpus); }));
     return out;
   });
-  auto cuobjdump = std::async(std::launch::async,
-                              [] { return timed([] { return check_cuda_tool("cuobjdump", toolchain::find_cuobjdump()); }); });
-  auto nvdisasm = std::async(std::launch::async,
-                             [] { return timed([] { return check_cuda_tool("nvdisasm", toolchain::find_nvdisasm()); }); });
-  auto python =
-      std::async(std::launch::async, [&] { return timed([&] { return check_python(gpus, opts.import_python_modules); }); });
-  auto cutlass = std::async(std::launch::async, [] { return timed([] { return check_cutlass(); }); });
+  auto cuobjdump = timed_async([] { return check_cuda_tool("cuobjdump", toolchain::find_cuobjdump()); });
+  auto nvdisasm = timed_async([] { return check_cuda_tool("nvdisasm", toolchain::find_nvdisasm()); });
+  auto python = timed_async([&] { return check_python(gpus, opts.import_python_modules); });
+  auto cutlass = timed_async([] { return check_cutlass(); });
   std::vector<Check> rest;
   rest.push_back(nvcc.get());
   for (auto& c : ncu.get()) rest.push_back(std::move(c));
