@@ -96,3 +96,22 @@ def test_a_steps_run_directory_is_the_newest_not_the_first_by_name(tmp_path):
     assert not [line for f in glob.glob(os.path.join(ROOT, "scripts", "device", "*.sh")) for line in open(f)
                 if re.search(r"ls -dt? \"?runs/", line) and not line.startswith("newest_run()")], \
         "a run directory found by its own ls, not by lib.sh's newest_run"
+
+
+def test_a_corpus_kernels_file_dims_and_flags_come_from_lib_sh():
+    """lib.sh's corpus_kernel and corpus_dims are the one place the device scripts read a corpus kernel's file, its
+    typical dims and its compile flags (check.sh's corpus suites and corpus_bench.sh once had a copy each)."""
+    lib = os.path.join(ROOT, "scripts", "device", "lib.sh")
+    r = subprocess.run(["bash", "-c", f"source {lib}; corpus_kernel cutlass_rmsnorm; corpus_kernel liger_softmax; "
+                        "corpus_dims cutlass_rmsnorm typical; corpus_dims cutlass_rmsnorm flags"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    dims = open(os.path.join(ROOT, "examples", "corpus", "cutlass_rmsnorm", "dims.txt")).read()
+    typical = re.search(r"^typical: (.*)$", dims, re.M).group(1)
+    flags = re.search(r"^flags: (.*)$", dims, re.M).group(1)
+    assert r.stdout.splitlines() == ["examples/corpus/cutlass_rmsnorm/kernel.cu", "examples/corpus/liger_softmax/kernel.py",
+                                     typical, flags]
+    assert not [f"{os.path.basename(f)}: {line.strip()}" for f in glob.glob(os.path.join(ROOT, "scripts", "device", "*.sh"))
+                for line in open(f) if re.search(r"s/\^(typical|flags): |kernel\.cu \S*kernel\.py", line)
+                and not line.startswith(("corpus_kernel()", "corpus_dims()"))], \
+        "a corpus kernel read by a script's own sed or ls, not by lib.sh's corpus_kernel or corpus_dims"

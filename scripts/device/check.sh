@@ -30,7 +30,7 @@
 #   report                      summary.html, export t4/csv read by Kernel Tuner, compare (report_check.sh)
 #   corpus [NAME...]            kopt bench on the corpus's kernels at their typical dims (carry examples/corpus/_fetched)
 #   evidence [PART...]          the hostile kernels and what fresh inputs cost (evidence_check.sh; PART: tests bench race optimize optimize_nofresh optimize_answer_key triton_answer_key)
-#   corpus-optimize NAME[:CAP]...  kopt optimize on corpus kernels at their typical dims, --time-budget CO_BUDGET_S (20) under a SIGINT cap (CAP s, default CO_CAP_S, 110): what each measured, its walls (carry examples/corpus/_fetched, .carry/cutlass.tgz)
+#   corpus-optimize NAME[:CAP]...  kopt optimize on corpus kernels at their typical dims, --time-budget CO_BUDGET_S (20; none: kopt's default) under a SIGINT cap (CAP s, default CO_CAP_S, 110): what each measured, its walls (carry examples/corpus/_fetched, .carry/cutlass.tgz)
 #   corpus-bench [NAME...]      issue 35's benchmark: optimize on each corpus kernel's derived space, its sweep and the project's choice (corpus_bench.sh; carry .carry/corpus_bench.txz, examples/corpus/_fetched)
 #   time-to-result [PART...]    whole wall, stderr timestamped: optimize vector_add cold then warm, bench cold/warm/a second candidate, sgemm_tunable (PART: optimize optimize-cold cold bench bench-warm bench-worker corpus-page sgemm sgemm-seeds)
 #   decisions [BUILD...]        one optimize per backend (CUDA, CUTLASS, Triton; same seed, no database) by each kopt build packed in .carry/builds.txz (pack_builds.sh), then kopt compare's decisions of each pair in order
@@ -371,10 +371,10 @@ suite_corpus() {
   [ ${#names[@]} -gt 0 ] || names=($(ls examples/corpus | grep -v README))
   for n in "${names[@]}"; do
     d=examples/corpus/$n
-    k=$(ls $d/kernel.cu $d/kernel.py 2>/dev/null | head -1)
+    k=$(corpus_kernel "$n")
     [ -n "$k" ] || { echo "corpus: no kernel in $d"; continue; }
-    typical=$(sed -n 's/^typical: //p' $d/dims.txt)
-    flags=$(sed -n 's/^flags: //p' $d/dims.txt)
+    typical=$(corpus_dims "$n" typical)
+    flags=$(corpus_dims "$n" flags)
     step "bench $n" 180 "$K" bench "$k" --ref $d/ref.py $typical $flags --measure-budget-s 1 --out-dir runs/corpus_$n \
       --json runs/json/corpus_$n.json 2>&1 | grep -E "=== |=>|kernel  |floor|REJECTED|FLAGGED|reference  |error" | head -8
   done
@@ -398,11 +398,11 @@ suite_corpus_optimize() {
   for a in "$@"; do
     n=${a%%:*}; cap=${a#*:}; [ "$cap" = "$a" ] && cap=${CO_CAP_S:-110}
     d=examples/corpus/$n
-    k=$(ls $d/kernel.cu $d/kernel.py 2>/dev/null | head -1)
-    typical=$(sed -n 's/^typical: //p' $d/dims.txt)
-    flags=$(sed -n 's/^flags: //p' $d/dims.txt)
+    k=$(corpus_kernel "$n")
+    typical=$(corpus_dims "$n" typical)
+    flags=$(corpus_dims "$n" flags)
     step "co_$n" $((cap + 15)) bash -c "timeout -s INT $cap $K optimize $k --ref $d/ref.py $typical $flags \
-      --time-budget ${CO_BUDGET_S:-20} --out-dir runs/co_$n </dev/null 2>&1 | stamp >$OUT/co_$n.log"
+      $([ "${CO_BUDGET_S:-20}" = none ] || echo --time-budget "${CO_BUDGET_S:-20}") --out-dir runs/co_$n </dev/null 2>&1 | stamp >$OUT/co_$n.log"
     run=$(newest_run co_$n)
     [ -n "$run" ] || { echo "co_$n: no run directory (its log: $OUT/co_$n.log)"; continue; }
     cp "$run/state.json" "$OUT/co_${n}_state.json" 2>/dev/null
@@ -514,7 +514,7 @@ for f in ('state.json','summary.json','bench.json'):
       [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
       printf 'M=4096 N=4096\n' >runs/page_case.txt
       printf 'M=1000 N=4000\n' >runs/page_holdout.txt
-      step ttr_corpus_page ${TTR_PAGE_LIMIT_S:-150} bash -c "$K optimize $d/kernel.cu --ref $d/ref.py --M=4096 --N=4096 $(sed -n 's/^flags: //p' $d/dims.txt) --shapes runs/page_case.txt --holdout-shapes runs/page_holdout.txt --time-budget 20 --iterations 2 --out-dir runs/ttr_page 2>&1 | stamp | tail -40"
+      step ttr_corpus_page ${TTR_PAGE_LIMIT_S:-150} bash -c "$K optimize $d/kernel.cu --ref $d/ref.py --M=4096 --N=4096 $(corpus_dims cutlass_rmsnorm flags) --shapes runs/page_case.txt --holdout-shapes runs/page_holdout.txt --time-budget 20 --iterations 2 --out-dir runs/ttr_page 2>&1 | stamp | tail -40"
       phases ttr_page
       (cd runs/ttr_page/kopt_runs && tar czf "$OUT/page_run.tgz" --exclude='*.so' --exclude='*.ncu-rep' --exclude='*.safetensors' --exclude='*.cubin' --exclude='build' .) ;;
     cold)  # every cache cold: TTR_COLD_RUNS (default 2) runs, each over a fresh KOPT_CACHE_DIR with the doctor's cache removed; then one warm

@@ -42,7 +42,7 @@
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
-. "$HERE/lib.sh"  # stamp
+. "$HERE/lib.sh"  # stamp, corpus_kernel, corpus_dims
 cd "$ROOT"
 
 # The default kernels, in the order they run: every CUDA kernel whose space is derived (15 of 28 corpus kernels
@@ -60,7 +60,7 @@ CB_TRITON="liger_softmax liger_rms_norm liger_layer_norm liger_geglu liger_swigl
 bench_dims() {
   local own="CB_DIMS_$1"
   if [ -n "${!own:-}" ]; then echo "${!own}"; return; fi
-  if [ "${CB_DIMS:-}" = typical ]; then sed -n 's/^typical: //p' "examples/corpus/$1/dims.txt"; return; fi
+  if [ "${CB_DIMS:-}" = typical ]; then corpus_dims "$1" typical; return; fi
   case "$1" in
     flashinfer_rmsnorm | flashinfer_fused_add_rmsnorm) echo "--batch_size=8192 --d=4096" ;;   # typical 16384 x 4096
     cutlass_layernorm | cutlass_rmsnorm) echo "--M=8192 --N=4096" ;;                          # typical 16384 x 4096
@@ -71,12 +71,10 @@ bench_dims() {
     liger_softmax | liger_rms_norm | liger_layer_norm) echo "--n_rows=4096 --n_cols=4096" ;;  # typical 16384 rows
     liger_geglu) echo "--n_rows=2048 --n_cols=16384" ;;                                       # typical 8192 rows
     liger_swiglu) echo "--n_rows=2048 --n_cols=14336" ;;                                      # typical 8192 rows
-    *) sed -n 's/^typical: //p' "examples/corpus/$1/dims.txt" ;;
+    *) corpus_dims "$1" typical ;;
   esac
 }
 
-kernel_of() { ls "examples/corpus/$1/kernel.cu" "examples/corpus/$1/kernel.py" 2>/dev/null | head -1; }
-flags_of() { sed -n 's/^flags: //p' "examples/corpus/$1/dims.txt"; }
 now() { date +%s.%N; }
 secs() { python3 -c "import sys;print(round(float(sys.argv[2])-float(sys.argv[1]),1))" "$1" "$2"; }
 
@@ -99,7 +97,7 @@ PACK=.carry/corpus_bench.txz
 # cache DIR/../cache, its compile JSON in DIR/compiled/I.json (what measure_space.py reads).
 compile_space() {
   local d=$1 n=$2 jobs=$3 flags
-  flags="$(flags_of "$n") -I examples/corpus/$n"   # the annotated copy lives elsewhere: its "../_fetched" includes
+  flags="$(corpus_dims "$n" flags) -I examples/corpus/$n"   # the annotated copy lives elsewhere: its "../_fetched" includes
   mkdir -p "$d/compiled"
   # shellcheck disable=SC2016  # $0..$4 belong to the inner shell
   awk '{print NR - 1 " " $0}' "$d/configs.txt" | tr '\n' '\0' | xargs -0 -P "$jobs" -n 1 sh -c '
@@ -112,7 +110,7 @@ compile_space() {
 
 # derive DIR NAME: kopt annotate's copy, its JSON and the space's configurations (CUDA: kopt_space.py).
 derive() {
-  local d=$1 n=$2 k; k=$(kernel_of "$n")
+  local d=$1 n=$2 k; k=$(corpus_kernel "$n")
   mkdir -p "$d"
   "$KOPT" annotate "$k" --write "$d/annotated.${k##*.}" --json "$d/derived.json" >"$d/annotate.txt" 2>&1 ||
     { echo "corpus-bench: kopt annotate failed on $k"; cat "$d/annotate.txt"; return 1; }
@@ -127,7 +125,7 @@ cmd_prepare() {
   jobs=${CB_JOBS:-$(nproc)}
   rm -rf .carry/corpus_bench && mkdir -p .carry/corpus_bench/cache
   for n in "${names[@]}"; do
-    [ "$(kernel_of "$n")" = "examples/corpus/$n/kernel.cu" ] || { echo "prepare: $n is Triton: nothing to compile"; continue; }
+    [ "$(corpus_kernel "$n")" = "examples/corpus/$n/kernel.cu" ] || { echo "prepare: $n is Triton: nothing to compile"; continue; }
     d=.carry/corpus_bench/$n
     derive "$d" "$n" || return 1
     t0=$(now)
@@ -189,7 +187,7 @@ cmd_plan() {
   mkdir -p runs
   unpack
   for n in "${names[@]}"; do
-    k=$(kernel_of "$n"); d=runs/cb_plan/$n
+    k=$(corpus_kernel "$n"); d=runs/cb_plan/$n
     derive "$d" "$n" || return 1
     if [ "${k##*.}" = cu ]; then
       c=$(wc -l <"$d/configs.txt")
@@ -201,10 +199,10 @@ cmd_plan() {
     # The contract at the benchmark's dims and flags, as optimize and bench will check it: the kernel compiled with
     # its flags, the reference run once on the CPU at these dims.
     # shellcheck disable=SC2086
-    "$KOPT" check "$k" --ref "examples/corpus/$n/ref.py" $(bench_dims "$n") $(flags_of "$n") >"$d/check.log" 2>&1
+    "$KOPT" check "$k" --ref "examples/corpus/$n/ref.py" $(bench_dims "$n") $(corpus_dims "$n" flags) >"$d/check.log" 2>&1
     echo "plan $n: kopt check at the benchmark's dims: exit $? ($(tail -1 "$d/check.log"))"
     total=$((total + c))
-    echo "plan $n: $k $(bench_dims "$n") $(flags_of "$n") | $c configurations ($p) | $(grep -c '@kopt param' "$d/annotated.${k##*.}") params"
+    echo "plan $n: $k $(bench_dims "$n") $(corpus_dims "$n" flags) | $c configurations ($p) | $(grep -c '@kopt param' "$d/annotated.${k##*.}") params"
   done
   echo "plan: ${#names[@]} kernels, $total configurations"
 }
@@ -285,12 +283,12 @@ cmd_run() {
   export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
   unpack
   for n in "${names[@]}"; do
-    k=$(kernel_of "$n"); w=runs/cb/$n; o=$OUT/corpus_bench/$n
-    dims=$(bench_dims "$n"); flags=$(flags_of "$n")
+    k=$(corpus_kernel "$n"); w=runs/cb/$n; o=$OUT/corpus_bench/$n
+    dims=$(bench_dims "$n"); flags=$(corpus_dims "$n" flags)
     rm -rf "$w" "$o"; mkdir -p "$w" "$o"
     left=$(python3 -c "import time;print(int($deadline-(time.time()-$T0)))")
     kernel_json "$o/kernel.json" "name=$n" "kernel=$k" "dims=\"$dims\"" "flags=\"$flags\"" \
-      "typical=\"$(sed -n 's/^typical: //p' "examples/corpus/$n/dims.txt")\"" "time_budget_s=$([ "$tb" = none ] && echo null || echo "$tb")" "started_s=$(secs "$T0" "$(now)")"
+      "typical=\"$(corpus_dims "$n" typical)\"" "time_budget_s=$([ "$tb" = none ] && echo null || echo "$tb")" "started_s=$(secs "$T0" "$(now)")"
     if [ "$left" -lt "$min_s" ]; then
       echo "=== corpus-bench $n: skipped, $left s left before the deadline ($deadline s)"
       kernel_json "$o/kernel.json" "skipped=\"deadline: $left s left\""

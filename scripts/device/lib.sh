@@ -10,6 +10,11 @@ step() { local name=$1 limit=$2; shift 2; local t0=$(date +%s.%N); echo "=== $na
 # machine keeps the runs of earlier calls, and the first by name was an earlier call's (session 38: a cold run
 # reported the previous call's figures). Every device script finds a step's run directory with it.
 newest_run() { ls -dt "runs/$1"/kopt_runs/${2:-run_*} 2>/dev/null | head -1; }
+# corpus_kernel NAME: examples/corpus/NAME's kernel (kernel.cu, else kernel.py); corpus_dims NAME KEY: the line KEY of its
+# dims.txt (typical: the dims its project launches at; flags: what its compile needs). The corpus suites and
+# corpus_bench.sh read a corpus kernel through these two.
+corpus_kernel() { ls "examples/corpus/$1/kernel.cu" "examples/corpus/$1/kernel.py" 2>/dev/null | head -1; }
+corpus_dims() { sed -n "s/^$2: //p" "examples/corpus/$1/dims.txt"; }
 summ() { local d; d=$(newest_run $1); [ -n "$d" ] || return; echo "--- summary of $1"; cat $d/summary.md 2>/dev/null || cat $d/state.json; mkdir -p runs/json/$1; cp $d/summary.json $d/options.json runs/json/$1/ 2>/dev/null; find $d -name roofline.json | while read -r f; do cp "$f" runs/json/$1/$(echo "${f#$d/}" | tr / _); done; }
 # two_streams LIMIT_S [FUNC...]: runs the caller's functions stream0 (GPU 0's work) and stream1 (GPU 1's) at once,
 # each in its own bash under `timeout LIMIT_S` with step, summ and the named helper FUNCs, logging to
