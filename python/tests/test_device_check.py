@@ -115,3 +115,40 @@ def test_a_corpus_kernels_file_dims_and_flags_come_from_lib_sh():
                 for line in open(f) if re.search(r"s/\^(typical|flags): |kernel\.cu \S*kernel\.py", line)
                 and not line.startswith(("corpus_kernel()", "corpus_dims()"))], \
         "a corpus kernel read by a script's own sed or ls, not by lib.sh's corpus_kernel or corpus_dims"
+
+
+FAKE_KOPT = r"""#!/usr/bin/env bash
+# kopt as corpus_bench.sh's run calls it, without a GPU: annotate copies the kernel, optimize leaves a run directory
+# with golden data and a state.json (no cases), bench does nothing.
+cmd=$1; shift
+case "$cmd" in
+  annotate) k=$1; shift
+    while [ $# -gt 0 ]; do case "$1" in --write) cp "$k" "$2"; shift ;; --json) echo '{"params": []}' >"$2"; shift ;; esac; shift; done ;;
+  optimize) while [ $# -gt 0 ]; do [ "$1" = --out-dir ] && d=$2; shift; done
+    mkdir -p "$d/kopt_runs/run_1/golden"; echo '{}' >"$d/kopt_runs/run_1/state.json" ;;
+esac
+exit 0
+"""
+
+
+def test_corpus_bench_runs_a_triton_kernel_first_to_the_end(tmp_path):
+    """corpus_bench.sh's run (set -u) once read the CUDA sweep's pack folder after every kernel's sweep: with a Triton
+    kernel first it was never set, and the run stopped there (`p: unbound variable`, session 40 call 5), with no table
+    and the kernels after it never started. Run on a copy of the scripts with a kopt that needs no GPU: the Triton
+    kernel, then a CUDA one, both reach the end."""
+    import shutil
+    shutil.copytree(os.path.join(ROOT, "scripts"), tmp_path / "scripts")
+    for n in ("liger_softmax", "cutlass_rmsnorm"):
+        shutil.copytree(os.path.join(ROOT, "examples", "corpus", n), tmp_path / "examples" / "corpus" / n)
+    kopt = tmp_path / "fake_kopt"
+    kopt.write_text(FAKE_KOPT)
+    kopt.chmod(0o755)
+    out = tmp_path / "out"
+    env = {**os.environ, "OUT": str(out), "KOPT_BIN": str(kopt), "CB_STEPS": "optimize sweep", "CB_MIN_KERNEL_S": "0",
+           "CB_SWEEP_LIMIT_S": "20"}
+    r = subprocess.run(["bash", str(tmp_path / "scripts" / "device" / "corpus_bench.sh"), "run", "liger_softmax",
+                        "cutlass_rmsnorm"], cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env)
+    assert "unbound variable" not in r.stderr, r.stderr
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    assert "=== sweep liger_softmax" in r.stdout and "=== optimize cutlass_rmsnorm" in r.stdout, r.stdout
+    assert "corpus-bench: " in r.stdout.splitlines()[-1] and (out / "corpus_bench.tgz").is_file()

@@ -283,7 +283,7 @@ cmd_run() {
   export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
   unpack
   for n in "${names[@]}"; do
-    k=$(corpus_kernel "$n"); w=runs/cb/$n; o=$OUT/corpus_bench/$n
+    k=$(corpus_kernel "$n"); w=runs/cb/$n; o=$OUT/corpus_bench/$n; p=""   # the CUDA sweep's compiled configurations: none for a Triton kernel (set -u)
     dims=$(bench_dims "$n"); flags=$(corpus_dims "$n" flags)
     rm -rf "$w" "$o"; mkdir -p "$w" "$o"
     left=$(python3 -c "import time;print(int($deadline-(time.time()-$T0)))")
