@@ -216,6 +216,19 @@ def test_the_champion_is_held_to_the_best_of_kopts_own_objective_over_the_cases(
     assert "objective 1." in md
 
 
+def test_the_plot_shows_the_ratio_within_was_judged_by(tmp_path):
+    # The objective's ratio where the cases were swept (a champion chosen for the blend may be 3.7% off at the dims
+    # and 1.2% off by the objective: cutlass_rmsnorm, session 40): the bar must agree with the row's colour.
+    root = _with_cases(tmp_path, {"scale_0.75": {0: 0.02, 64: 0.02, 128: 0.02, 256: 0.01},
+                                  "scale_0.5": {0: 0.02, 64: 0.02, 128: 0.02, 256: 0.01}})
+    rows, _, _ = rows_by_name(tmp_path, root)
+    r = rows["rms_a"]
+    assert ct.judged_ratio(r) == pytest.approx(r["objective"]["champion_over_best"])
+    assert ct.judged_ratio(r) > 1.03 and r["champion_over_best"] == pytest.approx(1.0) and r["within"] is False
+    plain = {k: v for k, v in r.items() if k != "objective"}
+    assert ct.judged_ratio(plain) == pytest.approx(1.0)
+
+
 def test_without_every_cases_sweep_the_dims_alone_decide(tmp_path):
     root = _with_cases(tmp_path, {"scale_0.75": {0: 0.02, 64: 0.02, 128: 0.02, 256: 0.01}})
     rows, _, _ = rows_by_name(tmp_path, root)
