@@ -160,6 +160,48 @@ def test_sampling_takes_the_minimum_even_past_the_budget():
     assert len(samples) == timing.MIN_SAMPLES
 
 
+class _NumpyBackend:
+    name, device = "numpy", "cpu"
+
+    def synchronize(self):
+        pass
+
+
+def _time_reference_at(monkeypatch, call_s, noise=0.0):
+    """timing.time_reference of a reference whose call takes call_s seconds on a fake clock (+-noise, alternating)."""
+    clock = FakeClock()
+    monkeypatch.setattr(timing.time, "perf_counter", clock)
+    monkeypatch.setattr(timing.time, "monotonic", clock)
+    monkeypatch.setattr(timing, "FLUSH_MIN_BYTES", 1 << 10)
+    calls = []
+
+    def call():
+        clock.t += call_s * (1 + (noise if len(calls) % 2 else -noise))
+        calls.append(clock.t)
+
+    out = timing.time_reference(call, _NumpyBackend(), lambda: None, 10.0)
+    return out, calls, clock.t
+
+
+def test_a_slow_reference_is_timed_for_two_seconds_with_three_samples_at_least(monkeypatch):
+    # A float64 numpy reference of ~1 s a call (FlashInfer's gelu_tanh_and_mul at 2048 x 14336) took the ten-sample
+    # minimum, 10+ s of the gates; its time is only the headline's context.
+    out, calls, elapsed = _time_reference_at(monkeypatch, 1.0, noise=0.05)
+    assert out["samples"] == timing.SLOW_MIN_SAMPLES and out["min_samples"] == timing.SLOW_MIN_SAMPLES
+    assert out["budget_s"] == timing.SLOW_BUDGET_S and not out["converged"]
+    assert len(calls) == 1 + timing.SLOW_MIN_SAMPLES and elapsed == pytest.approx(4.0)  # one warm-up call, then 3
+    assert out["median_ms"] == pytest.approx(1050.0)  # the samples: 1.05, 0.95, 1.05 s (the warm-up call 0.95 s)
+    # 0.25 s a call: samples until the 2 s are spent, then no more.
+    out, _, _ = _time_reference_at(monkeypatch, 0.25, noise=0.05)
+    assert out["budget_s"] == timing.SLOW_BUDGET_S and 8 <= out["samples"] <= 9
+
+
+def test_a_fast_reference_keeps_the_ten_samples_and_its_budget(monkeypatch):
+    out, _, _ = _time_reference_at(monkeypatch, 0.001)
+    assert out["samples"] == timing.MIN_SAMPLES and out["converged"] and out["budget_s"] == 10.0
+    assert out["min_samples"] == timing.MIN_SAMPLES
+
+
 def test_the_ci_checks_cost_linear_time_and_overshoot_by_at_most_five_percent(monkeypatch):
     # Checking every sample up to 1000 cost 1.6 s of a 3 s reference timing on the H200 (3,535 samples, 1,134 checks).
     clock = FakeClock()
