@@ -35,7 +35,7 @@
 # only the optimize step obeyed it: session 32's calls ran a bench and a sweep they had not asked for).
 #
 # Outputs: $OUT/corpus_bench/NAME/ as each step ends (kernel.json: dims, flags, caps, each step's rc and seconds;
-# annotate.txt; optimize.log (each line stamped with its second), state.json, summary.json, options.json, summary.md; bench.log, bench.json; sweep.log,
+# annotate.txt; optimize.log (each line stamped with its second), state.json, summary.json, options.json, summary.md, golden_stream.log; bench.log, bench.json; sweep.log,
 # measurements.csv (a Triton sweep cut by its limit: measurements.partial.csv), failures.txt, costs.csv; configs.txt, annotated.cu), re-packed into $OUT/corpus_bench.tgz after
 # every kernel; at the end $OUT/corpus_table.md (scripts/perf/corpus_table.py) and the folder is removed (the tgz
 # holds it).
@@ -316,7 +316,8 @@ cmd_run() {
       kernel_json "$o/kernel.json" "steps.optimize.rc=$rc" "steps.optimize.s=$(secs "$t" "$(now)")"
       echo "=== optimize $n rc=$rc $(secs "$t" "$(now)") s"; tail -6 "$o/optimize.log"
       run=$(ls -d "$w"/opt/kopt_runs/run_* 2>/dev/null | head -1)
-      [ -n "$run" ] && cp "$run"/state.json "$run"/summary.json "$run"/options.json "$run"/summary.md "$o/" 2>/dev/null
+      # golden_stream.log: where the gates' golden data spent its seconds (the harness's per-request phases)
+      [ -n "$run" ] && cp "$run"/state.json "$run"/summary.json "$run"/options.json "$run"/summary.md "$run"/golden_stream.log "$o/" 2>/dev/null
       pack_out
     else
       echo "=== optimize $n: not run (CB_STEPS=$CB_STEPS)"
