@@ -3,9 +3,11 @@ every suite, each listed suite is dispatched to something that exists, an unknow
 shell script under scripts/ parses (`bash -n`)."""
 
 import glob
+import json
 import os
 import re
 import subprocess
+import tarfile
 
 import pytest
 from conftest import PYTHON_DIR
@@ -131,24 +133,42 @@ exit 0
 """
 
 
-def test_corpus_bench_runs_a_triton_kernel_first_to_the_end(tmp_path):
-    """corpus_bench.sh's run (set -u) once read the CUDA sweep's pack folder after every kernel's sweep: with a Triton
-    kernel first it was never set, and the run stopped there (`p: unbound variable`, session 40 call 5), with no table
-    and the kernels after it never started. Run on a copy of the scripts with a kopt that needs no GPU: the Triton
-    kernel, then a CUDA one, both reach the end."""
+def _corpus_bench_with_a_fake_kopt(tmp_path, names, **env_extra):
+    """corpus_bench.sh's run on a copy of the scripts and of the named corpus kernels, with a kopt that needs no GPU."""
     import shutil
     shutil.copytree(os.path.join(ROOT, "scripts"), tmp_path / "scripts")
-    for n in ("liger_softmax", "cutlass_rmsnorm"):
+    for n in names:
         shutil.copytree(os.path.join(ROOT, "examples", "corpus", n), tmp_path / "examples" / "corpus" / n)
     kopt = tmp_path / "fake_kopt"
     kopt.write_text(FAKE_KOPT)
     kopt.chmod(0o755)
     out = tmp_path / "out"
     env = {**os.environ, "OUT": str(out), "KOPT_BIN": str(kopt), "CB_STEPS": "optimize sweep", "CB_MIN_KERNEL_S": "0",
-           "CB_SWEEP_LIMIT_S": "20"}
-    r = subprocess.run(["bash", str(tmp_path / "scripts" / "device" / "corpus_bench.sh"), "run", "liger_softmax",
-                        "cutlass_rmsnorm"], cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env)
+           "CB_SWEEP_LIMIT_S": "20", **env_extra}
+    r = subprocess.run(["bash", str(tmp_path / "scripts" / "device" / "corpus_bench.sh"), "run", *names], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=240, env=env)
+    return r, out
+
+
+def test_corpus_bench_runs_a_triton_kernel_first_to_the_end(tmp_path):
+    """corpus_bench.sh's run (set -u) once read the CUDA sweep's pack folder after every kernel's sweep: with a Triton
+    kernel first it was never set, and the run stopped there (`p: unbound variable`, session 40 call 5), with no table
+    and the kernels after it never started. Run on a copy of the scripts with a kopt that needs no GPU: the Triton
+    kernel, then a CUDA one, both reach the end."""
+    r, out = _corpus_bench_with_a_fake_kopt(tmp_path, ["liger_softmax", "cutlass_rmsnorm"])
     assert "unbound variable" not in r.stderr, r.stderr
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
     assert "=== sweep liger_softmax" in r.stdout and "=== optimize cutlass_rmsnorm" in r.stdout, r.stdout
     assert "corpus-bench: " in r.stdout.splitlines()[-1] and (out / "corpus_bench.tgz").is_file()
+
+
+@pytest.mark.parametrize("budget,limits", [("none", {"liger_softmax": 240, "cutlass_rmsnorm": 150}),
+                                           ("40", {"liger_softmax": 160, "cutlass_rmsnorm": 100})])
+def test_corpus_bench_caps_kopts_default_optimize_later_than_a_budgeted_one(tmp_path, budget, limits):
+    """kopt's default optimize searches to its own stop: fla_softmax's was cut at the old 150 s cap in its held-out
+    shapes (session 40). The cap each kernel ran under is in its kernel.json."""
+    r, out = _corpus_bench_with_a_fake_kopt(tmp_path, list(limits), CB_TIME_BUDGET_S=budget, CB_DEADLINE_S="2000")
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
+    with tarfile.open(out / "corpus_bench.tgz") as t:
+        got = {n: json.load(t.extractfile(f"corpus_bench/{n}/kernel.json"))["opt_limit_s"] for n in limits}
+    assert got == limits

@@ -23,7 +23,7 @@
 # CB_DEADLINE_S (default 470) from its start; kernels run in the order given (default: CB_DEFAULT below, CUDA only,
 # by priority), so what is skipped is the tail, and says so. Per kernel: optimize with --time-budget CB_TIME_BUDGET_S
 # (default 40: the search's seconds after the gates; 15 cut flashinfer_rmsnorm's 35 points after its first iteration, at
-# 1.082 of the best, and 40 reached 1.002; `none`: kopt's default optimize, no search budget, as a user runs it) under `timeout -s INT CB_OPT_LIMIT_S` (default 100, a Triton kernel 160; at most the
+# 1.082 of the best, and 40 reached 1.002; `none`: kopt's default optimize, no search budget, as a user runs it) under `timeout -s INT CB_OPT_LIMIT_S` (default 100, a Triton kernel 160; with `none` 150 and 240; at most the
 # time left minus 40 s; an interrupted run still writes state.json), then kopt bench (the project's choice, and the
 # sweep's golden data: optimize's 3 seeds at the same dims, which kopt's golden cache may serve), then the sweep (7
 # rounds, chunks of 48; a Triton kernel's: plain_sweep_triton.py's chunks of CB_TRITON_CHUNK, default 12; 1 where most
@@ -303,7 +303,10 @@ cmd_run() {
     if [[ "$steps" == *" optimize "* ]]; then
       # A Triton kernel's gates start a cold harness (torch, Triton, the project's package: liger_softmax's golden data
       # took 24 s of a 46 s cold bench, s23) and JIT-compile each check's kernel: 160 s unless CB_OPT_LIMIT_S says.
-      opt_max=${CB_OPT_LIMIT_S:-$([ "${k##*.}" = py ] && echo 160 || echo 100)}
+      # kopt's default optimize (CB_TIME_BUDGET_S=none) searches to its own stop: 240 s a Triton kernel, 150 s a CUDA
+      # one (H100, session 40: fla_softmax was cut at 150 s in its held-out shapes, flashinfer_online_softmax took 93 s).
+      if [ "$tb" = none ]; then opt_max=$([ "${k##*.}" = py ] && echo 240 || echo 150); else opt_max=$([ "${k##*.}" = py ] && echo 160 || echo 100); fi
+      opt_max=${CB_OPT_LIMIT_S:-$opt_max}
       cap=$opt_max
       [ $((left - 40)) -lt "$cap" ] && cap=$((left - 40))
       kernel_json "$o/kernel.json" "opt_limit_s=$cap"
