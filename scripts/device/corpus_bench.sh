@@ -305,7 +305,7 @@ cmd_run() {
       # took 24 s of a 46 s cold bench, s23) and JIT-compile each check's kernel: 160 s unless CB_OPT_LIMIT_S says.
       # kopt's default optimize (CB_TIME_BUDGET_S=none) searches to its own stop: 240 s a Triton kernel, 150 s a CUDA
       # one (H100, session 40: fla_softmax was cut at 150 s in its held-out shapes, flashinfer_online_softmax took 93 s).
-      if [ "$tb" = none ]; then opt_max=$([ "${k##*.}" = py ] && echo 240 || echo 150); else opt_max=$([ "${k##*.}" = py ] && echo 160 || echo 100); fi
+      case "$tb:${k##*.}" in none:py) opt_max=240 ;; none:*) opt_max=150 ;; *:py) opt_max=160 ;; *) opt_max=100 ;; esac
       opt_max=${CB_OPT_LIMIT_S:-$opt_max}
       cap=$opt_max
       [ $((left - 40)) -lt "$cap" ] && cap=$((left - 40))
