@@ -82,6 +82,9 @@ def _parser():
     t.add_argument("--device", default=os.environ.get("KOPT_TRITON_DEVICE", "cuda"), choices=["cuda", "cpu", "numpy"],
                    help="cuda (default; $KOPT_TRITON_DEVICE overrides the default); cpu and numpy exist for tests")
     t.add_argument("--dump-cubin", help="write the cubins Triton compiled into this folder")
+    t.add_argument("--triton-cache", metavar="DIR",
+                   help="the Triton cache folder to use (made when missing, kept) instead of a fresh one: a compile-mode "
+                        "child's, whose kernels a later child then finds compiled")
     t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
     t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
     t.add_argument("--also-check", action="append", default=[], metavar="GOLDEN",
@@ -270,7 +273,7 @@ def _triton_run(args):
         kernel=args.kernel, out=args.out, golden=args.golden, mode=args.mode, configs=_configs(args.config),
         atol=args.atol, rtol=args.rtol, max_time_s=args.max_time_s, target_ci=args.target_ci,
         min_samples=args.min_samples, max_samples=args.max_samples, rounds=args.rounds, device=args.device,
-        dump_cubin=args.dump_cubin, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed,
+        dump_cubin=args.dump_cubin, triton_cache=args.triton_cache, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed,
         l2=args.l2, timing_method=args.timing_method, ephemeral=args.ephemeral_fd is not None,
         also_check=args.also_check)
     triton_run.check_options(opts)

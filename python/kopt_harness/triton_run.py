@@ -64,6 +64,11 @@ class RunOptions:
     rounds: int = 40
     device: str = "cuda"  # cuda | cpu | numpy (the last two for tests)
     dump_cubin: str = None
+    # --triton-cache DIR: the Triton cache this process uses (made when missing, kept afterwards) instead of a fresh
+    # one: kopt gives a candidate's compile-mode child and then its measuring child the same folder, so that the
+    # measuring child finds its kernels compiled (docs/TRITON.md "Compiled before measured"); the cubins --dump-cubin
+    # writes are still those of the folder this process's Triton used.
+    triton_cache: str = None
     dims: dict = None  # compile mode
     seed: int = 0  # compile mode
     l2: str = "cold"  # cold: flush the L2 before every sample; warm: do not
@@ -816,7 +821,12 @@ def run(o, sealing=None):
     ops = None
     cache_dir = None
     try:
-        if o.dump_cubin:
+        if o.triton_cache:
+            # The candidate's own cache, which its compile-mode child filled (or this one fills): kept.
+            os.makedirs(o.triton_cache, exist_ok=True)
+            os.environ["TRITON_CACHE_DIR"] = os.path.abspath(o.triton_cache)
+            _point_imported_triton_at(os.environ["TRITON_CACHE_DIR"])
+        elif o.dump_cubin:
             # A fresh Triton cache for this process, set before triton is imported: every kernel compiled
             # from now on lands there (cubins.py).
             cache_dir = tempfile.mkdtemp(prefix="kopt-triton-cache-")

@@ -3,6 +3,8 @@
 // is (its races, checks and gates) is in measure_candidate.cpp.
 #include "loop/measure_batch.h"
 #include "loop/phase.h"
+#include "loop/triton_precompile.h"
+#include "util/strings.h"
 
 namespace kopt::loop {
 
@@ -36,8 +38,47 @@ void Optimizer::MeasureBatch::start_sass(size_t i) {
   });
 }
 
+void Optimizer::MeasureBatch::precompile_triton() {
+  const int jobs = util::env_off("KOPT_TRITON_PRECOMPILE")
+                       ? 0
+                       : triton_precompile_jobs(
+                             cands.size(), o.jobs_, compile::cpu_cores(), compile::mem_available_bytes().value_or(0),
+                             static_cast<uint64_t>(std::max<long long>(o.gpu_.memory_bytes, 0)), o.primary_working_set_bytes());
+  if (jobs == 0 || util::interrupted()) return;
+  Phase p(o, "compile");
+  // Each child's limit: a measuring child's; with a search budget, no longer than what is left of it.
+  double limit_s = o.o_.job.run_timeout_s;
+  if (budgeted)
+    if (auto left = o.budget_left_s()) limit_s = std::clamp(*left, 5.0, limit_s);
+  std::vector<runner::RunRequest> reqs_now;
+  for (const auto& c : cands) {
+    const fs::path cdir = iter_dir / "candidates" / c.id;
+    auto r = o.request({}, {&c}, cdir / "precompile.json", runner::RunMode::kCompile, {}, false, {});
+    r.triton_dims = util::Json(o.ephemeral_seed_dims());
+    r.triton_cache_dir = cdir / "triton_cache";
+    r.timeout_s = limit_s;
+    reqs_now.push_back(std::move(r));
+  }
+  o.say("  {}: compiling {} Triton configurations ahead on {} job(s) (one launch each; nothing is timed meanwhile)...", what,
+        cands.size(), jobs);
+  const auto t0 = Clock::now();
+  auto outs = run_each(reqs_now, jobs, [this](const runner::RunRequest& r) { return o.lab_.run(r); });
+  size_t ok = 0;
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (outs[i].status == runner::RunStatus::kOk) {
+      triton_caches[cands[i].id] = reqs_now[i].triton_cache_dir;
+      ++ok;
+    }
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  o.say("  {}: {}/{} compiled ahead in {:.1f} s{}", what, ok, cands.size(), s,
+        ok == cands.size()
+            ? ""
+            : fmt::format("; {} compile when measured, as before (their precompile.json says why)", cands.size() - ok));
+}
+
 void Optimizer::MeasureBatch::start_compiles() {
   if (o.triton()) {
+    precompile_triton();
     for (size_t i = 0; i < cands.size(); ++i) {
       builds[i].name = cands[i].id;
       builds[i].status = compile::CompileStatus::kOk;

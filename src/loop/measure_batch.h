@@ -26,8 +26,12 @@ struct Optimizer::MeasureBatch {
   // measuring, which never waits for it: at sgemm 4096^3 it took 1 s a candidate, the GPU's part 0.3 s (issue 16).
   // Joined after the last measurement (collect_sass).
   void start_sass(size_t i);
-  // CUDA: the compiler's thread, filling `ready` as builds finish; Triton: everything is ready at once.
+  // CUDA: the compiler's thread, filling `ready` as builds finish; Triton: everything is ready at once, once compiled
+  // ahead (precompile_triton).
   void start_compiles();
+  // Triton: each candidate's compile-mode child into its own Triton cache folder, several at once, before anything of
+  // the batch is timed (loop/triton_precompile.h); triton_caches names the folders of those that ended well.
+  void precompile_triton();
   // The next built candidate, waiting (phase "compile": the GPU idles on the compiler) when none is ready yet.
   std::optional<size_t> next_built();
   void mark_done(size_t i, CandidateRun cr);
@@ -54,6 +58,7 @@ struct Optimizer::MeasureBatch {
   const bool budgeted;
   const std::vector<compile::CompileRequest> reqs;
   std::vector<compile::CompileResult> builds;
+  std::map<std::string, std::filesystem::path> triton_caches;  // candidate id -> its compiled Triton cache folder
   util::Progress progress;
   size_t built, done_count = 0;  // guarded by mu
   bool budget_said = false;      // guarded by mu

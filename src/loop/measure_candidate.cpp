@@ -81,6 +81,7 @@ bool Optimizer::MeasureBatch::measure_at_primary(CandidateRun& cr, const fs::pat
         o.request({cr.build.library}, {&cr.candidate}, cdir / "run.json", runner::RunMode::kTime, cdir / "cubins", false, {});
     for (size_t i = 0; i < o.cases_.size(); ++i)
       if (i != o.primary_) req.also_check.push_back(o.cases_[i].golden_arg());
+    if (auto it = triton_caches.find(cr.candidate.id); it != triton_caches.end()) req.triton_cache_dir = it->second;
     req.timeout_s += static_cast<double>(req.also_check.size()) * o.o_.job.run_timeout_s;
     cr.outcome = o.lab_.run(req);
     lost = runner::lost_worker(cr.outcome);

@@ -217,6 +217,7 @@ class Optimizer {
   // The search is over: the final champion's ephemeral seed, then the held-out shapes' golden data, begun in that order.
   void begin_after_search();
   Dims ephemeral_seed_dims() const;  // the primary case's realised dims (the job's without a matrix)
+  uint64_t primary_working_set_bytes() const;  // the working set at ephemeral_seed_dims() (0: unknown)
   bool holdout_prefetched_ = false;
   double target_ci_ = 0;  // a run's CI target where it is not the runner's (the held-out shapes': kHoldoutTargetCi)
   bool over_cases() const { return cases_.size() > 1; }
@@ -311,6 +312,7 @@ class Optimizer {
   void start_search_clock();
   double tick();  // st_.stop.search_s from the clock (returned), and st_.wall.whole_s
   bool budget_spent() const;
+  std::optional<double> budget_left_s() const;  // the search budget's seconds left (nullopt: no --time-budget)
   RunClock clock_;
   double elapsed_s() const { return clock_.elapsed_s(); }
   void note_measured();  // the first candidate's measurement, when it ends

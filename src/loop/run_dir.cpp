@@ -82,6 +82,12 @@ bool Optimizer::budget_spent() const {
   return st_.stop.time_budget_s > 0 && st_.stop.search_s >= st_.stop.time_budget_s;
 }
 
+std::optional<double> Optimizer::budget_left_s() const {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  if (st_.stop.time_budget_s <= 0) return std::nullopt;
+  return std::max(0.0, st_.stop.time_budget_s - st_.stop.search_s);
+}
+
 // The first candidate's measurement, when it ends (not when its iteration's history is written).
 void Optimizer::note_measured() {
   std::lock_guard<std::mutex> lock(state_mu_);

@@ -12,6 +12,12 @@ namespace fs = std::filesystem;
 
 Dims Optimizer::ephemeral_seed_dims() const { return cases_.empty() ? o_.job.dims : cases_[primary_].c.realised; }
 
+uint64_t Optimizer::primary_working_set_bytes() const {
+  if (!ws_model_) return 0;
+  auto w = workload::estimate(*ws_model_, ephemeral_seed_dims());
+  return w ? static_cast<uint64_t>(std::max<int64_t>(w->bytes, 0)) : 0;
+}
+
 void Optimizer::begin_after_search() {
   // The seed first: the final champion's check waits for it after its determinism and sanitizer checks (a few
   // seconds), while the held-out shapes' golden data is wanted only by their timings, later. Made after the search

@@ -12,6 +12,7 @@
 #include "toolchain/tools.h"
 #include "util/fs.h"
 #include "util/memfd.h"
+#include "util/strings.h"
 
 namespace kopt::pipeline {
 namespace {
@@ -294,6 +295,61 @@ TEST_F(TritonPipelineCpu, ATimedChildChecksTheOtherCasesGoldenDataAndSaysEachVer
     fs::remove_all(dir_ / "work");
     fs::remove_all(dir_ / "work_200");
   }
+}
+
+// A candidate compiled ahead (loop/triton_precompile.h): its compile-mode child and then its timed child given the same
+// Triton cache folder. The kernel stands for Triton's JIT: it "compiles" (writes a cubin into $TRITON_CACHE_DIR and
+// says so in a log) only where the folder has none. The compile child compiles, the timed child finds it compiled and
+// measures, and the folder is kept; a timed child without the folder compiles into a fresh cache of its own.
+TEST_F(TritonPipelineCpu, ACompileModeChildFillsTheCacheThatTheTimedChildThenHits) {
+  util::SystemRunner sys;
+  const std::string log = (dir_ / "jit.log").string();
+  auto p = prepare(job("import os\n"
+                       "    cache = os.environ.get('TRITON_CACHE_DIR', '')\n"
+                       "    cubin = os.path.join(cache, 'h0', 'k.cubin')\n"
+                       "    if cache and not os.path.exists(cubin):\n"
+                       "        os.makedirs(os.path.dirname(cubin), exist_ok=True)\n"
+                       "        open(cubin, 'wb').write(b'cubin')\n"
+                       "        open('" +
+                       log +
+                       "', 'a').write(cache + '\\n')\n"
+                       "    out[:] = 3 * x"),
+                   dir_ / "work", sys, false, [](const std::string&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const fs::path cache = dir_ / "cand" / "triton_cache";
+  auto request = [&](runner::RunMode mode, const fs::path& triton_cache, const fs::path& cubins = {}) {
+    runner::RunRequest req;
+    req.dump_cubin_dir = cubins;
+    bind_kernel(req, *p);
+    req.golden_dir = p->golden_dir;
+    req.result_json = dir_ / (std::string(runner::run_mode_name(mode)) + ".json");
+    req.mode = mode;
+    req.tol = p->tol;
+    req.max_time_s = 0.3;
+    req.timeout_s = 120;
+    req.triton_dims = {{"n", 256}};
+    req.triton_cache_dir = triton_cache;
+    return runner::run_candidate(req, sys);
+  };
+  fs::remove(log);  // whatever prepare()'s own runs compiled
+  auto compiled = request(runner::RunMode::kCompile, cache);
+  ASSERT_EQ(compiled.status, runner::RunStatus::kOk) << compiled.message;
+  EXPECT_TRUE(fs::exists(cache / "h0" / "k.cubin"));
+  EXPECT_EQ(*util::read_file(log), fs::absolute(cache).string() + "\n");
+  auto timed = request(runner::RunMode::kTime, cache, dir_ / "cubins");
+  ASSERT_EQ(timed.status, runner::RunStatus::kOk) << timed.message;
+  EXPECT_GT(timed.timing->median_ms, 0);
+  EXPECT_EQ(*util::read_file(log), fs::absolute(cache).string() + "\n") << "the timed child compiled again";
+  EXPECT_TRUE(fs::exists(cache / "h0" / "k.cubin")) << "the candidate's cache folder is kept";
+  // The cubins the SASS check reads are the folder's, which the timed child's kernel ran from.
+  EXPECT_EQ(triton_cubins(timed.details), (std::vector<fs::path>{dir_ / "cubins" / "k.cubin"})) << timed.details.dump();
+  // Without the folder (its compile child failed): a fresh cache of the timed child's own, compiled there, as before.
+  auto fresh = request(runner::RunMode::kTime, {}, dir_ / "cubins_fresh");
+  ASSERT_EQ(fresh.status, runner::RunStatus::kOk) << fresh.message;
+  auto lines = util::split_lines(*util::read_file(log));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[1], fs::absolute(cache).string());
+  EXPECT_FALSE(fs::exists(lines[1])) << "a fresh cache is removed when its child ends";
 }
 
 TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {

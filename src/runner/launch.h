@@ -54,6 +54,10 @@ struct RunRequest {
   std::vector<util::Json> triton_configs;
   std::filesystem::path dump_cubin_dir;
   util::Json triton_dims = util::Json::object();
+  // Triton: the Triton cache folder the child uses (`--triton-cache`, made when missing and kept) instead of a fresh
+  // one; a candidate's compile-mode child and then its measuring child share it, so the latter finds its kernels
+  // compiled (loop/triton_precompile.h). Empty: a fresh one where cubins are dumped, else Triton's own.
+  std::filesystem::path triton_cache_dir;
   // Triton, time mode: the golden data of the workload matrix's other cases, checked in the same child after the timed
   // run (`--also-check`: the kernel imported and compiled once, not once a case); each case's verdict in the result's
   // "cases" (case_checks_in(), runner/outcome.h).

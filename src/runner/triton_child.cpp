@@ -34,6 +34,8 @@ std::vector<std::string> triton_child_argv(const RunRequest& req, const std::str
   if (req.l2 != L2Mode::kCold) argv.insert(argv.end(), {"--l2", std::string(l2_name(req.l2))});
   if (req.timing_method) argv.insert(argv.end(), {"--timing-method", std::string(method_name(*req.timing_method))});
   if (!req.dump_cubin_dir.empty()) argv.insert(argv.end(), {"--dump-cubin", req.dump_cubin_dir.string()});
+  if (!req.triton_cache_dir.empty())
+    argv.insert(argv.end(), {"--triton-cache", std::filesystem::absolute(req.triton_cache_dir).string()});
   if (req.ephemeral_fd >= 0) argv.insert(argv.end(), {"--ephemeral-fd", std::to_string(req.ephemeral_fd)});
   if (req.mode == RunMode::kTime)
     for (const auto& g : req.also_check) argv.insert(argv.end(), {"--also-check", g.string()});

@@ -44,6 +44,20 @@ TEST(TritonChild, ArgvRunsTheHarnessThroughEnvWithItsPythonPath) {
   EXPECT_EQ(std::stod(after(argv, "--rtol")), 1e-7);
   EXPECT_EQ(after(argv, "--dump-cubin"), "");
   EXPECT_EQ(after(argv, "--dims"), "");
+  EXPECT_EQ(after(argv, "--triton-cache"), "");  // Triton's own cache (or a fresh one where cubins are dumped)
+}
+
+// A candidate compiled before it is measured: its compile-mode child and its measuring child name the same cache
+// folder, absolute (the children run in the harness's working folder, not kopt's).
+TEST(TritonChild, TheCandidatesTritonCacheIsPassedAbsoluteInEveryMode) {
+  auto req = triton_request();
+  req.triton_cache_dir = "run/iter_01/candidates/i1c1/triton_cache";
+  for (RunMode mode : {RunMode::kCompile, RunMode::kTime}) {
+    req.mode = mode;
+    const auto argv = triton_child_argv(req, "python3", "/h");
+    EXPECT_EQ(after(argv, "--triton-cache"), std::filesystem::absolute(req.triton_cache_dir).string()) << run_mode_name(mode);
+    EXPECT_TRUE(std::filesystem::path(after(argv, "--triton-cache")).is_absolute());
+  }
 }
 
 TEST(TritonChild, PairedPassesOneConfigPerSlotAndCompileModePassesDims) {

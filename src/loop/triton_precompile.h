@@ -1,0 +1,36 @@
+#pragma once
+// Triton candidates compiled before they are measured (docs/TRITON.md "Compiled before measured"). Triton compiles a
+// configuration at its first launch (JIT): 2-4 s of one CPU core a configuration of a real project's kernel
+// (liger_geglu on an H100, 2026-12-07), which each measuring child used to pay in turn while the GPU idled. Before a
+// batch is measured, one compile-mode child a candidate (setup() at the primary case and one launch: nothing checked,
+// nothing timed) runs, several at once, each into the candidate's own Triton cache folder; the candidate's measuring
+// child then uses that folder and finds its kernels compiled. Nothing is timed while they run: the batch's measuring
+// starts after the last has ended. A child that fails or runs past its limit costs only the saving: the measuring
+// child compiles as before, and its verdict is the verdict.
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "runner/launch.h"
+
+namespace kopt::loop {
+
+// Host memory a compile-mode child holds (torch, triton and a CUDA context, forked from the harness's server).
+inline constexpr uint64_t kTritonCompileChildHostBytes = 2ull << 30;
+// GPU memory a child holds besides setup()'s buffers (its CUDA context and torch's allocator).
+inline constexpr uint64_t kTritonCompileChildGpuBytes = 1ull << 30;
+
+// How many compile-mode children run at once: one a core (`jobs_option` > 0, --compile-jobs N: at most N), no more
+// than the candidates, than host memory holds at kTritonCompileChildHostBytes each, or than half the GPU's memory
+// holds at the primary case's working set plus kTritonCompileChildGpuBytes each (0 bytes: unknown, not a limit).
+// 0 when compiling ahead would save nothing: fewer than two candidates (or KOPT_TRITON_PRECOMPILE=0, decided by the
+// caller).
+int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uint64_t host_free_bytes, uint64_t gpu_memory_bytes,
+                           uint64_t working_set_bytes);
+
+// Runs every request through `run`, at most `jobs` at once (each call on a thread of its own); the outcomes in the
+// requests' order. `run` must be safe to call from several threads.
+std::vector<runner::RunOutcome> run_each(const std::vector<runner::RunRequest>& requests, int jobs,
+                                         const std::function<runner::RunOutcome(const runner::RunRequest&)>& run);
+
+}  // namespace kopt::loop
