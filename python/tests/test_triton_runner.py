@@ -302,6 +302,25 @@ def test_cubins_come_from_a_fresh_triton_cache_dir(th, tmp_path):
     assert th.read(os.path.join(dump, "cubins.json"))["cubins"][0]["sha256"] == c["sha256"]
 
 
+def test_a_given_triton_cache_is_used_and_kept_and_its_cubins_dumped(th, tmp_path, monkeypatch):
+    # --triton-cache (kopt's compile-mode child, then the measuring child of the same candidate): that folder, not a
+    # fresh one, and it stays for the next child.
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "before"))  # restored after the test
+    kernel = th.kernel(text=FAKE_CACHE_KERNEL)
+    _, golden = th.golden(kernel)
+    cache, dump = str(tmp_path / "cand" / "triton_cache"), str(tmp_path / "cubins")
+    r, rc = th.run(kernel, golden, dump_cubin=dump, triton_cache=cache)
+    assert rc == 0 and r["status"] == "ok"
+    assert os.environ.get("TRITON_CACHE_DIR") == cache and os.path.isfile(os.path.join(cache, "HASH123", "vadd_kernel.cubin"))
+    (c,) = r["cubins"]
+    assert c["kernel"] == "vadd_kernel" and os.path.dirname(c["file"]) == dump
+    opts = triton_run.RunOptions(kernel=kernel, out=str(tmp_path / "r.json"), mode="compile", dims={"n": 16},
+                                 device="numpy", triton_cache=cache)
+    triton_run.check_options(opts)
+    r, rc = triton_run.run(opts)
+    assert rc == 0 and r["status"] == "ok" and os.path.isdir(cache)
+
+
 FAKE_JIT_KERNEL = """
 import numpy as np
 from collections import namedtuple

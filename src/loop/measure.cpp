@@ -46,8 +46,9 @@ void Optimizer::MeasureBatch::precompile_triton() {
                              static_cast<uint64_t>(std::max<long long>(o.gpu_.memory_bytes, 0)), o.primary_working_set_bytes());
   if (jobs == 0 || util::interrupted()) return;
   Phase p(o, "compile");
-  // Each child's limit: a measuring child's; with a search budget, no longer than what is left of it.
-  double limit_s = o.o_.job.run_timeout_s;
+  // Each child's limit: kTritonCompileChildLimitS, no more than a measuring child's; with a search budget, no longer
+  // than what is left of it.
+  double limit_s = std::min(kTritonCompileChildLimitS, o.o_.job.run_timeout_s);
   if (budgeted)
     if (auto left = o.budget_left_s()) limit_s = std::clamp(*left, 5.0, limit_s);
   std::vector<runner::RunRequest> reqs_now;
@@ -62,13 +63,21 @@ void Optimizer::MeasureBatch::precompile_triton() {
   o.say("  {}: compiling {} Triton configurations ahead on {} job(s) (one launch each; nothing is timed meanwhile)...", what,
         cands.size(), jobs);
   const auto t0 = Clock::now();
-  auto outs = run_each(reqs_now, jobs, [this](const runner::RunRequest& r) { return o.lab_.run(r); });
+  std::vector<double> wall_ms(reqs_now.size(), 0.0);
+  auto outs = run_each(reqs_now, jobs, [&](size_t i, const runner::RunRequest& r) {
+    const auto c0 = Clock::now();
+    auto out = o.lab_.run(r);
+    wall_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - c0).count();
+    return out;
+  });
   size_t ok = 0;
-  for (size_t i = 0; i < outs.size(); ++i)
+  for (size_t i = 0; i < outs.size(); ++i) {
+    builds[i].compile_ms = wall_ms[i];  // the candidate's cost table's compile column: its compile child's wall
     if (outs[i].status == runner::RunStatus::kOk) {
       triton_caches[cands[i].id] = reqs_now[i].triton_cache_dir;
       ++ok;
     }
+  }
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   o.say("  {}: {}/{} compiled ahead in {:.1f} s{}", what, ok, cands.size(), s,
         ok == cands.size()
@@ -78,7 +87,7 @@ void Optimizer::MeasureBatch::precompile_triton() {
 
 void Optimizer::MeasureBatch::start_compiles() {
   if (o.triton()) {
-    precompile_triton();
+    precompile_triton();  // fills builds[i].compile_ms
     for (size_t i = 0; i < cands.size(); ++i) {
       builds[i].name = cands[i].id;
       builds[i].status = compile::CompileStatus::kOk;

@@ -17,11 +17,11 @@ int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uin
 }
 
 std::vector<runner::RunOutcome> run_each(const std::vector<runner::RunRequest>& requests, int jobs,
-                                         const std::function<runner::RunOutcome(const runner::RunRequest&)>& run) {
+                                         const std::function<runner::RunOutcome(size_t, const runner::RunRequest&)>& run) {
   std::vector<runner::RunOutcome> out(requests.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < requests.size(); i = next++) out[i] = run(requests[i]);
+    for (size_t i = next++; i < requests.size(); i = next++) out[i] = run(i, requests[i]);
   };
   const size_t n = std::clamp<size_t>(static_cast<size_t>(std::max(jobs, 1)), 1, std::max<size_t>(requests.size(), 1));
   std::vector<std::thread> threads;

@@ -19,6 +19,10 @@ namespace kopt::loop {
 inline constexpr uint64_t kTritonCompileChildHostBytes = 2ull << 30;
 // GPU memory a child holds besides setup()'s buffers (its CUDA context and torch's allocator).
 inline constexpr uint64_t kTritonCompileChildGpuBytes = 1ull << 30;
+// The longest a batch waits for a compile child: nothing of the batch is timed before the last has ended, so one
+// pathological configuration (liger_geglu's 65536-wide block at one warp: ~80 s of ptxas) would hold every other
+// candidate; past this it is killed, and its measuring child compiles it as before.
+inline constexpr double kTritonCompileChildLimitS = 30;
 
 // How many compile-mode children run at once: one a core (`jobs_option` > 0, --compile-jobs N: at most N), no more
 // than the candidates, than host memory holds at kTritonCompileChildHostBytes each, or than half the GPU's memory
@@ -28,9 +32,9 @@ inline constexpr uint64_t kTritonCompileChildGpuBytes = 1ull << 30;
 int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uint64_t host_free_bytes, uint64_t gpu_memory_bytes,
                            uint64_t working_set_bytes);
 
-// Runs every request through `run`, at most `jobs` at once (each call on a thread of its own); the outcomes in the
-// requests' order. `run` must be safe to call from several threads.
+// Runs every request through `run` (given its index too), at most `jobs` at once (each call on a thread of its own);
+// the outcomes in the requests' order. `run` must be safe to call from several threads.
 std::vector<runner::RunOutcome> run_each(const std::vector<runner::RunRequest>& requests, int jobs,
-                                         const std::function<runner::RunOutcome(const runner::RunRequest&)>& run);
+                                         const std::function<runner::RunOutcome(size_t, const runner::RunRequest&)>& run);
 
 }  // namespace kopt::loop

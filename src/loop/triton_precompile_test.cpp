@@ -33,7 +33,8 @@ TEST(TritonPrecompile, RunEachRunsEveryRequestAtMostJobsAtOnceAndKeepsTheirOrder
   std::vector<runner::RunRequest> reqs(9);
   for (size_t i = 0; i < reqs.size(); ++i) reqs[i].result_json = "r" + std::to_string(i) + ".json";
   std::atomic<int> in_flight{0}, most{0}, calls{0};
-  auto outs = run_each(reqs, 3, [&](const runner::RunRequest& r) {
+  auto outs = run_each(reqs, 3, [&](size_t i, const runner::RunRequest& r) {
+    EXPECT_EQ(&r, &reqs[i]);
     const int now = ++in_flight;
     for (int m = most.load(); now > m && !most.compare_exchange_weak(m, now);) {}
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -49,7 +50,7 @@ TEST(TritonPrecompile, RunEachRunsEveryRequestAtMostJobsAtOnceAndKeepsTheirOrder
   ASSERT_EQ(outs.size(), 9u);
   for (size_t i = 0; i < outs.size(); ++i) EXPECT_EQ(outs[i].message, "r" + std::to_string(i) + ".json");
   EXPECT_EQ(outs[4].status, runner::RunStatus::kTimedOut);  // a failure is its request's outcome; the rest go on
-  EXPECT_TRUE(run_each({}, 4, [](const runner::RunRequest&) { return runner::RunOutcome{}; }).empty());
+  EXPECT_TRUE(run_each({}, 4, [](size_t, const runner::RunRequest&) { return runner::RunOutcome{}; }).empty());
 }
 
 }  // namespace
