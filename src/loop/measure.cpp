@@ -39,7 +39,7 @@ void Optimizer::MeasureBatch::start_sass(size_t i) {
 }
 
 void Optimizer::MeasureBatch::precompile_triton() {
-  const int jobs = util::env_off("KOPT_TRITON_PRECOMPILE")
+  const int jobs = !triton_precompile_on()
                        ? 0
                        : triton_precompile_jobs(
                              cands.size(), o.jobs_, compile::cpu_cores(), compile::mem_available_bytes().value_or(0),

@@ -2,9 +2,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <thread>
 
+#include "util/strings.h"
+
 namespace kopt::loop {
+
+bool triton_precompile_on() {
+  const char* v = std::getenv("KOPT_TRITON_PRECOMPILE");
+  return v != nullptr && *v != '\0' && !util::is_off_word(v);
+}
 
 int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uint64_t host_free_bytes, uint64_t gpu_memory_bytes,
                            uint64_t working_set_bytes) {

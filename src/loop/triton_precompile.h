@@ -15,6 +15,10 @@
 
 namespace kopt::loop {
 
+// Whether batches are compiled ahead: KOPT_TRITON_PRECOMPILE set to a value that is not an off word (1, on). Off by
+// default until it has run on a GPU (written 2026-12-07 in a session whose device calls were refused; docs/TRITON.md).
+bool triton_precompile_on();
+
 // Host memory a compile-mode child holds (torch, triton and a CUDA context, forked from the harness's server).
 inline constexpr uint64_t kTritonCompileChildHostBytes = 2ull << 30;
 // GPU memory a child holds besides setup()'s buffers (its CUDA context and torch's allocator).
@@ -27,8 +31,7 @@ inline constexpr double kTritonCompileChildLimitS = 30;
 // How many compile-mode children run at once: one a core (`jobs_option` > 0, --compile-jobs N: at most N), no more
 // than the candidates, than host memory holds at kTritonCompileChildHostBytes each, or than half the GPU's memory
 // holds at the primary case's working set plus kTritonCompileChildGpuBytes each (0 bytes: unknown, not a limit).
-// 0 when compiling ahead would save nothing: fewer than two candidates (or KOPT_TRITON_PRECOMPILE=0, decided by the
-// caller).
+// 0 when compiling ahead would save nothing: fewer than two candidates.
 int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uint64_t host_free_bytes, uint64_t gpu_memory_bytes,
                            uint64_t working_set_bytes);
 

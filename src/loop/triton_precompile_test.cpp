@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <thread>
 
@@ -21,6 +22,20 @@ TEST(TritonPrecompile, OneChildACoreNoMoreThanTheCandidatesAndTheMemoryHold) {
   EXPECT_EQ(triton_precompile_jobs(30, 0, 16, 120 * kGiB, 80 * kGiB, 8 * kGiB), 4);
   EXPECT_EQ(triton_precompile_jobs(30, 0, 16, 120 * kGiB, 80 * kGiB, 60 * kGiB), 1);  // never below one
   EXPECT_EQ(triton_precompile_jobs(30, 0, 16, 0, 0, 0), 16);                          // unknown memory: no limit
+}
+
+TEST(TritonPrecompile, OnlyKoptTritonPrecompileTurnsItOn) {
+  ::unsetenv("KOPT_TRITON_PRECOMPILE");
+  EXPECT_FALSE(triton_precompile_on());  // off by default until it has run on a GPU
+  for (const char* on : {"1", "on"}) {
+    ::setenv("KOPT_TRITON_PRECOMPILE", on, 1);
+    EXPECT_TRUE(triton_precompile_on()) << on;
+  }
+  for (const char* off : {"0", "off", ""}) {
+    ::setenv("KOPT_TRITON_PRECOMPILE", off, 1);
+    EXPECT_FALSE(triton_precompile_on()) << off;
+  }
+  ::unsetenv("KOPT_TRITON_PRECOMPILE");
 }
 
 TEST(TritonPrecompile, OneCandidateIsNotCompiledAhead) {
