@@ -173,7 +173,8 @@ def run_kernel(*, x, out, n, BLOCK, KOPT_PERSISTENT_KERNEL):
     j.seeds = 2;
     return j;
   }
-  runner::RunOutcome run(const Prepared& p, runner::RunMode mode) {
+  // A request as kopt's loop makes it for the prepared kernel, its result named after the mode.
+  runner::RunRequest request_for(const Prepared& p, runner::RunMode mode) {
     runner::RunRequest req;
     bind_kernel(req, p);
     req.golden_dir = p.golden_dir;
@@ -182,8 +183,11 @@ def run_kernel(*, x, out, n, BLOCK, KOPT_PERSISTENT_KERNEL):
     req.tol = p.tol;
     req.max_time_s = 0.3;
     req.timeout_s = 120;
+    return req;
+  }
+  runner::RunOutcome run(const Prepared& p, runner::RunMode mode) {
     util::SystemRunner sys;
-    return runner::run_candidate(req, sys);
+    return runner::run_candidate(request_for(p, mode), sys);
   }
   fs::path dir_;
 };
@@ -230,14 +234,7 @@ TEST_F(TritonPipelineCpu, TheForkServerGivenACheckInstalledImportsHasThemImporte
   ASSERT_TRUE(p.ok()) << p.error().message;
   const std::string sockets = "/tmp/kts-" + std::to_string(::getpid());  // a short path: a socket's is at most 108 bytes
   auto request = [&](runner::RunMode mode, const fs::path& preload) {
-    runner::RunRequest req;
-    bind_kernel(req, *p);
-    req.golden_dir = p->golden_dir;
-    req.result_json = dir_ / (std::string(runner::run_mode_name(mode)) + ".json");
-    req.mode = mode;
-    req.tol = p->tol;
-    req.max_time_s = 0.3;
-    req.timeout_s = 120;
+    runner::RunRequest req = request_for(*p, mode);
     req.env = {{"KOPT_TRITON_FORK_SERVER_DIR", sockets}, {"KOPT_TRITON_FORK_SERVER_IDLE_S", "5"}};
     if (!preload.empty()) req.env[kTritonPreloadEnv] = preload.string();
     return runner::run_candidate(req, sys);
@@ -318,15 +315,8 @@ TEST_F(TritonPipelineCpu, ACompileModeChildFillsTheCacheThatTheTimedChildThenHit
   ASSERT_TRUE(p.ok()) << p.error().message;
   const fs::path cache = dir_ / "cand" / "triton_cache";
   auto request = [&](runner::RunMode mode, const fs::path& triton_cache, const fs::path& cubins = {}) {
-    runner::RunRequest req;
+    runner::RunRequest req = request_for(*p, mode);
     req.dump_cubin_dir = cubins;
-    bind_kernel(req, *p);
-    req.golden_dir = p->golden_dir;
-    req.result_json = dir_ / (std::string(runner::run_mode_name(mode)) + ".json");
-    req.mode = mode;
-    req.tol = p->tol;
-    req.max_time_s = 0.3;
-    req.timeout_s = 120;
     req.triton_dims = {{"n", 256}};
     req.triton_cache_dir = triton_cache;
     return runner::run_candidate(req, sys);
