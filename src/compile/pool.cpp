@@ -4,13 +4,13 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <mutex>
 #include <thread>
 
 #include "compile/compiler.h"
 #include "util/fs.h"
+#include "util/parallel.h"
 #include "util/strings.h"
 
 namespace kopt::compile {
@@ -90,25 +90,18 @@ std::vector<CompileResult> compile_batch(const std::vector<CompileRequest>& requ
   jobs = std::clamp<size_t>(jobs, 1, requests.size());
 
   Compiler compiler(runner, opts.nvcc);
-  std::atomic<size_t> next{0};
   std::mutex mu;
   BatchProgress prog;
   prog.total = requests.size();
-  auto worker = [&] {
-    for (size_t i = next++; i < requests.size(); i = next++) {
-      CompileResult r = compiler.compile(requests[i]);
-      std::lock_guard<std::mutex> lock(mu);
-      ++prog.done;
-      if (r.cache_hit) ++prog.cached;
-      if (!r.ok()) ++prog.failed;
-      results[i] = std::move(r);
-      if (progress) progress(prog, results[i]);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < jobs; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  util::for_each_index(requests.size(), jobs, [&](size_t i) {
+    CompileResult r = compiler.compile(requests[i]);
+    std::lock_guard<std::mutex> lock(mu);
+    ++prog.done;
+    if (r.cache_hit) ++prog.cached;
+    if (!r.ok()) ++prog.failed;
+    results[i] = std::move(r);
+    if (progress) progress(prog, results[i]);
+  });
   return results;
 }
 

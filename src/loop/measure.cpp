@@ -4,7 +4,6 @@
 #include "loop/measure_batch.h"
 #include "loop/phase.h"
 #include "loop/triton_precompile.h"
-#include "util/strings.h"
 
 namespace kopt::loop {
 

@@ -1,10 +1,9 @@
 #include "loop/triton_precompile.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <thread>
 
+#include "util/parallel.h"
 #include "util/strings.h"
 
 namespace kopt::loop {
@@ -27,15 +26,7 @@ int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uin
 std::vector<runner::RunOutcome> run_each(const std::vector<runner::RunRequest>& requests, int jobs,
                                          const std::function<runner::RunOutcome(size_t, const runner::RunRequest&)>& run) {
   std::vector<runner::RunOutcome> out(requests.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < requests.size(); i = next++) out[i] = run(i, requests[i]);
-  };
-  const size_t n = std::clamp<size_t>(static_cast<size_t>(std::max(jobs, 1)), 1, std::max<size_t>(requests.size(), 1));
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  util::for_each_index(requests.size(), static_cast<size_t>(std::max(jobs, 1)), [&](size_t i) { out[i] = run(i, requests[i]); });
   return out;
 }
 
