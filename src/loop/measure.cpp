@@ -1,6 +1,8 @@
 // Measuring a batch of candidates: compiled in parallel on the CPU while the GPU measures what is already built, in
 // the order the builds finish, each candidate's SASS analysis beside the measuring. What each candidate's measurement
 // is (its races, checks and gates) is in measure_candidate.cpp.
+#include <cstdlib>
+
 #include "loop/measure_batch.h"
 #include "loop/phase.h"
 #include "loop/triton_precompile.h"
@@ -77,8 +79,13 @@ void Optimizer::MeasureBatch::precompile_triton() {
       ++ok;
     }
   }
+  // The runs given no cache folder of their own (a finalist's paired runs, its checks) compile into Triton's default
+  // cache: they find these candidates there instead of compiling them again.
+  size_t seeded = 0;
+  if (auto to = triton_default_cache_dir([](const char* n) { return std::getenv(n); }))
+    for (const auto& [id, dir] : triton_caches) seeded += copy_triton_cache_entries(dir, *to);
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-  o.say("  {}: {}/{} compiled ahead in {:.1f} s{}", what, ok, cands.size(), s,
+  o.say("  {}: {}/{} compiled ahead in {:.1f} s ({} new entries in Triton's cache){}", what, ok, cands.size(), s, seeded,
         ok == cands.size()
             ? ""
             : fmt::format("; {} compile when measured, as before (their precompile.json says why)", cands.size() - ok));

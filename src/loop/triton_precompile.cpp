@@ -30,4 +30,38 @@ std::vector<runner::RunOutcome> run_each(const std::vector<runner::RunRequest>& 
   return out;
 }
 
+std::optional<std::filesystem::path> triton_default_cache_dir(const std::function<const char*(const char*)>& env) {
+  auto set = [&](const char* name) -> const char* {
+    const char* v = env(name);
+    return v != nullptr && *v != '\0' ? v : nullptr;
+  };
+  if (const char* d = set("TRITON_CACHE_DIR")) return std::filesystem::path(d);
+  for (const char* home : {"TRITON_HOME", "HOME"})
+    if (const char* h = set(home)) return std::filesystem::path(h) / ".triton" / "cache";
+  return std::nullopt;
+}
+
+size_t copy_triton_cache_entries(const std::filesystem::path& from, const std::filesystem::path& to) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(from, ec)) return 0;
+  fs::create_directories(to, ec);
+  if (ec) return 0;
+  size_t copied = 0;
+  for (const auto& e : fs::directory_iterator(from, ec)) {
+    if (!e.is_directory(ec) || fs::exists(to / e.path().filename(), ec)) continue;
+    // Into a sibling first, renamed into place whole: a child reading the cache meanwhile never sees half an entry.
+    const fs::path tmp = to / (e.path().filename().string() + ".kopt-copy");
+    fs::remove_all(tmp, ec);
+    fs::copy(e.path(), tmp, fs::copy_options::recursive, ec);
+    if (!ec) fs::rename(tmp, to / e.path().filename(), ec);
+    if (ec) {
+      fs::remove_all(tmp, ec);
+      continue;
+    }
+    ++copied;
+  }
+  return copied;
+}
+
 }  // namespace kopt::loop

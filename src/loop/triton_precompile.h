@@ -8,7 +8,10 @@
 // starts after the last has ended. A child that fails or runs past its limit costs only the saving: the measuring
 // child compiles as before, and its verdict is the verdict.
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "runner/launch.h"
@@ -39,5 +42,16 @@ int triton_precompile_jobs(size_t candidates, int jobs_option, size_t cores, uin
 // the outcomes in the requests' order. `run` must be safe to call from several threads.
 std::vector<runner::RunOutcome> run_each(const std::vector<runner::RunRequest>& requests, int jobs,
                                          const std::function<runner::RunOutcome(size_t, const runner::RunRequest&)>& run);
+
+// The folder a Triton child that is given no cache folder of its own compiles into, as Triton resolves it from the
+// environment the child inherits: TRITON_CACHE_DIR, else TRITON_HOME/.triton/cache, else HOME/.triton/cache; nullopt
+// when none is set. `env` reads a variable (empty or null: unset).
+std::optional<std::filesystem::path> triton_default_cache_dir(const std::function<const char*(const char*)>& env);
+
+// Copies the entries of a candidate's cache folder (one folder a compiled kernel, named by Triton's hash of everything
+// it was compiled from) into `to`, skipping entries `to` has already; a cache, so a failure copies less and is no
+// error. Returns how many entries were copied. After a batch was compiled ahead, the runs that take Triton's default
+// cache (a finalist's paired runs against the champion, its checks) then find the candidate compiled.
+size_t copy_triton_cache_entries(const std::filesystem::path& from, const std::filesystem::path& to);
 
 }  // namespace kopt::loop

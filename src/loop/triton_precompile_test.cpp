@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
 #include <thread>
 
 namespace kopt::loop {
@@ -66,6 +70,50 @@ TEST(TritonPrecompile, RunEachRunsEveryRequestAtMostJobsAtOnceAndKeepsTheirOrder
   for (size_t i = 0; i < outs.size(); ++i) EXPECT_EQ(outs[i].message, "r" + std::to_string(i) + ".json");
   EXPECT_EQ(outs[4].status, runner::RunStatus::kTimedOut);  // a failure is its request's outcome; the rest go on
   EXPECT_TRUE(run_each({}, 4, [](size_t, const runner::RunRequest&) { return runner::RunOutcome{}; }).empty());
+}
+
+TEST(TritonPrecompile, TheDefaultCacheIsWhereTritonLooksFromTheEnvironment) {
+  auto from = [](std::map<std::string, std::string> vars) {
+    return triton_default_cache_dir([vars](const char* n) -> const char* {
+      auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+  };
+  EXPECT_EQ(from({{"TRITON_CACHE_DIR", "/c"}, {"TRITON_HOME", "/t"}, {"HOME", "/h"}}), std::filesystem::path("/c"));
+  EXPECT_EQ(from({{"TRITON_CACHE_DIR", ""}, {"TRITON_HOME", "/t"}, {"HOME", "/h"}}), std::filesystem::path("/t/.triton/cache"));
+  EXPECT_EQ(from({{"HOME", "/h"}}), std::filesystem::path("/h/.triton/cache"));
+  EXPECT_EQ(from({}), std::nullopt);
+}
+
+TEST(TritonPrecompile, ACandidatesCacheEntriesAreCopiedWholeAndWhatTheCacheHasIsKept) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / ("kopt_triton_cache_copy_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  auto write = [](const fs::path& f, const std::string& text) {
+    fs::create_directories(f.parent_path());
+    std::ofstream(f) << text;
+  };
+  const fs::path from = root / "candidates" / "i1c2" / "triton_cache", to = root / "home" / ".triton" / "cache";
+  write(from / "KEYA" / "geglu.cubin", "cubin a");
+  write(from / "KEYA" / "__grp__geglu.json", "{}");
+  write(from / "KEYB" / "geglu.cubin", "cubin b");
+  write(from / "stray.lock", "");          // not an entry: left alone
+  write(to / "KEYB" / "geglu.cubin", "mine");  // the cache has it: kept as it is
+
+  EXPECT_EQ(copy_triton_cache_entries(from, to), 1u);
+  auto read = [](const fs::path& f) {
+    std::ifstream in(f);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(to / "KEYA" / "geglu.cubin"), "cubin a");
+  EXPECT_TRUE(fs::exists(to / "KEYA" / "__grp__geglu.json"));
+  EXPECT_EQ(read(to / "KEYB" / "geglu.cubin"), "mine");
+  EXPECT_FALSE(fs::exists(to / "stray.lock"));
+  for (const auto& e : fs::directory_iterator(to)) EXPECT_EQ(e.path().extension(), "") << "no half-copied entry left: " << e.path();
+  EXPECT_EQ(copy_triton_cache_entries(from, to), 0u) << "a second copy finds every entry there";
+  EXPECT_EQ(copy_triton_cache_entries(root / "missing", to), 0u);
+  EXPECT_TRUE(fs::exists(from / "KEYA" / "geglu.cubin")) << "the candidate keeps its own (its SASS check reads it)";
+  fs::remove_all(root);
 }
 
 }  // namespace
