@@ -85,7 +85,8 @@ def _parser():
     t.add_argument("--triton-cache", metavar="DIR",
                    help="the Triton cache folder to use (made when missing, kept) instead of a fresh one: a compile-mode "
                         "child's, whose kernels a later child then finds compiled")
-    t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object")
+    t.add_argument("--dims", help="mode compile: setup()'s dimensions as a JSON object, or a JSON array of them "
+                                  "(one setup() and one launch at each: a constexpr dimension compiles a kernel a value)")
     t.add_argument("--seed", type=int, default=0, help="mode compile: the seed given to setup()")
     t.add_argument("--also-check", action="append", default=[], metavar="GOLDEN",
                    help="mode time: another case's golden data, checked in this process after the timed run (every "
@@ -122,6 +123,19 @@ def _dims(text):
     except json.JSONDecodeError as e:
         raise UsageError(f'--dims is not valid JSON ({e}); write e.g. \'{{"M":64,"N":32}}\'') from None
     return parse_dims(dims_obj)
+
+
+def _dims_list(text):
+    """triton-run --dims: one JSON object of dimensions, or (mode compile) a non-empty JSON array of them."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f'--dims is not valid JSON ({e}); write e.g. \'{{"M":64,"N":32}}\'') from None
+    if isinstance(obj, list):
+        if not obj:
+            raise UsageError("--dims: an empty array; give one object of dimensions at least")
+        return [parse_dims(d) for d in obj]
+    return parse_dims(obj)
 
 
 def _golden(args):
@@ -273,7 +287,7 @@ def _triton_run(args):
         kernel=args.kernel, out=args.out, golden=args.golden, mode=args.mode, configs=_configs(args.config),
         atol=args.atol, rtol=args.rtol, max_time_s=args.max_time_s, target_ci=args.target_ci,
         min_samples=args.min_samples, max_samples=args.max_samples, rounds=args.rounds, device=args.device,
-        dump_cubin=args.dump_cubin, triton_cache=args.triton_cache, dims=_dims(args.dims) if args.dims is not None else None, seed=args.seed,
+        dump_cubin=args.dump_cubin, triton_cache=args.triton_cache, dims=_dims_list(args.dims) if args.dims is not None else None, seed=args.seed,
         l2=args.l2, timing_method=args.timing_method, ephemeral=args.ephemeral_fd is not None,
         also_check=args.also_check)
     triton_run.check_options(opts)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from triton_support import CORRECT, VECADD_KERNEL, TritonHarness
 
-from kopt_harness import devices, triton_run
+from kopt_harness import cli, devices, triton_run
 
 RESULT_KEYS = {"status", "message", "mode", "tolerance", "seeds", "meta", "triton"}
 
@@ -363,6 +363,25 @@ def test_compile_mode_falls_back_to_the_jit_caches(th, tmp_path):
     assert c["kernel"] == "scale_kernel" and c["source"] == "jit_cache"
     assert c["metadata"] == {"name": "scale_kernel", "num_warps": 8, "num_stages": 2, "shared": 1024}
     assert open(c["file"], "rb").read() == b"cubin-\x07"
+
+
+def test_compile_mode_given_several_dims_launches_at_each(th, tmp_path):
+    # A dimension the kernel takes as tl.constexpr compiles a kernel a value: kopt's compile-mode child gets every
+    # case's dims, so the timed child's checks of the other cases find theirs compiled too.
+    kernel = th.kernel(text=FAKE_JIT_KERNEL.replace('f"key{BLOCK}"', 'f"key{BLOCK}-n{x.size}"'))
+    opts = triton_run.RunOptions(kernel=kernel, out=str(tmp_path / "r.json"), mode="compile",
+                                 dims=[{"n": 16}, {"n": 12}, {"n": 8}], device="numpy", configs=[{"BLOCK": 3}])
+    triton_run.check_options(opts)
+    r, rc = triton_run.run(opts)
+    assert rc == 0 and r["status"] == "ok" and len(r["first_calls_ms"]) == 3 and r["first_call_ms"] == r["first_calls_ms"][0]
+    mod = next(m for m in sys.modules.values() if getattr(m, "__file__", None) == os.path.abspath(kernel))
+    assert sorted(mod.scale_kernel.fn.device_caches[0][0]) == ["key3-n12", "key3-n16", "key3-n8"]
+    with pytest.raises(triton_run.UsageError, match="array is for --mode compile"):
+        triton_run.check_options(triton_run.RunOptions(kernel=kernel, out="r.json", mode="check", golden="g",
+                                                       dims=[{"n": 16}]))
+    with pytest.raises(triton_run.UsageError, match="empty array"):
+        cli._dims_list("[]")
+    assert cli._dims_list('[{"n": 4}, {"n": 2}]') == [{"n": 4}, {"n": 2}] and cli._dims_list('{"n": 4}') == {"n": 4}
 
 
 def test_compile_mode_checks_the_setup_contract(th, tmp_path):

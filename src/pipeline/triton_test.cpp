@@ -342,6 +342,26 @@ TEST_F(TritonPipelineCpu, ACompileModeChildFillsTheCacheThatTheTimedChildThenHit
   EXPECT_FALSE(fs::exists(lines[1])) << "a fresh cache is removed when its child ends";
 }
 
+// A dimension the kernel takes as tl.constexpr compiles a kernel a value: the compile-mode child is given every case's
+// dims (loop/measure.cpp) and launches once at each, so the timed child's checks of the other cases hit the cache too.
+TEST_F(TritonPipelineCpu, ACompileModeChildGivenSeveralDimsLaunchesAtEach) {
+  util::SystemRunner sys;
+  auto p = prepare(job("import os\n"
+                       "    cubin = os.path.join(os.environ.get('TRITON_CACHE_DIR', ''), 'n%d' % x.size, 'k.cubin')\n"
+                       "    os.makedirs(os.path.dirname(cubin), exist_ok=True)\n"
+                       "    open(cubin, 'wb').write(b'cubin')\n"
+                       "    out[:] = 3 * x"),
+                   dir_ / "work", sys, false, [](const std::string&) {});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  const fs::path cache = dir_ / "cand_cases" / "triton_cache";
+  runner::RunRequest req = request_for(*p, runner::RunMode::kCompile);
+  req.triton_dims = util::Json::array({{{"n", 256}}, {{"n", 192}}, {{"n", 128}}});
+  req.triton_cache_dir = cache;
+  auto compiled = runner::run_candidate(req, sys);
+  ASSERT_EQ(compiled.status, runner::RunStatus::kOk) << compiled.message;
+  for (const char* n : {"n256", "n192", "n128"}) EXPECT_TRUE(fs::exists(cache / n / "k.cubin")) << n;
+}
+
 TEST_F(TritonPipelineCpu, AWrongKernelIsAWrongResultThroughInterpret) {
   util::SystemRunner sys;
   auto p = prepare(job("out[:] = 3 * x\n    out[17] = 0.0"), dir_ / "work", sys, false, [](const std::string&) {});

@@ -49,7 +49,8 @@ struct RunRequest {
   // that kernel.py instead of `kopt __runner`; `libs` is then unused. One configuration (the run_kernel
   // keyword arguments: constexpr params, num_warps/num_stages, KOPT_<ID> guards) per slot: one for
   // check/time/profile, several for paired. dump_cubin_dir: where the cubins Triton compiled are written.
-  // Mode "compile" (no golden data) calls setup(seed=0, **triton_dims) and run_kernel once.
+  // Mode "compile" (no golden data) calls setup(seed=0, **triton_dims) and run_kernel once; triton_dims an array of
+  // objects: once at each, in order (a dimension the kernel takes as tl.constexpr compiles a kernel a value).
   std::filesystem::path triton_kernel;
   std::vector<util::Json> triton_configs;
   std::filesystem::path dump_cubin_dir;
