@@ -17,17 +17,17 @@ mode=${CALL_MODE:-}
 echo "mode $mode"
 export CUTLASS_PATH=$PWD/.carry/cutlass
 cands_summary() {  # each candidate's precompile and measuring results
-  find runs/cb -path '*/candidates/*' \( -name run.json -o -name precompile.json \) -size -1M | tar czf "$1" -T - 2>/dev/null
+  find runs/cb -path '*/candidates/*' \( -name run.json -o -name precompile.json \) -size -1000k | tar czf "$1" -T - 2>/dev/null
   for f in $(find runs/cb -path '*/candidates/*' -name run.json | sort); do python3 -c "
 import json,sys,os
 r=json.load(open(sys.argv[1])); ph=r.get('phases_ms',{}); d=os.path.dirname(sys.argv[1])
 p=json.load(open(d+'/precompile.json')) if os.path.exists(d+'/precompile.json') else {}
-print(d.split('/candidates/')[1][:40], r.get('status'), 'first_call', round(ph.get('first_call',0)), 'timing', round(ph.get('timing',0)), 'total', round(ph.get('total',0)), 'pre', p.get('status'), round(p.get('first_call_ms',0)), round(p.get('phases_ms',{}).get('total',0)))" "$f"; done 2>&1 | head -40
+print(d.split('/candidates/')[1][:40], r.get('status'), 'first_call', round(ph.get('first_call',0)), 'timing', round(ph.get('timing',0)), 'total', round(ph.get('total',0)), 'pre', p.get('status'), [round(x) for x in p.get('first_calls_ms',[p.get('first_call_ms',0)])], round(p.get('phases_ms',{}).get('total',0)), 'cases', [(round(c.get('phases_ms',{}).get('first_call',0)), round(c.get('phases_ms',{}).get('total',0))) for c in r.get('cases',[])], {k: round(v) for k,v in ph.items() if v > 150})" "$f"; done 2>&1 | head -40
   for s in $(find runs/cb -name state.json -path '*kopt_runs*' | head -3); do python3 -c "
 import json,sys; s=json.load(open(sys.argv[1])); print('state', s.get('stop_reason'), {k: round(v,1) for k,v in (s.get('phase_seconds') or {}).items()})" "$s"; done
 }
 if [ "$mode" = ab ]; then
-  for pc in 1 0; do
+  for pc in ${AB_PCS:-1 0}; do
     [ "$(left)" -gt 150 ] || { echo "ab pc=$pc skipped: $(left) s left"; continue; }
     rm -rf runs/cb; lim=$(( ${AB_LIMIT_S:-220} < $(left) - 40 ? ${AB_LIMIT_S:-220} : $(left) - 40 ))
     KOPT_TRITON_PRECOMPILE=$pc OUT=$OUT/ab_pc$pc CB_TIME_BUDGET_S=none CB_STEPS=optimize CB_OPT_LIMIT_S=$lim CB_DEADLINE_S=$(( lim + 30 )) CB_MIN_KERNEL_S=60 CB_CASES=off \
