@@ -117,20 +117,20 @@ def _stdout_to_stderr():
         os.close(saved)
 
 
-def _dims(text):
+def _dims_json(text):
     try:
-        dims_obj = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise UsageError(f'--dims is not valid JSON ({e}); write e.g. \'{{"M":64,"N":32}}\'') from None
-    return parse_dims(dims_obj)
+
+
+def _dims(text):
+    return parse_dims(_dims_json(text))
 
 
 def _dims_list(text):
     """triton-run --dims: one JSON object of dimensions, or (mode compile) a non-empty JSON array of them."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f'--dims is not valid JSON ({e}); write e.g. \'{{"M":64,"N":32}}\'') from None
+    obj = _dims_json(text)
     if isinstance(obj, list):
         if not obj:
             raise UsageError("--dims: an empty array; give one object of dimensions at least")
