@@ -428,7 +428,10 @@ class TritonRunner:
                     timer.wait_stop()
                     r0 = time.perf_counter()
                     ops.synchronize()
-                    residual = (time.perf_counter() - r0) * 1e3
+                    r1 = time.perf_counter()
+                    ops.synchronize()  # nothing left to wait for: the floor
+                    residual = (r1 - r0) * 1e3
+                    sample.sync_floors_ms.append((time.perf_counter() - r1) * 1e3)
                 ops.synchronize()
             except Exception as e:  # noqa: BLE001
                 raise classify_exception(e, "run_kernel() while timing") from None
@@ -448,6 +451,7 @@ class TritonRunner:
             return (time.perf_counter() - t0) * 1e3
 
         sample.call_sample = call_sample
+        sample.sync_floors_ms = []  # the probe samples' second synchronisation, which had nothing to wait for
         return sample
 
     def choose_method(self, sample, info, counter):
@@ -458,14 +462,15 @@ class TritonRunner:
         ev_med = stats.median([p[0] for p in probe])
         enq_med = stats.median([p[1] for p in probe])
         res_med = stats.median([p[2] for p in probe])
+        floor_med = stats.median(sample.sync_floors_ms) if sample.sync_floors_ms else 0.0
         info.update({"probe_event_median_ms": ev_med, "probe_enqueue_median_ms": enq_med,
-                     "probe_residual_median_ms": res_med})
+                     "probe_residual_median_ms": res_med, "probe_sync_floor_median_ms": floor_med})
         if not self.ops.is_cuda:
             return sampling.PERF_COUNTER, "", None
         forced = self.o.timing_method if self.o.timing_method != "auto" else None
         if forced and forced != sampling.BEHIND_SLEEP:
             return forced, sampling.FORCED, None
-        if not forced and sampling.work_outside(res_med, ev_med):
+        if not forced and sampling.work_outside(res_med, ev_med, floor_med):
             return sampling.DEVICE_SYNC, sampling.WORK_OUTSIDE, None
         if not self.ops.sleep_available():
             return sampling.EVENTS, sampling.BLOCKER_UNAVAILABLE, None
@@ -654,10 +659,11 @@ class TritonRunner:
 
     def paired_method(self, samplers, counter, result):
         """One method for every configuration, the most conservative any needs (as the C++ child does)."""
-        chosen = []
+        chosen, result["probes"] = [], []
         for sample in samplers:
             info = {}
             chosen.append(self.choose_method(sample, info, counter))
+            result["probes"].append(dict(info, timing_method=chosen[-1][0], fallback_reason=chosen[-1][1]))
         methods = [c[0] for c in chosen]
         for m in (sampling.PERF_COUNTER, sampling.DEVICE_SYNC, sampling.EVENTS):
             if m in methods:

@@ -46,6 +46,10 @@ def test_the_residual_rule():
     assert not sampling.work_outside(0.01, 0.005)  # 10 us of sync wake-up
     assert sampling.work_outside(0.5, 0.005)
     assert not sampling.work_outside(0.05, 1.0)  # 5% of a 1 ms kernel
+    # the wait is what the synchronisation took beyond one with nothing to wait for (s43: 0.01-0.045 ms on the H100
+    # host, above 10% of liger_dyt's 0.18 ms)
+    assert sampling.work_outside(0.045, 0.18) and not sampling.work_outside(0.045, 0.18, floor_ms=0.03)
+    assert sampling.work_outside(0.5, 0.18, floor_ms=0.03)
 
 
 # --- the runner with a fake GPU ---------------------------------------------------------------------------
@@ -61,7 +65,7 @@ class FakeTimer:
         pass
 
     def wait_stop(self):
-        pass
+        self.ops.pending = True  # what run_kernel left elsewhere is still running: the next sync waits for it
 
     def elapsed_ms(self):
         return self.ops.event_ms
@@ -84,18 +88,21 @@ class FakeGpu(devices.NumpyOps):
 
     is_cuda = True
 
-    def __init__(self, held=lambda cycles: True, event_ms=0.005, residual_s=0.0):
+    def __init__(self, held=lambda cycles: True, event_ms=0.005, residual_s=0.0, sync_floor_s=0.0):
         super().__init__()
-        self.held, self.event_ms, self.residual_s = held, event_ms, residual_s
-        self.sleep_calls, self.guards, self.syncs = [], 0, 0
+        self.held, self.event_ms, self.residual_s, self.sync_floor_s = held, event_ms, residual_s, sync_floor_s
+        self.sleep_calls, self.guards, self.syncs, self.pending = [], 0, 0, False
 
     def timer(self):
         return FakeTimer(self)
 
     def synchronize(self):
+        """Every synchronisation costs sync_floor_s; the first after the stop event also waits residual_s."""
         self.syncs += 1
-        if self.residual_s:
-            time.sleep(self.residual_s)
+        wait = self.sync_floor_s + (self.residual_s if self.pending else 0.0)
+        self.pending = False
+        if wait:
+            time.sleep(wait)
 
     def sleep_available(self):
         return True
@@ -162,6 +169,32 @@ def test_work_on_another_stream_is_timed_with_a_device_sync(th, monkeypatch):
     info = r["timing_info"]
     assert r["timing_method"] == "events_with_device_sync_before_stop" and info["work_outside_default_stream"]
     assert info["fallback_reason"] == "work_outside_default_stream" and not gpu.sleep_calls
+
+
+def test_a_slow_synchronisation_with_nothing_to_wait_for_is_not_work_elsewhere(th, monkeypatch):
+    # every synchronisation takes 2 ms, far above 10% of a 5 ms kernel (0.5 ms: room for the host clock's jitter),
+    # but the first after the stop event takes no longer than the second: nothing was left on another stream, and
+    # the samples stay behind the sleep
+    gpu = FakeGpu(event_ms=5.0, sync_floor_s=0.002)
+    r, _ = run_with(th, monkeypatch, gpu)
+    info = r["timing_info"]
+    assert r["timing_method"] == "events_behind_sleep" and not info.get("work_outside_default_stream")
+    assert info["probe_sync_floor_median_ms"] >= 2.0 and info["probe_residual_median_ms"] >= 2.0
+    # the same synchronisations with 10 ms left elsewhere after the stop event: work outside
+    gpu = FakeGpu(event_ms=5.0, sync_floor_s=0.002, residual_s=0.010)
+    r, _ = run_with(th, monkeypatch, gpu)
+    assert r["timing_method"] == "events_with_device_sync_before_stop"
+    assert r["timing_info"]["probe_residual_median_ms"] - r["timing_info"]["probe_sync_floor_median_ms"] >= 9.0
+
+
+def test_a_paired_run_says_each_configurations_probe(th, monkeypatch):
+    gpu = FakeGpu(event_ms=5.0, sync_floor_s=0.002)
+    r, rc = run_with(th, monkeypatch, gpu, mode="paired", configs=[{}, {}], rounds=3)
+    assert rc == 0 and r["status"] == "ok" and r["timing_method"] == "events_behind_sleep"
+    assert len(r["probes"]) == 2
+    for p in r["probes"]:
+        assert p["timing_method"] == "events_behind_sleep" and p["fallback_reason"] == ""
+        assert p["probe_sync_floor_median_ms"] >= 2.0
 
 
 def test_a_forced_method_is_used_and_named(th, monkeypatch):

@@ -18,7 +18,9 @@ How each figure is made:
   (incorrect, failed to build, predicted infeasible by the search's feasibility model and built but not run); "measured
   zero candidates" means none was evaluated. A run that evaluated some but found none correct says so, with the
   sweep's count of correct points (a space whose only correct point is the project's has nothing else to find).
-* sweep best: the fastest ok row of measurements.csv. The project's choice: the sweep's row at every param's default
+* sweep best: the fastest ok row of measurements.csv, among those timed without the launch (LAUNCH_FREE) where any
+  was: a point the sweep could only time with its launch (s43: liger_dyt's autotuned default, its probe misread as work
+  on another stream) is left out and the row says so. The project's choice: the sweep's row at every param's default
   (a derived param's default is the project's launch; `0` of a derived block is "the launcher's own value"); without
   a sweep, kopt bench's median, else the optimize baseline's.
 * a candidate's time on the sweep's basis: the sweep's time of its point when it is one (no method, no compiler
@@ -61,8 +63,15 @@ def load_json(path):
         return None
 
 
-def sweep_table(path):
-    """(dim names, {point tuple of str: median_ms}, number of rows) from measurements.csv; ({}, ...) without it."""
+# Timing methods that leave the launch out of a sample (src/runner/timing_method.cpp): a sweep's point timed another
+# way (its Python or host launch in the sample) is not compared with those timed without it.
+LAUNCH_FREE = ("events_blocked", "events_behind_sleep")
+
+
+def sweep_table(path, with_launch=None):
+    """(dim names, {point tuple of str: median_ms}, number of rows) from measurements.csv; ({}, ...) without it.
+    A point timed with its launch (timing_method not in LAUNCH_FREE) where others were timed without it is left out
+    of the table; given a dict `with_launch`, it gets {point: timing_method} of those."""
     try:
         with open(path) as f:
             rows = list(csv.DictReader(f))
@@ -71,16 +80,23 @@ def sweep_table(path):
     if not rows:
         return [], {}, 0
     dims = [k for k in rows[0] if k not in NOT_DIMS]
-    ok = {}
-    for r in rows:
-        if r.get("status") == "ok" and r.get("median_ms"):
-            ok[tuple(str(r[k]) for k in dims)] = float(r["median_ms"])
-    return dims, ok, len(rows)
+    ok = [r for r in rows if r.get("status") == "ok" and r.get("median_ms")]
+    free = any(r.get("timing_method") in LAUNCH_FREE for r in ok)
+    table = {}
+    for r in ok:
+        pt = tuple(str(r[k]) for k in dims)
+        if free and r.get("timing_method") and r["timing_method"] not in LAUNCH_FREE:
+            if with_launch is not None:
+                with_launch[pt] = r["timing_method"]
+            continue
+        table[pt] = float(r["median_ms"])
+    return dims, table, len(rows)
 
 
-def objective_table(d, dims, table, cases):
+def objective_table(d, dims, table, cases, with_launch=None):
     """({point: weighted geometric mean ms} over the cases, None) or (None, why): the primary case's table is `table`
-    (measurements.csv), each other case's measurements_NAME.csv; a point counts when it is ok at every case."""
+    (measurements.csv), each other case's measurements_NAME.csv; a point counts when it is ok at every case (and was
+    timed without its launch: `with_launch` gets {point: case name} of those a case's sweep left out)."""
     if len(cases) < 2 or not table:
         return None, None
     per_case = []
@@ -88,7 +104,10 @@ def objective_table(d, dims, table, cases):
         if c.get("primary"):
             per_case.append((float(c.get("weight", 1)), table))
             continue
-        cd, ct, _ = sweep_table(os.path.join(d, "measurements_%s.csv" % c["name"]))
+        left = {}
+        cd, ct, _ = sweep_table(os.path.join(d, "measurements_%s.csv" % c["name"]), left)
+        if with_launch is not None:
+            with_launch.update({pt: c["name"] for pt in left})
         if not ct:
             return None, "no sweep at case %s" % c["name"]
         if cd != dims:
@@ -155,7 +174,11 @@ def kernel_row(d, within=3.0):
     state = load_json(os.path.join(d, "state.json"))
     derived = load_json(os.path.join(d, "derived.json"))
     bench = load_json(os.path.join(d, "bench.json"))
-    dims, table, n_rows = sweep_table(os.path.join(d, "measurements.csv"))
+    with_launch = {}
+    dims, table, n_rows = sweep_table(os.path.join(d, "measurements.csv"), with_launch)
+    for pt, method in sorted(with_launch.items()):
+        row["notes"].append(f"the sweep timed {point_text(dict(zip(dims, pt)))} with its launch ({method}), the "
+                            "others without: not compared (kopt's own median stands in where it is needed)")
     defaults = defaults_of(derived)
     row.update(space=n_rows, sweep_ok=len(table), sweep_dims=dims,
                optimize_rc=((kj.get("steps") or {}).get("optimize") or {}).get("rc"),
@@ -224,7 +247,8 @@ def kernel_row(d, within=3.0):
                 row["to_within_s"] = None if g is None else g + h.get("search_s", 0.0)
                 row["to_within_id"] = h["candidate"].get("id")
                 break
-    obj, why = objective_table(d, dims, table, kj.get("cases") or [])
+    case_launch = {}
+    obj, why = objective_table(d, dims, table, kj.get("cases") or [], case_launch)
     if why:
         row["notes"].append("objective by the dims alone: " + why)
     if obj:
@@ -243,7 +267,10 @@ def kernel_row(d, within=3.0):
             if bare in obj:
                 o["params_point_over_best"] = obj[bare] / obj[ob_pt]
                 extra = f" (its parameters without its methods: {o['params_point_over_best']:.3f} of the objective's best)"
-            row["notes"].append("the champion is not a sweep point: judged at the dims alone" + extra)
+            cpt_case = case_launch.get(cpt) or ("the dims" if cpt in with_launch else None)
+            why_not = (f"the sweep timed its point with its launch at {cpt_case}" if cpt_case else
+                       "the champion is not a sweep point")
+            row["notes"].append(why_not + ": judged at the dims alone" + extra)
         row["objective"] = o
         if "champion_ms" in o:
             row.pop("to_within_s", None), row.pop("to_within_search_s", None), row.pop("to_within_id", None)
