@@ -180,7 +180,7 @@ def kernel_row(d, within=3.0):
         row["notes"].append(f"the sweep timed {point_text(dict(zip(dims, pt)))} with its launch ({method}), the "
                             "others without: not compared (kopt's own median stands in where it is needed)")
     defaults = defaults_of(derived)
-    row.update(space=n_rows, sweep_ok=len(table), sweep_dims=dims,
+    row.update(space=n_rows, sweep_ok=len(table) + len(with_launch), sweep_dims=dims,
                optimize_rc=((kj.get("steps") or {}).get("optimize") or {}).get("rc"),
                optimize_cmd_s=((kj.get("steps") or {}).get("optimize") or {}).get("s"))
     best_pt = min(table, key=table.get) if table else None
