@@ -30,7 +30,7 @@ if [ "${PROBE:-auto}" = 1 ] || { [ "${PROBE:-auto}" = auto ] && [ "$mode" != ttr
   K=examples/corpus/liger_dyt; PT0=$(date +%s)
   .carry/build/kopt annotate $K/kernel.py --write $K/probe_annotated.py --json "$OUT/probe_derived.json" >/dev/null 2>&1
   PYTHONPATH=python timeout 120 python3 -m kopt_harness golden --triton-kernel $K/probe_annotated.py --ref $K/ref.py --dims '{"M":16384,"N":4096}' --seeds 1 --out runs/probe_golden >"$OUT/probe_golden.log" 2>&1; echo "probe golden rc=$?"
-  for run in new1 old1 new2 old2 new3; do
+  for run in new1 old1 new2 old2; do
     hp=python; case $run in old*) hp=.carry/old_harness/python ;; esac
     PYTHONPATH=$hp timeout 60 python3 -m kopt_harness triton-run --kernel $K/probe_annotated.py --golden runs/probe_golden --out "$OUT/probe_$run.json" --mode paired \
       --config '{"num_warps":0}' --config '{"num_warps":8}' --rounds 20 --max-time-s 2 >"$OUT/probe_$run.log" 2>&1
@@ -69,7 +69,7 @@ if [ "$mode" = ttr ]; then
     echo "kt rc=$? [$(( $(date +%s) - T0 )) s]"; grep -E '^(=== kt|kernel_tuner)|within|best' "$OUT/kt.log" | cut -c1-300 | head -30
   fi
 fi
-if [ "$mode" = corpus ]; then
+if [ "$mode" = corpus ] && [ "${CB_NAMES:-}" != none ]; then  # CB_NAMES=none: the probe alone
   [ -f .carry/cutlass.tgz ] && tar xzf .carry/cutlass.tgz -C .carry
   rm -rf runs/cb
   CB_TIME_BUDGET_S=none CB_STEPS="${CB_STEPS:-optimize sweep}" CB_OPT_LIMIT_S=${CB_OPT_LIMIT_S:-150} CB_DEADLINE_S=$(( $(left) - 25 )) CB_MIN_KERNEL_S=${CB_MIN_KERNEL_S:-150} \
