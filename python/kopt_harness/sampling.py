@@ -28,11 +28,9 @@ SOLVE_WAITED = "solve_waited_on_gpu"
 WORK_OUTSIDE = "work_outside_default_stream"
 
 # Work left on the device after the stop event completed above both of these means run_kernel put work on a stream
-# other than the current one. The wait is the probe's device-wide synchronisation after the stop event, less what a
-# synchronisation with nothing to wait for costs the same process at once (its floor, medians over the probe's
-# samples): on the H100 host that floor alone was 0.01-0.045 ms, above 10% of a 0.18 ms kernel, and a sweep timed
-# the project's own configuration of liger_dyt with the device-wide synchronisation, its Python launch included
-# (0.267 ms against 0.182 behind the sleep; s43 call 4).
+# other than the current one. The wait is the probe's device-wide synchronisation after the stop event less its floor,
+# a second synchronisation at once with nothing to wait for (medians over the probe's samples): the host's own cost of
+# a synchronisation is near a tenth of a short kernel (docs/TRITON.md, "One timing sample").
 RESIDUAL_MIN_MS, RESIDUAL_MIN_SHARE = 0.02, 0.10
 
 

@@ -247,8 +247,8 @@ def kernel_row(d, within=3.0):
                 row["to_within_s"] = None if g is None else g + h.get("search_s", 0.0)
                 row["to_within_id"] = h["candidate"].get("id")
                 break
-    case_launch = {}
-    obj, why = objective_table(d, dims, table, kj.get("cases") or [], case_launch)
+    launch_at = {pt: "the dims" for pt in with_launch}  # where the sweep timed a point with its launch
+    obj, why = objective_table(d, dims, table, kj.get("cases") or [], launch_at)
     if why:
         row["notes"].append("objective by the dims alone: " + why)
     if obj:
@@ -267,8 +267,7 @@ def kernel_row(d, within=3.0):
             if bare in obj:
                 o["params_point_over_best"] = obj[bare] / obj[ob_pt]
                 extra = f" (its parameters without its methods: {o['params_point_over_best']:.3f} of the objective's best)"
-            cpt_case = case_launch.get(cpt) or ("the dims" if cpt in with_launch else None)
-            why_not = (f"the sweep timed its point with its launch at {cpt_case}" if cpt_case else
+            why_not = (f"the sweep timed its point with its launch at {launch_at[cpt]}" if cpt in launch_at else
                        "the champion is not a sweep point")
             row["notes"].append(why_not + ": judged at the dims alone" + extra)
         row["objective"] = o
