@@ -654,6 +654,68 @@ TEST(DeriveTriton, AutotuneConfigsBecomeTheSpace) {
   EXPECT_TRUE(has_note(d, "comments out @triton.autotune of scale_kernel"));
 }
 
+Derivation derive_text(const std::string& text, const std::string& name) {
+  auto d = derive(text, name);
+  EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
+  return d.ok() ? *d : Derivation{};
+}
+
+// Public kernels as their projects write them (a 2026-12-07 survey of Triton's tutorials, Unsloth, flash-attention,
+// vLLM and Liger): what the autotuner or the kernel's body says is kept.
+TEST(DeriveTriton, WhatTheAutotunerOrTheKernelsBodySaysIsKept) {
+  const std::string head = "import triton\nimport triton.language as tl\n\n";
+  const std::string body =
+      "def k(y_ptr, x_ptr, n, BLOCK_SIZE: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+      "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n\n";
+  // A comment between the decorators (blank once masked), and one inside the configs: the autotune is still read, and
+  // no num_warps is added to the launch of an autotuned kernel (Triton's Autotuner would get it twice).
+  Derivation d = derive_text(head +
+                                 "def helper(x):\n    return min(x, 4)\n\n"
+                                 "@triton.autotune(\n    configs=[\n        triton.Config({'BLOCK_SIZE': 512}, num_warps=4),\n"
+                                 "        # the larger one\n        triton.Config({'BLOCK_SIZE': 1024}, num_warps=8),\n    ],\n"
+                                 "    key=['n'],\n)\n# a comment between the decorators\n@triton.jit\n" +
+                                 body + "def run_kernel(*, x, y, n):\n    k[(triton.cdiv(n, 512),)](y, x, n)\n",
+                             "k.py");
+  ASSERT_NE(param(d, "BLOCK_SIZE"), nullptr);
+  EXPECT_EQ(param(d, "BLOCK_SIZE")->site, DeriveSite::kTritonAutotune);
+  EXPECT_EQ(param(d, "BLOCK_SIZE")->values, (std::vector<int64_t>{512, 1024}));
+  EXPECT_EQ(param(d, "num_warps")->values, (std::vector<int64_t>{4, 8}));
+  EXPECT_TRUE(contains(d.instrumented, "# @triton.autotune(\n")) << d.instrumented;
+  EXPECT_TRUE(contains(d.instrumented, "def helper(x):\n    return min(x, 4)\n")) << d.instrumented;  // not a decorator
+
+  // Configs kopt cannot read in full (a comprehension; a pre_hook the autotuner calls before each run): the
+  // autotune stays, nothing is added to the launch.
+  for (const std::string configs :
+       {"[triton.Config({'BLOCK_SIZE': 1024}, num_warps=w) for w in [2, 4, 8]]",
+        "[triton.Config({'BLOCK_SIZE': 1024}, num_warps=4, pre_hook=zero_out)]",
+        "[triton.Config({'BLOCK_SIZE': 1024, 'EVEN': True}, num_warps=4)]"}) {
+    d = derive_text(head + "@triton.autotune(configs=" + configs + ", key=['n'])\n@triton.jit\n" + body +
+                        "def run_kernel(*, x, y, n):\n    k[(triton.cdiv(n, 1024),)](y, x, n)\n",
+                    "k.py");
+    EXPECT_TRUE(d.params.empty()) << configs;
+    EXPECT_TRUE(has_note(d, "@triton.autotune of k has configs kopt cannot read in full")) << configs;
+    EXPECT_FALSE(contains(d.instrumented, "num_warps=num_warps")) << configs;
+  }
+
+  // A literal constexpr the body never reads as a tile says what the kernel computes (vLLM's kv_group_num, a
+  // sliding window): left alone. One that sizes a tl.arange, or goes to a helper kopt does not follow, is a tile.
+  d = derive_text(head +
+                      "@triton.jit\ndef g(q_ptr, o_ptr, n, GROUP: tl.constexpr, WINDOW: tl.constexpr, HEAD: tl.constexpr, "
+                      "BLOCK: tl.constexpr):\n"
+                      "    kv = tl.program_id(0) // GROUP\n    d = tl.arange(0, HEAD)\n"
+                      "    x = tl.load(q_ptr + kv * HEAD + d)\n    if WINDOW > 0:\n        x = x * 2\n"
+                      "    x = _inner(x, BLOCK)\n    tl.store(o_ptr + d, x)\n\n\n"
+                      "def run_kernel(*, q, o, n):\n    g[(n,)](q, o, n, GROUP=4, WINDOW=4096, HEAD=128, BLOCK=64)\n",
+                  "g.py");
+  EXPECT_EQ(param(d, "GROUP"), nullptr);
+  EXPECT_EQ(param(d, "WINDOW"), nullptr);
+  EXPECT_TRUE(has_note(d, "GROUP=4 of g[...] sizes no tile in g's body"));
+  EXPECT_TRUE(has_note(d, "WINDOW=4096 of g[...] sizes no tile in g's body"));
+  EXPECT_NE(param(d, "HEAD"), nullptr);
+  EXPECT_NE(param(d, "BLOCK"), nullptr);
+}
+
 TEST(DeriveTriton, CopiesAreValidPython) {
   std::string py = util::find_in_path("python3");
   if (py.empty()) GTEST_SKIP() << "no python3";

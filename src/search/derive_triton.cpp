@@ -1,5 +1,7 @@
 // The Triton front end of the derivation (search/derive.h): literal tl.constexpr and launch options at the launches
 // in run_kernel, the grid literals that follow them, and an existing @triton.autotune's configs.
+#include <sstream>
+
 #include "search/derive_text.h"
 
 namespace kopt::search::derive_detail {
@@ -8,18 +10,38 @@ namespace {
 
 // The decorators of the def whose line starts at `line_start` in `masked`, nearest first, with where each line starts:
 // the lines right above starting with '@', and the lines of a multi-line decorator between them (an autotune's
-// configs: lines ending in `,`, `[`, `]`, `(` or `)`).
+// configs: lines ending in `,`, `[`, `]`, `(` or `)`, and any line inside its open brackets). A blank line (a comment
+// is blank once masked) is skipped inside a decorator's brackets and between decorators, never above the first.
 std::vector<std::pair<size_t, std::string>> decorators_above(const std::string& masked, size_t line_start) {
   std::vector<std::pair<size_t, std::string>> out;
-  for (size_t scan = line_start; scan > 0;) {
-    const size_t prev_end = scan - 1;  // the '\n' ending the previous line
+  int open = 0;  // closing brackets of the lines taken so far not yet matched by an opening one above them
+  auto previous = [&](size_t scan, size_t* start) {  // the line ending just before `scan`, trimmed
+    const size_t prev_end = scan - 1;               // the '\n' ending the previous line
     // (A file that starts with a line break: the line before is empty, not the whole file again.)
     size_t prev_start = prev_end == 0 ? npos : masked.rfind('\n', prev_end - 1);
-    prev_start = prev_start == npos ? 0 : prev_start + 1;
-    std::string line = util::trim(masked.substr(prev_start, prev_end - prev_start));
-    if (line.empty()) break;
+    *start = prev_start == npos ? 0 : prev_start + 1;
+    return util::trim(masked.substr(*start, prev_end - *start));
+  };
+  for (size_t scan = line_start; scan > 0;) {
+    size_t prev_start = 0;
+    std::string line = previous(scan, &prev_start);
+    if (line.empty()) {
+      if (out.empty()) break;
+      if (open > 0) {  // inside a decorator's brackets
+        scan = prev_start;
+        continue;
+      }
+      // Between two decorators: what lies above the blank lines counts only where its topmost line is a decorator's.
+      size_t above = prev_start, s = 0;
+      while (above > 0 && previous(above, &s).empty()) above = s;
+      auto rest = above > 0 ? decorators_above(masked, above) : decltype(out){};
+      if (!rest.empty() && rest.back().second[0] == '@') out.insert(out.end(), rest.begin(), rest.end());
+      break;
+    }
     const char last = line.back();
-    if (line[0] != '@' && last != ',' && last != '[' && last != ']' && last != ')' && last != '(') break;
+    if (open == 0 && line[0] != '@' && last != ',' && last != '[' && last != ']' && last != ')' && last != '(') break;
+    for (char c : line) open += (c == ')' || c == ']' || c == '}') ? 1 : (c == '(' || c == '[' || c == '{') ? -1 : 0;
+    open = std::max(open, 0);
     out.emplace_back(prev_start, std::move(line));
     scan = prev_start;
   }
@@ -330,6 +352,12 @@ class TritonDeriver {
           d_.notes.push_back(fmt::format("line {}: {}={} of {}[...] is not a power of two: left alone", line, key, *v, st.kernel));
           continue;
         }
+        if (p.role == ValueRole::kTile && !tile_in_body(st.kernel, key)) {
+          d_.notes.push_back(fmt::format("line {}: {}={} of {}[...] sizes no tile in {}'s body (no tl.arange, loop, tl.zeros or "
+                                         "block shape reads it): it says what the kernel computes, left alone",
+                                         line, key, *v, st.kernel, st.kernel));
+          continue;
+        }
         p.values = values_for(p.role, *v);
         if (p.role == ValueRole::kTile)  // a Triton tile: d/4..4d (its compile time grows with the tile's size)
           std::erase_if(p.values, [&](int64_t x) { return x != *v && (x * 4 < *v || x > 4 * *v); });
@@ -395,20 +423,51 @@ class TritonDeriver {
     }
   }
 
+  // The body of a launched kernel: this file's, or its module's (modules_); nullopt where kopt cannot read it.
+  std::optional<JitBody> body_of(const std::string& kernel) {
+    const Jit& j = jits_[kernel];
+    if (!j.imported) return jit_body(s_.masked, kernel);
+    for (const auto& mod : modules_)
+      if (mod.spelled == j.module) {
+        auto [at, fresh] = masked_modules_.try_emplace(mod.spelled);  // masked once, however many launches read it
+        if (fresh) at->second = mask_code(mod.text, SourceLanguage::kPython);
+        if (auto k = jit_body(at->second, j.original)) return k;
+      }
+    return std::nullopt;
+  }
+
+  // Whether constexpr `key` sizes a tile in the kernel's body: a line that reads it also makes a range or a block
+  // (tl.arange, range / tl.range / tl.static_range, tl.zeros / tl.full, a block_shape, tl.reshape), or passes it to a
+  // function kopt does not follow. A constexpr the body reads otherwise (`head // kv_group_num`, `pos - WINDOW`, a
+  // head dimension) says what the kernel computes, not how: not a tile. True where the body is not readable.
+  bool tile_in_body(const std::string& kernel, const std::string& key) {
+    const auto k = body_of(kernel);
+    if (!k) return true;
+    static const std::regex tile(R"(\b(tl\.arange|range|tl\.range|tl\.static_range|tl\.zeros|tl\.full|tl\.reshape|block_shape)\b)");
+    static const std::regex call(R"(\b([A-Za-z_][\w.]*)\s*\()");
+    const std::regex word("\\b" + key + "\\b");
+    std::istringstream lines(k->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (!std::regex_search(line, word)) continue;
+      if (std::regex_search(line, tile)) return true;
+      // Passed down: `_inner(x, BLOCK)` (the name is an argument of a call that is not triton.language's).
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), call); it != std::sregex_iterator(); ++it) {
+        const std::string f = (*it)[1];
+        if (util::starts_with(f, "tl.") || f == "min" || f == "max" || f == "int") continue;
+        const size_t open = static_cast<size_t>(it->position(0) + it->length(0) - 1);
+        const size_t close = match_close(line, open);
+        if (close != npos && std::regex_search(line.substr(open, close - open), word)) return true;
+      }
+    }
+    return false;
+  }
+
   // Per constexpr of a launch whose one block covers a parameter of the kernel (covered_by): the run_kernel argument
   // passed as that parameter, and the parameter. The kernel's body is this file's, or its module's (modules_).
   std::map<std::string, std::pair<std::string, std::string>> site_covers(const std::string& kernel,
                                                                          const std::vector<Range>& args, int line) {
     std::map<std::string, std::pair<std::string, std::string>> out;
-    const Jit& j = jits_[kernel];
-    std::optional<JitBody> k;
-    if (!j.imported) k = jit_body(s_.masked, kernel);
-    for (const auto& mod : modules_)
-      if (j.imported && !k && mod.spelled == j.module) {
-        auto [at, fresh] = masked_modules_.try_emplace(mod.spelled);  // masked once, however many launches read it
-        if (fresh) at->second = mask_code(mod.text, SourceLanguage::kPython);
-        k = jit_body(at->second, j.original);
-      }
+    const std::optional<JitBody> k = body_of(kernel);
     if (!k) return out;
     std::vector<std::string> positional;
     std::map<std::string, std::string> keyword;
@@ -608,6 +667,19 @@ def _kopt_launch_options(kernel, **options):
     }
     if (configs == 0) {
       d_.notes.push_back(fmt::format("line {}: @triton.autotune of {} has no configs kopt can read: left alone", line, kernel));
+      return;
+    }
+    // Configs kopt cannot read in full: a comprehension or a name where a value should be (`num_warps=nw for nw in
+    // [2, 4, 8]`), a hook the autotuner calls before a run (pre_hook: the copy without it would compute otherwise).
+    // Commenting the decorator out would lose what they say: the autotune stays as it is.
+    const std::string masked = s_.masked.substr(deco.begin, deco.end - deco.begin);
+    static const std::regex comprehension(R"(\bfor\b[^\n]*\bin\b)"), hook(R"(\bpre_hook\s*=)");
+    // (The keys' quotes are blanked in the masked text: values by name are read in the original.)
+    static const std::regex named_value(R"((['"][A-Za-z_]\w*['"]\s*:|\b(num_warps|num_stages|num_ctas)\s*=)\s*[A-Za-z_(])");
+    if (std::regex_search(masked, comprehension) || std::regex_search(text, named_value) || std::regex_search(masked, hook)) {
+      d_.notes.push_back(fmt::format("line {}: @triton.autotune of {} has configs kopt cannot read in full (a comprehension, "
+                                     "a value by name, or a pre_hook): left alone, the autotuner chooses as the project wrote it",
+                                     line, kernel));
       return;
     }
     std::vector<std::string> call_kws;
