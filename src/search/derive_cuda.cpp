@@ -41,6 +41,7 @@ struct Use {
   std::string kernel;  // the kernel launched, for a block use
   bool reaches_block = false;  // the block size follows it, directly or through other locals
   bool template_arg = false;   // a template argument (the value must be a compile-time constant)
+  bool block_dim = false;      // one dimension of a dim3 block of several (`dim3 threads(TILE_DIM, BLOCK_ROWS)`)
 };
 
 // The name launched by the `<<<` at p of a masked source, back over its template arguments (`k<128><<<...>>>`).
@@ -357,7 +358,11 @@ class CudaDeriver {
         found = true;
         if (l.targs && p >= l.targs->begin && p < l.targs->end)
           out.push_back({fmt::format("template argument of {}<...> at line {}", l.kernel, line), false, false, "", false, true});
-        else if ((p >= l.cfg[1].begin && p < l.cfg[1].end) || within(l.block_defs)) {
+        else if (auto dim = block_dimension(l, p, name); dim && dim->block_dim) {
+          out.push_back(*dim);
+        } else if (dim) {
+          out.push_back({fmt::format("launch configuration of {} at line {}", l.kernel, l.line)});
+        } else if ((p >= l.cfg[1].begin && p < l.cfg[1].end) || within(l.block_defs)) {
           if (whole_argument(p, name))
             out.push_back({fmt::format("block size of the launch of {} at line {}", l.kernel, l.line), true, false, l.kernel, true});
           else
@@ -396,6 +401,27 @@ class CudaDeriver {
     return out;
   }
 
+  // `name` at `p` in the dim3 block of launch `l` that has several dimensions (`dim3 threads(TILE_DIM, BLOCK_ROWS)`):
+  // the use as one dimension of it (`block_dim`), or, for `p` elsewhere in the statement declaring it (the grid of
+  // `dim3 grid(w / TILE_DIM, ...), threads(...)`), a use with block_dim false; nullopt for any other `p`.
+  std::optional<Use> block_dimension(const Launch& l, size_t p, const std::string& name) const {
+    const std::string& m = s_.masked;
+    std::string var;
+    auto dims = dim3_args(l.cfg[1], l.pos, &var);
+    if (!dims || dims->size() < 2) return std::nullopt;
+    for (size_t i = 0; i < dims->size(); ++i)
+      if (inside((*dims)[i], p)) {
+        if (util::trim(sv(m, (*dims)[i])) != name) return std::nullopt;  // an expression of it: a block-size use
+        Use u{fmt::format("block dimension {} of the launch of {} at line {}", static_cast<char>('x' + i), l.kernel, l.line)};
+        u.reaches_block = true;
+        u.block_dim = true;
+        return u;
+      }
+    for (const auto& d : l.block_defs)
+      if (inside(d, (*dims)[0].begin) && inside(d, p)) return Use{""};  // the same declaration, another declarator
+    return std::nullopt;
+  }
+
   // `name` at `p` is a whole argument: nothing but spaces between it and the nearest '(' '{' ',' '<<<' before it
   // and ')' '}' ',' ';' '>>>' after it (`<<<g, B>>>`, `dim3 block(B, 4)`, `int threads = B;`).
   bool whole_argument(size_t p, const std::string& name) const {
@@ -425,10 +451,11 @@ class CudaDeriver {
   // The reason and role of a constant from its uses; nullopt when no use makes it a tunable.
   std::optional<std::pair<std::string, ValueRole>> classify(const std::vector<Use>& uses, std::vector<std::string>* block_kernels) {
     std::vector<std::string> whats;
-    bool block = false, unroll_only = true, any = false;
+    bool block = false, block_dim = false, unroll_only = true, any = false;
     for (const auto& u : uses) {
       if (u.what.empty()) continue;
       any = true;
+      block_dim = block_dim || u.block_dim;
       if (u.block) {
         block = true;
         block_kernels->push_back(u.kernel);
@@ -438,13 +465,19 @@ class CudaDeriver {
     }
     if (!any) return std::nullopt;
     auto rank = [](const std::string& w) {
-      return w.rfind("block size", 0) == 0 ? 0 : w.rfind("template argument", 0) == 0 ? 1 : w.rfind("launch", 0) == 0 ? 2 : 3;
+      return w.rfind("block size", 0) == 0 || w.rfind("block dimension", 0) == 0 ? 0
+             : w.rfind("template argument", 0) == 0                              ? 1
+             : w.rfind("launch", 0) == 0                                         ? 2
+                                                                                 : 3;
     };
     std::stable_sort(whats.begin(), whats.end(), [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
     std::string r = whats[0];
     if (whats.size() > 1) r += "; also " + whats[1];
     if (whats.size() > 2) r += fmt::format(" and {} more", whats.size() - 2);
-    ValueRole role = block ? ValueRole::kBlockThreads : unroll_only ? ValueRole::kUnroll : ValueRole::kTile;
+    ValueRole role = block       ? ValueRole::kBlockThreads
+                     : block_dim   ? ValueRole::kBlockDim
+                     : unroll_only ? ValueRole::kUnroll
+                                   : ValueRole::kTile;
     return std::make_pair(r, role);
   }
 
@@ -467,6 +500,12 @@ class CudaDeriver {
     prelude_.push_back(fmt::format("#ifndef {0}\n#define {0} {1}\n#endif", name, def));
   }
 
+  static std::string warp_width_note(int line, const std::string& what) {
+    return fmt::format("line {}: {} = 32 is the warp's width (32 threads on every NVIDIA GPU; lanes, shuffles and warp "
+                       "counts assume it): left alone",
+                       line, what);
+  }
+
   void derive_defines() {
     for (const auto& [name, lines] : defines_) {
       int line = s_.line_of(lines[0]);
@@ -483,6 +522,11 @@ class CudaDeriver {
         d_.notes.push_back(fmt::format("line {}: {} is defined more than once or #undef'd (lines {}): its value is not one "
                                        "constant, so it is not derived",
                                        line, name, util::join(where, ", ")));
+        continue;
+      }
+      if (define_value_[name] == 32 && warp_width_name(name)) {
+        warp_widths_.insert(name);
+        d_.notes.push_back(warp_width_note(line, name));
         continue;
       }
       size_t def_name_pos = s_.masked.find(name, lines[0]);
@@ -503,6 +547,20 @@ class CudaDeriver {
         edits_.push_back({ls, le - ls, fmt::format("#ifndef {}\n{}\n#endif", name, std::string(s_.text.substr(ls, le - ls)))});
       }
     }
+  }
+
+  // `name` is assigned (`name = 32;`, `name *= 2`, `++name`) within `r` (a helper's body: its formal argument).
+  bool assigned_in(const std::string& name, Range r) const {
+    const std::string& m = s_.masked;
+    static const std::regex op(R"(^\s*(\+\+|--|[-+*/%|&^]=|<<=|>>=|=(?!=)))");
+    for (size_t p : word_positions(m, name)) {
+      if (!inside(r, p)) continue;
+      const size_t e = p + name.size();
+      const std::string after = m.substr(e, std::min<size_t>(8, m.size() - e));
+      if (std::regex_search(after, op)) return true;
+      if (p >= 2 && (m.compare(p - 2, 2, "++") == 0 || m.compare(p - 2, 2, "--") == 0)) return true;
+    }
+    return false;
   }
 
   // A non-const local is a tunable only as a block size that nothing assigns again.
@@ -596,6 +654,13 @@ class CudaDeriver {
           continue;
         }
       }
+      if (c.value == 32 && warp_width_name(c.name)) {
+        if (c.is_const) {
+          warp_widths_.insert(c.name);
+          d_.notes.push_back(warp_width_note(c.line, c.name));
+        }
+        continue;
+      }
       std::vector<std::string> kernels;
       bool file_scope = c.scope.begin == 0 && c.scope.end == s_.masked.size();
       auto uses = uses_of(c.name, c.name_pos, file_scope || c.member ? std::nullopt : std::optional<Range>(c.scope));
@@ -652,6 +717,12 @@ class CudaDeriver {
         }
         const auto& tp = tparams_[l.kernel];
         std::string tname = i < tp.size() && !tp[i].empty() ? tp[i] : fmt::format("T{}", i);
+        if (auto chooser = dispatched(l, i, *v)) {
+          d_.notes.push_back(fmt::format("line {}: template argument {} = {} of {}<...> is chosen by {} (a dispatch over "
+                                         "instantiations on a run-time value): left alone; what it switches on chooses it",
+                                         l.line, tname, *v, l.kernel, *chooser));
+          continue;
+        }
         std::string name = s_.unique_name(upper(l.kernel) + "_" + upper(tname));
         add_param(name, tname, DeriveSite::kTemplateLiteral, role_of(tname, ValueRole::kTile), *v, l.line,
                   fmt::format("template argument {} = {} of {}<...> at line {}", tname, *v, l.kernel, l.line));
@@ -734,6 +805,39 @@ class CudaDeriver {
     }
   }
 
+  // A literal template argument `v` (position `i`) of launch `l` that the launching function picks among others by a
+  // run-time value: another launch of the kernel there has another literal at `i`, and the function compares with `v`
+  // (`case 256:`, `== 16`): cuda-samples' reduction `switch (threads) { case 512: reduce<512><<<...>>>; ... }`,
+  // matrixMul's `if (block_size == 16) mm<16>...; else mm<32>...`. The code it returns (`case 256:`); nullopt if none.
+  std::optional<std::string> dispatched(const Launch& l, size_t i, int64_t v) const {
+    const std::string& m = s_.masked;
+    const size_t fn = function_start(l.pos);
+    std::set<int64_t> literals{v};
+    bool other = false;
+    for (const auto& o : launches_)
+      if (o.pos != l.pos && o.kernel == l.kernel && function_start(o.pos) == fn && i < o.targ_list.size()) {
+        auto w = int_literal(sv(m, o.targ_list[i]));
+        other = other || !w || *w != v;
+        if (w) literals.insert(*w);
+      }
+    if (!other) return std::nullopt;
+    const size_t end = fn == 0 ? m.size() : match_close(m, fn);
+    const std::string body = m.substr(fn, (end == npos ? m.size() : end) - fn);
+    // The comparison with this launch's literal, else with another's (the `else` of `if (b == 16) k<16> else k<32>`).
+    std::vector<int64_t> order{v};
+    for (int64_t x : literals)
+      if (x != v) order.push_back(x);
+    for (int64_t x : order) {
+      const std::string n = std::to_string(x);
+      std::smatch hit;
+      if (std::regex_search(body, hit, std::regex("\\bcase\\s+" + n + "[uUlL]*\\s*:")) ||
+          std::regex_search(body, hit, std::regex("[=!]=\\s*" + n + "[uUlL]*\\b")) ||
+          std::regex_search(body, hit, std::regex("\\b" + n + "[uUlL]*\\s*[=!]=")))
+        return fmt::format("`{}` at line {}", util::trim(hit.str()), s_.line_of(fn + static_cast<size_t>(hit.position(0))));
+    }
+    return std::nullopt;
+  }
+
   // The arguments of a launch's dim3 block or grid: inline (`dim3(32, 8)`), or those of the one `dim3 NAME(...)` /
   // `dim3 NAME{...}` statement of the launching function before it, NAME never assigned again (`var` gets NAME).
   std::optional<std::vector<Range>> dim3_args(Range arg, size_t before, std::string* var) const {
@@ -749,10 +853,33 @@ class CudaDeriver {
     if (!util::is_identifier(a)) return std::nullopt;
     size_t from = function_start(before);
     std::string region = m.substr(from, before - from);
-    std::regex dd("\\bdim3\\s+" + a + R"(\s*([\(\{]))");
+    // `dim3 a(...)`, or `a(...)` later in a dim3 declaration list (`dim3 grid(w / T, h / T), threads(T, R);`).
+    std::regex dd("\\b" + a + R"(\s*([\(\{]))");
     std::vector<size_t> opens;
-    for (auto it = std::sregex_iterator(region.begin(), region.end(), dd); it != std::sregex_iterator(); ++it)
-      opens.push_back(from + static_cast<size_t>(it->position(1)));
+    for (auto it = std::sregex_iterator(region.begin(), region.end(), dd); it != std::sregex_iterator(); ++it) {
+      size_t k = from + static_cast<size_t>(it->position(0));
+      while (k > from && std::isspace(static_cast<unsigned char>(m[k - 1]))) --k;
+      bool decl = k >= from + 4 && m.compare(k - 4, 4, "dim3") == 0 && (k == 4 || !word_char(m[k - 5]));
+      if (!decl && k > from && m[k - 1] == ',') {  // back over the list's earlier declarators to the statement's start
+        int depth = 0;
+        size_t j = k - 1;
+        while (j > from) {
+          char c = m[--j];
+          if (c == ')' || c == '}') ++depth;
+          else if ((c == '(' || c == '{') && depth > 0) --depth;
+          else if (depth == 0 && (c == ';' || c == '{' || c == '}')) {
+            ++j;
+            break;
+          }
+        }
+        const std::string st = util::trim(m.substr(j, k - j));
+        decl = util::starts_with(st, "dim3") && st.size() > 4 && !word_char(st[4]);
+      }
+      // (A declaration in another branch, `if (...) { dim3 b(...); k<<<g, b>>>(); } else { dim3 b(...); ... }`, is not
+      // this launch's.)
+      size_t open = from + static_cast<size_t>(it->position(1));
+      if (decl && inside(scope_of(open), before)) opens.push_back(open);
+    }
     std::regex assign("\\b" + a + R"(\s*(\.\s*[xyz]\s*)?(=(?!=)|\+=|-=|\*=|/=))");
     if (opens.size() != 1 || std::regex_search(region, assign)) return std::nullopt;
     size_t close = match_close(m, opens[0]);
@@ -1040,6 +1167,12 @@ class CudaDeriver {
           std::string suffix;
           auto v = int_literal(sv(m, r), &suffix);
           if (!v || !suffix.empty() || formal.empty()) return;
+          if (assigned_in(formal, f.body)) {
+            d_.notes.push_back(fmt::format("line {}: argument {} = {} of {}(...) is assigned again in {} before its launch: "
+                                           "the value passed is not the one launched, left alone",
+                                           line, formal, *v, f.name, f.name));
+            return;
+          }
           std::vector<std::string> kernels;
           auto cl = classify(uses_of(formal, f.body.begin, f.body), &kernels);
           if (!cl) {
@@ -1288,6 +1421,8 @@ class CudaDeriver {
         if (auto r = resolve(w, at, depth)) {
           out += *r;
           any_param = true;
+        } else if (warp_widths_.count(w)) {  // the warp's width, left alone: 32 in any expression of derived names
+          out += "32";
         } else {
           return std::nullopt;
         }
@@ -1424,13 +1559,9 @@ class CudaDeriver {
       if (int_literal(b)) continue;
       std::vector<std::string> dims;
       if (util::is_identifier(b) && !const_param_.count(b)) {
-        std::regex dd("\\bdim3\\s+" + b + R"(\s*[\(\{]([^;]*)[\)\}]\s*;)");
-        std::smatch dm;
-        std::string before = m.substr(0, l.pos);
-        std::optional<std::string> last;
-        for (auto it = std::sregex_iterator(before.begin(), before.end(), dd); it != std::sregex_iterator(); ++it) last = (*it)[1];
-        if (last) {
-          for (auto r : split_args(*last, 0, last->size())) dims.push_back(sv(*last, r));
+        std::string var;
+        if (auto args = dim3_args(l.cfg[1], l.pos, &var)) {
+          for (auto r : *args) dims.push_back(sv(m, r));
         } else {
           dims.push_back(b);
         }
@@ -1704,6 +1835,7 @@ class CudaDeriver {
   std::map<std::string, std::vector<size_t>> defines_, undefs_;
   std::map<std::string, int64_t> define_value_;
   std::set<std::string> guarded_;
+  std::set<std::string> warp_widths_;  // constants that are the warp's width (32), left alone: 32 in derived expressions
   std::vector<Launch> launches_;
   const std::vector<IncludedText>& included_;
   std::map<std::string, std::vector<std::string>> tparams_;

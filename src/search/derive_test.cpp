@@ -565,6 +565,104 @@ TEST(DeriveTriton, ImportedKernelKeywordsAreDerived) {
   EXPECT_TRUE(has_note(*d, "B=triton.next_power_of_2(n_cols) of the launch of fwd[...] is computed at run time")) << fmt::format("{}", fmt::join(d->notes, "\n"));
 }
 
+// Public kernels as their projects write them (a 2026-12-07 survey of llm.c, cuda-samples and SGEMM_CUDA): what is
+// no tunable stays alone, with a note saying why.
+TEST(DeriveCuda, WarpWidthsDispatchesAndReassignedArgumentsAreLeftAlone) {
+  auto derive_cu = [](const std::string& cu) {
+    auto d = derive(cu, "k.cu");
+    EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().message);
+    return d.ok() ? *d : Derivation{};
+  };
+  const std::string kernel =
+      "__global__ void k(float* out, const float* x, int n) {\n"
+      "  __shared__ float partial[WARP_SIZE];\n"
+      "  int lane = threadIdx.x % WARP_SIZE;\n"
+      "  if (lane == 0) partial[threadIdx.x / WARP_SIZE] = x[blockIdx.x * blockDim.x + threadIdx.x];\n"
+      "  for (int w = 0; w < WARP_SIZE; ++w) out[blockIdx.x] += partial[w];\n"
+      "}\n";
+  // The warp's width, as a #define (llm.c's `32U` too) or a constant: left alone; the block is still derived.
+  for (const std::string decl : {"#define WARP_SIZE 32U\n", "#define WARP_SIZE 32\n", "constexpr int WARP_SIZE = 32;\n"}) {
+    Derivation d = derive_cu(decl + kernel + "extern \"C\" void solve(float* out, const float* x, int n) { k<<<n / 256, 256>>>(out, x, n); }\n");
+    EXPECT_EQ(param(d, "WARP_SIZE"), nullptr) << decl;
+    EXPECT_EQ(param(d, "WARP_SIZE_VALUE"), nullptr) << decl;
+    EXPECT_TRUE(has_note(d, "line 1: WARP_SIZE = 32 is the warp's width")) << decl;
+    ASSERT_NE(param(d, "K_BLOCK"), nullptr) << decl;
+  }
+  // In an expression of derived names it reads as 32 (llm.c's `block_y = block_size / WARP_SIZE`): the block follows
+  // the derived argument, no parameter of its own.
+  Derivation ln = derive_cu("#define WARP_SIZE 32U\n" + kernel +
+                            "void launch(float* out, const float* x, int n, int block_size) {\n"
+                            "  int block_y = block_size / WARP_SIZE;\n"
+                            "  k<<<n / block_y, dim3(32, block_y)>>>(out, x, n);\n}\n"
+                            "extern \"C\" void solve(float* out, const float* x, int n) { launch(out, x, n, 512); }\n");
+  ASSERT_EQ(ln.params.size(), 1u) << annotation_text(ln);
+  EXPECT_EQ(ln.params[0].name, "LAUNCH_BLOCK_SIZE");
+  // Another value under that name is a project's own choice: derived as before.
+  Derivation d = derive_cu("#define WARP_SIZE 64\n" + kernel +
+                           "extern \"C\" void solve(float* out, const float* x, int n) { k<<<n / 256, 256>>>(out, x, n); }\n");
+  EXPECT_NE(param(d, "WARP_SIZE"), nullptr);
+
+  // Instantiations picked by a run-time value (cuda-samples' reduction and matrixMul): each literal is left alone.
+  const std::string red =
+      "template <unsigned int B> __global__ void red(const float* x, float* y) { y[blockIdx.x] = x[blockIdx.x * B + threadIdx.x]; }\n";
+  d = derive_cu(red +
+                "void launch(const float* x, float* y, int n, int threads) {\n"
+                "  switch (threads) {\n"
+                "    case 256: red<256><<<n / threads, threads>>>(x, y); break;\n"
+                "    case 128: red<128><<<n / threads, threads>>>(x, y); break;\n"
+                "  }\n}\n"
+                "extern \"C\" void solve(const float* x, float* y, int n) { int t = 256; launch(x, y, n, t); }\n");
+  EXPECT_TRUE(d.params.empty()) << annotation_text(d);
+  EXPECT_TRUE(has_note(d, "line 4: template argument B = 256 of red<...> is chosen by `case 256:` at line 4"));
+  EXPECT_TRUE(has_note(d, "line 5: template argument B = 128 of red<...> is chosen by `case 128:` at line 5"));
+  d = derive_cu(red +
+                "extern \"C\" void solve(const float* x, float* y, int n, int bs) {\n"
+                "  if (bs == 16) red<16><<<n / 16, 16>>>(x, y);\n"
+                "  else red<32><<<n / 32, 32>>>(x, y);\n}\n");
+  EXPECT_EQ(param(d, "RED_B"), nullptr);
+  EXPECT_TRUE(has_note(d, "line 4: template argument B = 32 of red<...> is chosen by `== 16` at line 3"));
+  // One launch, or the same literal at every launch: no dispatch, derived as before.
+  d = derive_cu(red + "extern \"C\" void solve(const float* x, float* y, int n) { red<256><<<n / 256, 256>>>(x, y); }\n");
+  EXPECT_NE(param(d, "RED_B"), nullptr);
+
+  // A helper's argument assigned again before its launch: the value passed is not the one launched.
+  d = derive_cu("__global__ void c(float* o, const float* x) { int i = blockIdx.x * 32 + threadIdx.x; o[i] = x[i]; }\n"
+                "void launch(float* o, const float* x, int n, int block_size) {\n"
+                "  block_size = 32;\n  c<<<n / block_size, block_size>>>(o, x);\n}\n"
+                "extern \"C\" void solve(float* o, const float* x, int n) { launch(o, x, n, 256); }\n");
+  EXPECT_TRUE(d.params.empty()) << annotation_text(d);
+  EXPECT_TRUE(has_note(d, "argument block_size = 256 of launch(...) is assigned again in launch before its launch"));
+}
+
+// A dim3 block of two named constants, declared in a list after the grid (cuda-samples' transpose): each is one
+// dimension (values d/8..8d), their product at most 1024.
+TEST(DeriveCuda, NamedDimensionsOfADim3BlockInADeclarationList) {
+  auto d = derive(
+      "#define TILE_DIM 32\n#define BLOCK_ROWS 8\n"
+      "__global__ void tr(float* o, const float* in, int w, int h) {\n"
+      "  __shared__ float tile[TILE_DIM][TILE_DIM + 1];\n"
+      "  int x = blockIdx.x * TILE_DIM + threadIdx.x, y = blockIdx.y * TILE_DIM + threadIdx.y;\n"
+      "  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * w + x];\n"
+      "  __syncthreads();\n"
+      "  x = blockIdx.y * TILE_DIM + threadIdx.x; y = blockIdx.x * TILE_DIM + threadIdx.y;\n"
+      "  for (int j = 0; j < TILE_DIM; j += BLOCK_ROWS) o[(y + j) * h + x] = tile[threadIdx.x][threadIdx.y + j];\n"
+      "}\n"
+      "extern \"C\" void solve(float* o, const float* in, int w, int h) {\n"
+      "  dim3 grid(w / TILE_DIM, h / TILE_DIM), threads(TILE_DIM, BLOCK_ROWS);\n"
+      "  tr<<<grid, threads>>>(o, in, w, h);\n}\n",
+      "tr.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const DerivedParam* rows = param(*d, "BLOCK_ROWS");
+  const DerivedParam* tile = param(*d, "TILE_DIM");
+  ASSERT_NE(rows, nullptr);
+  ASSERT_NE(tile, nullptr);
+  EXPECT_EQ(rows->role, ValueRole::kBlockDim);
+  EXPECT_EQ(rows->values, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_EQ(tile->role, ValueRole::kBlockDim);
+  EXPECT_TRUE(contains(rows->reason, "block dimension y of the launch of tr at line 13")) << rows->reason;
+  EXPECT_TRUE(has_constraint(*d, "(TILE_DIM) * (BLOCK_ROWS) <= 1024")) << annotation_text(*d);
+}
+
 TEST(DeriveCuda, NothingToDerive) {
   Derivation d = derive_file(data_path("nothing.cu"));
   EXPECT_TRUE(d.empty());

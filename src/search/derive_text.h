@@ -166,6 +166,14 @@ inline bool per_thread_name(const std::string& name) {
   return std::regex_match(name, re);
 }
 
+// A name people give the warp's width: WARP_SIZE, WARPSIZE, kWarpSize, warp_size, THREADS_PER_WARP, kLanesPerWarp...
+// At 32 it is the hardware's (every NVIDIA GPU): lane arithmetic, shuffles and warp counts assume it, so it is no
+// tunable, whatever its uses (a survey of llm.c, cuda-samples and SGEMM_CUDA, 2026-12-07).
+inline bool warp_width_name(const std::string& name) {
+  static const std::regex re(R"(^k?_?(WARP_?(SIZE|SZ|THREADS|WIDTH|LANES)|(THREADS|LANES)_?(PER|IN)_?WARP)$)", std::regex::icase);
+  return std::regex_match(name, re);
+}
+
 // Common ground of the CUDA and Triton derivations: the text, its masked copy, lines, names.
 struct Source {
   std::string_view text;
