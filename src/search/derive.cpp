@@ -83,6 +83,7 @@ std::string_view value_role_name(ValueRole r) {
     case ValueRole::kLauncherThreads: return "launcher_threads";
     case ValueRole::kGridBlocks: return "grid_blocks";
     case ValueRole::kOwnNumWarps: return "own_num_warps";
+    case ValueRole::kLauncherTile: return "launcher_tile";
   }
   return "?";
 }

@@ -10,7 +10,8 @@
 //           run time (0: the launcher's own; else 32..1024); literal arguments of launcher helpers (template or function
 //           arguments); the grid of a kernel with a grid-stride loop. Per-thread arrays bound per-thread work (<= 64).
 //   Triton: literal `tl.constexpr` keyword arguments and num_warps/num_stages at the launches in run_kernel (of a
-//           kernel defined in the file or imported from its project), and the configs of an existing `@triton.autotune`.
+//           kernel defined in the file or imported from its project), a tile run_kernel computes (0: its own; else
+//           4..16384), and the configs of an existing `@triton.autotune`.
 // Value sets span the legal range (derive_text.h: values_for), the resource limits prune them as constraints.
 // The result is also an instrumented copy of the source: every derived value becomes a macro (CUDA: `#ifndef
 // P / #define P <default> / #endif`, the site rewritten to use P) or a run_kernel keyword argument (Triton),
@@ -60,6 +61,8 @@ enum class ValueRole {
   kListed,          // the values an existing @triton.autotune lists
   kLauncherThreads, // a block size the launcher computes at run time: 0 (the launcher's own) and 32..1024 by powers of two
   kGridBlocks,      // the grid of a kernel with a grid-stride loop: powers of two from d/8 to 8d (and d)
+  kLauncherTile,    // a Triton tile run_kernel computes (`BLOCK_SIZE = triton.next_power_of_2(n)`, Liger's
+                    // `calculate_settings(n)`): 0 (run_kernel's own value) and 4..16384 by powers of two
   kOwnNumWarps,     // num_warps of an imported Triton kernel's launch: 0 (the project's own: its @triton.autotune's choice,
                     // or Triton's default) and 1..32 by powers of two
 };

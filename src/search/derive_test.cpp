@@ -814,6 +814,58 @@ TEST(DeriveTriton, WhatTheAutotunerOrTheKernelsBodySaysIsKept) {
   EXPECT_NE(param(d, "BLOCK"), nullptr);
 }
 
+// A tile run_kernel computes (Triton's layer-norm tutorial, Liger's calculate_settings, flash-attention's rotary):
+// 0 keeps run_kernel's own value, the others replace it, where the kernel loops over tiles of it or no
+// next_power_of_2 says it spans the whole extent.
+TEST(DeriveTriton, TilesRunKernelComputesAreParametersWhereAnyTileIsRight) {
+  const std::string head = "import triton\nimport triton.language as tl\n\n";
+  const std::string loop =
+      "@triton.jit\ndef k(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):\n"
+      "    row = tl.program_id(0)\n"
+      "    for off in range(0, n_cols, BLOCK_SIZE):\n"
+      "        cols = off + tl.arange(0, BLOCK_SIZE)\n"
+      "        tl.store(y_ptr + row * n_cols + cols, tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols), mask=cols < n_cols)\n\n\n";
+  for (const std::string assign : {"    BLOCK_SIZE = min(65536 // 4, triton.next_power_of_2(n_cols))\n    num_warps = 8\n",
+                                   "    BLOCK_SIZE, num_warps = calculate_settings(n_cols)\n"}) {
+    Derivation d = derive_text(head + loop + "def run_kernel(*, x, y, n_rows, n_cols):\n" + assign +
+                                   "    k[(n_rows,)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)\n",
+                               "k.py");
+    const DerivedParam* b = param(d, "P_BLOCK_SIZE");
+    ASSERT_NE(b, nullptr) << assign << annotation_text(d);
+    EXPECT_EQ(b->site, DeriveSite::kLauncherLocal);
+    EXPECT_EQ(b->role, ValueRole::kLauncherTile);
+    EXPECT_EQ(b->default_value, 0);
+    EXPECT_EQ(b->values.front(), 0);
+    EXPECT_EQ(b->values.back(), 16384);
+    EXPECT_TRUE(contains(d.instrumented, "def run_kernel(*, x, y, n_rows, n_cols, P_BLOCK_SIZE=0")) << d.instrumented;
+    EXPECT_TRUE(contains(d.instrumented, assign.substr(0, assign.find('\n') + 1) +
+                                             "    BLOCK_SIZE = BLOCK_SIZE if P_BLOCK_SIZE == 0 else P_BLOCK_SIZE\n"))
+        << d.instrumented;
+  }
+  // No next_power_of_2: the project's own small tile (`8 if rotary_dim <= 128 else 4`) is a choice, derived.
+  Derivation d = derive_text(head + loop + "def run_kernel(*, x, y, n_rows, n_cols):\n    BLOCK_SIZE = 8 if n_cols <= 128 else 4\n"
+                                     "    k[(n_rows,)](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE)\n",
+                             "k.py");
+  EXPECT_NE(param(d, "P_BLOCK_SIZE"), nullptr) << annotation_text(d);
+
+  // The whole row in one block, or a tile a program id scales (the grid and the outputs follow it): left alone.
+  const std::string one_block =
+      "@triton.jit\ndef r(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):\n"
+      "    cols = tl.arange(0, BLOCK_SIZE)\n    mask = cols < n_cols\n"
+      "    tl.store(y_ptr + cols, tl.load(x_ptr + cols, mask=mask), mask=mask)\n\n\n";
+  const std::string split =
+      "@triton.jit\ndef r(y_ptr, x_ptr, n_cols, BLOCK_SIZE: tl.constexpr):\n"
+      "    o = tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+      "    tl.store(y_ptr + tl.program_id(1), tl.sum(tl.load(x_ptr + o, mask=o < n_cols), 0))\n\n\n";
+  for (const std::string& kernel : {one_block, split}) {
+    d = derive_text(head + kernel + "def run_kernel(*, x, y, n_cols):\n    BLOCK_SIZE = triton.next_power_of_2(n_cols)\n"
+                                    "    r[(1, triton.cdiv(n_cols, BLOCK_SIZE))](y, x, n_cols, BLOCK_SIZE=BLOCK_SIZE)\n",
+                    "r.py");
+    EXPECT_EQ(param(d, "P_BLOCK_SIZE"), nullptr) << annotation_text(d);
+    EXPECT_TRUE(has_note(d, "BLOCK_SIZE=BLOCK_SIZE of the launch of r[...] is computed by run_kernel")) << annotation_text(d);
+  }
+}
+
 TEST(DeriveTriton, CopiesAreValidPython) {
   std::string py = util::find_in_path("python3");
   if (py.empty()) GTEST_SKIP() << "no python3";

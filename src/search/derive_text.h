@@ -150,6 +150,10 @@ inline std::vector<int64_t> values_for(ValueRole role, int64_t d) {
       v.push_back(0);
       powers(32, kMaxThreadsPerBlock);
       break;
+    case ValueRole::kLauncherTile:
+      v.push_back(0);
+      powers(4, 16384);
+      break;
     case ValueRole::kOwnNumWarps:
       v.push_back(0);
       powers(1, 32);

@@ -324,6 +324,7 @@ class TritonDeriver {
             !s_.taken.count(local) && (launch || constexpr_key(j, key)))
           if ((named = local_constant(local))) v = named->second;
         bool flag = local == "True" || local == "False" || local == "None";
+        if (!v && !launch && constexpr_key(j, key) && computed_tile(st, key, local, line, covers)) continue;
         if (!v && (launch || constexpr_key(j, key)) && !sig_names_.count(local) && !local.empty() && !flag) {
           // A value computed at run time (`B=triton.next_power_of_2(D)`, or a local assigned from an expression): the
           // launch keeps it, and the note says so.
@@ -421,6 +422,89 @@ class TritonDeriver {
       }
       edits_.push_back({ins, 0, text});
     }
+  }
+
+  // A tile run_kernel computes once and passes as constexpr `key` (`BLOCK_SIZE = triton.next_power_of_2(n_cols)`,
+  // Liger's `BLOCK_SIZE, num_warps = calculate_settings(n_cols)`): a parameter whose 0, the baseline, keeps run_kernel's
+  // own value and whose other values (4..16384) replace it: the copy adds `LOCAL = LOCAL if P == 0 else P` after the
+  // assignment. Only a local assigned by one single-line statement of run_kernel's own level, where the kernel's body
+  // (when kopt can read it) uses `key` to size a tile. False when it is not one (the caller then notes it).
+  bool computed_tile(const auto& st, const std::string& key, const std::string& local, int line,
+                     const std::map<std::string, std::pair<std::string, std::string>>& covers) {
+    const std::string& m = s_.masked;
+    if (!util::is_identifier(local) || sig_names_.count(local) || s_.taken.count(local) || util::starts_with(local, "KOPT_"))
+      return false;
+    const std::string body = m.substr(body_begin_, body_end_ - body_begin_);
+    // `LOCAL = expr` or `A, LOCAL = expr` on one line (brackets balanced), LOCAL assigned nowhere else in run_kernel.
+    const std::regex def("(^|\\n)([ \\t]+)((?:[A-Za-z_]\\w*[ \\t]*,[ \\t]*)*" + local +
+                         "(?:[ \\t]*,[ \\t]*[A-Za-z_]\\w*)*)[ \\t]*=(?!=)([^\\n]*)");
+    const std::regex any("\\b" + local + R"(\s*(\+|-|\*|/|//|%|\||&)?=(?!=))");
+    std::smatch dm;
+    if (!std::regex_search(body, dm, def)) return false;
+    int assignments = 0;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), any); it != std::sregex_iterator(); ++it)
+      assignments += kw_positions_.count(body_begin_ + static_cast<size_t>(it->position(0))) ? 0 : 1;
+    const std::string targets = dm[3], rhs = dm[4];
+    const bool tuple = targets.find(',') != npos;
+    if (assignments != (tuple ? 0 : 1) && !(tuple && assignments <= 1)) return false;
+    int depth = 0;
+    for (char c : rhs) depth += (c == '(' || c == '[' || c == '{') ? 1 : (c == ')' || c == ']' || c == '}') ? -1 : 0;
+    const std::string value = util::trim(rhs);
+    if (depth != 0 || value.empty() || value == "True" || value == "False" || value == "None" || int_literal(value)) return false;
+    // A kernel's body kopt cannot read: only a constexpr named as tiles are (BLOCK_SIZE, BLOCK_N, TILE, CHUNK_SIZE, BT).
+    static const std::regex tile_name(R"(BLOCK|TILE|CHUNK|^B[MNKTCDHV]$)", std::regex::icase);
+    if (!body_of(st.kernel) && !std::regex_search(key, tile_name)) return false;
+    const std::string indent = dm[2];
+    const size_t line_start = body_begin_ + static_cast<size_t>(dm.position(2));
+    if (!tile_in_body(st.kernel, key)) return false;
+    const std::string name = s_.unique_name("P_" + key);
+    DerivedParam p;
+    p.name = name;
+    p.origin = key;
+    p.kind = ParamKind::kConstexpr;
+    p.site = DeriveSite::kLauncherLocal;
+    p.role = ValueRole::kLauncherTile;
+    p.default_value = 0;
+    p.values = values_for(p.role, 0);
+    p.line = s_.line_of(line_start);
+    p.reason = fmt::format("{}={} of the launch of {}[...] at line {}, computed by run_kernel ({} = {} at line {}) (0: "
+                           "run_kernel's own value; else that tile)",
+                           key, local, st.kernel, line, util::trim(targets), util::trim(rhs), p.line);
+    if (auto c = covers.find(key); c != covers.end()) {
+      // One block covers the row: run_kernel's own tile (next_power_of_2 of it) is already the smallest right one, and
+      // a larger one only masks more lanes.
+      d_.notes.push_back(fmt::format("line {}: {}={} of the launch of {}[...] is computed by run_kernel ({} = {}) and one block "
+                                     "of it covers {} ({} reads tl.arange(0, {}) masked by < {}, no loop over blocks): "
+                                     "left alone (a smaller tile is a wrong answer, a larger one masks more lanes)",
+                                     line, key, local, st.kernel, util::trim(targets), value, c->second.first, st.kernel, key,
+                                     c->second.second));
+      return true;
+    }
+    // A tile sized to the whole row (`next_power_of_2(D)`, capped or not) that the kernel does not loop over: a
+    // program id scales it instead (fla's logsumexp: `i_d * B + tl.arange(0, B)`, the grid and the output's partials
+    // follow run_kernel's B), so the wrapper's buffers assume run_kernel's own value.
+    if (value.find("next_power_of_2") != npos && !loops_over(st.kernel, key)) {
+      d_.notes.push_back(fmt::format("line {}: {}={} of the launch of {}[...] is computed by run_kernel ({} = {}) to span the "
+                                     "whole extent, and {} does not loop over it (a program id scales it, or kopt cannot "
+                                     "read the body): left alone (its grid and outputs follow run_kernel's value)",
+                                     line, key, local, st.kernel, util::trim(targets), value, st.kernel));
+      return true;
+    }
+    const size_t end = s_.line_end(line_start);
+    edits_.push_back({end, 0, fmt::format("\n{0}{1} = {1} if {2} == 0 else {2}", indent, local, name)});
+    add_signature(name, 0);
+    s_.taken.insert(local);
+    d_.params.push_back(std::move(p));
+    return true;
+  }
+
+  // The kernel's body loops over tiles of constexpr `key` (`for start in range(0, n_cols, BLOCK_SIZE)`): any tile
+  // covers the extent. False where the body cannot be read.
+  bool loops_over(const std::string& kernel, const std::string& key) {
+    const auto k = body_of(kernel);
+    if (!k) return false;
+    const std::regex loop("\\b(range|tl\\.range|tl\\.static_range)\\s*\\([^\\n]*\\b" + key + "\\b");
+    return std::regex_search(k->body, loop);
   }
 
   // The body of a launched kernel: this file's, or its module's (modules_); nullopt where kopt cannot read it.
