@@ -812,6 +812,16 @@ TEST(DeriveTriton, WhatTheAutotunerOrTheKernelsBodySaysIsKept) {
   EXPECT_TRUE(has_note(d, "WINDOW=4096 of g[...] sizes no tile in g's body"));
   EXPECT_NE(param(d, "HEAD"), nullptr);
   EXPECT_NE(param(d, "BLOCK"), nullptr);
+
+  // A launch kopt cannot name (Unsloth's alias, flash-attention's wrap_triton): said, not silently skipped.
+  d = derive_text(head + "@triton.jit\n" + body +
+                      "def run_kernel(*, x, y, n, gemma=False):\n    fx = k if gemma else k\n"
+                      "    fx[(triton.cdiv(n, 1024),)](y, x, n, BLOCK_SIZE=1024)\n"
+                      "    torch.library.wrap_triton(k)[(1,)](y, x, n, BLOCK_SIZE=1024)\n",
+                  "k.py");
+  EXPECT_TRUE(d.params.empty()) << annotation_text(d);
+  EXPECT_TRUE(has_note(d, "line 12: fx[...](...) launches a kernel kopt cannot name")) << annotation_text(d);
+  EXPECT_TRUE(has_note(d, "line 13: torch.library.wrap_triton(k)[...](...) launches a kernel kopt cannot name")) << annotation_text(d);
 }
 
 // A tile run_kernel computes (Triton's layer-norm tutorial, Liger's calculate_settings, flash-attention's rotary):

@@ -285,6 +285,32 @@ class TritonDeriver {
       std::vector<Range> args;
     };
     std::vector<Site> sites;
+    // `X[grid](...)` where X is no @triton.jit kernel kopt can name (an alias `fx = a if c else b`, `triton.jit(f)`,
+    // `wrap_triton(k)`, a warmup handle): said, not derived.
+    static const std::regex other(R"((\b[A-Za-z_][\w.]*|\))[ \t]*\[)");
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), other); it != std::sregex_iterator(); ++it) {
+      const std::string k = (*it)[1];
+      if (jits_.count(k)) continue;
+      const size_t lb = body_begin_ + static_cast<size_t>(it->position(0) + it->length(0) - 1);
+      const size_t rb = match_close(m, lb);
+      if (rb == npos || rb + 1 >= m.size() || m[rb + 1] != '(') continue;
+      size_t from = body_begin_ + static_cast<size_t>(it->position(1));
+      if (k == ")") {  // back to the call's name: `torch.library.wrap_triton(k)`
+        int depth = 0;
+        for (size_t j = from + 1; j-- > body_begin_;) {
+          if (m[j] == ')') ++depth;
+          else if (m[j] == '(' && --depth == 0) {
+            from = j;
+            break;
+          }
+        }
+        while (from > body_begin_ && (word_char(m[from - 1]) || m[from - 1] == '.')) --from;
+      }
+      d_.notes.push_back(fmt::format("line {}: {}[...](...) launches a kernel kopt cannot name (not a @triton.jit function of "
+                                     "this file or one imported by name: an alias, triton.jit(f), wrap_triton(k), a warmup "
+                                     "handle): nothing derived from it; launch the kernel by its name to have it derived",
+                                     s_.line_of(lb), util::trim(m.substr(from, lb - from))));
+    }
     for (auto it = std::sregex_iterator(body.begin(), body.end(), call); it != std::sregex_iterator(); ++it) {
       std::string k = (*it)[1];
       if (!jits_.count(k)) continue;
