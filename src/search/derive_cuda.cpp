@@ -148,7 +148,11 @@ class CudaDeriver {
         std::string name = m[1];
         defines_[name].push_back(ls);
         if (m[2].length() == 0) {
-          if (auto v = int_literal(m[3].str())) define_value_[name] = *v;
+          std::string suffix;
+          if (auto v = int_literal(m[3].str(), &suffix)) {
+            define_value_[name] = *v;
+            if (!suffix.empty()) define_suffix_[name] = suffix;
+          }
         }
         if (prev_ifndef == name) guarded_.insert(name);
       } else if (std::regex_search(line, m, undef)) {
@@ -527,6 +531,12 @@ class CudaDeriver {
       if (define_value_[name] == 32 && warp_width_name(name)) {
         warp_widths_.insert(name);
         d_.notes.push_back(warp_width_note(line, name));
+        continue;
+      }
+      if (auto sf = define_suffix_.find(name); sf != define_suffix_.end()) {
+        // A candidate's `-D NAME=v` is an int: the copy built at the default would not be the original.
+        d_.notes.push_back(fmt::format("line {}: #define {} {}{} has a suffix (its type is not int): left alone", line, name,
+                                       define_value_[name], sf->second));
         continue;
       }
       size_t def_name_pos = s_.masked.find(name, lines[0]);
@@ -1835,6 +1845,7 @@ class CudaDeriver {
   std::map<std::string, std::vector<size_t>> defines_, undefs_;
   std::map<std::string, int64_t> define_value_;
   std::set<std::string> guarded_;
+  std::map<std::string, std::string> define_suffix_;  // `#define B 256u`: the literal's suffix (u, L, UL...)
   std::set<std::string> warp_widths_;  // constants that are the warp's width (32), left alone: 32 in derived expressions
   std::vector<Launch> launches_;
   const std::vector<IncludedText>& included_;

@@ -597,6 +597,11 @@ TEST(DeriveCuda, WarpWidthsDispatchesAndReassignedArgumentsAreLeftAlone) {
                             "extern \"C\" void solve(float* out, const float* x, int n) { launch(out, x, n, 512); }\n");
   ASSERT_EQ(ln.params.size(), 1u) << annotation_text(ln);
   EXPECT_EQ(ln.params[0].name, "LAUNCH_BLOCK_SIZE");
+  // A suffixed #define is not an int: a candidate's -D would change its type, so it is left alone.
+  Derivation sf = derive_cu("#define BLOCK 256u\n__global__ void s(float* x) { x[blockIdx.x * BLOCK + threadIdx.x] = 0; }\n"
+                            "extern \"C\" void solve(float* x, int n) { s<<<n / BLOCK, BLOCK>>>(x); }\n");
+  EXPECT_TRUE(sf.params.empty()) << annotation_text(sf);
+  EXPECT_TRUE(has_note(sf, "line 1: #define BLOCK 256u has a suffix (its type is not int): left alone"));
   // Another value under that name is a project's own choice: derived as before.
   Derivation d = derive_cu("#define WARP_SIZE 64\n" + kernel +
                            "extern \"C\" void solve(float* out, const float* x, int n) { k<<<n / 256, 256>>>(out, x, n); }\n");
