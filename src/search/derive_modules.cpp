@@ -18,8 +18,10 @@ class PathEval {
  public:
   PathEval(std::string_view text, const fs::path& file)
       : text_(text), masked_(mask_code(text, SourceLanguage::kPython)), file_(file) {
-    // Names assigned once at the top level (`_FETCHED = os.path.join(...)`): where their expression is.
-    static const std::regex assign(R"((^|\n)([A-Za-z_]\w*)[ \t]*=(?!=)[ \t]*([^\n]+))");
+    // Names assigned once at the top level (`_FETCHED = os.path.join(...)`, `_PKG = "/opt/proj"`): where their
+    // expression is. (No blanks are skipped after '=': the masked text blanks a string literal, so they would swallow
+    // it; eval trims by the file's own text.)
+    static const std::regex assign(R"((^|\n)([A-Za-z_]\w*)[ \t]*=(?!=)([^\n]+))");
     std::map<std::string, int> count;
     for (auto it = std::sregex_iterator(masked_.begin(), masked_.end(), assign); it != std::sregex_iterator(); ++it) {
       const std::string name = (*it)[2];

@@ -98,6 +98,13 @@ TEST(DeriveModules, TheModulesAWrapperImportsAreFoundOnThePathsItAddsToSysPath) 
   std::string other = kWrapper;
   other.replace(other.find("os.path.abspath(__file__)"), 25, "find_root()");
   EXPECT_TRUE(local_includes(t.wrapper, other).empty());
+  // The folder as a plain string literal assigned to a name (an absolute path, as a user's wrapper may write it).
+  std::string literal = kWrapper;
+  const size_t a = literal.find("os.path.join(os.path.dirname");
+  literal.replace(a, literal.find('\n', a) - a, "\"" + (t.root / "corpus" / "_fetched" / "proj-1.0").string() + "\"");
+  const auto found = local_includes(t.wrapper, literal);
+  ASSERT_EQ(found.size(), 1u) << literal;
+  EXPECT_EQ(found[0].spelled, "proj.ops.rows");
 }
 
 TEST(DeriveModules, ATileOneBlockOfWhichCoversARowCoversItsRunKernelArgument) {
