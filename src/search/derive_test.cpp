@@ -856,6 +856,12 @@ TEST(DeriveTriton, TilesRunKernelComputesAreParametersWhereAnyTileIsRight) {
     EXPECT_TRUE(contains(d.instrumented, assign.substr(0, assign.find('\n') + 1) +
                                              "    BLOCK_SIZE = BLOCK_SIZE if P_BLOCK_SIZE == 0 else P_BLOCK_SIZE\n"))
         << d.instrumented;
+    auto ann = parse_annotations(d.instrumented, "k.py");  // the space the search builds from the copy
+    ASSERT_TRUE(ann.ok()) << ann.error().message;
+    bool found = false;
+    for (const auto& p : ann->params)
+      if (p.name == "P_BLOCK_SIZE") found = p.values.size() == b->values.size() && p.values.front() == 0;
+    EXPECT_TRUE(found) << d.instrumented;
   }
   // No next_power_of_2: the project's own small tile (`8 if rotary_dim <= 128 else 4`) is a choice, derived.
   Derivation d = derive_text(head + loop + "def run_kernel(*, x, y, n_rows, n_cols):\n    BLOCK_SIZE = 8 if n_cols <= 128 else 4\n"
