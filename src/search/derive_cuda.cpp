@@ -559,25 +559,12 @@ class CudaDeriver {
     }
   }
 
-  // `name` is assigned (`name = 32;`, `name *= 2`, `++name`) within `r` (a helper's body: its formal argument).
-  bool assigned_in(const std::string& name, Range r) const {
-    const std::string& m = s_.masked;
-    static const std::regex op(R"(^\s*(\+\+|--|[-+*/%|&^]=|<<=|>>=|=(?!=)))");
-    for (size_t p : word_positions(m, name)) {
-      if (!inside(r, p)) continue;
-      const size_t e = p + name.size();
-      const std::string after = m.substr(e, std::min<size_t>(8, m.size() - e));
-      if (std::regex_search(after, op)) return true;
-      if (p >= 2 && (m.compare(p - 2, 2, "++") == 0 || m.compare(p - 2, 2, "--") == 0)) return true;
-    }
-    return false;
-  }
-
-  // A non-const local is a tunable only as a block size that nothing assigns again.
-  bool reassigned(const std::string& name, size_t decl_pos) const {
+  // A non-const local is a tunable only as a block size that nothing assigns again (`x = ...`, `x *= 2`, `++x`, `&x`);
+  // `within`: only there (a helper's body, for its formal argument).
+  bool reassigned(const std::string& name, size_t decl_pos, std::optional<Range> within = std::nullopt) const {
     const std::string& m = s_.masked;
     for (size_t p : word_positions(m, name)) {
-      if (p == decl_pos) continue;
+      if (p == decl_pos || (within && !inside(*within, p))) continue;
       size_t e = p + name.size();
       std::string before = p >= 2 ? m.substr(p - 2, 2) : "";
       size_t a = m.find_first_not_of(" \t", e);
@@ -1177,7 +1164,7 @@ class CudaDeriver {
           std::string suffix;
           auto v = int_literal(sv(m, r), &suffix);
           if (!v || !suffix.empty() || formal.empty()) return;
-          if (assigned_in(formal, f.body)) {
+          if (reassigned(formal, npos, f.body)) {
             d_.notes.push_back(fmt::format("line {}: argument {} = {} of {}(...) is assigned again in {} before its launch: "
                                            "the value passed is not the one launched, left alone",
                                            line, formal, *v, f.name, f.name));
