@@ -96,6 +96,7 @@ class CudaDeriver {
     derive_launch_bounds();
     derive_pragma_unroll();
     derive_static_asserts();
+    derive_device_asserts();
     derive_thread_limits();
     derive_shared_memory();
     derive_dynamic_shared_memory();
@@ -294,32 +295,58 @@ class CudaDeriver {
   }
 
   void scan_constants() {
-    static const std::regex decl(
-        R"(((?:\b(?:static|inline|constexpr|const)\s+)*)(unsigned\s+long\s+long|unsigned\s+long|unsigned\s+int|long\s+long|unsigned|int|long|short|uint|uint32_t|int32_t|int64_t|uint64_t|size_t)\s+([A-Za-z_]\w*)\s*=\s*([^;{}=]+);)");
+    static const std::string type =
+        R"((unsigned\s+long\s+long|unsigned\s+long|unsigned\s+int|long\s+long|unsigned|int|long|short|uint|uint32_t|int32_t|int64_t|uint64_t|size_t))";
+    static const std::regex decl(R"(((?:\b(?:static|inline|constexpr|const)\s+)*))" + type + R"(\s+([A-Za-z_]\w*)\s*=\s*([^;{}=]+);)");
+    // A declaration list, `const uint BM = 64, BN = 64, BK = 8;`: each declarator a constant of its own (an initialiser
+    // holding a comma, a call of several arguments, is not read here).
+    static const std::regex list(R"(((?:\b(?:static|inline|constexpr|const)\s+)*))" + type +
+                                 R"(\s+([A-Za-z_]\w*\s*=\s*[^;{}=,]+(?:,\s*[A-Za-z_]\w*\s*=\s*[^;{}=,]+)+);)");
+    static const std::regex declarator(R"(([A-Za-z_]\w*)\s*=\s*([^,]+))");
     const std::string& m = s_.masked;
     for (auto it = std::sregex_iterator(m.begin(), m.end(), decl); it != std::sregex_iterator(); ++it) {
       const auto& mt = *it;
       size_t p = static_cast<size_t>(mt.position(0));
       if (p > 0 && (word_char(m[p - 1]))) continue;
-      std::string quals = mt[1];
-      Constant c;
-      c.name = mt[3];
-      c.is_const = quals.find("const") != npos;
-      c.is_static = quals.find("static") != npos;
-      c.name_pos = static_cast<size_t>(mt.position(3));
-      c.init = {static_cast<size_t>(mt.position(4)), static_cast<size_t>(mt.position(4) + mt.length(4))};
-      while (c.init.end > c.init.begin && std::isspace(static_cast<unsigned char>(m[c.init.end - 1]))) --c.init.end;
-      c.line = s_.line_of(p);
-      c.scope = scope_of(p);
-      std::string init = sv(m, c.init);
-      if (auto v = int_literal(init)) {
-        c.value = *v;
-        c.member = c.is_static && inside_class(p);
-        constants_.push_back(c);
-      } else {
-        if (c.is_const) aliases_[c.name].push_back({init, c.name_pos, c.scope});
-        computed_.push_back(c);
+      add_constant(mt[1], mt[3], static_cast<size_t>(mt.position(3)),
+                   {static_cast<size_t>(mt.position(4)), static_cast<size_t>(mt.position(4) + mt.length(4))}, p);
+    }
+    for (auto it = std::sregex_iterator(m.begin(), m.end(), list); it != std::sregex_iterator(); ++it) {
+      const auto& mt = *it;
+      size_t p = static_cast<size_t>(mt.position(0));
+      if (p > 0 && (word_char(m[p - 1]))) continue;
+      const size_t from = static_cast<size_t>(mt.position(3));
+      const std::string items = mt[3];
+      for (auto d = std::sregex_iterator(items.begin(), items.end(), declarator); d != std::sregex_iterator(); ++d) {
+        const size_t at = from + static_cast<size_t>(d->position(2));
+        add_constant(mt[1], (*d)[1], from + static_cast<size_t>(d->position(1)), {at, at + static_cast<size_t>(d->length(2))}, p);
       }
+    }
+    auto by_position = [](const Constant& a, const Constant& b) { return a.name_pos < b.name_pos; };
+    std::sort(constants_.begin(), constants_.end(), by_position);
+    std::sort(computed_.begin(), computed_.end(), by_position);
+  }
+
+  // One declarator `name = init` of a declaration at p with qualifiers quals.
+  void add_constant(const std::string& quals, const std::string& name, size_t name_pos, Range init_range, size_t p) {
+    const std::string& m = s_.masked;
+    Constant c;
+    c.name = name;
+    c.is_const = quals.find("const") != npos;
+    c.is_static = quals.find("static") != npos;
+    c.name_pos = name_pos;
+    c.init = init_range;
+    while (c.init.end > c.init.begin && std::isspace(static_cast<unsigned char>(m[c.init.end - 1]))) --c.init.end;
+    c.line = s_.line_of(name_pos);
+    c.scope = scope_of(p);
+    std::string init = sv(m, c.init);
+    if (auto v = int_literal(init)) {
+      c.value = *v;
+      c.member = c.is_static && inside_class(p);
+      constants_.push_back(c);
+    } else {
+      if (c.is_const) aliases_[c.name].push_back({init, c.name_pos, c.scope});
+      computed_.push_back(c);
     }
   }
 
@@ -1415,7 +1442,10 @@ class CudaDeriver {
           i = close + 1;
           continue;
         }
-        if (auto r = resolve(w, at, depth)) {
+        if (auto b = bound_.find(w); b != bound_.end()) {  // blockDim.x of derive_device_asserts' launch
+          out += b->second.first;
+          any_param = any_param || b->second.second;
+        } else if (auto r = resolve(w, at, depth)) {
           out += *r;
           any_param = true;
         } else if (warp_widths_.count(w)) {  // the warp's width, left alone: 32 in any expression of derived names
@@ -1546,6 +1576,77 @@ class CudaDeriver {
       if (!any) d_.notes.push_back(fmt::format("line {}: static_assert({}) is not over derived names: left to the compiler "
                                           "(a point that fails it is pruned at compile time)",
                                           line, util::trim(text)));
+    }
+  }
+
+  // Each dimension of launch l's block as an expression of derived names or a number ("1" where the launch gives
+  // fewer than three), each with whether it holds a derived name; nullopt where a dimension is neither.
+  std::optional<std::vector<std::pair<std::string, bool>>> block_dims(const Launch& l) const {
+    const std::string& m = s_.masked;
+    std::vector<std::string> dims;
+    std::string var;
+    if (auto args = dim3_args(l.cfg[1], l.pos, &var)) {
+      for (auto r : *args) dims.push_back(util::trim(sv(m, r)));
+    } else {
+      dims.push_back(util::trim(sv(m, l.cfg[1])));
+    }
+    if (dims.empty() || dims.size() > 3) return std::nullopt;
+    std::vector<std::pair<std::string, bool>> out;
+    for (const auto& d : dims) {
+      if (auto v = int_literal(d)) {
+        out.push_back({std::to_string(*v), false});
+      } else if (auto t = translate(d, l.pos)) {
+        out.push_back({"(" + *t + ")", true});
+      } else if (auto e = Expr::parse(d); e.ok() && e->names().empty() && e->eval({}).ok()) {
+        out.push_back({std::to_string(*e->eval({})), false});  // a constant expression: `dim3 block(32 * 32)`
+      } else {
+        return std::nullopt;
+      }
+    }
+    while (out.size() < 3) out.push_back({"1", false});
+    return out;
+  }
+
+  // assert(...) in a kernel's body over derived names and the block's dimensions (`assert(BM * BK == blockDim.x)`):
+  // a constraint at each launch of the kernel, blockDim.x/y/z read as that launch's block. A kernel compiled for one
+  // block and launched with another breaks the assumption it states; a run-time value (M, a pointer) keeps it out.
+  void derive_device_asserts() {
+    const std::string& m = s_.masked;
+    const auto kernels = function_bodies("__global__");
+    static const std::regex block_dim(R"(\bblockDim\s*\.\s*([xyz])\b)");
+    for (size_t w : word_positions(m, "assert")) {
+      const std::string* kernel = nullptr;
+      for (const auto& [name, body] : kernels)
+        if (inside(body, w)) kernel = &name;
+      if (!kernel) continue;
+      size_t open = m.find_first_not_of(" \t\n", w + 6);
+      if (open == npos || m[open] != '(') continue;
+      size_t close = match_close(m, open);
+      if (close == npos) continue;
+      const std::string text = util::trim(m.substr(open + 1, close - open - 1));
+      // blockDim.x -> a name no source holds, bound below to the launch's dimension
+      std::string named;
+      size_t last = 0;
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), block_dim); it != std::sregex_iterator(); ++it) {
+        named += text.substr(last, static_cast<size_t>(it->position(0)) - last) + "kopt_block_dim_" + (*it)[1].str();
+        last = static_cast<size_t>(it->position(0) + it->length(0));
+      }
+      named += text.substr(last);
+      const int line = s_.line_of(w);
+      for (const auto& l : launches_) {
+        if (l.kernel != *kernel) continue;
+        auto dims = block_dims(l);
+        if (!dims && named != text) continue;
+        bound_.clear();
+        if (dims)
+          for (size_t i = 0; i < 3; ++i) bound_[std::string("kopt_block_dim_") + "xyz"[i]] = (*dims)[i];
+        site_ = &l;
+        auto t = translate(named, w);
+        site_ = nullptr;
+        bound_.clear();
+        if (!t) continue;
+        add_constraint(*t, fmt::format("assert({}) in {} at line {} (the launch at line {})", text, *kernel, line, l.line));
+      }
     }
   }
 
@@ -1731,13 +1832,22 @@ class CudaDeriver {
         if (!e || !any_param) continue;
         auto parsed = Expr::parse(*e);
         if (!parsed) continue;
-        Bindings top;  // every parameter at its largest value: a product over them within the limit always is
-        for (const auto& p : d_.params) top[p.name] = p.values.empty() ? p.default_value : p.values.back();
-        if (auto v = parsed->eval(top); v && *v <= kMaxPerThreadArrayElems) continue;
-        add_constraint(fmt::format("{} <= {}", *e, kMaxPerThreadArrayElems),
-                       fmt::format("per-thread array {}[...] of {} at line {}: at most {} elements a thread (past that the "
+        Bindings top, original;  // every parameter at its largest value: a product over them within the limit always is
+        for (const auto& p : d_.params) {
+          top[p.name] = p.values.empty() ? p.default_value : p.values.back();
+          original[p.name] = p.default_value;
+        }
+        // The limit, or the project's own size where that is larger (a warp tile's 128 accumulators): the original
+        // stays in the space, and nothing past it does.
+        const auto at_original = parsed->eval(original);
+        const int64_t own = at_original ? *at_original : 0;
+        const int64_t cap = std::max(kMaxPerThreadArrayElems, own);
+        if (auto v = parsed->eval(top); v && *v <= cap) continue;
+        add_constraint(fmt::format("{} <= {}", *e, cap),
+                       fmt::format("per-thread array {}[...] of {} at line {}: at most {} elements a thread ({}past that the "
                                    "registers spill and nvcc takes minutes){}",
-                                   a.name, a.kernel, a.line, kMaxPerThreadArrayElems,
+                                   a.name, a.kernel, a.line, cap,
+                                   own > kMaxPerThreadArrayElems ? fmt::format("the original's; {} elsewhere: ", kMaxPerThreadArrayElems) : "",
                                    site ? fmt::format(" (the launch at line {})", site->line) : ""));
         for (const auto& n : parsed->names())
           for (auto& p : d_.params)
@@ -1852,6 +1962,7 @@ class CudaDeriver {
   std::vector<ScopedParam> scoped_param_;  // a constant declared once in each branch: one param per declaration
   std::vector<Constant> computed_;         // locals with an initialiser that is not a literal (const or not)
   mutable const Launch* site_ = nullptr;   // translate's launch site: binds a kernel's template parameters to its arguments
+  std::map<std::string, std::pair<std::string, bool>> bound_;  // translate's names bound to an expression (derived?)
   std::map<std::string, std::vector<size_t>> block_of_;            // kernel -> indices of its block-size params
   std::map<std::string, std::vector<std::pair<size_t, std::string>>> targ_site_;  // kernel -> (position, param)
 };

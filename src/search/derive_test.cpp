@@ -668,6 +668,95 @@ TEST(DeriveCuda, NamedDimensionsOfADim3BlockInADeclarationList) {
   EXPECT_TRUE(has_constraint(*d, "(TILE_DIM) * (BLOCK_ROWS) <= 1024")) << annotation_text(*d);
 }
 
+// SGEMM_CUDA's kernel 4 pattern (written here, not copied): the kernel asserts that its tile matches the block the
+// launcher computes. Each assert is a constraint with blockDim.x read as that launch's block (914 points before, of
+// which 18 can run; 18 after). The constants come as one declaration list.
+TEST(DeriveCuda, DeviceAssertsOnTheBlockAreConstraintsAndADeclarationListIsRead) {
+  const std::string kernel =
+      "#include <cassert>\n"
+      "template <const int BM, const int BN, const int BK, const int TM>\n"
+      "__global__ void tile1d(int M, int N, int K, const float* A, const float* B, float* C) {\n"
+      "  __shared__ float As[BM * BK];\n"
+      "  __shared__ float Bs[BK * BN];\n"
+      "  assert(BM * BK == blockDim.x);\n"
+      "  assert(BN * BK == blockDim.x && blockDim.y == 1);\n"
+      "  assert(M % BM == 0);\n"
+      "  float acc[TM] = {0.0f};\n"
+      "  As[threadIdx.x] = A[threadIdx.x]; Bs[threadIdx.x] = B[threadIdx.x];\n"
+      "  for (int t = 0; t < TM; ++t) C[t] = acc[t] + As[t] * Bs[t];\n"
+      "}\n";
+  auto d = derive(kernel +
+                      "extern \"C\" void solve(const float* A, const float* B, float* C, int M, int N, int K) {\n"
+                      "  const unsigned BM = 64, BN = 64, BK = 8, TM = 8;\n"
+                      "  dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);\n"
+                      "  dim3 block((BM * BN) / TM);\n"
+                      "  tile1d<BM, BN, BK, TM><<<grid, block>>>(M, N, K, A, B, C);\n"
+                      "}\n",
+                  "tile1d.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  for (const char* n : {"BM_VALUE", "BN_VALUE", "BK_VALUE", "TM_VALUE"}) ASSERT_NE(param(*d, n), nullptr) << n << annotation_text(*d);
+  EXPECT_EQ(param(*d, "BN_VALUE")->line, 14);
+  EXPECT_TRUE(contains(d->instrumented, "const unsigned BM = BM_VALUE, BN = BN_VALUE, BK = BK_VALUE, TM = TM_VALUE;")) << d->instrumented;
+  EXPECT_TRUE(has_constraint(*d, "BM_VALUE * BK_VALUE == ((BM_VALUE * BN_VALUE) / TM_VALUE)")) << annotation_text(*d);
+  EXPECT_TRUE(has_constraint(*d, "BN_VALUE * BK_VALUE == ((BM_VALUE * BN_VALUE) / TM_VALUE) && 1 == 1")) << annotation_text(*d);
+  for (const auto& c : d->constraints) EXPECT_FALSE(contains(c.expr, "M %")) << "M is a run-time value: " << c.expr;
+  bool reason = false;
+  for (const auto& c : d->constraints) reason = reason || contains(c.reason, "assert(BM * BK == blockDim.x) in tile1d at line 6 (the launch at line 17)");
+  EXPECT_TRUE(reason) << annotation_text(*d);
+
+  // The copy's space holds only points whose block is what the kernel asserts.
+  auto ann = parse_annotations(d->instrumented, "tile1d.cu");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+  auto reg = registry();
+  ASSERT_TRUE(reg.ok());
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  auto space = build_space(*ann, reg->get(), so);
+  ASSERT_TRUE(space.ok()) << space.error().message;
+  const int total = static_cast<int>(space->size());
+  int valid = 0;
+  Config c(space->dims.size(), 0);
+  for (int i = 0; i < total; ++i) {
+    int k = i;
+    for (size_t j = 0; j < c.size(); ++j) {
+      int n = static_cast<int>(space->dims[j].values.size());
+      c[j] = k % n, k /= n;
+    }
+    if (!space->valid(c)) continue;
+    ++valid;
+    auto b = space->bindings(c);
+    EXPECT_EQ(b.at("BM_VALUE") * b.at("BK_VALUE"), b.at("BM_VALUE") * b.at("BN_VALUE") / b.at("TM_VALUE")) << space->key(c);
+  }
+  EXPECT_EQ(valid, 18) << "of " << total;
+
+  // Without a launch there is no block to read the assert against: nothing is derived from it.
+  auto alone = derive(kernel, "tile1d.cu");
+  ASSERT_TRUE(alone.ok());
+  EXPECT_TRUE(alone->constraints.empty());
+}
+
+// A per-thread array larger than the limit in the original (a warp tile's 128 accumulators): the limit is the
+// original's size, so the project's choice stays in the space and nothing larger joins it.
+TEST(DeriveCuda, APerThreadArrayLargerThanTheLimitIsCappedAtTheOriginalsSize) {
+  auto d = derive(
+      "const int WARPSIZE = 32;\n"
+      "template <const int WM, const int NT>\n"
+      "__global__ void __launch_bounds__(NT) wt(float* C) {\n"
+      "  constexpr int WITER = (WM * 64) / (WARPSIZE * 8);\n"
+      "  float acc[WITER * 8] = {0.0f};\n"
+      "  for (int i = 0; i < WITER * 8; ++i) C[threadIdx.x * WITER * 8 + i] = acc[i];\n"
+      "}\n"
+      "extern \"C\" void solve(float* C, int M) {\n"
+      "  const int WM = 64;\n"
+      "  const int NT = 128;\n"
+      "  wt<WM, NT><<<M / 128, NT>>>(C);\n"
+      "}\n",
+      "wt.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(has_constraint(*d, "(((WM_VALUE * 64) / (32 * 8)) * 8) <= 128")) << annotation_text(*d);
+  EXPECT_FALSE(has_note(*d, "does not hold for the original values")) << fmt::format("{}", d->notes);
+}
+
 TEST(DeriveCuda, NothingToDerive) {
   Derivation d = derive_file(data_path("nothing.cu"));
   EXPECT_TRUE(d.empty());
