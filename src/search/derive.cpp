@@ -183,6 +183,10 @@ Result<Derivation> derive(std::string_view text, const std::string& file_name, c
   prelude = std::move(f.prelude);
   postlude = std::move(f.postlude);
   check_constraints(d);
+  {  // a note said twice (two grid entries of the same literal) is said once
+    std::set<std::string> seen;
+    std::erase_if(d.notes, [&](const std::string& n) { return !seen.insert(n).second; });
+  }
   if (d.params.empty()) d.constraints.clear(), d.methods.clear();
   if (!ann.empty()) {
     // The declared space is the authority: keep only what it does not cover, as suggestions.

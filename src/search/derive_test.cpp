@@ -805,6 +805,52 @@ TEST(DeriveTriton, LiteralConstexprsLaunchOptionsAndGrid) {
   EXPECT_EQ(ann->params.size(), 4u);
 }
 
+// A kernel whose loop loads in each step (a K loop of tl.dot) launched without num_stages: num_stages is derived with
+// Triton's default, 3, as the baseline, in the same edit as num_warps. A loop that only stores, a tl.static_range
+// (unrolled), or a launch that gives num_stages: none.
+TEST(DeriveTriton, NumStagesOfAPipelinedLoopNotGivenAtTheLaunch) {
+  auto source = [](const std::string& loop, const std::string& options) {
+    return "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+           "def mm(a_ptr, c_ptr, K, BLOCK_K: tl.constexpr):\n"
+           "    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)\n" +
+           loop +
+           "    tl.store(c_ptr + tl.arange(0, BLOCK_K), acc)\n\n\n"
+           "def run_kernel(*, a, c, K):\n"
+           "    mm[(1,)](a, c, K, BLOCK_K=32" +
+           options + ")\n";
+  };
+  const std::string pipelined =
+      "    for k0 in range(0, K, BLOCK_K):\n"
+      "        # a comment\n\n"
+      "        acc += tl.load(a_ptr + k0 + tl.arange(0, BLOCK_K))\n";
+  auto d = derive(source(pipelined, ""), "mm.py");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const DerivedParam* st = param(*d, "num_stages");
+  ASSERT_NE(st, nullptr) << annotation_text(*d);
+  EXPECT_EQ(st->kind, ParamKind::kNumStages);
+  EXPECT_EQ(st->default_value, 3);
+  EXPECT_EQ(st->values, (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_TRUE(contains(st->reason, "the loop of mm at line 8")) << st->reason;
+  EXPECT_TRUE(contains(d->instrumented, "def run_kernel(*, a, c, K, BLOCK_K=32, num_warps=4, num_stages=3):")) << d->instrumented;
+  EXPECT_TRUE(contains(d->instrumented, "mm[(1,)](a, c, K, BLOCK_K=BLOCK_K, num_warps=num_warps, num_stages=num_stages)"))
+      << d->instrumented;
+  auto ann = parse_annotations(d->instrumented, "mm.py");
+  ASSERT_TRUE(ann.ok()) << ann.error().message;
+
+  for (const std::string& other :
+       {std::string("    for k0 in range(0, K, BLOCK_K):\n        tl.store(c_ptr + k0 + tl.arange(0, BLOCK_K), acc)\n"),
+        std::string("    for k0 in tl.static_range(4):\n        acc += tl.load(a_ptr + k0 + tl.arange(0, BLOCK_K))\n"),
+        std::string("    acc += tl.load(a_ptr + tl.arange(0, BLOCK_K))\n")}) {
+    auto n = derive(source(other, ""), "mm.py");
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    EXPECT_EQ(param(*n, "num_stages"), nullptr) << other;
+  }
+  auto given = derive(source(pipelined, ", num_stages=2"), "mm.py");
+  ASSERT_TRUE(given.ok()) << given.error().message;
+  ASSERT_NE(param(*given, "num_stages"), nullptr);
+  EXPECT_EQ(param(*given, "num_stages")->default_value, 2) << "the launch's own value";
+}
+
 TEST(DeriveTriton, NamedLocalsOfRunKernelBecomeItsParameters) {
   Derivation d = derive_file(data_path("named.py"));
   ASSERT_EQ(d.params.size(), 2u);

@@ -66,6 +66,7 @@ struct JitBody {
   std::vector<std::string> params;
   std::set<std::string> constexprs;
   std::string body;
+  size_t begin = 0;  // where the body starts in the text read
 };
 
 // `def NAME(...)` at any indentation in `masked`, decorated by @triton.jit or @jit (under any @triton.autotune or
@@ -106,6 +107,7 @@ std::optional<JitBody> jit_body(const std::string& masked, const std::string& na
     ls = le + 1;
   }
   k.body = masked.substr(body, body_end - body);
+  k.begin = body;
   return k;
 }
 
@@ -328,7 +330,7 @@ class TritonDeriver {
     for (const auto& st : sites)
       for (auto r : st.args)
         if (!keyword_of(sv(m, r)).empty()) kw_positions_.insert(r.begin);
-    bool warps_done = false;
+    bool warps_done = false, stages_done = false;
     for (const auto& st : sites) {
       const Jit& j = jits_[st.kernel];
       int line = s_.line_of(st.open);
@@ -428,6 +430,31 @@ class TritonDeriver {
         warps_done = true;
         d_.params.push_back(std::move(p));
       }
+      if (!j.autotune && !j.imported && !given.count("num_stages") && !stages_done && !sig_names_.count("num_stages") &&
+          !s_.taken.count("num_stages"))
+        if (auto loop = pipelined_loop(st.kernel)) {
+          // Triton's default on NVIDIA GPUs is 3: passing it explicitly changes nothing.
+          DerivedParam p;
+          p.name = param_name("num_stages");
+          p.origin = "num_stages";
+          p.kind = ParamKind::kNumStages;
+          p.site = DeriveSite::kTritonLaunch;
+          p.role = ValueRole::kNumStages;
+          p.default_value = 3;
+          p.values = values_for(p.role, 3);
+          p.line = line;
+          p.reason = fmt::format("num_stages of the launch of {}[...] at line {} (not given: Triton's default, 3; the loop of {} "
+                                 "at line {} loads in each step, and Triton pipelines those loads num_stages deep)",
+                                 st.kernel, line, st.kernel, *loop);
+          std::string text = "num_stages=" + p.name;
+          if (!edits_.empty() && edits_.back().pos == st.close && edits_.back().len == 0)
+            edits_.back().text += ", " + text;  // after the num_warps just added, in one edit (a fixed order)
+          else
+            edits_.push_back({st.close, 0, std::string(call_separator(st.open, st.close)) + text});
+          add_signature(p.name, 3);
+          stages_done = true;
+          d_.params.push_back(std::move(p));
+        }
     }
     tie_grid();
     if (!sig_add_.empty()) {
@@ -531,6 +558,31 @@ class TritonDeriver {
     if (!k) return false;
     const std::regex loop("\\b(range|tl\\.range|tl\\.static_range)\\s*\\([^\\n]*\\b" + key + "\\b");
     return std::regex_search(k->body, loop);
+  }
+
+  // The line of a loop of this file's kernel's body whose steps load (`for k in range(...)` / `tl.range(...)`
+  // with a tl.load, a descriptor's .load or a tl.dot in it): what num_stages pipelines. nullopt where there is none
+  // (a tl.static_range is unrolled, not pipelined) or the body cannot be read.
+  std::optional<int> pipelined_loop(const std::string& kernel) {
+    const auto k = body_of(kernel);
+    if (!k) return std::nullopt;
+    static const std::regex loop(R"(^([ \t]*)for\s+\w+\s+in\s+(tl\.)?range\s*\()");
+    static const std::regex load(R"((\btl\.load|\.load|\btl\.dot)\s*\()");
+    std::vector<std::string> lines;
+    std::istringstream in(k->body);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::smatch lm;
+      if (!std::regex_search(lines[i], lm, loop)) continue;
+      const size_t indent = lm[1].length();
+      for (size_t j = i + 1; j < lines.size(); ++j) {
+        const size_t first = lines[j].find_first_not_of(" \t");
+        if (first == npos) continue;
+        if (first <= indent) break;
+        if (std::regex_search(lines[j], load)) return s_.line_of(k->begin) + static_cast<int>(i);
+      }
+    }
+    return std::nullopt;
   }
 
   // The body of a launched kernel: this file's, or its module's (modules_); nullopt where kopt cannot read it.
