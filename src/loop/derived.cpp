@@ -157,6 +157,44 @@ void Optimizer::prune_uncovered() {
   }
 }
 
+// A param with when= (a constant of one branch of `if (M >= 128 && N >= 128) {...} else {...}`): where its condition
+// holds at none of the run's cases (the dims and every case of the workload matrix), the code it tunes never runs here,
+// and its other values build other binaries that compute the same thing. It stays at its default (a constraint the
+// summary lists), known before any is compiled. A condition naming anything but dims leaves it searched.
+void Optimizer::pin_untaken() {
+  if (!space_) return;
+  for (const auto& d : space_->dims) {
+    if (d.kind != search::DimKind::kParam || d.when.empty() || d.values.size() < 2) continue;
+    auto e = search::Expr::parse(d.when);
+    if (!e) continue;
+    bool known = true, holds = false;
+    auto at = [&](const Dims& dims) {
+      search::Bindings b;
+      for (const auto& n : e->names()) {
+        auto it = dims.find(n);
+        if (it == dims.end()) {
+          known = false;
+          return;
+        }
+        b[n] = it->second;
+      }
+      auto v = e->eval(b);
+      if (!v) known = false;
+      else holds = holds || *v != 0;
+    };
+    at(o_.job.dims);
+    for (const auto& cd : cases_) at(cd.c.realised);
+    if (!known || holds) continue;
+    const int64_t baseline = d.values[static_cast<size_t>(d.default_index)];
+    const std::string expr = fmt::format("{} == {}", d.name, baseline);
+    if (!prune(expr)) continue;
+    const std::string why = fmt::format("{} tunes code that runs where {}, which holds at none of the run's cases: it stays at {}",
+                                        d.name, d.when, baseline);
+    if (derived_) derived_->constraints.push_back({expr, why});
+    say("  {}", why);
+  }
+}
+
 util::Json Optimizer::derived_json() const {
   util::Json j = search::to_json(*derived_);
   j["copy"] = o_.job.kernel.string();

@@ -174,6 +174,63 @@ extern "C" void solve(const float* x, float* y, int n) { row<<<1, BLOCK>>>(x, y,
   fs::remove_all(out);
 }
 
+// A param of a branch the run never takes (`when=`, as kopt derives for a constant of one branch of an if/else): it
+// stays at its default, known before anything is compiled; the taken branch's param is searched as before.
+TEST(DeriveLoop, AParamOfABranchTheRunNeverTakesStaysAtItsDefault) {
+  fs::path out = fs::path(::testing::TempDir()) / ("kopt_derive_when_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const fs::path kernel = out / "branch.cu";
+  ASSERT_TRUE(util::write_file_atomic(kernel, R"CU(// A block size for large n, another for small n.
+// @kopt param BIG values=128,256,512,1024 default=256 when=n >= 1024
+// @kopt param SMALL values=32,64,128 default=64 when=!(n >= 1024)
+#ifndef BIG
+#define BIG 256
+#endif
+#ifndef SMALL
+#define SMALL 64
+#endif
+__global__ void twice(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+extern "C" void solve(const float* x, float* y, int n) {
+  if (n >= 1024) twice<<<(n + BIG - 1) / BIG, BIG>>>(x, y, n);
+  else twice<<<(n + SMALL - 1) / SMALL, SMALL>>>(x, y, n);
+}
+)CU")
+                  .ok());
+  OptimizeOptions o;
+  o.iterations = 4;
+  o.patience = 4;
+  o.job.kernel = kernel;
+  o.job.ref = testing_support::test_data_dir() + "/loop/ref.py";
+  o.job.dims = {{"n", 1 << 20}};
+  o.out = out / "runs";
+  o.quiet = true;
+  std::set<int64_t> small, big;
+  std::mutex mu;
+  ModelLabOptions mo;
+  mo.compiles = [&](const Defines& d) {
+    std::lock_guard<std::mutex> lock(mu);
+    small.insert(define_of(d, "SMALL", 64));
+    big.insert(define_of(d, "BIG", 256));
+    return true;
+  };
+  mo.time_ms = [](const Defines& d) -> std::optional<double> { return define_of(d, "BIG", 256) == 512 ? 0.5 : 1.0; };
+  mo.ceilings = roofline::testing::round_ceilings();
+  ModelLab lab(mo);
+  lab.kernel = kernel;
+  ASSERT_EQ(run_optimize(o, lab), 0);
+  EXPECT_EQ(small, (std::set<int64_t>{64})) << "SMALL runs only where n < 1024: never here";
+  EXPECT_GT(big.size(), 1u);
+  fs::path run = fs::directory_iterator(out / "runs" / "kopt_runs")->path();
+  auto state = util::read_json(run / "state.json");
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ((*state)["champion"]["candidate"]["params"].value("BIG", 0), 512);
+  fs::remove_all(out);
+}
+
 // Two coupled derived parameters (tests/data/derive/loop_coupled.cu: ITEMS * THREADS >= 1024, or part of each
 // segment is never written): the failures' unwritten shares teach the feasibility model (search/feasibility.h)
 // which points cannot be correct. A point it predicts infeasible is built and not measured, or not proposed at all,

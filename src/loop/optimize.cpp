@@ -51,6 +51,7 @@ RunOutcome Optimizer::run() {
   }
   if (auto rc = pass_gates()) return *rc;
   prune_uncovered();
+  pin_untaken();
   plan_warm_start();
 
   std::unique_ptr<search::Generator> gen;

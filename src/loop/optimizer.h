@@ -276,7 +276,8 @@ class Optimizer {
   // Derived points the feasibility model predicts infeasible and the generator no longer proposes, each once.
   void record_predicted(const std::vector<search::PredictedInfeasible>& points);
   bool prune(const std::string& expr);  // adds `!(point)` to the space's constraints (false: not over its dims)
-  void prune_uncovered();               // covers= params: the values below their dim at the run's cases leave the space
+  void prune_uncovered();
+  void pin_untaken();                   // when= params whose condition holds at none of the run's cases stay at their default               // covers= params: the values below their dim at the run's cases leave the space
   util::Json derived_json() const;
 
   OptimizeOptions o_;

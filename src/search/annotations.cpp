@@ -146,9 +146,16 @@ class Parser {
     for (const auto& prev : ann_.params)
       if (prev.name == p.name) return input_error(fmt::format("param '{}' already declared at {}", p.name, prev.where));
     for (const auto& [k, v] : kv.kv)
-      if (k != "values" && k != "range" && k != "step" && k != "kind" && k != "default" && k != "follows" && k != "covers")
+      if (k != "values" && k != "range" && k != "step" && k != "kind" && k != "default" && k != "follows" && k != "covers" &&
+          k != "when")
         return input_error(
-            fmt::format("param '{}': unknown key '{}' (values, range, step, kind, default, follows, covers)", p.name, k));
+            fmt::format("param '{}': unknown key '{}' (values, range, step, kind, default, follows, covers, when)", p.name, k));
+    if (kv.kv.count("when")) {
+      p.when = util::trim(kv.kv["when"]);
+      if (auto e = Expr::parse(p.when); !e)
+        return input_error(fmt::format("param '{}': when= takes a condition over dims (e.g. when=M >= 128 && N >= 128): {}", p.name,
+                                       e.error().message));
+    }
     if (kv.kv.count("covers")) {
       p.covers = util::trim(kv.kv["covers"]);
       if (!util::is_identifier(p.covers))

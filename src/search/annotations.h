@@ -37,6 +37,11 @@ struct ParamDecl {
   // loop over blocks): at dims where D is larger than a value, that value leaves the space (a wrong answer, known
   // before it is compiled). A name that is not a dim is ignored.
   std::string covers;
+  // when=EXPR: the code this param tunes runs only where EXPR holds over the dims (the branch of `if (M >= 128 && N >=
+  // 128) { const uint BM = 128; ... } else { const uint BM = 64; ... }`): where it holds at none of the run's cases, the
+  // param stays at its default (any other value builds a different binary that computes the same). EXPR names dims
+  // only; a name that is not a dim leaves the param searched.
+  std::string when;
 };
 
 struct MethodDecl {

@@ -71,6 +71,17 @@ TEST(Annotations, CoversNamesTheDimOneBlockCovers) {
   EXPECT_NE(bad.error().message.find("covers= takes one name (a dim), got 'n,m'"), std::string::npos) << bad.error().message;
 }
 
+TEST(Annotations, WhenIsAConditionOverDims) {
+  auto a = parse_annotations("// @kopt param BM values=64,128 default=128 when=M >= 128 && N >= 128 follows=N\n", "k.cu");
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->params[0].when, "M >= 128 && N >= 128");
+  EXPECT_EQ(a->params[0].follows, (std::vector<std::string>{"N"}));
+  auto bad = parse_annotations("// @kopt param BM values=64,128 when=M >= \n", "k.cu");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("k.cu:1: param 'BM': when= takes a condition over dims"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(Annotations, TritonUsesHashCommentsAndKinds) {
   const char* py = R"(import triton
 import triton.language as tl
@@ -124,7 +135,7 @@ TEST(Annotations, ErrorsNameFileAndLine) {
   EXPECT_EQ(error_of("// @kopt param BM range=0..8 step=pow2\n"), "k.cu:1: step=pow2 needs a range starting at 1 or more");
   EXPECT_EQ(error_of("// @kopt param BM values=1 step=2\n"), "k.cu:1: param 'BM': step= goes with range=");
   EXPECT_EQ(error_of("// @kopt param BM values=1 colour=red\n"),
-            "k.cu:1: param 'BM': unknown key 'colour' (values, range, step, kind, default, follows, covers)");
+            "k.cu:1: param 'BM': unknown key 'colour' (values, range, step, kind, default, follows, covers, when)");
   EXPECT_EQ(error_of("// @kopt param 9BM values=1\n"), "k.cu:1: param needs a name (an identifier), got '9BM'");
   EXPECT_EQ(error_of("// @kopt param KOPT_X values=1\n"), "k.cu:1: 'KOPT_X': names starting with KOPT_ are method guards");
   EXPECT_EQ(error_of("// @kopt param BM values=1\n\n// @kopt param BM values=2\n"),

@@ -20,6 +20,7 @@ std::string header_lines(const Derivation& d, const std::string& c) {
     if (d.language == SourceLanguage::kPython) out += fmt::format(" kind={}", param_kind_name(p.kind));
     if (!p.follows.empty()) out += fmt::format(" follows={}", fmt::join(p.follows, ","));
     if (!p.covers.empty()) out += fmt::format(" covers={}", p.covers);
+    if (!p.when.empty()) out += fmt::format(" when={}", p.when);
     out += "\n";
   }
   for (const auto& m : d.methods) {
@@ -255,6 +256,7 @@ util::Json to_json(const Derivation& d) {
                     {"line", p.line},
                     {"reason", p.reason}};
     if (!p.covers.empty()) e["covers"] = p.covers;
+    if (!p.when.empty()) e["when"] = p.when;
     j["params"].push_back(std::move(e));
   }
   j["constraints"] = util::Json::array();

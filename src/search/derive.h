@@ -80,6 +80,7 @@ struct DerivedParam {
   std::string reason;           // one line: "template argument of sgemm<...> at line 212"
   std::vector<std::string> follows;  // the names a launcher-computed block's expression reads (`follows=` of @kopt param)
   std::string covers;                // the run_kernel argument one block of this size covers (`covers=` of @kopt param; Triton)
+  std::string when;  // the condition over solve's arguments under which the code it tunes runs (`when=`; a branch's)
 };
 
 // A mechanical method variant of plain code, guarded like any method (KOPT_<ID>, off in the baseline).

@@ -637,6 +637,74 @@ class CudaDeriver {
     return fmt::format("{} {} at line {}", pre, cond, s_.line_of(wb));
   }
 
+  // The condition under which the braces `scope` run, over solve's integer arguments (the run's dims): `C` for the block
+  // of `if (C)`, `!(C)` for its `else`. "" for an else-if chain, a condition kopt's expressions cannot read (a call, a
+  // cast), a name that is not an integer argument of solve, or braces outside solve's body.
+  std::string branch_condition(Range scope) const {
+    const std::string& m = s_.masked;
+    auto back = [&](size_t k) {
+      while (k > 0 && std::isspace(static_cast<unsigned char>(m[k - 1]))) --k;
+      return k;
+    };
+    auto word_before = [&](size_t k, std::string_view w) {
+      return k >= w.size() && m.compare(k - w.size(), w.size(), w) == 0 && (k == w.size() || !word_char(m[k - w.size() - 1]));
+    };
+    auto if_condition = [&](size_t brace) -> std::optional<std::string> {  // `if (C) {` not after `else`: C
+      size_t k = back(brace);
+      if (k == 0 || m[k - 1] != ')') return std::nullopt;
+      int depth = 0;
+      size_t open = npos;
+      for (size_t j = k; j-- > 0;) {
+        if (m[j] == ')') ++depth;
+        else if (m[j] == '(' && --depth == 0) {
+          open = j;
+          break;
+        }
+      }
+      if (open == npos) return std::nullopt;
+      const size_t w = back(open);
+      if (!word_before(w, "if") || word_before(back(w - 2), "else")) return std::nullopt;
+      return util::trim(m.substr(open + 1, k - 1 - open - 1));
+    };
+    std::string cond;
+    const size_t k = back(scope.begin);
+    if (word_before(k, "else")) {
+      const size_t e = back(k - 4);
+      if (e == 0 || m[e - 1] != '}') return "";
+      int depth = 0;
+      size_t ob = npos;
+      for (size_t j = e; j-- > 0;) {
+        if (m[j] == '}') ++depth;
+        else if (m[j] == '{' && --depth == 0) {
+          ob = j;
+          break;
+        }
+      }
+      if (ob == npos) return "";
+      auto c = if_condition(ob);
+      if (!c) return "";
+      cond = "!(" + *c + ")";
+    } else {
+      auto c = if_condition(scope.begin);
+      if (!c) return "";
+      cond = *c;
+    }
+    cond = std::regex_replace(cond, std::regex(R"(\s+)"), " ");
+    auto e = Expr::parse(cond);
+    if (!e) return "";
+    const size_t body = function_start(scope.begin);
+    const size_t head = m.find_last_of(";}", body);
+    std::smatch sm;
+    const std::string h = m.substr(head == npos ? 0 : head + 1, body - (head == npos ? 0 : head + 1));
+    if (!std::regex_search(h, sm, std::regex(R"(\bsolve\s*\(([^)]*)\))"))) return "";
+    const std::string params = sm[1];
+    for (const auto& n : e->names())
+      if (!std::regex_search(params, std::regex(R"(\b(int|long|unsigned|size_t|int64_t|int32_t|uint32_t|uint64_t|uint)\s+(const\s+)?)" + n +
+                                                R"(\s*(,|$))")))
+        return "";
+    return cond;
+  }
+
   // A constant declared once in each of several disjoint scopes (the branches of an `if (...) {...} else {...}`):
   // each declaration is its own parameter, its uses those of its scope.
   bool one_per_branch(const std::string& name) const {
@@ -711,13 +779,15 @@ class CudaDeriver {
       std::string where = branch ? branch_of(c.scope) : "";
       if (branch) scoped_param_.push_back({c.name, c.scope, c.name_pos, name});
       else const_param_[c.name] = name;
-      add_param(name, c.name, c.member ? DeriveSite::kStaticMember : DeriveSite::kNamedConstant, role_of(c.name, cl->second), c.value,
+      DerivedParam& p =
+          add_param(name, c.name, c.member ? DeriveSite::kStaticMember : DeriveSite::kNamedConstant, role_of(c.name, cl->second), c.value,
                 c.line,
                 fmt::format("{} at line {}{}: {}", decl, c.line,
                             branch ? fmt::format(" (one of {} declarations, in the branch {})", seen[c.name],
                                                  where.empty() ? "block" : where)
                                    : "",
                             cl->first));
+      if (branch) p.when = branch_condition(c.scope);
       for (auto& k : kernels) block_of_[k].push_back(d_.params.size() - 1);
       define_macro(name, c.value);
       edits_.push_back({c.init.begin, c.init.end - c.init.begin, name});

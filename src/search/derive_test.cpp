@@ -393,6 +393,12 @@ TEST(DeriveCuda, ConstantsDeclaredInEachBranchAreOneParameterPerBranch) {
   EXPECT_EQ(bm2->default_value, 64);
   EXPECT_TRUE(contains(bm->reason, "in the branch if (M >= 128 && N >= 128) at line 58")) << bm->reason;
   EXPECT_TRUE(contains(bm2->reason, "in the branch else at line 64")) << bm2->reason;
+  // Each branch's condition over solve's arguments: at the run's dims the search keeps the other branch's at its default.
+  EXPECT_EQ(bm->when, "M >= 128 && N >= 128");
+  EXPECT_EQ(bm2->when, "!(M >= 128 && N >= 128)");
+  EXPECT_TRUE(param(d, "TM_VALUE")->when.empty()) << "declared outside the branches";
+  EXPECT_TRUE(contains(d.instrumented, "// @kopt param BM_VALUE_2 values=8,16,32,64,128,256,512 default=64 when=!(M >= 128 && N >= 128)\n"))
+      << annotation_text(d);
   EXPECT_EQ(bm->values, (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024}));
   EXPECT_EQ(param(d, "TM_VALUE")->role, ValueRole::kPerThread);
   EXPECT_EQ(param(d, "TM_VALUE")->values, (std::vector<int64_t>{1, 2, 4, 8, 16}));
@@ -408,6 +414,10 @@ TEST(DeriveCuda, ConstantsDeclaredInEachBranchAreOneParameterPerBranch) {
   // No point of the space has a thread tile past 64 accumulators (the 256-1024 of issue 35's first design).
   auto ann = parse_annotations(d.instrumented, "branch_tiles.cu");
   ASSERT_TRUE(ann.ok()) << ann.error().message;
+  for (const auto& p : ann->params)
+    if (p.name == "BN_VALUE_2") {
+      EXPECT_EQ(p.when, "!(M >= 128 && N >= 128)");
+    }
   Bindings b;
   for (const auto& p : d.params) b[p.name] = p.default_value;
   b["TM_VALUE"] = 16;

@@ -102,6 +102,7 @@ Result<SearchSpace> build_space(const Annotations& ann, const Registry& reg, con
     d.default_index = static_cast<int>(std::find(p.values.begin(), p.values.end(), p.default_value) - p.values.begin());
     d.follows = p.follows;
     d.covers = p.covers;
+    d.when = p.when;
     s.dims.push_back(std::move(d));
   }
 

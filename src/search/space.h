@@ -31,6 +31,7 @@ struct Dim {
   std::string where;      // file:line of the annotation ("" for flag methods)
   std::vector<std::string> follows;  // kParam: the names its value scales with (ParamDecl::follows)
   std::string covers;                // kParam: the dim one block of this size covers (ParamDecl::covers)
+  std::string when;                  // kParam: the condition over dims under which it matters (ParamDecl::when)
 };
 
 struct SearchSpace {
