@@ -1520,6 +1520,8 @@ class CudaDeriver {
           any_param = true;
         } else if (warp_widths_.count(w)) {  // the warp's width, left alone: 32 in any expression of derived names
           out += "32";
+        } else if (auto v = fixed_value(w, at)) {  // a constant kopt leaves alone: its value
+          out += std::to_string(*v);
         } else {
           return std::nullopt;
         }
@@ -1534,6 +1536,23 @@ class CudaDeriver {
     if (!any_param) return std::nullopt;
     if (!Expr::parse(out)) return std::nullopt;
     return util::trim(out);
+  }
+
+  // A `const`/`constexpr` integer declared once with a literal and not derived (`const int PAD = 4;`), seen from `at`:
+  // its value, so a relation over it and derived names is read (`static_assert(BM % PAD == 0)`).
+  std::optional<int64_t> fixed_value(const std::string& w, size_t at) const {
+    const Constant* only = nullptr;
+    for (const auto& c : constants_)
+      if (c.name == w) {
+        if (only) return std::nullopt;
+        only = &c;
+      }
+    for (const auto& c : computed_)
+      if (c.name == w) return std::nullopt;
+    if (!only || !only->is_const || !inside(only->scope, at) || only->name_pos > at) return std::nullopt;
+    for (const auto& p : d_.params)
+      if (p.origin == w) return std::nullopt;
+    return only->value;
   }
 
   // The template kernel whose body holds `at` and has a template parameter `w`; "" when none.

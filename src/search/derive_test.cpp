@@ -745,6 +745,24 @@ TEST(DeriveCuda, DeviceAssertsOnTheBlockAreConstraintsAndADeclarationListIsRead)
   EXPECT_TRUE(alone->constraints.empty());
 }
 
+// A relation over a derived name and a constant kopt leaves alone (declared once, used in no launch): the constant is
+// read as its value, so the static_assert is a constraint, not a note.
+TEST(DeriveCuda, AStaticAssertOverAFixedConstantIsAConstraint) {
+  auto d = derive(
+      "constexpr int kVec = 4;\n"
+      "template <int BLOCK>\n"
+      "__global__ void k(float4* y, int n) {\n"
+      "  static_assert(BLOCK % (kVec * 8) == 0, \"whole vectors a warp\");\n"
+      "  y[blockIdx.x * BLOCK + threadIdx.x] = make_float4(0, 0, 0, 0);\n"
+      "}\n"
+      "extern \"C\" void solve(float4* y, int n) { k<256><<<n / 256, 256>>>(y, n); }\n",
+      "vec.cu");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  ASSERT_NE(param(*d, "K_BLOCK"), nullptr) << annotation_text(*d);
+  EXPECT_TRUE(has_constraint(*d, "K_BLOCK % (4 * 8) == 0")) << annotation_text(*d);
+  EXPECT_FALSE(has_note(*d, "is not over derived names")) << fmt::format("{}", d->notes);
+}
+
 // A per-thread array larger than the limit in the original (a warp tile's 128 accumulators): the limit is the
 // original's size, so the project's choice stays in the space and nothing larger joins it.
 TEST(DeriveCuda, APerThreadArrayLargerThanTheLimitIsCappedAtTheOriginalsSize) {
