@@ -879,6 +879,37 @@ TEST(DeriveTriton, NumStagesOfAPipelinedLoopNotGivenAtTheLaunch) {
   EXPECT_EQ(param(*given, "num_stages")->default_value, 2) << "the launch's own value";
 }
 
+// The notes on what a launch passes that kopt leaves alone say what it is: switches (a bool, None, a string, a test)
+// once for the launch, not as "computed at run time"; a computed local with every assignment, strings shown, and not
+// the launch's own `NAME=NAME`.
+TEST(DeriveTriton, NotesOnSwitchesAndComputedLocalsSayWhatTheyAre) {
+  auto d = derive(
+      "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+      "def k(x_ptr, w_ptr, n, HAS_W: tl.constexpr, ACT: tl.constexpr, BLOCK_SIZE: tl.constexpr):\n"
+      "    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)\n"
+      "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n\n\n"
+      "def run_kernel(*, x, w, n, act):\n"
+      "    has_w = w is not None\n"
+      "    mode = \"tanh\" if act else \"none\"\n"
+      "    if n > 4096:\n"
+      "        BLOCK_SIZE = triton.next_power_of_2(n // 4)\n"
+      "    else:\n"
+      "        BLOCK_SIZE = triton.next_power_of_2(n)\n"
+      "    k[(triton.cdiv(n, BLOCK_SIZE),)](\n"
+      "        x, w, n,\n"
+      "        HAS_W=has_w,\n"
+      "        ACT=mode,\n"
+      "        BLOCK_SIZE=BLOCK_SIZE,\n"
+      "    )\n",
+      "k.py");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_TRUE(has_note(*d, "HAS_W, ACT of the launch of k[...] are a switch (a bool, None, a string or a test), not a size"))
+      << fmt::format("{}", d->notes);
+  EXPECT_FALSE(has_note(*d, "HAS_W=has_w of the launch of k[...] is computed at run time")) << fmt::format("{}", d->notes);
+  EXPECT_TRUE(has_note(*d, "BLOCK_SIZE = triton.next_power_of_2(n // 4); triton.next_power_of_2(n)")) << fmt::format("{}", d->notes);
+  EXPECT_FALSE(has_note(*d, "BLOCK_SIZE = BLOCK_SIZE")) << fmt::format("{}", d->notes);
+}
+
 TEST(DeriveTriton, NamedLocalsOfRunKernelBecomeItsParameters) {
   Derivation d = derive_file(data_path("named.py"));
   ASSERT_EQ(d.params.size(), 2u);

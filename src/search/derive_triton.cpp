@@ -338,6 +338,7 @@ class TritonDeriver {
       std::set<std::string> given;
       for (auto r : st.args)
         if (std::string key = keyword_of(sv(m, r)); !key.empty()) given.insert(key);
+      std::vector<std::string> flags;  // keywords given a bool, None, a string or a test
       for (auto r : st.args) {
         std::string a = sv(m, r);
         size_t eq = a.find('=');
@@ -351,17 +352,21 @@ class TritonDeriver {
         if (!v && util::is_identifier(local) && !sig_names_.count(local) && !util::starts_with(local, "KOPT_") &&
             !s_.taken.count(local) && (launch || constexpr_key(j, key)))
           if ((named = local_constant(local))) v = named->second;
-        bool flag = local == "True" || local == "False" || local == "None";
+        const std::optional<std::string> defined = util::is_identifier(local) && !v ? local_expression(local) : std::nullopt;
+        bool flag = !v && (flag_value(std::string(s_.text.substr(r.begin + eq + 1, r.end - r.begin - eq - 1))) ||
+                           (defined && flag_value(*defined)));
         if (!v && !launch && constexpr_key(j, key) && computed_tile(st, key, local, line, covers)) continue;
-        if (!v && (launch || constexpr_key(j, key)) && !sig_names_.count(local) && !local.empty() && !flag) {
-          // A value computed at run time (`B=triton.next_power_of_2(D)`, or a local assigned from an expression): the
-          // launch keeps it, and the note says so.
-          std::string shown = local;
-          if (util::is_identifier(local))
-            if (auto e = local_expression(local)) shown = fmt::format("{} = {}", local, *e);
-          d_.notes.push_back(fmt::format("line {}: {}={} of the launch of {}[...] is computed at run time ({}): left alone "
-                                         "(kopt derives literals and locals assigned once from a literal)",
-                                         line, key, local, st.kernel, shown));
+        if (!v && (launch || constexpr_key(j, key)) && !sig_names_.count(local) && !local.empty()) {
+          if (flag) {
+            if (local != "True" && local != "False" && local != "None") flags.push_back(key);  // said once, below
+          } else {
+            // A value computed at run time (`B=triton.next_power_of_2(D)`, or a local assigned from an expression): the
+            // launch keeps it, and the note says so.
+            std::string shown = defined ? fmt::format("{} = {}", local, *defined) : local;
+            d_.notes.push_back(fmt::format("line {}: {}={} of the launch of {}[...] is computed at run time ({}): left alone "
+                                           "(kopt derives literals and locals assigned once from a literal)",
+                                           line, key, local, st.kernel, shown));
+          }
         }
         if (!v || (!named && a.substr(eq + 1).find_first_of("uUlL") != npos)) continue;
         if (!launch && !constexpr_key(j, key)) continue;
@@ -415,6 +420,10 @@ class TritonDeriver {
         if (p.kind == ParamKind::kConstexpr) constexpr_by_value_[*v].push_back(name);
         d_.params.push_back(std::move(p));
       }
+      if (!flags.empty())
+        d_.notes.push_back(fmt::format("line {}: {} of the launch of {}[...] {} a switch (a bool, None, a string or a test), not "
+                                       "a size: left alone",
+                                       line, util::join(flags, ", "), st.kernel, flags.size() == 1 ? "is" : "are"));
       if (j.autotune) derive_autotune(st.kernel, *j.autotune, st.close, given);
       else if (j.imported && !given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") &&
                !s_.taken.count("num_warps")) {
@@ -676,13 +685,29 @@ class TritonDeriver {
   }
 
   // `NAME = <expression>` on a line of run_kernel's body: the expression, trimmed (the first such line).
+  // What run_kernel assigns to local `name`, as the file writes it (strings shown): each distinct right-hand side, "; "
+  // between them (a local assigned in two branches). The launch's own keyword (`NAME=NAME`) is no assignment.
   std::optional<std::string> local_expression(const std::string& name) const {
     const std::string& m = s_.masked;
     std::string body = m.substr(body_begin_, body_end_ - body_begin_);
-    std::regex def("(^|\\n)[ \\t]+" + name + R"([ \t]*=(?!=)[ \t]*([^\n]+))");
-    std::smatch dm;
-    if (!std::regex_search(body, dm, def)) return std::nullopt;
-    return util::trim(dm[2].str());
+    std::regex def("(^|\\n)([ \\t]+)" + name + R"([ \t]*=(?!=)[ \t]*([^\n]+))");
+    std::vector<std::string> seen;
+    for (auto it = std::sregex_iterator(body.begin(), body.end(), def); it != std::sregex_iterator(); ++it) {
+      const size_t at = body_begin_ + static_cast<size_t>(it->position(0) + it->length(1) + it->length(2));
+      if (kw_positions_.count(at)) continue;
+      const size_t rhs = body_begin_ + static_cast<size_t>(it->position(3));
+      std::string e = util::trim(std::string(s_.text.substr(rhs, static_cast<size_t>(it->length(3)))));
+      if (!e.empty() && e.back() == ',') e.pop_back();
+      if (std::find(seen.begin(), seen.end(), e) == seen.end()) seen.push_back(e);
+    }
+    if (seen.empty()) return std::nullopt;
+    return util::join(seen, "; ");
+  }
+
+  // A value that is a switch, not a size: a bool, None or a string, a comparison or a test (`x is not None`).
+  static bool flag_value(const std::string& e) {
+    static const std::regex flag(R"(\b(True|False|None|is|not|and|or|in)\b|==|!=|<|>|["'])");
+    return std::regex_search(e, flag);
   }
 
   std::string_view call_separator(size_t open, size_t close) const {
