@@ -121,6 +121,19 @@ int64_t define_of(const Defines& d, const char* name, int64_t fallback) {
   return it == d.end() ? fallback : std::stoll(it->second);
 }
 
+// A short optimize of `kernel` at `dims` (the loop's ref.py: y = 2x), its runs under `runs`.
+OptimizeOptions four_iterations(const fs::path& kernel, Dims dims, const fs::path& runs) {
+  OptimizeOptions o;
+  o.iterations = 4;
+  o.patience = 4;
+  o.job.kernel = kernel;
+  o.job.ref = testing_support::test_data_dir() + "/loop/ref.py";
+  o.job.dims = std::move(dims);
+  o.out = runs;
+  o.quiet = true;
+  return o;
+}
+
 // A param one block of which covers a dim (`covers=`, as kopt derives for a Triton row kernel): its values below the
 // dim at the run's case leave the space before anything is compiled; the others are searched as before.
 TEST(DeriveLoop, ValuesOfACoveringTileBelowItsDimAreNeverCompiled) {
@@ -139,14 +152,7 @@ __global__ void row(const float* x, float* y, int n) {
 extern "C" void solve(const float* x, float* y, int n) { row<<<1, BLOCK>>>(x, y, n); }
 )CU")
                   .ok());
-  OptimizeOptions o;
-  o.iterations = 4;
-  o.patience = 4;
-  o.job.kernel = kernel;
-  o.job.ref = testing_support::test_data_dir() + "/loop/ref.py";
-  o.job.dims = {{"n", 300}};
-  o.out = out / "runs";
-  o.quiet = true;
+  OptimizeOptions o = four_iterations(kernel, {{"n", 300}}, out / "runs");
   std::set<int64_t> built;
   std::mutex mu;
   ModelLabOptions mo;
@@ -200,14 +206,7 @@ extern "C" void solve(const float* x, float* y, int n) {
 }
 )CU")
                   .ok());
-  OptimizeOptions o;
-  o.iterations = 4;
-  o.patience = 4;
-  o.job.kernel = kernel;
-  o.job.ref = testing_support::test_data_dir() + "/loop/ref.py";
-  o.job.dims = {{"n", 1 << 20}};
-  o.out = out / "runs";
-  o.quiet = true;
+  OptimizeOptions o = four_iterations(kernel, {{"n", 1 << 20}}, out / "runs");
   std::set<int64_t> small, big;
   std::mutex mu;
   ModelLabOptions mo;

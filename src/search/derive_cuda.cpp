@@ -613,15 +613,7 @@ class CudaDeriver {
     if (k >= 4 && m.compare(k - 4, 4, "else") == 0 && (k == 4 || !word_char(m[k - 5])))
       return fmt::format("else at line {}", s_.line_of(k - 4));
     if (k == 0 || m[k - 1] != ')') return "";
-    int depth = 0;
-    size_t open = npos;
-    for (size_t j = k; j-- > 0;) {
-      if (m[j] == ')') ++depth;
-      else if (m[j] == '(' && --depth == 0) {
-        open = j;
-        break;
-      }
-    }
+    const size_t open = match_open(m, k - 1);
     if (open == npos) return "";
     size_t w = open;
     while (w > 0 && std::isspace(static_cast<unsigned char>(m[w - 1]))) --w;
@@ -652,15 +644,7 @@ class CudaDeriver {
     auto if_condition = [&](size_t brace) -> std::optional<std::string> {  // `if (C) {` not after `else`: C
       size_t k = back(brace);
       if (k == 0 || m[k - 1] != ')') return std::nullopt;
-      int depth = 0;
-      size_t open = npos;
-      for (size_t j = k; j-- > 0;) {
-        if (m[j] == ')') ++depth;
-        else if (m[j] == '(' && --depth == 0) {
-          open = j;
-          break;
-        }
-      }
+      const size_t open = match_open(m, k - 1);
       if (open == npos) return std::nullopt;
       const size_t w = back(open);
       if (!word_before(w, "if") || word_before(back(w - 2), "else")) return std::nullopt;
@@ -671,15 +655,7 @@ class CudaDeriver {
     if (word_before(k, "else")) {
       const size_t e = back(k - 4);
       if (e == 0 || m[e - 1] != '}') return "";
-      int depth = 0;
-      size_t ob = npos;
-      for (size_t j = e; j-- > 0;) {
-        if (m[j] == '}') ++depth;
-        else if (m[j] == '{' && --depth == 0) {
-          ob = j;
-          break;
-        }
-      }
+      const size_t ob = match_open(m, e - 1);
       if (ob == npos) return "";
       auto c = if_condition(ob);
       if (!c) return "";

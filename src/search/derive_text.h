@@ -77,6 +77,18 @@ inline size_t match_close(std::string_view s, size_t open) {
   return npos;
 }
 
+// The position of the bracket opening the one closing at s[close] (')', ']' or '}'), searching backwards; npos if none.
+inline size_t match_open(std::string_view s, size_t close) {
+  char c = s[close];
+  char o = c == ')' ? '(' : c == ']' ? '[' : '{';
+  int depth = 0;
+  for (size_t j = close + 1; j-- > 0;) {
+    if (s[j] == c) ++depth;
+    else if (s[j] == o && --depth == 0) return j;
+  }
+  return npos;
+}
+
 struct Range {
   size_t begin = 0, end = 0;  // [begin, end), trimmed
 };
