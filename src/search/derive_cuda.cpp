@@ -604,29 +604,43 @@ class CudaDeriver {
     return false;
   }
 
+  size_t back_over_space(size_t k) const {
+    while (k > 0 && std::isspace(static_cast<unsigned char>(s_.masked[k - 1]))) --k;
+    return k;
+  }
+
+  // The word `w` ends at k (a whole word).
+  bool word_before(size_t k, std::string_view w) const {
+    const std::string& m = s_.masked;
+    return k >= w.size() && m.compare(k - w.size(), w.size(), w) == 0 && (k == w.size() || !word_char(m[k - w.size() - 1]));
+  }
+
+  // The `if (C)` whose braces open at `brace`: where the `if` and C's parentheses are, and whether `else` comes before
+  // the `if`; nullopt where the braces follow no `if (...)`.
+  struct IfHead {
+    size_t if_pos = 0, open = 0, close = 0;
+    bool after_else = false;
+  };
+  std::optional<IfHead> if_head(size_t brace) const {
+    const std::string& m = s_.masked;
+    const size_t k = back_over_space(brace);
+    if (k == 0 || m[k - 1] != ')') return std::nullopt;
+    const size_t open = match_open(m, k - 1);
+    if (open == npos) return std::nullopt;
+    const size_t w = back_over_space(open);
+    if (!word_before(w, "if")) return std::nullopt;
+    return IfHead{w - 2, open, k - 1, word_before(back_over_space(w - 2), "else")};
+  }
+
   // The branch a scope is the body of: "if (M >= 128 && N >= 128) at line 12", "else at line 18"; "" for a plain block.
   std::string branch_of(Range scope) const {
-    const std::string& m = s_.masked;
-    if (scope.begin == 0 && scope.end == m.size()) return "";
-    size_t k = scope.begin;
-    while (k > 0 && std::isspace(static_cast<unsigned char>(m[k - 1]))) --k;
-    if (k >= 4 && m.compare(k - 4, 4, "else") == 0 && (k == 4 || !word_char(m[k - 5])))
-      return fmt::format("else at line {}", s_.line_of(k - 4));
-    if (k == 0 || m[k - 1] != ')') return "";
-    const size_t open = match_open(m, k - 1);
-    if (open == npos) return "";
-    size_t w = open;
-    while (w > 0 && std::isspace(static_cast<unsigned char>(m[w - 1]))) --w;
-    size_t wb = w;
-    while (wb > 0 && word_char(m[wb - 1])) --wb;
-    std::string kw = m.substr(wb, w - wb);
-    if (kw != "if") return "";
-    std::string cond = util::trim(std::string(s_.text.substr(open, k - open)));
-    std::string pre = "if";
-    size_t e = wb;
-    while (e > 0 && std::isspace(static_cast<unsigned char>(m[e - 1]))) --e;
-    if (e >= 4 && m.compare(e - 4, 4, "else") == 0) pre = "else if";
-    return fmt::format("{} {} at line {}", pre, cond, s_.line_of(wb));
+    if (scope.begin == 0 && scope.end == s_.masked.size()) return "";
+    const size_t k = back_over_space(scope.begin);
+    if (word_before(k, "else")) return fmt::format("else at line {}", s_.line_of(k - 4));
+    auto h = if_head(scope.begin);
+    if (!h) return "";
+    std::string cond = util::trim(std::string(s_.text.substr(h->open, h->close + 1 - h->open)));
+    return fmt::format("{} {} at line {}", h->after_else ? "else if" : "if", cond, s_.line_of(h->if_pos));
   }
 
   // The condition under which the braces `scope` run, over solve's integer arguments (the run's dims): `C` for the block
@@ -634,38 +648,23 @@ class CudaDeriver {
   // cast), a name that is not an integer argument of solve, or braces outside solve's body.
   std::string branch_condition(Range scope) const {
     const std::string& m = s_.masked;
-    auto back = [&](size_t k) {
-      while (k > 0 && std::isspace(static_cast<unsigned char>(m[k - 1]))) --k;
-      return k;
+    auto condition = [&](size_t brace) -> std::optional<std::string> {  // `if (C) {` not after `else`: C
+      auto h = if_head(brace);
+      if (!h || h->after_else) return std::nullopt;
+      return util::trim(m.substr(h->open + 1, h->close - h->open - 1));
     };
-    auto word_before = [&](size_t k, std::string_view w) {
-      return k >= w.size() && m.compare(k - w.size(), w.size(), w) == 0 && (k == w.size() || !word_char(m[k - w.size() - 1]));
-    };
-    auto if_condition = [&](size_t brace) -> std::optional<std::string> {  // `if (C) {` not after `else`: C
-      size_t k = back(brace);
-      if (k == 0 || m[k - 1] != ')') return std::nullopt;
-      const size_t open = match_open(m, k - 1);
-      if (open == npos) return std::nullopt;
-      const size_t w = back(open);
-      if (!word_before(w, "if") || word_before(back(w - 2), "else")) return std::nullopt;
-      return util::trim(m.substr(open + 1, k - 1 - open - 1));
-    };
-    std::string cond;
-    const size_t k = back(scope.begin);
+    std::optional<std::string> c;
+    const size_t k = back_over_space(scope.begin);
     if (word_before(k, "else")) {
-      const size_t e = back(k - 4);
+      const size_t e = back_over_space(k - 4);
       if (e == 0 || m[e - 1] != '}') return "";
       const size_t ob = match_open(m, e - 1);
-      if (ob == npos) return "";
-      auto c = if_condition(ob);
-      if (!c) return "";
-      cond = "!(" + *c + ")";
-    } else {
-      auto c = if_condition(scope.begin);
-      if (!c) return "";
-      cond = *c;
+      if (ob == npos || !(c = condition(ob))) return "";
+      c = "!(" + *c + ")";
+    } else if (!(c = condition(scope.begin))) {
+      return "";
     }
-    cond = std::regex_replace(cond, std::regex(R"(\s+)"), " ");
+    const std::string cond = std::regex_replace(*c, std::regex(R"(\s+)"), " ");
     auto e = Expr::parse(cond);
     if (!e) return "";
     const size_t body = function_start(scope.begin);

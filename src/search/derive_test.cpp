@@ -53,6 +53,36 @@ bool has_note(const Derivation& d, const std::string& part) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// The space an annotated copy declares (without compiler-flag methods).
+SearchSpace space_of(const std::string& instrumented, const std::string& file) {
+  auto ann = parse_annotations(instrumented, file);
+  auto reg = registry();
+  if (!ann.ok() || !reg.ok()) {
+    ADD_FAILURE() << (ann.ok() ? reg.error().message : ann.error().message);
+    return {};
+  }
+  SpaceOptions so;
+  so.offer_flag_methods = false;
+  auto space = build_space(*ann, reg->get(), so);
+  EXPECT_TRUE(space.ok()) << space.error().message;
+  return space.ok() ? *space : SearchSpace{};
+}
+
+// Every point of the space that its constraints allow, as its bindings.
+std::vector<Bindings> valid_points(const SearchSpace& space) {
+  std::vector<Bindings> out;
+  Config c(space.dims.size(), 0);
+  for (int i = 0; i < static_cast<int>(space.size()); ++i) {
+    int k = i;
+    for (size_t j = 0; j < c.size(); ++j) {
+      int n = static_cast<int>(space.dims[j].values.size());
+      c[j] = k % n, k /= n;
+    }
+    if (space.valid(c)) out.push_back(space.bindings(c));
+  }
+  return out;
+}
+
 TEST(DeriveMask, BlanksCommentsAndStringsKeepingPositions) {
   std::string cu = "int a = 1; // BLOCK\nconst char* s = \"BLOCK\"; /* BLOCK\n */ int b;";
   std::string m = mask_code(cu, SourceLanguage::kCuda);
@@ -128,38 +158,19 @@ TEST(DeriveCuda, SgemmTiledNamedConstantsAndTheirStaticAsserts) {
   EXPECT_TRUE(d.methods.empty());  // its block is an expression of parameters, not one parameter
 
   // The copy declares exactly the derived space; its constraints keep it modest.
-  auto ann = parse_annotations(d.instrumented, "kernel.cu");
-  ASSERT_TRUE(ann.ok()) << ann.error().message;
-  auto reg = registry();
-  ASSERT_TRUE(reg.ok());
-  SpaceOptions so;
-  so.offer_flag_methods = false;
-  auto space = build_space(*ann, reg->get(), so);
-  ASSERT_TRUE(space.ok()) << space.error().message;
+  const SearchSpace space = space_of(d.instrumented, "kernel.cu");
   // 7 x 7 x 7 values of the block tile, 5 x 5 of the thread tile; the constraints (threads, shared memory,
   // accumulators, divisibility) leave a fraction, and none with more than 64 accumulators a thread.
-  EXPECT_EQ(space->size(), 8575);
+  EXPECT_EQ(space.size(), 8575);
   int valid = 0, over_64 = 0;
-  Config c(5, 0);
-  for (int i = 0; i < 8575; ++i) {
-    int k = i;
-    for (size_t j = 0; j < c.size(); ++j) {
-      int n = static_cast<int>(space->dims[j].values.size());
-      c[j] = k % n, k /= n;
-    }
-    if (!space->valid(c)) continue;
+  for (const auto& b : valid_points(space)) {
     ++valid;
-    int64_t tm = 0, tn = 0;
-    for (size_t j = 0; j < c.size(); ++j) {
-      if (space->dims[j].name == "TM_VALUE") tm = space->dims[j].values[static_cast<size_t>(c[j])];
-      if (space->dims[j].name == "TN_VALUE") tn = space->dims[j].values[static_cast<size_t>(c[j])];
-    }
-    over_64 += tm * tn > 64;
+    over_64 += b.at("TM_VALUE") * b.at("TN_VALUE") > 64;
   }
   EXPECT_GT(valid, 100);
   EXPECT_LT(valid, 8575 / 4);
   EXPECT_EQ(over_64, 0);
-  EXPECT_TRUE(space->valid(space->default_config()));
+  EXPECT_TRUE(space.valid(space.default_config()));
 }
 
 TEST(DeriveCuda, NamedConstantUsedAsBlockSizeAndLoopBoundIsOneParameter) {
@@ -715,29 +726,11 @@ TEST(DeriveCuda, DeviceAssertsOnTheBlockAreConstraintsAndADeclarationListIsRead)
   EXPECT_TRUE(reason) << annotation_text(*d);
 
   // The copy's space holds only points whose block is what the kernel asserts.
-  auto ann = parse_annotations(d->instrumented, "tile1d.cu");
-  ASSERT_TRUE(ann.ok()) << ann.error().message;
-  auto reg = registry();
-  ASSERT_TRUE(reg.ok());
-  SpaceOptions so;
-  so.offer_flag_methods = false;
-  auto space = build_space(*ann, reg->get(), so);
-  ASSERT_TRUE(space.ok()) << space.error().message;
-  const int total = static_cast<int>(space->size());
-  int valid = 0;
-  Config c(space->dims.size(), 0);
-  for (int i = 0; i < total; ++i) {
-    int k = i;
-    for (size_t j = 0; j < c.size(); ++j) {
-      int n = static_cast<int>(space->dims[j].values.size());
-      c[j] = k % n, k /= n;
-    }
-    if (!space->valid(c)) continue;
-    ++valid;
-    auto b = space->bindings(c);
-    EXPECT_EQ(b.at("BM_VALUE") * b.at("BK_VALUE"), b.at("BM_VALUE") * b.at("BN_VALUE") / b.at("TM_VALUE")) << space->key(c);
-  }
-  EXPECT_EQ(valid, 18) << "of " << total;
+  const SearchSpace space = space_of(d->instrumented, "tile1d.cu");
+  const auto valid = valid_points(space);
+  for (const auto& b : valid)
+    EXPECT_EQ(b.at("BM_VALUE") * b.at("BK_VALUE"), b.at("BM_VALUE") * b.at("BN_VALUE") / b.at("TM_VALUE"));
+  EXPECT_EQ(valid.size(), 18u) << "of " << space.size();
 
   // Without a launch there is no block to read the assert against: nothing is derived from it.
   auto alone = derive(kernel, "tile1d.cu");

@@ -431,8 +431,8 @@ class TritonDeriver {
         warps_done = true;
       } else if (!given.count("num_warps") && !warps_done && !sig_names_.count("num_warps") && !s_.taken.count("num_warps")) {
         // Triton's default is 4: passing it explicitly changes nothing.
-        DerivedParam p = launch_num_warps(
-            ValueRole::kNumWarps, 4, line,
+        DerivedParam p = launch_option(
+            "num_warps", ValueRole::kNumWarps, 4, line,
             fmt::format("num_warps of the launch of {}[...] at line {} (not given: Triton's default, 4)", st.kernel, line));
         edits_.push_back({st.close, 0, std::string(call_separator(st.open, st.close)) + "num_warps=num_warps"});
         add_signature("num_warps", 4);
@@ -443,18 +443,11 @@ class TritonDeriver {
           !s_.taken.count("num_stages"))
         if (auto loop = pipelined_loop(st.kernel)) {
           // Triton's default on NVIDIA GPUs is 3: passing it explicitly changes nothing.
-          DerivedParam p;
-          p.name = param_name("num_stages");
-          p.origin = "num_stages";
-          p.kind = ParamKind::kNumStages;
-          p.site = DeriveSite::kTritonLaunch;
-          p.role = ValueRole::kNumStages;
-          p.default_value = 3;
-          p.values = values_for(p.role, 3);
-          p.line = line;
-          p.reason = fmt::format("num_stages of the launch of {}[...] at line {} (not given: Triton's default, 3; the loop of {} "
-                                 "at line {} loads in each step, and Triton pipelines those loads num_stages deep)",
-                                 st.kernel, line, st.kernel, *loop);
+          DerivedParam p = launch_option(
+              "num_stages", ValueRole::kNumStages, 3, line,
+              fmt::format("num_stages of the launch of {}[...] at line {} (not given: Triton's default, 3; the loop of {} at line "
+                          "{} loads in each step, and Triton pipelines those loads num_stages deep)",
+                          st.kernel, line, st.kernel, *loop));
           std::string text = "num_stages=" + p.name;
           if (!edits_.empty() && edits_.back().pos == st.close && edits_.back().len == 0)
             edits_.back().text += ", " + text;  // after the num_warps just added, in one edit (a fixed order)
@@ -684,7 +677,6 @@ class TritonDeriver {
     return std::make_pair(Range{b, b + static_cast<size_t>(dm.length(2))}, v);
   }
 
-  // `NAME = <expression>` on a line of run_kernel's body: the expression, trimmed (the first such line).
   // What run_kernel assigns to local `name`, as the file writes it (strings shown): each distinct right-hand side, "; "
   // between them (a local assigned in two branches). The launch's own keyword (`NAME=NAME`) is no assignment.
   std::optional<std::string> local_expression(const std::string& name) const {
@@ -761,7 +753,7 @@ class TritonDeriver {
   // to the file: num_warps 0 (the baseline) is the launch as written; another value pins it, and an @triton.autotune
   // kernel then runs its first config with that num_warps (else its first config), without the autotuner.
   void own_num_warps(const std::string& kernel, size_t name_pos, int line) {
-    DerivedParam p = launch_num_warps(
+    DerivedParam p = launch_option("num_warps", 
         ValueRole::kOwnNumWarps, 0, line,
         fmt::format("num_warps of the launch of {}[...] at line {} ({} is imported; 0: the project's own choice, its "
                     "@triton.autotune's or Triton's default; else that many warps, an autotuned kernel's first config "
@@ -776,12 +768,12 @@ class TritonDeriver {
     d_.params.push_back(std::move(p));
   }
 
-  // num_warps added to a launch that does not give it.
-  DerivedParam launch_num_warps(ValueRole role, int64_t default_value, int line, std::string reason) {
+  // A launch option (num_warps, num_stages) added to a launch that does not give it.
+  DerivedParam launch_option(const std::string& key, ValueRole role, int64_t default_value, int line, std::string reason) {
     DerivedParam p;
-    p.name = param_name("num_warps");
-    p.origin = "num_warps";
-    p.kind = ParamKind::kNumWarps;
+    p.name = param_name(key);
+    p.origin = key;
+    p.kind = key == "num_warps" ? ParamKind::kNumWarps : ParamKind::kNumStages;
     p.site = DeriveSite::kTritonLaunch;
     p.role = role;
     p.default_value = default_value;
